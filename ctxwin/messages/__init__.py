@@ -1,0 +1,123 @@
+"""The message model: LangChain-compatible message classes, content blocks, tool calls and conversions."""
+
+from ctxwin.messages.ai import (
+    AIMessage,
+    AIMessageChunk,
+    InputTokenDetails,
+    OutputTokenDetails,
+    UsageMetadata,
+    add_usage,
+    subtract_usage,
+)
+from ctxwin.messages.base import BaseMessage, BaseMessageChunk, TextAccessor, get_msg_title_repr, merge_ids
+from ctxwin.messages.buffer import get_buffer_string
+from ctxwin.messages.chat import ChatMessage, ChatMessageChunk
+from ctxwin.messages.content import (
+    AudioContentBlock,
+    ContentBlock,
+    DataContentBlock,
+    FileContentBlock,
+    ImageContentBlock,
+    NonStandardContentBlock,
+    PlainTextContentBlock,
+    ReasoningContentBlock,
+    TextContentBlock,
+    VideoContentBlock,
+    create_audio_block,
+    create_file_block,
+    create_image_block,
+    create_non_standard_block,
+    create_reasoning_block,
+    create_text_block,
+    create_video_block,
+    is_data_content_block,
+    to_content_blocks,
+)
+from ctxwin.messages.convert import MessageLike, convert_to_messages, message_chunk_to_message
+from ctxwin.messages.human import HumanMessage, HumanMessageChunk
+from ctxwin.messages.merge import merge_content, merge_dicts, merge_lists
+from ctxwin.messages.openai_format import convert_to_openai_messages
+from ctxwin.messages.partial_json import parse_partial_json
+from ctxwin.messages.remove import REMOVE_ALL_MESSAGES, RemoveMessage
+from ctxwin.messages.serialize import message_from_dict, message_to_dict, messages_from_dict, messages_to_dict
+from ctxwin.messages.system import SystemMessage, SystemMessageChunk
+from ctxwin.messages.tool import (
+    InvalidToolCall,
+    ToolCall,
+    ToolCallChunk,
+    ToolMessage,
+    ToolMessageChunk,
+    default_tool_chunk_parser,
+    default_tool_parser,
+    invalid_tool_call,
+    tool_call,
+    tool_call_chunk,
+)
+
+AnyMessage = AIMessage | HumanMessage | ChatMessage | SystemMessage | ToolMessage | RemoveMessage
+
+__all__ = [
+    "add_usage",
+    "AIMessage",
+    "AIMessageChunk",
+    "AnyMessage",
+    "AudioContentBlock",
+    "BaseMessage",
+    "BaseMessageChunk",
+    "ChatMessage",
+    "ChatMessageChunk",
+    "ContentBlock",
+    "convert_to_messages",
+    "convert_to_openai_messages",
+    "create_audio_block",
+    "create_file_block",
+    "create_image_block",
+    "create_non_standard_block",
+    "create_reasoning_block",
+    "create_text_block",
+    "create_video_block",
+    "DataContentBlock",
+    "default_tool_chunk_parser",
+    "default_tool_parser",
+    "FileContentBlock",
+    "get_buffer_string",
+    "get_msg_title_repr",
+    "HumanMessage",
+    "HumanMessageChunk",
+    "ImageContentBlock",
+    "InputTokenDetails",
+    "invalid_tool_call",
+    "InvalidToolCall",
+    "is_data_content_block",
+    "merge_content",
+    "merge_dicts",
+    "merge_ids",
+    "merge_lists",
+    "message_chunk_to_message",
+    "message_from_dict",
+    "message_to_dict",
+    "MessageLike",
+    "messages_from_dict",
+    "messages_to_dict",
+    "NonStandardContentBlock",
+    "OutputTokenDetails",
+    "parse_partial_json",
+    "PlainTextContentBlock",
+    "ReasoningContentBlock",
+    "REMOVE_ALL_MESSAGES",
+    "RemoveMessage",
+    "subtract_usage",
+    "SystemMessage",
+    "SystemMessageChunk",
+    "TextAccessor",
+    "TextContentBlock",
+    "to_content_blocks",
+    "tool_call",
+    "tool_call_chunk",
+    "ToolCall",
+    "ToolCallChunk",
+    "ToolMessage",
+    "ToolMessageChunk",
+    "UsageMetadata",
+    "VideoContentBlock",
+]

@@ -1,0 +1,260 @@
+"""``convert_to_messages``: every common chat shape in, ctxwin messages out.
+
+Accepted items: ctxwin messages; LangChain message objects (duck-typed, langchain is never imported); OpenAI chat
+dicts (``developer`` role, ``name``, ``tool_calls`` with JSON-string arguments, ``tool`` role); Anthropic-style dicts
+(``tool_use`` / ``tool_result`` blocks); ``{"type", "data"}`` dicts from ``messages_to_dict``; ``(role, content)``
+pairs; plain strings (human messages). Anything else raises ``ValueError``/``TypeError`` naming the item's index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from ctxwin.messages.ai import AIMessage
+from ctxwin.messages.base import BaseMessage, BaseMessageChunk
+from ctxwin.messages.chat import ChatMessage
+from ctxwin.messages.human import HumanMessage
+from ctxwin.messages.remove import RemoveMessage
+from ctxwin.messages.serialize import MESSAGE_TYPES, message_from_dict
+from ctxwin.messages.system import SystemMessage
+from ctxwin.messages.tool import InvalidToolCall, ToolCall, ToolMessage, default_tool_parser, tool_call
+
+MessageLike = BaseMessage | str | tuple[str, Any] | list[Any] | dict[str, Any] | Any
+
+ROLE_NAMES = (
+    "'human', 'user', 'ai', 'assistant', 'function', 'tool', 'system', 'developer' or 'remove'"
+)
+_ROLE_CLASSES: dict[str, type[BaseMessage]] = {
+    "human": HumanMessage,
+    "user": HumanMessage,
+    "ai": AIMessage,
+    "assistant": AIMessage,
+    "system": SystemMessage,
+    "developer": SystemMessage,
+    "tool": ToolMessage,
+    "remove": RemoveMessage,
+}
+
+
+class _ItemError(Exception):
+    """An error inside one item, re-raised with the item's index by ``convert_to_messages``."""
+
+    def __init__(self, kind: type[Exception], detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+def convert_to_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMessage]:
+    """Convert a sequence of message-like items (or a single one) into ctxwin messages.
+
+    Messages are returned as they are (never copied or mutated). An Anthropic user turn holding several
+    ``tool_result`` blocks becomes one ToolMessage per result, followed by a HumanMessage for any other blocks.
+    """
+    if isinstance(messages, (str, BaseMessage, Mapping)) or _is_langchain_message(messages):
+        messages = [messages]
+    elif hasattr(messages, "to_messages") and callable(messages.to_messages):  # LangChain PromptValue
+        messages = messages.to_messages()
+    if not isinstance(messages, Iterable):
+        raise TypeError(f"expected a sequence of messages, got {type(messages).__name__}")
+    result: list[BaseMessage] = []
+    for index, item in enumerate(messages):
+        try:
+            result.extend(_convert_item(item, index))
+        except _ItemError as exc:
+            raise exc.kind(f"messages[{index}]: {exc.detail}") from None
+    return result
+
+
+def _convert_item(item: Any, index: int) -> list[BaseMessage]:
+    if isinstance(item, BaseMessage):
+        return [item]
+    if isinstance(item, str):
+        return [HumanMessage(item)]
+    if isinstance(item, Mapping):
+        return _from_dict(dict(item), index)
+    if isinstance(item, (tuple, list)):
+        if len(item) != 2 or not isinstance(item[0], str):
+            raise _ItemError(TypeError, f"expected a (role, content) pair, got a {type(item).__name__} of {len(item)}")
+        return _from_role(item[0], {"content": item[1]})
+    if _is_langchain_message(item):
+        return [_from_langchain(item)]
+    raise _ItemError(
+        TypeError,
+        f"cannot convert {type(item).__name__} to a message; expected a message, a dict with 'role' and 'content', "
+        "a (role, content) pair or a string",
+    )
+
+
+def _is_langchain_message(obj: Any) -> bool:
+    return (
+        not isinstance(obj, (BaseMessage, Mapping, str, tuple, list))
+        and isinstance(getattr(obj, "type", None), str)
+        and hasattr(obj, "content")
+        and type(obj).__name__.endswith(("Message", "MessageChunk"))
+    )
+
+
+def _from_langchain(obj: Any) -> BaseMessage:
+    fields = obj.model_dump() if callable(getattr(obj, "model_dump", None)) else dict(vars(obj))
+    kind = fields.get("type")
+    if kind == "function":  # LangChain's FunctionMessage: OpenAI's legacy function role
+        fields["role"], kind = "function", "chat"
+    cls = MESSAGE_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise _ItemError(ValueError, f"unsupported LangChain message type {kind!r}")
+    fields["type"] = kind
+    return _build(cls, fields)
+
+
+def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
+    if "role" not in item and isinstance(item.get("data"), dict) and item.get("type") in MESSAGE_TYPES:
+        return [message_from_dict(item, index)]
+    kind, role = item.pop("type", None), item.pop("role", None)
+    if kind in ("chat", "ChatMessageChunk") and isinstance(role, str):  # a dumped ChatMessage keeps its role
+        item["content"] = _check_content(item.get("content"))
+        return [_build(MESSAGE_TYPES[kind], {**item, "role": role})]
+    role = kind if role is None else role
+    if role is None:
+        raise _ItemError(
+            ValueError, f"message dict must contain 'role' and 'content' keys, got keys {sorted(map(str, item))}"
+        )
+    if not isinstance(role, str):
+        raise _ItemError(TypeError, f"'role' must be a string, got {type(role).__name__}")
+    if "content" not in item and not (role in ("assistant", "ai") and item.get("tool_calls")):
+        raise _ItemError(ValueError, f"message dict must contain 'role' and 'content' keys, got keys {sorted(item)}")
+    return _from_role(role, item)
+
+
+def _check_content(content: Any) -> str | list[Any]:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise _ItemError(
+            TypeError, f"content must be a string, a list of content blocks or None, got {type(content).__name__}"
+        )
+    for j, block in enumerate(content):
+        if isinstance(block, dict):
+            if not isinstance(block.get("type"), str):
+                raise _ItemError(ValueError, f"content[{j}] must be a content block with a string 'type' key")
+        elif not isinstance(block, str):
+            raise _ItemError(TypeError, f"content[{j}] must be a string or a content block dict, got {type(block).__name__}")
+    return content
+
+
+def _from_role(role: str, fields: dict[str, Any]) -> list[BaseMessage]:
+    cls = MESSAGE_TYPES.get(role) or _ROLE_CLASSES.get(role)
+    if role == "function":
+        cls, fields = ChatMessage, {**fields, "role": "function"}
+    if cls is None:
+        raise _ItemError(
+            ValueError,
+            f"unexpected message type: {role!r}. Use one of {ROLE_NAMES} (ChatMessage(role=...) for custom roles)",
+        )
+    fields["content"] = _check_content(fields.get("content"))
+    if issubclass(cls, SystemMessage) and role == "developer":
+        fields["additional_kwargs"] = {**fields.get("additional_kwargs", {}), "__openai_role__": "developer"}
+    if issubclass(cls, AIMessage):
+        _assistant_tool_calls(fields)
+    if cls is HumanMessage and isinstance(fields["content"], list):
+        return _split_tool_results(fields)
+    return [_build(cls, fields)]
+
+
+def _assistant_tool_calls(fields: dict[str, Any]) -> None:
+    """OpenAI ``tool_calls`` (raw kept for exact round trips) and Anthropic ``tool_use`` blocks -> ``tool_calls``."""
+    raw = fields.pop("tool_calls", None)
+    calls: list[ToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    if raw is not None:
+        if not isinstance(raw, list):
+            raise _ItemError(TypeError, f"'tool_calls' must be a list, got {type(raw).__name__}")
+        for j, call in enumerate(raw):
+            if not isinstance(call, dict):
+                raise _ItemError(TypeError, f"tool_calls[{j}] must be a dict, got {type(call).__name__}")
+            if "function" in call:  # OpenAI: arguments are JSON text; bad JSON becomes an InvalidToolCall
+                valid, bad = default_tool_parser([call])
+                calls.extend(valid)
+                invalid.extend(bad)
+            elif isinstance(call.get("name"), str) and isinstance(call.get("args"), dict):  # LangChain
+                calls.append(tool_call(name=call["name"], args=call["args"], id=call.get("id")))
+            else:
+                raise _ItemError(
+                    ValueError, f"tool_calls[{j}] needs 'function' (OpenAI) or a string 'name' and dict 'args'"
+                )
+        openai_raw = [c for c in raw if "function" in c]
+        if openai_raw:  # kept so convert_to_openai_messages can return the exact argument strings
+            fields["additional_kwargs"] = {**fields.get("additional_kwargs", {}), "tool_calls": openai_raw}
+        if invalid:
+            fields["invalid_tool_calls"] = invalid
+    content = fields["content"]
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
+        kept: list[Any] = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                args = block.get("input")
+                if not isinstance(args, dict):
+                    raise _ItemError(ValueError, "a 'tool_use' block needs a dict 'input'")
+                calls.append(tool_call(name=str(block.get("name") or ""), args=args, id=block.get("id")))
+            else:
+                kept.append(block)
+        fields["content"] = kept
+    if calls:
+        fields["tool_calls"] = calls
+
+
+def _split_tool_results(fields: dict[str, Any]) -> list[BaseMessage]:
+    """An Anthropic user turn: each ``tool_result`` block becomes a ToolMessage, the rest a HumanMessage."""
+    results = [b for b in fields["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not results:
+        return [_build(HumanMessage, fields)]
+    out: list[BaseMessage] = []
+    for block in results:
+        if not block.get("tool_use_id"):
+            raise _ItemError(ValueError, "a 'tool_result' block needs a 'tool_use_id'")
+        content = _check_content(block.get("content"))
+        out.append(
+            _build(
+                ToolMessage,
+                {
+                    "content": content,
+                    "tool_call_id": block["tool_use_id"],
+                    "status": "error" if block.get("is_error") else "success",
+                },
+            )
+        )
+    rest = [b for b in fields["content"] if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+    if rest:
+        out.append(_build(HumanMessage, {**fields, "content": rest}))
+    return out
+
+
+def _build(cls: type[BaseMessage], fields: dict[str, Any]) -> BaseMessage:
+    """Construct ``cls`` from a dict: its own fields as fields, any other keys into ``additional_kwargs``."""
+    known = {k: v for k, v in fields.items() if k in cls.model_fields}
+    extra = {k: v for k, v in fields.items() if k not in cls.model_fields}
+    if extra:
+        known["additional_kwargs"] = {**known.get("additional_kwargs", {}), **extra}
+    if cls is ToolMessage and not known.get("tool_call_id"):
+        raise _ItemError(ValueError, "a tool message needs a 'tool_call_id'")
+    known.pop("type", None)
+    try:
+        return cls.model_validate(known)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        location = ".".join(str(p) for p in err["loc"]) or "message"
+        raise _ItemError(ValueError, f"invalid {cls.__name__}: {location}: {err['msg']}") from None
+
+
+def message_chunk_to_message(chunk: BaseMessage) -> BaseMessage:
+    """The complete message a chunk stands for (``AIMessageChunk`` -> ``AIMessage``); non-chunks pass through."""
+    if not isinstance(chunk, BaseMessageChunk):
+        return chunk
+    target = next(c for c in type(chunk).__mro__ if issubclass(c, BaseMessage) and not issubclass(c, BaseMessageChunk))
+    fields = {k: v for k, v in dict(chunk).items() if k not in ("type", "tool_call_chunks", "chunk_position")}
+    return target.model_validate(fields)

@@ -1,0 +1,193 @@
+"""Tool calls (TypedDicts and factories), the OpenAI raw tool-call parsers, and ToolMessage."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal, NotRequired
+from uuid import UUID
+
+from pydantic import model_validator
+from typing_extensions import TypedDict
+
+from ctxwin.messages.base import BaseMessage, BaseMessageChunk, Content
+from ctxwin.messages.merge import merge_obj
+from ctxwin.messages.partial_json import parse_partial_json
+
+
+class ToolCall(TypedDict):
+    """A request from the model to call a tool; ``args`` is already parsed."""
+
+    name: str
+    args: dict[str, Any]
+    id: str | None
+    type: NotRequired[Literal["tool_call"]]
+
+
+class ToolCallChunk(TypedDict):
+    """A streamed piece of a tool call; ``args`` is a fragment of the JSON text."""
+
+    name: str | None
+    args: str | None
+    id: str | None
+    index: int | None
+    type: NotRequired[Literal["tool_call_chunk"]]
+
+
+class InvalidToolCall(TypedDict):
+    """A tool call whose arguments could not be parsed; kept so nothing the model said is lost."""
+
+    name: str | None
+    args: str | None
+    id: str | None
+    error: str | None
+    type: NotRequired[Literal["invalid_tool_call"]]
+
+
+def tool_call(*, name: str, args: dict[str, Any], id: str | None) -> ToolCall:
+    return ToolCall(name=name, args=args, id=id, type="tool_call")
+
+
+def tool_call_chunk(
+    *, name: str | None = None, args: str | None = None, id: str | None = None, index: int | None = None
+) -> ToolCallChunk:
+    return ToolCallChunk(name=name, args=args, id=id, index=index, type="tool_call_chunk")
+
+
+def invalid_tool_call(
+    *, name: str | None = None, args: str | None = None, id: str | None = None, error: str | None = None
+) -> InvalidToolCall:
+    return InvalidToolCall(name=name, args=args, id=id, error=error, type="invalid_tool_call")
+
+
+def _parse_one(raw: Any) -> ToolCall | InvalidToolCall:
+    if not isinstance(raw, dict) or not isinstance(raw.get("function"), dict):
+        return invalid_tool_call(args=json.dumps(raw, default=str), error="expected {'function': {...}}")
+    function = raw["function"]
+    name = function.get("name")
+    name = str(name) if name is not None else None
+    raw_id = raw.get("id")
+    call_id = str(raw_id) if raw_id is not None else None
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        return tool_call(name=name or "", args=arguments, id=call_id)
+    if arguments is None or arguments == "":
+        return tool_call(name=name or "", args={}, id=call_id)
+    if not isinstance(arguments, str):
+        return invalid_tool_call(name=name, args=str(arguments), id=call_id, error="arguments must be a string")
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        return invalid_tool_call(name=name, args=arguments, id=call_id, error=f"invalid JSON: {exc}")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return invalid_tool_call(name=name, args=arguments, id=call_id, error="arguments must be a JSON object")
+    return tool_call(name=name or "", args=args, id=call_id)
+
+
+def default_tool_parser(raw_tool_calls: Sequence[Any]) -> tuple[list[ToolCall], list[InvalidToolCall]]:
+    """Parse OpenAI-style raw tool calls (``{"id", "function": {"name", "arguments"}}``).
+
+    Arguments that are not a JSON object become an ``InvalidToolCall`` carrying the raw text; this never raises.
+    """
+    valid: list[ToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    for raw in raw_tool_calls:
+        parsed = _parse_one(raw)
+        if parsed.get("type") == "tool_call":
+            valid.append(parsed)  # type: ignore[arg-type]
+        else:
+            invalid.append(parsed)  # type: ignore[arg-type]
+    return valid, invalid
+
+
+def default_tool_chunk_parser(raw_tool_calls: Sequence[Any]) -> list[ToolCallChunk]:
+    """Parse OpenAI-style streamed raw tool calls into chunks; arguments stay unparsed text."""
+    chunks: list[ToolCallChunk] = []
+    for raw in raw_tool_calls:
+        if not isinstance(raw, dict):
+            continue
+        function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+        index = raw.get("index")
+        chunks.append(
+            tool_call_chunk(
+                name=function.get("name"),
+                args=function.get("arguments"),
+                id=raw.get("id"),
+                index=index if isinstance(index, int) else None,
+            )
+        )
+    return chunks
+
+
+def tool_calls_from_chunks(chunks: Sequence[ToolCallChunk]) -> tuple[list[ToolCall], list[InvalidToolCall]]:
+    """Parse accumulated tool-call chunks; arguments still cut off mid-JSON are closed leniently."""
+    valid: list[ToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    for chunk in chunks:
+        raw_args = chunk.get("args")
+        try:
+            args = parse_partial_json(raw_args) if raw_args else {}
+        except ValueError:
+            args = None
+        if isinstance(args, dict):
+            valid.append(tool_call(name=chunk.get("name") or "", args=args, id=chunk.get("id")))
+        else:
+            invalid.append(invalid_tool_call(name=chunk.get("name"), args=raw_args, id=chunk.get("id")))
+    return valid, invalid
+
+
+def _coerce_tool_fields(values: Any) -> Any:
+    """ToolMessage accepts any tool output: non-text content is stringified, ids may be ints or UUIDs."""
+    if not isinstance(values, dict):
+        return values
+    values = dict(values)
+    content = values.get("content")
+    if isinstance(content, tuple):
+        content = list(content)
+    if content is not None and not isinstance(content, (str, list)):
+        content = str(content)
+    elif isinstance(content, list):
+        content = [item if isinstance(item, (str, dict)) else str(item) for item in content]
+    values["content"] = content
+    call_id = values.get("tool_call_id")
+    if isinstance(call_id, (UUID, int, float)) and not isinstance(call_id, bool):
+        values["tool_call_id"] = str(call_id)
+    return values
+
+
+class ToolMessage(BaseMessage):
+    """The result of a tool call, sent back to the model; ``artifact`` holds what the model should not see."""
+
+    tool_call_id: str
+    artifact: Any = None
+    status: Literal["success", "error"] = "success"
+    type: Literal["tool"] = "tool"
+
+    def __init__(self, content: Content | Any = "", **kwargs: Any) -> None:
+        super().__init__(content=content, **kwargs)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _coerce(cls, values: Any) -> Any:
+        return _coerce_tool_fields(values)
+
+
+class ToolMessageChunk(ToolMessage, BaseMessageChunk):
+    type: Literal["ToolMessageChunk"] = "ToolMessageChunk"  # type: ignore[assignment]
+
+    def _merged_fields(self, others: Sequence[BaseMessageChunk]) -> dict[str, Any]:
+        artifact = self.artifact
+        for other in others:
+            if isinstance(other, ToolMessageChunk):
+                if other.tool_call_id != self.tool_call_id:
+                    raise ValueError("Cannot concatenate ToolMessageChunks with different names.")
+                artifact = merge_obj(artifact, other.artifact)
+        statuses = {self.status, *(o.status for o in others if isinstance(o, ToolMessageChunk))}
+        return {
+            **super()._merged_fields(others),
+            "tool_call_id": self.tool_call_id,
+            "artifact": artifact,
+            "status": "error" if "error" in statuses else "success",
+        }
