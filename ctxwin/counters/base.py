@@ -1,0 +1,121 @@
+"""The TokenCounter protocol and BaseTokenCounter, which derives message framing from ``count_text``.
+
+Framing follows OpenAI's published chat accounting: every message costs ``tokens_per_message`` plus the tokens of
+its role, content and other string fields; a ``name`` costs ``tokens_per_name`` more; a request costs
+``reply_priming`` for the assistant reply it primes. ``count_messages`` is exactly the sum of ``count_message`` plus
+the per-request overhead, so engines can cache per-message counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ctxwin.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage
+
+# Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
+DEFAULT_BLOCK_TOKENS = 255
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """What the engine, strategies and planner need from a tokenizer."""
+
+    name: str
+
+    def count_text(self, text: str) -> int: ...
+
+    def count_message(self, message: BaseMessage) -> int: ...
+
+    def count_messages(self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None) -> int: ...
+
+
+def role_of(message: BaseMessage) -> str:
+    """The role string a provider sees for this message."""
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    if isinstance(message, SystemMessage):
+        return str(message.additional_kwargs.get("__openai_role__", "system"))
+    if isinstance(message, ToolMessage):
+        return "tool"
+    if isinstance(message, ChatMessage):
+        return message.role
+    return message.type
+
+
+class BaseTokenCounter:
+    """Subclass and implement ``count_text``; message and request framing come for free.
+
+    Override ``count_texts`` to tokenize many strings at once (the trim engine calls it through
+    ``count_message_batch``), and the class attributes to change the framing constants.
+    """
+
+    name: str = "base"
+    tokens_per_message: int = 3
+    tokens_per_name: int = 1
+    reply_priming: int = 3
+
+    def count_text(self, text: str) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must implement count_text")
+
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        return [self.count_text(t) for t in texts]
+
+    def count_block(self, block: dict[str, Any]) -> int:
+        """Tokens of a non-text content block; a flat estimate unless a counter knows better."""
+        return DEFAULT_BLOCK_TOKENS
+
+    def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
+        """The strings of a message to tokenize, and the tokens its framing and non-text blocks add."""
+        texts = [role_of(message)]
+        fixed = self.tokens_per_message
+        if isinstance(message.content, str):
+            texts.append(message.content)
+        else:
+            for block in message.content:
+                if isinstance(block, str):
+                    texts.append(block)
+                elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+                else:
+                    fixed += self.count_block(block)
+        if message.name:
+            texts.append(message.name)
+            fixed += self.tokens_per_name
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                texts += [call["name"], json.dumps(call["args"], ensure_ascii=False), call.get("id") or ""]
+            for bad in message.invalid_tool_calls:
+                texts += [bad.get("name") or "", bad.get("args") or "", bad.get("id") or ""]
+        if isinstance(message, ToolMessage):
+            texts.append(message.tool_call_id)
+        return texts, fixed
+
+    def count_message(self, message: BaseMessage) -> int:
+        texts, fixed = self.message_texts(message)
+        return fixed + sum(self.count_texts(texts))
+
+    def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
+        """``[count_message(m) for m in messages]``, tokenizing all their strings in one ``count_texts`` call."""
+        spans: list[tuple[int, int, int]] = []
+        texts: list[str] = []
+        for message in messages:
+            parts, fixed = self.message_texts(message)
+            spans.append((len(texts), len(texts) + len(parts), fixed))
+            texts.extend(parts)
+        counts = self.count_texts(texts)
+        return [fixed + sum(counts[start:end]) for start, end, fixed in spans]
+
+    def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
+        """Tokens of tool definitions sent with the request; by default the tokens of their JSON."""
+        return self.count_text(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
+
+    def count_messages(
+        self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None
+    ) -> int:
+        if not messages and not tools:
+            return 0
+        return sum(self.count_message_batch(messages)) + self.reply_priming + self.count_tools(tools or [])

@@ -1,0 +1,1 @@
+"""Strategies that shrink a conversation to fit a budget (filter, trim, truncate tool output, summarize)."""
