@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.ctxwin-installed
-EXTRAS ?= dev
+EXTRAS ?= dev,bench
 # A venv whose interpreter cannot import ctxwin (moved, broken, half-installed) is rebuilt.
 VENV_OK := $(shell $(BIN)/python -c "import ctxwin" >/dev/null 2>&1 && echo ok)
 

@@ -9,27 +9,44 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
 from ctxwin.counters import ApproximateCounter, TokenCounter
 from ctxwin.counters.base import role_of
-from ctxwin.messages import BaseMessage
+from ctxwin.messages import AIMessage, BaseMessage
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 
 
+def _display_width(char: str) -> int:
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
 def _preview(message: BaseMessage, width: int = 48) -> str:
-    text = message.text.replace("\n", " ").strip()
-    if not text and getattr(message, "tool_calls", None):
-        text = "tool calls: " + ", ".join(c["name"] for c in message.tool_calls)  # type: ignore[attr-defined]
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """The message text on one line, cut to ``width`` terminal columns (CJK characters take two)."""
+    text = " ".join(message.text.split())
+    if not text and isinstance(message, AIMessage) and message.tool_calls:
+        text = "tool calls: " + ", ".join(c["name"] for c in message.tool_calls)
+    used = 0
+    for i, char in enumerate(text):
+        used += _display_width(char)
+        if used > width - 1:
+            return text[:i] + "…"
+    return text
 
 
 def _count_rows(conversation: Conversation, counter: TokenCounter) -> dict[str, Any]:
-    rows = [
-        {"index": i, "role": role_of(m), "name": m.name, "tokens": counter.count_message(m), "preview": _preview(m)}
+    rows: list[dict[str, Any]] = [
+        {
+            "index": i,
+            "role": role_of(m),
+            "name": m.name,
+            "tokens": counter.count_message(m),
+            "preview": _preview(m),
+        }
         for i, m in enumerate(conversation.messages)
     ]
     total = counter.count_messages(conversation.messages, tools=conversation.tools)
@@ -47,12 +64,14 @@ def _count_rows(conversation: Conversation, counter: TokenCounter) -> dict[str, 
 def _print_count(report: dict[str, Any]) -> None:
     where = report["source"] + (f":{report['line']}" if report["line"] else "")
     print(f"{where} — counter: {report['counter']}")
-    print(f"{'#':>4}  {'role':<10} {'tokens':>7}  text")
+    print(f"{'#':>4}  {'role':<16} {'tokens':>7}  text")
     for row in report["messages"]:
         role = row["role"] + (f"({row['name']})" if row["name"] else "")
-        print(f"{row['index']:>4}  {role:<10} {row['tokens']:>7}  {row['preview']}")
-    print(f"{len(report['messages'])} messages: {report['message_tokens']} tokens "
-          f"+ {report['request_overhead']} request overhead = {report['total']} tokens")
+        print(f"{row['index']:>4}  {role:<16} {row['tokens']:>7}  {row['preview']}")
+    print(
+        f"{len(report['messages'])} messages: {report['message_tokens']} tokens "
+        f"+ {report['request_overhead']} request overhead = {report['total']} tokens"
+    )
 
 
 def cmd_count(args: argparse.Namespace) -> int:
@@ -78,7 +97,9 @@ def cmd_count(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ctxwin", description="Fit chat prompts into a model's token budget.")
+    parser = argparse.ArgumentParser(
+        prog="ctxwin", description="Fit chat prompts into a model's token budget."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     count = commands.add_parser("count", help="count the tokens of each message in a conversation file")
     count.add_argument("file", help="JSON or JSONL conversation in OpenAI chat format, or - for stdin")

@@ -87,8 +87,12 @@ def _read_jsonl(text: str, name: str) -> Iterator[Conversation | ConversationFil
         except json.JSONDecodeError as exc:
             rows.append((number, ConversationFileError(f"{name}:{number}: not valid JSON: {exc.msg}")))
     # One message per line (OpenAI message dicts) makes one conversation; otherwise each line is a conversation.
-    if rows and all(isinstance(v, dict) and "role" in v for _, v in rows):
-        yield Conversation(name, None, _convert([v for _, v in rows], name))
+    parsed = [v for _, v in rows if not isinstance(v, ConversationFileError)]
+    if parsed and all(isinstance(v, dict) and "role" in v for v in parsed):
+        broken = next((v for _, v in rows if isinstance(v, ConversationFileError)), None)
+        if broken is not None:  # a conversation missing a message would be silent data loss
+            raise broken
+        yield Conversation(name, None, _convert(parsed, name))
         return
     for number, value in rows:
         where = f"{name}:{number}"

@@ -28,7 +28,9 @@ class TokenCounter(Protocol):
 
     def count_message(self, message: BaseMessage) -> int: ...
 
-    def count_messages(self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None) -> int: ...
+    def count_messages(
+        self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None
+    ) -> int: ...
 
 
 def role_of(message: BaseMessage) -> str:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired
 
-from pydantic import model_validator
+from pydantic import PrivateAttr, model_validator
 from typing_extensions import TypedDict
 
 from ctxwin.messages.base import BaseMessage, BaseMessageChunk, Content
@@ -19,7 +19,6 @@ from ctxwin.messages.tool import (
     default_tool_chunk_parser,
     default_tool_parser,
     invalid_tool_call,
-    tool_call,
     tool_call_chunk,
     tool_calls_from_chunks,
 )
@@ -73,7 +72,9 @@ def _normalise_calls(values: dict[str, Any]) -> None:
     """Give every tool call, invalid call and chunk its ``type`` key and all its fields, as LangChain does."""
     if calls := values.get("tool_calls"):
         values["tool_calls"] = [
-            tool_call(name=c.get("name"), args=c.get("args"), id=c.get("id")) if isinstance(c, dict) else c
+            {"name": c.get("name"), "args": c.get("args"), "id": c.get("id"), "type": "tool_call"}
+            if isinstance(c, dict)
+            else c
             for c in calls
         ]
     if invalid := values.get("invalid_tool_calls"):
@@ -103,6 +104,9 @@ class AIMessage(BaseMessage):
     invalid_tool_calls: list[InvalidToolCall] = []
     usage_metadata: UsageMetadata | None = None
     type: Literal["ai"] = "ai"
+    # OpenAI tool calls exactly as received, so converting back reproduces the argument text byte for byte.
+    # Private: not part of the message's value (equality, serialization), so messages still equal LangChain's.
+    _openai_tool_calls: list[dict[str, Any]] | None = PrivateAttr(default=None)
 
     def __init__(self, content: Content = "", **kwargs: Any) -> None:
         super().__init__(content=content, **kwargs)
@@ -111,6 +115,23 @@ class AIMessage(BaseMessage):
     def content_blocks(self) -> list[ContentBlock]:
         """Content as standard blocks, followed by the tool calls not already among them."""
         return to_content_blocks(self.content, self.tool_calls, self.invalid_tool_calls)
+
+    def pretty_repr(self, html: bool = False) -> str:
+        lines: list[str] = []
+        for title, calls in (("Tool Calls:", self.tool_calls), ("Invalid Tool Calls:", self.invalid_tool_calls)):
+            if calls:
+                lines.append(title)
+                for call in calls:
+                    lines += [f"  {call.get('name', 'Tool')} ({call.get('id')})", f" Call ID: {call.get('id')}"]
+                    if call.get("error"):
+                        lines.append(f"  Error: {call.get('error')}")
+                    lines.append("  Args:")
+                    args = call.get("args")
+                    if isinstance(args, str):
+                        lines.append(f"    {args}")
+                    elif isinstance(args, dict):
+                        lines += [f"    {key}: {value}" for key, value in args.items()]
+        return (super().pretty_repr(html).strip() + "\n" + "\n".join(lines)).strip()
 
     @model_validator(mode="before")
     @classmethod
@@ -143,7 +164,8 @@ class AIMessageChunk(AIMessage, BaseMessageChunk):
             self.tool_calls, self.invalid_tool_calls = tool_calls_from_chunks(self.tool_call_chunks)
         elif self.tool_calls or self.invalid_tool_calls:
             self.tool_call_chunks = [
-                tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"]) for c in self.tool_calls
+                tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"])
+                for c in self.tool_calls
             ] + [tool_call_chunk(name=c["name"], args=c["args"], id=c["id"]) for c in self.invalid_tool_calls]
         return self
 

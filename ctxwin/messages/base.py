@@ -76,6 +76,16 @@ class BaseMessage(BaseModel):
             content = [dict(block) for block in content_blocks]
         super().__init__(content=content, **kwargs)
 
+    def __eq__(self, other: object) -> bool:
+        # Private attributes hold caches (such as tool-call text as received), not part of a message's value.
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return (
+            type(self) is type(other)
+            and self.__dict__ == other.__dict__
+            and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
     @field_validator("id", mode="before")
     @classmethod
     def _id_to_str(cls, value: Any) -> Any:
@@ -108,7 +118,7 @@ def merge_ids(*ids: str | None) -> str | None:
     """The first provider id among merged chunks, else the first id of any kind."""
     present = [i for i in ids if i]
     real = [i for i in present if not i.startswith(_PROVISIONAL_ID_PREFIXES)]
-    return (real or present or [None])[0]
+    return real[0] if real else (present[0] if present else None)
 
 
 class BaseMessageChunk(BaseMessage):

@@ -8,7 +8,7 @@ is given, so converting the same conversation twice yields equal messages.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, cast
 
 from typing_extensions import TypedDict
 
@@ -74,7 +74,9 @@ class NonStandardContentBlock(TypedDict):
     index: NotRequired[int | str]
 
 
-DataContentBlock = ImageContentBlock | AudioContentBlock | VideoContentBlock | FileContentBlock | PlainTextContentBlock
+DataContentBlock = (
+    ImageContentBlock | AudioContentBlock | VideoContentBlock | FileContentBlock | PlainTextContentBlock
+)
 ContentBlock = (
     TextContentBlock
     | DataContentBlock
@@ -85,7 +87,13 @@ ContentBlock = (
 )
 
 DATA_BLOCK_TYPES = frozenset({"image", "audio", "video", "file", "text-plain"})
-STANDARD_BLOCK_TYPES = DATA_BLOCK_TYPES | {"text", "reasoning", "non_standard", "tool_call", "invalid_tool_call"}
+STANDARD_BLOCK_TYPES = DATA_BLOCK_TYPES | {
+    "text",
+    "reasoning",
+    "non_standard",
+    "tool_call",
+    "invalid_tool_call",
+}
 
 
 def _optional(**fields: Any) -> dict[str, Any]:
@@ -95,15 +103,21 @@ def _optional(**fields: Any) -> dict[str, Any]:
 def create_text_block(
     text: str, *, id: str | None = None, annotations: list[dict[str, Any]] | None = None, **extras: Any
 ) -> TextContentBlock:
-    block = TextContentBlock(type="text", text=text, **_optional(id=id, annotations=annotations))  # type: ignore[typeddict-item]
+    block = cast(TextContentBlock, {"type": "text", "text": text, **_optional(id=id, annotations=annotations)})
     if extras := _optional(**extras):
         block["extras"] = extras
     return block
 
 
 def _data_block(
-    kind: str, *, url: str | None, base64: str | None, file_id: str | None, mime_type: str | None,
-    id: str | None, extras: dict[str, Any],
+    kind: str,
+    *,
+    url: str | None,
+    base64: str | None,
+    file_id: str | None,
+    mime_type: str | None,
+    id: str | None,
+    extras: dict[str, Any],
 ) -> dict[str, Any]:
     if not any([url, base64, file_id]):
         raise ValueError("Must provide one of: url, base64, or file_id")
@@ -116,42 +130,72 @@ def _data_block(
 
 
 def create_image_block(
-    *, url: str | None = None, base64: str | None = None, file_id: str | None = None,
-    mime_type: str | None = None, id: str | None = None, **extras: Any,
+    *,
+    url: str | None = None,
+    base64: str | None = None,
+    file_id: str | None = None,
+    mime_type: str | None = None,
+    id: str | None = None,
+    **extras: Any,
 ) -> ImageContentBlock:
-    return _data_block("image", url=url, base64=base64, file_id=file_id, mime_type=mime_type, id=id, extras=extras)  # type: ignore[return-value]
+    return _data_block(
+        "image", url=url, base64=base64, file_id=file_id, mime_type=mime_type, id=id, extras=extras
+    )  # type: ignore[return-value]
 
 
 def create_audio_block(
-    *, url: str | None = None, base64: str | None = None, file_id: str | None = None,
-    mime_type: str | None = None, id: str | None = None, **extras: Any,
+    *,
+    url: str | None = None,
+    base64: str | None = None,
+    file_id: str | None = None,
+    mime_type: str | None = None,
+    id: str | None = None,
+    **extras: Any,
 ) -> AudioContentBlock:
-    return _data_block("audio", url=url, base64=base64, file_id=file_id, mime_type=mime_type, id=id, extras=extras)  # type: ignore[return-value]
+    return _data_block(
+        "audio", url=url, base64=base64, file_id=file_id, mime_type=mime_type, id=id, extras=extras
+    )  # type: ignore[return-value]
 
 
 def create_video_block(
-    *, url: str | None = None, base64: str | None = None, file_id: str | None = None,
-    mime_type: str | None = None, id: str | None = None, **extras: Any,
+    *,
+    url: str | None = None,
+    base64: str | None = None,
+    file_id: str | None = None,
+    mime_type: str | None = None,
+    id: str | None = None,
+    **extras: Any,
 ) -> VideoContentBlock:
-    return _data_block("video", url=url, base64=base64, file_id=file_id, mime_type=mime_type, id=id, extras=extras)  # type: ignore[return-value]
+    return _data_block(
+        "video", url=url, base64=base64, file_id=file_id, mime_type=mime_type, id=id, extras=extras
+    )  # type: ignore[return-value]
 
 
 def create_file_block(
-    *, url: str | None = None, base64: str | None = None, file_id: str | None = None,
-    mime_type: str | None = None, id: str | None = None, **extras: Any,
+    *,
+    url: str | None = None,
+    base64: str | None = None,
+    file_id: str | None = None,
+    mime_type: str | None = None,
+    id: str | None = None,
+    **extras: Any,
 ) -> FileContentBlock:
-    return _data_block("file", url=url, base64=base64, file_id=file_id, mime_type=mime_type, id=id, extras=extras)  # type: ignore[return-value]
+    return _data_block(
+        "file", url=url, base64=base64, file_id=file_id, mime_type=mime_type, id=id, extras=extras
+    )  # type: ignore[return-value]
 
 
-def create_reasoning_block(reasoning: str | None = None, *, id: str | None = None, **extras: Any) -> ReasoningContentBlock:
-    block = ReasoningContentBlock(type="reasoning", **_optional(reasoning=reasoning, id=id))  # type: ignore[typeddict-item]
+def create_reasoning_block(
+    reasoning: str | None = None, *, id: str | None = None, **extras: Any
+) -> ReasoningContentBlock:
+    block = cast(ReasoningContentBlock, {"type": "reasoning", **_optional(reasoning=reasoning, id=id)})
     if extras := _optional(**extras):
         block["extras"] = extras
     return block
 
 
 def create_non_standard_block(value: dict[str, Any], *, id: str | None = None) -> NonStandardContentBlock:
-    return NonStandardContentBlock(type="non_standard", value=value, **_optional(id=id))  # type: ignore[typeddict-item]
+    return cast(NonStandardContentBlock, {"type": "non_standard", "value": value, **_optional(id=id)})
 
 
 def is_data_content_block(block: object) -> bool:
@@ -185,19 +229,26 @@ def _extras(block: dict[str, Any], *known: str) -> dict[str, Any]:
 
 def _translate(block: dict[str, Any]) -> dict[str, Any]:
     kind = block.get("type")
-    if kind in STANDARD_BLOCK_TYPES:
+    if kind in STANDARD_BLOCK_TYPES and not isinstance(block.get("source"), dict):
         return block
     if kind == "image_url":  # OpenAI chat completions
-        image = block.get("image_url")
+        image: Any = block.get("image_url")
         url = image.get("url") if isinstance(image, dict) else image
         detail = image.get("detail") if isinstance(image, dict) else None
-        return _source_block("image", url if isinstance(url, str) else None, **({"extras": {"detail": detail}} if detail else {}))
+        return _source_block(
+            "image",
+            url if isinstance(url, str) else None,
+            **({"extras": {"detail": detail}} if detail else {}),
+        )
     if kind == "input_audio":  # OpenAI chat completions
         audio = block.get("input_audio") or {}
         fmt = audio.get("format")
-        return {"type": "audio", **_optional(base64=audio.get("data"), mime_type=f"audio/{fmt}" if fmt else None)}
-    if kind == "file" or (kind == "input_file"):
-        file = block.get("file") if isinstance(block.get("file"), dict) else block
+        return {
+            "type": "audio",
+            **_optional(base64=audio.get("data"), mime_type=f"audio/{fmt}" if fmt else None),
+        }
+    if kind in ("file", "input_file"):
+        file: dict[str, Any] = block["file"] if isinstance(block.get("file"), dict) else block
         mime, data = _from_data_url(file.get("file_data") or "")
         out = {"type": "file", **_optional(file_id=file.get("file_id"), base64=data, mime_type=mime)}
         if file.get("filename"):
@@ -207,15 +258,25 @@ def _translate(block: dict[str, Any]) -> dict[str, Any]:
         source = block["source"]
         target = "image" if kind == "image" else "file"
         if source.get("type") == "base64":
-            return {"type": target, **_optional(base64=source.get("data"), mime_type=source.get("media_type"))}
+            return {
+                "type": target,
+                **_optional(base64=source.get("data"), mime_type=source.get("media_type")),
+            }
         if source.get("type") == "url":
             return {"type": target, **_optional(url=source.get("url"))}
         if source.get("type") == "file":
             return {"type": target, **_optional(file_id=source.get("file_id"))}
         if source.get("type") == "text":
-            return {"type": "text-plain", **_optional(text=source.get("data"), mime_type=source.get("media_type"))}
+            return {
+                "type": "text-plain",
+                **_optional(text=source.get("data"), mime_type=source.get("media_type")),
+            }
     if kind == "thinking":  # Anthropic extended thinking
-        return {"type": "reasoning", **_optional(reasoning=block.get("thinking")), **_extras(block, "thinking")}
+        return {
+            "type": "reasoning",
+            **_optional(reasoning=block.get("thinking")),
+            **_extras(block, "thinking"),
+        }
     if kind == "reasoning" and "summary" in block:  # OpenAI Responses
         summary = block.get("summary") or []
         text = "".join(s.get("text", "") for s in summary if isinstance(s, dict))
@@ -240,7 +301,9 @@ def to_content_blocks(
             if not (isinstance(item, str) and not item)
         ]
     present = {b.get("id") for b in blocks if b.get("type") in ("tool_call", "invalid_tool_call")}
-    blocks.extend(dict(call) for call in tool_calls if call.get("id") is None or call.get("id") not in present)
+    blocks.extend(
+        dict(call) for call in tool_calls if call.get("id") is None or call.get("id") not in present
+    )
     blocks.extend(
         dict(invalid_tool_call(name=c.get("name"), args=c.get("args"), id=c.get("id"), error=c.get("error")))
         for c in invalid_tool_calls

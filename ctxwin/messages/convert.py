@@ -24,9 +24,7 @@ from ctxwin.messages.tool import InvalidToolCall, ToolCall, ToolMessage, default
 
 MessageLike = BaseMessage | str | tuple[str, Any] | list[Any] | dict[str, Any] | Any
 
-ROLE_NAMES = (
-    "'human', 'user', 'ai', 'assistant', 'function', 'tool', 'system', 'developer' or 'remove'"
-)
+ROLE_NAMES = "'human', 'user', 'ai', 'assistant', 'function', 'tool', 'system', 'developer' or 'remove'"
 _ROLE_CLASSES: dict[str, type[BaseMessage]] = {
     "human": HumanMessage,
     "user": HumanMessage,
@@ -78,7 +76,9 @@ def _convert_item(item: Any, index: int) -> list[BaseMessage]:
         return _from_dict(dict(item), index)
     if isinstance(item, (tuple, list)):
         if len(item) != 2 or not isinstance(item[0], str):
-            raise _ItemError(TypeError, f"expected a (role, content) pair, got a {type(item).__name__} of {len(item)}")
+            raise _ItemError(
+                TypeError, f"expected a (role, content) pair, got a {type(item).__name__} of {len(item)}"
+            )
         return _from_role(item[0], {"content": item[1]})
     if _is_langchain_message(item):
         return [_from_langchain(item)]
@@ -92,9 +92,9 @@ def _convert_item(item: Any, index: int) -> list[BaseMessage]:
 def _is_langchain_message(obj: Any) -> bool:
     return (
         not isinstance(obj, (BaseMessage, Mapping, str, tuple, list))
-        and isinstance(getattr(obj, "type", None), str)
+        and isinstance(kind := getattr(obj, "type", None), str)
+        and (kind in MESSAGE_TYPES or kind == "function")
         and hasattr(obj, "content")
-        and type(obj).__name__.endswith(("Message", "MessageChunk"))
     )
 
 
@@ -120,12 +120,15 @@ def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
     role = kind if role is None else role
     if role is None:
         raise _ItemError(
-            ValueError, f"message dict must contain 'role' and 'content' keys, got keys {sorted(map(str, item))}"
+            ValueError,
+            f"message dict must contain 'role' and 'content' keys, got keys {sorted(map(str, item))}",
         )
     if not isinstance(role, str):
         raise _ItemError(TypeError, f"'role' must be a string, got {type(role).__name__}")
     if "content" not in item and not (role in ("assistant", "ai") and item.get("tool_calls")):
-        raise _ItemError(ValueError, f"message dict must contain 'role' and 'content' keys, got keys {sorted(item)}")
+        raise _ItemError(
+            ValueError, f"message dict must contain 'role' and 'content' keys, got keys {sorted(item)}"
+        )
     return _from_role(role, item)
 
 
@@ -136,14 +139,18 @@ def _check_content(content: Any) -> str | list[Any]:
         return content
     if not isinstance(content, list):
         raise _ItemError(
-            TypeError, f"content must be a string, a list of content blocks or None, got {type(content).__name__}"
+            TypeError,
+            f"content must be a string, a list of content blocks or None, got {type(content).__name__}",
         )
     for j, block in enumerate(content):
         if isinstance(block, dict):
             if not isinstance(block.get("type"), str):
                 raise _ItemError(ValueError, f"content[{j}] must be a content block with a string 'type' key")
         elif not isinstance(block, str):
-            raise _ItemError(TypeError, f"content[{j}] must be a string or a content block dict, got {type(block).__name__}")
+            raise _ItemError(
+                TypeError,
+                f"content[{j}] must be a string or a content block dict, got {type(block).__name__}",
+            )
     return content
 
 
@@ -159,15 +166,17 @@ def _from_role(role: str, fields: dict[str, Any]) -> list[BaseMessage]:
     fields["content"] = _check_content(fields.get("content"))
     if issubclass(cls, SystemMessage) and role == "developer":
         fields["additional_kwargs"] = {**fields.get("additional_kwargs", {}), "__openai_role__": "developer"}
-    if issubclass(cls, AIMessage):
-        _assistant_tool_calls(fields)
+    raw_calls = _assistant_tool_calls(fields) if issubclass(cls, AIMessage) else None
     if cls is HumanMessage and isinstance(fields["content"], list):
         return _split_tool_results(fields)
-    return [_build(cls, fields)]
+    message = _build(cls, fields)
+    if raw_calls and isinstance(message, AIMessage):
+        message._openai_tool_calls = raw_calls
+    return [message]
 
 
-def _assistant_tool_calls(fields: dict[str, Any]) -> None:
-    """OpenAI ``tool_calls`` (raw kept for exact round trips) and Anthropic ``tool_use`` blocks -> ``tool_calls``."""
+def _assistant_tool_calls(fields: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """OpenAI ``tool_calls`` and Anthropic ``tool_use`` blocks -> ``tool_calls``; returns the OpenAI calls as given."""
     raw = fields.pop("tool_calls", None)
     calls: list[ToolCall] = []
     invalid: list[InvalidToolCall] = []
@@ -185,15 +194,15 @@ def _assistant_tool_calls(fields: dict[str, Any]) -> None:
                 calls.append(tool_call(name=call["name"], args=call["args"], id=call.get("id")))
             else:
                 raise _ItemError(
-                    ValueError, f"tool_calls[{j}] needs 'function' (OpenAI) or a string 'name' and dict 'args'"
+                    ValueError,
+                    f"tool_calls[{j}] needs 'function' (OpenAI) or a string 'name' and dict 'args'",
                 )
-        openai_raw = [c for c in raw if "function" in c]
-        if openai_raw:  # kept so convert_to_openai_messages can return the exact argument strings
-            fields["additional_kwargs"] = {**fields.get("additional_kwargs", {}), "tool_calls": openai_raw}
         if invalid:
             fields["invalid_tool_calls"] = invalid
     content = fields["content"]
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
+    if isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_use" for b in content
+    ):
         kept: list[Any] = []
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_use":
@@ -206,6 +215,8 @@ def _assistant_tool_calls(fields: dict[str, Any]) -> None:
         fields["content"] = kept
     if calls:
         fields["tool_calls"] = calls
+    openai_raw = [c for c in raw or [] if "function" in c]
+    return openai_raw or None
 
 
 def _split_tool_results(fields: dict[str, Any]) -> list[BaseMessage]:
@@ -255,6 +266,8 @@ def message_chunk_to_message(chunk: BaseMessage) -> BaseMessage:
     """The complete message a chunk stands for (``AIMessageChunk`` -> ``AIMessage``); non-chunks pass through."""
     if not isinstance(chunk, BaseMessageChunk):
         return chunk
-    target = next(c for c in type(chunk).__mro__ if issubclass(c, BaseMessage) and not issubclass(c, BaseMessageChunk))
+    target = next(
+        c for c in type(chunk).__mro__ if issubclass(c, BaseMessage) and not issubclass(c, BaseMessageChunk)
+    )
     fields = {k: v for k, v in dict(chunk).items() if k not in ("type", "tool_call_chunks", "chunk_position")}
     return target.model_validate(fields)

@@ -20,8 +20,9 @@ def merge_dicts(left: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]
     """Merge dicts field by field: strings concatenate, dicts recurse, lists merge by ``index``, ints add."""
     merged = dict(left)
     for right in others:
+        value: Any
         for key, value in right.items():
-            current = merged.get(key)
+            current: Any = merged.get(key)
             if key not in merged or (value is not None and current is None):
                 merged[key] = value
             elif value is None:
@@ -56,7 +57,9 @@ def _same_item(left: Any, right: dict[str, Any]) -> bool:
     return (
         isinstance(left, dict)
         and left.get("index") == right["index"]
-        and (left.get("id") in (None, "") or right.get("id") in (None, "") or left.get("id") == right.get("id"))
+        and (
+            left.get("id") in (None, "") or right.get("id") in (None, "") or left.get("id") == right.get("id")
+        )
     )
 
 
@@ -103,7 +106,9 @@ def merge_obj(left: Any, right: Any) -> Any:
     if left is None or right is None:
         return left if left is not None else right
     if type(left) is not type(right):
-        raise TypeError(f"left and right are of different types. Left type: {type(left)}. Right type: {type(right)}.")
+        raise TypeError(
+            f"left and right are of different types. Left type: {type(left)}. Right type: {type(right)}."
+        )
     if isinstance(left, str):
         return left + right
     if isinstance(left, dict):
@@ -112,4 +117,6 @@ def merge_obj(left: Any, right: Any) -> Any:
         return merge_lists(left, right)
     if left == right:
         return left
-    raise ValueError(f"Unable to merge {left=} and {right=}. Both must be of type str, dict, or list, or equal.")
+    raise ValueError(
+        f"Unable to merge {left=} and {right=}. Both must be of type str, dict, or list, or equal."
+    )

@@ -20,11 +20,13 @@ from ctxwin.messages.convert import MessageLike, convert_to_messages
 from ctxwin.messages.human import HumanMessage
 from ctxwin.messages.remove import RemoveMessage
 from ctxwin.messages.system import SystemMessage
-from ctxwin.messages.tool import ToolMessage
+from ctxwin.messages.tool import ToolMessage, default_tool_parser
 
 # Assistant fields OpenAI accepts as input; kept from additional_kwargs so they survive a round trip.
 _ASSISTANT_PASSTHROUGH = ("refusal", "audio", "function_call")
-_DROPPED_BLOCKS = frozenset({"reasoning", "thinking", "redacted_thinking", "tool_use", "tool_call", "invalid_tool_call"})
+_DROPPED_BLOCKS = frozenset(
+    {"reasoning", "thinking", "redacted_thinking", "tool_use", "tool_call", "invalid_tool_call"}
+)
 
 
 def _role(message: BaseMessage) -> str:
@@ -55,7 +57,10 @@ def _block(block: str | dict[str, Any]) -> dict[str, Any] | None:
     extras = block.get("extras") or {}
     if kind == "image" and ("url" in block or "base64" in block):
         image = {"url": block["url"] if "url" in block else _data_url(block)}
-        return {"type": "image_url", "image_url": {**image, **({"detail": extras["detail"]} if "detail" in extras else {})}}
+        return {
+            "type": "image_url",
+            "image_url": {**image, **({"detail": extras["detail"]} if "detail" in extras else {})},
+        }
     if kind == "image" and isinstance(block.get("source"), dict):  # Anthropic
         source = block["source"]
         url = source.get("url") or f"data:{source.get('media_type', '')};base64,{source.get('data', '')}"
@@ -64,7 +69,9 @@ def _block(block: str | dict[str, Any]) -> dict[str, Any] | None:
         fmt = str(block.get("mime_type", "audio/wav")).split("/")[-1]
         return {"type": "input_audio", "input_audio": {"data": block["base64"], "format": fmt}}
     if kind == "file" and ("base64" in block or "file_id" in block):
-        file: dict[str, Any] = {"file_id": block["file_id"]} if "file_id" in block else {"file_data": _data_url(block)}
+        file: dict[str, Any] = (
+            {"file_id": block["file_id"]} if "file_id" in block else {"file_data": _data_url(block)}
+        )
         if "filename" in extras:
             file["filename"] = extras["filename"]
         return {"type": "file", "file": file}
@@ -77,7 +84,11 @@ def _block(block: str | dict[str, Any]) -> dict[str, Any] | None:
 
 def _content(message: BaseMessage, text_format: str) -> str | list[dict[str, Any]]:
     if isinstance(message.content, str):
-        return [{"type": "text", "text": message.content}] if text_format == "block" and message.content else message.content
+        return (
+            [{"type": "text", "text": message.content}]
+            if text_format == "block" and message.content
+            else message.content
+        )
     blocks = [b for b in map(_block, message.content) if b is not None]
     return blocks if blocks or text_format == "block" else ""
 
@@ -86,7 +97,8 @@ def _tool_calls(message: AIMessage) -> list[dict[str, Any]]:
     """Tool calls in OpenAI form, reusing the original argument text when the parsed arguments are unchanged."""
     raw_by_id: dict[Any, dict[str, Any]] = {}
     order: dict[Any, int] = {}
-    for position, raw in enumerate(message.additional_kwargs.get("tool_calls") or []):
+    received = message._openai_tool_calls or message.additional_kwargs.get("tool_calls") or []
+    for position, raw in enumerate(received):
         if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
             raw_by_id.setdefault(raw.get("id"), raw["function"])
             order.setdefault(raw.get("id"), position)
@@ -100,16 +112,19 @@ def _tool_calls(message: AIMessage) -> list[dict[str, Any]]:
             arguments = raw_args
         else:
             arguments = json.dumps(call.get("args"), ensure_ascii=False)
-        entry = {"type": "function", "id": call.get("id"), "function": {"name": call.get("name"), "arguments": arguments}}
+        entry = {
+            "type": "function",
+            "id": call.get("id"),
+            "function": {"name": call.get("name"), "arguments": arguments},
+        }
         out.append((order.get(call.get("id"), len(order) + position), entry))
     return [entry for _, entry in sorted(out, key=lambda pair: pair[0])]
 
 
 def _parses_to(text: str, value: Any) -> bool:
-    try:
-        return bool(json.loads(text) == value)
-    except json.JSONDecodeError:
-        return False
+    """Whether ``text`` is what the input parser would read as ``value`` (so it can be sent back verbatim)."""
+    valid, _ = default_tool_parser([{"function": {"name": "", "arguments": text}}])
+    return bool(valid) and valid[0]["args"] == value
 
 
 def _to_openai(message: BaseMessage, text_format: str, include_id: bool) -> dict[str, Any]:
@@ -132,7 +147,7 @@ def _to_openai(message: BaseMessage, text_format: str, include_id: bool) -> dict
 
 
 @overload
-def convert_to_openai_messages(
+def convert_to_openai_messages(  # type: ignore[overload-overlap]  # a str is also a Sequence
     messages: BaseMessage | dict[str, Any] | str,
     *,
     text_format: Literal["string", "block"] = "string",

@@ -22,8 +22,17 @@ from ctxwin.messages.tool import ToolMessage, ToolMessageChunk
 MESSAGE_TYPES: dict[str, type[BaseMessage]] = {
     cls.model_fields["type"].default: cls
     for cls in (
-        HumanMessage, AIMessage, SystemMessage, ToolMessage, ChatMessage, RemoveMessage,
-        HumanMessageChunk, AIMessageChunk, SystemMessageChunk, ToolMessageChunk, ChatMessageChunk,
+        HumanMessage,
+        AIMessage,
+        SystemMessage,
+        ToolMessage,
+        ChatMessage,
+        RemoveMessage,
+        HumanMessageChunk,
+        AIMessageChunk,
+        SystemMessageChunk,
+        ToolMessageChunk,
+        ChatMessageChunk,
     )
 }
 
@@ -44,10 +53,14 @@ def message_from_dict(item: Any, index: int | None = None) -> BaseMessage:
         raise TypeError(f"{where}: expected a dict with 'type' and 'data', got {type(item).__name__}")
     kind, data = item.get("type"), item.get("data")
     if not isinstance(kind, str) or not isinstance(data, dict):
-        raise ValueError(f"{where}: expected a dict with a string 'type' and a dict 'data', got keys {sorted(item)}")
+        raise ValueError(
+            f"{where}: expected a dict with a string 'type' and a dict 'data', got keys {sorted(item)}"
+        )
     cls = MESSAGE_TYPES.get(kind)
     if cls is None:
-        raise ValueError(f"{where}: got unexpected message type: {kind!r}; expected one of {sorted(MESSAGE_TYPES)}")
+        raise ValueError(
+            f"{where}: got unexpected message type: {kind!r}; expected one of {sorted(MESSAGE_TYPES)}"
+        )
     try:
         return cls.model_validate({**data, "type": kind})
     except ValidationError as exc:

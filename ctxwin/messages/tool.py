@@ -74,7 +74,9 @@ def _parse_one(raw: Any) -> ToolCall | InvalidToolCall:
     if arguments is None or arguments == "":
         return tool_call(name=name or "", args={}, id=call_id)
     if not isinstance(arguments, str):
-        return invalid_tool_call(name=name, args=str(arguments), id=call_id, error="arguments must be a string")
+        return invalid_tool_call(
+            name=name, args=str(arguments), id=call_id, error="arguments must be a string"
+        )
     try:
         args = json.loads(arguments)
     except json.JSONDecodeError as exc:
@@ -82,7 +84,9 @@ def _parse_one(raw: Any) -> ToolCall | InvalidToolCall:
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        return invalid_tool_call(name=name, args=arguments, id=call_id, error="arguments must be a JSON object")
+        return invalid_tool_call(
+            name=name, args=arguments, id=call_id, error="arguments must be a JSON object"
+        )
     return tool_call(name=name or "", args=args, id=call_id)
 
 
@@ -108,7 +112,7 @@ def default_tool_chunk_parser(raw_tool_calls: Sequence[Any]) -> list[ToolCallChu
     for raw in raw_tool_calls:
         if not isinstance(raw, dict):
             continue
-        function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+        function: dict[str, Any] = raw["function"] if isinstance(raw.get("function"), dict) else {}
         index = raw.get("index")
         chunks.append(
             tool_call_chunk(
