@@ -1,0 +1,127 @@
+"""Accuracy and throughput of the approximate counter against the real tokenizer, on the held-out corpus.
+
+``python benchmarks/bench_approximate.py [--split heldout|fit] [--target o200k_base|cl100k_base]`` prints, per
+text kind: median and 95th-percentile absolute error of ``approximate`` and of chars/4, safe mode's worst
+under-count and median over-count, and throughput (MB/s of UTF-8) of tiktoken, the estimator, safe mode and
+chars/4. Under pytest (``pytest benchmarks/bench_approximate.py --benchmark-only``) the same counters are timed
+with pytest-benchmark on the whole held-out corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from corpus import KINDS, TARGET_KINDS, build, missing_packages, reference_encoding
+
+from ctxwin.counters.approximate import ApproximateCounter
+
+
+def chars_over_4(text: str) -> int:
+    return -(-len(text) // 4)
+
+
+def _throughput(count: Callable[[str], Any], texts: list[str], n_bytes: int) -> float:
+    """MB/s over ``texts``, best of three runs (the machine is shared)."""
+    best = math.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        for text in texts:
+            count(text)
+        best = min(best, time.perf_counter() - start)
+    return n_bytes / best / 1e6
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def report(split: str, target: str) -> int:
+    """Print the table; return 1 if safe mode under-counted any document."""
+    encoding = reference_encoding(target)
+    estimator, safe = ApproximateCounter(target), ApproximateCounter(target, safe=True)
+    docs = build(split)
+    print(f"split={split} target={target} documents={len(docs)} (targets apply to: {', '.join(TARGET_KINDS)})")
+    header = (f"{'kind':<14}{'docs':>5}{'med%':>7}{'p95%':>7}{'c/4 med%':>9}{'c/4 p95%':>9}"
+              f"{'safe worst%':>12}{'safe med+%':>11}{'tiktoken':>10}{'approx':>8}{'x':>6}{'safe':>8}{'c/4':>8}")
+    print(header + "   (throughput in MB/s)")
+    under = 0
+    totals: dict[str, list[float]] = {"err": [], "safe": [], "over": []}
+    for kind in KINDS:
+        texts = [d.text for d in docs if d.kind == kind]
+        if not texts:
+            continue
+        real = [len(encoding.encode_ordinary(t)) for t in texts]
+        err = [abs(estimator.count_text(t) - r) / r for t, r in zip(texts, real, strict=True)]
+        c4 = [abs(chars_over_4(t) - r) / r for t, r in zip(texts, real, strict=True)]
+        safe_ratio = [(safe.count_text(t) - r) / r for t, r in zip(texts, real, strict=True)]
+        under += sum(1 for s in safe_ratio if s < 0)
+        n_bytes = sum(len(t.encode("utf-8")) for t in texts)
+        speeds = [_throughput(f, texts, n_bytes)
+                  for f in (encoding.encode_ordinary, estimator.count_text, safe.count_text, chars_over_4)]
+        totals["err"] += err if kind in TARGET_KINDS else []
+        totals["safe"] += safe_ratio
+        print(f"{kind:<14}{len(texts):>5}{100 * statistics.median(err):>7.1f}{100 * _quantile(err, 0.95):>7.1f}"
+              f"{100 * statistics.median(c4):>9.1f}{100 * _quantile(c4, 0.95):>9.1f}"
+              f"{100 * min(0.0, min(safe_ratio)):>12.1f}{100 * statistics.median(safe_ratio):>11.1f}"
+              f"{speeds[0]:>10.1f}{speeds[1]:>8.1f}{speeds[1] / speeds[0]:>6.1f}{speeds[2]:>8.1f}{speeds[3]:>8.0f}")
+    all_texts = [d.text for d in docs]
+    n_bytes = sum(len(t.encode("utf-8")) for t in all_texts)
+    exact, approx = (_throughput(f, all_texts, n_bytes) for f in (encoding.encode_ordinary, estimator.count_text))
+    print(f"all target kinds: median {100 * statistics.median(totals['err']):.1f}%, "
+          f"p95 {100 * _quantile(totals['err'], 0.95):.1f}%; safe: worst {100 * min(totals['safe']):+.1f}%, "
+          f"median {100 * statistics.median(totals['safe']):+.1f}%, under-counted documents: {under}; "
+          f"throughput {approx:.0f} MB/s vs tiktoken {exact:.1f} MB/s = {approx / exact:.1f}x")
+    return 1 if under else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("heldout", "fit"), default="heldout")
+    parser.add_argument("--target", choices=("o200k_base", "cl100k_base"), default="o200k_base")
+    args = parser.parse_args()
+    missing = missing_packages()
+    if missing:
+        print(f"warning: corpus packages missing: {', '.join(missing)}", file=sys.stderr)
+    sys.exit(report(args.split, args.target))
+
+
+# --- pytest-benchmark: throughput on the whole held-out corpus ----------------------------------------------
+
+
+def _heldout_texts() -> list[str]:
+    return [d.text for d in build("heldout")]
+
+
+def _count_all(count: Callable[[str], Any], texts: list[str]) -> None:
+    for text in texts:
+        count(text)
+
+
+def test_throughput_tiktoken_o200k(benchmark: Any) -> None:
+    benchmark(_count_all, reference_encoding("o200k_base").encode_ordinary, _heldout_texts())
+
+
+def test_throughput_approximate(benchmark: Any) -> None:
+    benchmark(_count_all, ApproximateCounter().count_text, _heldout_texts())
+
+
+def test_throughput_approximate_safe(benchmark: Any) -> None:
+    benchmark(_count_all, ApproximateCounter(safe=True).count_text, _heldout_texts())
+
+
+def test_throughput_chars_over_4(benchmark: Any) -> None:
+    benchmark(_count_all, chars_over_4, _heldout_texts())
+
+
+if __name__ == "__main__":
+    main()
