@@ -1,0 +1,171 @@
+"""The two trimming strategies over a Measure: find the cut, move it off tool pairs, add a partial message, then
+apply ``start_on``/``end_on``; finally check the exact returned list against the budget.
+
+A cut is a boundary index. With ``keep_pairs`` a cut never separates a tool call from its result (see
+``ToolPairs``); the only message that may straddle it is the partial one, which then keeps exactly the tool calls
+whose results are kept. The order of steps is LangChain's, so with ``keep_pairs=False`` and a counter LangChain
+measures correctly the result is LangChain's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ctxwin.engine.measure import Measure
+from ctxwin.engine.message_types import TypeSpec, is_message_type
+from ctxwin.engine.partial import Side, find_partial
+from ctxwin.engine.tool_calls import keep_tool_calls
+from ctxwin.engine.tool_pairs import ToolPairs
+from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
+
+
+@dataclass(frozen=True)
+class TrimRequest:
+    limit: float
+    measure: Measure
+    keep_pairs: bool
+    allow_partial: bool
+    text_splitter: Callable[[str], list[str]]
+    start_on: TypeSpec | None = None
+    end_on: TypeSpec | None = None
+    include_system: bool = False
+
+
+def _partial_at(
+    request: TrimRequest,
+    messages: Sequence[BaseMessage],
+    pairs: ToolPairs,
+    position: int,
+    kept: tuple[int, int],
+    straddling: int,
+    side: Side,
+    fits: Callable[[BaseMessage], bool],
+) -> BaseMessage | None:
+    """The partial version of ``messages[position]`` next to the kept range, if pairs allow one and a part fits."""
+    message = messages[position]
+    stripped = False
+    if request.keep_pairs:
+        own = 0
+        caller = pairs.caller(position)
+        if caller is not None:  # a result: only when its call is kept and nothing else straddles
+            if not kept[0] <= caller < kept[1]:
+                return None
+            own = 1 if side == "first" else 0
+        if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+            keep = pairs.results_in(position, *kept)
+            own = len(keep) if side == "last" else 0
+            candidate = keep_tool_calls(message, lambda call_id: call_id in keep)
+            stripped = candidate != message
+            message = candidate
+        if straddling != own:
+            return None
+    return find_partial(message, side, fits, request.text_splitter, whole_first=stripped)
+
+
+def trim_last(request: TrimRequest, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    n = len(messages)
+    if not n:
+        return []
+    pairs = ToolPairs(messages, track=request.keep_pairs, suffix_only=True)
+    hi = typed_hi = n
+    if request.end_on is not None:
+        end_on = request.end_on
+        while typed_hi > 0 and not is_message_type(messages[typed_hi - 1], end_on):
+            typed_hi -= 1
+        hi = typed_hi
+        while hi > 0 and not (is_message_type(messages[hi - 1], end_on) and not pairs.straddling(hi)):
+            hi -= 1
+    # As in LangChain, the system message stays when end_on left it in place; tool pairs only move the body's end.
+    system = request.include_system and typed_hi and isinstance(messages[0], SystemMessage)
+    head = list(messages[:1]) if system else []
+    lo = len(head)
+    if hi <= lo:
+        return head or list(messages[:hi])
+    measure, limit = request.measure, request.limit
+    if head and measure.total(messages, head, hi, hi) > limit:
+        return head  # the one allowed overflow: the system message alone is over budget
+    raw, allow_partial = measure.cut_last(messages, lo, hi, head, limit), request.allow_partial
+    while True:
+        cut, partial = _place_last(request, messages, pairs, head, lo, hi, raw, allow_partial)
+        if measure.total(messages, head, cut, hi, partial, True) <= limit or (cut >= hi and partial is None):
+            return [*head, *([partial] if partial is not None else []), *messages[cut:hi]]
+        # Over budget only with a counter that is not monotone: drop the partial, else one more message.
+        raw, allow_partial = (cut, False) if partial is not None else (cut + 1, allow_partial)
+
+
+def _place_last(
+    request: TrimRequest,
+    messages: Sequence[BaseMessage],
+    pairs: ToolPairs,
+    head: list[BaseMessage],
+    lo: int,
+    hi: int,
+    raw: int,
+    allow_partial: bool,
+) -> tuple[int, BaseMessage | None]:
+    measure, limit = request.measure, request.limit
+    cut, partial = min(raw, hi), None
+    while True:
+        straddling = pairs.straddling(cut)
+        if allow_partial and cut - 1 >= lo:
+
+            def fits(candidate: BaseMessage, start: int = cut) -> bool:
+                return measure.total(messages, head, start, hi, candidate, True) <= limit
+
+            partial = _partial_at(request, messages, pairs, cut - 1, (cut, hi), straddling, "last", fits)
+            if partial is not None:
+                break
+        if not straddling:
+            break
+        cut += 1
+    if request.start_on is not None and not (partial is not None and is_message_type(partial, request.start_on)):
+        partial = None
+        while cut < hi and not (is_message_type(messages[cut], request.start_on) and not pairs.straddling(cut)):
+            cut += 1
+    return cut, partial
+
+
+def trim_first(request: TrimRequest, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    n = len(messages)
+    if not n:
+        return []
+    pairs = ToolPairs(messages, track=request.keep_pairs)
+    measure, limit = request.measure, request.limit
+    raw, allow_partial = measure.cut_first(messages, n, limit), request.allow_partial
+    while True:
+        cut, partial = _place_first(request, messages, pairs, n, raw, allow_partial)
+        if measure.total(messages, (), 0, cut, partial, False) <= limit or (cut == 0 and partial is None):
+            return [*messages[:cut], *([partial] if partial is not None else [])]
+        # Over budget only with a counter that is not monotone: drop the partial, else one more message.
+        raw, allow_partial = (cut, False) if partial is not None else (cut - 1, allow_partial)
+
+
+def _place_first(
+    request: TrimRequest,
+    messages: Sequence[BaseMessage],
+    pairs: ToolPairs,
+    n: int,
+    raw: int,
+    allow_partial: bool,
+) -> tuple[int, BaseMessage | None]:
+    measure, limit = request.measure, request.limit
+    cut, partial = raw, None
+    while True:
+        straddling = pairs.straddling(cut)
+        if allow_partial and cut < n:
+
+            def fits(candidate: BaseMessage, end: int = cut) -> bool:
+                return measure.total(messages, (), 0, end, candidate, False) <= limit
+
+            partial = _partial_at(request, messages, pairs, cut, (0, cut), straddling, "first", fits)
+            if partial is not None:
+                break
+        if not straddling:
+            break
+        cut -= 1
+    if request.end_on is not None and not (partial is not None and is_message_type(partial, request.end_on)):
+        partial = None
+        while cut > 0 and not (is_message_type(messages[cut - 1], request.end_on) and not pairs.straddling(cut)):
+            cut -= 1
+    return cut, partial

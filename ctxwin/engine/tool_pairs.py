@@ -1,0 +1,102 @@
+"""Where tool calls and their results sit in a conversation, and which cut points would separate them.
+
+A pair is an AIMessage's tool call and the first later ToolMessage answering it (by ``tool_call_id``). A cut at
+boundary ``b`` (between ``messages[b-1]`` and ``messages[b]``) *straddles* a pair when the call is before ``b`` and the
+result at or after it. ToolMessages with no earlier call, and calls never answered, are not pairs: they came that
+way and trimming leaves them as they are.
+
+``strategy="last"`` only asks about boundaries near the end, so the index can cover just a suffix of the
+conversation: it scans ``[start, n)`` and looks further back only for the calls of results in that suffix (usually
+the message right before), widening the suffix when a query reaches below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import accumulate
+
+from ctxwin.engine.tool_calls import call_ids
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+
+def _calls_of(message: BaseMessage) -> list[str]:
+    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+        return call_ids(message)
+    return []
+
+
+class ToolPairs:
+    """The pairs of one message list, with the number of pairs straddling each boundary of the covered suffix."""
+
+    def __init__(self, messages: Sequence[BaseMessage], *, track: bool = True, suffix_only: bool = False) -> None:
+        self._messages = messages
+        self._track = track
+        self._start = len(messages) if suffix_only else 0
+        self.results_of: dict[int, list[tuple[int, str]]] = {}  # call position -> [(result position, id)]
+        self.call_of: dict[int, int] = {}  # result position -> call position
+        self._straddling: list[int] = []
+        if track:
+            self._scan(self._start)
+
+    def _scan(self, start: int) -> None:
+        messages = self._messages
+        self._start = start
+        self.results_of, self.call_of = {}, {}
+        pending: dict[str, int] = {}
+        unresolved: dict[str, int] = {}  # results in the suffix whose call must be before it
+        for index in range(start, len(messages)):
+            message = messages[index]
+            kind = message.__class__
+            if kind is HumanMessage:  # the common case first: nothing to do
+                continue
+            if kind is ToolMessage or isinstance(message, ToolMessage):
+                call_id = message.tool_call_id  # type: ignore[attr-defined]
+                caller = pending.pop(call_id, None)
+                if caller is not None:
+                    self._bind(caller, index, call_id)
+                elif call_id not in unresolved:
+                    unresolved[call_id] = index
+            elif isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+                for call_id in call_ids(message):
+                    pending[call_id] = index
+        for index in range(start - 1, -1, -1):
+            if not unresolved:
+                break
+            message = messages[index]
+            if isinstance(message, ToolMessage):
+                unresolved.pop(message.tool_call_id, None)  # an earlier result took that call: ours is unpaired
+            else:
+                for call_id in _calls_of(message):
+                    result = unresolved.pop(call_id, None)
+                    if result is not None:
+                        self._bind(index, result, call_id)
+        diff = [0] * (len(messages) - start + 2)
+        for result, call in self.call_of.items():
+            diff[max(call + 1, start) - start] += 1
+            diff[result + 1 - start] -= 1
+        self._straddling = list(accumulate(diff))
+
+    def _bind(self, call: int, result: int, call_id: str) -> None:
+        self.results_of.setdefault(call, []).append((result, call_id))
+        self.call_of[result] = call
+
+    def cover(self, position: int) -> None:
+        """Make sure boundaries and messages from ``position`` on are indexed (doubling the suffix as needed)."""
+        if self._track and position < self._start:
+            self._scan(max(0, min(position, len(self._messages) - 2 * (len(self._messages) - self._start) - 64)))
+
+    def straddling(self, boundary: int) -> int:
+        """How many pairs a cut at ``boundary`` would separate."""
+        if not self._track:
+            return 0
+        self.cover(boundary)
+        return self._straddling[boundary - self._start]
+
+    def caller(self, result: int) -> int | None:
+        self.cover(result)
+        return self.call_of.get(result)
+
+    def results_in(self, call: int, start: int, end: int) -> set[str]:
+        """Ids of the calls at position ``call`` whose results lie in ``[start, end)``."""
+        self.cover(call)
+        return {call_id for result, call_id in self.results_of.get(call, ()) if start <= result < end}

@@ -1,0 +1,274 @@
+"""The trim engine's public functions: ``trim_messages``, ``filter_messages`` and ``merge_message_runs``.
+
+Each takes LangChain's arguments. Called without messages, each returns a reusable ``MessageTransform`` configured
+with the other arguments (LangChain returns a ``RunnableLambda``); arguments are checked right away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from itertools import repeat
+from numbers import Real
+from typing import Any, Literal, overload
+
+from ctxwin.counters.base import TokenCounter
+from ctxwin.engine.counter_adapter import make_measure, resolve_spec
+from ctxwin.engine.filtering import filter_messages as _filter_messages
+from ctxwin.engine.merging import merge_message_runs as _merge_message_runs
+from ctxwin.engine.message_types import TypeSpec, parse_type_spec
+from ctxwin.engine.partial import default_text_splitter
+from ctxwin.engine.runnable import MessageTransform
+from ctxwin.engine.search import TrimRequest, trim_first, trim_last
+from ctxwin.messages import BaseMessage, convert_to_messages
+
+__all__ = ["MessageTransform", "filter_messages", "merge_message_runs", "trim_messages"]
+
+TypeArg = str | type[BaseMessage] | Sequence[str | type[BaseMessage]]
+
+
+def _as_messages(messages: Any) -> list[BaseMessage]:
+    if isinstance(messages, list) and all(map(isinstance, messages, repeat(BaseMessage))):
+        return messages  # read-only from here on; no need to copy the list
+    return convert_to_messages(messages)
+
+
+def _splitter(text_splitter: Any) -> Callable[[str], list[str]]:
+    if text_splitter is None:
+        return default_text_splitter
+    split = getattr(text_splitter, "split_text", text_splitter)  # a LangChain TextSplitter, or a function
+    if not callable(split):
+        raise TypeError(
+            "text_splitter must be a function str -> list[str] or an object with split_text(), "
+            f"got {type(text_splitter).__name__}"
+        )
+
+    def checked(text: str) -> list[str]:
+        pieces = split(text)
+        if not isinstance(pieces, list) or not all(isinstance(p, str) for p in pieces):
+            raise TypeError(f"text_splitter must return a list of strings, got {type(pieces).__name__}")
+        return pieces
+
+    return checked
+
+
+class _Trim:
+    """``trim_messages`` with its arguments checked once; ``run`` trims one message list."""
+
+    max_tokens: float
+    token_counter: Any
+    strategy: str
+    allow_partial: bool
+    end_on: TypeSpec | None
+    start_on: TypeSpec | None
+    include_system: bool
+    keep_pairs: bool
+    text_splitter: Callable[[str], list[str]]
+
+    def __init__(
+        self,
+        *,
+        max_tokens: float,
+        token_counter: Any,
+        strategy: str,
+        allow_partial: bool,
+        end_on: TypeArg | None,
+        start_on: TypeArg | None,
+        include_system: bool,
+        text_splitter: Any,
+        tool_pairs: str,
+    ) -> None:
+        if start_on and strategy == "first":
+            raise ValueError("start_on parameter is only valid with strategy='last'")
+        if include_system and strategy == "first":
+            raise ValueError("include_system parameter is only valid with strategy='last'")
+        if isinstance(token_counter, str):
+            token_counter = resolve_spec(token_counter)
+        elif not (
+            callable(token_counter)
+            or hasattr(token_counter, "get_num_tokens_from_messages")
+            or isinstance(token_counter, TokenCounter)
+        ):
+            raise ValueError(
+                "'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or "
+                f"a function. Received object of type {type(token_counter)}."
+            )
+        self.text_splitter = _splitter(text_splitter)
+        if strategy not in ("first", "last"):
+            raise ValueError(f"Unrecognized {strategy=}. Supported strategies are 'last' and 'first'.")
+        if tool_pairs not in ("keep", "ignore"):
+            raise ValueError(f"tool_pairs must be 'keep' or 'ignore', got {tool_pairs!r}")
+        if not isinstance(max_tokens, Real) or isinstance(max_tokens, bool):
+            raise TypeError(f"max_tokens must be a number, got {type(max_tokens).__name__}")
+        if max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+        self.max_tokens = max_tokens
+        self.token_counter = token_counter
+        self.strategy = strategy
+        self.allow_partial = bool(allow_partial)
+        self.end_on = parse_type_spec(end_on, "end_on") if end_on else None
+        self.start_on = parse_type_spec(start_on, "start_on") if start_on else None
+        self.include_system = bool(include_system)
+        self.keep_pairs = tool_pairs == "keep"
+
+    def run(self, messages: Any) -> list[BaseMessage]:
+        items = _as_messages(messages)
+        if not items:
+            return []
+        request = TrimRequest(
+            limit=self.max_tokens,
+            measure=make_measure(self.token_counter, items[0]),
+            keep_pairs=self.keep_pairs,
+            allow_partial=self.allow_partial,
+            text_splitter=self.text_splitter,
+            start_on=self.start_on,
+            end_on=self.end_on,
+            include_system=self.include_system,
+        )
+        return trim_first(request, items) if self.strategy == "first" else trim_last(request, items)
+
+
+@overload
+def trim_messages(
+    messages: None = None,
+    *,
+    max_tokens: float,
+    token_counter: Any,
+    strategy: Literal["first", "last"] = "last",
+    allow_partial: bool = False,
+    end_on: TypeArg | None = None,
+    start_on: TypeArg | None = None,
+    include_system: bool = False,
+    text_splitter: Callable[[str], list[str]] | Any | None = None,
+    tool_pairs: Literal["keep", "ignore"] = "keep",
+) -> MessageTransform: ...
+
+
+@overload
+def trim_messages(
+    messages: Iterable[Any] | Any,
+    *,
+    max_tokens: float,
+    token_counter: Any,
+    strategy: Literal["first", "last"] = "last",
+    allow_partial: bool = False,
+    end_on: TypeArg | None = None,
+    start_on: TypeArg | None = None,
+    include_system: bool = False,
+    text_splitter: Callable[[str], list[str]] | Any | None = None,
+    tool_pairs: Literal["keep", "ignore"] = "keep",
+) -> list[BaseMessage]: ...
+
+
+def trim_messages(
+    messages: Iterable[Any] | Any | None = None,
+    *,
+    max_tokens: float,
+    token_counter: Any,
+    strategy: Literal["first", "last"] = "last",
+    allow_partial: bool = False,
+    end_on: TypeArg | None = None,
+    start_on: TypeArg | None = None,
+    include_system: bool = False,
+    text_splitter: Callable[[str], list[str]] | Any | None = None,
+    tool_pairs: Literal["keep", "ignore"] = "keep",
+) -> list[BaseMessage] | MessageTransform:
+    """Trim messages to fit ``max_tokens``: LangChain's ``trim_messages``, made exact and safe.
+
+    Arguments and semantics are LangChain's: ``strategy="last"`` keeps the most recent messages, ``"first"`` the
+    earliest; ``allow_partial`` keeps part of the message at the cut (list content loses blocks from the far end;
+    otherwise its text is split with ``text_splitter``, by default on newlines keeping them, and the most pieces that
+    fit are kept); ``end_on``/``start_on`` (a type string, a message class, or a sequence of either) make the result
+    end/start on those types; ``include_system`` keeps a leading SystemMessage (``"last"`` only).
+
+    ``token_counter`` is a TokenCounter, a spec string for ``ctxwin.get_counter`` (``"gpt-4o"``,
+    ``"tiktoken:o200k_base"``, ``"approximate"`` — ctxwin's estimator, not LangChain's chars/4), a callable over one
+    message (recognised with or without a ``BaseMessage`` annotation), a callable over a list, an object with
+    ``get_num_tokens_from_messages``, or ``len`` (``max_tokens`` then counts messages).
+
+    Where ctxwin deliberately differs from LangChain:
+
+    * Never over budget: the returned list, counted by ``token_counter`` exactly as returned (in order, partial
+      message included), is within ``max_tokens`` — also for counters with a per-call overhead or that count
+      joined text. The one exception, as in LangChain: ``include_system=True`` and the system message alone is over
+      budget, in which case just the system message is returned. LangChain counts a partial message's pieces in
+      reverse for ``strategy="last"`` and can go over.
+    * ``tool_pairs="keep"`` (default): an AIMessage's tool call and its ToolMessage are kept or dropped together, so
+      the result has no orphan tool result and no call whose result was cut; a partial AIMessage keeps only the
+      calls whose results remain. ``tool_pairs="ignore"`` is LangChain's behaviour.
+    * The counter only sees messages in conversation order (LangChain shows reversed lists for ``"last"``).
+    * With a per-message counter (or a TokenCounter) each message is counted at most once per call, only messages
+      near the kept range are counted at all, and counts are cached across calls, so re-trimming a conversation
+      that grew by one message costs about one message.
+    * Argument errors are raised when the call is made, also in the reusable form; ``max_tokens`` must be a
+      non-negative number and ``start_on``/``end_on`` type strings must name real message types.
+
+    Returns the kept messages (the same objects; only a partial message is a new copy), or a ``MessageTransform``
+    when ``messages`` is omitted.
+    """
+    trim = _Trim(
+        max_tokens=max_tokens,
+        token_counter=token_counter,
+        strategy=strategy,
+        allow_partial=allow_partial,
+        end_on=end_on,
+        start_on=start_on,
+        include_system=include_system,
+        text_splitter=text_splitter,
+        tool_pairs=tool_pairs,
+    )
+    if messages is None:
+        kwargs = {
+            "max_tokens": max_tokens,
+            "token_counter": token_counter,
+            "strategy": strategy,
+            "allow_partial": allow_partial,
+            "end_on": end_on,
+            "start_on": start_on,
+            "include_system": include_system,
+            "text_splitter": text_splitter,
+            "tool_pairs": tool_pairs,
+        }
+        return MessageTransform(trim.run, "trim_messages", kwargs)
+    return trim.run(messages)
+
+
+@overload
+def filter_messages(messages: None = None, **kwargs: Any) -> MessageTransform: ...
+
+
+@overload
+def filter_messages(messages: Iterable[Any] | Any, **kwargs: Any) -> list[BaseMessage]: ...
+
+
+def filter_messages(messages: Iterable[Any] | Any | None = None, **kwargs: Any) -> list[BaseMessage] | MessageTransform:
+    """LangChain's ``filter_messages`` (see ``ctxwin.engine.filtering.filter_messages`` for the arguments)."""
+    if messages is None:
+        _filter_messages([], **kwargs)  # check the arguments now
+        return MessageTransform(partial(_filter_messages, **kwargs), "filter_messages", kwargs)
+    return _filter_messages(messages, **kwargs)
+
+
+filter_messages.__doc__ = _filter_messages.__doc__
+
+
+@overload
+def merge_message_runs(messages: None = None, *, chunk_separator: str = "\n") -> MessageTransform: ...
+
+
+@overload
+def merge_message_runs(messages: Iterable[Any] | Any, *, chunk_separator: str = "\n") -> list[BaseMessage]: ...
+
+
+def merge_message_runs(
+    messages: Iterable[Any] | Any | None = None, *, chunk_separator: str = "\n"
+) -> list[BaseMessage] | MessageTransform:
+    """LangChain's ``merge_message_runs`` (see ``ctxwin.engine.merging.merge_message_runs``)."""
+    if messages is None:
+        _merge_message_runs([], chunk_separator=chunk_separator)
+        merge = partial(_merge_message_runs, chunk_separator=chunk_separator)
+        return MessageTransform(merge, "merge_message_runs", {"chunk_separator": chunk_separator})
+    return _merge_message_runs(messages, chunk_separator=chunk_separator)
+
+
+merge_message_runs.__doc__ = _merge_message_runs.__doc__
