@@ -1,0 +1,164 @@
+"""FileChatMessageHistory: a chat history in a JSONL file, safe against crashes and concurrent appenders.
+
+Each append takes an exclusive ``flock`` on the file, closes off any torn tail a crashed writer left (see
+``jsonl_format``), writes all its lines with one ``write()`` on an ``O_APPEND`` descriptor and ``fsync``s before
+returning, so a message is durable once ``add_message`` returns and lines of different writers never interleave.
+Readers take a shared lock, so they never see a write in progress. POSIX only (``fcntl``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from ctxwin.history.base import BaseChatMessageHistory, checked_messages
+from ctxwin.history.errors import HistoryFormatError, TornLineWarning
+from ctxwin.history.jsonl_format import (
+    Line,
+    SkippedLine,
+    check_first_line,
+    decode,
+    encode_messages,
+    is_torn,
+    parse_history,
+    seal_record,
+    split_lines,
+)
+from ctxwin.messages import BaseMessage
+
+_CHUNK = 64 * 1024
+
+
+class FileChatMessageHistory(BaseChatMessageHistory):
+    """Messages stored one ``message_to_dict`` JSON object per line in ``file_path``.
+
+    LangChain's class of this name rewrites one JSON array on every message; this one only ever appends, so a
+    crash can cost at most the message being written. A torn last line is skipped with a ``TornLineWarning`` and
+    listed in ``skipped_lines``; a corrupt or foreign file raises ``HistoryFormatError`` and is never modified.
+    ``add_messages`` is not atomic across a crash: a batch may be stored in part (each line whole).
+    """
+
+    def __init__(self, file_path: str | os.PathLike[str], *, ensure_ascii: bool = False) -> None:
+        self.file_path = Path(file_path)
+        self.ensure_ascii = ensure_ascii
+        self.skipped_lines: list[SkippedLine] = []
+        self._state = threading.Lock()
+        self._warned: set[tuple[int, int]] = set()
+        self._checked_file: tuple[int, int] | None = None
+        self._dir_synced = False
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        try:
+            with open(self.file_path, "rb") as file:
+                fcntl.flock(file.fileno(), fcntl.LOCK_SH)
+                data = file.read()
+        except FileNotFoundError:
+            data = b""
+        messages, skipped = parse_history(data, str(self.file_path))
+        with self._state:
+            self.skipped_lines = skipped
+            fresh = [s for s in skipped if (s.offset, s.length) not in self._warned]
+            self._warned.update((s.offset, s.length) for s in fresh)
+        if fresh:
+            where = ", ".join(f"line {s.line} ({s.length} bytes at byte {s.offset})" for s in fresh)
+            warnings.warn(
+                TornLineWarning(f"{self.file_path}: skipped lines cut short by a crash: {where}"), stacklevel=2
+            )
+        return messages
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        batch = checked_messages(messages)
+        if not batch:
+            return
+        payload = encode_messages(batch, ensure_ascii=self.ensure_ascii)
+        fd = os.open(self.file_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._check_ours(fd)
+            _write_all(fd, _tail_repair(fd, str(self.file_path)) + payload)
+            os.fsync(fd)
+        finally:
+            os.close(fd)  # also releases the lock
+        if not self._dir_synced:  # the file's directory entry must be durable too
+            _fsync_dir(self.file_path.parent)
+            self._dir_synced = True
+
+    def clear(self) -> None:
+        try:
+            fd = os.open(self.file_path, os.O_RDWR)
+        except FileNotFoundError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._check_ours(fd)
+            os.ftruncate(fd, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with self._state:
+            self._warned.clear()
+
+    def _check_ours(self, fd: int) -> None:
+        """Before the first change to a file, make sure it is one of ours (or empty)."""
+        stat = os.fstat(fd)
+        identity = (stat.st_dev, stat.st_ino)
+        if identity == self._checked_file:
+            return
+        first = b""
+        while b"\n" not in first and len(first) < stat.st_size:
+            block = os.pread(fd, _CHUNK, len(first))
+            if not block:
+                break
+            first += block
+        check_first_line(Line(1, 0, first.split(b"\n", 1)[0]) if first else None, str(self.file_path))
+        self._checked_file = identity
+
+
+def _tail_repair(fd: int, path: str) -> bytes:
+    """What to write before new lines so they do not glue onto a torn tail: a newline and/or a seal record."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 2, max(0, size - 2)).endswith(b"}\n"):
+        return b""
+    ends_with_newline = os.pread(fd, 1, size - 1) == b"\n"
+    span = _CHUNK
+    while True:
+        start = max(0, size - span)
+        lines = list(split_lines(os.pread(fd, size - start, start), start))
+        if start > 0:
+            lines = lines[1:]  # may begin mid-line; re-read with a wider span if the scan gets that far
+        torn: list[Line] = []
+        for line in reversed(lines):
+            if not line.data.strip():
+                continue
+            if decode(line) is not None:
+                break
+            if not is_torn(line.data):
+                raise HistoryFormatError(
+                    f"{path}: line at byte {line.offset} is not JSON; the file is corrupt, refusing to append"
+                )
+            torn.append(line)
+        else:
+            if start > 0:
+                span *= 4
+                continue
+        torn.reverse()
+        return (b"" if ends_with_newline else b"\n") + (seal_record(torn) if torn else b"")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

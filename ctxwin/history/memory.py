@@ -1,0 +1,44 @@
+"""InMemoryChatMessageHistory: a history held in a list, for tests and short-lived sessions."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from ctxwin.history.base import BaseChatMessageHistory, checked_messages
+from ctxwin.messages import BaseMessage
+
+
+class InMemoryChatMessageHistory(BaseChatMessageHistory):
+    """Messages kept in memory; safe to share between threads and asyncio tasks.
+
+    LangChain's class is a pydantic model with a mutable ``messages`` field; here ``messages`` returns a copy so a
+    caller cannot change the store behind its back, and messages may be passed to the constructor.
+    """
+
+    def __init__(self, messages: Sequence[BaseMessage] = ()) -> None:
+        self._lock = threading.Lock()
+        self._messages: list[BaseMessage] = checked_messages(messages)
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        with self._lock:
+            return list(self._messages)
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        batch = checked_messages(messages)
+        with self._lock:
+            self._messages.extend(batch)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._messages.clear()
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        return self.messages
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        self.add_messages(messages)
+
+    async def aclear(self) -> None:
+        self.clear()

@@ -1,0 +1,179 @@
+"""WindowedHistory: everything stored, a recent window shown, system prompt first, tool pairs whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxwin.history.memory import InMemoryChatMessageHistory
+from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history.windowed import WindowedHistory
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+
+def turn(n: int) -> list[BaseMessage]:
+    return [HumanMessage(f"q{n}"), AIMessage(f"a{n}")]
+
+
+def tool_turn(n: int, calls: int = 2) -> list[BaseMessage]:
+    ids = [f"c{n}.{k}" for k in range(calls)]
+    return [
+        HumanMessage(f"q{n}"),
+        AIMessage("", tool_calls=[{"name": "f", "args": {"k": k}, "id": i} for k, i in enumerate(ids)]),
+        *[ToolMessage(f"r{i}", tool_call_id=i) for i in ids],
+        AIMessage(f"a{n}"),
+    ]
+
+
+def orphans(window: list[BaseMessage]) -> list[BaseMessage]:
+    seen: set[Any] = set()
+    out = []
+    for m in window:
+        if isinstance(m, AIMessage):
+            seen.update(c["id"] for c in m.tool_calls)
+        elif isinstance(m, ToolMessage) and m.tool_call_id not in seen:
+            out.append(m)
+    return out
+
+
+def test_stores_everything_and_shows_the_last_messages() -> None:
+    backing = InMemoryChatMessageHistory()
+    window = WindowedHistory(backing, max_messages=3)
+    for n in range(4):
+        window.add_messages(turn(n))
+    assert len(backing.messages) == len(window.all_messages) == 8
+    assert [m.content for m in window.messages] == ["a2", "q3", "a3"]
+    window.clear()
+    assert backing.messages == [] and window.messages == []
+
+
+def test_no_limits_shows_everything() -> None:
+    window = WindowedHistory(InMemoryChatMessageHistory(turn(0)))
+    assert window.messages == turn(0)
+
+
+def test_stored_system_message_is_kept_first_and_counts_toward_max_messages() -> None:
+    window = WindowedHistory(InMemoryChatMessageHistory([SystemMessage("rules"), *turn(0), *turn(1)]), max_messages=3)
+    assert [m.content for m in window.messages] == ["rules", "q1", "a1"]
+    without = WindowedHistory(window.history, max_messages=3, include_system=False)
+    assert [m.content for m in without.messages] == ["a0", "q1", "a1"]
+
+
+def test_system_prompt_is_always_first_and_is_not_stored() -> None:
+    backing = InMemoryChatMessageHistory([SystemMessage("stored rules"), *turn(0), *turn(1)])
+    window = WindowedHistory(backing, max_messages=2, system_prompt="be brief", include_system=False)
+    assert window.messages == [SystemMessage("be brief"), AIMessage("a1")]
+    assert SystemMessage("be brief") not in backing.messages
+    full = WindowedHistory(backing, system_prompt=SystemMessage("p"))
+    assert full.messages[0] == SystemMessage("p") and full.messages[1:] == backing.messages
+
+
+def test_window_never_starts_with_an_orphan_tool_message() -> None:
+    messages = [*turn(0), *tool_turn(1, calls=3)]  # q1, ai(calls), t, t, t, a1
+    backing = InMemoryChatMessageHistory(messages)
+    for k in range(1, len(messages) + 1):
+        window = WindowedHistory(backing, max_messages=k).messages
+        assert len(window) <= k
+        assert orphans(window) == []
+        assert window == messages[len(messages) - len(window) :]
+    ignored = WindowedHistory(backing, max_messages=3, tool_pairs="ignore").messages
+    assert ignored == messages[-3:] and orphans(ignored)
+
+
+def test_orphan_tool_message_stored_in_the_history_is_not_shown_first() -> None:
+    backing = InMemoryChatMessageHistory([ToolMessage("r", tool_call_id="gone"), HumanMessage("q")])
+    assert WindowedHistory(backing, max_messages=5).messages == [HumanMessage("q")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["turn", "tools", "system"]), min_size=1, max_size=8), st.integers(1, 12))
+def test_message_window_invariants(kinds: list[str], k: int) -> None:
+    messages: list[BaseMessage] = []
+    for n, kind in enumerate(kinds):
+        messages += turn(n) if kind == "turn" else tool_turn(n) if kind == "tools" else [SystemMessage(f"s{n}")]
+    window = WindowedHistory(InMemoryChatMessageHistory(messages), max_messages=k).messages
+    assert len(window) <= k
+    assert orphans(window) == []
+    head = messages[:1] if isinstance(messages[0], SystemMessage) else []
+    assert window[: len(head)] == head
+    body = window[len(head) :]
+    assert body == messages[len(messages) - len(body) :]
+
+
+def test_works_over_a_persistent_history(tmp_path: Path) -> None:
+    with SQLiteChatMessageHistory(tmp_path / "w.db", "s") as store:
+        window = WindowedHistory(store, max_messages=2, system_prompt="p")
+        window.add_messages([*turn(0), *turn(1)])
+        window.add_user_message("last")
+        assert [m.content for m in window.messages] == ["p", "last"]
+        assert len(store.messages) == 5
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"max_messages": 0}, ValueError, "max_messages"),
+        ({"max_messages": True}, ValueError, "max_messages"),
+        ({"max_tokens": -5, "counter": len}, ValueError, "max_tokens"),
+        ({"max_tokens": 100}, ValueError, "counter"),
+        ({"counter": len}, ValueError, "counter"),
+        ({"tool_pairs": "drop"}, ValueError, "tool_pairs"),
+        ({"system_prompt": 5}, TypeError, "system_prompt"),
+        ({"max_tokens": 10, "counter": 3.5}, TypeError, "counter"),
+        ({"max_tokens": 10, "counter": "no-such-counter-xyz"}, ValueError, "no-such-counter-xyz"),
+    ],
+)
+def test_bad_arguments(kwargs: dict[str, Any], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        WindowedHistory(InMemoryChatMessageHistory(), **kwargs)
+
+
+def test_history_must_be_a_history() -> None:
+    with pytest.raises(TypeError, match="chat message history"):
+        WindowedHistory([HumanMessage("x")])  # type: ignore[arg-type]
+
+
+# --- token budget: the trim engine does the measuring ---------------------------------------------------------
+
+
+def long_conversation() -> list[BaseMessage]:
+    messages: list[BaseMessage] = [SystemMessage("You are a careful assistant. " * 3)]
+    for n in range(12):
+        messages += tool_turn(n) if n % 3 == 0 else turn(n)
+        messages[-1] = messages[-1].model_copy(update={"content": f"answer {n} " + "word " * (5 * n)})
+    return messages
+
+
+@pytest.mark.parametrize("budget", [60, 150, 400, 5000])
+def test_token_window_fits_the_budget_keeps_system_and_tool_pairs(budget: int) -> None:
+    pytest.importorskip("ctxwin.trim", reason="the trim engine (ctxwin/trim.py) is not in the tree yet")
+    from ctxwin.registry import get_counter
+
+    counter = get_counter("approximate")
+    messages = long_conversation()
+    window = WindowedHistory(InMemoryChatMessageHistory(messages), max_tokens=budget, counter="approximate").messages
+    assert window[0] == messages[0]
+    assert counter.count_messages(window) <= budget or window == messages[:1]
+    assert orphans(window) == []
+    body = window[1:]
+    assert body == messages[len(messages) - len(body) :]
+    if counter.count_messages(messages) <= budget:
+        assert window == messages
+
+
+def test_token_window_with_system_prompt_and_message_limit() -> None:
+    pytest.importorskip("ctxwin.trim", reason="the trim engine (ctxwin/trim.py) is not in the tree yet")
+    from ctxwin.registry import get_counter
+
+    counter = get_counter("approximate")
+    messages = long_conversation()[1:]
+    window = WindowedHistory(
+        InMemoryChatMessageHistory(messages), max_tokens=120, counter=counter, max_messages=4, system_prompt="p"
+    ).messages
+    assert window[0] == SystemMessage("p")
+    assert len(window) <= 4 and counter.count_messages(window) <= 120
+    assert orphans(window) == []
