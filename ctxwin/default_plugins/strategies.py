@@ -1,0 +1,23 @@
+"""Default plugin: the built-in strategies under the names the planner accepts.
+
+Loaded by name from the plugin manager, so this module (not the plugins layer) is what depends on
+``ctxwin.strategies``. Each factory is the strategy class: ``factory(**options)`` passes options to its fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ctxwin.hookspecs import hookimpl
+from ctxwin.strategies.filter import FilterMessages
+from ctxwin.strategies.summarize import Summarize
+from ctxwin.strategies.trim import TrimToBudget
+from ctxwin.strategies.truncate import TruncateToolOutput
+
+
+@hookimpl
+def register_strategies(register: Callable[..., None]) -> None:
+    register("filter", FilterMessages)
+    register("truncate_tool_output", TruncateToolOutput)
+    register("summarize", Summarize)
+    register("trim", TrimToBudget)

@@ -1,0 +1,115 @@
+"""The Strategy protocol, what a step returns, pinned messages and the part of a conversation that must stay.
+
+A strategy gets the messages, the budget and a ``Meter`` (cached token counts for the planner's counter) and returns
+a ``StepResult``: the new messages plus the original messages it dropped, truncated or summarised, so the planner can
+report every removed token by message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
+
+if TYPE_CHECKING:
+    from ctxwin.strategies.meter import Meter
+
+PINNED_KEY = "pinned"
+
+
+def is_pinned(message: BaseMessage) -> bool:
+    """Pinned messages (``additional_kwargs["pinned"] is True``) are never dropped, truncated or summarised.
+
+    ``additional_kwargs`` is not sent to providers by ``convert_to_openai_messages``, so the flag stays local.
+    """
+    return message.additional_kwargs.get(PINNED_KEY) is True
+
+
+def pin(message: BaseMessage) -> BaseMessage:
+    """A pinned copy of ``message``."""
+    return message.model_copy(update={"additional_kwargs": {**message.additional_kwargs, PINNED_KEY: True}})
+
+
+def leading_system_count(messages: Sequence[BaseMessage]) -> int:
+    count = 0
+    while count < len(messages) and isinstance(messages[count], SystemMessage):
+        count += 1
+    return count
+
+
+def last_user_index(messages: Sequence[BaseMessage]) -> int | None:
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            return i
+    return None
+
+
+def must_keep(messages: Sequence[BaseMessage]) -> list[int]:
+    """Indexes no strategy may remove: the leading system messages, pinned messages and the last user message."""
+    keep = set(range(leading_system_count(messages)))
+    keep.update(i for i, m in enumerate(messages) if is_pinned(m))
+    last = last_user_index(messages)
+    if last is not None:
+        keep.add(last)
+    return sorted(keep)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the messages may use: the context window less reserved output, tool definitions and a safety margin."""
+
+    context_window: int
+    reserve_output: int
+    tools_tokens: int = 0
+    safety_margin: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("context_window", "reserve_output", "tools_tokens", "safety_margin"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"Budget.{name} must be a non-negative int, got {value!r}")
+
+    @property
+    def max_input_tokens(self) -> int:
+        """The most the whole request (messages and tool definitions) may count."""
+        return max(self.context_window - self.reserve_output - self.safety_margin, 0)
+
+    @property
+    def messages_budget(self) -> int:
+        """The most the messages may count, tool definitions already taken out."""
+        return max(self.max_input_tokens - self.tools_tokens, 0)
+
+
+@dataclass
+class StepResult:
+    """The messages after a strategy, and which of the input messages it dropped, shortened or summarised."""
+
+    messages: list[BaseMessage]
+    notes: list[str] = field(default_factory=list)
+    dropped: list[BaseMessage] = field(default_factory=list)
+    truncated: list[BaseMessage] = field(default_factory=list)
+    summarized: list[BaseMessage] = field(default_factory=list)
+    skipped: bool = False
+    # id(copy) -> the input message it replaces, so reports name a shortened message like its original
+    origins: dict[int, BaseMessage] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """One way of shrinking a conversation. ``apply`` never mutates the messages it is given."""
+
+    name: str
+
+    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult: ...
+
+
+def dropped_between(before: Sequence[BaseMessage], after: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """Messages of ``before`` that are not (as the same object) in ``after``."""
+    kept = {id(m) for m in after}
+    return [m for m in before if id(m) not in kept]
+
+
+def describe(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)

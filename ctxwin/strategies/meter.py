@@ -1,0 +1,92 @@
+"""Token counts for the planner and its strategies.
+
+Every strategy measures the same conversation again and again. The ``Meter`` counts each message object once per
+plan, all unseen messages of a call in one batch (which the tiktoken counter spreads over threads), and remembers
+the count by object, so a repeat total is a dictionary lookup per message. The trim step sees the same counts
+through ``as_counter``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ctxwin.counters.base import TokenCounter
+from ctxwin.engine.counter_adapter import make_measure
+from ctxwin.engine.measure import AdditiveMeasure, Measure
+from ctxwin.messages import BaseMessage
+
+
+class Meter:
+    """Per-message counts and list totals for one counter during one plan; ``exact`` asks the counter itself."""
+
+    def __init__(self, counter: TokenCounter, tools: Sequence[dict[str, Any]] | None = None) -> None:
+        self.counter = counter
+        self.tools = list(tools) if tools else None
+        self._measure: Measure | None = None
+        # id(message) -> (message, count); the message is held so its id cannot be reused during the plan.
+        self._seen: dict[int, tuple[BaseMessage, int]] = {}
+        self._overhead: int | None = None
+
+    def _measure_for(self, sample: BaseMessage) -> Measure:
+        if self._measure is None:
+            self._measure = make_measure(self.counter, sample)
+        return self._measure
+
+    @property
+    def additive(self) -> bool:
+        """Whether totals are sums of per-message counts (else every total asks the counter)."""
+        return self._measure is None or isinstance(self._measure, AdditiveMeasure)
+
+    def each(self, messages: Sequence[BaseMessage]) -> list[int]:
+        """Per-message token counts (framing included); unseen messages are counted together in one batch."""
+        seen = self._seen
+        missing = [m for m in messages if id(m) not in seen]
+        if missing:
+            batch = getattr(self.counter, "count_message_batch", None)
+            fresh = batch(missing) if callable(batch) else [self.counter.count_message(m) for m in missing]
+            for message, count in zip(missing, fresh, strict=True):
+                seen[id(message)] = (message, count)
+        return [seen[id(m)][1] for m in messages]
+
+    def total(self, messages: Sequence[BaseMessage]) -> int:
+        """The count of the messages as one request (tool definitions not included)."""
+        if not messages:
+            return 0
+        measure = self._measure_for(messages[0])
+        if not isinstance(measure, AdditiveMeasure):
+            return int(measure.total(messages, [], 0, len(messages)))
+        if self._overhead is None:
+            self._overhead = int(measure.total(messages[:1], [], 0, 1)) - self.each(messages[:1])[0]
+        return sum(self.each(messages)) + self._overhead
+
+    def as_counter(self) -> TokenCounter:
+        """A TokenCounter answering from this meter, so the trim engine reuses the plan's counts."""
+        return _MeteredCounter(self)
+
+    def exact(self, messages: Sequence[BaseMessage]) -> int:
+        """The counter's own count of the whole request, tool definitions included."""
+        return self.counter.count_messages(messages, tools=self.tools)
+
+    def text(self, text: str) -> int:
+        return self.counter.count_text(text)
+
+
+class _MeteredCounter:
+    """The planner's counter as the trim engine sees it: the same counts, none of them tokenized twice."""
+
+    def __init__(self, meter: Meter) -> None:
+        self._meter = meter
+        self.name = getattr(meter.counter, "name", "metered")
+
+    def count_text(self, text: str) -> int:
+        return self._meter.text(text)
+
+    def count_message(self, message: BaseMessage) -> int:
+        return self._meter.each([message])[0]
+
+    def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
+        return self._meter.each(messages)
+
+    def count_messages(self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        return self._meter.total(messages)

@@ -1,0 +1,146 @@
+"""``summarize``: replace the oldest part of the conversation with one summary message.
+
+The span ends at the start of a user turn, so a tool call is never separated from its results and no turn is cut
+in the middle; the leading system messages, pinned messages and the last user turn are never in it. An existing
+summary at the start of the span is passed to the summarizer with the new messages, so it is extended rather than
+rewritten. The summary is capped at ``max_summary_tokens``. A summarizer that raises or returns nothing skips the
+step (the planner reports it); its error text never becomes the summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, leading_system_count
+from ctxwin.strategies.extractive import extractive_summarizer
+from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.summary import is_summary, summarized_ids, summary_message
+from ctxwin.strategies.truncate import longest_fitting
+
+Summarizer = Callable[[list[BaseMessage]], "str | Awaitable[str]"]
+
+
+@dataclass
+class _Span:
+    start: int
+    end: int  # messages[start:end] minus pinned ones are summarised
+
+
+@dataclass
+class Summarize:
+    """Summarise the oldest turns, keeping the last ``keep_last_messages`` or ``keep_last_tokens`` verbatim.
+
+    With neither set, as much of the recent conversation is kept as fits beside the summary.
+    """
+
+    summarizer: Summarizer = extractive_summarizer
+    keep_last_messages: int | None = None
+    keep_last_tokens: int | None = None
+    max_summary_tokens: int = 512
+    name: str = field(default="summarize")
+
+    def __post_init__(self) -> None:
+        for label in ("keep_last_messages", "keep_last_tokens"):
+            value = getattr(self, label)
+            if value is not None and value < 0:
+                raise ValueError(f"summarize {label} must be >= 0, got {value}")
+        if self.max_summary_tokens < 1:
+            raise ValueError(f"summarize max_summary_tokens must be at least 1, got {self.max_summary_tokens}")
+
+    def _span(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> _Span | None:
+        start = leading_system_count(messages)
+        if start < len(messages) and is_summary(messages[start]):
+            pass  # an earlier summary opens the span and is extended
+        elif start > 0 and is_summary(messages[start - 1]):
+            start -= 1
+        last_user = last_user_index(messages)
+        if last_user is None:
+            return None
+        if self.keep_last_messages is not None:
+            cut = len(messages) - self.keep_last_messages
+        else:
+            counts = meter.each(messages)
+            room = (
+                self.keep_last_tokens
+                if self.keep_last_tokens is not None
+                else budget.messages_budget - sum(counts[:start]) - self.max_summary_tokens
+            )
+            cut, used = len(messages), 0
+            while cut > start and used + counts[cut - 1] <= room:
+                cut -= 1
+                used += counts[cut]
+        # Cut only where a user turn starts, never later than the last user message; keep more rather than less.
+        cut = min(max(cut, start), last_user)
+        while cut > start and not isinstance(messages[cut], HumanMessage):
+            cut -= 1
+        if not any(not is_pinned(m) for m in messages[start:cut]) or (cut - start == 1 and is_summary(messages[start])):
+            return None
+        return _Span(start, cut)
+
+    def _result(self, messages: list[BaseMessage], span: _Span, text: Any, meter: Meter) -> StepResult:
+        replaced = [m for m in messages[span.start : span.end] if not is_pinned(m)]
+        if not isinstance(text, str) or not text.strip():
+            return StepResult(list(messages), ["summarizer returned no text; nothing summarised"], skipped=True)
+        text = text.strip()
+        if meter.text(text) > self.max_summary_tokens:
+            limit = self.max_summary_tokens - meter.text("…")
+            text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]) <= limit)] + "…"
+        count = sum(
+            m.response_metadata["ctxwin_summary"].get("summarized_count", 0) if is_summary(m) else 1 for m in replaced
+        )
+        summary = summary_message(text, replaced, count)
+        pinned = [m for m in messages[span.start : span.end] if is_pinned(m)]
+        out = [*messages[: span.start], summary, *pinned, *messages[span.end :]]
+        originals = [m for m in replaced if not is_summary(m)]
+        note = f"summarised {len(originals)} messages into {meter.text(text)} tokens"
+        if any(is_summary(m) for m in replaced):
+            note += f" (extending the summary of {len(summarized_ids(replaced[0])) or 'earlier'} messages)"
+        return StepResult(out, [note], summarized=originals)
+
+    def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:
+        # The exception's type only: its text may echo conversation content or secrets into the report.
+        return StepResult(list(messages), [f"summarizer raised {type(exc).__name__}; nothing summarised"], skipped=True)
+
+    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+        span = self._span(messages, budget, meter)
+        if span is None:
+            return StepResult(list(messages), ["nothing to summarise"], skipped=True)
+        try:
+            text = self.summarizer([m for m in messages[span.start : span.end] if not is_pinned(m)])
+            if inspect.isawaitable(text):
+                text = _run_sync(text)
+        except Exception as exc:
+            return self._failed(messages, exc)
+        return self._result(messages, span, text, meter)
+
+    async def aapply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+        span = self._span(messages, budget, meter)
+        if span is None:
+            return StepResult(list(messages), ["nothing to summarise"], skipped=True)
+        try:
+            text = self.summarizer([m for m in messages[span.start : span.end] if not is_pinned(m)])
+            if inspect.isawaitable(text):
+                text = await text
+        except Exception as exc:
+            return self._failed(messages, exc)
+        return self._result(messages, span, text, meter)
+
+
+def _run_sync(awaitable: Awaitable[Any]) -> Any:
+    """Run an async summarizer from synchronous code; inside a running loop, ``aplan`` is the way."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(awaitable))
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()
+    raise RuntimeError("an async summarizer cannot run inside a running event loop from plan(); use aplan()")
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable

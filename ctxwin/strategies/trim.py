@@ -1,0 +1,70 @@
+"""``trim``: the trim engine, keeping the most recent messages that fit around what must stay.
+
+What must stay (the leading system messages, pinned messages, the last user message, and the tool partners of any
+of them) is set aside and its cost taken from the budget; the engine keeps the latest of the rest that fit, with
+tool pairs whole. The kept history then starts at a user turn, so the model never sees a turn's second half.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ctxwin.engine.tool_pairs import ToolPairs
+from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
+from ctxwin.strategies.base import Budget, StepResult, dropped_between, must_keep
+from ctxwin.strategies.meter import Meter
+from ctxwin.trim import trim_messages
+
+_MAX_ROUNDS = 6  # re-trims for a counter that is not additive; each round tightens by the measured overshoot
+
+
+def _protected(messages: list[BaseMessage]) -> set[int]:
+    keep = set(must_keep(messages))
+    pairs = ToolPairs(messages)
+    for result, call in pairs.call_of.items():
+        if result in keep:
+            keep.add(call)
+    for call, results in pairs.results_of.items():
+        if call in keep:
+            keep.update(result for result, _ in results)
+    return keep
+
+
+@dataclass
+class TrimToBudget:
+    """Keep the latest messages that fit, never dropping the must-keep part."""
+
+    name: str = field(default="trim")
+
+    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+        protected = _protected(messages)
+        fixed = [m for i, m in enumerate(messages) if i in protected]
+        rest = [m for i, m in enumerate(messages) if i not in protected]
+        limit = budget.messages_budget - sum(meter.each(fixed))
+        notes: list[str] = []
+        out = fixed
+        metered = meter.as_counter() if meter.additive else meter.counter
+        for _ in range(_MAX_ROUNDS):
+            kept_rest = trim_messages(rest, max_tokens=limit, token_counter=metered) if limit > 0 else []
+            kept_ids = {id(m) for m in kept_rest}
+            out = [m for i, m in enumerate(messages) if i in protected or id(m) in kept_ids]
+            out = _start_on_user_turn(out, protected_ids={id(m) for m in fixed})
+            over = meter.total(out) - budget.messages_budget
+            if over <= 0 or limit <= 0:
+                break
+            limit -= over
+        if limit <= 0 and rest:
+            notes.append("the must-keep messages alone use the whole budget")
+        dropped = dropped_between(messages, out)
+        notes.append(f"kept {len(out)} of {len(messages)} messages")
+        return StepResult(out, notes, dropped=dropped)
+
+
+def _start_on_user_turn(messages: list[BaseMessage], protected_ids: set[int]) -> list[BaseMessage]:
+    """Drop unprotected messages between the system prefix and the first user message (a turn's tail end)."""
+    first_user = next((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), None)
+    if first_user is None:
+        return messages
+    return [
+        m for i, m in enumerate(messages) if i >= first_user or id(m) in protected_ids or isinstance(m, SystemMessage)
+    ]

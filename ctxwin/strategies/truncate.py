@@ -1,0 +1,98 @@
+"""``truncate_tool_output``: shorten large tool results to their head and tail.
+
+Tool outputs (search results, logs, file dumps) are the usual reason an agent's context overflows, and their middle
+is the part a model needs least. The full value is never lost: it goes to the ToolMessage's ``artifact`` (which
+providers never see), or, when the tool already set an artifact, to ``response_metadata["ctxwin_full_content"]``.
+Oldest outputs are shortened first, and shortening stops as soon as the conversation fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ctxwin.messages import BaseMessage, ToolMessage
+from ctxwin.strategies.base import Budget, StepResult, is_pinned
+from ctxwin.strategies.meter import Meter
+
+MARKER = "\n[… {cut} tokens of tool output cut by ctxwin …]\n"
+
+
+def longest_fitting(length: int, guess: int, fits: Callable[[int], bool]) -> int:
+    """The largest ``k <= length`` with ``fits(k)`` (monotone), galloping up from ``guess``.
+
+    Only pieces about as long as the answer are ever tokenized, so cutting a megabyte log to 1,000 tokens costs a
+    few small tokenizations rather than many of the whole text.
+    """
+    lo, hi = 0, min(max(guess, 1), length)
+    while hi < length and fits(hi):
+        lo, hi = hi, min(hi * 2, length)
+    if fits(hi):
+        return hi
+    while lo + 1 < hi:  # invariant: fits(lo), not fits(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def head_and_tail(text: str, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
+    """``text`` cut to about ``max_tokens``: its head, a marker naming the cut, and its tail; plus tokens cut."""
+    total = meter.text(text)
+    if total <= max_tokens:
+        return text, 0
+    chars_per_token = max(len(text) // max(total, 1), 1)
+    head_limit = int(max_tokens * head_share)
+    head = text[
+        : longest_fitting(len(text), head_limit * chars_per_token, lambda k: meter.text(text[:k]) <= head_limit)
+    ]
+    rest = text[len(head) :]
+    tail_limit = max_tokens - meter.text(head)
+    keep = longest_fitting(
+        len(rest), tail_limit * chars_per_token, lambda k: meter.text(rest[len(rest) - k :]) <= tail_limit
+    )
+    tail = rest[len(rest) - keep :] if keep else ""
+    cut = total - meter.text(head) - meter.text(tail)
+    return head + MARKER.format(cut=cut) + tail, cut
+
+
+@dataclass
+class TruncateToolOutput:
+    """Shorten ToolMessages whose content counts more than ``max_tokens`` to head + marker + tail."""
+
+    max_tokens: int = 1000
+    name: str = "truncate_tool_output"
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ValueError(f"truncate_tool_output max_tokens must be at least 1, got {self.max_tokens}")
+
+    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+        out = list(messages)
+        result = StepResult(out)
+        total = meter.total(out)
+        for i, message in enumerate(messages):
+            if total <= budget.messages_budget:
+                break
+            if not isinstance(message, ToolMessage) or is_pinned(message) or not message.text:
+                continue
+            if meter.each([message])[0] <= self.max_tokens or meter.text(message.text) <= self.max_tokens:
+                continue  # the cached message count bounds the text's, so most outputs are never re-tokenized
+            short, cut = head_and_tail(message.text, self.max_tokens, meter)
+            if isinstance(message.content, list):
+                extra = [b for b in message.content if not (isinstance(b, str) or b.get("type") == "text")]
+                content: str | list[str | dict[str, object]] = [{"type": "text", "text": short}, *extra]
+            else:
+                content = short
+            update: dict[str, Any]
+            if message.artifact is None:
+                update = {"content": content, "artifact": message.content}
+            else:
+                metadata = {**message.response_metadata, "ctxwin_full_content": message.content}
+                update = {"content": content, "response_metadata": metadata}
+            out[i] = message.model_copy(update=update)
+            result.origins[id(out[i])] = message
+            total += meter.each([out[i]])[0] - meter.each([message])[0]
+            result.truncated.append(message)
+            result.notes.append(f"tool output {message.tool_call_id}: cut {cut} tokens")
+        return result
