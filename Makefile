@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.ctxwin-installed
-EXTRAS ?= dev,bench
+EXTRAS ?= dev,bench,corpus
 # A venv whose interpreter cannot import ctxwin (moved, broken, half-installed) is rebuilt.
 VENV_OK := $(shell $(BIN)/python -c "import ctxwin" >/dev/null 2>&1 && echo ok)
 
@@ -17,12 +17,16 @@ $(STAMP): pyproject.toml $(if $(VENV_OK),,FORCE)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
 	@touch $@
 
+# Fit a long English/Chinese agent session (tool calls, a 10,000-token build log) into a 6,000-token window.
 demo: $(STAMP)
-	$(BIN)/ctxwin count examples/conversation.json
+	@mkdir -p .demo
+	$(BIN)/ctxwin fit examples/long_conversation.json --model gpt-4o-mini --context-window 6000 --reserve 1000 \
+		--keep-last 12 -o .demo/fitted.json
+	@echo "fitted conversation written to .demo/fitted.json"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
-	$(BIN)/ruff check ctxwin tests benchmarks
+	$(BIN)/ruff check ctxwin tests benchmarks examples
 	$(BIN)/mypy --strict ctxwin
 
 bench: $(STAMP)

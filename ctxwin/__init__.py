@@ -1,11 +1,91 @@
 """ctxwin: fit LLM chat prompts into a model's token budget.
 
-The message API mirrors ``langchain_core.messages``: switching is a change of import.
+The message API mirrors ``langchain_core.messages`` and ``trim_messages`` mirrors LangChain's: switching is a change
+of import. Heavy tokenizer packages load only when a counter that needs them is first used.
 """
 
+from ctxwin.counters import BaseTokenCounter, ModelSpec, TokenCounter, TokenizerDataError
+from ctxwin.history import (
+    BaseChatMessageHistory,
+    FileChatMessageHistory,
+    HistoryFormatError,
+    InMemoryChatMessageHistory,
+    SQLiteChatMessageHistory,
+    TornLineWarning,
+    WindowedHistory,
+    add_messages,
+)
 from ctxwin.messages import *  # noqa: F403
 from ctxwin.messages import __all__ as _message_names
+from ctxwin.planner import Budget, BudgetExceeded, Plan, Planner, StepReport, fit
+from ctxwin.plugins import (
+    get_counter,
+    get_model,
+    get_strategy_factory,
+    hookimpl,
+    list_counters,
+    list_models,
+    list_strategies,
+    plugin_errors,
+    register_plugin,
+    unregister_plugin,
+)
+from ctxwin.strategies import (
+    FilterMessages,
+    StepResult,
+    Strategy,
+    Summarize,
+    TrimToBudget,
+    TruncateToolOutput,
+    extractive_summarizer,
+    is_pinned,
+    pin,
+)
+from ctxwin.trim import filter_messages, merge_message_runs, trim_messages
 
 __version__ = "0.1.0"
 
-__all__ = [*_message_names, "__version__"]
+__all__ = [
+    *_message_names,
+    "BaseChatMessageHistory",
+    "BaseTokenCounter",
+    "Budget",
+    "BudgetExceeded",
+    "FileChatMessageHistory",
+    "FilterMessages",
+    "HistoryFormatError",
+    "InMemoryChatMessageHistory",
+    "ModelSpec",
+    "Plan",
+    "Planner",
+    "SQLiteChatMessageHistory",
+    "StepReport",
+    "StepResult",
+    "Strategy",
+    "Summarize",
+    "TokenCounter",
+    "TokenizerDataError",
+    "TornLineWarning",
+    "TrimToBudget",
+    "TruncateToolOutput",
+    "WindowedHistory",
+    "__version__",
+    "add_messages",
+    "extractive_summarizer",
+    "filter_messages",
+    "fit",
+    "get_counter",
+    "get_model",
+    "get_strategy_factory",
+    "hookimpl",
+    "is_pinned",
+    "list_counters",
+    "list_models",
+    "list_strategies",
+    "merge_message_runs",
+    "pin",
+    "plugin_errors",
+    "register_plugin",
+    "trim_messages",
+    "unregister_plugin",
+]
