@@ -1,9 +1,19 @@
-"""Suite-wide setup: third-party plugins installed on the machine never leak into the tests.
+"""Suite-wide setup.
 
-Plugins load once per process, so this must be set before anything asks for a counter; tests that need a
-plugin register it explicitly (or install one into a subprocess of their own).
+Third-party plugins installed on the machine never leak into the tests: plugins load once per process, so this is
+set before anything asks for a counter; tests that need a plugin register it explicitly (or install one into a
+subprocess of their own).
+
+CI runs the property tests on a fixed sequence of examples, so a red run is reproducible and a landing never depends
+on luck; locally they explore new examples on every run.
 """
 
 import os
 
+from hypothesis import settings
+
 os.environ["CTXWIN_LOAD_PLUGINS"] = ""
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
