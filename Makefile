@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml $(if $(VENV_OK),,FORCE)
 demo: $(STAMP)
 	@mkdir -p .demo
 	$(BIN)/ctxwin fit examples/long_conversation.json --model gpt-4o-mini --context-window 6000 --reserve 1000 \
-		--keep-last 12 -o .demo/fitted.json
+		--summarize -o .demo/fitted.json
 	@echo "fitted conversation written to .demo/fitted.json"
 
 test: $(STAMP)

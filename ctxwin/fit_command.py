@@ -17,6 +17,7 @@ from typing import IO, Any
 from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.planner import BudgetExceeded, Plan, Planner
+from ctxwin.strategies.extractive import extractive_summarizer
 
 EXIT_OK, EXIT_INPUT = 0, 1
 BAR_WIDTH = 60
@@ -96,6 +97,7 @@ def _planner(args: argparse.Namespace, tools: list[dict[str, Any]] | None) -> Pl
         tools=tools,
         counter=args.counter,
         keep_last=args.keep_last,
+        summarizer=extractive_summarizer if args.summarize else None,
     )
 
 
@@ -219,6 +221,7 @@ def add_fit_parser(commands: Any) -> None:
     fit.add_argument("--reserve", type=int, help="tokens reserved for the reply (default: the model's max output)")
     fit.add_argument("--tools", help="a JSON file with the tool definitions sent with the request")
     fit.add_argument("--strategy", help="comma-separated strategies, e.g. truncate_tool_output,trim")
+    fit.add_argument("--summarize", action="store_true", help="summarise older turns (offline, extractive)")
     fit.add_argument("--keep-last", type=int, help="summarise older turns, keeping the last N messages verbatim")
     fit.add_argument("--json", action="store_true", help="print a JSON report instead of the table")
     fit.add_argument("--output", "-o", help="write the fitted conversation(s) here (default: stdout)")

@@ -74,8 +74,13 @@ class Summarize:
             while cut > start and used + counts[cut - 1] <= room:
                 cut -= 1
                 used += counts[cut]
-        # Cut only where a user turn starts, never later than the last user message; keep more rather than less.
+        # Cut only where a user turn starts, never later than the last user message. An explicit keep_last keeps at
+        # least that much (the cut moves back); a budget-driven cut moves forward, so the result fits without the
+        # trim step dropping unsummarised messages between the summary and the verbatim tail.
         cut = min(max(cut, start), last_user)
+        explicit = self.keep_last_messages is not None or self.keep_last_tokens is not None
+        while start < cut < last_user and not isinstance(messages[cut], HumanMessage):
+            cut += -1 if explicit else 1
         while cut > start and not isinstance(messages[cut], HumanMessage):
             cut -= 1
         if not any(not is_pinned(m) for m in messages[start:cut]) or (cut - start == 1 and is_summary(messages[start])):

@@ -71,6 +71,7 @@ class TruncateToolOutput:
         out = list(messages)
         result = StepResult(out)
         total = meter.total(out)
+        cut_total = 0
         for i, message in enumerate(messages):
             if total <= budget.messages_budget:
                 break
@@ -94,5 +95,7 @@ class TruncateToolOutput:
             result.origins[id(out[i])] = message
             total += meter.each([out[i]])[0] - meter.each([message])[0]
             result.truncated.append(message)
-            result.notes.append(f"tool output {message.tool_call_id}: cut {cut} tokens")
+            cut_total += cut
+        if result.truncated:
+            result.notes.append(f"cut {cut_total} tokens from {len(result.truncated)} tool outputs")
         return result

@@ -1,0 +1,79 @@
+"""`ctxwin fit` as a real subprocess: single conversations, JSONL batches, reports and errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ctxwin.messages import convert_to_messages
+from ctxwin.plugins import get_counter
+
+ROOT = Path(__file__).resolve().parents[2]
+LONG = ROOT / "examples" / "long_conversation.json"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {"CTXWIN_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-m", "ctxwin.cli", *args], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_fit_writes_a_conversation_that_fits(tmp_path: Path) -> None:
+    out = tmp_path / "fitted.json"
+    result = run("fit", str(LONG), "-m", "gpt-4o-mini", "--context-window", "6000", "--reserve", "1000", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    fitted = json.loads(out.read_text(encoding="utf-8"))
+    tokens = get_counter("gpt-4o-mini").count_messages(convert_to_messages(fitted))
+    assert tokens <= 5000
+    original = json.loads(LONG.read_text(encoding="utf-8"))
+    assert fitted[0] == original[0] and fitted[-1] == original[-1]
+    assert "fits:" in result.stderr and "[S" in result.stderr and "reserved output 1,000" in result.stderr
+
+
+def test_fit_json_report_accounts_for_the_tokens() -> None:
+    result = run("fit", str(LONG), "-m", "gpt-4o-mini", "--context-window", "6000", "--reserve", "1000", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["fits"] and report["messages"]
+    steps = report["steps"]
+    assert steps[0]["tokens_before"] == report["tokens_before"]
+    assert steps[-1]["tokens_after"] == report["tokens_after"]
+    assert report["tokens_after"] == get_counter("gpt-4o-mini").count_messages(convert_to_messages(report["messages"]))
+
+
+def test_fit_many_keeps_order_and_reports_bad_lines(tmp_path: Path) -> None:
+    conversation: list[dict[str, Any]] = json.loads(LONG.read_text(encoding="utf-8"))
+    lines = [
+        json.dumps(conversation[:20]),
+        "not json",
+        json.dumps({"messages": [{"role": "ghost", "content": "x"}]}),
+        json.dumps({"messages": conversation}),
+    ]
+    source = tmp_path / "many.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    result = run(
+        "fit", str(source), "-m", "gpt-4o-mini", "--context-window", "4000", "--reserve", "500", "-o", str(out)
+    )
+    assert result.returncode == 1
+    assert f"{source}:2: not valid JSON" in result.stderr
+    assert f"{source}:3: messages[0]: unexpected message type: 'ghost'" in result.stderr
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [row["line"] for row in rows] == [1, 4]
+    assert all(row["plan"]["fits"] for row in rows)
+    counter = get_counter("gpt-4o-mini")
+    assert all(counter.count_messages(convert_to_messages(row["messages"])) <= 3500 for row in rows)
+
+
+def test_fit_errors_exit_1() -> None:
+    unknown = run("fit", str(LONG), "-m", "gpt-99-ultra")
+    assert unknown.returncode == 1 and "gpt-99-ultra" in unknown.stderr
+    no_window = run("fit", str(LONG), "--counter", "tiktoken:o200k_base")
+    assert no_window.returncode == 1 and "context_window" in no_window.stderr
+    bad_strategy = run("fit", str(LONG), "-m", "gpt-4o", "--strategy", "shred")
+    assert bad_strategy.returncode == 1 and "shred" in bad_strategy.stderr
+    assert "Traceback" not in unknown.stderr + no_window.stderr + bad_strategy.stderr
