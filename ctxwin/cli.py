@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
-from ctxwin.counters.base import TokenCounter, role_of
+from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.models import ModelSpec
 from ctxwin.fit_command import add_fit_parser
 from ctxwin.messages import AIMessage, BaseMessage
+from ctxwin.messages.openai_format import openai_role
 from ctxwin.plugins import (
     get_counter,
     get_model,
@@ -58,7 +59,7 @@ def _preview(message: BaseMessage, width: int = 48) -> str:
 def _count_rows(conversation: Conversation, counter: TokenCounter, model: ModelSpec | None) -> dict[str, Any]:
     counts = [counter.count_message(m) for m in conversation.messages]
     rows = [
-        {"index": i, "role": role_of(m), "name": m.name, "tokens": n, "preview": _preview(m)}
+        {"index": i, "role": openai_role(m), "name": m.name, "tokens": n, "preview": _preview(m)}
         for i, (m, n) in enumerate(zip(conversation.messages, counts, strict=True))
     ]
     total = counter.count_messages(conversation.messages, tools=conversation.tools)

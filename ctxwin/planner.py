@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -231,36 +231,55 @@ class Planner:
     def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
         return meter.total(messages) + self.budget.tools_tokens if meter.additive else meter.exact(messages)
 
+    def _run(self, messages: Any) -> _Run:
+        current, labels, meter = self._start(messages)
+        return _Run(self, current, labels, meter, self._request_tokens(current, meter))
+
     def plan(self, messages: Any) -> Plan:
         """Apply the strategies in order until the conversation fits; never mutates the input."""
-        current, labels, meter = self._start(messages)
-        before = tokens = self._request_tokens(current, meter)
-        steps: list[StepReport] = []
-        for strategy in self.strategies:
-            if tokens <= self.budget.max_input_tokens:
-                break
-            result = strategy.apply(current, self.budget, meter)
-            after = self._request_tokens(result.messages, meter)
-            steps.append(self._report(strategy.name, result, tokens, after, labels))
-            current, tokens = result.messages, after
-        return self._finish(current, before, steps, meter)
+        run = self._run(messages)
+        for strategy in run.pending():
+            run.record(strategy, strategy.apply(run.current, self.budget, run.meter))
+        return run.finish()
 
     async def aplan(self, messages: Any) -> Plan:
-        """``plan`` for async code: async summarizers are awaited."""
-        current, labels, meter = self._start(messages)
-        before = tokens = self._request_tokens(current, meter)
-        steps: list[StepReport] = []
-        for strategy in self.strategies:
-            if tokens <= self.budget.max_input_tokens:
-                break
+        """``plan`` for async code: strategies with ``aapply`` (async summarizers) are awaited."""
+        run = self._run(messages)
+        for strategy in run.pending():
             aapply = getattr(strategy, "aapply", None)
-            result = (
-                await aapply(current, self.budget, meter) if aapply else strategy.apply(current, self.budget, meter)
-            )
-            after = self._request_tokens(result.messages, meter)
-            steps.append(self._report(strategy.name, result, tokens, after, labels))
-            current, tokens = result.messages, after
-        return self._finish(current, before, steps, meter)
+            result = await aapply(run.current, self.budget, run.meter) if aapply else None
+            run.record(strategy, result or strategy.apply(run.current, self.budget, run.meter))
+        return run.finish()
+
+
+@dataclass
+class _Run:
+    """One plan in progress: the current messages, their request tokens and the reports so far."""
+
+    planner: Planner
+    current: list[BaseMessage]
+    labels: _Labels
+    meter: Meter
+    before: int
+    steps: list[StepReport] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.tokens = self.before
+
+    def pending(self) -> Iterator[Strategy]:
+        """The strategies still to apply, stopping as soon as the conversation fits."""
+        for strategy in self.planner.strategies:
+            if self.tokens <= self.planner.budget.max_input_tokens:
+                return
+            yield strategy
+
+    def record(self, strategy: Strategy, result: StepResult) -> None:
+        after = self.planner._request_tokens(result.messages, self.meter)
+        self.steps.append(self.planner._report(strategy.name, result, self.tokens, after, self.labels))
+        self.current, self.tokens = result.messages, after
+
+    def finish(self) -> Plan:
+        return self.planner._finish(self.current, self.before, self.steps, self.meter)
 
 
 def fit(

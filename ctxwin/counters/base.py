@@ -12,7 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ctxwin.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
+from ctxwin.messages.openai_format import openai_role
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
 DEFAULT_BLOCK_TOKENS = 255
@@ -31,21 +32,6 @@ class TokenCounter(Protocol):
     def count_messages(
         self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None
     ) -> int: ...
-
-
-def role_of(message: BaseMessage) -> str:
-    """The role string a provider sees for this message."""
-    if isinstance(message, HumanMessage):
-        return "user"
-    if isinstance(message, AIMessage):
-        return "assistant"
-    if isinstance(message, SystemMessage):
-        return str(message.additional_kwargs.get("__openai_role__", "system"))
-    if isinstance(message, ToolMessage):
-        return "tool"
-    if isinstance(message, ChatMessage):
-        return message.role
-    return message.type
 
 
 class BaseTokenCounter:
@@ -72,7 +58,7 @@ class BaseTokenCounter:
 
     def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
         """The strings of a message to tokenize, and the tokens its framing and non-text blocks add."""
-        texts = [role_of(message)]
+        texts = [openai_role(message)]
         fixed = self.tokens_per_message
         if isinstance(message.content, str):
             texts.append(message.content)

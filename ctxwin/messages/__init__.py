@@ -36,7 +36,7 @@ from ctxwin.messages.content import (
 from ctxwin.messages.convert import MessageLike, convert_to_messages, message_chunk_to_message
 from ctxwin.messages.human import HumanMessage, HumanMessageChunk
 from ctxwin.messages.merge import merge_content, merge_dicts, merge_lists
-from ctxwin.messages.openai_format import convert_to_openai_messages
+from ctxwin.messages.openai_format import convert_to_openai_messages, openai_role
 from ctxwin.messages.partial_json import parse_partial_json
 from ctxwin.messages.remove import REMOVE_ALL_MESSAGES, RemoveMessage
 from ctxwin.messages.serialize import message_from_dict, message_to_dict, messages_from_dict, messages_to_dict
@@ -115,6 +115,7 @@ __all__ = [
     "message_to_dict",
     "messages_from_dict",
     "messages_to_dict",
+    "openai_role",
     "parse_partial_json",
     "subtract_usage",
     "to_content_blocks",

@@ -29,7 +29,8 @@ _DROPPED_BLOCKS = frozenset(
 )
 
 
-def _role(message: BaseMessage) -> str:
+def openai_role(message: BaseMessage) -> str:
+    """The role a provider sees for this message (``developer`` for a system message converted from one)."""
     if isinstance(message, HumanMessage):
         return "user"
     if isinstance(message, AIMessage):
@@ -40,7 +41,7 @@ def _role(message: BaseMessage) -> str:
         return "tool"
     if isinstance(message, ChatMessage):
         return message.role
-    raise ValueError(f"{type(message).__name__} has no OpenAI chat form")
+    return message.type
 
 
 def _data_url(block: dict[str, Any]) -> str:
@@ -130,7 +131,7 @@ def _parses_to(text: str, value: Any) -> bool:
 def _to_openai(message: BaseMessage, text_format: str, include_id: bool) -> dict[str, Any]:
     if isinstance(message, RemoveMessage):
         raise ValueError("RemoveMessage is an instruction to a history reducer and has no OpenAI form")
-    out: dict[str, Any] = {"role": _role(message), "content": _content(message, text_format)}
+    out: dict[str, Any] = {"role": openai_role(message), "content": _content(message, text_format)}
     if message.name is not None and not isinstance(message, ToolMessage):
         out["name"] = message.name
     if include_id and message.id is not None:

@@ -111,26 +111,34 @@ class Summarize:
         # The exception's type only: its text may echo conversation content or secrets into the report.
         return StepResult(list(messages), [f"summarizer raised {type(exc).__name__}; nothing summarised"], skipped=True)
 
-    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+    def _call(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult | tuple[_Span, Any]:
+        """The span and what the summarizer returned for it (maybe an awaitable), or the skipped step."""
         span = self._span(messages, budget, meter)
         if span is None:
             return StepResult(list(messages), ["nothing to summarise"], skipped=True)
         try:
-            text = self.summarizer([m for m in messages[span.start : span.end] if not is_pinned(m)])
-            if inspect.isawaitable(text):
-                text = _run_sync(text)
+            return span, self.summarizer([m for m in messages[span.start : span.end] if not is_pinned(m)])
+        except Exception as exc:
+            return self._failed(messages, exc)
+
+    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+        called = self._call(messages, budget, meter)
+        if isinstance(called, StepResult):
+            return called
+        span, text = called
+        try:
+            text = _run_sync(text) if inspect.isawaitable(text) else text
         except Exception as exc:
             return self._failed(messages, exc)
         return self._result(messages, span, text, meter)
 
     async def aapply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        span = self._span(messages, budget, meter)
-        if span is None:
-            return StepResult(list(messages), ["nothing to summarise"], skipped=True)
+        called = self._call(messages, budget, meter)
+        if isinstance(called, StepResult):
+            return called
+        span, text = called
         try:
-            text = self.summarizer([m for m in messages[span.start : span.end] if not is_pinned(m)])
-            if inspect.isawaitable(text):
-                text = await text
+            text = await text if inspect.isawaitable(text) else text
         except Exception as exc:
             return self._failed(messages, exc)
         return self._result(messages, span, text, meter)
