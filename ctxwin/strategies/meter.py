@@ -73,7 +73,13 @@ class Meter:
 
 
 class _MeteredCounter:
-    """The planner's counter as the trim engine sees it: the same counts, none of them tokenized twice."""
+    """The planner's counter as the trim engine sees it: the same counts, none of them tokenized twice.
+
+    No ``__weakref__`` slot: the engine then keeps no content-keyed cache for it (the meter already remembers every
+    count), which saves keying each message again.
+    """
+
+    __slots__ = ("_meter", "name")
 
     def __init__(self, meter: Meter) -> None:
         self._meter = meter
