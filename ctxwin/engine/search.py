@@ -68,20 +68,32 @@ def trim_last(request: TrimRequest, messages: Sequence[BaseMessage]) -> list[Bas
     if not n:
         return []
     pairs = ToolPairs(messages, track=request.keep_pairs, suffix_only=True)
-    hi = typed_hi = n
-    if request.end_on is not None:
-        end_on = request.end_on
-        while typed_hi > 0 and not is_message_type(messages[typed_hi - 1], end_on):
-            typed_hi -= 1
-        hi = typed_hi
+    hi = n
+    end_on = request.end_on
+    if end_on is not None:
+        while hi > 0 and not is_message_type(messages[hi - 1], end_on):
+            hi -= 1
+    # As in LangChain, the system message stays when end_on left it in place.
+    system = request.include_system and hi and isinstance(messages[0], SystemMessage)
+    head = list(messages[:1]) if system else []
+    result = _trim_suffix(request, messages, pairs, head, hi)
+    if result is None and end_on is not None:
+        # The kept part would end on an AIMessage whose results end_on dropped: end on an earlier end_on message
+        # that separates no pair instead, and trim again from there.
         while hi > 0 and not (is_message_type(messages[hi - 1], end_on) and not pairs.straddling(hi)):
             hi -= 1
-    # As in LangChain, the system message stays when end_on left it in place; tool pairs only move the body's end.
-    system = request.include_system and typed_hi and isinstance(messages[0], SystemMessage)
-    head = list(messages[:1]) if system else []
+        result = _trim_suffix(request, messages, pairs, head, hi)
+    assert result is not None  # with every pair on one side of hi, no kept call can have lost its result
+    return result
+
+
+def _trim_suffix(
+    request: TrimRequest, messages: Sequence[BaseMessage], pairs: ToolPairs, head: list[BaseMessage], hi: int
+) -> list[BaseMessage] | None:
+    """``head`` plus what fits of ``messages[:hi]``; None if that keeps a call whose result is at or after ``hi``."""
     lo = len(head)
     if hi <= lo:
-        return head or list(messages[:hi])
+        return head or []
     measure, limit = request.measure, request.limit
     if head and measure.total(messages, head, hi, hi) > limit:
         return head  # the one allowed overflow: the system message alone is over budget
@@ -89,9 +101,14 @@ def trim_last(request: TrimRequest, messages: Sequence[BaseMessage]) -> list[Bas
     while True:
         cut, partial = _place_last(request, messages, pairs, head, lo, hi, raw, allow_partial)
         if measure.total(messages, head, cut, hi, partial, True) <= limit or (cut >= hi and partial is None):
-            return [*head, *([partial] if partial is not None else []), *messages[cut:hi]]
+            break
         # Over budget only with a counter that is not monotone: drop the partial, else one more message.
         raw, allow_partial = (cut, False) if partial is not None else (cut + 1, allow_partial)
+    if pairs.straddling(hi) and any(
+        result >= hi for call in range(cut, hi) for result, _ in pairs.results_of.get(call, ())
+    ):
+        return None
+    return [*head, *([partial] if partial is not None else []), *messages[cut:hi]]
 
 
 def _place_last(
@@ -116,7 +133,7 @@ def _place_last(
             partial = _partial_at(request, messages, pairs, cut - 1, (cut, hi), straddling, "last", fits)
             if partial is not None:
                 break
-        if not straddling:
+        if not straddling or cut >= hi:
             break
         cut += 1
     if request.start_on is not None and not (partial is not None and is_message_type(partial, request.start_on)):

@@ -313,3 +313,25 @@ def test_in_place_changes_are_seen_after_repeated_trims() -> None:
     assert trim_messages([message], max_tokens=10, token_counter=text_length) == [message]
     message.content = "also far longer than ten"
     assert trim_messages([message], max_tokens=10, token_counter=text_length) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: filter_messages(CONVERSATION, include_names="bob"), TypeError, "include_names must be a sequence"),
+        (lambda: filter_messages(CONVERSATION, exclude_types=["humna"]), ValueError, "unknown message type 'humna'"),
+        (lambda: filter_messages(exclude_ids=5), TypeError, "exclude_ids must be a sequence"),
+        (lambda: merge_message_runs(CONVERSATION, chunk_separator=1), TypeError, "chunk_separator must be a string"),
+    ],
+)
+def test_filter_and_merge_reject_bad_arguments(call: Any, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_filter_removes_a_call_and_its_result_and_the_raw_entry() -> None:
+    result = filter_messages(TOOLS, exclude_tool_calls=["call_1"])
+    assert [m.id for m in result] == ["h", "h2"]  # the AIMessage had no other call, so it goes too
+    two = AIMessage("", tool_calls=[CALL, {**CALL, "id": "call_2"}], additional_kwargs={"tool_calls": [RAW]})
+    (kept,) = filter_messages([two], exclude_tool_calls=["call_1"])
+    assert [c["id"] for c in kept.tool_calls] == ["call_2"] and "tool_calls" not in kept.additional_kwargs
