@@ -2,7 +2,7 @@
 
 No tokenizer data at run time. ``count_text`` is a linear model over the character-class statistics of
 ``approximate_features`` (constants in ``approximate_calibration``, fitted on one corpus and evaluated on another:
-see ``benchmarks/README.approximate.md``). It runs a few memory-speed passes over the text's bytes, an order of
+see ``benchmarks/README.md``). It runs a few memory-speed passes over the text's bytes, an order of
 magnitude faster than exact BPE.
 
 ``safe=True`` (spec ``approximate:safe``) is an upper bound: the larger of two linear models fitted one-sidedly
