@@ -17,7 +17,6 @@ from ctxwin.messages.ai import AIMessage
 from ctxwin.messages.base import BaseMessage
 from ctxwin.messages.chat import ChatMessage
 from ctxwin.messages.convert import MessageLike, convert_to_messages
-from ctxwin.messages.human import HumanMessage
 from ctxwin.messages.remove import RemoveMessage
 from ctxwin.messages.system import SystemMessage
 from ctxwin.messages.tool import ToolMessage, default_tool_parser
@@ -29,16 +28,25 @@ _DROPPED_BLOCKS = frozenset(
 )
 
 
+# By ``message.type`` (a string compare is much cheaper than isinstance on pydantic classes, and counters ask this
+# for every message they count).
+_ROLES = {
+    "human": "user",
+    "HumanMessageChunk": "user",
+    "ai": "assistant",
+    "AIMessageChunk": "assistant",
+    "tool": "tool",
+    "ToolMessageChunk": "tool",
+}
+
+
 def openai_role(message: BaseMessage) -> str:
     """The role a provider sees for this message (``developer`` for a system message converted from one)."""
-    if isinstance(message, HumanMessage):
-        return "user"
-    if isinstance(message, AIMessage):
-        return "assistant"
+    role = _ROLES.get(message.type)
+    if role is not None:
+        return role
     if isinstance(message, SystemMessage):
         return str(message.additional_kwargs.get("__openai_role__", "system"))
-    if isinstance(message, ToolMessage):
-        return "tool"
     if isinstance(message, ChatMessage):
         return message.role
     return message.type

@@ -78,7 +78,8 @@ class FilterMessages:
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
         protected = set(must_keep(messages))
-        drop = {i for i, m in enumerate(messages) if i not in protected and self._excluded(m)}
+        excluding = self.exclude_types or self.exclude_names or self.exclude_ids
+        drop = {i for i, m in enumerate(messages) if i not in protected and self._excluded(m)} if excluding else set()
         kept, removed = drop_with_partners(messages, drop) if drop else (list(messages), [])
         result = StepResult(kept, dropped=[messages[i] for i in removed])
         if removed:
@@ -100,7 +101,7 @@ class FilterMessages:
                     break
                 slimmer = _without_blocks(kept[i], kinds, replacement)
                 if slimmer is not kept[i]:
-                    total += meter.each([slimmer])[0] - meter.each([kept[i]])[0]
+                    total += meter.count(slimmer) - meter.count(kept[i])
                     if all(origins[i] is not t for t in result.truncated):
                         result.truncated.append(origins[i])
                     kept[i] = slimmer

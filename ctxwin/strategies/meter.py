@@ -49,6 +49,11 @@ class Meter:
                 seen[id(message)] = (message, count)
         return [seen[id(m)][1] for m in messages]
 
+    def count(self, message: BaseMessage) -> int:
+        """One message's count (``each`` for one message, without building lists)."""
+        known = self._seen.get(id(message))
+        return known[1] if known is not None else self.each([message])[0]
+
     def total(self, messages: Sequence[BaseMessage]) -> int:
         """The count of the messages as one request (tool definitions not included)."""
         if not messages:
@@ -89,7 +94,7 @@ class _MeteredCounter:
         return self._meter.text(text)
 
     def count_message(self, message: BaseMessage) -> int:
-        return self._meter.each([message])[0]
+        return self._meter.count(message)
 
     def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
         return self._meter.each(messages)

@@ -71,13 +71,16 @@ class TruncateToolOutput:
         out = list(messages)
         result = StepResult(out)
         total = meter.total(out)
+        limit = budget.messages_budget
         cut_total = 0
         for i, message in enumerate(messages):
-            if total <= budget.messages_budget:
-                break
-            if not isinstance(message, ToolMessage) or is_pinned(message) or not message.text:
+            if not isinstance(message, ToolMessage):
                 continue
-            if meter.each([message])[0] <= self.max_tokens or meter.text(message.text) <= self.max_tokens:
+            if total <= limit:
+                break
+            if is_pinned(message) or not message.text:
+                continue
+            if meter.count(message) <= self.max_tokens or meter.text(message.text) <= self.max_tokens:
                 continue  # the cached message count bounds the text's, so most outputs are never re-tokenized
             short, cut = head_and_tail(message.text, self.max_tokens, meter)
             if isinstance(message.content, list):
@@ -93,7 +96,7 @@ class TruncateToolOutput:
                 update = {"content": content, "response_metadata": metadata}
             out[i] = message.model_copy(update=update)
             result.origins[id(out[i])] = message
-            total += meter.each([out[i]])[0] - meter.each([message])[0]
+            total += meter.count(out[i]) - meter.count(message)
             result.truncated.append(message)
             cut_total += cut
         if result.truncated:
