@@ -56,20 +56,26 @@ class BaseTokenCounter:
         """Tokens of a non-text content block; a flat estimate unless a counter knows better."""
         return DEFAULT_BLOCK_TOKENS
 
+    def content_parts(self, content: str | list[str | dict[str, Any]]) -> tuple[list[str], int]:
+        """The text pieces of message content, and the tokens of its other blocks (images, files, ...)."""
+        if isinstance(content, str):
+            return [content], 0
+        texts: list[str] = []
+        fixed = 0
+        for block in content:
+            if isinstance(block, str):
+                texts.append(block)
+            elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            else:
+                fixed += self.count_block(block)
+        return texts, fixed
+
     def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
         """The strings of a message to tokenize, and the tokens its framing and non-text blocks add."""
-        texts = [openai_role(message)]
-        fixed = self.tokens_per_message
-        if isinstance(message.content, str):
-            texts.append(message.content)
-        else:
-            for block in message.content:
-                if isinstance(block, str):
-                    texts.append(block)
-                elif block.get("type") == "text" and isinstance(block.get("text"), str):
-                    texts.append(block["text"])
-                else:
-                    fixed += self.count_block(block)
+        parts, fixed = self.content_parts(message.content)
+        texts = [openai_role(message), *parts]
+        fixed += self.tokens_per_message
         if message.name:
             texts.append(message.name)
             fixed += self.tokens_per_name

@@ -126,14 +126,8 @@ class HFCounter(BaseTokenCounter):
             if item["role"] == "developer":
                 item["role"] = "system"
             if not isinstance(message.content, str):
-                texts: list[str] = []
-                for block in message.content:
-                    if isinstance(block, str):
-                        texts.append(block)
-                    elif block.get("type") == "text" and isinstance(block.get("text"), str):
-                        texts.append(block["text"])
-                    else:
-                        fixed += self.count_block(block)
+                texts, blocks = self.content_parts(message.content)
+                fixed += blocks
                 item["content"] = "".join(texts)
             out.append(item)
         return out, fixed
