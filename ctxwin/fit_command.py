@@ -9,6 +9,7 @@ on stderr and the run goes on (exit code 1 at the end). A progress bar is drawn 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from contextlib import nullcontext
@@ -16,7 +17,8 @@ from typing import IO, Any
 
 from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.planner import BudgetExceeded, Plan, Planner
+from ctxwin.messages import convert_to_openai_messages
+from ctxwin.planner import Plan, Planner
 from ctxwin.strategies.extractive import extractive_summarizer
 
 EXIT_OK, EXIT_INPUT = 0, 1
@@ -71,19 +73,7 @@ def _report(plan: Plan) -> dict[str, Any]:
         "reserve_output": plan.budget.reserve_output,
         "tools_tokens": plan.budget.tools_tokens,
         "safety_margin": plan.budget.safety_margin,
-        "steps": [
-            {
-                "name": s.name,
-                "tokens_before": s.tokens_before,
-                "tokens_after": s.tokens_after,
-                "dropped_ids": s.dropped_ids,
-                "truncated_ids": s.truncated_ids,
-                "summarized_ids": s.summarized_ids,
-                "notes": s.notes,
-                "skipped": s.skipped,
-            }
-            for s in plan.steps
-        ],
+        "steps": [dataclasses.asdict(s) for s in plan.steps],
     }
 
 
@@ -199,16 +189,12 @@ def _plan(planner: Planner, item: Conversation) -> Plan | None:
         if item.tools and item.tools != planner.tools:  # tools saved with the conversation
             planner = planner.with_tools(item.tools)
         return planner.plan(item.messages)
-    except BudgetExceeded as exc:
-        print(f"error: {where}: {exc}", file=sys.stderr)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError) as exc:  # BudgetExceeded included: strict plans report the figures
         print(f"error: {where}: {exc}", file=sys.stderr)
     return None
 
 
 def _openai(plan: Plan) -> list[dict[str, Any]]:
-    from ctxwin.messages import convert_to_openai_messages
-
     return convert_to_openai_messages(plan.messages)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -109,7 +109,3 @@ def dropped_between(before: Sequence[BaseMessage], after: Sequence[BaseMessage])
     """Messages of ``before`` that are not (as the same object) in ``after``."""
     kept = {id(m) for m in after}
     return [m for m in before if id(m) not in kept]
-
-
-def describe(value: Any) -> str:
-    return value if isinstance(value, str) else repr(value)

@@ -92,9 +92,11 @@ class Summarize:
         if not isinstance(text, str) or not text.strip():
             return StepResult(list(messages), ["summarizer returned no text; nothing summarised"], skipped=True)
         text = text.strip()
-        if meter.text(text) > self.max_summary_tokens:
+        tokens = meter.text(text)
+        if tokens > self.max_summary_tokens:
             limit = self.max_summary_tokens - meter.text("…")
             text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]) <= limit)] + "…"
+            tokens = meter.text(text)
         count = sum(
             m.response_metadata["ctxwin_summary"].get("summarized_count", 0) if is_summary(m) else 1 for m in replaced
         )
@@ -102,7 +104,7 @@ class Summarize:
         pinned = [m for m in messages[span.start : span.end] if is_pinned(m)]
         out = [*messages[: span.start], summary, *pinned, *messages[span.end :]]
         originals = [m for m in replaced if not is_summary(m)]
-        note = f"summarised {len(originals)} messages into {meter.text(text)} tokens"
+        note = f"summarised {len(originals)} messages into {tokens} tokens"
         if any(is_summary(m) for m in replaced):
             note += f" (extending the summary of {len(summarized_ids(replaced[0])) or 'earlier'} messages)"
         return StepResult(out, [note], summarized=originals)

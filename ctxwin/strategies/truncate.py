@@ -36,9 +36,8 @@ def longest_fitting(length: int, guess: int, fits: Callable[[int], bool]) -> int
     return lo
 
 
-def head_and_tail(text: str, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
-    """``text`` cut to about ``max_tokens``: its head, a marker naming the cut, and its tail; plus tokens cut."""
-    total = meter.text(text)
+def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
+    """``text`` (``total`` tokens) cut to about ``max_tokens``: head, a marker naming the cut, tail; and tokens cut."""
     if total <= max_tokens:
         return text, 0
     chars_per_token = max(len(text) // max(total, 1), 1)
@@ -47,12 +46,13 @@ def head_and_tail(text: str, max_tokens: int, meter: Meter, head_share: float = 
         : longest_fitting(len(text), head_limit * chars_per_token, lambda k: meter.text(text[:k]) <= head_limit)
     ]
     rest = text[len(head) :]
-    tail_limit = max_tokens - meter.text(head)
+    head_tokens = meter.text(head)
+    tail_limit = max_tokens - head_tokens
     keep = longest_fitting(
         len(rest), tail_limit * chars_per_token, lambda k: meter.text(rest[len(rest) - k :]) <= tail_limit
     )
     tail = rest[len(rest) - keep :] if keep else ""
-    cut = total - meter.text(head) - meter.text(tail)
+    cut = total - head_tokens - meter.text(tail)
     return head + MARKER.format(cut=cut) + tail, cut
 
 
@@ -80,9 +80,12 @@ class TruncateToolOutput:
                 break
             if is_pinned(message) or not message.text:
                 continue
-            if meter.count(message) <= self.max_tokens or meter.text(message.text) <= self.max_tokens:
+            if meter.count(message) <= self.max_tokens:
                 continue  # the cached message count bounds the text's, so most outputs are never re-tokenized
-            short, cut = head_and_tail(message.text, self.max_tokens, meter)
+            text_tokens = meter.text(message.text)
+            if text_tokens <= self.max_tokens:
+                continue
+            short, cut = head_and_tail(message.text, text_tokens, self.max_tokens, meter)
             if isinstance(message.content, list):
                 extra = [b for b in message.content if not (isinstance(b, str) or b.get("type") == "text")]
                 content: str | list[str | dict[str, object]] = [{"type": "text", "text": short}, *extra]
