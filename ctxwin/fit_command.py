@@ -19,6 +19,7 @@ from ctxwin.conversation_io import Conversation, ConversationFileError, read_con
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.messages import convert_to_openai_messages
 from ctxwin.planner import Plan, Planner
+from ctxwin.progress import Progress
 from ctxwin.strategies.extractive import extractive_summarizer
 
 EXIT_OK, EXIT_INPUT = 0, 1
@@ -106,23 +107,6 @@ def _load_tools(path: str | None) -> list[dict[str, Any]] | None:
     return tools
 
 
-class _Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.done = 0
-
-    def step(self, errors: int) -> None:
-        self.done += 1
-        if self.enabled:
-            print(f"\rfitted {self.done} conversations ({errors} errors)", end="", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.enabled and self.done:
-            print(file=sys.stderr)
-
-
 def cmd_fit(args: argparse.Namespace) -> int:
     try:
         tools = _load_tools(args.tools)
@@ -162,35 +146,35 @@ def _fit_one(
 def _fit_many(
     items: list[Conversation | ConversationFileError], planner: Planner, out: IO[str], args: argparse.Namespace
 ) -> int:
-    progress, errors = _Progress(), 0
+    progress = Progress("fitted", len(items))
     for item in items:
         if isinstance(item, ConversationFileError):
-            print(f"\nerror: {item}" if progress.enabled else f"error: {item}", file=sys.stderr)
-            errors += 1
+            progress.error(f"error: {item}")
         else:
-            plan = _plan(planner, item)
-            if plan is None:
-                errors += 1
-            else:
+            plan = _plan(planner, item, progress)
+            if plan is not None:
                 line = {
                     "line": item.line,
                     "messages": _openai(plan),
                     "plan": _report(plan) if args.json else plan.summary(),
                 }
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
-        progress.step(errors)
+        progress.step()
     progress.close()
-    return EXIT_INPUT if errors else EXIT_OK
+    return EXIT_INPUT if progress.errors else EXIT_OK
 
 
-def _plan(planner: Planner, item: Conversation) -> Plan | None:
+def _plan(planner: Planner, item: Conversation, progress: Progress | None = None) -> Plan | None:
     where = f"{item.source}{f':{item.line}' if item.line else ''}"
     try:
         if item.tools and item.tools != planner.tools:  # tools saved with the conversation
             planner = planner.with_tools(item.tools)
         return planner.plan(item.messages)
     except (ValueError, TypeError) as exc:  # BudgetExceeded included: strict plans report the figures
-        print(f"error: {where}: {exc}", file=sys.stderr)
+        if progress is None:
+            print(f"error: {where}: {exc}", file=sys.stderr)
+        else:
+            progress.error(f"error: {where}: {exc}")
     return None
 
 
