@@ -4,7 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.ctxwin-installed
-EXTRAS ?= dev,bench,corpus
+EXTRAS ?= dev,bench,corpus,plot
+# Installed when the index has a build for this Python; their tests skip (saying why) when it does not.
+OPTIONAL_EXTRAS ?= ray
 # A venv whose interpreter cannot import ctxwin (moved, broken, half-installed) is rebuilt.
 VENV_OK := $(shell $(BIN)/python -c "import ctxwin" >/dev/null 2>&1 && echo ok)
 
@@ -15,6 +17,8 @@ $(STAMP): pyproject.toml $(if $(VENV_OK),,FORCE)
 		{ echo "ctxwin needs Python 3.11+; set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	@$(BIN)/python -c '' >/dev/null 2>&1 || { rm -rf $(VENV); $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[$(OPTIONAL_EXTRAS)]' || \
+		echo "warning: could not install the optional extras '$(OPTIONAL_EXTRAS)'; their tests will be skipped" >&2
 	@touch $@
 
 # Fit a long English/Chinese agent session (tool calls, a 10,000-token build log) into a 6,000-token window.

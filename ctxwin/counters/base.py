@@ -71,11 +71,20 @@ class BaseTokenCounter:
                 fixed += self.count_block(block)
         return texts, fixed
 
+    def role_tokens(self, role: str) -> int:
+        """Tokens of a role name, remembered per counter: every message names one of a handful of roles."""
+        counts: dict[str, int] | None = self.__dict__.get("_role_counts")
+        if counts is None:  # created on first use, so subclasses need not call an __init__
+            counts = self.__dict__["_role_counts"] = {}
+        count = counts.get(role)
+        if count is None:
+            count = counts[role] = self.count_text(role)
+        return count
+
     def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
         """The strings of a message to tokenize, and the tokens its framing and non-text blocks add."""
-        parts, fixed = self.content_parts(message.content)
-        texts = [openai_role(message), *parts]
-        fixed += self.tokens_per_message
+        texts, fixed = self.content_parts(message.content)
+        fixed += self.tokens_per_message + self.role_tokens(openai_role(message))
         if message.name:
             texts.append(message.name)
             fixed += self.tokens_per_name

@@ -24,8 +24,9 @@ class Meter:
         self.counter = counter
         self.tools = list(tools) if tools else None
         self._measure: Measure | None = None
-        # id(message) -> (message, count); the message is held so its id cannot be reused during the plan.
-        self._seen: dict[int, tuple[BaseMessage, int]] = {}
+        # id(message) -> count, and the messages counted, held so that no id is reused while the plan runs.
+        self._counts: dict[int, int] = {}
+        self._held: list[BaseMessage] = []
         self._overhead: int | None = None
 
     def _measure_for(self, sample: BaseMessage) -> Measure:
@@ -40,19 +41,21 @@ class Meter:
 
     def each(self, messages: Sequence[BaseMessage]) -> list[int]:
         """Per-message token counts (framing included); unseen messages are counted together in one batch."""
-        seen = self._seen
-        missing = [m for m in messages if id(m) not in seen]
-        if missing:
+        counts: list[Any] = list(map(self._counts.get, map(id, messages)))  # C loops: totals run on every step
+        if None in counts:
+            missing = [i for i, count in enumerate(counts) if count is None]
+            fresh_messages = [messages[i] for i in missing]
             batch = getattr(self.counter, "count_message_batch", None)
-            fresh = batch(missing) if callable(batch) else [self.counter.count_message(m) for m in missing]
-            for message, count in zip(missing, fresh, strict=True):
-                seen[id(message)] = (message, count)
-        return [seen[id(m)][1] for m in messages]
+            fresh = batch(fresh_messages) if callable(batch) else list(map(self.counter.count_message, fresh_messages))
+            for i, message, count in zip(missing, fresh_messages, fresh, strict=True):
+                self._counts[id(message)] = counts[i] = count
+            self._held += fresh_messages
+        return counts
 
     def count(self, message: BaseMessage) -> int:
         """One message's count (``each`` for one message, without building lists)."""
-        known = self._seen.get(id(message))
-        return known[1] if known is not None else self.each([message])[0]
+        known = self._counts.get(id(message))
+        return known if known is not None else self.each([message])[0]
 
     def total(self, messages: Sequence[BaseMessage]) -> int:
         """The count of the messages as one request (tool definitions not included)."""
