@@ -17,6 +17,8 @@ from ctxwin.messages.openai_format import openai_role
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
 DEFAULT_BLOCK_TOKENS = 255
+# Labels remembered per counter before the memo starts over (call ids are unique, so it must not grow forever).
+_LABEL_MEMO_SIZE = 4096
 
 
 @runtime_checkable
@@ -71,30 +73,33 @@ class BaseTokenCounter:
                 fixed += self.count_block(block)
         return texts, fixed
 
-    def role_tokens(self, role: str) -> int:
-        """Tokens of a role name, remembered per counter: every message names one of a handful of roles."""
-        counts: dict[str, int] | None = self.__dict__.get("_role_counts")
-        if counts is None:  # created on first use, so subclasses need not call an __init__
-            counts = self.__dict__["_role_counts"] = {}
-        count = counts.get(role)
+    def label_tokens(self, label: str) -> int:
+        """Tokens of a short label (role, name, tool name, call id), remembered per counter: labels repeat (every
+        message names a role; a call id appears in the call and again in its result)."""
+        memo: dict[str, int] | None = self.__dict__.get("_label_tokens")
+        if memo is None or len(memo) > _LABEL_MEMO_SIZE:  # created on first use: subclasses need not call __init__
+            memo = self.__dict__["_label_tokens"] = {}
+        count = memo.get(label)
         if count is None:
-            count = counts[role] = self.count_text(role)
+            count = memo[label] = self.count_text(label)
         return count
 
     def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
-        """The strings of a message to tokenize, and the tokens its framing and non-text blocks add."""
+        """The strings of a message to tokenize, and the tokens its framing, labels and non-text blocks add."""
         texts, fixed = self.content_parts(message.content)
-        fixed += self.tokens_per_message + self.role_tokens(openai_role(message))
+        label = self.label_tokens
+        fixed += self.tokens_per_message + label(openai_role(message))
         if message.name:
-            texts.append(message.name)
-            fixed += self.tokens_per_name
+            fixed += self.tokens_per_name + label(message.name)
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
-                texts += [call["name"], json.dumps(call["args"], ensure_ascii=False), call.get("id") or ""]
+                texts.append(json.dumps(call["args"], ensure_ascii=False))
+                fixed += label(call["name"]) + label(call.get("id") or "")
             for bad in message.invalid_tool_calls:
-                texts += [bad.get("name") or "", bad.get("args") or "", bad.get("id") or ""]
+                texts.append(bad.get("args") or "")
+                fixed += label(bad.get("name") or "") + label(bad.get("id") or "")
         if isinstance(message, ToolMessage):
-            texts.append(message.tool_call_id)
+            fixed += label(message.tool_call_id)
         return texts, fixed
 
     def count_message(self, message: BaseMessage) -> int:
