@@ -2,22 +2,25 @@
 
 Subcommands: ``count FILE`` (per-message token table and total; ``--model M`` or ``--counter SPEC``, default the
 approximate counter), ``counters`` (registered counters, their plugin and data origin, and plugin errors),
-``models`` (registered models, and which are counted approximately because no tokenizer is public). Each takes
-``--json``. New subcommands add a ``cmd_*`` function and a few lines in ``build_parser``.
+``models`` (registered models, and which are counted approximately because no tokenizer is public), ``fit FILE``
+(``ctxwin.fit_command``) and ``bench FILE`` (``ctxwin.bench_command``). Each takes ``--json``. New subcommands add a
+``cmd_*`` function and a few lines in ``build_parser``, or a module with an ``add_*_parser`` function.
 
 Exit codes: 0 success; 1 bad input (unreadable file, malformed conversation, unknown counter or model, tokenizer
-data missing); 2 usage error (argparse).
+data missing) or output closed early (``ctxwin count big.json | head``); 2 usage error (argparse).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from ctxwin.bench_command import add_bench_parser
 from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
 from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.errors import TokenizerDataError
@@ -207,12 +210,18 @@ def build_parser() -> argparse.ArgumentParser:
     models.set_defaults(run=cmd_models)
 
     add_fit_parser(commands)
+    add_bench_parser(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    result: int = args.run(args)
+    try:
+        result: int = args.run(args)
+    except BrokenPipeError:
+        # The reader went away (`| head`): say nothing more, and stop Python's own flush at exit failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_INPUT
     return result
 
 

@@ -3,7 +3,8 @@
 The span ends at the start of a user turn, so a tool call is never separated from its results and no turn is cut
 in the middle; the leading system messages, pinned messages and the last user turn are never in it. An existing
 summary at the start of the span is passed to the summarizer with the new messages, so it is extended rather than
-rewritten. The summary is capped at ``max_summary_tokens``. A summarizer that raises or returns nothing skips the
+rewritten. The summary is capped at ``max_summary_tokens`` and at the room the budget leaves beside what must stay
+(skipped when that is under ``MIN_SUMMARY_TOKENS``). A summarizer that raises or returns nothing skips the
 step (the planner reports it); its error text never becomes the summary.
 """
 
@@ -16,13 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin.messages import BaseMessage, HumanMessage
-from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, leading_system_count
+from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, leading_system_count, must_keep
 from ctxwin.strategies.extractive import extractive_summarizer
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.summary import is_summary, summarized_ids, summary_message
 from ctxwin.strategies.truncate import longest_fitting
 
 Summarizer = Callable[[list[BaseMessage]], "str | Awaitable[str]"]
+# A summary squeezed below this many tokens says nothing useful; the step is skipped instead.
+MIN_SUMMARY_TOKENS = 16
 
 
 @dataclass
@@ -87,21 +90,34 @@ class Summarize:
             return None
         return _Span(start, cut)
 
-    def _result(self, messages: list[BaseMessage], span: _Span, text: Any, meter: Meter) -> StepResult:
+    def _room(self, others: list[BaseMessage], framing: int, budget: Budget, meter: Meter) -> int:
+        """Summary tokens allowed: ``max_summary_tokens``, or less when the budget left beside the part that no later
+        step may drop (the summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
+        kept = [others[i] for i in must_keep(others)]
+        return min(self.max_summary_tokens, budget.messages_budget - meter.total(kept) - framing)
+
+    def _result(
+        self, messages: list[BaseMessage], span: _Span, text: Any, budget: Budget, meter: Meter
+    ) -> StepResult:
         replaced = [m for m in messages[span.start : span.end] if not is_pinned(m)]
         if not isinstance(text, str) or not text.strip():
             return StepResult(list(messages), ["summarizer returned no text; nothing summarised"], skipped=True)
         text = text.strip()
-        tokens = meter.text(text)
-        if tokens > self.max_summary_tokens:
-            limit = self.max_summary_tokens - meter.text("…")
-            text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]) <= limit)] + "…"
-            tokens = meter.text(text)
         count = sum(
             m.response_metadata["ctxwin_summary"].get("summarized_count", 0) if is_summary(m) else 1 for m in replaced
         )
-        summary = summary_message(text, replaced, count)
         pinned = [m for m in messages[span.start : span.end] if is_pinned(m)]
+        others = [*messages[: span.start], *pinned, *messages[span.end :]]
+        room = self._room(others, meter.count(summary_message("", replaced, count)), budget, meter)
+        tokens = meter.text(text)
+        if tokens > room:
+            limit = room - meter.text("…")
+            if limit < MIN_SUMMARY_TOKENS:
+                note = f"no room for a summary: {max(room, 0)} tokens left beside the messages that must stay"
+                return StepResult(list(messages), [note], skipped=True)
+            text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]) <= limit)] + "…"
+            tokens = meter.text(text)
+        summary = summary_message(text, replaced, count)
         out = [*messages[: span.start], summary, *pinned, *messages[span.end :]]
         originals = [m for m in replaced if not is_summary(m)]
         note = f"summarised {len(originals)} messages into {tokens} tokens"
@@ -132,7 +148,7 @@ class Summarize:
             text = _run_sync(text) if inspect.isawaitable(text) else text
         except Exception as exc:
             return self._failed(messages, exc)
-        return self._result(messages, span, text, meter)
+        return self._result(messages, span, text, budget, meter)
 
     async def aapply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
         called = self._call(messages, budget, meter)
@@ -143,7 +159,7 @@ class Summarize:
             text = await text if inspect.isawaitable(text) else text
         except Exception as exc:
             return self._failed(messages, exc)
-        return self._result(messages, span, text, meter)
+        return self._result(messages, span, text, budget, meter)
 
 
 def _run_sync(awaitable: Awaitable[Any]) -> Any:

@@ -1,13 +1,16 @@
-"""``trim``: the trim engine, keeping the most recent messages that fit around what must stay.
+"""``trim``: the trim engine, keeping the most recent (or the oldest) messages that fit around what must stay.
 
 What must stay (the leading system messages, pinned messages, the last user message, and the tool partners of any
 of them) is set aside and its cost taken from the budget; the engine keeps the latest of the rest that fit, with
 tool pairs whole. The kept history then starts at a user turn, so the model never sees a turn's second half.
+``strategy="first"`` keeps the oldest of the rest instead (LangChain's ``strategy="first"``), ending the kept head
+on an assistant message, so the model never sees a question whose answer was cut away.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
@@ -32,9 +35,14 @@ def _protected(messages: list[BaseMessage]) -> set[int]:
 
 @dataclass
 class TrimToBudget:
-    """Keep the latest messages that fit, never dropping the must-keep part."""
+    """Keep the latest (``strategy="last"``) or oldest (``"first"``) messages that fit beside the must-keep part."""
 
     name: str = field(default="trim")
+    strategy: Literal["last", "first"] = "last"
+
+    def __post_init__(self) -> None:
+        if self.strategy not in ("last", "first"):
+            raise ValueError(f"trim strategy must be 'last' or 'first', got {self.strategy!r}")
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
         protected = _protected(messages)
@@ -44,11 +52,17 @@ class TrimToBudget:
         notes: list[str] = []
         out = fixed
         metered = meter.as_counter() if meter.additive else meter.counter
+        end_on = "ai" if self.strategy == "first" else None
         for _ in range(_MAX_ROUNDS):
-            kept_rest = trim_messages(rest, max_tokens=limit, token_counter=metered) if limit > 0 else []
+            kept_rest = (
+                trim_messages(rest, max_tokens=limit, token_counter=metered, strategy=self.strategy, end_on=end_on)
+                if limit > 0
+                else []
+            )
             kept_ids = {id(m) for m in kept_rest}
             out = [m for i, m in enumerate(messages) if i in protected or id(m) in kept_ids]
-            out = _start_on_user_turn(out, protected_ids={id(m) for m in fixed})
+            if self.strategy == "last":
+                out = _start_on_user_turn(out, protected_ids={id(m) for m in fixed})
             over = meter.total(out) - budget.messages_budget
             if over <= 0 or limit <= 0:
                 break

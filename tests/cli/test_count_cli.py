@@ -97,3 +97,14 @@ def test_jsonl_of_messages_with_a_corrupt_line_is_an_error(tmp_path: Path) -> No
     result = run("count", str(path))
     assert result.returncode == 1
     assert f"{path}:2: not valid JSON" in result.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`ctxwin count big.json | head -1`: the closed pipe ends the run quietly."""
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps([{"role": "user", "content": f"message {i}"} for i in range(20_000)]))
+    pipeline = f"{sys.executable} -m ctxwin.cli count {big} | head -1"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", pipeline], capture_output=True, text=True, cwd=ROOT)
+    assert result.stdout.count("\n") == 1
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
+    assert result.returncode == 1

@@ -180,6 +180,21 @@ def test_extractive_summary_is_capped() -> None:
     assert get_counter(COUNTER).count_text(body) <= 60
 
 
+@pytest.mark.parametrize("window", [250, 400, 700])
+def test_summary_is_capped_at_the_room_left_so_summarising_never_breaks_a_fit(window: int) -> None:
+    counter = get_counter(COUNTER)
+    for seed in range(4):
+        messages = conversation(seed, turns=20)
+        trimmed = Planner(counter=counter, context_window=window, reserve_output=0, strategies=["trim"]).plan(messages)
+        assert trimmed.fits  # the must-keep part fits this window
+        plan = Planner(
+            counter=counter, context_window=window, reserve_output=0, strategies=["summarize", "trim"]
+        ).plan(messages)
+        assert plan.fits and counter.count_messages(plan.messages) <= window
+        step = plan.steps[0]
+        assert step.summarized_ids or (step.skipped and "no room for a summary" in step.notes[0])
+
+
 def test_must_keep_too_big() -> None:
     messages = [SystemMessage("word " * 500), HumanMessage("hi")]
     plan = fit(messages, counter=COUNTER, context_window=300, reserve_output=0, model=None)

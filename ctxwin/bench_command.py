@@ -1,0 +1,215 @@
+"""``ctxwin bench FILE --model M --budgets 4k,16k,64k``: compare strategy chains on the user's own conversations.
+
+Prints one table (grouped by budget, one row per chain) or, with ``--json``, ``{"results": [...]}``; ``--plot
+out.png`` also writes a chart (matplotlib, the ``plot`` extra). A progress bar over conversations goes to stderr
+when it is a terminal.
+
+Exit codes: 0 success; 1 bad input (unreadable file, a bad conversation line, unknown model or counter, unreadable
+tool definitions) or the chart could not be written (the table is printed first); 2 usage error (argparse: bad
+``--budgets`` or ``--strategies``, neither ``--model`` nor ``--counter``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from ctxwin.benchmark.budgets import parse_budgets
+from ctxwin.benchmark.chains import DEFAULT_CHAINS, parse_chains
+from ctxwin.benchmark.plot import PlotUnavailable, write_plot
+from ctxwin.benchmark.run import BenchResult, run_bench
+from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
+from ctxwin.counters.errors import TokenizerDataError
+from ctxwin.fit_command import _load_tools
+from ctxwin.plugins import get_counter, get_model
+from ctxwin.progress import Progress
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
+DEFAULT_BUDGETS = "4k,16k,64k"
+WIDTH = 100  # the table's default columns fit; a long chain name or file path may run over
+LEGEND = (
+    "ms/conv: mean planning time per conversation. tokens used: the largest request over the conversations, "
+    "recounted by the counter (tool definitions included). turns kept: the most recent user turns kept verbatim, "
+    "as a mean fraction of each conversation's turns. pairs ok: conversations with every tool call/result pair "
+    "intact. system: conversations whose system prompt was kept. summarised: messages replaced by summaries "
+    "(total). ! over budget (see the notes below)."
+)
+
+T = TypeVar("T")
+
+
+def _argument(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse ``type`` that shows the parser's own message (argparse hides a ValueError's text)."""
+
+    def checked(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    checked.__name__ = parse.__name__
+    return checked
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.0f}%"
+
+
+def _milliseconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    ms = 1000 * seconds
+    return f"{ms:.0f}" if ms >= 100 else f"{ms:.2f}"
+
+
+HEADERS = ("strategy", "ms/conv", "tokens used / budget", "turns kept", "pairs ok", "system", "summarised")
+
+
+def _cells(result: BenchResult) -> tuple[str, ...]:
+    mark = "" if not result.over_budget else " !!" if result.over_budget_unflagged else " !"
+    share = f"{100 * result.tokens_used / result.budget:.1f}%"
+    return (
+        result.strategy,
+        _milliseconds(result.seconds_per_conversation),
+        f"{result.tokens_used:>{len(f'{result.budget:,}')},} / {result.budget:,} {share:>6}{mark}",
+        _percent(result.recent_turns_kept),
+        _percent(result.tool_pairs_intact),
+        _percent(result.system_kept),
+        f"{result.messages_summarized:,}",
+    )
+
+
+def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
+    """The strategy left-aligned, the figures right-aligned (tokens left-aligned so the markers stick out)."""
+    name, *figures = cells
+    parts = [name.ljust(widths[0])]
+    for i, cell in enumerate(figures, start=1):
+        parts.append(cell.ljust(widths[i]) if HEADERS[i].startswith("tokens") else cell.rjust(widths[i]))
+    return "  " + "  ".join(parts).rstrip()
+
+
+def _footnote(result: BenchResult) -> list[str]:
+    note = (
+        f"! {result.strategy} at {result.budget:,}: {result.over_budget} of {result.conversations} conversations "
+        "over budget"
+    )
+    if result.over_budget_unflagged:
+        note += (
+            f"; {result.over_budget_unflagged} of them planned as fitting: a ctxwin bug, please report it with "
+            "the conversation"
+        )
+    else:
+        note += ", each reported by the planner as not fitting"
+    if result.first_warning:
+        note += f"; the first one: {result.first_warning}"
+    return textwrap.wrap(note, WIDTH, subsequent_indent="  ")
+
+
+def table(results: Sequence[BenchResult], heading: str, seconds: float) -> list[str]:
+    """The human-readable comparison: one block per budget, one row per chain, a legend and notes."""
+    rows = {id(r): _cells(r) for r in results}
+    widths = [max(len(h), *(len(c[i]) for c in rows.values())) for i, h in enumerate(HEADERS)]
+    widths[2] = max(len(c[2]) for c in rows.values())  # "tokens used / budget" may run over, the figures not
+    lines = [heading]
+    for budget in dict.fromkeys(r.budget for r in results):
+        lines += ["", f"budget {budget:,} input tokens", _line(HEADERS, widths)]
+        lines += [_line(rows[id(r)], widths) for r in results if r.budget == budget]
+    lines += ["", *textwrap.wrap(LEGEND, WIDTH), *(line for r in results if r.over_budget for line in _footnote(r))]
+    plans = sum(r.conversations for r in results)
+    lines.append(f"{plans:,} plans in {seconds:.1f} s (recounts and warm-up included)")
+    return lines
+
+
+def _read(path: str) -> tuple[list[Conversation], int]:
+    """The readable conversations, and how many lines could not be read (each reported on stderr)."""
+    conversations: list[Conversation] = []
+    errors = 0
+    for item in read_conversations(path):
+        if isinstance(item, ConversationFileError):
+            print(f"error: {item}", file=sys.stderr)
+            errors += 1
+        else:
+            conversations.append(item)
+    return conversations, errors
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if not args.model and not args.counter:
+        print("error: ctxwin bench needs --model M (or --counter SPEC)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        model = get_model(args.model) if args.model else None
+        counter = get_counter(args.counter if args.counter or model is None else model.counter)
+        tools = _load_tools(args.tools)
+        conversations, read_errors = _read(args.file)
+    except (ValueError, TypeError, TokenizerDataError) as exc:  # ConversationFileError included
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if not conversations:
+        print(f"error: {args.file}: no conversation could be read", file=sys.stderr)
+        return EXIT_INPUT
+    for budget in args.budgets:
+        if model is not None and budget > model.context_window:
+            print(
+                f"note: budget {budget:,} is larger than {model.name}'s context window ({model.context_window:,})",
+                file=sys.stderr,
+            )
+    progress = Progress("benchmarked", len(conversations))
+    started = time.perf_counter()
+    results = run_bench(
+        conversations, args.strategies, args.budgets, counter=counter, model=args.model, tools=tools, progress=progress
+    )
+    progress.close()
+    if args.json:
+        print(json.dumps({"results": [r.as_json() for r in results]}, indent=2))
+    else:
+        heading = (
+            f"ctxwin bench: {len(conversations)} conversations from {conversations[0].source}\n"
+            + (f"model {model.name}, " if model else "")
+            + f"counter {counter.name}"
+        )
+        print("\n".join(table(results, heading, time.perf_counter() - started)))
+    status = EXIT_INPUT if read_errors or progress.errors else EXIT_OK
+    if args.plot:
+        sys.stdout.flush()
+        try:
+            write_plot(results, args.plot)
+        except PlotUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        except OSError as exc:
+            print(f"error: cannot write the chart to {args.plot}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_INPUT
+        print(f"chart written to {args.plot}", file=sys.stderr)
+    return status
+
+
+def add_bench_parser(commands: Any) -> None:
+    bench = commands.add_parser(
+        "bench", help="compare trimming strategies on your conversations: tokens kept, turns kept, time"
+    )
+    bench.add_argument("file", help="JSON or JSONL conversations (one per line) in OpenAI chat format, or -")
+    bench.add_argument("--model", "-m", help="the model whose counter measures the conversations")
+    bench.add_argument("--counter", "-c", help="a counter spec instead of the model's, e.g. tiktoken:o200k_base")
+    bench.add_argument(
+        "--budgets",
+        type=_argument(parse_budgets),
+        default=DEFAULT_BUDGETS,
+        help=f"comma-separated input budgets in tokens, k = 1,000 (default: {DEFAULT_BUDGETS})",
+    )
+    bench.add_argument(
+        "--strategies",
+        type=_argument(parse_chains),
+        default=DEFAULT_CHAINS,
+        help="comma-separated chains of '+'-joined steps: last, first, summarize, truncate-tools, fit, or any "
+        f"registered strategy (default: {DEFAULT_CHAINS})",
+    )
+    bench.add_argument("--tools", help="a JSON file with the tool definitions sent with each request")
+    bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    bench.add_argument("--plot", metavar="PNG", help="also write a chart to this PNG file (needs ctxwin[plot])")
+    bench.set_defaults(run=cmd_bench)

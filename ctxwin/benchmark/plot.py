@@ -1,0 +1,76 @@
+"""The ``--plot`` chart: per strategy against the budget, the share of the budget used (mean over the conversations;
+the table shows the largest), recent turns kept and time per conversation.
+
+matplotlib is the optional ``plot`` extra, imported only here and only when a chart is asked for. The figure is
+drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and no global state changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ctxwin.benchmark.run import BenchResult
+
+INSTALL_HINT = "pip install 'ctxwin[plot]'"
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+STYLES = ("-", "--", "-.", ":")
+
+
+class PlotUnavailable(ImportError):
+    """matplotlib is not installed; the message says how to install it."""
+
+
+def _panels() -> list[tuple[str, Callable[[BenchResult], float | None]]]:
+    def percent_used(r: BenchResult) -> float | None:
+        return None if r.mean_tokens_used is None else 100 * r.mean_tokens_used / r.budget
+
+    def recent(r: BenchResult) -> float | None:
+        return None if r.recent_turns_kept is None else 100 * r.recent_turns_kept
+
+    def milliseconds(r: BenchResult) -> float | None:
+        return None if r.seconds_per_conversation is None else 1000 * r.seconds_per_conversation
+
+    return [
+        ("tokens used (% of the budget, mean)", percent_used),
+        ("recent user turns kept verbatim (%)", recent),
+        ("time per conversation (ms)", milliseconds),
+    ]
+
+
+def _budget_label(budget: int) -> str:
+    return f"{budget / 1000:g}k" if budget >= 1000 else str(budget)
+
+
+def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
+    """Write the chart as a PNG; PlotUnavailable without matplotlib, OSError if the file cannot be written."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+    budgets = sorted({r.budget for r in results})
+    strategies = list(dict.fromkeys(r.strategy for r in results))
+    by_key = {(r.strategy, r.budget): r for r in results}
+    figure = Figure(figsize=(15, 4.6), dpi=110, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, 3)
+    for ax, (title, value) in zip(axes, _panels(), strict=True):
+        for n, strategy in enumerate(strategies):
+            points = [(b, value(by_key[strategy, b])) for b in budgets if (strategy, b) in by_key]
+            xs = [b for b, v in points if v is not None]
+            ys = [v for _, v in points if v is not None]
+            # markers and dashes differ, so chains with the same figures (often fit and truncate-tools+trim) show
+            ax.plot(xs, ys, marker=MARKERS[n % len(MARKERS)], linestyle=STYLES[n % len(STYLES)], label=strategy)
+        ax.set_title(title, fontsize=10)
+        ax.set_xscale("log")
+        ax.set_xticks(budgets, [_budget_label(b) for b in budgets])
+        ax.minorticks_off()
+        ax.set_xlabel("input budget (tokens)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    for ax in axes[:2]:  # percentages: the whole range, and room above 100% to show a chain over budget
+        ax.set_ylim(0, max(105, ax.get_ylim()[1]))
+    axes[0].axhline(100, color="grey", linewidth=1)
+    axes[0].legend(fontsize=8)
+    figure.savefig(path, format="png")

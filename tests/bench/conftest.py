@@ -1,0 +1,6 @@
+"""Make ``bench_support`` (conversation builders for these tests) importable under importlib mode."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
