@@ -17,22 +17,38 @@ from ctxwin.strategies.base import Budget, StepResult, is_pinned
 from ctxwin.strategies.meter import Meter
 
 MARKER = "\n[… {cut} tokens of tool output cut by ctxwin …]\n"
+# A bracket this narrow is a token or two wide: the token estimate closes it in a probe or two, without bisecting.
+_CREEP = 32
 
 
-def longest_fitting(length: int, guess: int, fits: Callable[[int], bool]) -> int:
-    """The largest ``k <= length`` with ``fits(k)`` (monotone), galloping up from ``guess``.
+def longest_fitting(length: int, guess: int, count: Callable[[int], int], limit: int) -> int:
+    """A ``k <= length`` with ``count(k) <= limit`` (``count(0)`` fits), the largest when ``count`` grows with ``k``.
 
-    Only pieces about as long as the answer are ever tokenized, so cutting a megabyte log to 1,000 tokens costs a
-    few small tokenizations rather than many of the whole text.
+    ``count(k)`` is the tokens of a ``k``-character piece. Token counts grow about linearly with text, so each probe
+    aims where the last one's count puts the limit (a little past it while no probe has failed, to bracket the
+    answer); when two probes in a row leave more than half of a wide bracket, the next one bisects it. Only pieces
+    about as long as the answer are tokenized, a handful of times, so cutting a megabyte log to 1,000 tokens stays
+    cheap.
     """
-    lo, hi = 0, min(max(guess, 1), length)
-    while hi < length and fits(hi):
-        lo, hi = hi, min(hi * 2, length)
-    if fits(hi):
-        return hi
-    while lo + 1 < hi:  # invariant: fits(lo), not fits(hi)
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    lo, hi = 0, length + 1  # count(lo) <= limit; hi fails, or lies past the end
+    k = min(max(guess, 1), length)
+    slow = 0  # probes in a row that did not halve the bracket
+    while k > lo:
+        width = hi - lo
+        tokens = count(k)
+        if tokens <= limit:
+            lo = k
+        else:
+            hi = k
+        if hi - lo <= 1:
+            break
+        slow = slow + 1 if 2 * (hi - lo) > width else 0
+        aim = k * limit // max(tokens, 1)
+        if hi > length:  # nothing has failed yet: overshoot a little, so the next probe brackets the answer
+            aim = min(max(aim + aim // 16 + 1, lo + 1), length)
+        elif slow >= 2 and hi - lo > _CREEP:
+            aim, slow = (lo + hi) // 2, 0
+        k = min(max(aim, lo + 1), hi - 1)
     return lo
 
 
@@ -42,14 +58,12 @@ def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_sha
         return text, 0
     chars_per_token = max(len(text) // max(total, 1), 1)
     head_limit = int(max_tokens * head_share)
-    head = text[
-        : longest_fitting(len(text), head_limit * chars_per_token, lambda k: meter.text(text[:k]) <= head_limit)
-    ]
+    head = text[: longest_fitting(len(text), head_limit * chars_per_token, lambda k: meter.text(text[:k]), head_limit)]
     rest = text[len(head) :]
     head_tokens = meter.text(head)
     tail_limit = max_tokens - head_tokens
     keep = longest_fitting(
-        len(rest), tail_limit * chars_per_token, lambda k: meter.text(rest[len(rest) - k :]) <= tail_limit
+        len(rest), tail_limit * chars_per_token, lambda k: meter.text(rest[len(rest) - k :]), tail_limit
     )
     tail = rest[len(rest) - keep :] if keep else ""
     cut = total - head_tokens - meter.text(tail)
@@ -82,7 +96,7 @@ class TruncateToolOutput:
                 continue
             if meter.count(message) <= self.max_tokens:
                 continue  # the cached message count bounds the text's, so most outputs are never re-tokenized
-            text_tokens = meter.text(message.text)
+            text_tokens = meter.content_tokens(message)
             if text_tokens <= self.max_tokens:
                 continue
             short, cut = head_and_tail(message.text, text_tokens, self.max_tokens, meter)
