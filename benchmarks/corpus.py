@@ -144,6 +144,37 @@ def _korean_law(fit: bool) -> Iterator[str]:
         yield from (para.strip() for para in path.read_text(encoding="utf-8").split("\n\n") if para.strip())
 
 
+def _ukrainian_texts(fit: bool) -> Iterator[str]:
+    """UA-GEC's corrected texts (ua-gec): essays, letters and translations written by Ukrainian volunteers, the
+    corpus's own train (fit) or test (held-out) partition, paragraph by paragraph."""
+    root = _package_dir("ua_gec")
+    if root is None:
+        return
+    target = root / "data" / "gec-fluency" / ("train" if fit else "test") / "target"
+    for path in sorted(target.glob("*.a1.txt")):
+        yield from (para.strip() for para in path.read_text(encoding="utf-8").split("\n") if para.strip())
+
+
+def _russian_web(fit: bool) -> Iterator[str]:
+    """rl-wsd-labeled's contexts from the RuTenTen web corpus: Russian web pages around a noun or verb (fit) or an
+    adjective (held-out), one context (a few hundred characters) per block."""
+    root = _package_dir("rl_wsd_labeled")
+    if root is None:
+        return
+    if fit:
+        for path in sorted((root / "nouns" / "RuTenTen").glob("*.txt")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                left, _, rest = line.partition("\t")
+                word, _, right = rest.partition("\t")
+                if left.strip():  # sense definitions have no left context
+                    yield f"{left}{word}{right.partition(chr(9))[0]}".strip()
+    folders = ("verbs",) if fit else ("adjectives",)
+    for folder in folders:
+        for path in sorted((root / folder / "RuTenTen").glob("*.json")):
+            _, contexts = json.loads(path.read_text(encoding="utf-8"))
+            yield from ("".join(parts).strip() for parts, _ in contexts)
+
+
 def _pydoc_topics() -> Iterator[str]:
     from pydoc_data.topics import topics
 
@@ -185,6 +216,15 @@ def _stdlib_code(part: int) -> Iterator[str]:
     root = Path(sysconfig.get_paths()["stdlib"])
     for sub in ("json", "email", "asyncio", "concurrent", "importlib", "logging", "http", "xml", "urllib"):
         yield from _source_files(root / sub, "*.py", part)
+
+
+def _packaging_tools_code() -> Iterator[str]:
+    """pip's and setuptools' Python (with the libraries pip vendors): third-party style code, CamelCase classes and
+    type-annotated signatures, as the held-out packages are written; every other file, fit only."""
+    for module in ("pip", "setuptools"):
+        root = _package_dir(module)
+        if root is not None:
+            yield from _source_files(root, "*.py", 0)
 
 
 def _third_party_code() -> Iterator[str]:
@@ -343,7 +383,7 @@ def _sources(split: str, rng: random.Random) -> dict[str, Callable[[], Iterator[
             yield from _chatterbot(language, part)
 
     def code() -> Iterator[str]:
-        return _stdlib_code(0) if fit else _third_party_code()
+        return _interleave(_stdlib_code(0), _packaging_tools_code()) if fit else _third_party_code()
 
     def json_docs() -> Iterator[str]:
         if fit:
@@ -361,7 +401,8 @@ def _sources(split: str, rng: random.Random) -> dict[str, Callable[[], Iterator[
         "chinese": chinese,
         "japanese": lambda: _chatterbot("japanese", part),
         "korean": lambda: _interleave(_chatterbot("korean", part), _korean_law(fit)),
-        "russian": lambda: _interleave(_chatterbot("russian", part), _chatterbot("ukrainian", part)),
+        "russian": lambda: _interleave(_chatterbot("russian", part), _chatterbot("ukrainian", part),
+                                       _ukrainian_texts(fit), _russian_web(fit)),
         "mixed_zh_code": lambda: _mixed_zh_code(chinese(), _stdlib_code(1) if fit else _third_party_code(), rng),
         "code": code,
         "json": json_docs,
@@ -388,7 +429,7 @@ def _interleave(*streams: Iterator[Any]) -> Iterator[Any]:
 # JSON documents are already whole; everything else is concatenated lines.
 _WHOLE = {"json", "noise"}
 # Kinds with little source text get smaller documents, so that they still make enough of them.
-_SMALL_SOURCES = {"japanese", "korean", "russian", "latin_other", "other_scripts"}
+_SMALL_SOURCES = {"japanese", "korean", "latin_other", "other_scripts"}
 
 
 @functools.cache

@@ -9,9 +9,11 @@ characters of each script block. They are counted at memory speed:
 - ``bytes.translate`` turns the text into one byte per character naming its class (for non-ASCII characters
   the script block read from the UTF-8 lead byte; continuation bytes and digits are deleted, their counts are
   length differences), and ``bytes.count`` counts classes;
-- runs (word starts, runs of spaces) come from the class string read as one big integer with a flag bit
-  per class: ``flags & ~(flags << 8)`` keeps the first character of each run, ``int.bit_count`` counts them.
-  That is two to three times faster than ``bytes.count`` of a two-byte pattern.
+- letters, spaces and runs (word starts, runs of spaces) come from a flag string (a bit for letter-like
+  characters, one for spaces) read as one big integer: ``flags & ~(flags << 8)`` keeps the first character of
+  each run, ``flags & (flags << 8)`` the characters that continue one, and ``int.bit_count`` counts the bits
+  under a mask. A bit operation costs about a fifth of a ``bytes.count`` pass, a bit count about one pass;
+  together they are two to three times faster than ``bytes.count`` of two-byte patterns.
 
 Three statistics separate text that a lead byte cannot, because the same script costs very different amounts
 in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
@@ -40,9 +42,10 @@ FEATURES = (
     "kana", "katakana", "cjk_punct", "han", "traditional", "hangul", "fullwidth", "compat_forms", "astral",
 )
 # Safe mode's extra statistics: letter-digit boundaries (hex digests, base64, identifiers like "x2y"), which
-# start pre-tokens the word count misses; runs of LONG_RUN ASCII letters (long words and identifiers cost
-# more pieces); and a constant per text, which covers the larger relative spread of short texts.
-SAFE_FEATURES = (*FEATURES, "digit_letter", "letter_digit", "long_runs", "per_text")
+# start pre-tokens the word count misses; lower-to-upper case changes (camelCase identifiers: "GetCoreSchema" is
+# three pre-tokens); runs of LONG_RUN ASCII letters (long words and identifiers cost more pieces); and a
+# constant per text, which covers the larger relative spread of short texts.
+SAFE_FEATURES = (*FEATURES, "digit_letter", "letter_digit", "case_changes", "long_runs", "per_text")
 LONG_RUN = 8
 
 # Safe mode fits one upper bound per family of text, picked from the statistics above (see ``safe_family``):
@@ -54,9 +57,11 @@ FAMILIES = (
 
 
 def safe_features(text: str) -> list[int]:
-    """The statistics safe mode adds to ``text_features`` (the last four of ``SAFE_FEATURES``)."""
-    classes = text.encode("utf-8").translate(CLASS_TABLE, CONTINUATION)
-    return [classes.count(b"0a"), classes.count(b"a0"), classes.count(LETTER * LONG_RUN), 1]
+    """The statistics safe mode adds to ``text_features`` (the last five of ``SAFE_FEATURES``)."""
+    raw = text.encode("utf-8")
+    classes = raw.translate(CLASS_TABLE, CONTINUATION)
+    case_changes = raw.translate(_CASE_TABLE).count(b"lu")
+    return [classes.count(b"0a"), classes.count(b"a0"), case_changes, classes.count(LETTER * LONG_RUN), 1]
 
 
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
@@ -117,6 +122,9 @@ def _class_table() -> bytes:
 
 
 CLASS_TABLE = _class_table()
+# ASCII lower case letters to "l", upper case to "u", anything else to "x" (case changes, for safe mode).
+_CASE_TABLE = bytes(ord("l") if chr(b).islower() and b < 128 else ord("u") if chr(b).isupper() and b < 128
+                    else ord("x") for b in range(256))
 CONTINUATION = bytes(range(0x80, 0xC0))
 ASCII_CLASSES = LETTER + DIGIT + SPACE + NEWLINE + OTHER
 # Flag bits of the class string read as an integer (see ``_run_counts``): letter-like scripts, spaces.
@@ -138,10 +146,14 @@ _KATAKANA_PREFIX = b"\xe3\x83"
 _FULLWIDTH_PREFIX = b"\xef\xbc"
 _UKRAINIAN = tuple("іїєІЇЄ")
 _TRADITIONAL = tuple("們個這說")
+# The script classes counted one by one; Han is the rest.
+_COUNTED_SCRIPTS = SCRIPT_CLASSES.replace(b"H", b"")
 
 
 def _run_counts(flags: bytes) -> tuple[int, int, int, int]:
     """Letter-like characters, word starts, spaces and runs of two or more spaces, from a flag string."""
+    if len(flags) <= _CHUNK:
+        return _chunk_run_counts(int.from_bytes(flags, "little"))
     counts = _chunk_run_counts(int.from_bytes(flags[:_CHUNK], "little"))
     for i in range(_CHUNK, len(flags), _CHUNK):
         # The chunk is read with the characters before it (a run of spaces looks two characters back), whose
@@ -156,39 +168,48 @@ def _run_counts(flags: bytes) -> tuple[int, int, int, int]:
 def _chunk_run_counts(x: int) -> tuple[int, int, int, int]:
     """``_run_counts`` of a flag string read as a little-endian integer ``x``.
 
-    ``x << 8`` puts each character's flags under the next character's, so ``w & ~(w << 8)`` (written
-    ``w & (w ^ (w << 8))``, which CPython computes faster) keeps the first character of each run.
+    ``x << 8`` puts each character's flags under the next character's, so ``x & ~(x << 8)`` (written
+    ``x & (x ^ (x << 8))``, which CPython computes faster) keeps the first character of each run and
+    ``x & (x << 8)`` the characters that continue one; one shift serves both.
     """
-    w, s = x & _WORD_MASK, x & _SPACE_MASK
-    doubled = s & (s << 8)
-    return (w.bit_count(), (w & (w ^ (w << 8))).bit_count(), s.bit_count(),
+    after = x << 8
+    doubled = x & after & _SPACE_MASK  # spaces right after a space
+    return ((x & _WORD_MASK).bit_count(), (x & (x ^ after) & _WORD_MASK).bit_count(), (x & _SPACE_MASK).bit_count(),
             (doubled & (doubled ^ (doubled << 8))).bit_count())
 
 
-def text_features(text: str) -> tuple[list[int], int]:
-    """The counts named by ``FEATURES`` for ``text``, and its UTF-8 length in bytes.
+def ascii_counts(raw: bytes) -> tuple[int, int, int, int, int, int, int]:
+    """The ``ASCII_FEATURES`` of ASCII text given as its bytes: the whole statistics of such text.
 
-    Digits are deleted from the string whose letter runs are counted, so a word start is a letter (of any
-    letter-like script) after anything but a letter or a digit; digit counts are the length differences.
+    Digits are deleted from the string whose letter runs are counted, so a word start is a letter after
+    anything but a letter or a digit; the digit count is the length difference.
     """
-    raw = text.encode()
+    flags = raw.translate(ASCII_FLAG_TABLE, DIGITS)
+    letters, word_starts, spaces, space_runs = _run_counts(flags)
     newlines = raw.count(b"\n")
+    n = len(flags)
+    return letters, len(raw) - n, word_starts, spaces, space_runs, newlines, n - letters - spaces - newlines
+
+
+def text_features(text: str) -> tuple[list[int], int]:
+    """The counts named by ``FEATURES`` for ``text``, and its UTF-8 length in bytes (digits as in ``ascii_counts``)."""
+    raw = text.encode()
     if text.isascii():
-        flags = raw.translate(ASCII_FLAG_TABLE, DIGITS)
-        letters, word_starts, spaces, space_runs = _run_counts(flags)
-        digits = len(raw) - len(flags)
-        punct = len(flags) - letters - spaces - newlines
-        return [letters, digits, word_starts, spaces, space_runs, newlines, punct, *_NO_SCRIPTS], len(raw)
+        return [*ascii_counts(raw), *_NO_SCRIPTS], len(raw)
     classes = raw.translate(CLASS_TABLE, CONTINUATION)
     flags = classes.translate(FLAG_TABLE, DIGIT)
     scripts = classes.translate(None, ASCII_CLASSES)
-    letters = classes.count(LETTER)
-    _, word_starts, spaces, space_runs = _run_counts(flags)
+    word_like, word_starts, spaces, space_runs = _run_counts(flags)
+    newlines = classes.count(NEWLINE)
+    # Most texts use one or two scripts: a memchr-speed membership test skips the counts of absent ones, and
+    # Han, the commonest, is what the others leave of the script characters.
+    latin_ext, greek, cyrillic, rtl, indic, other3, symbols, kana_and_punct, hangul, forms, astral = [
+        scripts.count(c) if c in scripts else 0 for c in _COUNTED_SCRIPTS]
+    word_scripts = latin_ext + greek + cyrillic + rtl + indic + other3 + hangul
+    han = len(scripts) - word_scripts - symbols - kana_and_punct - forms - astral
+    letters = word_like - word_scripts
     digits = len(classes) - len(flags)
     punct = len(flags) - len(scripts) - letters - spaces - newlines
-    # Most texts use one or two scripts: a memchr-speed membership test skips the counts of absent ones.
-    latin_ext, greek, cyrillic, rtl, indic, other3, symbols, kana_and_punct, han, hangul, forms, astral = (
-        scripts.count(c) if c in scripts else 0 for c in SCRIPT_CLASSES)
     ukrainian = sum(map(text.count, _UKRAINIAN)) if cyrillic else 0
     cjk_punct = raw.count(_CJK_PUNCT_PREFIX) if kana_and_punct else 0
     katakana = raw.count(_KATAKANA_PREFIX) if kana_and_punct > cjk_punct else 0

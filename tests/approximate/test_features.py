@@ -7,7 +7,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.approximate_features import FAMILIES, FEATURES, safe_family, text_features
+from ctxwin.counters.approximate_features import (
+    ASCII_FEATURES,
+    FAMILIES,
+    FEATURES,
+    SAFE_FEATURES,
+    ascii_counts,
+    safe_family,
+    safe_features,
+    text_features,
+)
 
 # Letter-like characters (the scripts that separate words by spaces) by UTF-8 lead byte: U+0080-0FFF,
 # U+1000-1FFF, U+A000-DFFF and U+E000-EFFF.
@@ -43,6 +52,21 @@ _PIECES = st.sampled_from(["a", "Z", " ", "  ", "\n", "7", ".", "é", "я", "і"
 def test_statistics_match_the_reference(text: str) -> None:
     counts = features(text)
     assert {name: counts[name] for name in reference(text)} == reference(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_ascii_counts_are_the_ascii_part_of_the_statistics(text: str) -> None:
+    assert list(ascii_counts(text.encode())) == text_features(text)[0][: len(ASCII_FEATURES)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "B", "cD", "Ef", "7", " ", "é", "中", "\n"]), max_size=60).map("".join))
+def test_safe_statistics_match_the_reference(text: str) -> None:
+    extra = dict(zip(SAFE_FEATURES[len(FEATURES):], safe_features(text), strict=True))
+    assert extra["case_changes"] == len(re.findall("[a-z][A-Z]", text))
+    assert extra["digit_letter"] == len(re.findall("[0-9](?=[A-Za-z])", text))
+    assert extra["per_text"] == 1
 
 
 def test_long_texts_are_counted_exactly_across_chunks() -> None:
