@@ -33,8 +33,12 @@ test: $(STAMP)
 	$(BIN)/ruff check ctxwin tests benchmarks examples
 	$(BIN)/mypy --strict ctxwin
 
+# Every pytest-benchmark suite (the files are bench_*.py, so they are named: pytest only collects test_*.py by
+# default), then the tables and chart of benchmarks/README.md from that run.
 bench: $(STAMP)
-	$(BIN)/python -m pytest benchmarks --benchmark-only
+	@mkdir -p .benchmarks
+	$(BIN)/python -m pytest benchmarks/bench_*.py --benchmark-only --benchmark-json=.benchmarks/latest.json
+	$(BIN)/python benchmarks/render.py .benchmarks/latest.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .benchmarks *.egg-info

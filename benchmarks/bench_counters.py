@@ -1,10 +1,18 @@
-"""Throughput of the exact counters' batch counting: TiktokenCounter.count_texts (threaded) vs a plain loop.
+"""Counter throughput: batch counting against a plain loop, by text kind, and whole conversations side by side.
 
-Corpus: chat-sized pieces (300 characters) of the standard library's own source plus Python's reference
-documentation (``pydoc_data.topics``), about 1.5 MB. Every variant is checked to give the same counts first.
+- ``test_count_texts_throughput``: the exact counters' batch counting (``TiktokenCounter.count_texts``, threaded;
+  ``HFCounter``'s ``encode_batch``) against a plain ``count_text`` loop, on chat-sized pieces (300 characters) of
+  the standard library's source and Python's reference documentation (``pydoc_data.topics``), about 1.5 MB.
+  Every variant is checked to give the loop's counts first.
+- ``test_text_kind_throughput``: o200k (``count_texts``), ``approximate``, ``approximate:safe`` and chars/4
+  (langchain_core's estimate) on each text kind of the approximate counter's held-out corpus (``corpus.py``).
+- ``test_count_conversation``: counting a 1,000-message bench conversation of each kind (``conversations.py``):
+  ctxwin's ``count_messages`` against langchain_core's equivalent (``count_tokens_approximately``, or the o200k
+  per-message callable summed, which is what its ``trim_messages`` does with it).
 
-``pytest benchmarks/bench_counters.py --benchmark-only`` times them with pytest-benchmark;
-``python benchmarks/bench_counters.py`` prints MB/s (best of five) and the speed-up over the loop.
+``pytest benchmarks/bench_counters.py --benchmark-only`` times them with pytest-benchmark (the last two need the
+``corpus`` and ``bench`` extras); ``python benchmarks/bench_counters.py`` prints MB/s (best of five) and the
+speed-up over the loop for the first.
 """
 
 from __future__ import annotations
@@ -18,11 +26,17 @@ from pathlib import Path
 from pydoc_data.topics import topics
 
 import pytest
+from conversations import KINDS
+from corpus import TARGET_KINDS, build
+from langchain_core.messages.utils import count_tokens_approximately
 from pytest_benchmark.fixture import BenchmarkFixture
+from side_by_side import o200k_callable, ours, theirs
 
+from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.plugins import get_counter
 
 PIECE = 300
 
@@ -60,6 +74,49 @@ def test_count_texts_throughput(benchmark: BenchmarkFixture, name: str) -> None:
     result = benchmark(count, TEXTS)
     assert result == reference
     benchmark.extra_info["MB"] = sum(len(t.encode()) for t in TEXTS) / 1e6
+
+
+def chars_over_4(texts: Sequence[str]) -> list[int]:
+    """langchain_core's estimate: a quarter of the characters, rounded up."""
+    return [-(-len(t) // 4) for t in texts]
+
+
+TEXT_COUNTERS: dict[str, Callable[[Sequence[str]], list[int]]] = {
+    "o200k": TiktokenCounter("o200k_base").count_texts,
+    "approximate": ApproximateCounter().count_texts,
+    "approximate:safe": ApproximateCounter(safe=True).count_texts,
+    "chars/4": chars_over_4,
+}
+
+
+@pytest.mark.parametrize("counter", list(TEXT_COUNTERS))
+@pytest.mark.parametrize("kind", TARGET_KINDS)
+def test_text_kind_throughput(benchmark: BenchmarkFixture, kind: str, counter: str) -> None:
+    benchmark.group = f"text-{kind}"
+    texts = [d.text for d in build("heldout") if d.kind == kind]
+    benchmark(TEXT_COUNTERS[counter], texts)
+    benchmark.extra_info["bytes"] = sum(len(t.encode()) for t in texts)
+
+
+CONVERSATION_SIZE = 1_000
+
+
+@pytest.mark.parametrize("counter", ["approximate", "o200k"])
+@pytest.mark.parametrize("library", ["ctxwin", "langchain"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_count_conversation(benchmark: BenchmarkFixture, kind: str, library: str, counter: str) -> None:
+    benchmark.group = f"count-{kind}-{CONVERSATION_SIZE}"
+    if library == "ctxwin":
+        messages = ours(kind, CONVERSATION_SIZE)
+        count = get_counter("approximate" if counter == "approximate" else "tiktoken:o200k_base").count_messages
+        benchmark(count, messages)
+    else:
+        messages = theirs(kind, CONVERSATION_SIZE)
+        if counter == "approximate":
+            benchmark(count_tokens_approximately, messages)
+        else:
+            benchmark(lambda: sum(map(o200k_callable, messages)))
+    benchmark.extra_info["bytes"] = sum(len(str(m.content).encode()) for m in messages)
 
 
 def main() -> None:

@@ -1,81 +1,61 @@
-"""Planner cost against trimming alone, on a 10,000-message mixed conversation with the o200k tokenizer.
+"""The planner end to end, against trimming alone and against langchain_core's trim_messages, on the bench corpus.
 
-The issue's target: planning costs at most twice trimming. Both runs start cold (a fresh counter, so no cached
-counts) and fit the same budget; the plan runs the default chain (filter, truncate_tool_output, trim).
+For each kind of the bench corpus (agent, multilingual, code), its 10,000-message conversation is fitted to half its
+o200k tokens, cold (a fresh counter every round, so nothing is cached):
 
-    pytest benchmarks/bench_planner.py --benchmark-only
+- ``trim``: ctxwin's ``trim_messages`` with ``TiktokenCounter("o200k_base")``;
+- ``plan``: ``Planner(counter=..., context_window=budget, reserve_output=0).plan(...)``, the default chain
+  (filter, truncate_tool_output, trim), which also reports every dropped and truncated message;
+- ``langchain``: langchain_core's ``trim_messages`` with the o200k per-message callable, its closest equivalent
+  (it has no planner).
+
+The issue's target: planning costs at most twice trimming. Run: ``pytest benchmarks/bench_planner.py
+--benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
 """
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
+import langchain_core.messages as lc_messages
 import pytest
+from conversations import KINDS
+from side_by_side import o200k_callable, o200k_total, ours, theirs
 
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner
 from ctxwin.trim import trim_messages
 
-WORDS = [
-    "the",
-    "model",
-    "reads",
-    "context",
-    "window",
-    "tokens",
-    "budget",
-    "数据",
-    "模型",
-    "上下文",
-    "窗口",
-    '{"k":',
-    "[1,",
-    "2]}",
-    "def",
-    "f(x):",
-    "return",
-    "x",
-]
-
-
-def conversation(n: int, seed: int = 0) -> list[BaseMessage]:
-    rng = random.Random(seed)
-    out: list[BaseMessage] = [SystemMessage("You are a careful assistant.")]
-    turn = 0
-    while len(out) < n:
-        out.append(HumanMessage(" ".join(rng.choices(WORDS, k=rng.randint(5, 60)))))
-        if turn % 4 == 0:
-            call = f"call{turn}"
-            out.append(AIMessage("", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": call}]))
-            out.append(ToolMessage(" ".join(rng.choices(WORDS, k=rng.randint(20, 200))), tool_call_id=call))
-        out.append(AIMessage(" ".join(rng.choices(WORDS, k=rng.randint(5, 80)))))
-        turn += 1
-    return out[:n] if not isinstance(out[n - 1], AIMessage) or not out[n - 1].tool_calls else out[: n - 1]
-
-
-MESSAGES = conversation(10_000)
-BUDGET = 390_000  # about half of the conversation (772,791 tokens)
+SIZE = 10_000
+ROUNDS = {"trim": 3, "plan": 3, "langchain": 1}  # langchain_core takes seconds a round here
 
 
 def _fresh() -> tuple[tuple[Any, ...], dict[str, Any]]:
     return (TiktokenCounter("o200k_base"),), {}
 
 
-@pytest.mark.benchmark(group="planner-10k")
-def test_trim_cold(benchmark: Any) -> None:
-    benchmark.pedantic(
-        lambda counter: trim_messages(MESSAGES, max_tokens=BUDGET, token_counter=counter, include_system=True),
-        setup=_fresh,
-        rounds=5,
-    )
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("run", list(ROUNDS))
+def test_fit(benchmark: Any, run: str, kind: str) -> None:
+    benchmark.group = f"planner-{kind}-{SIZE}"
+    budget = o200k_total(kind, SIZE) // 2
+    messages = ours(kind, SIZE)
 
+    def trim(counter: TiktokenCounter) -> list[Any]:
+        return trim_messages(messages, max_tokens=budget, token_counter=counter, include_system=True)
 
-@pytest.mark.benchmark(group="planner-10k")
-def test_plan_cold(benchmark: Any) -> None:
-    def plan(counter: TiktokenCounter) -> None:
-        result = Planner(counter=counter, context_window=BUDGET, reserve_output=0).plan(MESSAGES)
+    def plan(counter: TiktokenCounter) -> list[Any]:
+        result = Planner(counter=counter, context_window=budget, reserve_output=0).plan(messages)
         assert result.fits
+        return result.messages
 
-    benchmark.pedantic(plan, setup=_fresh, rounds=5)
+    def langchain() -> list[Any]:
+        return list(lc_messages.trim_messages(
+            theirs(kind, SIZE), max_tokens=budget, token_counter=o200k_callable, include_system=True
+        ))
+
+    if run == "langchain":
+        kept = benchmark.pedantic(langchain, rounds=ROUNDS[run], iterations=1)
+    else:
+        kept = benchmark.pedantic(trim if run == "trim" else plan, setup=_fresh, rounds=ROUNDS[run], iterations=1)
+    benchmark.extra_info.update(kept=len(kept), total=len(messages), max_tokens=budget)
