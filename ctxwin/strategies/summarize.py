@@ -115,7 +115,7 @@ class Summarize:
             if limit < MIN_SUMMARY_TOKENS:
                 note = f"no room for a summary: {max(room, 0)} tokens left beside the messages that must stay"
                 return StepResult(list(messages), [note], skipped=True)
-            text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]), limit)] + "…"
+            text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]), limit)[0]] + "…"
             tokens = meter.text(text)
         summary = summary_message(text, replaced, count)
         out = [*messages[: span.start], summary, *pinned, *messages[span.end :]]

@@ -17,12 +17,19 @@ from ctxwin.strategies.base import Budget, StepResult, is_pinned
 from ctxwin.strategies.meter import Meter
 
 MARKER = "\n[… {cut} tokens of tool output cut by ctxwin …]\n"
+# Head and tail stop searching within 1/SLACK of their share: a cut log needs no exact last token, and the marker
+# still reports the exact number of tokens cut.
+SLACK = 50
 # A bracket this narrow is a token or two wide: the token estimate closes it in a probe or two, without bisecting.
 _CREEP = 32
 
 
-def longest_fitting(length: int, guess: int, count: Callable[[int], int], limit: int) -> int:
-    """A ``k <= length`` with ``count(k) <= limit`` (``count(0)`` fits), the largest when ``count`` grows with ``k``.
+def longest_fitting(
+    length: int, guess: int, count: Callable[[int], int], limit: int, slack: int = 0
+) -> tuple[int, int]:
+    """A ``k <= length`` with ``count(k) <= limit`` (``count(0) == 0``), and ``count(k)``: the largest such ``k`` when
+    ``count`` grows with ``k``, or the first found within ``slack`` tokens of the limit (each probe saved is a piece
+    not tokenized).
 
     ``count(k)`` is the tokens of a ``k``-character piece. Token counts grow about linearly with text, so each probe
     aims where the last one's count puts the limit (a little past it while no probe has failed, to bracket the
@@ -31,13 +38,16 @@ def longest_fitting(length: int, guess: int, count: Callable[[int], int], limit:
     cheap.
     """
     lo, hi = 0, length + 1  # count(lo) <= limit; hi fails, or lies past the end
+    lo_tokens = 0
     k = min(max(guess, 1), length)
     slow = 0  # probes in a row that did not halve the bracket
     while k > lo:
         width = hi - lo
         tokens = count(k)
         if tokens <= limit:
-            lo = k
+            lo, lo_tokens = k, tokens
+            if 0 < slack < limit and limit - tokens <= slack:
+                break
         else:
             hi = k
         if hi - lo <= 1:
@@ -49,7 +59,7 @@ def longest_fitting(length: int, guess: int, count: Callable[[int], int], limit:
         elif slow >= 2 and hi - lo > _CREEP:
             aim, slow = (lo + hi) // 2, 0
         k = min(max(aim, lo + 1), hi - 1)
-    return lo
+    return lo, lo_tokens
 
 
 def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
@@ -58,15 +68,20 @@ def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_sha
         return text, 0
     chars_per_token = max(len(text) // max(total, 1), 1)
     head_limit = int(max_tokens * head_share)
-    head = text[: longest_fitting(len(text), head_limit * chars_per_token, lambda k: meter.text(text[:k]), head_limit)]
-    rest = text[len(head) :]
-    head_tokens = meter.text(head)
-    tail_limit = max_tokens - head_tokens
-    keep = longest_fitting(
-        len(rest), tail_limit * chars_per_token, lambda k: meter.text(rest[len(rest) - k :]), tail_limit
+    head_size, head_tokens = longest_fitting(
+        len(text), head_limit * chars_per_token, lambda k: meter.text(text[:k]), head_limit, head_limit // SLACK
     )
-    tail = rest[len(rest) - keep :] if keep else ""
-    cut = total - head_tokens - meter.text(tail)
+    head, rest = text[:head_size], text[head_size:]
+    tail_limit = max_tokens - head_tokens
+    tail_size, tail_tokens = longest_fitting(
+        len(rest),
+        tail_limit * chars_per_token,
+        lambda k: meter.text(rest[len(rest) - k :]),
+        tail_limit,
+        tail_limit // SLACK,
+    )
+    tail = rest[len(rest) - tail_size :] if tail_size else ""
+    cut = total - head_tokens - tail_tokens
     return head + MARKER.format(cut=cut) + tail, cut
 
 

@@ -30,18 +30,22 @@ def test_longest_fitting_finds_the_largest_fitting_length_of_a_growing_count(
         probes.append(k)
         return totals[k]
 
-    k = longest_fitting(len(steps), guess, count, limit)
-    assert totals[k] <= limit
+    k, tokens = longest_fitting(len(steps), guess, count, limit)
+    assert tokens == totals[k] <= limit
     assert k == len(steps) or totals[k + 1] > limit
     assert len(probes) <= 2 * math.log2(len(steps) + 2) + 8
+    slack = limit // 10
+    k, tokens = longest_fitting(len(steps), guess, count, limit, slack)
+    assert tokens == totals[k] <= limit
+    assert k == len(steps) or totals[k + 1] > limit or tokens >= limit - slack
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(LINE, min_size=1, max_size=400), st.integers(1, 300))
 def test_longest_fitting_on_real_text_never_exceeds_the_limit(lines: list[str], limit: int) -> None:
     text = "\n".join(lines)
-    k = longest_fitting(len(text), limit * 2, lambda n: COUNTER.count_text(text[:n]), limit)
-    assert COUNTER.count_text(text[:k]) <= limit
+    k, tokens = longest_fitting(len(text), limit * 2, lambda n: COUNTER.count_text(text[:n]), limit)
+    assert tokens == COUNTER.count_text(text[:k]) <= limit
 
 
 @settings(max_examples=40, deadline=None)
