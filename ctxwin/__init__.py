@@ -4,6 +4,7 @@ The message API mirrors ``langchain_core.messages`` and ``trim_messages`` mirror
 of import. Heavy tokenizer packages load only when a counter that needs them is first used.
 """
 
+from ctxwin.batch import FitResult, fit_many
 from ctxwin.counters import BaseTokenCounter, ModelSpec, TokenCounter, TokenizerDataError
 from ctxwin.history import (
     BaseChatMessageHistory,
@@ -53,6 +54,7 @@ __all__ = [
     "BudgetExceeded",
     "FileChatMessageHistory",
     "FilterMessages",
+    "FitResult",
     "HistoryFormatError",
     "InMemoryChatMessageHistory",
     "ModelSpec",
@@ -74,6 +76,7 @@ __all__ = [
     "extractive_summarizer",
     "filter_messages",
     "fit",
+    "fit_many",
     "get_counter",
     "get_model",
     "get_strategy_factory",

@@ -23,9 +23,8 @@ from ctxwin.benchmark.budgets import parse_budgets
 from ctxwin.benchmark.chains import DEFAULT_CHAINS, parse_chains
 from ctxwin.benchmark.plot import PlotUnavailable, write_plot
 from ctxwin.benchmark.run import BenchResult, run_bench
-from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
+from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations, read_tools
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.fit_command import _load_tools
 from ctxwin.plugins import get_counter, get_model
 from ctxwin.progress import Progress
 
@@ -145,7 +144,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         model = get_model(args.model) if args.model else None
         counter = get_counter(args.counter if args.counter or model is None else model.counter)
-        tools = _load_tools(args.tools)
+        tools = read_tools(args.tools)
         conversations, read_errors = _read(args.file)
     except (ValueError, TypeError, TokenizerDataError) as exc:  # ConversationFileError included
         print(f"error: {exc}", file=sys.stderr)

@@ -2,23 +2,37 @@
 
 One conversation (JSON, or JSONL of messages): a budget bar and one row per step go to stderr (``--json``: a JSON
 report to stdout), the fitted conversation to ``-o OUT`` or, without ``-o``, to stdout. Many conversations (JSONL,
-one per line): one output line each, ``{"messages": [...], "plan": {...}}``, in input order; a bad line is reported
-on stderr and the run goes on (exit code 1 at the end). A progress bar is drawn on stderr when it is a terminal.
+one per line, read as a stream): one output line each, ``{"line": N, "messages": [...], "plan": {...}}``, in input
+order, fitted by ``ctxwin.batch.fit_many`` on ``--workers`` processes (the output does not depend on how many); a bad
+line is reported on stderr and the run goes on (exit code 1 at the end). A progress bar is drawn on stderr when it
+is a terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import sys
+from collections import deque
+from collections.abc import Iterator
 from contextlib import nullcontext
-from typing import IO, Any
+from typing import IO, Any, cast
 
-from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
+from ctxwin.batch import fit_many
+from ctxwin.batch.item import Fitter
+from ctxwin.conversation_io import (
+    ConversationFileError,
+    ConversationLine,
+    RawConversation,
+    read_raw_conversations,
+    read_tools,
+    request_from_json,
+)
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.messages import convert_to_openai_messages
-from ctxwin.planner import Plan, Planner
+from ctxwin.planner import Plan
 from ctxwin.progress import Progress
 from ctxwin.strategies.extractive import extractive_summarizer
 
@@ -78,58 +92,49 @@ def _report(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _planner(args: argparse.Namespace, tools: list[dict[str, Any]] | None) -> Planner:
+def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The Planner's (and ``fit_many``'s) keyword arguments from the command line."""
     strategies = [s.strip() for s in args.strategy.split(",") if s.strip()] if args.strategy else None
-    return Planner(
-        args.model,
-        strategies,
-        context_window=args.context_window,
-        reserve_output=args.reserve,
-        tools=tools,
-        counter=args.counter,
-        keep_last=args.keep_last,
-        summarizer=extractive_summarizer if args.summarize else None,
-    )
-
-
-def _load_tools(path: str | None) -> list[dict[str, Any]] | None:
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            tools = json.load(handle)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConversationFileError(f"{path}: cannot read tool definitions: {exc}") from None
-    if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
-        tools = tools["tools"]
-    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-        raise ConversationFileError(f"{path}: expected a JSON list of tool definitions")
-    return tools
+    return {
+        "model": args.model,
+        "strategies": strategies,
+        "context_window": args.context_window,
+        "reserve_output": args.reserve,
+        "tools": tools,
+        "counter": args.counter,
+        "keep_last": args.keep_last,
+        "summarizer": extractive_summarizer if args.summarize else None,
+    }
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
     try:
-        tools = _load_tools(args.tools)
-        planner = _planner(args, tools)
-        items = list(read_conversations(args.file))
+        arguments = _fit_arguments(args, read_tools(args.tools))
+        fitter = Fitter(arguments)  # builds the planner: bad arguments are reported before any file is read
+        items = read_raw_conversations(args.file)
+        first = next(items)
     except (ValueError, TypeError, TokenizerDataError, ConversationFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    many = len(items) > 1 or (items and isinstance(items[0], Conversation) and items[0].line is not None)
     sink: Any = open(args.output, "w", encoding="utf-8") if args.output else nullcontext(sys.stdout)  # noqa: SIM115
     with sink as out:
-        return _fit_many(items, planner, out, args) if many else _fit_one(items[0], planner, out, args)
+        if isinstance(first, RawConversation):  # the file is one conversation
+            return _fit_one(first, fitter, out, args)
+        # Otherwise the file is lines of conversations, all of them ConversationLine.
+        lines = cast(Iterator[ConversationLine], itertools.chain([first], items))
+        try:
+            return _fit_many(lines, arguments, out, args)
+        except ConversationFileError as exc:  # the file became unreadable part way (bad UTF-8)
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
 
 
-def _fit_one(
-    item: Conversation | ConversationFileError, planner: Planner, out: IO[str], args: argparse.Namespace
-) -> int:
-    if isinstance(item, ConversationFileError):
-        print(f"error: {item}", file=sys.stderr)
+def _fit_one(item: RawConversation, fitter: Fitter, out: IO[str], args: argparse.Namespace) -> int:
+    result = fitter.fit(0, {"messages": item.messages, "tools": item.tools})
+    if result.plan is None:
+        print(f"error: {item.source}: {result.error}", file=sys.stderr)
         return EXIT_INPUT
-    plan = _plan(planner, item)
-    if plan is None:
-        return EXIT_INPUT
+    plan = result.plan
     messages = _openai(plan)
     if args.json:
         report = {**_report(plan), **({} if args.output else {"messages": messages})}
@@ -144,38 +149,34 @@ def _fit_one(
 
 
 def _fit_many(
-    items: list[Conversation | ConversationFileError], planner: Planner, out: IO[str], args: argparse.Namespace
+    lines: Iterator[ConversationLine], arguments: dict[str, Any], out: IO[str], args: argparse.Namespace
 ) -> int:
-    progress = Progress("fitted", len(items))
-    for item in items:
-        if isinstance(item, ConversationFileError):
-            progress.error(f"error: {item}")
-        else:
-            plan = _plan(planner, item, progress)
-            if plan is not None:
-                line = {
-                    "line": item.line,
-                    "messages": _openai(plan),
-                    "plan": _report(plan) if args.json else plan.summary(),
-                }
-                out.write(json.dumps(line, ensure_ascii=False) + "\n")
-        progress.step()
+    """One output line per conversation, in input order, fitted by ``fit_many`` on ``--workers`` processes.
+
+    The workers parse the lines too (``decode``): this process only reads lines and writes results.
+    """
+    progress = Progress("fitted")
+    in_flight: deque[ConversationLine] = deque()  # in input order, as the results come back
+
+    def texts() -> Iterator[str]:
+        for line in lines:
+            in_flight.append(line)
+            yield line.text
+
+    workers = args.workers or None  # 0: all cores
+    results = fit_many(
+        texts(), workers=workers, progress=progress, decode=request_from_json, output="openai", **arguments
+    )
+    for result in results:
+        line = in_flight.popleft()
+        if result.plan is None:
+            progress.error(f"error: {line.where}: {result.error}")
+            continue
+        report = _report(result.plan) if args.json else result.plan.summary()
+        out.write(json.dumps({"line": line.line, "messages": result.plan.messages, "plan": report}, ensure_ascii=False))
+        out.write("\n")
     progress.close()
     return EXIT_INPUT if progress.errors else EXIT_OK
-
-
-def _plan(planner: Planner, item: Conversation, progress: Progress | None = None) -> Plan | None:
-    where = f"{item.source}{f':{item.line}' if item.line else ''}"
-    try:
-        if item.tools and item.tools != planner.tools:  # tools saved with the conversation
-            planner = planner.with_tools(item.tools)
-        return planner.plan(item.messages)
-    except (ValueError, TypeError) as exc:  # BudgetExceeded included: strict plans report the figures
-        if progress is None:
-            print(f"error: {where}: {exc}", file=sys.stderr)
-        else:
-            progress.error(f"error: {where}: {exc}")
-    return None
 
 
 def _openai(plan: Plan) -> list[dict[str, Any]]:
@@ -195,4 +196,21 @@ def add_fit_parser(commands: Any) -> None:
     fit.add_argument("--keep-last", type=int, help="summarise older turns, keeping the last N messages verbatim")
     fit.add_argument("--json", action="store_true", help="print a JSON report instead of the table")
     fit.add_argument("--output", "-o", help="write the fitted conversation(s) here (default: stdout)")
+    fit.add_argument(
+        "--workers",
+        "-w",
+        type=_worker_count,
+        default=1,
+        help="processes for a JSONL file of many conversations; 0 = all cores (default: 1)",
+    )
     fit.set_defaults(run=cmd_fit)
+
+
+def _worker_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of processes (0 = all cores), got {text!r}")
+    return count

@@ -26,9 +26,12 @@ class Progress:
         now = time.monotonic()
         if self.enabled and (now - self._drawn >= 0.1 or self.done == self.total):  # at most 10 redraws a second
             self._drawn = now
-            of = f"/{self.total}" if self.total is not None else ""
-            errors = f", {self.errors} errors" if self.errors else ""
-            print(f"\r{self.label} {self.done}{of}{errors}", end="", file=self.stream, flush=True)
+            self._draw()
+
+    def _draw(self) -> None:
+        of = f"/{self.total}" if self.total is not None else ""
+        errors = f", {self.errors} errors" if self.errors else ""
+        print(f"\r{self.label} {self.done}{of}{errors}", end="", file=self.stream, flush=True)
 
     def error(self, text: str) -> None:
         self.errors += 1
@@ -36,4 +39,5 @@ class Progress:
 
     def close(self) -> None:
         if self.enabled and self.done:
+            self._draw()  # the final count, which a throttled step may not have drawn
             print(file=self.stream, flush=True)

@@ -1,0 +1,119 @@
+"""Dataset-scale fitting throughput: conversations per second for fit_many on 1, 2 and all cores, and through Ray.
+
+The corpus is the bench corpus (``benchmarks/conversations.py``), kinds mixed: 400 40-message conversations (agent
+sessions with long tool outputs, multilingual chats, code reviews), fitted for gpt-4o-mini (o200k, the real
+tokenizer) into an 8,000-token window with 1,000 reserved for the reply, so nearly every one is cut. Each round
+is a whole run: process-pool (or actor) start-up and tokenizer loading included, as a job would pay them.
+
+    pytest benchmarks/bench_batch.py --benchmark-only      # the Ray rows need the `ray` extra
+
+The chunk-size rows fit many short conversations (6 messages), where the cost of moving work between processes
+is largest relative to the work itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from conversations import conversations
+
+from ctxwin.batch import fit_many
+
+FIT = {"model": "gpt-4o-mini", "context_window": 8000, "reserve_output": 1000}
+COUNT, MESSAGES = 400, 40
+SHORT_COUNT, SHORT_MESSAGES = 2000, 6
+CORPUS = list(conversations("mixed", MESSAGES, COUNT, seed=1000))
+SHORT = list(conversations("mixed", SHORT_MESSAGES, SHORT_COUNT, seed=5000))
+ROUNDS = 3
+
+
+def fitted(items: list[Any], **options: Any) -> int:
+    return sum(result.ok for result in fit_many(items, progress=False, **FIT, **options))
+
+
+def report(benchmark: BenchmarkFixture, count: int) -> None:
+    benchmark.extra_info["conversations"] = count
+    benchmark.extra_info["conversations_per_second"] = round(count / benchmark.stats.stats.median, 1)
+
+
+@pytest.mark.parametrize("counter", ["o200k", "approximate"])
+@pytest.mark.parametrize("workers", [1, 2, None], ids=["workers=1", "workers=2", "workers=all"])
+def test_fit_many(benchmark: BenchmarkFixture, workers: int | None, counter: str) -> None:
+    """o200k: the model's real tokenizer, which already spreads long batches over a thread pool in one process;
+    approximate: pure Python, one core per process, so it shows the scaling of the processes alone."""
+    # Enough work per round that the pool's start-up (~0.5 s) is a small share, as it is for a real dataset; the
+    # approximate counter is ~5x faster than o200k, so it gets more passes over the corpus.
+    items = CORPUS * (2 if counter == "o200k" else 8)
+    benchmark.group = f"fit_many: {len(items)} conversations x {MESSAGES} messages, {counter}"
+    options = {"workers": workers, **({"counter": "approximate"} if counter == "approximate" else {})}
+    done = benchmark.pedantic(fitted, args=(items,), kwargs=options, rounds=ROUNDS, iterations=1)
+    assert done == len(items)
+    report(benchmark, len(items))
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity (Linux)")
+def test_fit_many_one_core(benchmark: BenchmarkFixture) -> None:
+    """workers=1 pinned to one CPU: the o200k counter's thread pool has nowhere to go, so this is one core's rate."""
+    items = CORPUS * 2
+    benchmark.group = f"fit_many: {len(items)} conversations x {MESSAGES} messages, o200k"
+    saved = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(saved)})
+    try:
+        done = benchmark.pedantic(fitted, args=(items,), kwargs={"workers": 1}, rounds=ROUNDS, iterations=1)
+    finally:
+        os.sched_setaffinity(0, saved)
+    assert done == len(items)
+    report(benchmark, len(items))
+
+
+@pytest.mark.parametrize("chunksize", [1, 4, 16, 64])
+def test_chunksize(benchmark: BenchmarkFixture, chunksize: int) -> None:
+    benchmark.group = f"fit_many chunk size: {SHORT_COUNT} conversations x {SHORT_MESSAGES} messages, workers=2"
+    options = {"workers": 2, "chunksize": chunksize}
+    done = benchmark.pedantic(fitted, args=(SHORT,), kwargs=options, rounds=ROUNDS, iterations=1)
+    assert done == SHORT_COUNT
+    report(benchmark, SHORT_COUNT)
+
+
+def test_pool_start(benchmark: BenchmarkFixture) -> None:
+    """What a pool costs before the first result: two worker processes, each importing ctxwin and loading o200k."""
+    benchmark.group = "fit_many start-up"
+    tiny = [[{"role": "user", "content": "hi"}]] * 2
+    assert benchmark.pedantic(fitted, args=(tiny,), kwargs={"workers": 2, "chunksize": 1}, rounds=ROUNDS) == 2
+
+
+@pytest.fixture(scope="module")
+def ray_data() -> Iterator[Any]:
+    pytest.importorskip("ray.data", reason="the Ray rows need the 'ray' extra")
+    import ray
+    import ray.data
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray.data
+    ray.shutdown()
+
+
+def test_ray(benchmark: BenchmarkFixture, ray_data: Any) -> None:
+    """fit_dataset on a local Ray instance with 2 CPUs: two actors, rows as JSON strings (as read_text gives)."""
+    from ctxwin.integrations.ray import fit_dataset
+
+    benchmark.group = f"fit_many: {2 * COUNT} conversations x {MESSAGES} messages, o200k"
+    rows = [{"messages": json.dumps(c, ensure_ascii=False)} for c in CORPUS * 2]
+
+    def run() -> int:
+        ds = fit_dataset(ray_data.from_items(rows), concurrency=2, batch_size=32, **FIT)
+        return sum(1 for row in ds.iter_rows() if row["fit_error"] is None)
+
+    assert benchmark.pedantic(run, rounds=ROUNDS, iterations=1) == len(rows)
+    report(benchmark, len(rows))

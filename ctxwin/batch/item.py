@@ -1,0 +1,76 @@
+"""One conversation of a batch: fitted by the process's ``Fitter``, its result or its error kept with its index.
+
+The same ``Fitter`` runs in ``fit_many``'s worker processes, in the calling process (``workers=1``) and in each
+Ray actor, so every path plans with the same code as ``ctxwin.fit``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ctxwin.planner import Plan, Planner, fit
+
+# fit()'s own default model, so that fit_many(conversations) equals fit() on each conversation.
+_FIT_MODEL = inspect.signature(fit).parameters["model"].default
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Item ``index`` of the input (counting from 0): its ``plan``, or the text of the ``error`` that stopped it."""
+
+    index: int
+    plan: Plan | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def describe(exc: Exception) -> str:
+    """The text reported for a failed item: ctxwin's input errors say what was wrong; anything else is named."""
+    text = str(exc)
+    return text if isinstance(exc, (ValueError, TypeError)) and text else f"{type(exc).__name__}: {text}"
+
+
+def is_request(conversation: Any) -> bool:
+    """A mapping with ``messages`` (and optional ``tools``) but no ``role``: a request body, not one message."""
+    return isinstance(conversation, Mapping) and "messages" in conversation and "role" not in conversation
+
+
+class Fitter:
+    """Fits conversations with one ``Planner`` built from ``fit``'s keyword arguments, once per process.
+
+    A conversation is anything ``fit`` accepts, or a request mapping ``{"messages": [...], "tools": [...]}`` whose
+    tools (when given and non-empty) replace the ``tools`` argument for that conversation, as ``ctxwin fit`` does
+    for JSONL lines that carry their tools. ``fit`` itself reads such a mapping as a single (invalid) message.
+    """
+
+    def __init__(self, fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | None = None) -> None:
+        self.planner = Planner(**{"model": _FIT_MODEL, **fit_kwargs})
+        self.decode = decode
+
+    def fit(self, index: int, item: Any) -> FitResult:
+        """Item ``index``: decoded (when a ``decode`` was given), then planned; any failure is its error."""
+        try:
+            conversation = self.decode(item) if self.decode is not None else item
+            planner, messages = self._request(conversation)
+            return FitResult(index, planner.plan(messages))
+        except Exception as exc:  # one bad conversation never stops a run over millions
+            return FitResult(index, error=describe(exc))
+
+    def _request(self, conversation: Any) -> tuple[Planner, Any]:
+        if not is_request(conversation):
+            return self.planner, conversation
+        tools = conversation.get("tools")
+        if tools is not None and not isinstance(tools, list):
+            raise TypeError(f"'tools' must be a list of tool definitions, got {type(tools).__name__}")
+        for i, tool in enumerate(tools or []):
+            if not isinstance(tool, Mapping):
+                raise TypeError(f"tools[{i}] must be a tool definition (a dict), got {type(tool).__name__}")
+        if tools and tools != self.planner.tools:
+            return self.planner.with_tools(tools), conversation["messages"]
+        return self.planner, conversation["messages"]

@@ -1,0 +1,212 @@
+"""Fit a Ray Dataset of conversations: ``fit_dataset(ds, model="gpt-4o", ...)`` adds the fitted conversation, the
+plan's summary and the error (if any) as columns, with results identical to ``ctxwin.fit`` on each row.
+
+It is one ``map_batches`` over an actor pool: each actor builds its planner (counter, tokenizer data, strategies)
+once, in ``FitBatch.__init__``, and reuses it for every batch it is given. Ray is the optional ``ray`` extra and is
+imported only when ``fit_dataset`` is called.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ctxwin.batch.item import Fitter, describe, is_request
+
+if TYPE_CHECKING:
+    import pyarrow  # type: ignore[import-untyped]
+    import ray.data
+
+# Conversations per batch: large enough that Ray's per-batch cost is noise next to fitting them.
+DEFAULT_BATCH_SIZE = 128
+
+
+def _arrow_filled(value: Any) -> Any:
+    """A value as it was before Arrow unified its structs: drop the keys that came back as null.
+
+    Arrow stores a column of dicts as one struct type holding every key any row has; a message without
+    ``tool_calls`` comes back with ``"tool_calls": None``. ``content`` is kept when null: it is meaningful (an
+    assistant turn that only calls tools) and converts as empty text either way.
+    """
+    if isinstance(value, dict):
+        return {k: _arrow_filled(v) for k, v in value.items() if v is not None or k == "content"}
+    if isinstance(value, list):
+        return [_arrow_filled(v) for v in value]
+    return value
+
+
+def _is_nested(kind: pyarrow.DataType) -> bool:
+    import pyarrow
+
+    return bool(pyarrow.types.is_list(kind) or pyarrow.types.is_large_list(kind) or pyarrow.types.is_struct(kind))
+
+
+def _summary_type() -> pyarrow.DataType:
+    """``Plan.summary()`` as an Arrow struct, declared so that no batch's values (say, no warnings) change it."""
+    import pyarrow
+
+    counts = ("tokens_before", "tokens_after", "budget", "dropped", "truncated", "summarized")
+    return pyarrow.struct(
+        [
+            ("fits", pyarrow.bool_()),
+            *((name, pyarrow.int64()) for name in counts),
+            ("warnings", pyarrow.list_(pyarrow.string())),
+        ]
+    )
+
+
+class FitBatch:
+    """The ``map_batches`` callable: one ``Fitter`` per Ray actor, applied to each row of each batch."""
+
+    def __init__(
+        self,
+        fit_kwargs: Mapping[str, Any],
+        column: str,
+        tools_column: str | None,
+        output_column: str,
+        plan_column: str,
+        error_column: str,
+    ) -> None:
+        self.fitter = Fitter({**fit_kwargs, "output": "openai"})
+        self.column, self.tools_column = column, tools_column
+        self.outputs = (output_column, plan_column, error_column)
+
+    def __call__(self, batch: pyarrow.Table) -> pyarrow.Table:
+        import pyarrow
+
+        conversations = self._values(batch, self.column)
+        tools = self._values(batch, self.tools_column) if self.tools_column else [None] * len(conversations)
+        fitted: list[str | None] = []
+        plans: list[dict[str, Any] | None] = []
+        errors: list[str | None] = []
+        for index, (conversation, row_tools) in enumerate(zip(conversations, tools, strict=True)):
+            output, plan, error = self._fit_row(index, conversation, row_tools)
+            fitted.append(output)
+            plans.append(plan)
+            errors.append(error)
+        columns = (
+            pyarrow.array(fitted, pyarrow.string()),
+            pyarrow.array(plans, _summary_type()),
+            pyarrow.array(errors, pyarrow.string()),
+        )
+        for name, values in zip(self.outputs, columns, strict=True):
+            if name in batch.column_names:
+                batch = batch.set_column(batch.column_names.index(name), name, values)
+            else:
+                batch = batch.append_column(name, values)
+        return batch
+
+    @staticmethod
+    def _values(batch: pyarrow.Table, name: str) -> list[Any]:
+        if name not in batch.column_names:
+            raise KeyError(f"fit_dataset: the dataset has no column {name!r}; its columns are {batch.column_names}")
+        column = batch.column(name)
+        values = column.to_pylist()
+        return [_arrow_filled(v) for v in values] if _is_nested(column.type) else values
+
+    def _fit_row(
+        self, index: int, conversation: Any, tools: Any
+    ) -> tuple[str | None, dict[str, Any] | None, str | None]:
+        if conversation is None:
+            return None, None, "the row has no conversation (null)"
+        try:
+            conversation, tools = (json.loads(v) if isinstance(v, str | bytes) else v for v in (conversation, tools))
+        except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+            return None, None, f"not valid JSON: {exc}"
+        if tools is not None:
+            conversation = (
+                {**conversation, "tools": tools}
+                if is_request(conversation)
+                else {"messages": conversation, "tools": tools}
+            )
+        result = self.fitter.fit(index, conversation)
+        if result.plan is None:
+            return None, None, result.error
+        try:
+            fitted = json.dumps(result.plan.messages, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            return None, None, f"the fitted messages cannot be written as JSON: {describe(exc)}"
+        return fitted, result.plan.summary(), None
+
+
+def _compute(concurrency: int | tuple[int, int] | None) -> Any:
+    from ray.data import ActorPoolStrategy
+
+    if concurrency is None:
+        return None  # Ray's default for a callable class: an autoscaling actor pool
+    if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency >= 1:
+        return ActorPoolStrategy(size=concurrency)
+    if (
+        isinstance(concurrency, tuple)
+        and len(concurrency) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in concurrency)
+        and 1 <= concurrency[0] <= concurrency[1]
+    ):
+        return ActorPoolStrategy(min_size=concurrency[0], max_size=concurrency[1])
+    raise ValueError(f"concurrency must be a positive int or a (min, max) pair of them, got {concurrency!r}")
+
+
+def fit_dataset(
+    ds: ray.data.Dataset,
+    *,
+    column: str = "messages",
+    output_column: str = "fitted_messages",
+    plan_column: str = "fit_plan",
+    error_column: str = "fit_error",
+    tools_column: str | None = None,
+    concurrency: int | tuple[int, int] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    **fit_kwargs: Any,
+) -> ray.data.Dataset:
+    """``ds`` with three columns added, each row fitted as ``ctxwin.fit(row[column], **fit_kwargs)`` would be.
+
+    ``column`` holds each row's conversation as a **JSON string** (a list of messages, or a request object
+    ``{"messages": [...], "tools": [...]}``: what ``ray.data.read_text`` gives for a JSONL file) or as a **list
+    of message dicts** (OpenAI or Anthropic format; also a request struct). JSON strings reach the planner
+    byte for byte; nested lists and structs pass through Arrow, which gives every dict every key any row has,
+    null where absent; those nulls are removed again (so a key explicitly null in your data counts as absent).
+    ``tools_column`` (optional): per-row tool definitions, a JSON string or a list, sent instead of ``tools``.
+
+    Added columns: ``output_column`` — the fitted conversation as a JSON string of OpenAI-format messages (a
+    string because Arrow would otherwise merge the differing keys of the messages: ``tool_calls`` on some,
+    ``tool_call_id`` on others; ``json.loads`` gives back exactly the list ``fit(..., output="openai")``
+    returns); ``plan_column`` — ``Plan.summary()`` as a struct (fits, tokens_before, tokens_after, budget,
+    dropped, truncated, summarized, warnings); ``error_column`` — null, or why that row could not be fitted
+    (its other two columns are then null). A bad row never fails the job.
+
+    ``concurrency``: actors (each holds one CPU): ``n``, ``(min, max)`` for an autoscaling pool, or ``None`` for
+    Ray's default (autoscaling). A fixed ``n`` equal to all CPUs starves the read tasks of a file-backed dataset and
+    the job never finishes; leave some, or use a range. ``batch_size``: rows per call. ``fit_kwargs`` are
+    ``ctxwin.fit``'s (``model``, ``tools``, ``context_window``, ``reserve_output``, ``strategies``, ``summarizer``,
+    ...); they are checked here, in the driver, and shipped once to each actor. The result is lazy, like any
+    Dataset.
+    """
+    try:
+        import ray.data
+    except ImportError as exc:
+        raise ImportError("ctxwin.integrations.ray needs Ray Data: pip install 'ctxwin[ray]'") from exc
+    if not isinstance(ds, ray.data.Dataset):
+        raise TypeError(f"fit_dataset expects a ray.data.Dataset, got {type(ds).__name__}")
+    names = (output_column, plan_column, error_column)
+    if len(set(names)) != len(names):
+        raise ValueError(f"output_column, plan_column and error_column must differ, got {names}")
+    if fit_kwargs.get("output", "openai") != "openai":
+        raise ValueError("fit_dataset writes OpenAI-format messages; output= cannot be changed")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    Fitter(fit_kwargs)  # a bad model, strategy or budget fails here, not in every actor
+    return ds.map_batches(
+        FitBatch,
+        fn_constructor_kwargs={
+            "fit_kwargs": fit_kwargs,
+            "column": column,
+            "tools_column": tools_column,
+            "output_column": output_column,
+            "plan_column": plan_column,
+            "error_column": error_column,
+        },
+        batch_format="pyarrow",
+        batch_size=batch_size,
+        compute=_compute(concurrency),
+    )

@@ -1,0 +1,182 @@
+"""fit_dataset on a local Ray instance: rows fitted exactly as fit() fits them, bad rows reported in a column.
+
+One Ray instance (2 CPUs) serves the whole module; each pipeline run starts its own actors, so runs are few.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from batch_support import TOOLS, conversations, expected, openai_conversations
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxwin.planner import Plan
+
+FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500, "output": "openai"}
+
+
+def ray_missing() -> bool:
+    try:
+        import ray.data  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
+needs_ray = pytest.mark.skipif(ray_missing(), reason="Ray Data is not installed (pip install 'ctxwin[ray]')")
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> Iterator[Any]:
+    import ray
+    import ray.data
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
+
+
+def with_tools(item: Any) -> Any:
+    """An item as sent with the tools column's definitions."""
+    if isinstance(item, list):
+        return {"messages": item, "tools": TOOLS}
+    return {**item, "tools": TOOLS} if isinstance(item, dict) else item
+
+
+def check_rows(rows: list[dict[str, Any]], items: list[Any], **fit_kwargs: Any) -> None:
+    assert len(rows) == len(items)
+    for row, item in zip(rows, items, strict=True):
+        want = expected(item, **fit_kwargs) if item is not None else "the row has no conversation (null)"
+        if isinstance(want, Plan):
+            assert row["fit_error"] is None, row["fit_error"]
+            assert json.loads(row["fitted_messages"]) == want.messages
+            assert row["fit_plan"] == want.summary()
+        else:
+            assert row["fitted_messages"] is None and row["fit_plan"] is None
+            assert row["fit_error"] == want
+
+
+@pytest.mark.ray
+@needs_ray
+def test_arrow_struct_rows_equal_fit(ray_instance: Any) -> None:
+    """Lists of message dicts with differing keys: Arrow null-fills them; the results are still fit's."""
+    from ctxwin.integrations.ray import fit_dataset
+
+    items = openai_conversations(120, seed=21)
+    ds = ray_instance.data.from_items([{"id": i, "messages": c} for i, c in enumerate(items)])
+    assert str(ds.schema().base_schema.field("messages").type).startswith("list<item: struct<")
+    rows = sorted(fit_dataset(ds, concurrency=2, batch_size=16, **FIT).take_all(), key=lambda row: row["id"])
+    check_rows(rows, items, **FIT)
+    assert any(row["fit_plan"]["dropped"] for row in rows)
+
+
+@pytest.mark.ray
+@needs_ray
+def test_json_rows_with_tools_and_bad_rows(ray_instance: Any) -> None:
+    from ctxwin.integrations.ray import fit_dataset
+
+    items = conversations(60, seed=22, bad_every=9)
+    texts = [json.dumps(item, ensure_ascii=False) if item is not None else None for item in items]
+    texts += ["{not json"]
+    tools = [json.dumps(TOOLS) if i % 2 else None for i in range(len(texts))]
+    ds = ray_instance.data.from_items([{"i": i, "text": texts[i], "tools": tools[i]} for i in range(len(texts))])
+    fitted = fit_dataset(ds, column="text", tools_column="tools", concurrency=1, batch_size=8, **FIT)
+    rows = sorted(fitted.take_all(), key=lambda row: row["i"])
+    sent = [with_tools(item) if i % 2 else item for i, item in enumerate(items)]
+    check_rows(rows[: len(items)], sent, **FIT)
+    assert rows[-1]["fit_error"].startswith("not valid JSON")
+    odd = next(i for i, item in enumerate(items) if i % 2 and isinstance(item, list) and rows[i]["fit_plan"])
+    without_tools = expected(items[odd], **FIT)
+    assert isinstance(without_tools, Plan)  # the tools column's definitions are counted in the request:
+    assert rows[odd]["fit_plan"]["tokens_before"] > without_tools.tokens_before
+
+
+@pytest.mark.ray
+@needs_ray
+def test_bad_arguments_fail_in_the_driver(ray_instance: Any) -> None:
+    from ctxwin.integrations.ray import fit_dataset
+
+    ds = ray_instance.data.from_items([{"messages": [{"role": "user", "content": "hi"}]}])
+    with pytest.raises(ValueError, match="gpt-99-ultra"):
+        fit_dataset(ds, model="gpt-99-ultra")
+    for concurrency in (0, (2, 1), (1, 2, 3), True):
+        with pytest.raises(ValueError, match="concurrency"):
+            fit_dataset(ds, concurrency=concurrency)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="batch_size"):
+        fit_dataset(ds, batch_size=0)
+    with pytest.raises(ValueError, match="must differ"):
+        fit_dataset(ds, plan_column="x", error_column="x")
+    with pytest.raises(ValueError, match="output"):
+        fit_dataset(ds, output="messages")
+    with pytest.raises(TypeError, match=r"ray\.data\.Dataset"):
+        fit_dataset([{"messages": []}])  # type: ignore[arg-type]
+
+
+@pytest.mark.ray
+@needs_ray
+def test_a_missing_column_is_named(ray_instance: Any) -> None:
+    from ctxwin.integrations.ray import fit_dataset
+
+    ds = ray_instance.data.from_items([{"conversation": "[]"}])
+    with pytest.raises(Exception, match="no column 'messages'"):
+        fit_dataset(ds, concurrency=1).take_all()
+
+
+def test_ray_is_imported_only_when_used_and_its_absence_is_explained() -> None:
+    code = (
+        "import sys; sys.modules['ray'] = None\n"  # makes `import ray` fail, as on a machine without the extra
+        "import ctxwin, ctxwin.batch, ctxwin.integrations.ray as r\n"
+        "try:\n    r.fit_dataset(None)\nexcept ImportError as e:\n    print(e)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "pip install 'ctxwin[ray]'" in result.stdout
+    clean = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, ctxwin, ctxwin.batch, ctxwin.integrations.ray; print('ray' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert clean.stdout.strip() == "False", clean.stderr
+
+
+message = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool"]), "content": st.none() | st.text(max_size=8)},
+    optional={
+        "name": st.text(min_size=1, max_size=5),
+        "tool_call_id": st.text(min_size=1, max_size=5),
+        "tool_calls": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "id": st.text(max_size=4),
+                    "type": st.just("function"),
+                    "function": st.fixed_dictionaries({"name": st.text(max_size=4), "arguments": st.just("{}")}),
+                }
+            ),
+            max_size=2,
+        ),
+    },
+)
+
+
+@pytest.mark.skipif(ray_missing(), reason="pyarrow comes with the 'ray' extra")
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(message, max_size=4), min_size=1, max_size=5))
+def test_arrow_null_filling_is_undone(rows: list[list[dict[str, Any]]]) -> None:
+    import pyarrow
+
+    from ctxwin.integrations.ray import _arrow_filled
+
+    through_arrow = pyarrow.array(rows).to_pylist()
+    assert [_arrow_filled(row) for row in through_arrow] == rows
