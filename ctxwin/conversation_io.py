@@ -89,10 +89,9 @@ def request_from_json(text: str) -> dict[str, Any]:
 
     Raises ConversationFileError without a location (the caller knows the file and line).
     """
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConversationFileError(f"not valid JSON: {exc.msg}") from None
+    value = _parse(text)
+    if isinstance(value, ConversationFileError):
+        raise value
     messages, tools = _shape(value)
     return {"messages": messages, "tools": tools}
 
@@ -188,14 +187,15 @@ def _read_jsonl(lines: Iterator[tuple[int, str]], name: str) -> Iterator[RawConv
     anything else means the lines are handed out as they come, unparsed.
     """
     head: list[tuple[int, str]] = []
+    values: list[tuple[int, Any]] = []  # the head's parsed values, so no line is parsed twice
     value: Any = None
     for number, text in lines:
         head.append((number, text))
-        if not isinstance(value := _parse(text), ConversationFileError):
+        values.append((number, value := _parse(text)))
+        if not isinstance(value, ConversationFileError):
             break
     if _is_message(value):
-        head += lines
-        values = [(number, _parse(text)) for number, text in head]
+        values += [(number, _parse(text)) for number, text in lines]
         parsed = [v for _, v in values if not isinstance(v, ConversationFileError)]
         if all(_is_message(v) for v in parsed):
             for number, v in values:

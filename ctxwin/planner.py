@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,10 @@ class Plan:
         }
 
 
+# Tool-definition variants a planner remembers (with_tools) before it starts over.
+_MAX_TOOL_VARIANTS = 64
+
+
 def _default_chain(summarize: bool) -> list[str]:
     return ["filter", "truncate_tool_output", *(["summarize"] if summarize else []), "trim"]
 
@@ -141,6 +146,7 @@ class Planner:
         if output not in ("messages", "openai"):
             raise ValueError(f"output must be 'messages' or 'openai', got {output!r}")
         self.tools = list(tools) if tools else None
+        self._variants: dict[str, Planner] = {}  # with_tools' planners, by the JSON of their tools
         error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
         margin = safety_margin if safety_margin is not None else math.ceil(error * (window - reserve))
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
@@ -153,10 +159,23 @@ class Planner:
         ]
 
     def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner:
-        """This planner for requests that send ``tools`` instead (the budget changes, nothing else)."""
-        other = copy.copy(self)
-        other.tools = list(tools) if tools else None
-        other.budget = dataclasses.replace(self.budget, tools_tokens=other._tools_tokens())
+        """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
+
+        ``self`` for the same tools. Variants are remembered by the tools' JSON, so a dataset whose conversations
+        all carry the same tool definitions counts them once, not once per conversation.
+        """
+        wanted = list(tools) if tools else None
+        if wanted == self.tools:
+            return self
+        key = json.dumps(wanted, sort_keys=True, ensure_ascii=False)
+        other = self._variants.get(key)
+        if other is None:
+            if len(self._variants) >= _MAX_TOOL_VARIANTS:
+                self._variants.clear()
+            other = copy.copy(self)  # shares _variants: every variant derives from the same settings
+            other.tools = wanted
+            other.budget = dataclasses.replace(self.budget, tools_tokens=other._tools_tokens())
+            self._variants[key] = other
         return other
 
     def _tools_tokens(self) -> int:

@@ -71,6 +71,4 @@ class Fitter:
         for i, tool in enumerate(tools or []):
             if not isinstance(tool, Mapping):
                 raise TypeError(f"tools[{i}] must be a tool definition (a dict), got {type(tool).__name__}")
-        if tools and tools != self.planner.tools:
-            return self.planner.with_tools(tools), conversation["messages"]
-        return self.planner, conversation["messages"]
+        return (self.planner.with_tools(tools) if tools else self.planner), conversation["messages"]

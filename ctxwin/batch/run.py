@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import math
-import os
 import pickle
 from collections.abc import Callable, Generator, Iterable, Mapping, Sized
 from typing import Any
 
 from ctxwin.batch.item import FitResult, Fitter
 from ctxwin.batch.pool import IN_FLIGHT_PER_WORKER, fit_in_pool
+from ctxwin.cpus import available_cpus
 from ctxwin.progress import Progress
 
 # Conversations per chunk sent to a worker; see benchmarks/README.batch.md for the measurement behind it.
 DEFAULT_CHUNKSIZE = 16
-
-
-def available_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the OS has one)."""
-    process_cpu_count = getattr(os, "process_cpu_count", None)  # Python 3.13+
-    if process_cpu_count is not None:
-        return int(process_cpu_count() or 1)
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def fit_many(

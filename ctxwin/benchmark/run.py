@@ -117,9 +117,7 @@ class _Run:
 
 def _for_conversation(planner: Planner, conversation: Conversation) -> Planner:
     """The planner, with the conversation's own tool definitions when it carries them (as ``ctxwin fit``)."""
-    if conversation.tools and conversation.tools != planner.tools:
-        return planner.with_tools(conversation.tools)
-    return planner
+    return planner.with_tools(conversation.tools) if conversation.tools else planner
 
 
 def _planner(chain: Chain, budget: int, model: str | None, counter: TokenCounter, tools: Any) -> Planner:

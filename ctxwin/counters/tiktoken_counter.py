@@ -9,7 +9,6 @@ loop on a multi-core machine without changing any count.
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ from ctxwin.counters.openai_tools import (
     count_tool_definitions,
 )
 from ctxwin.counters.tiktoken_encodings import encoding_origin, load_encoding
+from ctxwin.cpus import available_cpus
 
 __all__ = ["TiktokenCounter", "encoding_origin", "load_encoding"]
 
@@ -36,7 +36,7 @@ _pool: ThreadPoolExecutor | None = None
 def _shared_pool() -> tuple[ThreadPoolExecutor, int]:
     """One process-wide pool, sized to the CPUs this process may use; created on first need."""
     global _pool
-    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = available_cpus()
     with _pool_lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=max(1, workers - 1), thread_name_prefix="ctxwin-tiktoken")

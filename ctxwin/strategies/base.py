@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
 
 if TYPE_CHECKING:
@@ -54,6 +55,20 @@ def must_keep(messages: Sequence[BaseMessage]) -> list[int]:
     if last is not None:
         keep.add(last)
     return sorted(keep)
+
+
+def must_keep_with_partners(messages: Sequence[BaseMessage]) -> set[int]:
+    """``must_keep`` plus the tool partners of those messages: what no later step can drop, since a call and its
+    results are kept or dropped together."""
+    keep = set(must_keep(messages))
+    pairs = ToolPairs(messages)
+    for result, call in pairs.call_of.items():
+        if result in keep:
+            keep.add(call)
+    for call, results in pairs.results_of.items():
+        if call in keep:
+            keep.update(result for result, _ in results)
+    return keep
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin.messages import BaseMessage, HumanMessage
-from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, leading_system_count, must_keep
+from ctxwin.strategies.base import (
+    Budget,
+    StepResult,
+    is_pinned,
+    last_user_index,
+    leading_system_count,
+    must_keep_with_partners,
+)
 from ctxwin.strategies.extractive import extractive_summarizer
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.summary import is_summary, summarized_ids, summary_message
@@ -93,7 +100,7 @@ class Summarize:
     def _room(self, others: list[BaseMessage], framing: int, budget: Budget, meter: Meter) -> int:
         """Summary tokens allowed: ``max_summary_tokens``, or less when the budget left beside the part that no later
         step may drop (the summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
-        kept = [others[i] for i in must_keep(others)]
+        kept = [others[i] for i in sorted(must_keep_with_partners(others))]
         return min(self.max_summary_tokens, budget.messages_budget - meter.total(kept) - framing)
 
     def _result(

@@ -12,25 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
-from ctxwin.strategies.base import Budget, StepResult, dropped_between, must_keep
+from ctxwin.strategies.base import Budget, StepResult, dropped_between, must_keep_with_partners
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
 
 _MAX_ROUNDS = 6  # re-trims for a counter that is not additive; each round tightens by the measured overshoot
-
-
-def _protected(messages: list[BaseMessage]) -> set[int]:
-    keep = set(must_keep(messages))
-    pairs = ToolPairs(messages)
-    for result, call in pairs.call_of.items():
-        if result in keep:
-            keep.add(call)
-    for call, results in pairs.results_of.items():
-        if call in keep:
-            keep.update(result for result, _ in results)
-    return keep
 
 
 @dataclass
@@ -45,7 +32,7 @@ class TrimToBudget:
             raise ValueError(f"trim strategy must be 'last' or 'first', got {self.strategy!r}")
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        protected = _protected(messages)
+        protected = must_keep_with_partners(messages)
         fixed = [m for i, m in enumerate(messages) if i in protected]
         rest = [m for i, m in enumerate(messages) if i not in protected]
         limit = budget.messages_budget - sum(meter.each(fixed))

@@ -233,6 +233,16 @@ def test_tools_are_taken_out_of_the_budget() -> None:
     assert counter.count_messages(plan.messages, tools=tools) == plan.tokens_after <= 2000
 
 
+def test_with_tools_budgets_each_set_of_tools_once() -> None:
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
+    planner = Planner(counter=COUNTER, context_window=2000, reserve_output=0)
+    variant = planner.with_tools(tools)
+    assert variant.budget.tools_tokens == get_counter(COUNTER).count_tools(tools) > 0
+    assert planner.budget.tools_tokens == 0  # the original is unchanged
+    assert planner.with_tools([dict(t) for t in tools]) is variant  # equal tools: the same planner, not recounted
+    assert variant.with_tools(tools) is variant and planner.with_tools(None) is planner
+
+
 def test_approximate_counter_gets_a_safety_margin() -> None:
     plan = fit([HumanMessage("hi")], model="claude-3-5-sonnet")
     assert plan.counter.startswith("approximate")
