@@ -190,24 +190,28 @@ def trim_section(run: Run) -> list[str]:
 
 def planner_section(run: Run) -> list[str]:
     rows = []
-    for kind in run.values("bench_planner", "test_fit", "kind"):
-        trim = run.find("bench_planner", "test_fit", run="trim", kind=kind)
-        plan = run.find("bench_planner", "test_fit", run="plan", kind=kind)
-        theirs = run.find("bench_planner", "test_fit", run="langchain", kind=kind)
-        if trim is None or plan is None:
-            continue
-        their_min = theirs.min if theirs else None
-        rows.append([kind, f"{trim.extra.get('total', 0):,}", f"{trim.extra.get('max_tokens', 0):,}", ms(trim.min),
-                     ms(plan.min), ratio(plan.min, trim.min), ms(their_min), ratio(their_min, trim.min),
-                     ratio(their_min, plan.min)])
+    for budget in run.values("bench_planner", "test_fit", "budget_name"):
+        for kind in run.values("bench_planner", "test_fit", "kind"):
+            found = {key: run.find("bench_planner", "test_fit", run=key, kind=kind, budget_name=budget)
+                     for key in ("trim", "plan", "plan+report", "langchain")}
+            trim, plan, report, theirs = found.values()
+            if trim is None or plan is None:
+                continue
+            their_min = theirs.min if theirs else None
+            report_min = report.min if report else None
+            rows.append([kind, budget, f"{trim.extra.get('max_tokens', 0):,}",
+                         f"{plan.extra.get('kept', 0):,} / {trim.extra.get('kept', 0):,}", ms(trim.min),
+                         ms(plan.min), ratio(plan.min, trim.min), ms(report_min), ratio(report_min, trim.min),
+                         ms(their_min), ratio(their_min, plan.min)])
     if not rows:
         return []
-    header = ["kind", "messages", "budget (tokens)", "ctxwin trim", "ctxwin plan", "plan / trim", f"{LANGCHAIN} trim",
-              "trim speed-up", "plan speed-up"]
+    header = ["kind", "budget", "tokens", "kept: plan / trim", "ctxwin trim", "ctxwin plan", "plan / trim",
+              "plan + report", "(+report) / trim", f"{LANGCHAIN} trim", "plan speed-up"]
     return ["### Planner end to end, cold (`bench_planner.py`), milliseconds", "",
-            *table(header, rows, "lrrrrrrrr"), "",
-            "Speed-ups are langchain_core's trim_messages (o200k callable, its closest equivalent) against ctxwin's "
-            "trim and against the whole plan."]
+            *table(header, rows, "llrrrrrrrrr"), "",
+            "10,000 messages. \"plan + report\" also reads every figure of the plan's report, which tokenizes the "
+            "messages the plan dropped without reading them. The plan speed-up is langchain_core's trim_messages "
+            "(o200k callable, its closest equivalent) against the whole plan."]
 
 
 def counting_section(run: Run) -> list[str]:
@@ -399,7 +403,8 @@ def _planner(run: Run, ax: Any) -> bool:
     width = 0.8 / len(runs)
     drawn = False
     for i, (key, label) in enumerate(runs):
-        values = [b.min if (b := run.find("bench_planner", "test_fit", run=key, kind=k)) else 0.0 for k in kinds]
+        values = [b.min if (b := run.find("bench_planner", "test_fit", run=key, kind=k, budget_name="half")) else 0.0
+                  for k in kinds]
         if any(values):
             bars = ax.bar([j + (i - 1) * width for j in range(len(kinds))], values, width, label=label,
                           color=colors[key])

@@ -11,7 +11,6 @@ is a terminal.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import sys
@@ -88,7 +87,7 @@ def _report(plan: Plan) -> dict[str, Any]:
         "reserve_output": plan.budget.reserve_output,
         "tools_tokens": plan.budget.tools_tokens,
         "safety_margin": plan.budget.safety_margin,
-        "steps": [dataclasses.asdict(s) for s in plan.steps],
+        "steps": [s.as_dict() for s in plan.steps],
     }
 
 

@@ -3,6 +3,11 @@
 ``Budget`` comes from the model (context window, default reserved output) or explicit numbers, less the tool
 definitions (counted with the model's counter) and a safety margin that is zero for exact counters and, for an
 estimating counter, its measured relative error (the counter's ``max_relative_error``) times the input budget.
+
+A plan tokenizes what its decisions need and no more: whether a conversation fits is answered counting from the
+newest message back until it is over, and a shrinking step leaves alone what a later trim drops anyway. The token
+figures of its report are exact, and those that involve messages the plan dropped without reading are counted when
+first read (once), so a chat loop that only sends ``plan.messages`` never tokenizes the history it drops.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import copy
 import dataclasses
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,11 +32,39 @@ from ctxwin.strategies.base import (
     leading_system_count,
     must_keep,
 )
-from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.meter import Keeps, Meter
 
 Output = Literal["messages", "openai"]
-# id(message) -> (message, label); the message is held so its id cannot be reused while the plan runs.
-_Labels = dict[int, tuple[BaseMessage, str]]
+
+
+class _Labels:
+    """How reports name messages: the id, else ``#i`` (the position in the input); a copy a step made (a shortened
+    message) is named like its original. Positions are looked up only when a message without an id is named."""
+
+    def __init__(self, inputs: list[BaseMessage]) -> None:
+        self._inputs = inputs
+        self._positions: dict[int, int] | None = None
+        # id(copy) -> (copy, label); the copy is held so that its id cannot be reused while the plan runs
+        self._copies: dict[int, tuple[BaseMessage, str]] = {}
+
+    def name(self, message: BaseMessage) -> str:
+        copy = self._copies.get(id(message))
+        if copy is not None:
+            return copy[1]
+        if message.id:
+            return message.id
+        if self._positions is None:
+            self._positions = {id(m): i for i, m in enumerate(self._inputs)}
+        position = self._positions.get(id(message))
+        return f"#{position}" if position is not None else "?"
+
+    def names(self, messages: list[BaseMessage]) -> list[str]:
+        if self._copies:
+            return [self.name(m) for m in messages]
+        return [m.id or self.name(m) for m in messages]  # most messages: their id, read once
+
+    def copied(self, copy: BaseMessage, original: BaseMessage) -> None:
+        self._copies[id(copy)] = (copy, self.name(original))
 
 
 class BudgetExceeded(ValueError):
@@ -49,18 +82,65 @@ class BudgetExceeded(ValueError):
         )
 
 
+class Figures:
+    """The request tokens of each message list a plan went through (the input, then the list after each step),
+    each counted when first read and then remembered; a pickled or copied plan carries them all, counted."""
+
+    def __init__(self, count: Callable[[list[BaseMessage]], int], lists: list[list[BaseMessage]]) -> None:
+        self._count: Callable[[list[BaseMessage]], int] | None = count
+        self._lists = lists
+        self._values: dict[int, int] = {}
+
+    def __getitem__(self, index: int) -> int:
+        value = self._values.get(index)
+        if value is None:
+            assert self._count is not None  # only a pickled copy lacks it, and it has every value
+            value = self._values[index] = self._count(self._lists[index])
+        return value
+
+    def __len__(self) -> int:
+        return len(self._lists) if self._count is not None else len(self._values)
+
+    def known(self, index: int, value: int) -> None:
+        self._values[index] = value
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_count": None, "_lists": [], "_values": {i: self[i] for i in range(len(self))}}
+
+
 @dataclass(frozen=True)
 class StepReport:
     """What one strategy did: request tokens before and after, and the messages it touched (id or ``#index``)."""
 
     name: str
-    tokens_before: int
-    tokens_after: int
     dropped_ids: list[str] = field(default_factory=list)
     truncated_ids: list[str] = field(default_factory=list)
     summarized_ids: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     skipped: bool = False
+    figures: Figures = field(kw_only=True, repr=False, compare=False)
+    index: int = field(kw_only=True, repr=False, compare=False)  # this step's input list in ``figures``
+
+    @property
+    def tokens_before(self) -> int:
+        return self.figures[self.index]
+
+    @property
+    def tokens_after(self) -> int:
+        return self.figures[self.index + 1]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data, token figures included."""
+        return {
+            "name": self.name,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "dropped_ids": list(self.dropped_ids),
+            "truncated_ids": list(self.truncated_ids),
+            "summarized_ids": list(self.summarized_ids),
+            "notes": list(self.notes),
+            "skipped": self.skipped,
+        }
 
 
 @dataclass
@@ -69,19 +149,24 @@ class Plan:
 
     Token figures are for the whole request (messages and tool definitions) as the planner's counter counts it;
     ``fits`` means ``tokens_after <= budget.max_input_tokens``. Message labels in the step reports are message
-    ids, or ``#i`` (the position in the input) for messages without one.
+    ids, or ``#i`` (the position in the input) for messages without one. ``tokens_before`` and the steps' figures
+    are counted when first read (see the module docstring).
     """
 
     messages: list[Any]
     fits: bool
     budget: Budget
-    tokens_before: int
     tokens_after: int
     steps: list[StepReport]
     warnings: list[str]
     counter: str
     model: str | None = None
     system_tokens: int = 0  # of the leading system messages (summary included), for budget displays
+    figures: Figures = field(kw_only=True, repr=False, compare=False)
+
+    @property
+    def tokens_before(self) -> int:
+        return self.figures[0]
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready digest (for JSONL outputs and dataset jobs)."""
@@ -157,6 +242,7 @@ class Planner:
             self._strategy(s, summarizer, keep_last)
             for s in strategies or _default_chain(summarizer is not None or keep_last is not None)
         ]
+        self._later_keeps = [_later_keeps(self.strategies[i + 1 :]) for i in range(len(self.strategies))]
 
     def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
@@ -205,31 +291,32 @@ class Planner:
 
     def _start(self, messages: Any) -> tuple[list[BaseMessage], _Labels, Meter]:
         converted = convert_to_messages(messages)
-        labels: _Labels = {id(m): (m, m.id or f"#{i}") for i, m in enumerate(converted)}
-        return converted, labels, Meter(self.counter, self.tools)
+        return converted, _Labels(converted), Meter(self.counter, self.tools)
 
-    def _report(self, name: str, result: StepResult, before: int, after: int, labels: _Labels) -> StepReport:
-        def names(items: list[BaseMessage]) -> list[str]:
-            return [labels[id(m)][1] if id(m) in labels else (m.id or "?") for m in items]
-
+    def _report(
+        self, name: str, result: StepResult, labels: _Labels, figures: Figures, index: int
+    ) -> StepReport:
         if result.origins:  # a copy is reported under its original's label
             by_id = {id(m): m for m in result.messages}
             for copy_id, original in result.origins.items():
-                labels[copy_id] = (by_id[copy_id], names([original])[0])
+                labels.copied(by_id[copy_id], original)
         return StepReport(
             name,
-            before,
-            after,
-            names(result.dropped),
-            names(result.truncated),
-            names(result.summarized),
+            labels.names(result.dropped),
+            labels.names(result.truncated),
+            labels.names(result.summarized),
             list(result.notes),
             result.skipped,
+            figures=figures,
+            index=index,
         )
 
-    def _finish(self, messages: list[BaseMessage], before: int, steps: list[StepReport], meter: Meter) -> Plan:
+    def _finish(self, run: _Run) -> Plan:
+        messages, meter = run.current, run.meter
         after = self._request_tokens(messages, meter)
+        run.figures.known(len(run.lists) - 1, after)
         fits = after <= self.budget.max_input_tokens
+        steps = run.steps
         warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes]
         if not fits:
             kept = [messages[i] for i in must_keep(messages)]
@@ -242,63 +329,81 @@ class Planner:
         name = getattr(self.counter, "name", type(self.counter).__name__)
         out: list[Any] = convert_to_openai_messages(messages) if self.output == "openai" else messages
         system = sum(meter.each(messages[: leading_system_count(messages)]))
-        plan = Plan(out, fits, self.budget, before, after, steps, warnings, name, self.model, system)
+        plan = Plan(out, fits, self.budget, after, steps, warnings, name, self.model, system, figures=run.figures)
         if self.strict and not fits:
             raise BudgetExceeded(plan)
         return plan
 
     def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
-        return meter.total(messages) + self.budget.tools_tokens if meter.additive else meter.exact(messages)
+        if meter.is_additive(messages):
+            return meter.total(messages) + self.budget.tools_tokens
+        return meter.exact(messages)
 
-    def _run(self, messages: Any) -> _Run:
-        current, labels, meter = self._start(messages)
-        return _Run(self, current, labels, meter, self._request_tokens(current, meter))
+    def _fits(self, messages: list[BaseMessage], meter: Meter) -> bool:
+        """Whether the request fits, tokenizing from the newest message back only until it does not."""
+        if meter.is_additive(messages):
+            return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
+        return meter.exact(messages) <= self.budget.max_input_tokens
 
     def plan(self, messages: Any) -> Plan:
         """Apply the strategies in order until the conversation fits; never mutates the input."""
-        run = self._run(messages)
+        run = _Run(self, *self._start(messages))
         for strategy in run.pending():
             run.record(strategy, strategy.apply(run.current, self.budget, run.meter))
-        return run.finish()
+        return self._finish(run)
 
     async def aplan(self, messages: Any) -> Plan:
         """``plan`` for async code: strategies with ``aapply`` (async summarizers) are awaited."""
-        run = self._run(messages)
+        run = _Run(self, *self._start(messages))
         for strategy in run.pending():
             aapply = getattr(strategy, "aapply", None)
             result = await aapply(run.current, self.budget, run.meter) if aapply else None
             run.record(strategy, result or strategy.apply(run.current, self.budget, run.meter))
-        return run.finish()
+        return self._finish(run)
+
+
+def _later_keeps(later: Sequence[Strategy]) -> Keeps | None:
+    """Which end of the conversation the first later step that drops by position keeps (a strategy says so in
+    its ``keeps``: "last", "first", or "all" for a step that only shrinks or filters); None if no step says."""
+    for strategy in later:
+        keeps: object = getattr(strategy, "keeps", None)
+        if keeps == "last":
+            return "last"
+        if keeps == "first":
+            return "first"
+        if keeps != "all":
+            return None
+    return None
 
 
 @dataclass
 class _Run:
-    """One plan in progress: the current messages, their request tokens and the reports so far."""
+    """One plan in progress: the message list after each step so far, and the reports."""
 
     planner: Planner
     current: list[BaseMessage]
     labels: _Labels
     meter: Meter
-    before: int
     steps: list[StepReport] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.tokens = self.before
+        self.lists = [self.current]
+        self.figures = Figures(lambda messages: self.planner._request_tokens(messages, self.meter), self.lists)
 
     def pending(self) -> Iterator[Strategy]:
         """The strategies still to apply, stopping as soon as the conversation fits."""
-        for strategy in self.planner.strategies:
-            if self.tokens <= self.planner.budget.max_input_tokens:
+        planner = self.planner
+        for strategy, keeps in zip(planner.strategies, planner._later_keeps, strict=True):
+            if planner._fits(self.current, self.meter):
                 return
+            self.meter.later_keeps = keeps
             yield strategy
 
     def record(self, strategy: Strategy, result: StepResult) -> None:
-        after = self.planner._request_tokens(result.messages, self.meter)
-        self.steps.append(self.planner._report(strategy.name, result, self.tokens, after, self.labels))
-        self.current, self.tokens = result.messages, after
-
-    def finish(self) -> Plan:
-        return self.planner._finish(self.current, self.before, self.steps, self.meter)
+        index = len(self.lists) - 1
+        self.steps.append(self.planner._report(strategy.name, result, self.labels, self.figures, index))
+        self.current = result.messages
+        self.lists.append(self.current)
 
 
 def fit(

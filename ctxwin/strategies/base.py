@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ctxwin.engine.tool_pairs import ToolPairs
-from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 if TYPE_CHECKING:
     from ctxwin.strategies.meter import Meter
@@ -50,7 +50,10 @@ def last_user_index(messages: Sequence[BaseMessage]) -> int | None:
 def must_keep(messages: Sequence[BaseMessage]) -> list[int]:
     """Indexes no strategy may remove: the leading system messages, pinned messages and the last user message."""
     keep = set(range(leading_system_count(messages)))
-    keep.update(i for i, m in enumerate(messages) if is_pinned(m))
+    # is_pinned inlined: this runs over every message of every plan, and most have no additional_kwargs at all
+    keep.update(
+        i for i, m in enumerate(messages) if m.additional_kwargs and m.additional_kwargs.get(PINNED_KEY) is True
+    )
     last = last_user_index(messages)
     if last is not None:
         keep.add(last)
@@ -61,6 +64,8 @@ def must_keep_with_partners(messages: Sequence[BaseMessage]) -> set[int]:
     """``must_keep`` plus the tool partners of those messages: what no later step can drop, since a call and its
     results are kept or dropped together."""
     keep = set(must_keep(messages))
+    if not any(isinstance(messages[i], (ToolMessage, AIMessage)) for i in keep):
+        return keep  # no tool partners to find: skip indexing the conversation's pairs
     pairs = ToolPairs(messages)
     for result, call in pairs.call_of.items():
         if result in keep:
@@ -113,7 +118,13 @@ class StepResult:
 
 @runtime_checkable
 class Strategy(Protocol):
-    """One way of shrinking a conversation. ``apply`` never mutates the messages it is given."""
+    """One way of shrinking a conversation. ``apply`` never mutates the messages it is given.
+
+    A strategy may also say, in a ``keeps`` attribute, which messages it keeps by position: ``"last"`` (the newest,
+    as trim and summarize do), ``"first"``, or ``"all"`` for one that only shrinks or filters (filter,
+    truncate_tool_output). Earlier shrinking steps then leave alone what it drops anyway; without ``keeps`` they
+    shrink everything they would otherwise.
+    """
 
     name: str
 

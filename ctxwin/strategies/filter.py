@@ -1,31 +1,37 @@
 """``filter``: drop messages by type, name or id, and the expensive leftovers of earlier turns.
 
 Reasoning blocks and images from before the last user message are what a model needs least and costs most, so
-they go first (oldest first, stopping once the conversation fits): reasoning blocks are removed, an image becomes a
+they go first (oldest first, stopping once the conversation fits, and leaving alone what a later trim drops anyway:
+see ``shrink``): reasoning blocks are removed, an image becomes a
 short ``[image removed]`` text block so the model still knows one was there. Explicit exclusions always apply.
 Dropping one side of a tool call/result pair drops the other, so no provider sees an orphan.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxwin.engine.tool_calls import keep_tool_calls
 from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, must_keep
 from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.shrink import shrink_until_fits
 
 REASONING_BLOCKS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
 IMAGE_PLACEHOLDER = {"type": "text", "text": "[image removed]"}
 
 
-def _without_blocks(message: BaseMessage, kinds: frozenset[str], replacement: dict[str, Any] | None) -> BaseMessage:
+def _without_blocks(
+    message: BaseMessage, kinds: frozenset[str], replacement: dict[str, Any] | None
+) -> BaseMessage | None:
+    """``message`` without its blocks of ``kinds`` (each replaced by ``replacement``); None if it has none."""
     if not isinstance(message.content, list):
-        return message
+        return None
     content: list[str | dict[str, Any]] = []
     changed = False
     for block in message.content:
@@ -35,7 +41,7 @@ def _without_blocks(message: BaseMessage, kinds: frozenset[str], replacement: di
                 content.append(dict(replacement))
         else:
             content.append(block)
-    return message.model_copy(update={"content": content}) if changed else message
+    return message.model_copy(update={"content": content}) if changed else None
 
 
 def drop_with_partners(messages: Sequence[BaseMessage], drop: set[int]) -> tuple[list[BaseMessage], list[int]]:
@@ -58,9 +64,17 @@ def drop_with_partners(messages: Sequence[BaseMessage], drop: set[int]) -> tuple
     return kept, sorted(drop)
 
 
+def _slim(
+    messages: list[BaseMessage], kinds: frozenset[str], replacement: dict[str, Any] | None, index: int
+) -> BaseMessage | None:
+    return _without_blocks(messages[index], kinds, replacement)
+
+
 @dataclass
 class FilterMessages:
     """Explicit exclusions plus removal of old reasoning blocks and old images (pinned messages are untouched)."""
+
+    keeps: ClassVar[str] = "all"  # see Strategy
 
     exclude_types: Sequence[str] = ()
     exclude_names: Sequence[str] = ()
@@ -77,36 +91,37 @@ class FilterMessages:
         )
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        protected = set(must_keep(messages))
-        excluding = self.exclude_types or self.exclude_names or self.exclude_ids
-        drop = {i for i, m in enumerate(messages) if i not in protected and self._excluded(m)} if excluding else set()
+        drop: set[int] = set()
+        if self.exclude_types or self.exclude_names or self.exclude_ids:
+            protected = set(must_keep(messages))
+            drop = {i for i, m in enumerate(messages) if i not in protected and self._excluded(m)}
         kept, removed = drop_with_partners(messages, drop) if drop else (list(messages), [])
         result = StepResult(kept, dropped=[messages[i] for i in removed])
+        origins = messages  # kept[i] stands for origins[i]
         if removed:
             result.notes.append(f"excluded {len(removed)} messages by type, name or id (with their tool partners)")
-        gone = set(removed)
-        origins = [m for i, m in enumerate(messages) if i not in gone]  # kept[i] stands for origins[i]
-        result.origins.update((id(k), o) for k, o in zip(kept, origins, strict=True) if k is not o)
+            gone = set(removed)
+            origins = [m for i, m in enumerate(messages) if i not in gone]
+            result.origins.update((id(k), o) for k, o in zip(kept, origins, strict=True) if k is not o)
         last_user = last_user_index(kept)
-        old = [i for i in range(last_user or 0) if isinstance(kept[i].content, list) and not is_pinned(kept[i])]
+        old = [i for i, m in enumerate(kept[: last_user or 0]) if isinstance(m.content, list) and not is_pinned(m)]
         passes = [
             (self.drop_old_reasoning, REASONING_BLOCKS, None, "reasoning blocks"),
             (self.drop_old_images, IMAGE_BLOCKS, IMAGE_PLACEHOLDER, "images"),
         ]
-        total = meter.total(kept)
+        slimmed: set[int] = set()  # ids of the originals reported, once however many passes slim them
         for enabled, kinds, replacement, label in passes:
-            changed = 0
-            for i in old if enabled else ():
-                if total <= budget.messages_budget:
-                    break
-                slimmer = _without_blocks(kept[i], kinds, replacement)
-                if slimmer is not kept[i]:
-                    total += meter.count(slimmer) - meter.count(kept[i])
-                    if all(origins[i] is not t for t in result.truncated):
-                        result.truncated.append(origins[i])
-                    kept[i] = slimmer
-                    result.origins[id(slimmer)] = origins[i]
-                    changed += 1
-            if changed:
-                result.notes.append(f"removed old {label} from {changed} messages")
+            if not (enabled and old):
+                continue
+            current = list(kept)
+            slim = functools.partial(_slim, current, kinds, replacement)
+            shrunk = shrink_until_fits(current, old, slim, budget.messages_budget, meter)
+            for i, slimmer in shrunk.replacements.items():
+                if id(origins[i]) not in slimmed:
+                    slimmed.add(id(origins[i]))
+                    result.truncated.append(origins[i])
+                kept[i] = slimmer
+                result.origins[id(slimmer)] = origins[i]
+            if shrunk.replacements:
+                result.notes.append(f"removed old {label} from {len(shrunk.replacements)} messages")
         return result

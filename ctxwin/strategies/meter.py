@@ -3,18 +3,23 @@
 Every strategy measures the same conversation again and again. The ``Meter`` counts each message object once per
 plan, all unseen messages of a call in one batch (which the tiktoken counter spreads over threads), and remembers
 the count by object, so a repeat total is a dictionary lookup per message. The trim step sees the same counts
-through ``as_counter``.
+through ``as_counter``. ``within`` answers "does it fit?" counting from the newest message back only until the
+answer is no, so a plan never tokenizes history it is about to drop just to learn that it must drop some.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ctxwin.counters.base import TokenCounter
 from ctxwin.engine.counter_adapter import make_measure
-from ctxwin.engine.measure import AdditiveMeasure, Measure
+from ctxwin.engine.measure import AdditiveMeasure, Measure, next_chunk
 from ctxwin.messages import BaseMessage
+
+# Which messages a later step of the plan keeps by position: the newest ("last", as trim and summarize do) or the
+# oldest ("first"); None when no later step says.
+Keeps = Literal["last", "first"]
 
 
 class Meter:
@@ -28,16 +33,18 @@ class Meter:
         self._counts: dict[int, int] = {}
         self._held: list[BaseMessage] = []
         self._overhead: int | None = None
+        # Set by the planner before each step: a shrinking step may leave alone what that later step drops anyway.
+        self.later_keeps: Keeps | None = None
 
     def _measure_for(self, sample: BaseMessage) -> Measure:
         if self._measure is None:
             self._measure = make_measure(self.counter, sample)
         return self._measure
 
-    @property
-    def additive(self) -> bool:
-        """Whether totals are sums of per-message counts (else every total asks the counter)."""
-        return self._measure is None or isinstance(self._measure, AdditiveMeasure)
+    def is_additive(self, messages: Sequence[BaseMessage]) -> bool:
+        """Whether totals are sums of per-message counts (else every total asks the counter); the counter is probed
+        with the first message the first time."""
+        return not messages or isinstance(self._measure_for(messages[0]), AdditiveMeasure)
 
     def each(self, messages: Sequence[BaseMessage]) -> list[int]:
         """Per-message token counts (framing included); unseen messages are counted together in one batch."""
@@ -68,12 +75,38 @@ class Meter:
         """The count of the messages as one request (tool definitions not included)."""
         if not messages:
             return 0
-        measure = self._measure_for(messages[0])
-        if not isinstance(measure, AdditiveMeasure):
-            return int(measure.total(messages, [], 0, len(messages)))
+        if not self.is_additive(messages):
+            return int(self._measure_for(messages[0]).total(messages, [], 0, len(messages)))
+        return sum(self.each(messages)) + self.overhead(messages)
+
+    def overhead(self, messages: Sequence[BaseMessage]) -> int:
+        """What a non-empty request adds to its messages' counts (reply priming), for an additive counter."""
         if self._overhead is None:
-            self._overhead = int(measure.total(messages[:1], [], 0, 1)) - self.each(messages[:1])[0]
-        return sum(self.each(messages)) + self._overhead
+            first = messages[0]
+            self._overhead = int(self._measure_for(first).total(messages[:1], [], 0, 1)) - self.count(first)
+        return self._overhead
+
+    def within(self, messages: Sequence[BaseMessage], limit: int) -> bool:
+        """Whether ``total(messages) <= limit``, counting from the newest message back only until the messages are
+        over: far over budget, only about ``limit`` tokens' worth of messages are tokenized."""
+        if not messages:
+            return limit >= 0
+        if not self.is_additive(messages):
+            return self.total(messages) <= limit
+        return self.suffix_start(messages, limit - self.overhead(messages)) == 0
+
+    def suffix_start(self, messages: Sequence[BaseMessage], room: float, start: int = 0) -> int:
+        """The smallest ``cut >= start`` whose ``messages[cut:]`` count at most ``room`` together (per-message
+        counts, no request overhead), counting from the newest message back in chunks sized to the room left."""
+        used, cut = 0, len(messages)
+        while cut > start:
+            chunk = next_chunk(used, len(messages) - cut, room, cut - start)
+            for count in reversed(self.each(messages[cut - chunk : cut])):
+                if used + count > room:
+                    return cut
+                used += count
+                cut -= 1
+        return cut
 
     def as_counter(self) -> TokenCounter:
         """A TokenCounter answering from this meter, so the trim engine reuses the plan's counts."""

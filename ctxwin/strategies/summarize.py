@@ -14,7 +14,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.strategies.base import (
@@ -48,6 +48,8 @@ class Summarize:
     With neither set, as much of the recent conversation is kept as fits beside the summary.
     """
 
+    keeps: ClassVar[str] = "last"  # see Strategy
+
     summarizer: Summarizer = extractive_summarizer
     keep_last_messages: int | None = None
     keep_last_tokens: int | None = None
@@ -74,16 +76,12 @@ class Summarize:
         if self.keep_last_messages is not None:
             cut = len(messages) - self.keep_last_messages
         else:
-            counts = meter.each(messages)
             room = (
                 self.keep_last_tokens
                 if self.keep_last_tokens is not None
-                else budget.messages_budget - sum(counts[:start]) - self.max_summary_tokens
+                else budget.messages_budget - sum(meter.each(messages[:start])) - self.max_summary_tokens
             )
-            cut, used = len(messages), 0
-            while cut > start and used + counts[cut - 1] <= room:
-                cut -= 1
-                used += counts[cut]
+            cut = meter.suffix_start(messages, room, start)
         # Cut only where a user turn starts, never later than the last user message. An explicit keep_last keeps at
         # least that much (the cut moves back); a budget-driven cut moves forward, so the result fits without the
         # trim step dropping unsummarised messages between the summary and the verbatim tail.

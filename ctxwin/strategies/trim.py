@@ -31,6 +31,11 @@ class TrimToBudget:
         if self.strategy not in ("last", "first"):
             raise ValueError(f"trim strategy must be 'last' or 'first', got {self.strategy!r}")
 
+    @property
+    def keeps(self) -> str:
+        """The end of the conversation this step keeps (see ``Strategy``)."""
+        return self.strategy
+
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
         protected = must_keep_with_partners(messages)
         fixed = [m for i, m in enumerate(messages) if i in protected]
@@ -38,7 +43,7 @@ class TrimToBudget:
         limit = budget.messages_budget - sum(meter.each(fixed))
         notes: list[str] = []
         out = fixed
-        metered = meter.as_counter() if meter.additive else meter.counter
+        metered = meter.as_counter() if meter.is_additive(messages) else meter.counter
         end_on = "ai" if self.strategy == "first" else None
         for _ in range(_MAX_ROUNDS):
             kept_rest = (

@@ -1,0 +1,148 @@
+"""A plan tokenizes what its decisions need: far over budget it leaves the dropped history unread until a report
+figure is asked for, and shrinking steps skip what a later trim drops. The results and figures stay exact."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.messages import BaseMessage, ToolMessage, convert_to_openai_messages
+from ctxwin.planner import Planner
+from ctxwin.strategies.base import Budget, StepResult, Strategy
+from ctxwin.strategies.filter import FilterMessages
+from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.trim import TrimToBudget
+from ctxwin.strategies.truncate import TruncateToolOutput
+
+from .test_planner import assert_tool_pairs_intact, conversation
+
+
+class RecordingCounter(TiktokenCounter):
+    """The real o200k counter, remembering how many texts it tokenized."""
+
+    def __init__(self) -> None:
+        super().__init__("o200k_base")
+        self.texts = 0
+
+    def count_text(self, text: str) -> int:
+        self.texts += 1
+        return super().count_text(text)
+
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        self.texts += len(texts)
+        return super().count_texts(texts)
+
+
+@dataclass
+class Opaque:
+    """A strategy that does not say which messages it keeps, as a third-party plugin may not."""
+
+    inner: Strategy
+    name: str = "opaque"
+
+    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+        return self.inner.apply(messages, budget, meter)
+
+
+def test_dropped_history_is_tokenized_only_when_a_figure_is_read() -> None:
+    messages = conversation(3, turns=400, big_tool=300)
+    counter = RecordingCounter()
+    plan = Planner(counter=counter, context_window=2000, reserve_output=0).plan(messages)
+    assert plan.fits
+    before_reading = counter.texts
+    assert before_reading < len(messages) / 4, "deciding what to keep read most of the conversation"
+    exact = TiktokenCounter("o200k_base").count_messages(messages)
+    assert plan.tokens_before == exact
+    assert counter.texts > before_reading
+    assert plan.steps[0].tokens_before == exact
+    assert plan.steps[-1].tokens_after == plan.tokens_after
+    dropped = {label for step in plan.steps for label in step.dropped_ids}
+    assert dropped == {m.id for m in messages} - {m.id for m in plan.messages}
+
+
+def test_pickled_and_copied_plans_carry_their_figures() -> None:
+    messages = conversation(4, turns=60)
+    plan = Planner(counter=TiktokenCounter("o200k_base"), context_window=1500, reserve_output=0).plan(messages)
+    for other in (pickle.loads(pickle.dumps(plan)), copy.deepcopy(plan)):
+        assert other.tokens_before == plan.tokens_before
+        assert [s.as_dict() for s in other.steps] == [s.as_dict() for s in plan.steps]
+        assert other.summary() == plan.summary()
+
+
+def test_step_report_as_dict_has_the_figures() -> None:
+    plan = Planner(counter=TiktokenCounter("o200k_base"), context_window=900, reserve_output=0).plan(
+        conversation(5)
+    )
+    report = plan.steps[-1].as_dict()
+    assert report["name"] == plan.steps[-1].name
+    assert report["tokens_after"] == plan.tokens_after
+    assert set(report) == {
+        "name", "tokens_before", "tokens_after", "dropped_ids", "truncated_ids", "summarized_ids", "notes", "skipped"
+    }
+
+
+@pytest.mark.parametrize("keeps", ["last", "first"])
+def test_truncation_skips_outputs_the_trim_drops_and_the_result_is_unchanged(keeps: str) -> None:
+    messages = conversation(6, turns=200, big_tool=900)
+    trim = TrimToBudget(strategy=keeps)  # type: ignore[arg-type]
+    chain: list[Strategy] = [TruncateToolOutput(max_tokens=100), trim]
+    counter = TiktokenCounter("o200k_base")
+    lazy = Planner(counter=counter, context_window=3000, reserve_output=0, strategies=chain).plan(messages)
+    full = Planner(
+        counter=counter, context_window=3000, reserve_output=0, strategies=[chain[0], Opaque(trim)]
+    ).plan(messages)
+    assert convert_to_openai_messages(lazy.messages) == convert_to_openai_messages(full.messages)
+    assert lazy.tokens_after == full.tokens_after and lazy.tokens_before == full.tokens_before
+    skipped, truncated = lazy.steps[0], full.steps[0]
+    assert 0 < len(skipped.truncated_ids) < len(truncated.truncated_ids)
+    assert set(skipped.truncated_ids) <= set(truncated.truncated_ids)
+    assert any("later step" in note for note in skipped.notes)
+    kept = {m.id for m in lazy.messages}
+    assert all(label not in kept for label in set(truncated.truncated_ids) - set(skipped.truncated_ids))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    window=st.integers(400, 6000),
+    turns=st.integers(1, 60),
+    max_tokens=st.integers(20, 400),
+    keeps=st.sampled_from(["last", "first"]),
+)
+def test_skipping_what_a_later_trim_drops_never_changes_the_fitted_conversation(
+    seed: int, window: int, turns: int, max_tokens: int, keeps: str
+) -> None:
+    messages = conversation(seed, turns=turns, big_tool=600)
+    trim = TrimToBudget(strategy=keeps)  # type: ignore[arg-type]
+    shrinkers: list[Strategy] = [FilterMessages(), TruncateToolOutput(max_tokens=max_tokens)]
+    counter = TiktokenCounter("o200k_base")
+    lazy = Planner(counter=counter, context_window=window, reserve_output=0, strategies=[*shrinkers, trim])
+    full = Planner(counter=counter, context_window=window, reserve_output=0, strategies=[*shrinkers, Opaque(trim)])
+    a, b = lazy.plan(messages), full.plan(messages)
+    assert convert_to_openai_messages(a.messages) == convert_to_openai_messages(b.messages)
+    assert (a.fits, a.tokens_after, a.tokens_before) == (b.fits, b.tokens_after, b.tokens_before)
+    assert_tool_pairs_intact(messages, a.messages)
+    assert [s.tokens_before for s in a.steps[1:]] == [s.tokens_after for s in a.steps[:-1]]
+    artifacts = {m.id: m.artifact for m in a.messages if isinstance(m, ToolMessage) and m.artifact is not None}
+    originals = {m.id: m.content for m in messages}
+    assert all(originals[i] == full_value for i, full_value in artifacts.items())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 300), min_size=0, max_size=80),
+    limit=st.integers(-5, 6000),
+)
+def test_within_agrees_with_the_total(sizes: list[int], limit: int) -> None:
+    from ctxwin.messages import HumanMessage
+
+    messages: list[BaseMessage] = [HumanMessage("word " * size) for size in sizes]
+    counter = TiktokenCounter("o200k_base")
+    assert Meter(counter).within(messages, limit) == (Meter(counter).total(messages) <= limit)
