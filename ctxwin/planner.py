@@ -108,18 +108,55 @@ class Figures:
         return {"_count": None, "_lists": [], "_values": {i: self[i] for i in range(len(self))}}
 
 
+class Touched:
+    """The messages one step dropped, shortened and summarised, named (id or ``#index``) when first read: a step
+    that drops thousands of messages spends nothing on their names unless the report is read."""
+
+    def __init__(self, labels: _Labels, dropped: list[BaseMessage], truncated: list[BaseMessage],
+                 summarized: list[BaseMessage]) -> None:
+        self._labels: _Labels | None = labels
+        self._messages = (dropped, truncated, summarized)
+        self._ids: tuple[list[str], list[str], list[str]] | None = None
+
+    @property
+    def ids(self) -> tuple[list[str], list[str], list[str]]:
+        if self._ids is None:
+            assert self._labels is not None  # only a pickled copy lacks them, and it has the ids
+            dropped, truncated, summarized = (self._labels.names(m) for m in self._messages)
+            self._ids = (dropped, truncated, summarized)
+        return self._ids
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Touched) and self.ids == other.ids
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_labels": None, "_messages": ([], [], []), "_ids": self.ids}
+
+
 @dataclass(frozen=True)
 class StepReport:
     """What one strategy did: request tokens before and after, and the messages it touched (id or ``#index``)."""
 
     name: str
-    dropped_ids: list[str] = field(default_factory=list)
-    truncated_ids: list[str] = field(default_factory=list)
-    summarized_ids: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     skipped: bool = False
+    touched: Touched = field(kw_only=True, repr=False)
     figures: Figures = field(kw_only=True, repr=False, compare=False)
     index: int = field(kw_only=True, repr=False, compare=False)  # this step's input list in ``figures``
+
+    @property
+    def dropped_ids(self) -> list[str]:
+        return self.touched.ids[0]
+
+    @property
+    def truncated_ids(self) -> list[str]:
+        return self.touched.ids[1]
+
+    @property
+    def summarized_ids(self) -> list[str]:
+        return self.touched.ids[2]
 
     @property
     def tokens_before(self) -> int:
@@ -302,11 +339,9 @@ class Planner:
                 labels.copied(by_id[copy_id], original)
         return StepReport(
             name,
-            labels.names(result.dropped),
-            labels.names(result.truncated),
-            labels.names(result.summarized),
             list(result.notes),
             result.skipped,
+            touched=Touched(labels, result.dropped, result.truncated, result.summarized),
             figures=figures,
             index=index,
         )

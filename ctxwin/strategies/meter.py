@@ -2,7 +2,9 @@
 
 Every strategy measures the same conversation again and again. The ``Meter`` counts each message object once per
 plan, all unseen messages of a call in one batch (which the tiktoken counter spreads over threads), and remembers
-the count by object, so a repeat total is a dictionary lookup per message. The trim step sees the same counts
+the count by object, so a repeat total is a dictionary lookup per message. Unseen messages are looked up in the
+counter's shared count cache first (the one ``trim_messages`` uses), so planning a conversation again after it
+grew by a turn tokenizes about that turn. The trim step sees the same counts
 through ``as_counter``. ``within`` answers "does it fit?" counting from the newest message back only until the
 answer is no, so a plan never tokenizes history it is about to drop just to learn that it must drop some.
 """
@@ -52,8 +54,11 @@ class Meter:
         if None in counts:
             missing = [i for i, count in enumerate(counts) if count is None]
             fresh_messages = [messages[i] for i in missing]
-            batch = getattr(self.counter, "count_message_batch", None)
-            fresh = batch(fresh_messages) if callable(batch) else list(map(self.counter.count_message, fresh_messages))
+            measure = self._measure_for(fresh_messages[0])
+            if isinstance(measure, AdditiveMeasure):  # through the counter's shared cache, as trim_messages counts
+                fresh: Sequence[Any] = measure.counts(fresh_messages)
+            else:
+                fresh = list(map(self.counter.count_message, fresh_messages))
             for i, message, count in zip(missing, fresh_messages, fresh, strict=True):
                 self._counts[id(message)] = counts[i] = count
             self._held += fresh_messages
