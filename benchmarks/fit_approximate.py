@@ -22,11 +22,18 @@ and small kinds count as much as long ones:
 ``HELDOUT_P95_ERROR`` (the counter's ``max_relative_error``) is not fitted: it is the held-out figure printed by
 ``bench_approximate.py``, carried over by hand below after each refit, and a test checks it still holds.
 
-Usage: ``python benchmarks/fit_approximate.py`` (needs numpy and scipy: fitting only, never at run time).
+The estimate's weights are refitted only with ``--refit-estimate``: by default the committed ones (round 2, fitted
+on the round-2 corpus) are kept and only safe mode is refitted, with them as its floors. The corpus has changed
+since (a fixed list of distributions), and refitted on it the estimate's held-out JSON median error is 5.6%,
+above the 5% target, against 4.3% for the committed weights (benchmarks/README.md).
+
+Usage: ``python benchmarks/fit_approximate.py [--refit-estimate]`` (needs numpy and scipy: fitting only, never at
+run time).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from pathlib import Path
@@ -38,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from corpus import TARGET_KINDS, Doc, build, reference_encoding
 
+from ctxwin.counters.approximate_calibration import WEIGHTS
 from ctxwin.counters.approximate_features import (
     FAMILIES,
     FEATURES,
@@ -66,7 +74,7 @@ NON_TARGET_SHARE = 0.5
 # Cross-validation of safe mode's margins (fit split only) and the slack added to the relative margin it finds.
 # Not held-out-blind: SLACK was 0.02 until the held-out check found under-counted documents (a 99-token Korean
 # chat -4% on o200k, an Italian chat -0.5% on cl100k); 0.07 is the smallest hundredth that covers both
-# (benchmarks/README.approximate.md).
+# (benchmarks/README.md).
 FOLDS, SLACK = 5, 0.07
 # A family with fewer fit documents than this takes the bound fitted on all text kinds.
 MIN_FAMILY_DOCS = 10
@@ -234,12 +242,20 @@ def _render(results: dict[str, Fitted]) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--refit-estimate", action="store_true",
+                        help="refit the estimate's weights too (by default the committed ones are kept)")
+    args = parser.parse_args()
     docs = build("fit")
     results: dict[str, Fitted] = {}
     for target in TARGETS:
         kinds, families, x, tokens = samples_for(docs, target)
         central = np.array([k != "noise" for k in kinds])
-        weights = fit_estimate([k for k in kinds if k != "noise"], x[central][:, : len(FEATURES)], tokens[central])
+        if args.refit_estimate:
+            weights = fit_estimate([k for k in kinds if k != "noise"], x[central][:, : len(FEATURES)],
+                                   tokens[central])
+        else:
+            weights = np.array([WEIGHTS[target][name] for name in FEATURES])
         floors = np.concatenate([weights, np.zeros(len(SAFE_FEATURES) - len(FEATURES))])
         noise = ~central
         no_floors = np.zeros(len(SAFE_FEATURES))
@@ -253,7 +269,9 @@ def main() -> None:
         print("  safe margins (relative, spread):", {f: m for f, (_, m) in safe.items()}, "dense:", dense[1])
         _summary("estimate", kinds, x[:, : len(FEATURES)] @ weights, tokens)
         bound = np.array([with_margin(row @ safe[f][0], safe[f][1]) for row, f in zip(x, families, strict=True)])
-        _summary("safe", kinds, np.maximum(bound, with_margin(x @ dense[0], dense[1])), tokens)
+        safe_all = np.maximum(bound, with_margin(x @ dense[0], dense[1]))
+        _summary("safe", kinds, safe_all, tokens)
+        print(f"  safe, all fit documents: median over-count {100 * np.median(safe_all / tokens - 1):+.1f}%")
     OUTPUT.write_text(_render(results), encoding="utf-8")
     print(f"wrote {OUTPUT}")
 

@@ -10,16 +10,18 @@ characters of each script block. They are counted at memory speed:
   the script block read from the UTF-8 lead byte; continuation bytes and digits are deleted, their counts are
   length differences), and ``bytes.count`` counts classes;
 - letters, spaces and runs (word starts, runs of spaces) come from a flag string (a bit for letter-like
-  characters, one for spaces) read as one big integer: ``flags & ~(flags << 8)`` keeps the first character of
-  each run, ``flags & (flags << 8)`` the characters that continue one, and ``int.bit_count`` counts the bits
+  characters, one for spaces) read as one big integer: ``flags ^ (flags << 8)`` marks where runs start and
+  end, ``flags & (flags << 8)`` the characters that continue one, and ``int.bit_count`` counts the bits
   under a mask. A bit operation costs about a fifth of a ``bytes.count`` pass, a bit count about one pass;
-  together they are two to three times faster than ``bytes.count`` of two-byte patterns.
+  together they are two to three times faster than ``bytes.count`` of two-byte patterns;
+- text that is mostly ASCII skips the class string: its flags come straight from the UTF-8 bytes, and only its
+  few non-ASCII characters are classed.
 
 Three statistics separate text that a lead byte cannot, because the same script costs very different amounts
 in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
 than Russian), a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
 than Simplified) and katakana (loanwords, pricier than hiragana). Each is one or a few ``count`` calls, made
-only when the script is present.
+only when the script (and, for the letters, the letter) is present.
 """
 
 from __future__ import annotations
@@ -126,17 +128,22 @@ CLASS_TABLE = _class_table()
 _CASE_TABLE = bytes(ord("l") if chr(b).islower() and b < 128 else ord("u") if chr(b).isupper() and b < 128
                     else ord("x") for b in range(256))
 CONTINUATION = bytes(range(0x80, 0xC0))
-ASCII_CLASSES = LETTER + DIGIT + SPACE + NEWLINE + OTHER
 # Flag bits of the class string read as an integer (see ``_run_counts``): letter-like scripts, spaces.
 _WORD_BIT, _SPACE_BIT = 0x01, 0x02
 FLAG_TABLE = bytes(_WORD_BIT if b in WORD_CLASSES else _SPACE_BIT if b == SPACE[0] else 0 for b in range(256))
-ASCII_FLAG_TABLE = bytes(FLAG_TABLE[c] for c in CLASS_TABLE)
+# The flags of UTF-8 bytes (a lead byte stands for its character; continuation bytes are deleted before use).
+BYTE_FLAG_TABLE = bytes(FLAG_TABLE[c] for c in CLASS_TABLE)
 # Masks selecting one flag in every byte; longer texts are read in chunks of _CHUNK characters, each with the
-# two characters before it (a run of spaces is found from a character's two predecessors).
+# two characters before it (a run of spaces is found from a character's two predecessors). The word mask has
+# one byte more, where the shifted flags close a run that ends the chunk.
 _CHUNK, _OVERLAP = 1 << 16, 2
-_WORD_MASK = int.from_bytes(bytes([_WORD_BIT]) * (_CHUNK + _OVERLAP), "little")
+_WORD_MASK = int.from_bytes(bytes([_WORD_BIT]) * (_CHUNK + _OVERLAP + 1), "little")
 _SPACE_MASK = int.from_bytes(bytes([_SPACE_BIT]) * (_CHUNK + _OVERLAP), "little")
 DIGITS = b"0123456789"
+_DIGITS_AND_CONTINUATION = DIGITS + CONTINUATION
+_ASCII_AND_CONTINUATION = bytes(range(0xC0))
+# Below one multi-byte character in this many, text takes the mostly-ASCII way through ``text_features``.
+_MOSTLY_ASCII = 8
 # CJK symbols and punctuation (U+3000-303F: 、。「」) share the lead byte 0xE3 with kana; their second byte is 0x80.
 _CJK_PUNCT_PREFIX = b"\xe3\x80"
 # Katakana U+30C0-30FF (most of the block) starts with these two bytes; hiragana never does.
@@ -146,8 +153,6 @@ _KATAKANA_PREFIX = b"\xe3\x83"
 _FULLWIDTH_PREFIX = b"\xef\xbc"
 _UKRAINIAN = tuple("іїєІЇЄ")
 _TRADITIONAL = tuple("們個這說")
-# The script classes counted one by one; Han is the rest.
-_COUNTED_SCRIPTS = SCRIPT_CLASSES.replace(b"H", b"")
 
 
 def _run_counts(flags: bytes) -> tuple[int, int, int, int]:
@@ -168,14 +173,19 @@ def _run_counts(flags: bytes) -> tuple[int, int, int, int]:
 def _chunk_run_counts(x: int) -> tuple[int, int, int, int]:
     """``_run_counts`` of a flag string read as a little-endian integer ``x``.
 
-    ``x << 8`` puts each character's flags under the next character's, so ``x & ~(x << 8)`` (written
-    ``x & (x ^ (x << 8))``, which CPython computes faster) keeps the first character of each run and
-    ``x & (x << 8)`` the characters that continue one; one shift serves both.
+    ``x << 8`` puts each character's flags under the next character's, so ``x ^ (x << 8)`` marks where a run
+    starts and the character after one ends: every run of letters marks two, so word starts are half of them
+    (the shifted integer is a byte longer than ``x``, so a run at the very end is closed too). ``x & (x << 8)``
+    keeps the spaces that continue a run; prose rarely has any, and then the run count is skipped (a bit count
+    costs about as much as a ``bytes.count`` pass).
     """
     after = x << 8
     doubled = x & after & _SPACE_MASK  # spaces right after a space
-    return ((x & _WORD_MASK).bit_count(), (x & (x ^ after) & _WORD_MASK).bit_count(), (x & _SPACE_MASK).bit_count(),
-            (doubled & (doubled ^ (doubled << 8))).bit_count())
+    letters = (x & _WORD_MASK).bit_count()
+    word_starts = ((x ^ after) & _WORD_MASK).bit_count() >> 1
+    if doubled:
+        return letters, word_starts, x.bit_count() - letters, (doubled & (doubled ^ (doubled << 8))).bit_count()
+    return letters, word_starts, x.bit_count() - letters, 0
 
 
 def ascii_counts(raw: bytes) -> tuple[int, int, int, int, int, int, int]:
@@ -184,7 +194,7 @@ def ascii_counts(raw: bytes) -> tuple[int, int, int, int, int, int, int]:
     Digits are deleted from the string whose letter runs are counted, so a word start is a letter after
     anything but a letter or a digit; the digit count is the length difference.
     """
-    flags = raw.translate(ASCII_FLAG_TABLE, DIGITS)
+    flags = raw.translate(BYTE_FLAG_TABLE, DIGITS)
     letters, word_starts, spaces, space_runs = _run_counts(flags)
     newlines = raw.count(b"\n")
     n = len(flags)
@@ -196,24 +206,33 @@ def text_features(text: str) -> tuple[list[int], int]:
     raw = text.encode()
     if text.isascii():
         return [*ascii_counts(raw), *_NO_SCRIPTS], len(raw)
-    classes = raw.translate(CLASS_TABLE, CONTINUATION)
-    flags = classes.translate(FLAG_TABLE, DIGIT)
-    scripts = classes.translate(None, ASCII_CLASSES)
+    if (len(raw) - len(text)) * _MOSTLY_ASCII < len(text):
+        # Mostly ASCII (prose with a few curly quotes or accents): the flags come from the bytes in one translate,
+        # and the classes only of the few non-ASCII characters are kept.
+        flags = raw.translate(BYTE_FLAG_TABLE, _DIGITS_AND_CONTINUATION)
+        classes = raw.translate(CLASS_TABLE, _ASCII_AND_CONTINUATION)
+        newlines = raw.count(b"\n")
+    else:
+        # Every character's class, the flags from them; the script classes are counted among the ASCII ones (a
+        # string of script characters only would cost a deleting translate, slow where scripts and ASCII
+        # alternate as in Cyrillic).
+        classes = raw.translate(CLASS_TABLE, CONTINUATION)
+        flags = classes.translate(FLAG_TABLE, DIGIT)
+        newlines = classes.count(NEWLINE)
     word_like, word_starts, spaces, space_runs = _run_counts(flags)
-    newlines = classes.count(NEWLINE)
-    # Most texts use one or two scripts: a memchr-speed membership test skips the counts of absent ones, and
-    # Han, the commonest, is what the others leave of the script characters.
-    latin_ext, greek, cyrillic, rtl, indic, other3, symbols, kana_and_punct, hangul, forms, astral = [
-        scripts.count(c) if c in scripts else 0 for c in _COUNTED_SCRIPTS]
+    # Most texts use one or two scripts: a memchr-speed membership test skips the counts of absent ones.
+    latin_ext, greek, cyrillic, rtl, indic, other3, symbols, kana_and_punct, han, hangul, forms, astral = [
+        classes.count(c) if c in classes else 0 for c in SCRIPT_CLASSES]
     word_scripts = latin_ext + greek + cyrillic + rtl + indic + other3 + hangul
-    han = len(scripts) - word_scripts - symbols - kana_and_punct - forms - astral
     letters = word_like - word_scripts
-    digits = len(classes) - len(flags)
-    punct = len(flags) - len(scripts) - letters - spaces - newlines
-    ukrainian = sum(map(text.count, _UKRAINIAN)) if cyrillic else 0
+    # The flags have a byte for every character but the digits.
+    digits = len(text) - len(flags)
+    punct = len(flags) - word_scripts - symbols - kana_and_punct - han - forms - astral - letters - spaces - newlines
+    # The rarer letters are counted only when present (``in`` is a fast search; each ``count`` a full pass).
+    ukrainian = sum([text.count(c) for c in _UKRAINIAN if c in text]) if cyrillic else 0
     cjk_punct = raw.count(_CJK_PUNCT_PREFIX) if kana_and_punct else 0
     katakana = raw.count(_KATAKANA_PREFIX) if kana_and_punct > cjk_punct else 0
-    traditional = sum(map(text.count, _TRADITIONAL)) if han else 0
+    traditional = sum([text.count(c) for c in _TRADITIONAL if c in text]) if han else 0
     fullwidth = raw.count(_FULLWIDTH_PREFIX) if forms else 0
     return [
         letters, digits, word_starts, spaces, space_runs, newlines, punct,

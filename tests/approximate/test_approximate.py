@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.approximate_calibration import WEIGHTS
+from ctxwin.counters.approximate_features import FEATURES, text_features
 from ctxwin.counters.image_tokens import high_detail_tokens, image_tokens
 from ctxwin.messages import AIMessage, HumanMessage
 
@@ -41,6 +43,18 @@ def test_bad_target_and_bad_input_raise() -> None:
 
 def test_empty_text_is_free() -> None:
     assert ESTIMATE.count_text("") == SAFE.count_text("") == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=300), st.text(st.characters(max_codepoint=127), min_size=1, max_size=300)))
+def test_estimate_is_the_linear_model_of_the_statistics(text: str) -> None:
+    # count_text's ASCII path spells the model out over ``ascii_counts``; it must agree with the weights applied
+    # to the reference statistics, rounded (and at least 1 for a non-empty text).
+    for counter in (ESTIMATE, ApproximateCounter("cl100k_base")):
+        model = sum(WEIGHTS[counter.target][name] * n for name, n in zip(FEATURES, text_features(text)[0],
+                                                                          strict=True))
+        count = counter.count_text(text)
+        assert count == 0 if not text else (abs(count - model) <= 0.5 + 1e-9 or count == 1 > model)
 
 
 @needs_corpus

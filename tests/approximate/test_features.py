@@ -1,4 +1,5 @@
-"""The approximate counter's text statistics against a plain regex reference, and safe mode's family choice."""
+"""The approximate counter's text statistics against a plain per-character reference, and safe mode's family
+choice."""
 
 from __future__ import annotations
 
@@ -18,24 +19,45 @@ from ctxwin.counters.approximate_features import (
     text_features,
 )
 
-# Letter-like characters (the scripts that separate words by spaces) by UTF-8 lead byte: U+0080-0FFF,
-# U+1000-1FFF, U+A000-DFFF and U+E000-EFFF.
-_LETTER_LIKE = "[A-Za-z\u0080-\u1fff\ua000-\ud7ff\ue000-\uefff]"
+# Script blocks by code point (the UTF-8 lead byte's block, written as ranges): (first, last, name).
+_BLOCKS = [
+    (0x80, 0x27F, "latin_ext"), (0x280, 0x3FF, "greek"), (0x400, 0x53F, "cyrillic"), (0x540, 0x7FF, "rtl"),
+    (0x800, 0xFFF, "indic"), (0x1000, 0x1FFF, "other3"), (0x2000, 0x2FFF, "symbols"), (0x3000, 0x3FFF, "kana"),
+    (0x4000, 0x9FFF, "han"), (0xA000, 0xDFFF, "hangul"), (0xE000, 0xEFFF, "other3"), (0xF000, 0xFFFF, "compat_forms"),
+    (0x10000, 0x10FFFF, "astral"),
+]
+# Scripts whose words are separated by spaces or punctuation: their runs, with ASCII letters, are words.
+_WORDY = {"latin_ext", "greek", "cyrillic", "rtl", "indic", "other3", "hangul"}
 
 
 def reference(text: str) -> dict[str, int]:
-    """The run statistics, written the slow and obvious way; digits are deleted first, as documented."""
-    no_digits = re.sub("[0-9]", "", text)
-    return {
-        "word_starts": len(re.findall(f"(?<!{_LETTER_LIKE}){_LETTER_LIKE}", no_digits)),
-        "spaces": text.count(" "),
-        "space_runs": len(re.findall("(?<! )  ", no_digits)),
-        "newlines": text.count("\n"),
-        "digits": len(re.findall("[0-9]", text)),
-        "han": len(re.findall("[\u4000-\u9fff]", text)),
-        "ukrainian": len(re.findall("[іїєІЇЄ]", text)),
-        "traditional": len(re.findall("[們個這說]", text)),
-    }
+    """Every statistic of ``FEATURES``, one character at a time, the slow and obvious way."""
+    counts = dict.fromkeys(FEATURES, 0)
+    kinds = []  # per character except digits: "word", "space" or "other"
+    for ch in text:
+        cp = ord(ch)
+        if "0" <= ch <= "9":
+            counts["digits"] += 1
+            continue
+        if cp < 0x80:
+            name = ("letters" if ch.isalpha() else "spaces" if ch == " " else "newlines" if ch == "\n"
+                    else "punct")
+        else:
+            name = next(n for first, last, n in _BLOCKS if first <= cp <= last)
+            if name == "kana" and cp <= 0x303F:
+                name = "cjk_punct"
+            if name == "compat_forms" and 0xFF00 <= cp <= 0xFF3F:
+                name = "fullwidth"
+        counts[name] += 1
+        counts["katakana"] += 0x30C0 <= cp <= 0x30FF
+        counts["ukrainian"] += ch in "іїєІЇЄ"
+        counts["traditional"] += ch in "們個這說"
+        kinds.append("word" if name == "letters" or name in _WORDY else "space" if ch == " " else "other")
+    before = ["other", "other", *kinds]
+    for i, kind in enumerate(kinds):
+        counts["word_starts"] += kind == "word" and before[i + 1] != "word"
+        counts["space_runs"] += kind == "space" and before[i + 1] == "space" and before[i] != "space"
+    return counts
 
 
 def features(text: str) -> dict[str, int]:
@@ -44,14 +66,21 @@ def features(text: str) -> dict[str, int]:
     return dict(zip(FEATURES, counts, strict=True))
 
 
-_PIECES = st.sampled_from(["a", "Z", " ", "  ", "\n", "7", ".", "é", "я", "і", "中", "們", "カ", "한", "😀", "\t"])
+_PIECES = st.sampled_from(["a", "Z", " ", "  ", "\n", "7", ".", "é", "я", "і", "中", "們", "カ", "、", "，", "ﺎ", "한",
+                           "😀", "\t", "α", "ש", "क", "Ⴀ", "—"])
+# Mostly ASCII with a few other characters (the other way through ``text_features``), or anything.
+_TEXTS = st.one_of(
+    st.lists(_PIECES, max_size=80).map("".join),
+    st.tuples(st.text(st.sampled_from("ab Z9.\n"), min_size=20, max_size=300), st.lists(_PIECES, max_size=2))
+    .map(lambda parts: parts[0] + "".join(parts[1])),
+    st.text(max_size=120),
+)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(_PIECES, max_size=80).map("".join))
+@settings(max_examples=500, deadline=None)
+@given(_TEXTS)
 def test_statistics_match_the_reference(text: str) -> None:
-    counts = features(text)
-    assert {name: counts[name] for name in reference(text)} == reference(text)
+    assert features(text) == reference(text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -70,9 +99,12 @@ def test_safe_statistics_match_the_reference(text: str) -> None:
 
 
 def test_long_texts_are_counted_exactly_across_chunks() -> None:
-    # Runs straddling the 64 KiB chunk boundaries of the integer reads must be counted once.
-    text = ("word  " * 11_000 + "x" + " " * 7 + "tail\n") * 3
-    assert {name: features(text)[name] for name in reference(text)} == reference(text)
+    # Runs straddling the 64 KiB chunk boundaries of the integer reads must be counted once, whichever side of
+    # a boundary they end on.
+    edges = ["x" * (65_536 + k) + " yy" for k in (-2, -1, 0, 1)]
+    for text in [("word  " * 11_000 + "x" + " " * 7 + "tail\n") * 3, *edges]:
+        assert features(text) == reference(text)
+        assert features(text + "中") == reference(text + "中")
 
 
 def test_ascii_and_unicode_paths_agree_on_the_shared_statistics() -> None:
