@@ -124,4 +124,6 @@ class FilterMessages:
                 result.origins[id(slimmer)] = origins[i]
             if shrunk.replacements:
                 result.notes.append(f"removed old {label} from {len(shrunk.replacements)} messages")
+            if shrunk.note and shrunk.note not in result.notes:
+                result.notes.append(shrunk.note)
         return result

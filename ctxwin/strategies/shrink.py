@@ -27,6 +27,7 @@ class Shrunk:
 
     replacements: dict[int, BaseMessage] = field(default_factory=dict)
     skipped: int = 0
+    note: str | None = None  # for the step's report, when messages were skipped
 
 
 def shrink_until_fits(
@@ -57,6 +58,9 @@ def shrink_until_fits(
         chosen = [i for i in candidates if i in reachable or i in kept_anyway]
         done = Shrunk({i: s for i in chosen if (s := real(i)) is not None})
         done.skipped = edge if keeps == "last" else len(messages) - edge - 1
+        end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
+        done.note = (f"left the {done.skipped} {end} messages to a later step, which drops or summarises them: "
+                     f"the {other} ones alone overflow the budget")
         return done
     done = Shrunk()
     total = meter.total(messages)

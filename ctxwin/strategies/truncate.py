@@ -138,8 +138,8 @@ class TruncateToolOutput:
         if result.truncated:
             cut = sum(cuts[i] for i in shrunk.replacements)
             result.notes.append(f"cut {cut} tokens from {len(result.truncated)} tool outputs")
-        if shrunk.skipped:
-            result.notes.append(f"left the {shrunk.skipped} oldest messages to a later step, which drops them")
+        if shrunk.note:
+            result.notes.append(shrunk.note)
         return result
 
 
