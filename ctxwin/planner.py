@@ -44,13 +44,13 @@ class _Labels:
     def __init__(self, inputs: list[BaseMessage]) -> None:
         self._inputs = inputs
         self._positions: dict[int, int] | None = None
-        # id(copy) -> (copy, label); the copy is held so that its id cannot be reused while the plan runs
-        self._copies: dict[int, tuple[BaseMessage, str]] = {}
+        self._copies: dict[int, str] = {}  # id(copy) -> its original's label
+        self._held: list[list[BaseMessage]] = []  # the lists holding the copies, so that no id is reused
 
     def name(self, message: BaseMessage) -> str:
-        copy = self._copies.get(id(message))
-        if copy is not None:
-            return copy[1]
+        label = self._copies.get(id(message))
+        if label is not None:
+            return label
         if message.id:
             return message.id
         if self._positions is None:
@@ -63,8 +63,12 @@ class _Labels:
             return [self.name(m) for m in messages]
         return [m.id or self.name(m) for m in messages]  # most messages: their id, read once
 
-    def copied(self, copy: BaseMessage, original: BaseMessage) -> None:
-        self._copies[id(copy)] = (copy, self.name(original))
+    def copies_of(self, result: StepResult) -> None:
+        """Name the copies a step made (``result.origins``) like their originals."""
+        if result.origins:
+            self._held.append(result.messages)
+            for copy_id, original in result.origins.items():
+                self._copies[copy_id] = self.name(original)
 
 
 class BudgetExceeded(ValueError):
@@ -333,10 +337,7 @@ class Planner:
     def _report(
         self, name: str, result: StepResult, labels: _Labels, figures: Figures, index: int
     ) -> StepReport:
-        if result.origins:  # a copy is reported under its original's label
-            by_id = {id(m): m for m in result.messages}
-            for copy_id, original in result.origins.items():
-                labels.copied(by_id[copy_id], original)
+        labels.copies_of(result)
         return StepReport(
             name,
             list(result.notes),

@@ -81,7 +81,7 @@ class AdditiveMeasure(Measure):
         cache: TokenCache | None = None,
     ) -> None:
         self._count_batch = count_batch
-        self._overhead = overhead
+        self.overhead = overhead
         self._cache = cache
         # Cumulative counts over the walked region: _cum[i - _base] is the sum of counts between the walk's start
         # and position i (growing towards the walk direction).
@@ -136,7 +136,7 @@ class AdditiveMeasure(Measure):
     def cut_last(
         self, messages: Sequence[BaseMessage], lo: int, hi: int, head: Sequence[BaseMessage], limit: float
     ) -> int:
-        budget = limit - self._overhead - sum(self.counts(head))
+        budget = limit - self.overhead - sum(self.counts(head))
         self._base, self._cum, self._sign = hi, [0], -1
         cum, used, j = self._cum, 0.0, hi
         while j > lo:
@@ -150,7 +150,7 @@ class AdditiveMeasure(Measure):
         return j
 
     def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float) -> int:
-        budget = limit - self._overhead
+        budget = limit - self.overhead
         self._base, self._cum, self._sign = 0, [0], 1
         cum, used, j = self._cum, 0.0, 0
         while j < hi:
@@ -187,7 +187,7 @@ class AdditiveMeasure(Measure):
         if not head and extra is None and start >= end:
             return 0
         extras = [*head, extra] if extra is not None else list(head)
-        return self._overhead + sum(self.counts(extras)) + self._range_sum(messages, start, end)
+        return self.overhead + sum(self.counts(extras)) + self._range_sum(messages, start, end)
 
 
 class ListMeasure(Measure):

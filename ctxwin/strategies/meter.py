@@ -11,7 +11,7 @@ answer is no, so a plan never tokenizes history it is about to drop just to lear
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from ctxwin.counters.base import TokenCounter
@@ -34,7 +34,6 @@ class Meter:
         # id(message) -> count, and the messages counted, held so that no id is reused while the plan runs.
         self._counts: dict[int, int] = {}
         self._held: list[BaseMessage] = []
-        self._overhead: int | None = None
         # Set by the planner before each step: a shrinking step may leave alone what that later step drops anyway.
         self.later_keeps: Keeps | None = None
 
@@ -86,10 +85,9 @@ class Meter:
 
     def overhead(self, messages: Sequence[BaseMessage]) -> int:
         """What a non-empty request adds to its messages' counts (reply priming), for an additive counter."""
-        if self._overhead is None:
-            first = messages[0]
-            self._overhead = int(self._measure_for(first).total(messages[:1], [], 0, 1)) - self.count(first)
-        return self._overhead
+        measure = self._measure_for(messages[0])
+        assert isinstance(measure, AdditiveMeasure)
+        return int(measure.overhead)
 
     def within(self, messages: Sequence[BaseMessage], limit: int) -> bool:
         """Whether ``total(messages) <= limit``, counting from the newest message back only until the messages are
@@ -102,16 +100,30 @@ class Meter:
 
     def suffix_start(self, messages: Sequence[BaseMessage], room: float, start: int = 0) -> int:
         """The smallest ``cut >= start`` whose ``messages[cut:]`` count at most ``room`` together (per-message
-        counts, no request overhead), counting from the newest message back in chunks sized to the room left."""
+        counts, no request overhead)."""
         used, cut = 0, len(messages)
-        while cut > start:
-            chunk = next_chunk(used, len(messages) - cut, room, cut - start)
-            for count in reversed(self.each(messages[cut - chunk : cut])):
-                if used + count > room:
-                    return cut
-                used += count
-                cut -= 1
+        for i, count in self.walk(messages, room, start=start):
+            used += count
+            if used > room:
+                break
+            cut = i
         return cut
+
+    def walk(
+        self, messages: Sequence[BaseMessage], room: float, *, newest_first: bool = True, start: int = 0
+    ) -> Iterator[tuple[int, int]]:
+        """Indexes and counts of ``messages[start:]`` from one end, counted in batches sized (as the trim engine
+        sizes them) to what ``room`` holds at the average so far, so a caller that stops once over ``room`` has
+        tokenized little past that point."""
+        end, used, walked = len(messages), 0, 0
+        while walked < end - start:
+            size = next_chunk(used, walked, room, end - start - walked)
+            span = range(end - walked - 1, end - walked - size - 1, -1) if newest_first else (
+                range(start + walked, start + walked + size))
+            for i, count in zip(span, self.each([messages[i] for i in span]), strict=True):
+                yield i, count
+                used += count
+            walked += size
 
     def as_counter(self) -> TokenCounter:
         """A TokenCounter answering from this meter, so the trim engine reuses the plan's counts."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ctxwin.engine.measure import next_chunk
 from ctxwin.messages import BaseMessage
 from ctxwin.strategies.base import must_keep_with_partners
 from ctxwin.strategies.meter import Meter
@@ -22,12 +21,11 @@ from ctxwin.strategies.meter import Meter
 
 @dataclass
 class Shrunk:
-    """Replacements (index -> smaller copy) and, when a later step drops part of the conversation anyway, how many
-    messages at its far end were left alone (``skipped``)."""
+    """Replacements (index -> smaller copy) and, when a later step drops part of the conversation anyway, a note
+    for the step's report saying how many messages at its far end were left alone."""
 
     replacements: dict[int, BaseMessage] = field(default_factory=dict)
-    skipped: int = 0
-    note: str | None = None  # for the step's report, when messages were skipped
+    note: str | None = None
 
 
 def shrink_until_fits(
@@ -56,12 +54,11 @@ def shrink_until_fits(
         outside = [i for i in candidates if i not in reachable]
         kept_anyway = must_keep_with_partners(messages) if outside else set()
         chosen = [i for i in candidates if i in reachable or i in kept_anyway]
-        done = Shrunk({i: s for i in chosen if (s := real(i)) is not None})
-        done.skipped = edge if keeps == "last" else len(messages) - edge - 1
+        skipped = edge if keeps == "last" else len(messages) - edge - 1
         end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
-        done.note = (f"left the {done.skipped} {end} messages to a later step, which drops or summarises them: "
-                     f"the {other} ones alone overflow the budget")
-        return done
+        note = (f"left the {skipped} {end} messages to a later step, which drops or summarises them: "
+                f"the {other} ones alone overflow the budget")
+        return Shrunk({i: s for i in chosen if (s := real(i)) is not None}, note)
     done = Shrunk()
     total = meter.total(messages)
     for i in candidates:
@@ -88,30 +85,23 @@ def _overflow(
     passes the limit; then their real shrinks are made and the sum checked again."""
     if not messages or not meter.is_additive(messages):
         return None
-    n = len(messages)
-    overhead = meter.overhead(messages)
-    room, used, walked = limit - overhead, 0, 0
+    room, used = limit - meter.overhead(messages), 0
     guessed: list[tuple[int, int]] = []  # candidates counted by their estimate so far
-    while walked < n:
-        size = next_chunk(used, walked, room, n - walked)
-        span = range(n - walked - 1, n - walked - size - 1, -1) if keeps == "last" else range(walked, walked + size)
-        counts = meter.each([messages[i] for i in span])
-        for i, count in zip(span, counts, strict=True):
-            if i in candidates:
-                if estimate is not None:
-                    guess = estimate(i)
-                    guessed.append((i, guess))
-                    count = guess
-                else:
-                    smaller = real(i)
-                    count = meter.count(smaller) if smaller is not None else count
-            used += count
+    for i, count in meter.walk(messages, room, newest_first=keeps == "last"):
+        if i in candidates:
+            if estimate is not None:
+                guess = estimate(i)
+                guessed.append((i, guess))
+                count = guess
+            else:
+                smaller = real(i)
+                count = meter.count(smaller) if smaller is not None else count
+        used += count
+        if used > room:
+            for j, guess in guessed:
+                smaller = real(j)
+                used += meter.count(smaller if smaller is not None else messages[j]) - guess
+            guessed.clear()
             if used > room:
-                for j, guess in guessed:
-                    smaller = real(j)
-                    used += meter.count(smaller if smaller is not None else messages[j]) - guess
-                guessed.clear()
-                if used > room:
-                    return i
-        walked += size
+                return i
     return None
