@@ -44,13 +44,13 @@ class _Labels:
     def __init__(self, inputs: list[BaseMessage]) -> None:
         self._inputs = inputs
         self._positions: dict[int, int] | None = None
-        self._copies: dict[int, str] = {}  # id(copy) -> its original's label
+        self._copies: dict[int, BaseMessage] = {}  # id(copy) -> its original
         self._held: list[list[BaseMessage]] = []  # the lists holding the copies, so that no id is reused
 
     def name(self, message: BaseMessage) -> str:
-        label = self._copies.get(id(message))
-        if label is not None:
-            return label
+        original = self._copies.get(id(message))
+        if original is not None:
+            return self.name(original)
         if message.id:
             return message.id
         if self._positions is None:
@@ -67,8 +67,7 @@ class _Labels:
         """Name the copies a step made (``result.origins``) like their originals."""
         if result.origins:
             self._held.append(result.messages)
-            for copy_id, original in result.origins.items():
-                self._copies[copy_id] = self.name(original)
+            self._copies.update(result.origins)
 
 
 class BudgetExceeded(ValueError):
@@ -355,7 +354,7 @@ class Planner:
         steps = run.steps
         warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes]
         if not fits:
-            kept = [messages[i] for i in must_keep(messages)]
+            kept = [messages[i] for i in must_keep(messages, meter)]
             warnings.append(
                 f"does not fit: {after} tokens for a budget of {self.budget.max_input_tokens}; the must-keep part "
                 f"(system, pinned, last user message) alone needs {self._request_tokens(kept, meter)}"

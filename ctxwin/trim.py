@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from itertools import repeat
 from numbers import Real
 from typing import Any, Literal, overload
 
@@ -25,12 +24,6 @@ from ctxwin.messages import BaseMessage, convert_to_messages
 __all__ = ["MessageTransform", "filter_messages", "merge_message_runs", "trim_messages"]
 
 TypeArg = str | type[BaseMessage] | Sequence[str | type[BaseMessage]]
-
-
-def _as_messages(messages: Any) -> list[BaseMessage]:
-    if isinstance(messages, list) and all(map(isinstance, messages, repeat(BaseMessage))):
-        return messages  # read-only from here on; no need to copy the list
-    return convert_to_messages(messages)
 
 
 def _splitter(text_splitter: Any) -> Callable[[str], list[str]]:
@@ -112,7 +105,7 @@ class _Trim:
         self.keep_pairs = tool_pairs == "keep"
 
     def run(self, messages: Any) -> list[BaseMessage]:
-        items = _as_messages(messages)
+        items = convert_to_messages(messages)
         if not items:
             return []
         request = TrimRequest(

@@ -135,7 +135,8 @@ def _counter_measure(counter: TokenCounter) -> Measure:
         def batch(messages: Sequence[BaseMessage]) -> list[int]:
             return [counter.count_message(m) for m in messages]
 
-    return AdditiveMeasure(batch, overhead=overhead[0], cache=cache)
+    known = getattr(counter, "known_counts", None) if cache is None else None
+    return AdditiveMeasure(batch, overhead=overhead[0], cache=cache, known=known if callable(known) else None)
 
 
 def _count_one_by_one(fn: Callable[[BaseMessage], Any]) -> Callable[[Sequence[BaseMessage]], list[Any]]:

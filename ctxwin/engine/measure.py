@@ -8,7 +8,7 @@ Both measures answer the same three questions, always about lists in their real 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from numbers import Real
 from typing import Any
 
@@ -79,10 +79,14 @@ class AdditiveMeasure(Measure):
         *,
         overhead: float = 0,
         cache: TokenCache | None = None,
+        known: Callable[[Sequence[BaseMessage]], Sequence[Any]] | None = None,
     ) -> None:
         self._count_batch = count_batch
         self.overhead = overhead
         self._cache = cache
+        # For a counter without a cache of ours that holds counts itself (the planner's meter): those counts,
+        # None where it has none.
+        self._known = known
         # Cumulative counts over the walked region: _cum[i - _base] is the sum of counts between the walk's start
         # and position i (growing towards the walk direction).
         self._base = 0
@@ -97,18 +101,17 @@ class AdditiveMeasure(Measure):
 
     def counts(self, batch: Sequence[BaseMessage]) -> list[float]:
         """Per-message counts of ``batch``, from the cache where possible, the rest counted in one batch call."""
-        if self._cache is None:
+        if self._cache is None and self._known is None:
             return self._fresh(batch)
         return list(self._walk(batch, backwards=False))
 
-    def _walk(self, batch: Sequence[BaseMessage], *, backwards: bool) -> Iterator[float]:
-        """Counts of ``batch`` in walk order, produced lazily: each run of cache misses is counted in one call when
-        the walk reaches it, so misses beyond the point where the caller stops are never tokenized."""
+    def _lookup(self, batch: Sequence[BaseMessage]) -> tuple[list[Any], dict[int, Hashable]]:
+        """The counts already known for ``batch`` (None where not), and the content keys of the others, under
+        which their counts are stored once made."""
         cache = self._cache
         if cache is None:
-            counts = self._fresh(batch)
-            yield from reversed(counts) if backwards else counts
-            return
+            assert self._known is not None
+            return list(self._known(batch)), {}
         found: list[Any] = cache.recent.recall(batch)
         unseen = [i for i, count in enumerate(found) if count is None]
         key_of = {i: message_key(batch[i]) for i in unseen}
@@ -118,6 +121,16 @@ class AdditiveMeasure(Measure):
             known = [i for i in unseen if found[i] is not None]
             if known:  # found by content key: remember them by identity for the next call
                 cache.recent.note([batch[i] for i in known], [found[i] for i in known])
+        return found, key_of
+
+    def _walk(self, batch: Sequence[BaseMessage], *, backwards: bool) -> Iterator[float]:
+        """Counts of ``batch`` in walk order, produced lazily: each run of unknown counts is counted in one call
+        when the walk reaches it, so messages beyond the point where the caller stops are never tokenized."""
+        if self._cache is None and self._known is None:
+            counts = self._fresh(batch)
+            yield from reversed(counts) if backwards else counts
+            return
+        found, key_of = self._lookup(batch)
         size = len(batch)
         for i in range(size - 1, -1, -1) if backwards else range(size):
             if found[i] is None:
@@ -130,7 +143,8 @@ class AdditiveMeasure(Measure):
                         run_end += 1
                 fresh = self._fresh(batch[run_start:run_end])
                 found[run_start:run_end] = fresh
-                cache.put_many([(key_of[j], found[j]) for j in range(run_start, run_end)])
+                if self._cache is not None:
+                    self._cache.put_many([(key_of[j], found[j]) for j in range(run_start, run_end)])
             yield found[i]
 
     def cut_last(

@@ -9,6 +9,7 @@ pairs; plain strings (human messages). Anything else raises ``ValueError``/``Typ
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import repeat
 from typing import Any
 
 from pydantic import ValidationError
@@ -58,6 +59,8 @@ def convert_to_messages(messages: Iterable[MessageLike] | MessageLike) -> list[B
         messages = messages.to_messages()
     if not isinstance(messages, Iterable):
         raise TypeError(f"expected a sequence of messages, got {type(messages).__name__}")
+    if isinstance(messages, list) and all(map(isinstance, messages, repeat(BaseMessage))):
+        return list(messages)  # the common case, checked in one C loop: a long history costs no Python loop
     result: list[BaseMessage] = []
     for index, item in enumerate(messages):
         try:

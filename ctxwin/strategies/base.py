@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress, count
+from operator import attrgetter, not_
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ctxwin.engine.tool_pairs import ToolPairs
@@ -33,6 +35,13 @@ def pin(message: BaseMessage) -> BaseMessage:
     return message.model_copy(update={"additional_kwargs": {**message.additional_kwargs, PINNED_KEY: True}})
 
 
+def pinned_indexes(messages: Sequence[BaseMessage]) -> list[int]:
+    """Indexes of the pinned messages. Plans ask this of long histories several times; the scan is a C loop over a
+    field (most messages have no ``additional_kwargs`` at all), and only the few with some are looked into."""
+    some = compress(count(), map(attrgetter("additional_kwargs"), messages))
+    return [i for i in some if is_pinned(messages[i])]
+
+
 def leading_system_count(messages: Sequence[BaseMessage]) -> int:
     count = 0
     while count < len(messages) and isinstance(messages[count], SystemMessage):
@@ -47,23 +56,21 @@ def last_user_index(messages: Sequence[BaseMessage]) -> int | None:
     return None
 
 
-def must_keep(messages: Sequence[BaseMessage]) -> list[int]:
-    """Indexes no strategy may remove: the leading system messages, pinned messages and the last user message."""
+def must_keep(messages: Sequence[BaseMessage], meter: Meter | None = None) -> list[int]:
+    """Indexes no strategy may remove: the leading system messages, pinned messages and the last user message.
+    During a plan (``meter`` given), pinned messages are found through ``Meter.pinned``."""
     keep = set(range(leading_system_count(messages)))
-    # is_pinned inlined: this runs over every message of every plan, and most have no additional_kwargs at all
-    keep.update(
-        i for i, m in enumerate(messages) if m.additional_kwargs and m.additional_kwargs.get(PINNED_KEY) is True
-    )
+    keep.update(meter.pinned(messages) if meter is not None else pinned_indexes(messages))
     last = last_user_index(messages)
     if last is not None:
         keep.add(last)
     return sorted(keep)
 
 
-def must_keep_with_partners(messages: Sequence[BaseMessage]) -> set[int]:
+def must_keep_with_partners(messages: Sequence[BaseMessage], meter: Meter | None = None) -> set[int]:
     """``must_keep`` plus the tool partners of those messages: what no later step can drop, since a call and its
     results are kept or dropped together."""
-    keep = set(must_keep(messages))
+    keep = set(must_keep(messages, meter))
     if not any(isinstance(messages[i], (ToolMessage, AIMessage)) for i in keep):
         return keep  # no tool partners to find: skip indexing the conversation's pairs
     pairs = ToolPairs(messages)
@@ -133,5 +140,5 @@ class Strategy(Protocol):
 
 def dropped_between(before: Sequence[BaseMessage], after: Sequence[BaseMessage]) -> list[BaseMessage]:
     """Messages of ``before`` that are not (as the same object) in ``after``."""
-    kept = {id(m) for m in after}
-    return [m for m in before if id(m) not in kept]
+    kept = set(map(id, after))
+    return list(compress(before, map(not_, map(kept.__contains__, map(id, before)))))  # C loops: a long history

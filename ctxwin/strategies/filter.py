@@ -65,9 +65,9 @@ def drop_with_partners(messages: Sequence[BaseMessage], drop: set[int]) -> tuple
 
 
 def _slim(
-    messages: list[BaseMessage], kinds: frozenset[str], replacement: dict[str, Any] | None, index: int
-) -> BaseMessage | None:
-    return _without_blocks(messages[index], kinds, replacement)
+    messages: list[BaseMessage], kinds: frozenset[str], replacement: dict[str, Any] | None, indexes: list[int]
+) -> list[BaseMessage | None]:
+    return [_without_blocks(messages[i], kinds, replacement) for i in indexes]
 
 
 @dataclass
@@ -93,7 +93,7 @@ class FilterMessages:
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
         drop: set[int] = set()
         if self.exclude_types or self.exclude_names or self.exclude_ids:
-            protected = set(must_keep(messages))
+            protected = set(must_keep(messages, meter))
             drop = {i for i, m in enumerate(messages) if i not in protected and self._excluded(m)}
         kept, removed = drop_with_partners(messages, drop) if drop else (list(messages), [])
         result = StepResult(kept, dropped=[messages[i] for i in removed])
@@ -103,15 +103,18 @@ class FilterMessages:
             gone = set(removed)
             origins = [m for i, m in enumerate(messages) if i not in gone]
             result.origins.update((id(k), o) for k, o in zip(kept, origins, strict=True) if k is not o)
-        last_user = last_user_index(kept)
-        old = [i for i, m in enumerate(kept[: last_user or 0]) if isinstance(m.content, list) and not is_pinned(m)]
+        last_user = last_user_index(kept) or 0
+
+        def old(i: int) -> bool:
+            return i < last_user and isinstance(kept[i].content, list) and not is_pinned(kept[i])
+
         passes = [
             (self.drop_old_reasoning, REASONING_BLOCKS, None, "reasoning blocks"),
             (self.drop_old_images, IMAGE_BLOCKS, IMAGE_PLACEHOLDER, "images"),
         ]
         slimmed: set[int] = set()  # ids of the originals reported, once however many passes slim them
         for enabled, kinds, replacement, label in passes:
-            if not (enabled and old):
+            if not enabled:
                 continue
             current = list(kept)
             slim = functools.partial(_slim, current, kinds, replacement)

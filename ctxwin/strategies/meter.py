@@ -12,12 +12,15 @@ answer is no, so a plan never tokenizes history it is about to drop just to lear
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import compress
+from operator import is_not
 from typing import Any, Literal
 
 from ctxwin.counters.base import TokenCounter
 from ctxwin.engine.counter_adapter import make_measure
 from ctxwin.engine.measure import AdditiveMeasure, Measure, next_chunk
 from ctxwin.messages import BaseMessage
+from ctxwin.strategies.base import is_pinned, pinned_indexes
 
 # Which messages a later step of the plan keeps by position: the newest ("last", as trim and summarize do) or the
 # oldest ("first"); None when no later step says.
@@ -34,6 +37,8 @@ class Meter:
         # id(message) -> count, and the messages counted, held so that no id is reused while the plan runs.
         self._counts: dict[int, int] = {}
         self._held: list[BaseMessage] = []
+        # The last list whose pinned messages were found, and their indexes (see ``pinned``).
+        self._pinned: tuple[Sequence[BaseMessage], list[int]] | None = None
         # Set by the planner before each step: a shrinking step may leave alone what that later step drops anyway.
         self.later_keeps: Keeps | None = None
 
@@ -62,6 +67,25 @@ class Meter:
                 self._counts[id(message)] = counts[i] = count
             self._held += fresh_messages
         return counts
+
+    def known(self, messages: Sequence[BaseMessage]) -> list[int | None]:
+        """The counts already made of ``messages`` (None for the others), tokenizing nothing."""
+        return list(map(self._counts.get, map(id, messages)))
+
+    def pinned(self, messages: Sequence[BaseMessage]) -> list[int]:
+        """Indexes of the pinned messages. Steps ask this of lists that mostly hold the same objects at the same
+        places (a shortened message replaces its original), so a list as long as the last one asked about is
+        compared with it by identity (no message is read), and only the messages that differ are looked into.
+        Scanning a long history reads every message, which costs milliseconds: they are not in the CPU's cache."""
+        if self._pinned is not None and len(self._pinned[0]) == len(messages):
+            before, indexes = self._pinned
+            changed = compress(range(len(messages)), map(is_not, messages, before))
+            same = [i for i in indexes if messages[i] is before[i]]
+            found = sorted({*same, *(i for i in changed if is_pinned(messages[i]))})
+        else:
+            found = pinned_indexes(messages)
+        self._pinned = (messages, found)
+        return found
 
     def count(self, message: BaseMessage) -> int:
         """One message's count (``each`` for one message, without building lists)."""
@@ -112,18 +136,24 @@ class Meter:
     def walk(
         self, messages: Sequence[BaseMessage], room: float, *, newest_first: bool = True, start: int = 0
     ) -> Iterator[tuple[int, int]]:
-        """Indexes and counts of ``messages[start:]`` from one end, counted in batches sized (as the trim engine
-        sizes them) to what ``room`` holds at the average so far, so a caller that stops once over ``room`` has
-        tokenized little past that point."""
-        end, used, walked = len(messages), 0, 0
-        while walked < end - start:
-            size = next_chunk(used, walked, room, end - start - walked)
-            span = range(end - walked - 1, end - walked - size - 1, -1) if newest_first else (
-                range(start + walked, start + walked + size))
+        """Indexes and counts of ``messages[start:]`` from one end. Counted messages are looked up one by one; the
+        others are counted in batches sized (as the trim engine sizes them) to what ``room`` holds at the average
+        so far, so a caller that stops once over ``room`` has tokenized little past that point, however far
+        earlier steps had counted."""
+        order = range(len(messages) - 1, start - 1, -1) if newest_first else range(start, len(messages))
+        known, used, walked = self._counts, 0, 0
+        while walked < len(order):
+            count = known.get(id(messages[order[walked]]))
+            if count is not None:
+                yield order[walked], count
+                used += count
+                walked += 1
+                continue
+            span = order[walked : walked + next_chunk(used, walked, room, len(order) - walked)]
             for i, count in zip(span, self.each([messages[i] for i in span]), strict=True):
                 yield i, count
                 used += count
-            walked += size
+            walked += len(span)
 
     def as_counter(self) -> TokenCounter:
         """A TokenCounter answering from this meter, so the trim engine reuses the plan's counts."""
@@ -135,6 +165,11 @@ class Meter:
 
     def text(self, text: str) -> int:
         return self.counter.count_text(text)
+
+    def texts(self, texts: list[str]) -> list[int]:
+        """Counts of ``texts``, in one ``count_texts`` call when the counter has one (tiktoken's uses threads)."""
+        count_texts = getattr(self.counter, "count_texts", None)
+        return list(count_texts(texts)) if callable(count_texts) else list(map(self.counter.count_text, texts))
 
 
 class _MeteredCounter:
@@ -158,6 +193,11 @@ class _MeteredCounter:
 
     def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
         return self._meter.each(messages)
+
+    def known_counts(self, messages: Sequence[BaseMessage]) -> list[int | None]:
+        """The counts the meter already holds (None for the others), so the engine tokenizes only the messages its
+        walk reaches, however far earlier steps had counted."""
+        return self._meter.known(messages)
 
     def count_messages(self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
         return self._meter.total(messages)

@@ -30,41 +30,45 @@ class Shrunk:
 
 def shrink_until_fits(
     messages: Sequence[BaseMessage],
-    candidates: Sequence[int],
-    shrink: Callable[[int], BaseMessage | None],
+    wanted: Callable[[int], bool],
+    shrink: Callable[[list[int]], list[BaseMessage | None]],
     limit: int,
     meter: Meter,
     estimate: Callable[[int], int] | None = None,
 ) -> Shrunk:
-    """Shrink ``messages[i]`` for ``i`` in ``candidates`` (ascending) oldest first until the messages count at most
-    ``limit``; ``shrink(i)`` is the smaller copy or None. ``estimate(i)``, when given, is a cheap guess of the
-    shrunk count, used while looking for the overflow point so that expensive shrinks (a tool output's cut) are
-    only made for messages that may be kept."""
+    """Shrink the messages ``wanted(i)`` picks oldest first until the messages count at most ``limit``;
+    ``shrink(indexes)`` makes their smaller copies (None where there is none) together, so that a strategy can
+    tokenize their pieces in one batch. ``estimate(i)``, when given, is a cheap guess of the shrunk count, used
+    while looking for the overflow point so that expensive shrinks (a tool output's cut) are only made for messages
+    that may be kept. ``wanted`` is asked only about the messages the search reaches, not the whole history."""
     made: dict[int, BaseMessage | None] = {}
 
-    def real(i: int) -> BaseMessage | None:
-        if i not in made:
-            made[i] = shrink(i)
-        return made[i]
+    def real(indexes: list[int]) -> list[BaseMessage | None]:
+        new = [i for i in indexes if i not in made]
+        if new:
+            made.update(zip(new, shrink(new), strict=True))
+        return [made[i] for i in indexes]
 
     keeps = meter.later_keeps
-    edge = _overflow(messages, set(candidates), real, limit, meter, estimate, keeps) if keeps else None
+    edge = _overflow(messages, wanted, real, limit, meter, estimate, keeps) if keeps else None
     if edge is not None:  # what lies beyond the edge is dropped by the later step: shrink only the rest
         reachable = range(edge, len(messages)) if keeps == "last" else range(edge + 1)
-        outside = [i for i in candidates if i not in reachable]
-        kept_anyway = must_keep_with_partners(messages) if outside else set()
-        chosen = [i for i in candidates if i in reachable or i in kept_anyway]
+        outside = sorted(i for i in must_keep_with_partners(messages, meter) if i not in reachable)
+        chosen = sorted(i for i in (*outside, *reachable) if wanted(i))
         skipped = edge if keeps == "last" else len(messages) - edge - 1
         end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
         note = (f"left the {skipped} {end} messages to a later step, which drops or summarises them: "
                 f"the {other} ones alone overflow the budget")
-        return Shrunk({i: s for i in chosen if (s := real(i)) is not None}, note)
+        replacements = {i: s for i, s in zip(chosen, real(chosen), strict=True) if s is not None}
+        return Shrunk(replacements, note if replacements else None)  # a step that did nothing has nothing to explain
     done = Shrunk()
     total = meter.total(messages)
-    for i in candidates:
+    for i in range(len(messages)):
         if total <= limit:
             break
-        smaller = real(i)
+        if not wanted(i):
+            continue
+        smaller = real([i])[0]
         if smaller is not None:
             total += meter.count(smaller) - meter.count(messages[i])
             done.replacements[i] = smaller
@@ -73,8 +77,8 @@ def shrink_until_fits(
 
 def _overflow(
     messages: Sequence[BaseMessage],
-    candidates: set[int],
-    real: Callable[[int], BaseMessage | None],
+    wanted: Callable[[int], bool],
+    real: Callable[[list[int]], list[BaseMessage | None]],
     limit: int,
     meter: Meter,
     estimate: Callable[[int], int] | None,
@@ -82,25 +86,22 @@ def _overflow(
 ) -> int | None:
     """The index where the messages from the kept end, each as shrunk, first count over ``limit`` (None if they
     never do, or the counter is not additive). Candidates are counted by ``estimate`` until the sum first
-    passes the limit; then their real shrinks are made and the sum checked again."""
+    passes the limit; then their real shrinks are made (together) and the sum checked again."""
     if not messages or not meter.is_additive(messages):
         return None
     room, used = limit - meter.overhead(messages), 0
-    guessed: list[tuple[int, int]] = []  # candidates counted by their estimate so far
+    guessed: dict[int, int] = {}  # candidates counted by their estimate so far
     for i, count in meter.walk(messages, room, newest_first=keeps == "last"):
-        if i in candidates:
+        if wanted(i):
             if estimate is not None:
-                guess = estimate(i)
-                guessed.append((i, guess))
-                count = guess
+                count = guessed[i] = estimate(i)
             else:
-                smaller = real(i)
+                smaller = real([i])[0]
                 count = meter.count(smaller) if smaller is not None else count
         used += count
         if used > room:
-            for j, guess in guessed:
-                smaller = real(j)
-                used += meter.count(smaller if smaller is not None else messages[j]) - guess
+            shrunk = [s or messages[j] for j, s in zip(guessed, real(list(guessed)), strict=True)]
+            used += sum(meter.each(shrunk)) - sum(guessed.values())
             guessed.clear()
             if used > room:
                 return i

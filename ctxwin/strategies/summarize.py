@@ -98,7 +98,7 @@ class Summarize:
     def _room(self, others: list[BaseMessage], framing: int, budget: Budget, meter: Meter) -> int:
         """Summary tokens allowed: ``max_summary_tokens``, or less when the budget left beside the part that no later
         step may drop (the summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
-        kept = [others[i] for i in sorted(must_keep_with_partners(others))]
+        kept = [others[i] for i in sorted(must_keep_with_partners(others, meter))]
         return min(self.max_summary_tokens, budget.messages_budget - meter.total(kept) - framing)
 
     def _result(

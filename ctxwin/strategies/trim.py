@@ -10,6 +10,7 @@ on an assistant message, so the model never sees a question whose answer was cut
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Literal
 
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
@@ -37,9 +38,11 @@ class TrimToBudget:
         return self.strategy
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        protected = must_keep_with_partners(messages)
-        fixed = [m for i, m in enumerate(messages) if i in protected]
-        rest = [m for i, m in enumerate(messages) if i not in protected]
+        protected = sorted(must_keep_with_partners(messages, meter))
+        fixed = [messages[i] for i in protected]
+        rest: list[BaseMessage] = []  # the runs between protected messages, copied by slices
+        for start, end in zip([-1, *protected], [*protected, len(messages)], strict=True):
+            rest += messages[start + 1 : end]
         limit = budget.messages_budget - sum(meter.each(fixed))
         notes: list[str] = []
         out = fixed
@@ -51,10 +54,11 @@ class TrimToBudget:
                 if limit > 0
                 else []
             )
-            kept_ids = {id(m) for m in kept_rest}
-            out = [m for i, m in enumerate(messages) if i in protected or id(m) in kept_ids]
+            kept_ids = set(map(id, fixed))
+            kept_ids.update(map(id, kept_rest))
+            out = list(compress(messages, map(kept_ids.__contains__, map(id, messages))))  # C loops: a long history
             if self.strategy == "last":
-                out = _start_on_user_turn(out, protected_ids={id(m) for m in fixed})
+                out = _start_on_user_turn(out, protected_ids=set(map(id, fixed)))
             over = meter.total(out) - budget.messages_budget
             if over <= 0 or limit <= 0:
                 break

@@ -9,9 +9,9 @@ drops anyway are left alone: see ``shrink``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from ctxwin.messages import BaseMessage, ToolMessage
 from ctxwin.strategies.base import Budget, StepResult, is_pinned
@@ -25,20 +25,30 @@ SLACK = 20
 # A bracket this narrow is a token or two wide: the token estimate closes it in a probe or two, without bisecting.
 _CREEP = 32
 
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
 
 def longest_fitting(
     length: int, guess: int, count: Callable[[int], int], limit: int, slack: int = 0
 ) -> tuple[int, int]:
     """A ``k <= length`` with ``count(k) <= limit`` (``count(0) == 0``), and ``count(k)``: the largest such ``k`` when
     ``count`` grows with ``k``, or the first found within ``slack`` tokens of the limit (each probe saved is a piece
-    not tokenized).
+    not tokenized). ``count(k)`` is the tokens of a ``k``-character piece; see ``_search``."""
+    return _run([_search(length, guess, limit, slack, lambda k: k)], lambda ks: list(map(count, ks)))[0]
 
-    ``count(k)`` is the tokens of a ``k``-character piece. Token counts grow about linearly with text, so each probe
-    aims where the last one's count puts the limit: with a slack, at the middle of the accepted window, which the
-    local density usually hits at the second probe; without one, a little past the limit while no probe has failed,
-    to bracket the answer. When two probes in a row leave more than half of a wide bracket, the next one bisects
-    it. Only pieces about as long as the answer are tokenized, a handful of times, so cutting a megabyte log to
-    1,000 tokens stays cheap.
+
+def _search(
+    length: int, guess: int, limit: int, slack: int, piece: Callable[[int], _T]
+) -> Generator[_T, int, tuple[int, int]]:
+    """``longest_fitting`` as a generator: it yields ``piece(k)`` for each probe and is sent the probe's count, so
+    that many searches can run in step and have their probes tokenized together (``_run``).
+
+    Token counts grow about linearly with text, so each probe aims where the last one's count puts the limit: with
+    a slack, at the middle of the accepted window, which the local density usually hits at the second probe;
+    without one, a little past the limit while no probe has failed, to bracket the answer. When two probes in a row
+    leave more than half of a wide bracket, the next one bisects it. Only pieces about as long as the answer are
+    tokenized, a handful of times, so cutting a megabyte log to 1,000 tokens stays cheap.
     """
     lo, hi = 0, length + 1  # count(lo) <= limit; hi fails, or lies past the end
     lo_tokens = 0
@@ -48,7 +58,7 @@ def longest_fitting(
     slow = 0  # probes in a row that did not halve the bracket
     while k > lo:
         width = hi - lo
-        tokens = count(k)
+        tokens = yield piece(k)
         if tokens <= limit:
             lo, lo_tokens = k, tokens
             if windowed and limit - tokens <= slack:
@@ -67,27 +77,58 @@ def longest_fitting(
     return lo, lo_tokens
 
 
-def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
-    """``text`` (``total`` tokens) cut to about ``max_tokens``: head, a marker naming the cut, tail; and tokens cut."""
+def _run(searches: list[Generator[_T, int, _R]], count: Callable[[list[_T]], list[int]]) -> list[_R]:
+    """Run generators that yield pieces and are sent their counts in step, each round's pieces counted in one
+    ``count`` call (for the tiktoken counter, spread over threads); their return values, in order."""
+    results: list[_R | None] = [None] * len(searches)
+    asked: dict[int, _T] = {}
+
+    def advance(i: int, sent: int | None) -> None:
+        try:
+            asked[i] = searches[i].send(sent)  # type: ignore[arg-type]  # None starts a generator
+        except StopIteration as done:
+            results[i] = done.value
+            asked.pop(i, None)
+
+    for i in range(len(searches)):
+        advance(i, None)
+    while asked:
+        waiting = list(asked)
+        for i, tokens in zip(waiting, count([asked[i] for i in waiting]), strict=True):
+            advance(i, tokens)
+    return results  # type: ignore[return-value]  # every generator has returned
+
+
+def _cut(text: str, total: int, max_tokens: int, head_share: float) -> Generator[str, int, tuple[str, int]]:
+    """``head_and_tail`` for one text as a generator of the pieces it counts (see ``_run``)."""
     if total <= max_tokens:
         return text, 0
     chars_per_token = len(text) / max(total, 1)
     head_limit = int(max_tokens * head_share)
-    head_size, head_tokens = longest_fitting(
-        len(text), int(head_limit * chars_per_token), lambda k: meter.text(text[:k]), head_limit, head_limit // SLACK
+    head_size, head_tokens = yield from _search(
+        len(text), int(head_limit * chars_per_token), head_limit, head_limit // SLACK, lambda k: text[:k]
     )
     head, rest = text[:head_size], text[head_size:]
     tail_limit = max_tokens - head_tokens
-    tail_size, tail_tokens = longest_fitting(
-        len(rest),
-        int(tail_limit * chars_per_token),
-        lambda k: meter.text(rest[len(rest) - k :]),
-        tail_limit,
-        tail_limit // SLACK,
+    tail_size, tail_tokens = yield from _search(
+        len(rest), int(tail_limit * chars_per_token), tail_limit, tail_limit // SLACK, lambda k: rest[len(rest) - k :]
     )
     tail = rest[len(rest) - tail_size :] if tail_size else ""
     cut = total - head_tokens - tail_tokens
     return head + MARKER.format(cut=cut) + tail, cut
+
+
+def heads_and_tails(
+    texts: Sequence[tuple[str, int]], max_tokens: int, meter: Meter, head_share: float = 2 / 3
+) -> list[tuple[str, int]]:
+    """Each ``(text, total)`` (``total`` its tokens) cut to about ``max_tokens``: head, a marker naming the cut,
+    tail; and the tokens cut. The texts are searched in step, so each round's probes are tokenized in one batch."""
+    return _run([_cut(text, total, max_tokens, head_share) for text, total in texts], meter.texts)
+
+
+def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
+    """``heads_and_tails`` for one text."""
+    return heads_and_tails([(text, total)], max_tokens, meter, head_share)[0]
 
 
 @dataclass
@@ -104,10 +145,12 @@ class TruncateToolOutput:
             raise ValueError(f"truncate_tool_output max_tokens must be at least 1, got {self.max_tokens}")
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        candidates = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage) and not is_pinned(m)]
         marker_tokens = meter.text(MARKER.format(cut=10**6))
         text_tokens: dict[int, int] = {}  # of the outputs over the limit
         cuts: dict[int, int] = {}
+
+        def wanted(i: int) -> bool:
+            return isinstance(messages[i], ToolMessage) and not is_pinned(messages[i])
 
         def over(i: int) -> bool:
             """Whether output ``i`` is over the limit; the cached message count bounds its text's, so most outputs
@@ -121,14 +164,14 @@ class TruncateToolOutput:
             count = meter.count(messages[i])
             return count - text_tokens[i] + self.max_tokens + marker_tokens if over(i) else count
 
-        def shorten(i: int) -> BaseMessage | None:
-            if not over(i):
-                return None
-            message = messages[i]
-            short, cuts[i] = head_and_tail(message.text, text_tokens[i], self.max_tokens, meter)
-            return _with_text(message, short)
+        def shorten(indexes: list[int]) -> list[BaseMessage | None]:
+            long = [i for i in indexes if over(i)]
+            cut = heads_and_tails([(messages[i].text, text_tokens[i]) for i in long], self.max_tokens, meter)
+            short = dict(zip(long, cut, strict=True))
+            cuts.update((i, tokens) for i, (_, tokens) in short.items())
+            return [_with_text(messages[i], short[i][0]) if i in short else None for i in indexes]
 
-        shrunk = shrink_until_fits(messages, candidates, shorten, budget.messages_budget, meter, estimate)
+        shrunk = shrink_until_fits(messages, wanted, shorten, budget.messages_budget, meter, estimate)
         out = list(messages)
         result = StepResult(out)
         for i, short in sorted(shrunk.replacements.items()):

@@ -9,6 +9,7 @@ import pytest
 
 from ctxwin.messages import (
     AIMessage,
+    BaseMessage,
     ChatMessage,
     HumanMessage,
     RemoveMessage,
@@ -57,6 +58,15 @@ def test_every_input_shape() -> None:
 def test_messages_are_returned_not_copied() -> None:
     message = HumanMessage("x")
     assert convert_to_messages([message])[0] is message
+
+
+def test_a_list_of_messages_comes_back_as_a_new_list_of_the_same_objects() -> None:
+    messages: list[BaseMessage] = [HumanMessage("x"), AIMessage("y")]
+    converted = convert_to_messages(messages)
+    assert converted is not messages  # the caller's list is never shared, so never mutated through the result
+    assert all(a is b for a, b in zip(converted, messages, strict=True))
+    converted.append(HumanMessage("z"))
+    assert len(messages) == 2
 
 
 def test_single_items_are_wrapped() -> None:

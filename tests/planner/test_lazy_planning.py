@@ -13,30 +13,35 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
-from ctxwin.messages import BaseMessage, ToolMessage, convert_to_openai_messages
+from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage, convert_to_openai_messages
 from ctxwin.planner import Planner
-from ctxwin.strategies.base import Budget, StepResult, Strategy
+from ctxwin.strategies.base import Budget, StepResult, Strategy, pin, pinned_indexes
 from ctxwin.strategies.filter import FilterMessages
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
+from ctxwin.trim import trim_messages
 
 from .test_planner import assert_tool_pairs_intact, conversation
 
 
 class RecordingCounter(TiktokenCounter):
-    """The real o200k counter, remembering how many texts it tokenized."""
+    """The real o200k counter, remembering the texts it tokenized."""
 
     def __init__(self) -> None:
         super().__init__("o200k_base")
-        self.texts = 0
+        self.seen: list[str] = []
+
+    @property
+    def texts(self) -> int:
+        return len(self.seen)
 
     def count_text(self, text: str) -> int:
-        self.texts += 1
+        self.seen.append(text)
         return super().count_text(text)
 
     def count_texts(self, texts: Sequence[str]) -> list[int]:
-        self.texts += len(texts)
+        self.seen += texts
         return super().count_texts(texts)
 
 
@@ -146,3 +151,44 @@ def test_within_agrees_with_the_total(sizes: list[int], limit: int) -> None:
     messages: list[BaseMessage] = [HumanMessage("word " * size) for size in sizes]
     counter = TiktokenCounter("o200k_base")
     assert Meter(counter).within(messages, limit) == (Meter(counter).total(messages) <= limit)
+
+
+def test_the_trim_step_tokenizes_nothing_past_the_counts_the_plan_already_holds() -> None:
+    messages = conversation(7, turns=120, big_tool=300)
+    meter = Meter(RecordingCounter())
+    meter.each(messages[-41:])  # what the plan's fits check counted: just past the cut
+    limit = meter.total(messages[-40:])
+    assert isinstance(meter.counter, RecordingCounter)
+    before = meter.counter.texts
+    kept = trim_messages(messages, max_tokens=limit, token_counter=meter.as_counter())
+    tokenized = set(meter.counter.seen[before:])
+    assert not tokenized & {m.text for m in messages[:-41]}, "the engine tokenized messages beyond the cut"
+    expected = trim_messages(messages, max_tokens=limit, token_counter=TiktokenCounter("o200k_base"))
+    assert [m.id for m in kept] == [m.id for m in expected]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_meters_pinned_indexes_follow_every_list_a_step_makes(data: st.DataObject) -> None:
+    size = data.draw(st.integers(0, 30))
+    messages: list[BaseMessage] = [
+        pin(HumanMessage(f"m{i}")) if data.draw(st.booleans()) else HumanMessage(f"m{i}") for i in range(size)
+    ]
+    meter = Meter(TiktokenCounter("o200k_base"))
+    for _ in range(4):  # each list made from the last: copies at some places, pinned or not, or a new length
+        assert meter.pinned(messages) == pinned_indexes(messages)
+        if data.draw(st.booleans()) or not messages:
+            messages = [*messages, HumanMessage("new")] if data.draw(st.booleans()) else messages[1:]
+        else:
+            places = data.draw(st.sets(st.integers(0, len(messages) - 1)))
+            messages = [
+                (pin(m) if data.draw(st.booleans()) else m.model_copy()) if i in places else m
+                for i, m in enumerate(messages)
+            ]
+
+
+def test_a_shrinking_step_with_nothing_to_shrink_has_no_note() -> None:
+    messages = conversation(8, turns=300)  # no content blocks: the filter has nothing to slim
+    plan = Planner(counter=TiktokenCounter("o200k_base"), context_window=2000, reserve_output=0).plan(messages)
+    filter_step = next(step for step in plan.steps if step.name == "filter")
+    assert filter_step.notes == [] and filter_step.truncated_ids == []

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import ToolMessage
 from ctxwin.strategies.meter import Meter
-from ctxwin.strategies.truncate import MARKER, head_and_tail, longest_fitting
+from ctxwin.strategies.truncate import MARKER, head_and_tail, heads_and_tails, longest_fitting
 
 COUNTER = TiktokenCounter("o200k_base")
 LINE = st.text(st.sampled_from(list("abc xyz 数据模型 {}[]:,\"\n0123456789é")), min_size=1, max_size=80)
@@ -63,3 +63,12 @@ def test_head_and_tail_stays_within_the_limit_and_reports_the_cut(lines: list[st
     assert text.startswith(head) and text.endswith(tail)
     assert COUNTER.count_text(head) + COUNTER.count_text(tail) <= limit
     assert cut == total - COUNTER.count_text(head) - COUNTER.count_text(tail)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(LINE, min_size=1, max_size=200), min_size=1, max_size=6), st.integers(5, 200))
+def test_cutting_many_outputs_together_cuts_each_as_alone(outputs: list[list[str]], limit: int) -> None:
+    texts = ["\n".join(lines) for lines in outputs]
+    meter = Meter(COUNTER)
+    items = [(text, COUNTER.count_text(text)) for text in texts]
+    assert heads_and_tails(items, limit, meter) == [head_and_tail(text, total, limit, meter) for text, total in items]
