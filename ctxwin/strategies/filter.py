@@ -104,9 +104,13 @@ class FilterMessages:
             origins = [m for i, m in enumerate(messages) if i not in gone]
             result.origins.update((id(k), o) for k, o in zip(kept, origins, strict=True) if k is not o)
         last_user = last_user_index(kept) or 0
+        blocks_seen = False
 
         def old(i: int) -> bool:
-            return i < last_user and isinstance(kept[i].content, list) and not is_pinned(kept[i])
+            nonlocal blocks_seen
+            found = i < last_user and isinstance(kept[i].content, list) and not is_pinned(kept[i])
+            blocks_seen |= found
+            return found
 
         passes = [
             (self.drop_old_reasoning, REASONING_BLOCKS, None, "reasoning blocks"),
@@ -129,4 +133,6 @@ class FilterMessages:
                 result.notes.append(f"removed old {label} from {len(shrunk.replacements)} messages")
             if shrunk.note and shrunk.note not in result.notes:
                 result.notes.append(shrunk.note)
+            if not blocks_seen:  # the next pass would search the same messages the same way, and find none either
+                break
         return result

@@ -97,7 +97,8 @@ class Meter:
         large text is not tokenized a second time (for the built-in counters: exactly its text's tokens)."""
         if not isinstance(message.content, str):
             return self.text(message.text)
-        return self.count(message) - self.count(message.model_copy(update={"content": ""}))
+        empty = message.model_copy(update={"content": ""})  # counted directly: it is counted once, so not cached
+        return self.count(message) - self.counter.count_message(empty)
 
     def total(self, messages: Sequence[BaseMessage]) -> int:
         """The count of the messages as one request (tool definitions not included)."""

@@ -21,7 +21,7 @@ from ctxwin.strategies.shrink import shrink_until_fits
 MARKER = "\n[… {cut} tokens of tool output cut by ctxwin …]\n"
 # Head and tail stop searching within 1/SLACK of their share: a cut log needs no exact last token, and the marker
 # still reports the exact number of tokens cut.
-SLACK = 20
+SLACK = 10
 # A bracket this narrow is a token or two wide: the token estimate closes it in a probe or two, without bisecting.
 _CREEP = 32
 
