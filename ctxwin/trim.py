@@ -19,7 +19,8 @@ from ctxwin.engine.message_types import TypeSpec, parse_type_spec
 from ctxwin.engine.partial import default_text_splitter
 from ctxwin.engine.runnable import MessageTransform
 from ctxwin.engine.search import TrimRequest, trim_first, trim_last
-from ctxwin.messages import BaseMessage, convert_to_messages
+from ctxwin.messages import BaseMessage
+from ctxwin.messages.convert import read_messages
 
 __all__ = ["MessageTransform", "filter_messages", "merge_message_runs", "trim_messages"]
 
@@ -105,7 +106,7 @@ class _Trim:
         self.keep_pairs = tool_pairs == "keep"
 
     def run(self, messages: Any) -> list[BaseMessage]:
-        items = convert_to_messages(messages)
+        items = read_messages(messages)  # read during the call only
         if not items:
             return []
         request = TrimRequest(

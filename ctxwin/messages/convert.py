@@ -50,17 +50,25 @@ class _ItemError(Exception):
 def convert_to_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMessage]:
     """Convert a sequence of message-like items (or a single one) into ctxwin messages.
 
-    Messages are returned as they are (never copied or mutated). An Anthropic user turn holding several
-    ``tool_result`` blocks becomes one ToolMessage per result, followed by a HumanMessage for any other blocks.
+    Messages are returned as they are (never copied or mutated), in a new list. An Anthropic user turn holding
+    several ``tool_result`` blocks becomes one ToolMessage per result, followed by a HumanMessage for any other
+    blocks.
     """
+    converted = read_messages(messages)
+    return list(converted) if converted is messages else converted
+
+
+def read_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMessage]:
+    """``convert_to_messages`` for a caller that only reads the result during the call: a list that already holds
+    only messages is returned itself, checked in one C loop, so a long history costs no copy."""
+    if isinstance(messages, list) and all(map(isinstance, messages, repeat(BaseMessage))):
+        return messages
     if isinstance(messages, (str, BaseMessage, Mapping)) or _is_langchain_message(messages):
         messages = [messages]
     elif hasattr(messages, "to_messages") and callable(messages.to_messages):  # LangChain PromptValue
         messages = messages.to_messages()
     if not isinstance(messages, Iterable):
         raise TypeError(f"expected a sequence of messages, got {type(messages).__name__}")
-    if isinstance(messages, list) and all(map(isinstance, messages, repeat(BaseMessage))):
-        return list(messages)  # the common case, checked in one C loop: a long history costs no Python loop
     result: list[BaseMessage] = []
     for index, item in enumerate(messages):
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count
-from operator import attrgetter, not_
+from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ctxwin.engine.tool_pairs import ToolPairs
@@ -136,9 +136,3 @@ class Strategy(Protocol):
     name: str
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult: ...
-
-
-def dropped_between(before: Sequence[BaseMessage], after: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """Messages of ``before`` that are not (as the same object) in ``after``."""
-    kept = set(map(id, after))
-    return list(compress(before, map(not_, map(kept.__contains__, map(id, before)))))  # C loops: a long history

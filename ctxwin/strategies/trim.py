@@ -9,12 +9,12 @@ on an assistant message, so the model never sees a question whose answer was cut
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from itertools import compress
 from typing import Literal
 
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
-from ctxwin.strategies.base import Budget, StepResult, dropped_between, must_keep_with_partners
+from ctxwin.strategies.base import Budget, StepResult, must_keep_with_partners
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
 
@@ -40,12 +40,10 @@ class TrimToBudget:
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
         protected = sorted(must_keep_with_partners(messages, meter))
         fixed = [messages[i] for i in protected]
-        rest: list[BaseMessage] = []  # the runs between protected messages, copied by slices
-        for start, end in zip([-1, *protected], [*protected, len(messages)], strict=True):
-            rest += messages[start + 1 : end]
+        rest = _without(messages, protected)
         limit = budget.messages_budget - sum(meter.each(fixed))
         notes: list[str] = []
-        out = fixed
+        kept = protected
         metered = meter.as_counter() if meter.is_additive(messages) else meter.counter
         end_on = "ai" if self.strategy == "first" else None
         for _ in range(_MAX_ROUNDS):
@@ -54,27 +52,46 @@ class TrimToBudget:
                 if limit > 0
                 else []
             )
-            kept_ids = set(map(id, fixed))
-            kept_ids.update(map(id, kept_rest))
-            out = list(compress(messages, map(kept_ids.__contains__, map(id, messages))))  # C loops: a long history
+            kept = sorted([*protected, *_positions(kept_rest, rest, protected, from_end=self.strategy == "last")])
             if self.strategy == "last":
-                out = _start_on_user_turn(out, protected_ids=set(map(id, fixed)))
-            over = meter.total(out) - budget.messages_budget
+                kept = _start_on_user_turn(messages, kept, set(protected))
+            over = meter.total([messages[i] for i in kept]) - budget.messages_budget
             if over <= 0 or limit <= 0:
                 break
             limit -= over
         if limit <= 0 and rest:
             notes.append("the must-keep messages alone use the whole budget")
-        dropped = dropped_between(messages, out)
-        notes.append(f"kept {len(out)} of {len(messages)} messages")
-        return StepResult(out, notes, dropped=dropped)
+        notes.append(f"kept {len(kept)} of {len(messages)} messages")
+        return StepResult([messages[i] for i in kept], notes, dropped=_without(messages, kept))
 
 
-def _start_on_user_turn(messages: list[BaseMessage], protected_ids: set[int]) -> list[BaseMessage]:
-    """Drop unprotected messages between the system prefix and the first user message (a turn's tail end)."""
-    first_user = next((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), None)
+def _without(messages: list[BaseMessage], indexes: list[int]) -> list[BaseMessage]:
+    """``messages`` less those at the sorted ``indexes``, copied by slices (a long history costs no Python loop)."""
+    out: list[BaseMessage] = []
+    for start, end in zip([-1, *indexes], [*indexes, len(messages)], strict=True):
+        out += messages[start + 1 : end]
+    return out
+
+
+def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: list[int], from_end: bool) -> list[int]:
+    """The indexes in the whole list of ``found``, messages of ``rest`` (the list less the ``protected`` indexes),
+    matched by identity from the end the engine keeps: only the kept part of ``rest`` is looked at."""
+    before = [index - k for k, index in enumerate(protected)]  # messages of rest before each protected one
+    order = iter(range(len(rest) - 1, -1, -1) if from_end else range(len(rest)))
+    positions = []
+    for message in reversed(found) if from_end else found:
+        r = next((r for r in order if rest[r] is message), None)
+        if r is None:
+            raise RuntimeError("the trim engine returned a message that is not in its input")
+        positions.append(r + bisect_right(before, r))
+    return positions
+
+
+def _start_on_user_turn(messages: list[BaseMessage], kept: list[int], protected: set[int]) -> list[int]:
+    """Drop unprotected messages between the system prefix and the first kept user message (a turn's tail end)."""
+    first_user = next((k for k, i in enumerate(kept) if isinstance(messages[i], HumanMessage)), None)
     if first_user is None:
-        return messages
+        return kept
     return [
-        m for i, m in enumerate(messages) if i >= first_user or id(m) in protected_ids or isinstance(m, SystemMessage)
+        i for k, i in enumerate(kept) if k >= first_user or i in protected or isinstance(messages[i], SystemMessage)
     ]
