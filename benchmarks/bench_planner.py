@@ -2,8 +2,8 @@
 
 For each kind of the bench corpus (agent, multilingual, code), its 10,000-message conversation (1.2-1.9M o200k
 tokens) is fitted cold (a fresh counter every round, so nothing is cached; one round first as a warm-up, which
-takes the process's one-off costs) to two budgets: ``112k`` (gpt-4o's 128k window less 16k of output, what a chat
-product sends) and ``half`` (half the conversation's tokens):
+takes the process's one-off costs) to four budgets: ``8k`` and ``32k`` (small models' windows), ``112k`` (gpt-4o's
+128k window less 16k of output, what a chat product sends) and ``half`` (half the conversation's tokens):
 
 - ``trim``: ctxwin's ``trim_messages`` with ``TiktokenCounter("o200k_base")``;
 - ``plan``: ``Planner(counter=..., context_window=budget, reserve_output=0).plan(...)``, the default chain
@@ -32,7 +32,12 @@ from ctxwin.trim import trim_messages
 
 SIZE = 10_000
 ROUNDS = {"trim": 5, "plan": 5, "plan+report": 3, "langchain": 1}  # langchain_core takes seconds a round here
-BUDGETS = {"112k": lambda kind: 112_000, "half": lambda kind: o200k_total(kind, SIZE) // 2}
+BUDGETS = {
+    "8k": lambda kind: 8_000,
+    "32k": lambda kind: 32_000,
+    "112k": lambda kind: 112_000,
+    "half": lambda kind: o200k_total(kind, SIZE) // 2,
+}
 
 
 def _fresh() -> tuple[tuple[Any, ...], dict[str, Any]]:

@@ -135,6 +135,8 @@ def _counter_measure(counter: TokenCounter) -> Measure:
         def batch(messages: Sequence[BaseMessage]) -> list[int]:
             return [counter.count_message(m) for m in messages]
 
+    # A counter that remembers counts itself (the planner's meter) may say which it holds, so that a trim walks
+    # past them without tokenizing the chunk beyond.
     known = getattr(counter, "known_counts", None) if cache is None else None
     return AdditiveMeasure(batch, overhead=overhead[0], cache=cache, known=known if callable(known) else None)
 

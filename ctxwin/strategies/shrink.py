@@ -100,7 +100,7 @@ def _overflow(
                 count = meter.count(smaller) if smaller is not None else count
         used += count
         if used > room:
-            shrunk = [s or messages[j] for j, s in zip(guessed, real(list(guessed)), strict=True)]
+            shrunk = [messages[j] if s is None else s for j, s in zip(guessed, real(list(guessed)), strict=True)]
             used += sum(meter.each(shrunk)) - sum(guessed.values())
             guessed.clear()
             if used > room:
