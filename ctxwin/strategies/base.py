@@ -36,8 +36,8 @@ def pin(message: BaseMessage) -> BaseMessage:
 
 
 def pinned_indexes(messages: Sequence[BaseMessage]) -> list[int]:
-    """Indexes of the pinned messages. Plans ask this of long histories several times; the scan is a C loop over a
-    field (most messages have no ``additional_kwargs`` at all), and only the few with some are looked into."""
+    """Indexes of the pinned messages: a C loop over a field (most messages have no ``additional_kwargs`` at all),
+    and only the few with some are looked into. A plan scans once and follows the pins (``Meter.pinned``)."""
     some = compress(count(), map(attrgetter("additional_kwargs"), messages))
     return [i for i in some if is_pinned(messages[i])]
 
