@@ -42,6 +42,14 @@ def pinned_indexes(messages: Sequence[BaseMessage]) -> list[int]:
     return [i for i in some if is_pinned(messages[i])]
 
 
+def without(messages: Sequence[BaseMessage], indexes: Sequence[int]) -> list[BaseMessage]:
+    """``messages`` less those at the sorted ``indexes``, copied by slices (a long history costs no Python loop)."""
+    out: list[BaseMessage] = []
+    for start, end in zip([-1, *indexes], [*indexes, len(messages)], strict=True):
+        out += messages[start + 1 : end]
+    return out
+
+
 def leading_system_count(messages: Sequence[BaseMessage]) -> int:
     count = 0
     while count < len(messages) and isinstance(messages[count], SystemMessage):

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from ctxwin.engine.tool_calls import keep_tool_calls
 from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import AIMessage, BaseMessage
-from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, must_keep
+from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, must_keep, without
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.shrink import shrink_until_fits
 
@@ -100,8 +100,7 @@ class FilterMessages:
         origins = messages  # kept[i] stands for origins[i]
         if removed:
             result.notes.append(f"excluded {len(removed)} messages by type, name or id (with their tool partners)")
-            gone = set(removed)
-            origins = [m for i, m in enumerate(messages) if i not in gone]
+            origins = without(messages, removed)
             result.origins.update((id(k), o) for k, o in zip(kept, origins, strict=True) if k is not o)
         last_user = last_user_index(kept) or 0
         blocks_seen = False

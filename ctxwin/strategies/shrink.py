@@ -53,7 +53,7 @@ def shrink_until_fits(
     edge = _overflow(messages, wanted, real, limit, meter, estimate, keeps) if keeps else None
     if edge is not None:  # what lies beyond the edge is dropped by the later step: shrink only the rest
         reachable = range(edge, len(messages)) if keeps == "last" else range(edge + 1)
-        outside = sorted(i for i in must_keep_with_partners(messages, meter) if i not in reachable)
+        outside = [i for i in must_keep_with_partners(messages, meter) if i not in reachable]
         chosen = sorted(i for i in (*outside, *reachable) if wanted(i))
         skipped = edge if keeps == "last" else len(messages) - edge - 1
         end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
-from ctxwin.strategies.base import Budget, StepResult, must_keep_with_partners
+from ctxwin.strategies.base import Budget, StepResult, must_keep_with_partners, without
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
 
@@ -40,7 +40,7 @@ class TrimToBudget:
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
         protected = sorted(must_keep_with_partners(messages, meter))
         fixed = [messages[i] for i in protected]
-        rest = _without(messages, protected)
+        rest = without(messages, protected)
         limit = budget.messages_budget - sum(meter.each(fixed))
         notes: list[str] = []
         kept = protected
@@ -62,15 +62,7 @@ class TrimToBudget:
         if limit <= 0 and rest:
             notes.append("the must-keep messages alone use the whole budget")
         notes.append(f"kept {len(kept)} of {len(messages)} messages")
-        return StepResult([messages[i] for i in kept], notes, dropped=_without(messages, kept))
-
-
-def _without(messages: list[BaseMessage], indexes: list[int]) -> list[BaseMessage]:
-    """``messages`` less those at the sorted ``indexes``, copied by slices (a long history costs no Python loop)."""
-    out: list[BaseMessage] = []
-    for start, end in zip([-1, *indexes], [*indexes, len(messages)], strict=True):
-        out += messages[start + 1 : end]
-    return out
+        return StepResult([messages[i] for i in kept], notes, dropped=without(messages, kept))
 
 
 def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: list[int], from_end: bool) -> list[int]:
