@@ -75,7 +75,8 @@ def checked_messages(messages: Iterable[MessageLike]) -> list[BaseMessage]:
     for index, message in enumerate(converted):
         if isinstance(message, RemoveMessage):
             raise ValueError(
-                f"messages[{index}] is a RemoveMessage (id={message.id!r}); chat histories are append-only. "
+                f"messages[{index}]: a RemoveMessage (id={message.id!r}) cannot be stored; chat histories are "
+                "append-only. "
                 "Apply removals with ctxwin.history.add_messages and store the result after clear()"
             )
     return converted

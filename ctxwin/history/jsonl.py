@@ -39,7 +39,8 @@ class FileChatMessageHistory(BaseChatMessageHistory):
     LangChain's class of this name rewrites one JSON array on every message; this one only ever appends, so a
     crash can cost at most the message being written. A torn last line is skipped with a ``TornLineWarning`` and
     listed in ``skipped_lines``; a corrupt or foreign file raises ``HistoryFormatError`` and is never modified.
-    ``add_messages`` is not atomic across a crash: a batch may be stored in part (each line whole).
+    ``add_messages`` stores a batch whole or, when a write fails (disk full, ...), not at all; a crash of the process
+    mid-write may still leave part of it (each line whole, a torn last line skipped).
     """
 
     def __init__(self, file_path: str | os.PathLike[str], *, ensure_ascii: bool = False) -> None:
@@ -80,8 +81,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._check_ours(fd)
-            _write_all(fd, _tail_repair(fd, str(self.file_path)) + payload)
-            os.fsync(fd)
+            _append_whole(fd, _tail_repair(fd, str(self.file_path)) + payload, str(self.file_path))
         finally:
             os.close(fd)  # also releases the lock
         if not self._dir_synced:  # the file's directory entry must be durable too
@@ -135,7 +135,7 @@ def _tail_repair(fd: int, path: str) -> bytes:
         for line in reversed(lines):
             if not line.data.strip():
                 continue
-            if decode(line) is not None:
+            if decode(line, path) is not None:
                 break
             if not is_torn(line.data):
                 raise HistoryFormatError(
@@ -150,10 +150,27 @@ def _tail_repair(fd: int, path: str) -> bytes:
         return (b"" if ends_with_newline else b"\n") + (seal_record(torn) if torn else b"")
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _append_whole(fd: int, data: bytes, path: str) -> None:
+    """Append ``data`` and sync it, or leave the file as it was: a failed write (disk full, quota, file size limit,
+    I/O error) is cut off again, so the caller can retry the batch without storing part of it twice.
+
+    The caller holds the exclusive lock, so the size before the write is where this append began.
+    """
+    size = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException as exc:
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        except OSError:
+            pass  # the original error is the one to report
+        if isinstance(exc, OSError) and exc.filename is None:  # name the file: "[Errno 28] ...: 'chat.jsonl'"
+            raise OSError(exc.errno, exc.strerror, path) from exc
+        raise
 
 
 def _fsync_dir(directory: Path) -> None:

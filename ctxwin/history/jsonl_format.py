@@ -68,12 +68,17 @@ def split_lines(data: bytes, start: int = 0, first_number: int = 1) -> Iterator[
         offset += len(chunk) + 1
 
 
-def decode(line: Line) -> Any:
-    """The JSON value of a line, or ``None`` when it does not parse."""
+def decode(line: Line, path: str) -> Any:
+    """The JSON value of a line, or ``None`` when it does not parse (not JSON, not UTF-8, an over-long integer)."""
     try:
         return json.loads(line.data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except ValueError:
         return None
+    except RecursionError:
+        raise HistoryFormatError(
+            f"{path}: the line at byte {line.offset} is nested too deeply to read; the file is corrupt or is not a "
+            "ctxwin JSONL chat history"
+        ) from None
 
 
 def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[SkippedLine]]:
@@ -84,7 +89,7 @@ def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[Skipp
     for line in split_lines(data):
         if not line.data.strip():
             continue
-        record = decode(line)
+        record = decode(line, path)
         if record is None:
             if not is_torn(line.data):
                 raise HistoryFormatError(
@@ -115,7 +120,7 @@ def check_first_line(line: Line | None, path: str) -> None:
     """Refuse to append to (or clear) a file whose first line shows it is not a ctxwin JSONL history."""
     if line is None or not line.data.strip():
         return
-    record = decode(line)
+    record = decode(line, path)
     if record is None:
         if not is_torn(line.data):
             raise HistoryFormatError(f"{path}: not a ctxwin JSONL chat history (line 1 is not JSON); not modified")
@@ -126,7 +131,7 @@ def check_first_line(line: Line | None, path: str) -> None:
 def _message(record: Any, line: Line, path: str) -> BaseMessage:
     try:
         return message_from_dict(record)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise HistoryFormatError(
             f"{path}: line {line.number} is not a ctxwin message record ({exc}); is this a ctxwin JSONL chat history?"
         ) from None

@@ -14,6 +14,11 @@ Concurrency and durability, and why:
   ``fork``; the async methods run in worker threads, each with its own connection.
 - The schema is versioned in a ``ctxwin_meta`` table; a foreign database, a newer schema or a file that is not
   SQLite raises ``HistoryFormatError`` and is left untouched.
+- An existing database whose file or directory this process may not write (a read-only mount, someone else's
+  history) is opened read-only: no switch to WAL, no schema, no write at all, and every write raises
+  ``PermissionError``. Reading a WAL database needs its ``-shm`` index; where none exists and none can be made,
+  SQLite's ``immutable`` mode reads the file as it is, which is exact only because no ``-wal`` file holds commits
+  (with one, reading is refused rather than missing them).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from ctxwin.history.base import BaseChatMessageHistory, checked_messages
-from ctxwin.history.codec import message_json
+from ctxwin.history.codec import is_utf8, message_json
 from ctxwin.history.errors import HistoryFormatError
 from ctxwin.messages import BaseMessage, message_from_dict
 
@@ -60,8 +65,8 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         timeout: float = 30.0,
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> None:
-        if not isinstance(session_id, str) or not session_id:
-            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        if not isinstance(session_id, str) or not session_id or not is_utf8(session_id):
+            raise ValueError(f"session_id must be a non-empty string of valid Unicode, got {session_id!r}")
         if str(path) == ":memory:" or str(path).startswith("file::memory:"):
             raise ValueError(
                 "an in-memory SQLite database is private to one connection; use InMemoryChatMessageHistory"
@@ -76,14 +81,21 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._pid = os.getpid()
+        # An existing database this process may not change is read without writing to it (module docstring).
+        self.read_only = self.path.exists() and not all(os.access(p, os.W_OK) for p in (self.path, self.path.parent))
+        self._has_schema = True
         self._connection()  # open now, so a bad file fails here and not at first use
 
     @property
     def messages(self) -> list[BaseMessage]:
-        rows = self._connection().execute(
-            "SELECT seq, message FROM ctxwin_messages WHERE session_id = ? ORDER BY seq", (self.session_id,)
+        conn = self._connection()
+        if not self._has_schema:  # an empty database opened read-only: nothing was ever stored
+            return []
+        rows = conn.execute(  # as bytes, so text that is not UTF-8 is a corrupt row, not a bare sqlite3 error
+            "SELECT seq, CAST(message AS BLOB) FROM ctxwin_messages WHERE session_id = ? ORDER BY seq",
+            (self.session_id,),
         )
-        return [self._decode(seq, text) for seq, text in rows]
+        return [self._decode(seq, data) for seq, data in rows]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         batch = checked_messages(messages)
@@ -118,10 +130,10 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _decode(self, seq: int, text: str) -> BaseMessage:
+    def _decode(self, seq: int, data: bytes | None) -> BaseMessage:
         try:
-            return message_from_dict(json.loads(text))
-        except (ValueError, TypeError) as exc:
+            return message_from_dict(json.loads(data))  # type: ignore[arg-type]  # None: a TypeError, reported
+        except (ValueError, TypeError, RecursionError) as exc:
             raise HistoryFormatError(
                 f"{self.path}: row {seq} of session {self.session_id!r} is corrupt: {exc}"
             ) from None
@@ -140,6 +152,8 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
 
     def _connect(self) -> sqlite3.Connection:
         _check_header(self.path)
+        if self.read_only:
+            return self._connect_read_only()
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.OperationalError as exc:
@@ -151,6 +165,36 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             if not self._schema_ok(conn):
                 self._transaction(self._create_schema, conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            raise HistoryFormatError(f"{self.path}: not a usable SQLite database ({exc})") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot write (see the module docstring): ``mode=ro``, else ``immutable`` without a WAL."""
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        try:
+            return self._open_read_only(uri)
+        except sqlite3.OperationalError as exc:  # no -shm index, and no right to create one
+            if Path(f"{self.path}-wal").exists():
+                raise PermissionError(
+                    f"{self.path}: cannot read this WAL database read-only: its -wal file may hold commits and SQLite "
+                    f"would need to create {self.path.name}-shm in a directory that is not writable ({exc})"
+                ) from None
+        try:
+            return self._open_read_only(uri + "&immutable=1")
+        except sqlite3.OperationalError as exc:
+            raise sqlite3.OperationalError(f"{self.path}: {exc}") from None
+
+    def _open_read_only(self, uri: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            self._has_schema = self._schema_ok(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             if isinstance(exc, sqlite3.OperationalError):
@@ -197,6 +241,11 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         self, work: Callable[[sqlite3.Connection], object], conn: sqlite3.Connection | None = None
     ) -> None:
         """Run ``work`` in a ``BEGIN IMMEDIATE`` transaction and commit; roll back if anything fails."""
+        if self.read_only:
+            raise PermissionError(
+                f"{self.path}: opened read-only (the file or its directory is not writable by this process); "
+                "cannot add or clear messages"
+            )
         conn = self._connection() if conn is None else conn
         _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
         try:

@@ -47,7 +47,7 @@ def test_message_likes_are_converted_and_empty_batches_are_fine(history: BaseCha
 
 
 def test_bad_input_is_refused_before_anything_is_stored(history: BaseChatMessageHistory) -> None:
-    with pytest.raises(ValueError, match=r"messages\[1\] is a RemoveMessage"):
+    with pytest.raises(ValueError, match=r"messages\[1\]: a RemoveMessage"):
         history.add_messages([HumanMessage("a"), RemoveMessage(id="x")])
     with pytest.raises(TypeError, match="single HumanMessage"):
         history.add_messages(HumanMessage("a"))  # type: ignore[arg-type]
@@ -61,7 +61,7 @@ def test_unserializable_content_is_refused_by_persistent_stores(history: BaseCha
     try:
         history.add_messages([HumanMessage("a"), message])
     except TypeError as exc:
-        assert "messages[1] cannot be stored as JSON" in str(exc)
+        assert "messages[1]: cannot be stored as JSON" in str(exc)
         assert history.messages == []  # all or nothing at the validation stage
     else:
         assert history.messages[-1] is message  # only the in-memory store can hold arbitrary objects

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -161,3 +164,94 @@ def test_two_instances_on_one_file_see_each_other(path: Path) -> None:
     first.add_message(HumanMessage("a"))
     second.add_message(AIMessage("b"))
     assert first.messages == second.messages == [HumanMessage("a"), AIMessage("b")]
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        (b"[" * 100_000, "nested too deeply to read"),  # json.loads would raise RecursionError
+        (b"1" * 5_000, r"line 2 .* is not JSON"),  # int() refuses over 4,300 digits with a bare ValueError
+        (b'{"type": "human", "data": {"content": "\\ud800"}}\n{"type": 5}', r"line 3 is not a ctxwin message"),
+    ],
+)
+def test_unreadable_lines_name_the_file_and_line(path: Path, line: bytes, match: str) -> None:
+    stored(path, "a")
+    with open(path, "ab") as file:
+        file.write(line + b"\n")
+    with pytest.raises(HistoryFormatError, match=match) as error:
+        _ = FileChatMessageHistory(path).messages
+    assert str(path) in str(error.value)
+
+
+FILL_UP = """
+import os, resource, signal, sys
+from ctxwin.history.jsonl import FileChatMessageHistory
+from ctxwin.messages import HumanMessage
+
+path = sys.argv[1]
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of killing us
+resource.setrlimit(resource.RLIMIT_FSIZE, (os.path.getsize(path) + 1_000, resource.RLIM_INFINITY))
+try:
+    FileChatMessageHistory(path).add_messages([HumanMessage(f"batch {i} " + "x" * 100) for i in range(40)])
+except OSError as exc:
+    print(exc.errno, exc)
+"""
+
+
+def test_failed_batch_write_stores_nothing_so_a_retry_does_not_duplicate(path: Path) -> None:
+    """The fuzzing finding: a batch that hit a full disk had stored its first lines; retrying duplicated them.
+
+    A real file size limit (RLIMIT_FSIZE) in a child process makes the write stop part-way, as a full disk does.
+    """
+    stored(path, "before")
+    before = path.read_bytes()
+    result = subprocess.run([sys.executable, "-c", FILL_UP, str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"{errno.EFBIG} ") and str(path) in result.stdout  # the error names the file
+    assert path.read_bytes() == before  # the lines that did fit were cut off again
+    batch = [HumanMessage(f"batch {i} " + "x" * 100) for i in range(40)]
+    history = FileChatMessageHistory(path)
+    history.add_messages(batch)  # the retry
+    assert history.messages == [HumanMessage("before"), *batch]
+
+
+def test_full_device_stores_nothing_and_names_the_file(path: Path) -> None:
+    path.symlink_to("/dev/full")
+    with pytest.raises(OSError, match="No space left on device") as error:
+        FileChatMessageHistory(path).add_messages([HumanMessage("a")])
+    assert error.value.errno == errno.ENOSPC and error.value.filename == str(path)
+
+
+def test_a_crash_at_any_byte_of_a_batch_leaves_a_readable_prefix(path: Path) -> None:
+    """What a writer killed mid-``write()`` leaves, at every byte: the earlier lines, whole batch lines, then a torn
+    line that is skipped; and the next append seals it and goes on."""
+    stored(path, "before")
+    base = path.read_bytes()
+    batch = [HumanMessage("one"), AIMessage("two, ünï"), HumanMessage("three")]
+    FileChatMessageHistory(path).add_messages(batch)
+    written = path.read_bytes()[len(base) :]
+    for cut in range(len(written) + 1):
+        path.write_bytes(base + written[:cut])
+        history = FileChatMessageHistory(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TornLineWarning)
+            messages = history.messages
+        torn = not written[:cut].endswith(b"\n") and cut > 0 and not decode_whole(written[:cut])
+        whole = written[:cut].count(b"\n") + (cut > 0 and decode_whole(written[:cut]))  # complete but unterminated
+        assert messages == [HumanMessage("before"), *batch[:whole]], cut
+        assert len(history.skipped_lines) == torn, cut
+    path.write_bytes(base + written[: written.rindex(b"three")])  # torn inside the last line
+    history = FileChatMessageHistory(path)
+    history.add_message(HumanMessage("after"))  # seals the torn line and goes on
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TornLineWarning)
+        assert history.messages == [HumanMessage("before"), *batch[:2], HumanMessage("after")]
+
+
+def decode_whole(data: bytes) -> bool:
+    """Whether the last, unterminated line of ``data`` is a complete JSON record."""
+    try:
+        json.loads(data.rsplit(b"\n", 1)[-1])
+    except ValueError:  # includes the empty line
+        return False
+    return True
