@@ -3,17 +3,23 @@
 The window is the last ``max_messages`` messages and/or the last messages within ``max_tokens`` (measured by the
 trim engine, ``ctxwin.trim.trim_messages``, with ``strategy="last"``). One system message always leads the window:
 the manager's ``system_prompt`` when set, otherwise (with ``include_system``) a system message stored first in the
-history. ``max_messages`` counts that system message, as ``trim_messages(token_counter=len)`` would.
+history. ``max_messages`` counts that system message, as ``trim_messages(token_counter=len)`` would. After the
+system message the window starts on a ``start_on`` message (a user message by default: providers reject a
+conversation that opens with an assistant turn or a tool result), and holds no tool result whose call is not in it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ctxwin.counters.base import TokenCounter
+from ctxwin.engine.message_types import TypeSpec, is_message_type, parse_type_spec
 from ctxwin.history.base import BaseChatMessageHistory
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+
+if TYPE_CHECKING:
+    from ctxwin.trim import TypeArg
 
 CounterLike = TokenCounter | str | Callable[[list[BaseMessage]], int] | Callable[[BaseMessage], int]
 
@@ -23,8 +29,11 @@ class WindowedHistory(BaseChatMessageHistory):
 
     ``counter`` (needed with ``max_tokens``) is a TokenCounter, a spec for ``ctxwin.registry.get_counter`` such as
     ``"gpt-4o"`` or ``"approximate"``, or anything else ``trim_messages`` takes as ``token_counter``.
-    ``tool_pairs="keep"`` never lets the window begin with (or hold) a ToolMessage whose tool call was cut;
-    ``"ignore"`` cuts blindly, as LangChain does.
+    ``start_on`` (``trim_messages``'s argument: type strings such as ``"human"``, message classes, or a sequence of
+    either; default ``"human"``) is what the window after the system message must begin with: earlier messages in
+    the window are left out, and with no such message the window is the system message alone. ``None`` lets it
+    begin anywhere. ``tool_pairs="keep"`` never lets the window hold a ToolMessage whose tool call is not in it
+    (cut, or never stored); ``"ignore"`` cuts blindly, as LangChain does.
     """
 
     def __init__(
@@ -37,6 +46,7 @@ class WindowedHistory(BaseChatMessageHistory):
         include_system: bool = True,
         tool_pairs: Literal["keep", "ignore"] = "keep",
         system_prompt: str | SystemMessage | None = None,
+        start_on: TypeArg | None = "human",
     ) -> None:
         if not all(callable(getattr(history, name, None)) for name in ("add_messages", "clear")):
             raise TypeError(f"history must be a chat message history, got {type(history).__name__}")
@@ -56,6 +66,8 @@ class WindowedHistory(BaseChatMessageHistory):
         self.include_system = include_system
         self.tool_pairs = tool_pairs
         self.system_prompt = SystemMessage(system_prompt) if isinstance(system_prompt, str) else system_prompt
+        self.start_on = start_on
+        self._start_on = None if start_on is None else parse_type_spec(start_on, "start_on")
 
     @property
     def all_messages(self) -> list[BaseMessage]:
@@ -73,19 +85,22 @@ class WindowedHistory(BaseChatMessageHistory):
             head, stored = [stored[0]], stored[1:]
         body = stored
         if self.max_messages is not None:
-            body = last_messages(body, self.max_messages - len(head), keep_tool_pairs=self.tool_pairs == "keep")
-        if self.max_tokens is None:
-            return head + body
-        from ctxwin.trim import trim_messages  # lazily: the engine sits above the message model only
+            room = self.max_messages - len(head)
+            body = body[len(body) - room :] if room > 0 else []
+        if self.max_tokens is not None:
+            from ctxwin.trim import trim_messages  # lazily: the engine sits above the message model only
 
-        return trim_messages(
-            head + body,
-            max_tokens=self.max_tokens,
-            token_counter=self.counter,
-            strategy="last",
-            include_system=bool(head),
-            tool_pairs=self.tool_pairs,
-        )
+            trimmed = trim_messages(
+                head + body,
+                max_tokens=self.max_tokens,
+                token_counter=self.counter,
+                strategy="last",
+                include_system=bool(head),
+                tool_pairs=self.tool_pairs,
+            )
+            kept = len(head) if trimmed[: len(head)] == head else 0
+            head, body = trimmed[:kept], trimmed[kept:]
+        return head + valid_window(body, start_on=self._start_on, keep_tool_pairs=self.tool_pairs == "keep")
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         self.history.add_messages(messages)
@@ -94,23 +109,24 @@ class WindowedHistory(BaseChatMessageHistory):
         self.history.clear()
 
 
-def last_messages(messages: Sequence[BaseMessage], count: int, *, keep_tool_pairs: bool) -> list[BaseMessage]:
-    """The last ``count`` messages; with ``keep_tool_pairs``, minus ToolMessages whose tool call was cut off."""
-    if count <= 0:
-        return []
-    start = max(0, len(messages) - count)
-    window = list(messages[start:])
-    if not keep_tool_pairs:
-        return window
-    cut_calls = {
-        call["id"]
-        for m in messages[:start]
-        if isinstance(m, AIMessage)
-        for call in [*m.tool_calls, *m.invalid_tool_calls]
-    }
-    window = [m for m in window if not (isinstance(m, ToolMessage) and m.tool_call_id in cut_calls)]
-    while window and isinstance(window[0], ToolMessage):  # an orphan result with no call anywhere before it
-        window.pop(0)
+def valid_window(
+    messages: Sequence[BaseMessage], *, start_on: TypeSpec | None, keep_tool_pairs: bool
+) -> list[BaseMessage]:
+    """``messages`` from the first ``start_on`` message on; with ``keep_tool_pairs``, minus tool results whose call
+    is not before them in the result. One pass over the window, never over the whole history.
+
+    Leaving the result out (rather than moving the start past the call's turn) keeps the most recent turns.
+    """
+    window: list[BaseMessage] = []
+    calls: set[Any] = set()
+    for message in messages:
+        if not window and start_on is not None and not is_message_type(message, start_on):
+            continue
+        if isinstance(message, ToolMessage) and keep_tool_pairs and message.tool_call_id not in calls:
+            continue
+        if isinstance(message, AIMessage):
+            calls.update(call["id"] for call in [*message.tool_calls, *message.invalid_tool_calls])
+        window.append(message)
     return window
 
 

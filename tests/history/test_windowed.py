@@ -46,7 +46,8 @@ def test_stores_everything_and_shows_the_last_messages() -> None:
     for n in range(4):
         window.add_messages(turn(n))
     assert len(backing.messages) == len(window.all_messages) == 8
-    assert [m.content for m in window.messages] == ["a2", "q3", "a3"]
+    assert [m.content for m in window.messages] == ["q3", "a3"]  # the window starts on a user message
+    assert [m.content for m in WindowedHistory(backing, max_messages=3, start_on=None).messages] == ["a2", "q3", "a3"]
     window.clear()
     assert backing.messages == [] and window.messages == []
 
@@ -59,17 +60,19 @@ def test_no_limits_shows_everything() -> None:
 def test_stored_system_message_is_kept_first_and_counts_toward_max_messages() -> None:
     window = WindowedHistory(InMemoryChatMessageHistory([SystemMessage("rules"), *turn(0), *turn(1)]), max_messages=3)
     assert [m.content for m in window.messages] == ["rules", "q1", "a1"]
-    without = WindowedHistory(window.history, max_messages=3, include_system=False)
+    without = WindowedHistory(window.history, max_messages=3, include_system=False, start_on=None)
     assert [m.content for m in without.messages] == ["a0", "q1", "a1"]
 
 
 def test_system_prompt_is_always_first_and_is_not_stored() -> None:
     backing = InMemoryChatMessageHistory([SystemMessage("stored rules"), *turn(0), *turn(1)])
-    window = WindowedHistory(backing, max_messages=2, system_prompt="be brief", include_system=False)
-    assert window.messages == [SystemMessage("be brief"), AIMessage("a1")]
+    window = WindowedHistory(backing, max_messages=3, system_prompt="be brief", include_system=False)
+    assert window.messages == [SystemMessage("be brief"), HumanMessage("q1"), AIMessage("a1")]
     assert SystemMessage("be brief") not in backing.messages
-    full = WindowedHistory(backing, system_prompt=SystemMessage("p"))
+    full = WindowedHistory(backing, system_prompt=SystemMessage("p"), start_on=None)
     assert full.messages[0] == SystemMessage("p") and full.messages[1:] == backing.messages
+    # by default the stored system message, which is not a user message, does not open the window
+    assert WindowedHistory(backing, system_prompt="p").messages[1:] == backing.messages[1:]
 
 
 def test_window_never_starts_with_an_orphan_tool_message() -> None:
@@ -80,7 +83,7 @@ def test_window_never_starts_with_an_orphan_tool_message() -> None:
         assert len(window) <= k
         assert orphans(window) == []
         assert window == messages[len(messages) - len(window) :]
-    ignored = WindowedHistory(backing, max_messages=3, tool_pairs="ignore").messages
+    ignored = WindowedHistory(backing, max_messages=3, tool_pairs="ignore", start_on=None).messages
     assert ignored == messages[-3:] and orphans(ignored)
 
 
@@ -102,6 +105,64 @@ def test_message_window_invariants(kinds: list[str], k: int) -> None:
     assert window[: len(head)] == head
     body = window[len(head) :]
     assert body == messages[len(messages) - len(body) :]
+    assert not body or isinstance(body[0], HumanMessage)
+    # the longest such suffix: one more message back would break the limit or the start
+    start = len(messages) - len(body)
+    longer = messages[start - 1 :] if start - 1 >= len(head) else None
+    assert longer is None or len(head) + len(longer) > k or not isinstance(longer[0], HumanMessage)
+
+
+# --- start_on: the window never opens on an assistant turn or a tool result (issue 19) -----------------------------
+
+
+def test_window_starts_on_a_user_message_or_is_empty() -> None:
+    """The fuzzing finding: the last k messages began with an AI or tool message, which providers reject."""
+    messages = [*turn(0), *tool_turn(1, calls=2)]  # q0 a0 q1 ai(calls) r r a1
+    backing = InMemoryChatMessageHistory(messages)
+    assert WindowedHistory(backing, max_messages=5).messages == messages[2:]  # q1 ... a1
+    assert WindowedHistory(backing, max_messages=4).messages == []  # ai(calls) r r a1: no user message to open it
+    assert WindowedHistory(backing, max_messages=4, system_prompt="p").messages == [SystemMessage("p")]
+    assert WindowedHistory(backing, max_messages=4, start_on=None).messages == messages[3:]
+    assert WindowedHistory(backing, max_messages=4, start_on="ai").messages == messages[3:]
+    assert WindowedHistory(backing, max_messages=6, start_on=[AIMessage]).messages == messages[1:]
+
+
+def test_start_on_applies_to_the_token_window() -> None:
+    messages = long_conversation()
+    for budget in (60, 150, 400, 5000):
+        backing = InMemoryChatMessageHistory(messages)
+        window = WindowedHistory(backing, max_tokens=budget, counter="approximate").messages
+        assert window[0] == messages[0]
+        assert window[1:] == [] or isinstance(window[1], HumanMessage)
+        assert window[1:] == messages[len(messages) - len(window) + 1 :] and orphans(window) == []
+
+
+def test_a_user_message_between_a_call_and_its_result_does_not_orphan_the_result() -> None:
+    call = AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "c1"}])
+    result = ToolMessage("r", tool_call_id="c1")
+    messages = [HumanMessage("q0"), call, HumanMessage("meanwhile"), result, AIMessage("a")]
+    window = WindowedHistory(InMemoryChatMessageHistory(messages), max_messages=3).messages
+    assert window == [HumanMessage("meanwhile"), AIMessage("a")]  # the result of the cut call is left out
+    assert WindowedHistory(InMemoryChatMessageHistory(messages), max_messages=4).messages == window
+    assert WindowedHistory(InMemoryChatMessageHistory(messages)).messages == messages
+
+
+def test_tool_results_with_no_call_in_the_window_are_left_out() -> None:
+    stored_orphan = ToolMessage("lost", tool_call_id="never-called")
+    messages = [HumanMessage("q"), stored_orphan, AIMessage("a"), ToolMessage("early", tool_call_id="c"),
+                AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "c"}])]
+    window = WindowedHistory(InMemoryChatMessageHistory(messages)).messages
+    assert window == [HumanMessage("q"), AIMessage("a"), messages[-1]]
+    assert WindowedHistory(InMemoryChatMessageHistory(messages), tool_pairs="ignore").messages == messages
+
+
+@pytest.mark.parametrize(
+    ("start_on", "error", "match"),
+    [("person", ValueError, "start_on: unknown message type 'person'"), (5, TypeError, "start_on")],
+)
+def test_bad_start_on(start_on: Any, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        WindowedHistory(InMemoryChatMessageHistory(), start_on=start_on)
 
 
 def test_works_over_a_persistent_history(tmp_path: Path) -> None:
