@@ -6,11 +6,14 @@ anything is written, naming the message's index and the place in it: a dict key 
 and nesting deeper than ``MAX_DEPTH`` levels (every record written must be readable again within Python's
 recursion limit). Lone surrogates (``"\\ud800"`` from a JSON escape) are kept: a record holding one is written
 with ASCII escapes, which every UTF-8 file and SQLite text column accepts and ``json.loads`` reads back exactly.
+The one exception is a high and a low surrogate side by side, which JSON reads back as the single character they
+encode in UTF-16: refused too.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ctxwin.messages import BaseMessage, message_to_dict
@@ -20,6 +23,7 @@ MAX_DEPTH = 256  # levels of dicts and lists inside one message field; a field i
 # A parent chain, rendered only for an error message: (parent, key) pairs back to a message field.
 _Path = tuple[Any, ...] | None
 _SHOWN_KEYS = 6
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 def message_json(message: BaseMessage, index: int, *, ensure_ascii: bool = False) -> str:
@@ -30,12 +34,19 @@ def message_json(message: BaseMessage, index: int, *, ensure_ascii: bool = False
         raise TypeError(f"messages[{index}]: cannot be stored as JSON: {exc}") from None
     _check_storable(record["data"], index)
     try:
-        text = json.dumps(record, ensure_ascii=ensure_ascii, allow_nan=False)
+        text = json.dumps(record, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"messages[{index}]: cannot be stored as JSON: {exc}") from None
-    if not ensure_ascii and not is_utf8(text):  # a lone surrogate: only its escaped form is valid UTF-8
-        text = json.dumps(record, ensure_ascii=True, allow_nan=False)
-    return text
+    if not is_utf8(text):  # a lone surrogate: only its escaped form is valid UTF-8
+        pair = _SURROGATE_PAIR.search(text)
+        if pair:
+            joined = pair.group().encode("utf-16", "surrogatepass").decode("utf-16")
+            raise ValueError(
+                f"messages[{index}]: holds the surrogates {pair.group()!r} side by side, which JSON reads back as "
+                f"the one character {joined!r}; store that character instead"
+            )
+        ensure_ascii = True
+    return json.dumps(record, ensure_ascii=True, allow_nan=False) if ensure_ascii else text
 
 
 def is_utf8(text: str) -> bool:

@@ -100,6 +100,12 @@ def test_lone_surrogates_in_jsonl_are_escaped_and_the_file_stays_utf8(tmp_path: 
     assert FileChatMessageHistory(path).messages == SURROGATES
 
 
+def test_surrogate_pair_as_two_code_points_is_refused_not_merged(history: BaseChatMessageHistory) -> None:
+    """Found by this suite's fuzzing: JSON reads the escapes of "\\ud83d\\ude00" back as the one character 😀."""
+    refused_or_kept(history, HumanMessage("smile \ud83d\ude00"), ValueError,
+                    r"messages\[1\]: holds the surrogates '\\ud83d\\ude00' side by side, .* character '😀'")
+
+
 def test_session_id_must_be_valid_unicode(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="session_id"):
         SQLiteChatMessageHistory(tmp_path / "chat.db", "user\ud800")
