@@ -1,11 +1,16 @@
 """The plugin machinery: built-in default plugins plus entry points in the ``ctxwin`` group, loaded lazily, once.
 
 ``CTXWIN_LOAD_PLUGINS`` restricts which entry-point plugins load: a comma-separated list of entry-point or
-distribution names; set but empty loads none (the built-in default plugins always load). A plugin that fails to
-import, to register with pluggy, or inside a hook is reported by name — a ``PluginWarning`` and a ``PluginError``
-in ``plugin_errors()`` (shown by ``ctxwin counters``) — and its registrations from that hook are discarded, while
+distribution names (spaces around names and empty items are ignored); set but empty loads none (the built-in
+default plugins always load). A plugin that fails to import, to register with pluggy, or inside a hook is reported
+by name as a ``PluginError`` in ``plugin_errors()`` (which ``ctxwin counters`` shows; nothing is printed or warned,
+so a broken plugin does not add noise to every command), and its registrations from that hook are discarded, while
 the other plugins load normally. Each hook implementation is called on its own for that reason (a plain pluggy
 hook call stops at the first exception).
+
+Nothing a plugin raises ends the host: ``SystemExit``, ``KeyboardInterrupt`` or any other ``BaseException`` from its
+import or its hooks is reported like any error. Only a real Ctrl-C (SIGINT arriving while plugin code runs) still
+interrupts, see ``CtrlCWatch``.
 
 Tests and applications add or remove plugins explicitly with ``register_plugin`` / ``unregister_plugin``; the
 registry is rebuilt on next use.
@@ -13,13 +18,15 @@ registry is rebuilt on next use.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.metadata
 import os
+import signal
 import threading
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 import pluggy
@@ -40,7 +47,8 @@ pm.add_hookspecs(hookspecs)
 
 
 class PluginWarning(UserWarning):
-    """A plugin failed to load or to register; the others are unaffected."""
+    """No longer emitted: plugin failures are reported by ``plugin_errors()`` only. Kept so warning filters that
+    name it still import."""
 
 
 @dataclass(frozen=True)
@@ -88,18 +96,56 @@ _loaded = False
 _load_errors: list[PluginError] = []
 _sources: dict[str, str] = {}  # plugin name -> "built-in" or "<distribution> <version>"
 _registry: Registry | None = None
+_building = False  # set while the hooks run, so a hook that looks something up fails instead of recursing
+
+
+class CtrlCWatch:
+    """Tells a real Ctrl-C apart from plugin code raising ``KeyboardInterrupt`` itself.
+
+    Used as ``with CtrlCWatch() as watch:`` around plugin code: in the main thread (the only one Python delivers
+    SIGINT to) it wraps the SIGINT handler to note the signal, then restores it; ``watch.fatal(exc)`` is true only
+    for a KeyboardInterrupt that a SIGINT caused, which must go on interrupting. In another thread, or when SIGINT
+    is ignored or kills outright, no KeyboardInterrupt can come from Ctrl-C, so every one is the plugin's.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Callable[[int, FrameType | None], Any] | None = None
+
+    def __enter__(self) -> CtrlCWatch:
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.seen = True
+        if self._previous is not None:
+            self._previous(signum, frame)
+
+    def fatal(self, exc: BaseException) -> bool:
+        return isinstance(exc, KeyboardInterrupt) and self.seen
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _report(error: PluginError, sink: list[PluginError]) -> None:
     sink.append(error)
-    warnings.warn(str(error), PluginWarning, stacklevel=4)
 
 
 def _normalize(name: str) -> str:
-    return name.lower().replace("_", "-")
+    return name.strip().lower().replace("_", "-")
 
 
-def _load_entry_points() -> None:
+def _load_entry_points(watch: CtrlCWatch) -> None:
     selected = os.environ.get(LOAD_PLUGINS_ENV)
     wanted = None if selected is None else {_normalize(n) for n in selected.split(",") if n.strip()}
     matched: set[str] = set()
@@ -112,8 +158,10 @@ def _load_entry_points() -> None:
         try:
             pm.register(entry_point.load(), name=entry_point.name)
             _sources[entry_point.name] = f"{dist.name} {dist.version}" if dist else entry_point.value
-        except Exception as exc:
-            _report(PluginError(entry_point.name, "load", f"{type(exc).__name__}: {exc}"), _load_errors)
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt at import included, see CtrlCWatch
+            if watch.fatal(exc):
+                raise
+            _report(PluginError(entry_point.name, "load", describe(exc)), _load_errors)
     for missing in sorted((wanted or set()) - matched):
         _report(PluginError(missing, "load", f"named in {LOAD_PLUGINS_ENV} but not installed"), _load_errors)
 
@@ -125,15 +173,16 @@ def load_plugins() -> None:
         if _loaded:
             return
         _loaded = True
-        for module_name in DEFAULT_PLUGINS:
-            if pm.has_plugin(module_name):
-                continue
-            try:  # a built-in is a plugin like any other: its failure is reported, the rest still load
-                pm.register(importlib.import_module(module_name), name=module_name)
-                _sources[module_name] = "built-in"
-            except Exception as exc:
-                _report(PluginError(module_name, "load", f"{type(exc).__name__}: {exc}"), _load_errors)
-        _load_entry_points()
+        with CtrlCWatch() as watch:
+            for module_name in DEFAULT_PLUGINS:
+                if pm.has_plugin(module_name):
+                    continue
+                try:  # a built-in is a plugin like any other: its failure is reported, the rest still load
+                    pm.register(importlib.import_module(module_name), name=module_name)
+                    _sources[module_name] = "built-in"
+                except Exception as exc:
+                    _report(PluginError(module_name, "load", describe(exc)), _load_errors)
+            _load_entry_points(watch)
 
 
 def register_plugin(plugin: object, name: str | None = None) -> str:
@@ -182,12 +231,15 @@ def _callbacks(registry: Registry, plugin: str, staged: list[Callable[[], None]]
             raise ValueError(f"counter name must be a non-empty string without ':', got {name!r}")
         if not callable(factory):
             raise TypeError(f"counter {name!r}: factory must be callable, got {type(factory).__name__}")
+        if origin is not None and not isinstance(origin, str):
+            raise TypeError(f"counter {name!r}: origin must be a string or None, got {type(origin).__name__}")
         staged.append(lambda: _add_counter(registry, CounterInfo(name, factory, plugin, origin or "")))
 
     def model(spec: ModelSpec) -> None:
         if not isinstance(spec, ModelSpec):
             raise TypeError(f"register_models: expected a ctxwin ModelSpec, got {type(spec).__name__}")
-        staged.append(lambda: _add_model(registry, spec, plugin))
+        checked = dataclasses.replace(spec)  # validated again (its fields may have been changed after __init__)
+        staged.append(lambda: _add_model(registry, checked, plugin))
 
     def strategy(name: str, factory: Callable[..., Any]) -> None:
         if not isinstance(name, str) or not name:
@@ -230,16 +282,18 @@ def _add_strategy(registry: Registry, info: StrategyInfo) -> None:
         registry.strategies[info.name] = info
 
 
-def _run_hook(registry: Registry, hook_name: str) -> None:
+def _run_hook(registry: Registry, hook_name: str, watch: CtrlCWatch) -> None:
     for impl in getattr(pm.hook, hook_name).get_hookimpls():
         staged: list[Callable[[], None]] = []
         register = _callbacks(registry, impl.plugin_name, staged)[hook_name]
         try:
             result = impl.function(**{arg: register for arg in impl.argnames})
             if result is not None:
-                raise TypeError(f"returned {result!r}; a hook must call register(...) and return None")
-        except Exception as exc:
-            _report(PluginError(impl.plugin_name, hook_name, f"{type(exc).__name__}: {exc}"), registry.errors)
+                raise TypeError(f"returned {result!r:.200}; a hook must call register(...) and return None")
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt included, see CtrlCWatch
+            if watch.fatal(exc):
+                raise
+            _report(PluginError(impl.plugin_name, hook_name, describe(exc)), registry.errors)
             continue
         for commit in staged:
             commit()
@@ -259,16 +313,26 @@ def _check_model_counters(registry: Registry) -> None:
 
 def get_registry() -> Registry:
     """The current registry, building it (and loading plugins) on first use."""
-    global _registry
+    global _registry, _building
     registry = _registry
     if registry is not None:
         return registry
     with _lock:
+        if _building:  # only the building thread gets past the lock: a hook asked for what it is registering
+            raise RuntimeError(
+                "a plugin hook looked up counters, models or strategies while plugins are registering; "
+                "do it later, e.g. inside the counter factory"
+            )
         if _registry is None:
             load_plugins()
             fresh = Registry(errors=list(_load_errors))
-            for hook_name in ("register_counters", "register_models", "register_strategies"):
-                _run_hook(fresh, hook_name)
+            _building = True
+            try:
+                with CtrlCWatch() as watch:
+                    for hook_name in ("register_counters", "register_models", "register_strategies"):
+                        _run_hook(fresh, hook_name, watch)
+            finally:
+                _building = False
             _check_model_counters(fresh)
             _registry = fresh
         return _registry

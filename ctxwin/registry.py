@@ -19,7 +19,7 @@ from typing import Any
 from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.models import ModelSpec, name_candidates
-from ctxwin.plugin_manager import CounterInfo, Registry, StrategyInfo, get_registry
+from ctxwin.plugin_manager import CounterInfo, CtrlCWatch, Registry, StrategyInfo, describe, get_registry, plugin_source
 
 _REQUIRED_METHODS = ("count_text", "count_message", "count_messages")
 
@@ -28,11 +28,15 @@ _cache: dict[str, TokenCounter] = {}
 _cache_owner: Registry | None = None
 
 
-def _unknown(kind: str, name: str, known: Iterable[str]) -> ValueError:
+def _unknown(kind: str, name: str, known: Iterable[str], registry: Registry) -> ValueError:
     known = sorted(set(known))
     close = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
     hint = f"; did you mean: {', '.join(close)}?" if close else ""
-    return ValueError(f"unknown {kind} {name!r}{hint} (`ctxwin counters` and `ctxwin models` list what exists)")
+    failed = sorted({error.plugin for error in registry.errors})  # what they would have registered is missing
+    note = f"; plugins that failed: {', '.join(map(repr, failed))}" if failed else ""
+    return ValueError(
+        f"unknown {kind} {name!r}{hint} (`ctxwin counters` and `ctxwin models` list what exists{note})"
+    )
 
 
 def _find_model(registry: Registry, name: str) -> ModelSpec | None:
@@ -49,7 +53,7 @@ def get_model(name: str) -> ModelSpec:
     registry = get_registry()
     spec = _find_model(registry, name)
     if spec is None:
-        raise _unknown("model", name, registry.model_names)
+        raise _unknown("model", name, registry.model_names, registry)
     return spec
 
 
@@ -68,18 +72,30 @@ def list_counters() -> list[CounterInfo]:
 
 
 def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
-    try:
-        counter = info.factory(arg)
-    except (ValueError, TypeError, TokenizerDataError):
-        raise
-    except Exception as exc:  # a plugin's own failure: say whose it is
-        raise RuntimeError(f"counter {spec!r} (plugin {info.plugin!r}) failed to build: {exc!r}") from exc
+    """Call the factory; whatever goes wrong names the spec and (unless built in) the plugin.
+
+    A bad argument (ValueError, TypeError) or unusable tokenizer data (TokenizerDataError) keeps its type, so
+    callers can tell a user's mistake from a broken plugin (RuntimeError, also for SystemExit and the like).
+    """
+    whose = f"counter {spec!r}" + ("" if plugin_source(info.plugin) == "built-in" else f" (plugin {info.plugin!r})")
+    with CtrlCWatch() as watch:
+        try:
+            counter = info.factory(arg)
+        except TypeError as exc:
+            raise TypeError(f"{whose}: {exc}") from exc
+        except ValueError as exc:
+            raise ValueError(f"{whose}: {exc}") from exc
+        except TokenizerDataError as exc:
+            raise TokenizerDataError(f"{whose}: {exc}") from exc
+        except BaseException as exc:  # a plugin's own failure, SystemExit and KeyboardInterrupt included
+            if watch.fatal(exc):
+                raise
+            raise RuntimeError(f"{whose} failed to build: {describe(exc)}") from exc
     missing = [m for m in _REQUIRED_METHODS if not callable(getattr(counter, m, None))]
     if missing or not isinstance(getattr(counter, "name", None), str):
         raise TypeError(
-            f"counter {spec!r} (plugin {info.plugin!r}) returned {type(counter).__name__}, which is not a "
-            f"TokenCounter: it needs a str 'name' and methods {', '.join(_REQUIRED_METHODS)}"
-            + (f" (missing: {', '.join(missing)})" if missing else "")
+            f"{whose} returned {type(counter).__name__}, which is not a TokenCounter: it needs a str 'name' and "
+            f"methods {', '.join(_REQUIRED_METHODS)}" + (f" (missing: {', '.join(missing)})" if missing else "")
         )
     return counter  # type: ignore[no-any-return]
 
@@ -96,8 +112,8 @@ def _resolve(registry: Registry, spec: str) -> tuple[CounterInfo, str | None, st
         return registry.counters[base], arg, spec
     if sep:  # suggest the counter names close to the part before the colon, with the argument kept
         close = difflib.get_close_matches(base, list(registry.counters), n=3, cutoff=0.6)
-        raise _unknown("counter or model", spec, [f"{name}:{arg}" for name in close])
-    raise _unknown("counter or model", spec, [*registry.counters, *registry.model_names])
+        raise _unknown("counter or model", spec, [f"{name}:{arg}" for name in close], registry)
+    raise _unknown("counter or model", spec, [*registry.counters, *registry.model_names], registry)
 
 
 def get_counter(spec: str) -> TokenCounter:
@@ -129,7 +145,7 @@ def get_strategy_factory(name: str) -> Callable[..., Any]:
     registry = get_registry()
     info: StrategyInfo | None = registry.strategies.get(name)
     if info is None:
-        raise _unknown("strategy", name, registry.strategies)
+        raise _unknown("strategy", name, registry.strategies, registry)
     return info.factory
 
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import types
+import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.counters.models import ModelSpec
 from ctxwin.hookspecs import hookimpl
-from ctxwin.plugins import PluginWarning, plugin_errors, register_plugin, unregister_plugin
+from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
 from ctxwin.registry import (
     get_counter,
     get_model,
@@ -112,6 +114,20 @@ def _raising(register: Callable[..., None]) -> None:
     raise RuntimeError("boom")
 
 
+def _raise(exc: BaseException) -> Callable[..., NoReturn]:
+    def hook(register: Callable[..., None]) -> NoReturn:
+        register("half", lambda arg: Chars())
+        raise exc
+
+    return hook
+
+
+def _mutated_spec() -> ModelSpec:
+    spec = ModelSpec("mutant", 10, 1, "approximate", aliases=("m",))
+    object.__setattr__(spec, "aliases", (None,))  # frozen, but not beyond reach: checked again on register
+    return spec
+
+
 @pytest.mark.parametrize(("hooks", "stage", "message"), [
     ({"register_counters": _raising}, "register_counters", "RuntimeError: boom"),
     ({"register_counters": lambda register: ["junk"]}, "register_counters", "must call register"),
@@ -126,32 +142,72 @@ def _raising(register: Callable[..., None]) -> None:
      "already registered by plugin 'ctxwin.default_plugins.counters'"),
     ({"register_models": lambda register: register(ModelSpec("dup", 10, 1, "approximate", ("gpt-4o",)))},
      "register_models", "model name 'gpt-4o' is already registered"),
+    # issue 19: nothing a hook raises ends the host, and garbage is refused by name
+    ({"register_counters": _raise(SystemExit(3))}, "register_counters", "SystemExit: 3"),
+    ({"register_counters": _raise(KeyboardInterrupt())}, "register_counters", "KeyboardInterrupt"),
+    ({"register_strategies": _raise(GeneratorExit("odd"))}, "register_strategies", "GeneratorExit: odd"),
+    ({"register_counters": lambda register: register(123, lambda arg: Chars())}, "register_counters",
+     "counter name must be a non-empty string"),
+    ({"register_counters": lambda register: register("c", lambda arg: Chars(), origin=5)}, "register_counters",
+     "origin must be a string"),
+    ({"register_counters": lambda register: register()}, "register_counters", "TypeError"),
+    ({"register_strategies": lambda register: register(None, lambda **o: None)}, "register_strategies",
+     "strategy name must be a non-empty string"),
+    ({"register_models": lambda register: register(_mutated_spec())}, "register_models",
+     "aliases must be a tuple of non-empty strings"),
+    ({"register_models": lambda register: register(types.SimpleNamespace(**dataclasses.asdict(
+        ModelSpec("lookalike", 10, 1, "approximate"))))}, "register_models", "expected a ctxwin ModelSpec"),
+    ({"register_counters": lambda register: get_counter("gpt-4o")}, "register_counters",
+     "looked up counters, models or strategies while plugins are registering"),
 ])
 def test_bad_plugin_is_reported_by_name_and_others_still_load(
     registered: Callable[..., str], hooks: dict[str, Callable[..., Any]], stage: str, message: str
 ) -> None:
     registered(good_plugin(), "good")
     registered(make_plugin(**hooks), "bad")
-    with pytest.warns(PluginWarning, match="plugin 'bad' failed"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reported through plugin_errors() only: no warning noise
         errors = [e for e in plugin_errors() if e.plugin == "bad"]
-    assert [(e.stage, message in e.error) for e in errors] == [(stage, True)]
+    assert [(e.stage, message in e.error) for e in errors] == [(stage, True)], errors
+    assert str(errors[0]).startswith(f"plugin 'bad' failed in {stage}: ")
     assert get_counter("chars").count_text("abc") == 3  # the good plugin is unaffected
     assert get_counter("gpt-4o").count_text("hello world") == 2
-    for name in ("half", "orphan", "dup"):
-        with pytest.raises(ValueError):
+    for name in ("half", "orphan", "dup", "mutant", "lookalike", "c"):
+        with pytest.raises(ValueError, match="plugins that failed: 'bad'"):
             get_counter(name)
 
 
-def test_factory_returning_junk_or_failing(registered: Callable[..., str]) -> None:
-    def register_counters(register: Callable[..., None]) -> None:
-        register("junk", lambda arg: object())
-        register("crash", lambda arg: {}["missing"])
+def _factory_raising(exc: BaseException) -> Callable[[str | None], NoReturn]:
+    def factory(arg: str | None) -> NoReturn:
+        raise exc
 
-    registered(make_plugin(register_counters=register_counters), "factories")
-    with pytest.raises(TypeError, match=r"counter 'junk' \(plugin 'factories'\) returned object, which is not a"):
-        get_counter("junk")
-    with pytest.raises(RuntimeError, match=r"counter 'crash' \(plugin 'factories'\) failed to build"):
-        get_counter("crash")
+    return factory
+
+
+@pytest.mark.parametrize(
+    ("factory", "error", "match"),
+    [
+        (lambda arg: object(), TypeError, "returned object, which is not a TokenCounter"),
+        (lambda arg: None, TypeError, "returned NoneType, which is not a TokenCounter"),
+        (lambda arg: "words", TypeError, r"returned str, .*\(missing: count_text, count_message, count_messages\)"),
+        (lambda arg: {}["missing"], RuntimeError, "failed to build: KeyError: 'missing'"),
+        (_factory_raising(SystemExit(2)), RuntimeError, "failed to build: SystemExit: 2"),
+        (_factory_raising(KeyboardInterrupt()), RuntimeError, "failed to build: KeyboardInterrupt"),
+        (_factory_raising(ValueError("no such size")), ValueError, ": no such size"),
+        (_factory_raising(TypeError("bad arg")), TypeError, ": bad arg"),
+    ],
+)
+def test_factory_returning_junk_or_failing_names_the_spec_and_plugin(
+    registered: Callable[..., str], factory: Callable[[str | None], Any], error: type[Exception], match: str
+) -> None:
+    registered(make_plugin(register_counters=lambda register: register("junk", factory)), "factories")
+    with pytest.raises(error, match=r"^counter 'junk:x' \(plugin 'factories'\)" + f".*{match}"):
+        get_counter("junk:x")
+
+
+def test_builtin_factory_errors_name_the_spec_only() -> None:
+    with pytest.raises(ValueError, match=r"^counter 'tiktoken:nope': unknown tiktoken encoding 'nope'"):
+        get_counter("tiktoken:nope")
 
 
 def test_factory_argument_is_the_text_after_the_colon(registered: Callable[..., str]) -> None:
