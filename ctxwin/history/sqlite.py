@@ -130,9 +130,9 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _decode(self, seq: int, data: bytes | None) -> BaseMessage:
+    def _decode(self, seq: int, data: bytes) -> BaseMessage:
         try:
-            return message_from_dict(json.loads(data))  # type: ignore[arg-type]  # None: a TypeError, reported
+            return message_from_dict(json.loads(data))
         except (ValueError, TypeError, RecursionError) as exc:
             raise HistoryFormatError(
                 f"{self.path}: row {seq} of session {self.session_id!r} is corrupt: {exc}"
@@ -154,47 +154,44 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         _check_header(self.path)
         if self.read_only:
             return self._connect_read_only()
-        try:
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
-        except sqlite3.OperationalError as exc:
-            raise sqlite3.OperationalError(f"{self.path}: {exc}") from None
-        try:
-            mode = _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
-            if str(mode).lower() != "wal":
-                raise HistoryFormatError(f"{self.path}: SQLite could not switch to WAL mode (got {mode!r})")
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
-            if not self._schema_ok(conn):
-                self._transaction(self._create_schema, conn)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            if isinstance(exc, sqlite3.OperationalError):
-                raise
-            raise HistoryFormatError(f"{self.path}: not a usable SQLite database ({exc})") from None
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return self._open(self.path, self._prepare)
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        mode = _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+        if str(mode).lower() != "wal":
+            raise HistoryFormatError(f"{self.path}: SQLite could not switch to WAL mode (got {mode!r})")
+        conn.execute(f"PRAGMA synchronous={self.synchronous}")
+        if not self._schema_ok(conn):
+            self._transaction(self._create_schema, conn)
 
     def _connect_read_only(self) -> sqlite3.Connection:
         """A connection that cannot write (see the module docstring): ``mode=ro``, else ``immutable`` without a WAL."""
         uri = self.path.resolve().as_uri() + "?mode=ro"
         try:
-            return self._open_read_only(uri)
+            return self._open(uri, self._note_schema)
         except sqlite3.OperationalError as exc:  # no -shm index, and no right to create one
             if Path(f"{self.path}-wal").exists():
                 raise PermissionError(
                     f"{self.path}: cannot read this WAL database read-only: its -wal file may hold commits and SQLite "
                     f"would need to create {self.path.name}-shm in a directory that is not writable ({exc})"
                 ) from None
+        return self._open(uri + "&immutable=1", self._note_schema)
+
+    def _note_schema(self, conn: sqlite3.Connection) -> None:
+        self._has_schema = self._schema_ok(conn)
+
+    def _open(self, target: Path | str, prepare: Callable[[sqlite3.Connection], None]) -> sqlite3.Connection:
+        """A connection to ``target`` (a path, or a ``file:`` URI) after ``prepare``; closed again if that fails.
+
+        Errors name the file: a damaged database is a ``HistoryFormatError``, sqlite3's own errors get the path.
+        """
         try:
-            return self._open_read_only(uri + "&immutable=1")
+            conn = sqlite3.connect(target, timeout=self.timeout, isolation_level=None, check_same_thread=False,
+                                   uri=isinstance(target, str))
         except sqlite3.OperationalError as exc:
             raise sqlite3.OperationalError(f"{self.path}: {exc}") from None
-
-    def _open_read_only(self, uri: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None, check_same_thread=False)
         try:
-            self._has_schema = self._schema_ok(conn)
+            prepare(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             if isinstance(exc, sqlite3.OperationalError):
