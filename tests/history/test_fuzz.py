@@ -100,9 +100,21 @@ def open_store(kind: str, directory: Path) -> BaseChatMessageHistory:
     return SQLiteChatMessageHistory(directory / "chat.db", "fuzz", synchronous="NORMAL")
 
 
+def characters(messages: list[BaseMessage]) -> int:
+    """A token counter for the budget window that any text can go through: one token per character of content."""
+    return sum(len(m.text) + 1 for m in messages)
+
+
 def check_window(store: BaseChatMessageHistory, limit: int, start_on: str | tuple[str, ...] | None) -> None:
-    window = WindowedHistory(store, max_messages=limit, start_on=start_on).messages
-    assert len(window) <= limit
+    by_count = WindowedHistory(store, max_messages=limit, start_on=start_on).messages
+    assert len(by_count) <= limit
+    check_window_shape(by_count, start_on)
+    by_tokens = WindowedHistory(store, max_tokens=4 * limit, counter=characters, start_on=start_on).messages
+    assert characters(by_tokens) <= 4 * limit or (len(by_tokens) == 1 and isinstance(by_tokens[0], SystemMessage))
+    check_window_shape(by_tokens, start_on)
+
+
+def check_window_shape(window: list[BaseMessage], start_on: str | tuple[str, ...] | None) -> None:
     body = window[1:] if window and isinstance(window[0], SystemMessage) else window
     allowed = (start_on,) if isinstance(start_on, str) else start_on
     assert not body or allowed is None or body[0].type in allowed
