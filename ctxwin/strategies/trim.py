@@ -1,7 +1,8 @@
 """``trim``: the trim engine, keeping the most recent (or the oldest) messages that fit around what must stay.
 
 What must stay (the leading system messages, pinned messages, the last user message, and the tool partners of any
-of them) is set aside and its cost taken from the budget; the engine keeps the latest of the rest that fit, with
+of them; and the whole last turn when it fits beside them, else a warning says how much of it was dropped) is set
+aside and its cost taken from the budget; the engine keeps the latest of the rest that fit, with
 tool pairs whole. The kept history then starts at a user turn, so the model never sees a turn's second half.
 ``strategy="first"`` keeps the oldest of the rest instead (LangChain's ``strategy="first"``), ending the kept head
 on an assistant message, so the model never sees a question whose answer was cut away.
@@ -13,8 +14,9 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
-from ctxwin.strategies.base import Budget, StepResult, must_keep_with_partners, without
+from ctxwin.engine.tool_pairs import ToolPairs
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from ctxwin.strategies.base import Budget, StepResult, last_turn, must_keep_with_partners, without
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
 
@@ -38,11 +40,17 @@ class TrimToBudget:
         return self.strategy
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        protected = sorted(must_keep_with_partners(messages, meter))
+        protected_set = must_keep_with_partners(messages, meter)
+        turn = last_turn(messages)
+        whole = sorted(protected_set | turn)
+        if meter.within([messages[i] for i in whole], budget.messages_budget):  # counts only until over
+            protected_set = set(whole)  # the last turn stays whole when it fits beside what must stay
+        protected = sorted(protected_set)
         fixed = [messages[i] for i in protected]
         rest = without(messages, protected)
         limit = budget.messages_budget - sum(meter.each(fixed))
         notes: list[str] = []
+        warnings: list[str] = []
         kept = protected
         metered = meter.as_counter() if meter.is_additive(messages) else meter.counter
         end_on = "ai" if self.strategy == "first" else None
@@ -54,15 +62,21 @@ class TrimToBudget:
             )
             kept = sorted([*protected, *_positions(kept_rest, rest, protected, from_end=self.strategy == "last")])
             if self.strategy == "last":
-                kept = _start_on_user_turn(messages, kept, set(protected))
+                kept = _start_on_user_turn(messages, kept, protected_set)
             over = meter.total([messages[i] for i in kept]) - budget.messages_budget
             if over <= 0 or limit <= 0:
                 break
             limit -= over
         if limit <= 0 and rest:
             notes.append("the must-keep messages alone use the whole budget")
+        lost = len(turn.difference(kept))
+        if lost:
+            warnings.append(
+                f"the last turn (the last user message and what follows it, {len(turn)} messages) does not fit the "
+                f"budget beside what must stay: {lost} of its messages were dropped"
+            )
         notes.append(f"kept {len(kept)} of {len(messages)} messages")
-        return StepResult([messages[i] for i in kept], notes, dropped=without(messages, kept))
+        return StepResult([messages[i] for i in kept], notes, dropped=without(messages, kept), warnings=warnings)
 
 
 def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: list[int], from_end: bool) -> list[int]:
@@ -80,10 +94,13 @@ def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: lis
 
 
 def _start_on_user_turn(messages: list[BaseMessage], kept: list[int], protected: set[int]) -> list[int]:
-    """Drop unprotected messages between the system prefix and the first kept user message (a turn's tail end)."""
+    """Drop unprotected messages between the system prefix and the first kept user message (a turn's tail end), and
+    the kept results of the calls so dropped (a user message may sit between a call and its result)."""
     first_user = next((k for k, i in enumerate(kept) if isinstance(messages[i], HumanMessage)), None)
     if first_user is None:
         return kept
-    return [
-        i for k, i in enumerate(kept) if k >= first_user or i in protected or isinstance(messages[i], SystemMessage)
-    ]
+    gone = {i for i in kept[:first_user] if i not in protected and not isinstance(messages[i], SystemMessage)}
+    if any(isinstance(messages[i], AIMessage) for i in gone):
+        pairs = ToolPairs([messages[i] for i in kept])
+        gone.update(kept[r] for r, c in pairs.call_of.items() if kept[c] in gone and kept[r] not in protected)
+    return [i for i in kept if i not in gone]

@@ -61,7 +61,7 @@ def test_rows_are_grouped_by_budget_with_the_json_keys() -> None:
 
 
 def test_conversations_under_budget_are_kept_whole_by_every_chain() -> None:
-    convs = conversations(pre_flight(), pre_flight()[:5], [*pre_flight()[1:4], HumanMessage("no system prompt")])
+    convs = conversations(pre_flight(), pre_flight()[:6], [*pre_flight()[1:4], HumanMessage("no system prompt")])
     results, _ = bench(convs, DEFAULT_CHAINS, [5000])
     largest = max(COUNTER.count_messages(c.messages) for c in convs)
     for row in (r.as_json() for r in results):
