@@ -454,7 +454,7 @@ class Planner:
 
     def _fits(self, messages: list[BaseMessage], meter: Meter) -> bool:
         """Whether the request fits, tokenizing from the newest message back only until it does not."""
-        if meter.is_additive(messages):
+        if messages and meter.is_additive(messages):
             return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
         return meter.exact(messages) <= self.budget.max_input_tokens
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ctxwin.messages import BaseMessage
+from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.strategies.base import must_keep_with_partners
 from ctxwin.strategies.meter import Meter
 
@@ -120,18 +120,18 @@ def _overflow(
     keeps: str,
     protected: set[int],
 ) -> int | None:
-    """The index where the messages from the kept end, whole while they fit and then each as shrunk, first count
-    over ``limit`` beside the ``protected`` ones (None if they never do)."""
+    """Where the later step's cut will fall: walking from the kept end beside the ``protected`` messages, the
+    newest whole user turns that fit count whole (``"last"``: what a plain trim keeps verbatim), the older messages
+    each as shrunk; the index where that first overflows ``limit``, moved forward to where a user turn starts (the
+    trim drops a turn's tail end), or None if it never overflows."""
     room = limit - meter.overhead(messages) - sum(meter.each([messages[i] for i in sorted(protected)]))
-    used, verbatim = 0, True
-    for i, count in meter.walk(messages, room, newest_first=keeps == "last"):
+    newest_first = keeps == "last"
+    verbatim = _verbatim_start(messages, meter, room, protected) if newest_first else len(messages)
+    used = 0
+    for i, count in meter.walk(messages, room, newest_first=newest_first):
         if i in protected:
             continue
-        if verbatim and used + count <= room:
-            used += count
-            continue
-        verbatim = False
-        if wanted(i):
+        if i < verbatim and wanted(i):
             if floor is not None:
                 count = min(count, floor(i))
             else:
@@ -139,5 +139,20 @@ def _overflow(
                 count = meter.count(smaller) if smaller is not None else count
         used += count
         if used > room:
+            if newest_first:
+                return next((j - 1 for j in range(i + 1, len(messages)) if isinstance(messages[j], HumanMessage)), i)
             return i
     return None
+
+
+def _verbatim_start(messages: Sequence[BaseMessage], meter: Meter, room: float, protected: set[int]) -> int:
+    """Where the newest whole user turns that fit in ``room`` (beside the protected messages) start."""
+    used, start = 0, len(messages)
+    for i, count in meter.walk(messages, room):
+        if i not in protected:
+            used += count
+        if used > room:
+            break
+        if isinstance(messages[i], HumanMessage):
+            start = i
+    return start
