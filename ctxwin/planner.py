@@ -39,7 +39,7 @@ from ctxwin.strategies.base import (
     must_keep,
 )
 from ctxwin.strategies.meter import Keeps, Meter
-from ctxwin.strategies.pairs import RepairToolPairs, find_broken_pairs
+from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 
 Output = Literal["messages", "openai"]
 BrokenToolPairs = Literal["drop", "keep"]
@@ -373,16 +373,31 @@ class Planner:
         return converted, _Labels(converted), Meter(self.counter, self.tools)
 
     def _check_pairs(self, run: _Run) -> None:
-        """Orphan tool results and unanswered calls in the input: repaired (a step of its own) or reported."""
+        """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and
+        reported as the input's or as a step's. Only the fitted conversation is scanned (the input only when it has
+        some), so a plan far over budget does not read the history it drops."""
         broken = find_broken_pairs(run.current)
         if not broken:
             return
-        if self.broken_tool_pairs == "keep":
+        inputs = run.lists[0]
+        known = broken if run.current is inputs else find_broken_pairs(inputs)
+        inherited = {*known.orphan_ids(inputs), *known.unanswered_ids()}
+        current = run.current
+        from_input, from_steps = broken.split(current, inherited)
+        if from_input and self.broken_tool_pairs == "keep":
             run.warnings.append(
-                f"the input has {broken.describe(run.current)}, which providers reject; kept (broken_tool_pairs='keep')"
+                f"the input has {from_input.describe(current)}, which providers reject; kept (broken_tool_pairs='keep')"
             )
-            return
-        repair = RepairToolPairs(broken=broken)
+            from_input = BrokenPairs()
+        if from_input:
+            self._repair(run, from_input, "the input has")
+            if from_steps:  # indexes moved: find the rest again in the repaired list
+                from_steps = find_broken_pairs(run.current)
+        if from_steps:
+            self._repair(run, from_steps, "the fitting steps left")
+
+    def _repair(self, run: _Run, broken: BrokenPairs, reason: str) -> None:
+        repair = RepairToolPairs(broken=broken, reason=reason)
         run.record(repair, repair.apply(run.current, self.budget, run.meter))
 
     def _report(
@@ -399,18 +414,7 @@ class Planner:
         )
 
     def _finish(self, run: _Run) -> Plan:
-        if run.current is not run.lists[0]:  # a step changed the conversation: no pair it broke goes out
-            broken = find_broken_pairs(run.current)
-            if broken and self.broken_tool_pairs == "keep":
-                before = find_broken_pairs(run.lists[0])
-                kept_ids = {*before.orphan_ids(run.lists[0]), *before.unanswered_ids()}
-                broken.orphans = [i for i in broken.orphans if run.current[i].tool_call_id not in kept_ids]  # type: ignore[attr-defined]
-                broken.unanswered = {
-                    i: new for i, ids in broken.unanswered.items() if (new := [c for c in ids if c not in kept_ids])
-                }
-            if broken:
-                repair = RepairToolPairs(broken=broken, reason="the fitting steps left")
-                run.record(repair, repair.apply(run.current, self.budget, run.meter))
+        self._check_pairs(run)
         messages, meter = run.current, run.meter
         after = self._request_tokens(messages, meter)
         run.figures.known(len(run.lists) - 1, after)
@@ -461,7 +465,6 @@ class Planner:
     def plan(self, messages: Any) -> Plan:
         """Apply the strategies in order until the conversation fits; never mutates the input."""
         run = _Run(self, *self._start(messages))
-        self._check_pairs(run)
         for strategy in run.pending():
             run.record(strategy, strategy.apply(run.current, self.budget, run.meter))
         return self._finish(run)
@@ -469,7 +472,6 @@ class Planner:
     async def aplan(self, messages: Any) -> Plan:
         """``plan`` for async code: strategies with ``aapply`` (async summarizers) are awaited."""
         run = _Run(self, *self._start(messages))
-        self._check_pairs(run)
         for strategy in run.pending():
             aapply = getattr(strategy, "aapply", None)
             result = await aapply(run.current, self.budget, run.meter) if aapply else None

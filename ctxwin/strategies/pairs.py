@@ -14,9 +14,10 @@ A pair is matched as ``ToolPairs`` matches it: a call and the first later result
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, count
+from itertools import compress, count, repeat
 from operator import attrgetter
 from typing import ClassVar
 
@@ -26,7 +27,8 @@ from ctxwin.strategies.base import Budget, StepResult
 from ctxwin.strategies.meter import Meter
 
 # The message types that can take part in a pair; every other message is passed over by a C loop.
-_PAIR_TYPES = frozenset({"ai", "AIMessageChunk", "tool", "ToolMessageChunk"})
+_AI_TYPES = frozenset({"ai", "AIMessageChunk"})
+_TOOL_TYPES = frozenset({"tool", "ToolMessageChunk"})
 # Ids named in a note or warning before "and N more".
 _NAMED = 8
 
@@ -47,6 +49,16 @@ class BrokenPairs:
     def unanswered_ids(self) -> list[str]:
         return [call_id for ids in self.unanswered.values() for call_id in ids]
 
+    def split(self, messages: Sequence[BaseMessage], ids: set[str]) -> tuple[BrokenPairs, BrokenPairs]:
+        """These broken pairs in two: those whose call id is in ``ids``, and the others."""
+        parts = (BrokenPairs(), BrokenPairs())
+        for i in self.orphans:
+            parts[messages[i].tool_call_id not in ids].orphans.append(i)  # type: ignore[attr-defined]
+        for i, call_ids_ in self.unanswered.items():
+            for call_id in call_ids_:
+                parts[call_id not in ids].unanswered.setdefault(i, []).append(call_id)
+        return parts
+
     def describe(self, messages: Sequence[BaseMessage]) -> str:
         """``"2 orphan tool results (call_1, call_2), 1 unanswered tool call (call_9)"``, for notes and warnings."""
         parts = []
@@ -59,16 +71,46 @@ class BrokenPairs:
 
 
 def find_broken_pairs(messages: Sequence[BaseMessage]) -> BrokenPairs:
-    """The broken pairs of ``messages``, in one pass that looks only at AI and tool messages."""
+    """The broken pairs of ``messages``. Most conversations have none, which comprehensions over the AI and tool
+    messages confirm (distinct ids, each result after its call, every call answered); only otherwise are the
+    messages walked one by one."""
+    types = list(map(attrgetter("type"), messages))
+    tools = list(compress(count(), map(_TOOL_TYPES.__contains__, types)))
+    ais = list(compress(messages, map(_AI_TYPES.__contains__, types)))
+    callers = list(compress(ais, map(attrgetter("tool_calls"), ais)))
+    if not tools and not callers and not any(map(attrgetter("invalid_tool_calls"), ais)):
+        return BrokenPairs()
+    # C loops and flat lists only: a tuple per call would wake the garbage collector over the whole history.
+    ids = [call["id"] for message in callers for call in message.tool_calls]  # type: ignore[attr-defined]
+    where = [i for i in compress(count(), map(_AI_TYPES.__contains__, types)) for _ in messages[i].tool_calls]  # type: ignore[attr-defined]
+    called = dict(zip(ids, where, strict=True))
+    answers = list(map(attrgetter("tool_call_id"), map(messages.__getitem__, tools)))
+    if (
+        len(called) == len(ids) == len(answers) == len(set(answers))
+        and not any(map(attrgetter("invalid_tool_calls"), ais))
+        and all(map(operator.lt, map(called.get, answers, repeat(len(messages))), tools))
+    ):
+        return BrokenPairs()
+    return _walk(
+        [*tools, *(i for i in compress(count(), map(_AI_TYPES.__contains__, types)) if _has_calls(messages[i]))],
+        messages,
+    )
+
+
+def _has_calls(message: BaseMessage) -> bool:
+    return bool(message.tool_calls or message.invalid_tool_calls)  # type: ignore[attr-defined]
+
+
+def _walk(indexes: list[int], messages: Sequence[BaseMessage]) -> BrokenPairs:
+    """``find_broken_pairs`` message by message, over the tool messages and AI messages with calls."""
     broken = BrokenPairs()
     open_calls: dict[str, int] = {}  # call id -> the AIMessage waiting for its result
-    candidates = compress(count(), map(_PAIR_TYPES.__contains__, map(attrgetter("type"), messages)))
-    for i in candidates:
+    for i in sorted(indexes):
         message = messages[i]
         if isinstance(message, ToolMessage):
             if open_calls.pop(message.tool_call_id, None) is None:
                 broken.orphans.append(i)
-        elif isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
+        elif isinstance(message, AIMessage):
             for call_id in call_ids(message):
                 open_calls[call_id] = i
     for call_id, i in open_calls.items():
