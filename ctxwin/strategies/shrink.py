@@ -122,8 +122,7 @@ def _overflow(
 ) -> int | None:
     """Where the later step's cut will fall: walking from the kept end beside the ``protected`` messages, the
     newest whole user turns that fit count whole (``"last"``: what a plain trim keeps verbatim), the older messages
-    each as shrunk; the index where that first overflows ``limit``, moved forward to where a user turn starts (the
-    trim drops a turn's tail end), or None if it never overflows."""
+    each as shrunk; the index where that first overflows ``limit``, or None if it never does."""
     room = limit - meter.overhead(messages) - sum(meter.each([messages[i] for i in sorted(protected)]))
     newest_first = keeps == "last"
     verbatim = _verbatim_start(messages, meter, room, protected) if newest_first else len(messages)
@@ -139,8 +138,6 @@ def _overflow(
                 count = meter.count(smaller) if smaller is not None else count
         used += count
         if used > room:
-            if newest_first:
-                return next((j - 1 for j in range(i + 1, len(messages)) if isinstance(messages[j], HumanMessage)), i)
             return i
     return None
 

@@ -187,3 +187,18 @@ def test_plan_reports_budget_use_and_recent_turns() -> None:
     assert pickle.loads(pickle.dumps(plan)).summary() == summary
     under = fit(messages[:5], counter=COUNTER, model=None, context_window=100_000, reserve_output=0)
     assert under.recent_turns_verbatim == len(user_turns(messages[:5])) and under.budget_used < 0.1
+
+
+def test_a_turn_that_only_partly_fits_keeps_its_question_and_its_latest_part() -> None:
+    messages = agent_trace(17, [800] * 24, turns=3)  # three tasks of 8 tool calls each, about 10k tokens a task
+    counter = get_counter(COUNTER)
+    last_two = messages.index(next(m for m in messages if m.id == "u1"))
+    budget = counter.count_messages([messages[0], *messages[last_two:]]) + 3_000
+    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, strategies="trim")
+    ids = [m.id for m in plan.messages]
+    assert plan.fits and plan.budget_used >= 0.9
+    assert ids[:2] == ["sys", "u0"], "the partly kept turn opens with its question"
+    assert ids[2] != "a0" and "b0" in ids, "... then its latest messages, the oldest left out"
+    assert ids[ids.index("u1"):] == [m.id for m in messages[last_two:]]
+    assert plan.recent_turns_verbatim == 2
+    assert_tool_pairs_intact(messages, plan.messages)
