@@ -1,8 +1,8 @@
 """Broken tool pairs: results that answer no earlier call, and calls that no later result answers.
 
-OpenAI rejects a request with either (HTTP 400), so the planner checks its input for them and, by default, repairs
-it by the rule below before fitting; it checks its output the same way, so that no plan hands back a request with a
-pair it broke. The rule drops the least that makes the request valid:
+OpenAI rejects a request with either (HTTP 400), so the planner checks the conversation it fitted for them and
+repairs it by the rule below (the input's own broken pairs only with ``broken_tool_pairs="drop"``, the default; any
+a step left, always). The rule drops the least that makes the request valid:
 
 - an **orphan result** (a ToolMessage whose ``tool_call_id`` matches no earlier, still unanswered AIMessage tool call,
   duplicates included) is dropped;
@@ -76,13 +76,14 @@ def find_broken_pairs(messages: Sequence[BaseMessage]) -> BrokenPairs:
     messages walked one by one."""
     types = list(map(attrgetter("type"), messages))
     tools = list(compress(count(), map(_TOOL_TYPES.__contains__, types)))
-    ais = list(compress(messages, map(_AI_TYPES.__contains__, types)))
+    ai_indexes = list(compress(count(), map(_AI_TYPES.__contains__, types)))
+    ais = list(map(messages.__getitem__, ai_indexes))
     callers = list(compress(ais, map(attrgetter("tool_calls"), ais)))
     if not tools and not callers and not any(map(attrgetter("invalid_tool_calls"), ais)):
         return BrokenPairs()
     # C loops and flat lists only: a tuple per call would wake the garbage collector over the whole history.
     ids = [call["id"] for message in callers for call in message.tool_calls]  # type: ignore[attr-defined]
-    where = [i for i in compress(count(), map(_AI_TYPES.__contains__, types)) for _ in messages[i].tool_calls]  # type: ignore[attr-defined]
+    where = [i for i, message in zip(ai_indexes, ais, strict=True) for _ in message.tool_calls]  # type: ignore[attr-defined]
     called = dict(zip(ids, where, strict=True))
     answers = list(map(attrgetter("tool_call_id"), map(messages.__getitem__, tools)))
     if (
@@ -91,10 +92,7 @@ def find_broken_pairs(messages: Sequence[BaseMessage]) -> BrokenPairs:
         and all(map(operator.lt, map(called.get, answers, repeat(len(messages))), tools))
     ):
         return BrokenPairs()
-    return _walk(
-        [*tools, *(i for i in compress(count(), map(_AI_TYPES.__contains__, types)) if _has_calls(messages[i]))],
-        messages,
-    )
+    return _walk([*tools, *(i for i in ai_indexes if _has_calls(messages[i]))], messages)
 
 
 def _has_calls(message: BaseMessage) -> bool:
