@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
+from ctxwin.messages import (
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    convert_to_messages,
+    convert_to_openai_messages,
+)
 from ctxwin.plugins import get_counter, get_model, get_strategy_factory
 from ctxwin.strategies.base import (
     Budget,
@@ -33,8 +39,10 @@ from ctxwin.strategies.base import (
     must_keep,
 )
 from ctxwin.strategies.meter import Keeps, Meter
+from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 
 Output = Literal["messages", "openai"]
+BrokenToolPairs = Literal["drop", "keep"]
 
 
 class _Labels:
@@ -46,6 +54,12 @@ class _Labels:
         self._positions: dict[int, int] | None = None
         self._copies: dict[int, BaseMessage] = {}  # id(copy) -> its original
         self._held: list[list[BaseMessage]] = []  # the lists holding the copies, so that no id is reused
+
+    def original(self, message: BaseMessage) -> BaseMessage:
+        """The input message ``message`` stands for (itself, or the original of a copy a step made)."""
+        while id(message) in self._copies:
+            message = self._copies[id(message)]
+        return message
 
     def name(self, message: BaseMessage) -> str:
         original = self._copies.get(id(message))
@@ -202,11 +216,21 @@ class Plan:
     counter: str
     model: str | None = None
     system_tokens: int = 0  # of the leading system messages (summary included), for budget displays
+    # Counting from the newest, the input's user turns (a user message and what follows it up to the next one) that
+    # end the fitted conversation verbatim, stopping at the first that does not.
+    recent_turns_verbatim: int = 0
     figures: Figures = field(kw_only=True, repr=False, compare=False)
 
     @property
     def tokens_before(self) -> int:
         return self.figures[0]
+
+    @property
+    def budget_used(self) -> float:
+        """``tokens_after / budget.max_input_tokens``: the share of the input budget the request uses (over 1 only
+        when it does not fit). Low while the input was over budget means a step removed more than it had to."""
+        limit = self.budget.max_input_tokens
+        return self.tokens_after / limit if limit else float(self.tokens_after > 0)
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready digest (for JSONL outputs and dataset jobs)."""
@@ -215,6 +239,8 @@ class Plan:
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "budget": self.budget.max_input_tokens,
+            "budget_used": round(self.budget_used, 4),
+            "recent_turns_verbatim": self.recent_turns_verbatim,
             "dropped": sum(len(s.dropped_ids) for s in self.steps),
             "truncated": sum(len(s.truncated_ids) for s in self.steps),
             "summarized": sum(len(s.summarized_ids) for s in self.steps),
@@ -233,14 +259,17 @@ def _default_chain(summarize: bool) -> list[str]:
 class Planner:
     """Fits conversations for one model/budget; build it once and call ``plan`` (or ``aplan``) per conversation.
 
-    ``strategies`` are Strategy objects or registered names; by default ``filter``, ``truncate_tool_output``,
-    ``summarize`` (only when a ``summarizer`` or ``keep_last`` is given) and ``trim``.
+    ``strategies`` are Strategy objects or registered names (or one name); by default ``filter``,
+    ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or ``keep_last`` is given) and ``trim``.
+    ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
+    ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
+    ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
     """
 
     def __init__(
         self,
         model: str | None = None,
-        strategies: Sequence[Strategy | str] | None = None,
+        strategies: Sequence[Strategy | str] | str | None = None,
         *,
         context_window: int | None = None,
         reserve_output: int | None = None,
@@ -251,6 +280,7 @@ class Planner:
         safety_margin: int | None = None,
         strict: bool = False,
         output: Output = "messages",
+        broken_tool_pairs: BrokenToolPairs = "drop",
     ) -> None:
         spec = get_model(model) if model is not None else None
         if counter is None and spec is None:
@@ -270,6 +300,10 @@ class Planner:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         if output not in ("messages", "openai"):
             raise ValueError(f"output must be 'messages' or 'openai', got {output!r}")
+        if broken_tool_pairs not in ("drop", "keep"):
+            raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
+        if summarizer is not None and not callable(summarizer):
+            raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
         self.tools = list(tools) if tools else None
         self._variants: dict[str, Planner] = {}  # with_tools' planners, by the JSON of their tools
         error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
@@ -278,10 +312,10 @@ class Planner:
         self.model = spec.name if spec else None
         self.strict = strict
         self.output = output
-        self.strategies = [
-            self._strategy(s, summarizer, keep_last)
-            for s in strategies or _default_chain(summarizer is not None or keep_last is not None)
-        ]
+        self.broken_tool_pairs = broken_tool_pairs
+        self.keep_last = keep_last
+        chain = _strategy_list(strategies) or _default_chain(summarizer is not None or keep_last is not None)
+        self.strategies = [self._strategy(s, summarizer, keep_last, i) for i, s in enumerate(chain)]
         self._later_keeps = [_later_keeps(self.strategies[i + 1 :]) for i in range(len(self.strategies))]
 
     def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner:
@@ -314,12 +348,17 @@ class Planner:
         return self.counter.count_messages(probe, tools=self.tools) - self.counter.count_messages(probe)
 
     @staticmethod
-    def _strategy(item: Strategy | str, summarizer: Any, keep_last: int | None) -> Strategy:
+    def _strategy(item: Strategy | str, summarizer: Any, keep_last: int | None, index: int) -> Strategy:
         if not isinstance(item, str):
             if not callable(getattr(item, "apply", None)):
-                raise TypeError(f"a strategy must be a registered name or have an apply() method, got {item!r}")
+                raise TypeError(
+                    f"strategies[{index}] must be a registered name or have an apply() method, got {item!r}"
+                )
             return item
-        factory = get_strategy_factory(item)
+        try:
+            factory = get_strategy_factory(item)
+        except ValueError as exc:
+            raise ValueError(f"strategies[{index}]: {exc}") from None
         if item == "summarize":
             options: dict[str, Any] = {"keep_last_messages": keep_last}
             if summarizer is not None:
@@ -332,6 +371,34 @@ class Planner:
     def _start(self, messages: Any) -> tuple[list[BaseMessage], _Labels, Meter]:
         converted = convert_to_messages(messages)
         return converted, _Labels(converted), Meter(self.counter, self.tools)
+
+    def _check_pairs(self, run: _Run) -> None:
+        """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and
+        reported as the input's or as a step's. Only the fitted conversation is scanned (the input only when it has
+        some), so a plan far over budget does not read the history it drops."""
+        broken = find_broken_pairs(run.current)
+        if not broken:
+            return
+        inputs = run.lists[0]
+        known = broken if run.current is inputs else find_broken_pairs(inputs)
+        inherited = {*known.orphan_ids(inputs), *known.unanswered_ids()}
+        current = run.current
+        from_input, from_steps = broken.split(current, inherited)
+        if from_input and self.broken_tool_pairs == "keep":
+            run.warnings.append(
+                f"the input has {from_input.describe(current)}, which providers reject; kept (broken_tool_pairs='keep')"
+            )
+            from_input = BrokenPairs()
+        if from_input:
+            self._repair(run, from_input, "the input has")
+            if from_steps:  # indexes moved: find the rest again in the repaired list
+                from_steps = find_broken_pairs(run.current)
+        if from_steps:
+            self._repair(run, from_steps, "the fitting steps left")
+
+    def _repair(self, run: _Run, broken: BrokenPairs, reason: str) -> None:
+        repair = RepairToolPairs(broken=broken, reason=reason)
+        run.record(repair, repair.apply(run.current, self.budget, run.meter))
 
     def _report(
         self, name: str, result: StepResult, labels: _Labels, figures: Figures, index: int
@@ -347,12 +414,13 @@ class Planner:
         )
 
     def _finish(self, run: _Run) -> Plan:
+        self._check_pairs(run)
         messages, meter = run.current, run.meter
         after = self._request_tokens(messages, meter)
         run.figures.known(len(run.lists) - 1, after)
         fits = after <= self.budget.max_input_tokens
         steps = run.steps
-        warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes]
+        warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes] + run.warnings
         if not fits:
             kept = [messages[i] for i in must_keep(messages, meter)]
             warnings.append(
@@ -361,22 +429,36 @@ class Planner:
             )
         if last_user_index(messages) is None:
             warnings.append("the conversation has no user message")
+        inputs = run.lists[0]
+        if self.keep_last and messages is not inputs:
+            present = set(map(id, messages))
+            lost = sum(id(m) not in present for m in inputs[-self.keep_last :])
+            if lost:
+                warnings.append(
+                    f"keep_last={self.keep_last}: {lost} of the last {min(self.keep_last, len(inputs))} messages "
+                    "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
+                )
         name = getattr(self.counter, "name", type(self.counter).__name__)
         out: list[Any] = convert_to_openai_messages(messages) if self.output == "openai" else messages
         system = sum(meter.each(messages[: leading_system_count(messages)]))
-        plan = Plan(out, fits, self.budget, after, steps, warnings, name, self.model, system, figures=run.figures)
+        plan = Plan(
+            out, fits, self.budget, after, steps, warnings, name, self.model, system,
+            _verbatim_turns(inputs, messages), figures=run.figures,
+        )
         if self.strict and not fits:
             raise BudgetExceeded(plan)
         return plan
 
     def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
+        if not messages:
+            return meter.exact(messages)  # an empty request still has the reply priming (and the tools)
         if meter.is_additive(messages):
             return meter.total(messages) + self.budget.tools_tokens
         return meter.exact(messages)
 
     def _fits(self, messages: list[BaseMessage], meter: Meter) -> bool:
         """Whether the request fits, tokenizing from the newest message back only until it does not."""
-        if meter.is_additive(messages):
+        if messages and meter.is_additive(messages):
             return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
         return meter.exact(messages) <= self.budget.max_input_tokens
 
@@ -395,6 +477,29 @@ class Planner:
             result = await aapply(run.current, self.budget, run.meter) if aapply else None
             run.record(strategy, result or strategy.apply(run.current, self.budget, run.meter))
         return self._finish(run)
+
+
+def _strategy_list(strategies: Any) -> list[Any] | None:
+    """``strategies`` as a list: one name alone is a chain of one (``"trim"``, not the letters of it)."""
+    if strategies is None or isinstance(strategies, str):
+        return None if strategies is None else [strategies]
+    try:
+        return list(strategies)
+    except TypeError:
+        raise TypeError(
+            f"strategies must be a strategy name or a list of names and Strategy objects, got {strategies!r}"
+        ) from None
+
+
+def _verbatim_turns(inputs: list[BaseMessage], fitted: list[BaseMessage]) -> int:
+    """How many of the input's user turns, newest first, end ``fitted`` as the same objects (so verbatim), stopping
+    at the first that does not; walks only the kept tail."""
+    turns = 0
+    for original, kept in zip(reversed(inputs), reversed(fitted), strict=False):
+        if original is not kept:
+            break
+        turns += isinstance(original, HumanMessage)
+    return turns
 
 
 def _later_keeps(later: Sequence[Strategy]) -> Keeps | None:
@@ -420,6 +525,7 @@ class _Run:
     labels: _Labels
     meter: Meter
     steps: list[StepReport] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
 
     def __post_init__(self) -> None:
         self.lists = [self.current]
@@ -437,6 +543,7 @@ class _Run:
     def record(self, strategy: Strategy, result: StepResult) -> None:
         index = len(self.lists) - 1
         self.steps.append(self.planner._report(strategy.name, result, self.labels, self.figures, index))
+        self.warnings.extend(f"{strategy.name}: {warning}" for warning in result.warnings)
         self.current = result.messages
         self.lists.append(self.current)
 
@@ -448,12 +555,13 @@ def fit(
     context_window: int | None = None,
     reserve_output: int | None = None,
     tools: Sequence[dict[str, Any]] | None = None,
-    strategies: Sequence[Strategy | str] | None = None,
+    strategies: Sequence[Strategy | str] | str | None = None,
     summarizer: Any = None,
     keep_last: int | None = None,
     counter: TokenCounter | str | None = None,
     strict: bool = False,
     output: Output = "messages",
+    broken_tool_pairs: BrokenToolPairs = "drop",
 ) -> Plan:
     """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; see ``Planner``."""
     return Planner(
@@ -467,6 +575,7 @@ def fit(
         keep_last=keep_last,
         strict=strict,
         output=output,
+        broken_tool_pairs=broken_tool_pairs,
     ).plan(messages)
 
 

@@ -8,7 +8,8 @@ Conversations are the outer loop and every run sees each conversation in the sam
 
 A plan's time is the wall-clock time of ``Planner.plan`` alone; the recount and the metrics are not timed.
 ``tokens_used`` is recounted with the counter's own ``count_messages`` on the fitted messages and the request's tool
-definitions, independently of the planner's cached per-message counts.
+definitions, independently of the planner's cached per-message counts; so is each input, for ``budget_used`` (the
+share of the budget used by the conversations whose input was over it).
 """
 
 from __future__ import annotations
@@ -46,11 +47,14 @@ class BenchResult:
     intact_conversations: int = 0  # conversations with every tool pair intact
     messages_summarized: int = 0
     recent_turns: list[float] = field(default_factory=list)  # per conversation with user turns
+    budget_shares: list[float] = field(default_factory=list)  # tokens used / budget, per conversation over budget
     systems_kept: list[bool] = field(default_factory=list)  # per conversation with a system prompt
     first_warning: str | None = None  # the planner's warning for the first conversation over budget
 
-    def add(self, seconds: float, tokens: int, plan: Plan, kept: Kept) -> None:
+    def add(self, seconds: float, tokens: int, plan: Plan, kept: Kept, input_tokens: int) -> None:
         self.conversations += 1
+        if input_tokens > self.budget:
+            self.budget_shares.append(tokens / self.budget)
         self.seconds += seconds
         self.tokens_used = max(self.tokens_used, tokens)
         self.tokens_total += tokens
@@ -80,6 +84,17 @@ class BenchResult:
         return _mean(self.recent_turns)
 
     @property
+    def budget_used(self) -> float | None:
+        """The mean share of the budget the fitted requests use, over the conversations whose input was over it:
+        low means the chain removed more than it had to (a plan that fits can always use the budget it has)."""
+        return _mean(self.budget_shares)
+
+    @property
+    def budget_used_min(self) -> float | None:
+        """The least share of the budget used by a conversation whose input was over it."""
+        return min(self.budget_shares, default=None)
+
+    @property
     def tool_pairs_intact(self) -> float | None:
         return self.intact_conversations / self.conversations if self.conversations else None
 
@@ -95,6 +110,8 @@ class BenchResult:
             "conversations": self.conversations,
             "seconds_per_conversation": self.seconds_per_conversation,
             "tokens_used": self.tokens_used,
+            "budget_used": self.budget_used,
+            "budget_used_min": self.budget_used_min,
             "recent_turns_kept": self.recent_turns_kept,
             "tool_pairs_intact": self.tool_pairs_intact,
             "system_kept": self.system_kept,
@@ -173,8 +190,10 @@ def _plan_all(runs: Sequence[_Run], conversation: Conversation, counter: TokenCo
     ``truncate-tools+trim`` usually agree), so a recount is remembered by the identities of the fitted messages
     (every run sends the same tool definitions with one conversation).
     """
-    outcomes: list[tuple[float, int, Plan, Kept]] = []
+    outcomes: list[tuple[float, int, Plan, Kept, int]] = []
     recounts: dict[tuple[int, ...], int] = {}
+    tools = _for_conversation(runs[0].planner, conversation).tools if runs else None
+    input_tokens = counter.count_messages(conversation.messages, tools=tools)  # every run sends the same tools
     for run in runs:
         planner = _for_conversation(run.planner, conversation)
         start = time.perf_counter()
@@ -183,6 +202,6 @@ def _plan_all(runs: Sequence[_Run], conversation: Conversation, counter: TokenCo
         key = tuple(map(id, plan.messages))  # the plans in ``outcomes`` keep these objects alive
         if key not in recounts:
             recounts[key] = counter.count_messages(plan.messages, tools=planner.tools)
-        outcomes.append((seconds, recounts[key], plan, measure(conversation.messages, plan.messages)))
+        outcomes.append((seconds, recounts[key], plan, measure(conversation.messages, plan.messages), input_tokens))
     for run, outcome in zip(runs, outcomes, strict=True):
         run.result.add(*outcome)

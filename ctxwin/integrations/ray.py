@@ -46,11 +46,14 @@ def _summary_type() -> pyarrow.DataType:
     """``Plan.summary()`` as an Arrow struct, declared so that no batch's values (say, no warnings) change it."""
     import pyarrow
 
-    counts = ("tokens_before", "tokens_after", "budget", "dropped", "truncated", "summarized")
+    counts = ("tokens_before", "tokens_after", "budget")
+    kept = ("recent_turns_verbatim", "dropped", "truncated", "summarized")
     return pyarrow.struct(
         [
             ("fits", pyarrow.bool_()),
             *((name, pyarrow.int64()) for name in counts),
+            ("budget_used", pyarrow.float64()),
+            *((name, pyarrow.int64()) for name in kept),
             ("warnings", pyarrow.list_(pyarrow.string())),
         ]
     )
@@ -172,8 +175,8 @@ def fit_dataset(
     string because Arrow would otherwise merge the differing keys of the messages: ``tool_calls`` on some,
     ``tool_call_id`` on others; ``json.loads`` gives back exactly the list ``fit(..., output="openai")``
     returns); ``plan_column`` — ``Plan.summary()`` as a struct (fits, tokens_before, tokens_after, budget,
-    dropped, truncated, summarized, warnings); ``error_column`` — null, or why that row could not be fitted
-    (its other two columns are then null). A bad row never fails the job.
+    budget_used, recent_turns_verbatim, dropped, truncated, summarized, warnings); ``error_column`` — null, or why
+    that row could not be fitted (its other two columns are then null). A bad row never fails the job.
 
     ``concurrency``: actors (each holds one CPU): ``n``, ``(min, max)`` for an autoscaling pool, or ``None`` for
     Ray's default (autoscaling). A fixed ``n`` equal to all CPUs starves the read tasks of a file-backed dataset and

@@ -78,7 +78,11 @@ def must_keep(messages: Sequence[BaseMessage], meter: Meter | None = None) -> li
 def must_keep_with_partners(messages: Sequence[BaseMessage], meter: Meter | None = None) -> set[int]:
     """``must_keep`` plus the tool partners of those messages: what no later step can drop, since a call and its
     results are kept or dropped together."""
-    keep = set(must_keep(messages, meter))
+    return with_partners(messages, set(must_keep(messages, meter)))
+
+
+def with_partners(messages: Sequence[BaseMessage], keep: set[int]) -> set[int]:
+    """``keep`` (indexes) plus the tool calls of the results in it and the results of the calls in it."""
     if not any(isinstance(messages[i], (ToolMessage, AIMessage)) for i in keep):
         return keep  # no tool partners to find: skip indexing the conversation's pairs
     pairs = ToolPairs(messages)
@@ -89,6 +93,20 @@ def must_keep_with_partners(messages: Sequence[BaseMessage], meter: Meter | None
         if call in keep:
             keep.update(result for result, _ in results)
     return keep
+
+
+def last_turn(messages: Sequence[BaseMessage]) -> set[int]:
+    """The last user message, everything after it, and their tool partners before it (a call the user message
+    interrupted): what no step may leave a hole in. Empty without a user message."""
+    last = last_user_index(messages)
+    if last is None:
+        return set()
+    turn = set(range(last, len(messages)))
+    pairs = ToolPairs(messages, suffix_only=True)
+    pairs.cover(last)  # indexes the turn, and finds the calls of its results before it
+    if any(pairs.call_of[result] < last for result in pairs.call_of if result >= last):
+        return with_partners(messages, turn)  # rare: such a call may have other results before the turn
+    return turn
 
 
 @dataclass(frozen=True)
@@ -127,6 +145,8 @@ class StepResult:
     truncated: list[BaseMessage] = field(default_factory=list)
     summarized: list[BaseMessage] = field(default_factory=list)
     skipped: bool = False
+    # What the plan must tell its caller (a must-keep part it could not keep whole, a repaired input, ...).
+    warnings: list[str] = field(default_factory=list)
     # id(copy) -> the input message it replaces, so reports name a shortened message like its original
     origins: dict[int, BaseMessage] = field(default_factory=dict)
 

@@ -65,8 +65,13 @@ def drop_with_partners(messages: Sequence[BaseMessage], drop: set[int]) -> tuple
 
 
 def _slim(
-    messages: list[BaseMessage], kinds: frozenset[str], replacement: dict[str, Any] | None, indexes: list[int]
+    messages: list[BaseMessage],
+    kinds: frozenset[str],
+    replacement: dict[str, Any] | None,
+    indexes: list[int],
+    targets: list[int | None],
 ) -> list[BaseMessage | None]:
+    """Slimmer copies of ``messages`` at ``indexes`` (all or nothing: ``targets`` do not apply)."""
     return [_without_blocks(messages[i], kinds, replacement) for i in indexes]
 
 

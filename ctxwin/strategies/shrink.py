@@ -1,12 +1,18 @@
-"""Shrinking messages oldest first until the conversation fits, skipping what a later step drops anyway.
+"""Shrinking messages until the conversation fits, removing about what is needed, and skipping what a later step
+drops anyway.
 
-``filter`` (old reasoning blocks and images) and ``truncate_tool_output`` replace messages by smaller copies, oldest
-first, and stop once the conversation fits. When a later step keeps the newest messages (``Meter.later_keeps``,
-set by the planner from its chain: trim and summarize do) and the newest messages alone, shrunk, already overflow
-the budget, no amount of shrinking makes the conversation fit: that step drops every message older than the
-overflow point, whatever it counts. Those messages are then neither shrunk nor tokenized, and the conversation
-after that step is the one shrinking everything gives; only the steps' reports differ (a message the later step
-drops is reported dropped, not shrunk and dropped). ``"first"`` mirrors this from the oldest end.
+``filter`` (old reasoning blocks and images) and ``truncate_tool_output`` replace messages by smaller copies and stop
+once the conversation fits. A step that can shrink a message by degrees (``truncate_tool_output``, which gives
+``floor``) takes from each only what is still needed, oldest first, so the budget is spent rather than freed: a 60k
+log that is 8k over the budget loses about 8k, not 59k.
+
+When a later step keeps the newest messages (``Meter.later_keeps``, set by the planner from its chain: trim and
+summarize do), the newest messages a plain trim would keep verbatim stay verbatim: counting from the newest message
+back, messages count whole while they fit, and older ones as shrunk. Where that count first overflows the budget,
+the later step drops everything older whatever it counts, so those messages are left alone (neither shrunk nor
+tokenized) and only the ones between that point and the verbatim part are shrunk, as little as needed. A plan thus
+keeps at least as many recent turns verbatim as a plain trim, and fills the rest of the budget with shrunk older
+messages. ``"first"`` mirrors this from the oldest end.
 """
 
 from __future__ import annotations
@@ -14,9 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ctxwin.messages import BaseMessage
+from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.strategies.base import must_keep_with_partners
 from ctxwin.strategies.meter import Meter
+
+# Rounds of cutting by degrees: the first cuts by the counts' estimate, the next ones take what the real cuts left
+# over (a token or two where a marker joins the text).
+_ROUNDS = 3
 
 
 @dataclass
@@ -31,78 +41,115 @@ class Shrunk:
 def shrink_until_fits(
     messages: Sequence[BaseMessage],
     wanted: Callable[[int], bool],
-    shrink: Callable[[list[int]], list[BaseMessage | None]],
+    shrink: Callable[[list[int], list[int | None]], list[BaseMessage | None]],
     limit: int,
     meter: Meter,
-    estimate: Callable[[int], int] | None = None,
+    floor: Callable[[int], int] | None = None,
 ) -> Shrunk:
-    """Shrink the messages ``wanted(i)`` picks oldest first until the messages count at most ``limit``;
-    ``shrink(indexes)`` makes their smaller copies (None where there is none) together, so that a strategy can
-    tokenize their pieces in one batch. ``estimate(i)``, when given, is a cheap guess of the shrunk count, used
-    while looking for the overflow point so that expensive shrinks (a tool output's cut) are only made for messages
-    that may be kept. ``wanted`` is asked only about the messages the search reaches, not the whole history."""
-    made: dict[int, BaseMessage | None] = {}
+    """Shrink the messages ``wanted(i)`` picks until the messages count at most ``limit``: oldest first (newest first
+    when the later step keeps the oldest). ``shrink(indexes, targets)`` makes their smaller copies together (None
+    where there is none), so a strategy can tokenize their pieces in one batch; ``targets`` are the counts to come
+    down to (None: as small as it goes). ``floor(i)``, when given, is the count of message ``i`` shrunk as far as it
+    goes (a cheap estimate): each message is then shrunk only by what is still needed. Without it a message is shrunk
+    all the way or not at all. ``wanted`` is asked only about the messages the search reaches."""
+    made: dict[int, BaseMessage | None] = {}  # shrunk all the way, by index: the search's copies are reused
 
-    def real(indexes: list[int]) -> list[BaseMessage | None]:
-        new = [i for i in indexes if i not in made]
-        if new:
-            made.update(zip(new, shrink(new), strict=True))
-        return [made[i] for i in indexes]
+    def whole(i: int) -> BaseMessage | None:
+        if i not in made:
+            made[i] = shrink([i], [None])[0]
+        return made[i]
 
     keeps = meter.later_keeps
-    edge = _overflow(messages, wanted, real, limit, meter, estimate, keeps) if keeps else None
-    if edge is not None:  # what lies beyond the edge is dropped by the later step: shrink only the rest
-        reachable = range(edge, len(messages)) if keeps == "last" else range(edge + 1)
-        outside = [i for i in must_keep_with_partners(messages, meter) if i not in reachable]
-        chosen = sorted(i for i in (*outside, *reachable) if wanted(i))
-        skipped = edge if keeps == "last" else len(messages) - edge - 1
-        end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
-        note = (f"left the {skipped} {end} messages to a later step, which drops or summarises them: "
-                f"the {other} ones alone overflow the budget")
-        replacements = {i: s for i, s in zip(chosen, real(chosen), strict=True) if s is not None}
-        return Shrunk(replacements, note if replacements else None)  # a step that did nothing has nothing to explain
+    region: list[int] | None = None  # what the later step keeps, when it drops the rest anyway
+    note = None
+    if keeps and meter.is_additive(messages) and messages:
+        protected = must_keep_with_partners(messages, meter)
+        edge = _overflow(messages, wanted, whole, limit, meter, floor, keeps, protected)
+        if edge is not None:
+            reachable = range(edge + 1, len(messages)) if keeps == "last" else range(edge)
+            region = sorted({*reachable, *protected})
+            skipped = len(messages) - len(region)
+            end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
+            note = (f"left the {skipped} {end} messages to a later step, which drops or summarises them: "
+                    f"the {other} ones alone overflow the budget")
+    order = range(len(messages)) if region is None else region
+    if keeps == "first":
+        order = order[::-1]
     done = Shrunk()
-    total = meter.total(messages)
-    for i in range(len(messages)):
-        if total <= limit:
+    for _ in range(_ROUNDS if floor is not None else 1):
+        current = [done.replacements.get(i, messages[i]) for i in (range(len(messages)) if region is None else region)]
+        need = meter.total(current) - limit
+        if need <= 0:
             break
-        if not wanted(i):
-            continue
-        smaller = real([i])[0]
-        if smaller is not None:
-            total += meter.count(smaller) - meter.count(messages[i])
-            done.replacements[i] = smaller
+        picked: list[int] = []
+        targets: list[int | None] = []
+        for i in order:
+            if need <= 0:
+                break
+            if not wanted(i):
+                continue
+            now = meter.count(done.replacements.get(i, messages[i]))
+            if floor is None:  # all or nothing: shrink it and see
+                smaller = whole(i)
+                if smaller is not None:
+                    done.replacements[i] = smaller
+                    need -= now - meter.count(smaller)
+                continue
+            spare = now - floor(i)
+            if spare > 0:
+                take = min(need, spare)
+                need -= take
+                picked.append(i)
+                targets.append(now - take)
+        if not picked:
+            break
+        for i, smaller in zip(picked, shrink(picked, targets), strict=True):
+            if smaller is not None:
+                done.replacements[i] = smaller
+    done.note = note if done.replacements else None  # a step that did nothing has nothing to explain
     return done
 
 
 def _overflow(
     messages: Sequence[BaseMessage],
     wanted: Callable[[int], bool],
-    real: Callable[[list[int]], list[BaseMessage | None]],
+    whole: Callable[[int], BaseMessage | None],
     limit: int,
     meter: Meter,
-    estimate: Callable[[int], int] | None,
+    floor: Callable[[int], int] | None,
     keeps: str,
+    protected: set[int],
 ) -> int | None:
-    """The index where the messages from the kept end, each as shrunk, first count over ``limit`` (None if they
-    never do, or the counter is not additive). Candidates are counted by ``estimate`` until the sum first
-    passes the limit; then their real shrinks are made (together) and the sum checked again."""
-    if not messages or not meter.is_additive(messages):
-        return None
-    room, used = limit - meter.overhead(messages), 0
-    guessed: dict[int, int] = {}  # candidates counted by their estimate so far
-    for i, count in meter.walk(messages, room, newest_first=keeps == "last"):
-        if wanted(i):
-            if estimate is not None:
-                count = guessed[i] = estimate(i)
+    """Where the later step's cut will fall: walking from the kept end beside the ``protected`` messages, the
+    newest whole user turns that fit count whole (``"last"``: what a plain trim keeps verbatim), the older messages
+    each as shrunk; the index where that first overflows ``limit``, or None if it never does."""
+    room = limit - meter.overhead(messages) - sum(meter.each([messages[i] for i in sorted(protected)]))
+    newest_first = keeps == "last"
+    verbatim = _verbatim_start(messages, meter, room, protected) if newest_first else len(messages)
+    used = 0
+    for i, count in meter.walk(messages, room, newest_first=newest_first):
+        if i in protected:
+            continue
+        if i < verbatim and wanted(i):
+            if floor is not None:
+                count = min(count, floor(i))
             else:
-                smaller = real([i])[0]
+                smaller = whole(i)
                 count = meter.count(smaller) if smaller is not None else count
         used += count
         if used > room:
-            shrunk = [messages[j] if s is None else s for j, s in zip(guessed, real(list(guessed)), strict=True)]
-            used += sum(meter.each(shrunk)) - sum(guessed.values())
-            guessed.clear()
-            if used > room:
-                return i
+            return i
     return None
+
+
+def _verbatim_start(messages: Sequence[BaseMessage], meter: Meter, room: float, protected: set[int]) -> int:
+    """Where the newest whole user turns that fit in ``room`` (beside the protected messages) start."""
+    used, start = 0, len(messages)
+    for i, count in meter.walk(messages, room):
+        if i not in protected:
+            used += count
+        if used > room:
+            break
+        if isinstance(messages[i], HumanMessage):
+            start = i
+    return start

@@ -1,7 +1,9 @@
 """``summarize``: replace the oldest part of the conversation with one summary message.
 
-The span ends at the start of a user turn, so a tool call is never separated from its results and no turn is cut
-in the middle; the leading system messages, pinned messages and the last user turn are never in it. An existing
+The span ends at the start of a user turn that no tool pair straddles, so a tool call is never separated from its
+results and no turn is cut in the middle; the leading system messages and the last user turn are never in it, and
+pinned messages in it stay, with their tool partners, right after the summary. The newest messages that fit beside
+the summary stay verbatim (``keep_last_*`` only keeps more). An existing
 summary at the start of the span is passed to the summarizer with the new messages, so it is extended rather than
 rewritten. The summary is capped at ``max_summary_tokens`` and at the room the budget leaves beside what must stay
 (skipped when that is under ``MIN_SUMMARY_TOKENS``). A summarizer that raises or returns nothing skips the
@@ -16,16 +18,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.strategies.base import (
     Budget,
     StepResult,
-    is_pinned,
     last_user_index,
     leading_system_count,
     must_keep_with_partners,
 )
-from ctxwin.strategies.extractive import extractive_summarizer
+from ctxwin.strategies.extractive import extractive_summarizer, extractive_summary
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.summary import is_summary, summarized_ids, summary_message
 from ctxwin.strategies.truncate import longest_fitting
@@ -38,15 +40,26 @@ MIN_SUMMARY_TOKENS = 16
 @dataclass
 class _Span:
     start: int
-    end: int  # messages[start:end] minus pinned ones are summarised
+    end: int  # messages[start:end] less the kept ones are summarised
+    kept: list[int]  # indexes in the span that stay (pinned messages and their tool partners)
+
+
+@dataclass
+class _Call:
+    """A span, what it replaces, the summary's room, and what the summarizer returned (maybe an awaitable)."""
+
+    span: _Span
+    replaced: list[BaseMessage]
+    room: int
+    text: Any
+    quoted: int | None = None  # the built-in summarizer: lines quoted of those it covers (None: all of them)
+    lines: int = 0
 
 
 @dataclass
 class Summarize:
-    """Summarise the oldest turns, keeping the last ``keep_last_messages`` or ``keep_last_tokens`` verbatim.
-
-    With neither set, as much of the recent conversation is kept as fits beside the summary.
-    """
+    """Summarise the oldest turns, keeping at least the last ``keep_last_messages`` messages or ``keep_last_tokens``
+    tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary."""
 
     keeps: ClassVar[str] = "last"  # see Strategy
 
@@ -57,14 +70,16 @@ class Summarize:
     name: str = field(default="summarize")
 
     def __post_init__(self) -> None:
-        for label in ("keep_last_messages", "keep_last_tokens"):
+        if not callable(self.summarizer):
+            raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {self.summarizer!r}")
+        for label in ("keep_last_messages", "keep_last_tokens", "max_summary_tokens"):
             value = getattr(self, label)
-            if value is not None and value < 0:
-                raise ValueError(f"summarize {label} must be >= 0, got {value}")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"summarize {label} must be a non-negative int, got {value!r}")
         if self.max_summary_tokens < 1:
             raise ValueError(f"summarize max_summary_tokens must be at least 1, got {self.max_summary_tokens}")
 
-    def _span(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> _Span | None:
+    def _span(self, messages: list[BaseMessage], budget: Budget, meter: Meter, protected: set[int]) -> _Span | None:
         start = leading_system_count(messages)
         if start < len(messages) and is_summary(messages[start]):
             pass  # an earlier summary opens the span and is extended
@@ -73,27 +88,30 @@ class Summarize:
         last_user = last_user_index(messages)
         if last_user is None:
             return None
-        if self.keep_last_messages is not None:
-            cut = len(messages) - self.keep_last_messages
-        else:
-            room = (
-                self.keep_last_tokens
-                if self.keep_last_tokens is not None
-                else budget.messages_budget - sum(meter.each(messages[:start])) - self.max_summary_tokens
-            )
-            cut = meter.suffix_start(messages, room, start)
-        # Cut only where a user turn starts, never later than the last user message. An explicit keep_last keeps at
-        # least that much (the cut moves back); a budget-driven cut moves forward, so the result fits without the
-        # trim step dropping unsummarised messages between the summary and the verbatim tail.
-        cut = min(max(cut, start), last_user)
-        explicit = self.keep_last_messages is not None or self.keep_last_tokens is not None
-        while start < cut < last_user and not isinstance(messages[cut], HumanMessage):
-            cut += -1 if explicit else 1
-        while cut > start and not isinstance(messages[cut], HumanMessage):
+        # The newest messages that fit beside the summary stay verbatim; keep_last only ever keeps more.
+        room = budget.messages_budget - sum(meter.each(messages[:start])) - self.max_summary_tokens
+        if self.keep_last_tokens is not None:
+            room = max(room, self.keep_last_tokens)
+        cut = meter.suffix_start(messages, room, start)
+        floor = len(messages) if self.keep_last_messages is None else len(messages) - self.keep_last_messages
+        cut = max(min(cut, last_user, floor), start)
+        # Cut only where a user turn starts and no tool pair straddles (a user message may sit between a call and
+        # its result): forward, so the result fits, but never into the messages keep_last keeps; else backward.
+        pairs = ToolPairs(messages, suffix_only=True)
+
+        def clean(at: int) -> bool:
+            return isinstance(messages[at], HumanMessage) and pairs.straddling(at) == 0
+
+        ahead = cut
+        while ahead < min(last_user, floor) and not clean(ahead):
+            ahead += 1
+        cut = ahead if ahead < len(messages) and clean(ahead) else cut
+        while cut > start and not clean(cut):
             cut -= 1
-        if not any(not is_pinned(m) for m in messages[start:cut]) or (cut - start == 1 and is_summary(messages[start])):
+        kept = [i for i in range(start, cut) if i in protected and not is_summary(messages[i])]  # pins, partners
+        if cut - start == len(kept) or (cut - start == 1 and is_summary(messages[start])):
             return None
-        return _Span(start, cut)
+        return _Span(start, cut, kept)
 
     def _room(self, others: list[BaseMessage], framing: int, budget: Budget, meter: Meter) -> int:
         """Summary tokens allowed: ``max_summary_tokens``, or less when the budget left beside the part that no later
@@ -101,20 +119,15 @@ class Summarize:
         kept = [others[i] for i in sorted(must_keep_with_partners(others, meter))]
         return min(self.max_summary_tokens, budget.messages_budget - meter.total(kept) - framing)
 
-    def _result(
-        self, messages: list[BaseMessage], span: _Span, text: Any, budget: Budget, meter: Meter
-    ) -> StepResult:
-        replaced = [m for m in messages[span.start : span.end] if not is_pinned(m)]
+    def _result(self, messages: list[BaseMessage], call: _Call, text: Any, meter: Meter) -> StepResult:
+        span, replaced, room = call.span, call.replaced, call.room
         if not isinstance(text, str) or not text.strip():
             return StepResult(list(messages), ["summarizer returned no text; nothing summarised"], skipped=True)
         text = text.strip()
-        count = sum(
-            m.response_metadata["ctxwin_summary"].get("summarized_count", 0) if is_summary(m) else 1 for m in replaced
-        )
-        pinned = [m for m in messages[span.start : span.end] if is_pinned(m)]
-        others = [*messages[: span.start], *pinned, *messages[span.end :]]
-        room = self._room(others, meter.count(summary_message("", replaced, count)), budget, meter)
+        count = _covered(replaced)
+        kept = [messages[i] for i in span.kept]
         tokens = meter.text(text)
+        cut_note = ""
         if tokens > room:
             limit = room - meter.text("…")
             if limit < MIN_SUMMARY_TOKENS:
@@ -122,49 +135,65 @@ class Summarize:
                 return StepResult(list(messages), [note], skipped=True)
             text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]), limit)[0]] + "…"
             tokens = meter.text(text)
+            cut_note = "; the summarizer's text was cut to fit"
         summary = summary_message(text, replaced, count)
-        out = [*messages[: span.start], summary, *pinned, *messages[span.end :]]
+        out = [*messages[: span.start], summary, *kept, *messages[span.end :]]
         originals = [m for m in replaced if not is_summary(m)]
         note = f"summarised {len(originals)} messages into {tokens} tokens"
         if any(is_summary(m) for m in replaced):
             note += f" (extending the summary of {len(summarized_ids(replaced[0])) or 'earlier'} messages)"
-        return StepResult(out, [note], summarized=originals)
+        if call.quoted is not None and call.quoted < call.lines:
+            note += f"; the summary quotes {call.quoted} of their {call.lines} lines, evenly spread"
+        return StepResult(out, [note + cut_note], summarized=originals)
 
     def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:
         # The exception's type only: its text may echo conversation content or secrets into the report.
         return StepResult(list(messages), [f"summarizer raised {type(exc).__name__}; nothing summarised"], skipped=True)
 
-    def _call(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult | tuple[_Span, Any]:
+    def _call(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult | _Call:
         """The span and what the summarizer returned for it (maybe an awaitable), or the skipped step."""
-        span = self._span(messages, budget, meter)
+        protected = must_keep_with_partners(messages, meter)
+        span = self._span(messages, budget, meter, protected)
         if span is None:
             return StepResult(list(messages), ["nothing to summarise"], skipped=True)
+        kept = set(span.kept)
+        replaced = [m for i, m in enumerate(messages[span.start : span.end], span.start) if i not in kept]
+        others = [*messages[: span.start], *(messages[i] for i in span.kept), *messages[span.end :]]
+        room = self._room(others, meter.count(summary_message("", replaced, _covered(replaced))), budget, meter)
         try:
-            return span, self.summarizer([m for m in messages[span.start : span.end] if not is_pinned(m)])
+            if self.summarizer is extractive_summarizer:  # the built-in one covers the whole span within the room
+                extract = extractive_summary(replaced, max(room, MIN_SUMMARY_TOKENS), meter.text)
+                return _Call(span, replaced, room, extract.text, extract.quoted, extract.lines)
+            return _Call(span, replaced, room, self.summarizer(replaced))
         except Exception as exc:
             return self._failed(messages, exc)
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        called = self._call(messages, budget, meter)
-        if isinstance(called, StepResult):
-            return called
-        span, text = called
+        call = self._call(messages, budget, meter)
+        if isinstance(call, StepResult):
+            return call
         try:
-            text = _run_sync(text) if inspect.isawaitable(text) else text
+            text = _run_sync(call.text) if inspect.isawaitable(call.text) else call.text
         except Exception as exc:
             return self._failed(messages, exc)
-        return self._result(messages, span, text, budget, meter)
+        return self._result(messages, call, text, meter)
 
     async def aapply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        called = self._call(messages, budget, meter)
-        if isinstance(called, StepResult):
-            return called
-        span, text = called
+        call = self._call(messages, budget, meter)
+        if isinstance(call, StepResult):
+            return call
         try:
-            text = await text if inspect.isawaitable(text) else text
+            text = await call.text if inspect.isawaitable(call.text) else call.text
         except Exception as exc:
             return self._failed(messages, exc)
-        return self._result(messages, span, text, budget, meter)
+        return self._result(messages, call, text, meter)
+
+
+def _covered(replaced: list[BaseMessage]) -> int:
+    """How many original messages a summary of ``replaced`` stands for, earlier summaries included."""
+    return sum(
+        m.response_metadata["ctxwin_summary"].get("summarized_count", 0) if is_summary(m) else 1 for m in replaced
+    )
 
 
 def _run_sync(awaitable: Awaitable[Any]) -> Any:

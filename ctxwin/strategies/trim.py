@@ -1,8 +1,11 @@
 """``trim``: the trim engine, keeping the most recent (or the oldest) messages that fit around what must stay.
 
 What must stay (the leading system messages, pinned messages, the last user message, and the tool partners of any
-of them) is set aside and its cost taken from the budget; the engine keeps the latest of the rest that fit, with
-tool pairs whole. The kept history then starts at a user turn, so the model never sees a turn's second half.
+of them; and the whole last turn when it fits beside them, else a warning says how much of it was dropped) is set
+aside and its cost taken from the budget; the engine keeps the latest of the rest that fit, with tool pairs whole.
+The kept history then starts at a user turn: when the oldest kept turn is only a tail end, the user message that
+opens it is kept with it (room made for it), so the budget is filled with the latest part of that turn and the model
+never sees a turn's second half without its question.
 ``strategy="first"`` keeps the oldest of the rest instead (LangChain's ``strategy="first"``), ending the kept head
 on an assistant message, so the model never sees a question whose answer was cut away.
 """
@@ -10,11 +13,13 @@ on an assistant message, so the model never sees a question whose answer was cut
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
-from ctxwin.strategies.base import Budget, StepResult, must_keep_with_partners, without
+from ctxwin.engine.tool_pairs import ToolPairs
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from ctxwin.strategies.base import Budget, StepResult, last_turn, must_keep_with_partners, without
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
 
@@ -38,31 +43,48 @@ class TrimToBudget:
         return self.strategy
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        protected = sorted(must_keep_with_partners(messages, meter))
+        protected_set = must_keep_with_partners(messages, meter)
+        turn = last_turn(messages)
+        whole = sorted(protected_set | turn)
+        if meter.within([messages[i] for i in whole], budget.messages_budget):  # counts only until over
+            protected_set = set(whole)  # the last turn stays whole when it fits beside what must stay
+        protected = sorted(protected_set)
         fixed = [messages[i] for i in protected]
         rest = without(messages, protected)
         limit = budget.messages_budget - sum(meter.each(fixed))
         notes: list[str] = []
+        warnings: list[str] = []
         kept = protected
         metered = meter.as_counter() if meter.is_additive(messages) else meter.counter
         end_on = "ai" if self.strategy == "first" else None
-        for _ in range(_MAX_ROUNDS):
+        def engine(room: int) -> list[int]:
             kept_rest = (
-                trim_messages(rest, max_tokens=limit, token_counter=metered, strategy=self.strategy, end_on=end_on)
-                if limit > 0
+                trim_messages(rest, max_tokens=room, token_counter=metered, strategy=self.strategy, end_on=end_on)
+                if room > 0
                 else []
             )
-            kept = sorted([*protected, *_positions(kept_rest, rest, protected, from_end=self.strategy == "last")])
+            return sorted([*protected, *_positions(kept_rest, rest, protected, from_end=self.strategy == "last")])
+
+        for _ in range(_MAX_ROUNDS):
+            kept = engine(limit)
             if self.strategy == "last":
-                kept = _start_on_user_turn(messages, kept, set(protected))
+                whole_turns = _start_on_user_turn(messages, kept, protected_set)
+                if whole_turns != kept:  # a turn's tail end: keep it with its question, or drop it
+                    kept = _with_question(messages, kept, whole_turns, protected_set, limit, meter, engine)
             over = meter.total([messages[i] for i in kept]) - budget.messages_budget
             if over <= 0 or limit <= 0:
                 break
             limit -= over
         if limit <= 0 and rest:
             notes.append("the must-keep messages alone use the whole budget")
+        lost = len(turn.difference(kept))
+        if lost:
+            warnings.append(
+                f"the last turn (the last user message and what follows it, {len(turn)} messages) does not fit the "
+                f"budget beside what must stay: {lost} of its messages were dropped"
+            )
         notes.append(f"kept {len(kept)} of {len(messages)} messages")
-        return StepResult([messages[i] for i in kept], notes, dropped=without(messages, kept))
+        return StepResult([messages[i] for i in kept], notes, dropped=without(messages, kept), warnings=warnings)
 
 
 def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: list[int], from_end: bool) -> list[int]:
@@ -79,11 +101,39 @@ def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: lis
     return positions
 
 
+def _with_question(
+    messages: list[BaseMessage],
+    kept: list[int],
+    whole_turns: list[int],
+    protected: set[int],
+    limit: int,
+    meter: Meter,
+    engine: Callable[[int], list[int]],
+) -> list[int]:
+    """The kept messages when the oldest kept turn is only a tail end: that tail with the user message that opens
+    its turn (the engine run again with room for it), so the budget is spent on the latest part of the turn and
+    the model still sees what it answers; ``whole_turns`` (the tail dropped) when there is no such message or no
+    room for it and a tail."""
+    first_gone = min(set(kept) - set(whole_turns))
+    question = next((i for i in range(first_gone - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
+    if question is None or question in protected:
+        return whole_turns
+    fuller = _start_on_user_turn(messages, sorted({*engine(limit - meter.count(messages[question])), question}),
+                                 protected)
+    next_turn = next((i for i in whole_turns if i > question and i not in protected), len(messages))
+    if not any(question < i < next_turn and i not in protected for i in fuller):
+        return whole_turns
+    return fuller
+
+
 def _start_on_user_turn(messages: list[BaseMessage], kept: list[int], protected: set[int]) -> list[int]:
-    """Drop unprotected messages between the system prefix and the first kept user message (a turn's tail end)."""
+    """Drop unprotected messages between the system prefix and the first kept user message (a turn's tail end), and
+    the kept results of the calls so dropped (a user message may sit between a call and its result)."""
     first_user = next((k for k, i in enumerate(kept) if isinstance(messages[i], HumanMessage)), None)
     if first_user is None:
         return kept
-    return [
-        i for k, i in enumerate(kept) if k >= first_user or i in protected or isinstance(messages[i], SystemMessage)
-    ]
+    gone = {i for i in kept[:first_user] if i not in protected and not isinstance(messages[i], SystemMessage)}
+    if any(isinstance(messages[i], AIMessage) for i in gone):
+        pairs = ToolPairs([messages[i] for i in kept])
+        gone.update(kept[r] for r, c in pairs.call_of.items() if kept[c] in gone and kept[r] not in protected)
+    return [i for i in kept if i not in gone]

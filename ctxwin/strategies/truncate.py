@@ -3,8 +3,9 @@
 Tool outputs (search results, logs, file dumps) are the usual reason an agent's context overflows, and their middle
 is the part a model needs least. The full value is never lost: it goes to the ToolMessage's ``artifact`` (which
 providers never see), or, when the tool already set an artifact, to ``response_metadata["ctxwin_full_content"]``.
-Oldest outputs are shortened first, and shortening stops as soon as the conversation fits (outputs a later trim
-drops anyway are left alone: see ``shrink``).
+Oldest outputs are shortened first, each by what the budget still needs (at most down to ``max_tokens``), and
+shortening stops as soon as the conversation fits; the newest outputs a plain trim would keep stay whole, and outputs
+a later trim drops anyway are left alone (see ``shrink``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ MARKER = "\n[… {cut} tokens of tool output cut by ctxwin …]\n"
 # Head and tail stop searching within 1/SLACK of their share: a cut log needs no exact last token, and the marker
 # still reports the exact number of tokens cut.
 SLACK = 10
+# ... but never more than this many tokens: an output cut by just what the budget needs stays long, and a tenth of it
+# would leave thousands of tokens of the budget unused.
+MAX_SLACK = 128
 # A bracket this narrow is a token or two wide: the token estimate closes it in a probe or two, without bisecting.
 _CREEP = 32
 
@@ -106,24 +110,31 @@ def _cut(text: str, total: int, max_tokens: int, head_share: float) -> Generator
     chars_per_token = len(text) / max(total, 1)
     head_limit = int(max_tokens * head_share)
     head_size, head_tokens = yield from _search(
-        len(text), int(head_limit * chars_per_token), head_limit, head_limit // SLACK, lambda k: text[:k]
+        len(text), int(head_limit * chars_per_token), head_limit, _slack(head_limit), lambda k: text[:k]
     )
     head, rest = text[:head_size], text[head_size:]
     tail_limit = max_tokens - head_tokens
     tail_size, tail_tokens = yield from _search(
-        len(rest), int(tail_limit * chars_per_token), tail_limit, tail_limit // SLACK, lambda k: rest[len(rest) - k :]
+        len(rest), int(tail_limit * chars_per_token), tail_limit, _slack(tail_limit), lambda k: rest[len(rest) - k :]
     )
     tail = rest[len(rest) - tail_size :] if tail_size else ""
     cut = total - head_tokens - tail_tokens
     return head + MARKER.format(cut=cut) + tail, cut
 
 
+def _slack(limit: int) -> int:
+    return min(limit // SLACK, MAX_SLACK)
+
+
 def heads_and_tails(
-    texts: Sequence[tuple[str, int]], max_tokens: int, meter: Meter, head_share: float = 2 / 3
+    texts: Sequence[tuple[str, int]], max_tokens: int | Sequence[int], meter: Meter, head_share: float = 2 / 3
 ) -> list[tuple[str, int]]:
-    """Each ``(text, total)`` (``total`` its tokens) cut to about ``max_tokens``: head, a marker naming the cut,
-    tail; and the tokens cut. The texts are searched in step, so each round's probes are tokenized in one batch."""
-    return _run([_cut(text, total, max_tokens, head_share) for text, total in texts], meter.texts)
+    """Each ``(text, total)`` (``total`` its tokens) cut to about ``max_tokens`` (one limit, or one per text): head,
+    a marker naming the cut, tail; and the tokens cut. The texts are searched in step, so each round's probes are
+    tokenized in one batch."""
+    limits = [max_tokens] * len(texts) if isinstance(max_tokens, int) else list(max_tokens)
+    searches = [_cut(text, total, limit, head_share) for (text, total), limit in zip(texts, limits, strict=True)]
+    return _run(searches, meter.texts)
 
 
 def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
@@ -133,7 +144,8 @@ def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_sha
 
 @dataclass
 class TruncateToolOutput:
-    """Shorten ToolMessages whose content counts more than ``max_tokens`` to head + marker + tail."""
+    """Shorten ToolMessages whose content counts more than ``max_tokens`` to head + marker + tail, each by about
+    what the budget needs (never below ``max_tokens``)."""
 
     keeps: ClassVar[str] = "all"  # see Strategy
 
@@ -160,18 +172,24 @@ class TruncateToolOutput:
                 text_tokens[i] = meter.content_tokens(message) if meter.count(message) > self.max_tokens else 0
             return text_tokens[i] > self.max_tokens
 
-        def estimate(i: int) -> int:
+        def floor(i: int) -> int:
             count = meter.count(messages[i])
             return count - text_tokens[i] + self.max_tokens + marker_tokens if over(i) else count
 
-        def shorten(indexes: list[int]) -> list[BaseMessage | None]:
-            long = [i for i in indexes if over(i)]
-            cut = heads_and_tails([(messages[i].text, text_tokens[i]) for i in long], self.max_tokens, meter)
-            short = dict(zip(long, cut, strict=True))
+        def shorten(indexes: list[int], targets: list[int | None]) -> list[BaseMessage | None]:
+            """Cut each output to its target count (None: to ``max_tokens``), from the original text."""
+            long = [(i, t) for i, t in zip(indexes, targets, strict=True) if over(i)]
+            limits = [
+                self.max_tokens if t is None
+                else max(text_tokens[i] - (meter.count(messages[i]) - t) - marker_tokens, self.max_tokens)
+                for i, t in long
+            ]
+            cut = heads_and_tails([(messages[i].text, text_tokens[i]) for i, _ in long], limits, meter)
+            short = dict(zip((i for i, _ in long), cut, strict=True))
             cuts.update((i, tokens) for i, (_, tokens) in short.items())
-            return [_with_text(messages[i], short[i][0]) if i in short else None for i in indexes]
+            return [_with_text(messages[i], short[i][0]) if i in short and short[i][1] else None for i in indexes]
 
-        shrunk = shrink_until_fits(messages, wanted, shorten, budget.messages_budget, meter, estimate)
+        shrunk = shrink_until_fits(messages, wanted, shorten, budget.messages_budget, meter, floor)
         out = list(messages)
         result = StepResult(out)
         for i, short in sorted(shrunk.replacements.items()):

@@ -23,6 +23,8 @@ KEYS = {
     "conversations",
     "seconds_per_conversation",
     "tokens_used",
+    "budget_used",
+    "budget_used_min",
     "recent_turns_kept",
     "tool_pairs_intact",
     "system_kept",
@@ -61,7 +63,7 @@ def test_rows_are_grouped_by_budget_with_the_json_keys() -> None:
 
 
 def test_conversations_under_budget_are_kept_whole_by_every_chain() -> None:
-    convs = conversations(pre_flight(), pre_flight()[:5], [*pre_flight()[1:4], HumanMessage("no system prompt")])
+    convs = conversations(pre_flight(), pre_flight()[:6], [*pre_flight()[1:4], HumanMessage("no system prompt")])
     results, _ = bench(convs, DEFAULT_CHAINS, [5000])
     largest = max(COUNTER.count_messages(c.messages) for c in convs)
     for row in (r.as_json() for r in results):
@@ -69,6 +71,7 @@ def test_conversations_under_budget_are_kept_whole_by_every_chain() -> None:
         assert row["recent_turns_kept"] == 1.0 and row["tool_pairs_intact"] == 1.0
         assert row["system_kept"] == 1.0  # over the two conversations that have a system prompt
         assert row["messages_summarized"] == 0 and row["over_budget"] == 0
+        assert row["budget_used"] is None and row["budget_used_min"] is None  # no input is over the budget
 
 
 def test_last_and_first_keep_the_turns_they_promise() -> None:
@@ -126,3 +129,19 @@ def test_summarize_never_makes_a_fitting_conversation_unfittable() -> None:
     last, summarize = bench(convs, "last,summarize+trim", [300])[0]
     assert last.over_budget == 0  # the must-keep part fits
     assert summarize.over_budget == 0
+
+
+def test_budget_used_is_the_share_of_the_budget_spent_on_conversations_over_it() -> None:
+    convs = conversations(*(generated(seed, turns=20) for seed in range(8)), pre_flight())
+    budget = 3000
+    over = [c for c in convs if COUNTER.count_messages(c.messages) > budget]
+    assert 0 < len(over) < len(convs)
+    results, _ = bench(convs, "last,truncate-tools+trim", [budget])
+    for row in results:
+        planner = Planner(None, parse_chains(row.strategy)[0].strategies(), counter=COUNTER, context_window=budget,
+                          reserve_output=0)
+        shares = [COUNTER.count_messages(planner.plan(c.messages).messages) / budget for c in over]
+        assert row.budget_used == pytest.approx(sum(shares) / len(shares))
+        assert row.budget_used_min == pytest.approx(min(shares))
+    last, truncate = (row.budget_used or 0 for row in results)
+    assert truncate >= 0.9 > last  # a plain trim drops a large tool output whole, wasting the budget it held

@@ -71,8 +71,9 @@ def test_first_never_goes_over_and_keeps_pairs_and_what_must_stay(seed: int, win
     order = {id(m): i for i, m in enumerate(messages)}
     positions = [order[id(m)] for m in plan.messages]
     assert positions == sorted(positions), "order kept, no message invented or changed"
-    unprotected = [p for p in positions if not (p == 0 or messages[p] in must)]
-    if unprotected:  # the kept part is a head of the rest that ends on an assistant message
-        rest = [i for i in range(len(messages)) if i != 0 and messages[i] not in must]
+    last_user = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+    unprotected = [p for p in positions if not (p == 0 or p >= last_user or messages[p] in must)]
+    if unprotected:  # the kept part is a head of the rest (the last turn aside) that ends on an assistant message
+        rest = [i for i in range(last_user) if i != 0 and messages[i] not in must]
         assert unprotected == rest[: len(unprotected)]
         assert isinstance(messages[unprotected[-1]], AIMessage)
