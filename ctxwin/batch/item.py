@@ -14,7 +14,7 @@ from typing import Any
 from ctxwin.planner import Plan, Planner, fit
 
 # fit()'s own default model, so that fit_many(conversations) equals fit() on each conversation.
-_FIT_MODEL = inspect.signature(fit).parameters["model"].default
+FIT_MODEL = inspect.signature(fit).parameters["model"].default
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Fitter:
     """
 
     def __init__(self, fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | None = None) -> None:
-        self.planner = Planner(**{"model": _FIT_MODEL, **fit_kwargs})
+        self.planner = Planner(**{"model": FIT_MODEL, **fit_kwargs})
         self.decode = decode
 
     def fit(self, index: int, item: Any) -> FitResult:
