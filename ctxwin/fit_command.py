@@ -140,16 +140,17 @@ def _check_flags(args: argparse.Namespace) -> int | None:
     if strategies is not None and (args.summarize or args.keep_last is not None) and "summarize" not in strategies:
         flag = "--summarize" if args.summarize else "--keep-last"
         return usage_error(parser, flag, "needs 'summarize' in --strategy (or leave --strategy out)")
+    model_name = _model(args)
     try:
-        model = get_model(_model(args)) if _model(args) else None
+        model = get_model(model_name) if model_name else None
     except ValueError as exc:
         return usage_error(parser, "--model", exc)
     if args.counter is not None:
         try:
             get_counter(args.counter)
-        except ValueError as exc:
-            if isinstance(exc, TokenizerDataError):
-                return None  # the counter exists, its data is missing: an environment problem, reported later
+        except TokenizerDataError:
+            pass  # the counter exists, its data is missing here: an environment problem (exit 1), reported next
+        except (ValueError, TypeError) as exc:
             return usage_error(parser, "--counter", exc)
     if model is None and args.context_window is None:
         return usage_error(parser, "--context-window", "is needed with --counter when no --model is given")
