@@ -262,12 +262,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _plugin_warnings(caught: list[warnings.WarningMessage], command: str) -> None:
-    """One line per plugin that failed, instead of Python's warnings (``ctxwin counters`` lists them itself)."""
-    if command == "counters" or not any(issubclass(w.category, PluginWarning) for w in caught):
+def _plugin_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """One line per plugin that failed, instead of Python's warnings with their source lines."""
+    if not any(issubclass(w.category, PluginWarning) for w in caught):
         return
-    for plugin in dict.fromkeys(e.plugin for e in plugin_errors()):
-        warning(f"plugin {plugin!r} failed to load; see `ctxwin counters`")
+    for problem in {e.plugin: e for e in plugin_errors()}.values():
+        warning(f"{problem} (the other plugins work; see `ctxwin counters`)")
 
 
 def _forgiving_streams() -> None:
@@ -289,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PluginWarning)
             result: int = args.run(args)
-        _plugin_warnings(caught, args.command)
+        _plugin_warnings(caught)
         for other in caught:  # anything else is shown as Python would have
             if not issubclass(other.category, PluginWarning):
                 warnings.showwarning(other.message, other.category, other.filename, other.lineno)

@@ -234,7 +234,7 @@ def _fit_one(
     if result.plan is None:
         return error(f"{item.source}: {result.error}")
     plan = result.plan
-    messages = convert_to_openai_messages(plan.messages)
+    messages = keep_null_content(item.messages, convert_to_openai_messages(plan.messages))
     fitted: Any = messages if item.document is None else {**item.document, "messages": messages}
     if args.json:
         report = {**_report(plan), **({} if output.path else {"messages": messages})}
@@ -325,11 +325,33 @@ def _output_line(line: ConversationLine, messages: list[Any], report: dict[str, 
     """The input line's object with the fitted messages and the plan; a bare list of messages becomes an object."""
     original = loads(line.text)
     extra = original if isinstance(original, dict) else {}
-    fitted = {**extra, "messages": messages, PLAN_KEY: {"line": line.line, "plan": report}}
+    raw = extra.get("messages") if extra else original
+    fitted = {**extra, "messages": keep_null_content(raw, messages), PLAN_KEY: {"line": line.line, "plan": report}}
     try:
         return json.dumps(fitted, ensure_ascii=False) + "\n"
     except RecursionError:
         raise nesting_error() from None
+
+
+def keep_null_content(raw: Any, fitted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``"content": null`` again on the assistant messages with tool calls that had it in the input.
+
+    Messages hold text, so a null content is read as ``""``; the tool-call ids say which fitted message had null.
+    """
+    nulls = {
+        call.get("id")
+        for message in (raw if isinstance(raw, list) else [])
+        if isinstance(message, dict) and "content" in message and message["content"] is None
+        for call in (message.get("tool_calls") or [])
+        if isinstance(call, dict)
+    }
+    if not nulls:
+        return fitted
+    for message in fitted:
+        calls = message.get("tool_calls") or []
+        if message.get("content") == "" and calls and all(c.get("id") in nulls for c in calls):
+            message["content"] = None
+    return fitted
 
 
 def _token_amount(*, zero: bool) -> Any:
