@@ -23,7 +23,9 @@ def command(*args: str, module: str = "ctxwin") -> list[str]:
     return [sys.executable, "-m", module, *args]
 
 
-def run(*args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python -m ctxwin ARGS``; text out, stdin as given."""
     data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     done = subprocess.run(command(*args), capture_output=True, input=data, timeout=120, env={**ENV, **(env or {})})
