@@ -41,6 +41,10 @@ def nesting_error() -> ConversationFileError:
     return ConversationFileError(f"nested too deeply (limit about {sys.getrecursionlimit():,} levels)")
 
 
+def long_number_error() -> ConversationFileError:
+    return ConversationFileError(f"not valid JSON: an integer with more than {sys.get_int_max_str_digits():,} digits")
+
+
 @dataclass(frozen=True)
 class Conversation:
     """One conversation from a file: where it came from, and its messages or the error that stopped it."""
@@ -106,8 +110,8 @@ def loads(text: str | bytes) -> Any:
         raise JSONSyntaxError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise nesting_error() from None
-    except ValueError as exc:  # an integer past Python's int-conversion limit
-        raise ConversationFileError(f"not valid JSON: {exc}") from None
+    except ValueError:  # the only other ValueError json.loads raises: an integer past Python's conversion limit
+        raise long_number_error() from None
 
 
 def _shape(value: Any) -> tuple[list[Any], list[dict[str, Any]] | None]:
@@ -225,8 +229,8 @@ def _document(text: str, first_line: int, name: str) -> Any:
         raise ConversationFileError(f"{name}: not valid JSON: {exc.msg} at line {line} column {exc.colno}") from None
     except RecursionError:
         raise ConversationFileError(f"{name}: {nesting_error()}") from None
-    except ValueError as exc:
-        raise ConversationFileError(f"{name}: not valid JSON: {exc}") from None
+    except ValueError:
+        raise ConversationFileError(f"{name}: {long_number_error()}") from None
 
 
 def _parse(raw: bytes) -> Any:
