@@ -117,7 +117,9 @@ def run_in_process(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(data=files, subcommand=st.sampled_from(["count", "fit"]))
 def test_generated_files_give_a_result_or_one_line_errors(data: bytes, subcommand: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
@@ -127,6 +129,8 @@ def test_generated_files_give_a_result_or_one_line_errors(data: bytes, subcomman
         argv = [subcommand, str(source)] + (["--json", *FIT, "-o", str(target)] if subcommand == "fit" else [])
         code, stdout, stderr = run_in_process(argv)
         check(code, stderr, target)
+        if subcommand == "fit" and stdout:  # --json: only JSON on stdout
+            json.loads(stdout)
         if subcommand == "count" and code == 0:
             assert json.loads(run_in_process([*argv, "--json"])[1])["errors"] == 0
         assert not [name for name in os.listdir(folder) if ".ctxwin-tmp-" in name]
