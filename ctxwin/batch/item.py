@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin.conversation_io import nesting_error
 from ctxwin.planner import Plan, Planner, fit
 
 # fit()'s own default model, so that fit_many(conversations) equals fit() on each conversation.
@@ -32,6 +33,8 @@ class FitResult:
 
 def describe(exc: Exception) -> str:
     """The text reported for a failed item: ctxwin's input errors say what was wrong; anything else is named."""
+    if isinstance(exc, RecursionError):
+        return str(nesting_error())
     text = str(exc)
     return text if isinstance(exc, (ValueError, TypeError)) and text else f"{type(exc).__name__}: {text}"
 
