@@ -58,13 +58,12 @@ class AtomicOutput:
         if self.path is None:
             self._handle = sys.stdout
             return self._handle
+        self.check()
         target = os.path.realpath(self.path)  # through a symlink, so that the link stays a link
         try:
-            mode = os.stat(target).st_mode
+            mode: int | None = os.stat(target).st_mode
         except FileNotFoundError:
             mode = None
-        if mode is not None and stat.S_ISDIR(mode):
-            raise IsADirectoryError(21, "is a directory", self.path)
         if mode is not None and not stat.S_ISREG(mode):  # a device or a pipe (/dev/null, a FIFO): no rename
             self._handle = open(target, "w", encoding="utf-8", errors="backslashreplace", newline="\n")  # noqa: SIM115
             return self._handle
@@ -97,14 +96,14 @@ class AtomicOutput:
         self._temp = None
 
     def discard(self) -> None:
-        if self._temp is None:
-            return
-        if self._handle is not None:
+        """Close what was opened; remove the temporary file unless ``commit`` already put it in place."""
+        if self._handle is not None and self._handle is not sys.stdout:
             with contextlib.suppress(OSError):
                 self._handle.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self._temp)
-        self._temp = None
+        if self._temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._temp)
+            self._temp = None
 
     def __enter__(self) -> AtomicOutput:
         return self

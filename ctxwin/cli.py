@@ -189,7 +189,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     print(f"{'model':<22} {'context':>9} {'output':>7}  {'counter':<22} note")
     for row in rows:
         print(
-            f"{row['name']:<22} {row['context_window']:>9} {row['max_output_tokens']:>7}  {row['counter']:<22} "
+            f"{row['name']:<22} {row['context_window']:>9,} {row['max_output_tokens']:>7,}  {row['counter']:<22} "
             f"{row['note']}"
         )
     approximate = [r["name"] for r in rows if r["approximate"]]

@@ -31,6 +31,7 @@ from ctxwin.batch import fit_many
 from ctxwin.batch.item import FIT_MODEL, Fitter
 from ctxwin.benchmark.budgets import parse_budget
 from ctxwin.cli_output import (
+    EXIT_CODES_HELP,
     EXIT_INPUT,
     EXIT_OK,
     EXIT_OVER_BUDGET,
@@ -152,9 +153,12 @@ def _check_flags(args: argparse.Namespace) -> int | None:
             pass  # the counter exists, its data is missing here: an environment problem (exit 1), reported next
         except (ValueError, TypeError) as exc:
             return usage_error(parser, "--counter", exc)
-    if model is None and args.context_window is None:
+    if args.context_window is not None:
+        window = args.context_window
+    elif model is not None:
+        window = model.context_window
+    else:
         return usage_error(parser, "--context-window", "is needed with --counter when no --model is given")
-    window = args.context_window if args.context_window is not None else model.context_window  # type: ignore[union-attr]
     if args.reserve is not None and args.reserve >= window:
         return usage_error(
             parser,
@@ -192,7 +196,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         tools = read_tools(args.tools)
         arguments = _fit_arguments(args, tools)
         fitter = Fitter(arguments)  # builds the planner: bad arguments are reported before any file is read
-    except (ValueError, TypeError) as exc:  # TokenizerDataError, ConversationFileError, bad tool definitions
+    except (ValueError, TypeError, TokenizerDataError) as exc:  # ConversationFileError, bad tool definitions
         return error(exc)
     output = AtomicOutput(args.output)
     try:
@@ -375,7 +379,9 @@ def _keep_last(text: str) -> int:
 
 
 def add_fit_parser(commands: Any) -> None:
-    fit = commands.add_parser("fit", help="fit conversations to a model's token budget and write them out")
+    fit = commands.add_parser(
+        "fit", help="fit conversations to a model's token budget and write them out", epilog=EXIT_CODES_HELP
+    )
     fit.add_argument("file", help="JSON or JSONL conversation(s) in OpenAI chat format, or - for stdin")
     fit.add_argument("--model", "-m", help=f"the model to fit for (see `ctxwin models`; default {FIT_MODEL})")
     fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (see `ctxwin counters`)")
