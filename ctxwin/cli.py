@@ -21,7 +21,9 @@ import argparse
 import importlib.metadata
 import json
 import os
+import signal
 import sys
+import threading
 import unicodedata
 import warnings
 from collections.abc import Sequence
@@ -33,6 +35,7 @@ from ctxwin.cli_output import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     counter_for,
     error,
@@ -279,12 +282,30 @@ def _forgiving_streams() -> None:
             reconfigure(errors="backslashreplace")
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that a temporary output file is removed on the way out."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, or argparse's usage error (already printed)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     _forgiving_streams()
+    in_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    try:
+        return _run(args)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", PluginWarning)
@@ -300,6 +321,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         error("interrupted")
         return EXIT_INTERRUPTED
+    except Terminated:
+        error("terminated")
+        return EXIT_TERMINATED
     except RecursionError:
         return error(nesting_error())
     except MemoryError:

@@ -20,10 +20,11 @@ EXIT_INPUT = 1  # bad input, an I/O error, missing tokenizer data
 EXIT_USAGE = 2  # a bad flag or flag combination, named
 EXIT_OVER_BUDGET = 3  # ctxwin fit --strict: a conversation does not fit
 EXIT_INTERRUPTED = 130  # Ctrl-C
+EXIT_TERMINATED = 143  # SIGTERM (128 + 15), after removing any temporary output file
 
 EXIT_CODES_HELP = (
     "exit codes: 0 done; 1 bad input or I/O error (-o is left as it was); 2 usage error, named by its flag; "
-    "3 `fit --strict` and a conversation does not fit; 130 interrupted (Ctrl-C)"
+    "3 `fit --strict` and a conversation does not fit; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)"
 )
 
 

@@ -173,3 +173,8 @@ def test_a_broken_plugin_is_one_warning_line(tmp_path: Path) -> None:
         "warning: plugin 'broken' failed in load: ImportError: broken on purpose (the other plugins work; see "
         "`ctxwin counters`)\n"
     )
+    lines = tmp_path / "many.jsonl"
+    lines.write_text("".join(json.dumps(CHAT) + "\n" for _ in range(70)), encoding="utf-8")  # enough for a pool
+    batch = run("fit", str(lines), *FAST, "--workers", "2", env=env)
+    assert batch.returncode == 0 and len(batch.stdout.splitlines()) == 70
+    assert batch.stderr == result.stderr  # the workers load the plugins too, and say nothing

@@ -120,12 +120,17 @@ def _start_mid_run(tmp_path: Path, target: Path) -> subprocess.Popen[bytes]:
     raise AssertionError("the batch never started writing")
 
 
-def test_ctrl_c_mid_batch_leaves_the_old_file_and_no_temporary_file(tmp_path: Path, target: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
+def test_ctrl_c_or_sigterm_mid_batch_leaves_the_old_file_and_no_temporary_file(
+    tmp_path: Path, target: Path, signum: int, code: int, said: str
+) -> None:
     process = _start_mid_run(tmp_path, target)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130
-    assert stderr.decode() == "error: interrupted\n"
+    assert process.returncode == code
+    assert stderr.decode() == f"error: {said}\n"
     assert target.read_text(encoding="utf-8") == OLD and leftovers(tmp_path) == []
 
 
