@@ -141,6 +141,6 @@ class _Pool:
             self.executor.submit(_fit_chunk, []).result()  # a pool that cannot start must not loop
         except BrokenProcessPool as exc:
             raise RuntimeError(
-                "fit_many worker processes cannot start (killed, out of memory, or their planner could not be "
-                "built there)"
+                "fit_many worker processes cannot start (killed, out of memory, their planner could not be built "
+                'there, or the main script runs fit_many again outside `if __name__ == "__main__":`)'
             ) from exc

@@ -153,13 +153,13 @@ def check_main_guard() -> None:
 
 
 def _guards(node: ast.stmt, line: int) -> bool:
-    """Whether ``node`` is an ``if __name__ == "__main__":`` whose body holds ``line``."""
-    test = node.test if isinstance(node, ast.If) else None
-    is_guard = (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    """Whether ``node`` is an ``if`` testing ``__name__`` against ``"__main__"`` (in any form) that holds ``line``.
+
+    Lenient on purpose: a guard written some other way is trusted rather than refused.
+    """
+    if not isinstance(node, ast.If) or not node.lineno <= line <= (node.end_lineno or line):
+        return False
+    parts = list(ast.walk(node.test))
+    return any(isinstance(p, ast.Name) and p.id == "__name__" for p in parts) and any(
+        isinstance(p, ast.Constant) and p.value == "__main__" for p in parts
     )
-    body = node.body if isinstance(node, ast.If) else []
-    return is_guard and bool(body) and body[0].lineno <= line <= (body[-1].end_lineno or line)
