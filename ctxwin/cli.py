@@ -10,9 +10,9 @@ approximate counter), ``counters`` (registered counters, their plugin and data o
 Exit codes (``ctxwin.cli_output``, listed in ``ctxwin --help``): 0 done; 1 bad input (unreadable file, malformed
 conversation, tokenizer data missing), an I/O error, or output closed early (``ctxwin count big.json | head``); 2
 usage error named by its flag (an unknown model or counter included); 3 ``fit --strict`` and a conversation does
-not fit; 130 Ctrl-C. Every problem is one line on stderr; ``main`` turns what a command did not catch (Ctrl-C, a
-recursion limit, a bug) into such a line too, never a traceback. A plugin that failed to load is one warning line
-per plugin, not Python's warnings.
+not fit; 130 Ctrl-C; 143 SIGTERM. Every problem is one line on stderr; ``main`` turns what a command did not catch
+(Ctrl-C, SIGTERM, a recursion limit, a bug) into such a line too, never a traceback. A plugin that failed to load is
+one warning line per plugin, not Python's warnings.
 """
 
 from __future__ import annotations
@@ -328,6 +328,8 @@ def _run(args: argparse.Namespace) -> int:
         return error(nesting_error())
     except MemoryError:
         return error("out of memory")
+    except Exception as exc:  # a bug: still one line, with what to do about it
+        return error(f"unexpected {type(exc).__name__}: {exc} (a ctxwin bug: please report it with the input)")
     return result
 
 
