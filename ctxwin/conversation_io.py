@@ -156,9 +156,13 @@ def read_conversations(path: str) -> Iterator[Conversation | ConversationFileErr
             continue
         try:
             request = request_from_json(item.text)
+        except ConversationFileError as exc:
+            yield ConversationFileError(f"{item.where}: {exc}")
+            continue
+        try:
             messages = _convert(request["messages"], item.where)
         except ConversationFileError as exc:
-            yield exc if str(exc).startswith(item.where) else ConversationFileError(f"{item.where}: {exc}")
+            yield exc
             continue
         yield Conversation(item.source, item.line, messages, request["tools"])
 
