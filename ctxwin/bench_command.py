@@ -4,9 +4,9 @@ Prints one table (grouped by budget, one row per chain) or, with ``--json``, ``{
 out.png`` also writes a chart (matplotlib, the ``plot`` extra). A progress bar over conversations goes to stderr
 when it is a terminal.
 
-Exit codes: 0 success; 1 bad input (unreadable file, a bad conversation line, unknown model or counter, unreadable
-tool definitions) or the chart could not be written (the table is printed first); 2 usage error (argparse: bad
-``--budgets`` or ``--strategies``, neither ``--model`` nor ``--counter``).
+Exit codes: 0 success; 1 bad input (unreadable file, a bad conversation line, unreadable tool definitions) or the
+chart could not be written (the table is printed first); 2 usage error named by its flag (bad ``--budgets`` or
+``--strategies``, an unknown ``--model`` or ``--counter``, neither of them given).
 """
 
 from __future__ import annotations
@@ -23,12 +23,10 @@ from ctxwin.benchmark.budgets import parse_budgets
 from ctxwin.benchmark.chains import DEFAULT_CHAINS, parse_chains
 from ctxwin.benchmark.plot import PlotUnavailable, write_plot
 from ctxwin.benchmark.run import BenchResult, run_bench
+from ctxwin.cli_output import EXIT_INPUT, EXIT_OK, counter_for, error, plural
 from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations, read_tools
-from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.plugins import get_counter, get_model
 from ctxwin.progress import Progress
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 DEFAULT_BUDGETS = "4k,16k,64k"
 WIDTH = 100  # the table's default columns fit; a long chain name or file path may run over
 LEGEND = (
@@ -94,12 +92,12 @@ def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 def _footnote(result: BenchResult) -> list[str]:
     note = (
-        f"! {result.strategy} at {result.budget:,}: {result.over_budget} of {result.conversations} conversations "
-        "over budget"
+        f"! {result.strategy} at {result.budget:,}: {result.over_budget:,} of "
+        f"{plural(result.conversations, 'conversation')} over budget"
     )
     if result.over_budget_unflagged:
         note += (
-            f"; {result.over_budget_unflagged} of them planned as fitting: a ctxwin bug, please report it with "
+            f"; {result.over_budget_unflagged:,} of them planned as fitting: a ctxwin bug, please report it with "
             "the conversation"
         )
     else:
@@ -120,7 +118,7 @@ def table(results: Sequence[BenchResult], heading: str, seconds: float) -> list[
         lines += [_line(rows[id(r)], widths) for r in results if r.budget == budget]
     lines += ["", *textwrap.wrap(LEGEND, WIDTH), *(line for r in results if r.over_budget for line in _footnote(r))]
     plans = sum(r.conversations for r in results)
-    lines.append(f"{plans:,} plans in {seconds:.1f} s (recounts and warm-up included)")
+    lines.append(f"{plural(plans, 'plan')} in {seconds:.1f} s (recounts and warm-up included)")
     return lines
 
 
@@ -130,7 +128,7 @@ def _read(path: str) -> tuple[list[Conversation], int]:
     errors = 0
     for item in read_conversations(path):
         if isinstance(item, ConversationFileError):
-            print(f"error: {item}", file=sys.stderr)
+            error(item)
             errors += 1
         else:
             conversations.append(item)
@@ -138,20 +136,17 @@ def _read(path: str) -> tuple[list[Conversation], int]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    if not args.model and not args.counter:
-        print("error: ctxwin bench needs --model M (or --counter SPEC)", file=sys.stderr)
-        return EXIT_USAGE
+    chosen = counter_for(args, None)
+    if isinstance(chosen, int):
+        return chosen
+    model, counter = chosen
     try:
-        model = get_model(args.model) if args.model else None
-        counter = get_counter(args.counter if args.counter or model is None else model.counter)
         tools = read_tools(args.tools)
         conversations, read_errors = _read(args.file)
-    except (ValueError, TypeError, TokenizerDataError) as exc:  # ConversationFileError included
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+    except (ValueError, TypeError) as exc:  # ConversationFileError included
+        return error(exc)
     if not conversations:
-        print(f"error: {args.file}: no conversation could be read", file=sys.stderr)
-        return EXIT_INPUT
+        return error(f"{args.file}: no conversation could be read")
     for budget in args.budgets:
         if model is not None and budget > model.context_window:
             print(
@@ -168,7 +163,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(json.dumps({"results": [r.as_json() for r in results]}, indent=2))
     else:
         heading = (
-            f"ctxwin bench: {len(conversations)} conversations from {conversations[0].source}\n"
+            f"ctxwin bench: {plural(len(conversations), 'conversation')} from {conversations[0].source}\n"
             + (f"model {model.name}, " if model else "")
             + f"counter {counter.name}"
         )
@@ -179,11 +174,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         try:
             write_plot(results, args.plot)
         except PlotUnavailable as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_INPUT
+            return error(exc)
         except OSError as exc:
-            print(f"error: cannot write the chart to {args.plot}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_INPUT
+            return error(f"cannot write the chart to {args.plot}: {exc.strerror or exc}")
         print(f"chart written to {args.plot}", file=sys.stderr)
     return status
 
@@ -211,4 +204,4 @@ def add_bench_parser(commands: Any) -> None:
     bench.add_argument("--tools", help="a JSON file with the tool definitions sent with each request")
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
     bench.add_argument("--plot", metavar="PNG", help="also write a chart to this PNG file (needs ctxwin[plot])")
-    bench.set_defaults(run=cmd_bench)
+    bench.set_defaults(run=cmd_bench, parser=bench)

@@ -1,44 +1,64 @@
-"""The ``ctxwin`` command.
+"""The ``ctxwin`` command (also ``python -m ctxwin``).
 
 Subcommands: ``count FILE`` (per-message token table and total; ``--model M`` or ``--counter SPEC``, default the
 approximate counter), ``counters`` (registered counters, their plugin and data origin, and plugin errors),
-``models`` (registered models, and which are counted approximately because no tokenizer is public), ``fit FILE``
-(``ctxwin.fit_command``) and ``bench FILE`` (``ctxwin.bench_command``). Each takes ``--json``. New subcommands add a
-``cmd_*`` function and a few lines in ``build_parser``, or a module with an ``add_*_parser`` function.
+``models`` (registered models, and which are counted approximately because no tokenizer is public),
+``strategies`` (registered strategies and their plugins), ``fit FILE`` (``ctxwin.fit_command``) and ``bench FILE``
+(``ctxwin.bench_command``). Each takes ``--json``. New subcommands add a ``cmd_*`` function and a few lines in
+``build_parser``, or a module with an ``add_*_parser`` function.
 
-Exit codes: 0 success; 1 bad input (unreadable file, malformed conversation, unknown counter or model, tokenizer
-data missing) or output closed early (``ctxwin count big.json | head``); 2 usage error (argparse).
+Exit codes (``ctxwin.cli_output``, listed in ``ctxwin --help``): 0 done; 1 bad input (unreadable file, malformed
+conversation, tokenizer data missing), an I/O error, or output closed early (``ctxwin count big.json | head``); 2
+usage error named by its flag (an unknown model or counter included); 3 ``fit --strict`` and a conversation does
+not fit; 130 Ctrl-C; 143 SIGTERM. Every problem is one line on stderr; ``main`` turns what a command did not catch
+(Ctrl-C, SIGTERM, a recursion limit, a bug) into such a line too, never a traceback. A plugin that failed to load is
+one warning line per plugin, not Python's warnings.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
+import signal
 import sys
+import threading
 import unicodedata
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ctxwin.bench_command import add_bench_parser
-from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations
+from ctxwin.cli_output import (
+    EXIT_CODES_HELP,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    counter_for,
+    error,
+    one_line,
+    plural,
+    warning,
+)
+from ctxwin.conversation_io import Conversation, ConversationFileError, nesting_error, read_conversations
 from ctxwin.counters.base import TokenCounter
-from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.models import ModelSpec
 from ctxwin.fit_command import add_fit_parser
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.messages.openai_format import openai_role
 from ctxwin.plugins import (
-    get_counter,
-    get_model,
+    PluginWarning,
     list_counters,
     list_models,
+    list_strategies,
     model_plugin,
     plugin_errors,
     plugin_source,
 )
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE = 0, 1, 2
 DEFAULT_COUNTER = "approximate"
 
 
@@ -92,48 +112,43 @@ def _print_count(report: dict[str, Any]) -> None:
     print(f"{'#':>4}  {'role':<16} {'tokens':>7}  text")
     for row in report["messages"]:
         role = row["role"] + (f"({row['name']})" if row["name"] else "")
-        print(f"{row['index']:>4}  {role:<16} {row['tokens']:>7}  {row['preview']}")
+        print(f"{row['index']:>4}  {role:<16} {row['tokens']:>7,}  {row['preview']}")
     print(
-        f"{len(report['messages'])} messages: {report['message_tokens']} tokens "
-        f"+ {report['request_overhead']} request overhead = {report['total']} tokens"
+        f"{plural(len(report['messages']), 'message')}: {plural(report['message_tokens'], 'token')} "
+        f"+ {report['request_overhead']:,} request overhead = {plural(report['total'], 'token')}"
     )
     if model:
         print(
-            f"context window {model['context_window']} (max output {model['max_output_tokens']})"
+            f"context window {model['context_window']:,} (max output {model['max_output_tokens']:,})"
             + (": approximate count, no public tokenizer" if model["approximate"] else "")
         )
 
 
-def _error(message: object) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return EXIT_INPUT
-
-
 def cmd_count(args: argparse.Namespace) -> int:
-    try:
-        model = get_model(args.model) if args.model else None
-        counter = get_counter(args.counter or (model.counter if model else DEFAULT_COUNTER))
-    except (ValueError, TypeError, TokenizerDataError) as exc:
-        return _error(exc)
+    chosen = counter_for(args, DEFAULT_COUNTER)
+    if isinstance(chosen, int):
+        return chosen
+    model, counter = chosen
     reports: list[dict[str, Any]] = []
     errors = 0
     try:
         for item in read_conversations(args.file):
             if isinstance(item, ConversationFileError):
-                _error(item)
+                error(item)
                 errors += 1
                 continue
             try:
                 report = _count_rows(item, counter, model)
-            except (ValueError, TypeError) as exc:  # e.g. malformed tool definitions
-                _error(f"{item.source}{f':{item.line}' if item.line else ''}: {exc}")
+            except (ValueError, TypeError, RecursionError) as exc:  # e.g. malformed tool definitions
+                text = nesting_error() if isinstance(exc, RecursionError) else exc
+                error(f"{item.source}{f':{item.line}' if item.line else ''}: {text}")
                 errors += 1
                 continue
             reports.append(report)
             if not args.json:
                 _print_count(report)
     except ConversationFileError as exc:
-        return _error(exc)
+        return error(exc)
     if args.json:
         print(json.dumps({"conversations": reports, "errors": errors}, ensure_ascii=False, indent=2))
     return EXIT_INPUT if errors else EXIT_OK
@@ -177,20 +192,52 @@ def cmd_models(args: argparse.Namespace) -> int:
     print(f"{'model':<22} {'context':>9} {'output':>7}  {'counter':<22} note")
     for row in rows:
         print(
-            f"{row['name']:<22} {row['context_window']:>9} {row['max_output_tokens']:>7}  {row['counter']:<22} "
+            f"{row['name']:<22} {row['context_window']:>9,} {row['max_output_tokens']:>7,}  {row['counter']:<22} "
             f"{row['note']}"
         )
     approximate = [r["name"] for r in rows if r["approximate"]]
     if approximate:
         print(
-            f"\n{len(approximate)} models have no public tokenizer and use the approximate counter in safe mode: "
-            + ", ".join(approximate)
+            f"\n{plural(len(approximate), 'model')} {'has' if len(approximate) == 1 else 'have'} no public "
+            "tokenizer and use the approximate counter in safe mode: " + ", ".join(approximate)
         )
     return EXIT_OK
 
 
+def cmd_strategies(args: argparse.Namespace) -> int:
+    rows = [
+        {
+            "name": s.name,
+            "plugin": s.plugin,
+            "source": plugin_source(s.plugin),
+            "description": one_line((s.factory.__doc__ or "").strip().split("\n\n")[0]),
+        }
+        for s in list_strategies()
+    ]
+    if args.json:
+        print(json.dumps({"strategies": rows}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    print(f"{'strategy':<22} {'plugin':<34} description")
+    for row in rows:
+        plugin = row["plugin"] + (f" ({row['source']})" if row["source"] != "built-in" else "")
+        print(f"{row['name']:<22} {plugin:<34} {row['description']}")
+    return EXIT_OK
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("ctxwin")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ctxwin", description="Fit chat prompts into a model's token budget.")
+    parser = argparse.ArgumentParser(
+        prog="ctxwin",
+        description="Fit chat prompts into a model's token budget.",
+        epilog=EXIT_CODES_HELP,
+    )
+    parser.add_argument("--version", action="version", version=f"ctxwin {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     count = commands.add_parser("count", help="count the tokens of each message in a conversation file")
@@ -199,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--model", "-m", help="count with this model's tokenizer and framing (see `ctxwin models`)")
     which.add_argument("--counter", "-c", help="a counter spec, e.g. tiktoken:o200k_base (default: approximate)")
     count.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    count.set_defaults(run=cmd_count)
+    count.set_defaults(run=cmd_count, parser=count)
 
     counters = commands.add_parser("counters", help="list token counters, their plugins and data origins")
     counters.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -209,19 +256,80 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--json", action="store_true", help="print JSON instead of a table")
     models.set_defaults(run=cmd_models)
 
+    strategies = commands.add_parser("strategies", help="list registered strategies (for fit --strategy)")
+    strategies.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    strategies.set_defaults(run=cmd_strategies)
+
     add_fit_parser(commands)
     add_bench_parser(commands)
     return parser
 
 
+def _plugin_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """One line per plugin that failed, instead of Python's warnings with their source lines."""
+    if not any(issubclass(w.category, PluginWarning) for w in caught):
+        return
+    for problem in {e.plugin: e for e in plugin_errors()}.values():
+        warning(f"{problem} (the other plugins work; see `ctxwin counters`)")
+
+
+def _forgiving_streams() -> None:
+    """A lone surrogate read from JSON ("\\ud800") is printed as that escape instead of failing the print; in JSON
+    output that is the same string again."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that a temporary output file is removed on the way out."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        result: int = args.run(args)
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or argparse's usage error (already printed)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    _forgiving_streams()
+    in_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    try:
+        return _run(args)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PluginWarning)
+            result: int = args.run(args)
+        _plugin_warnings(caught)
+        for other in caught:  # anything else is shown as Python would have
+            if not issubclass(other.category, PluginWarning):
+                warnings.showwarning(other.message, other.category, other.filename, other.lineno)
     except BrokenPipeError:
         # The reader went away (`| head`): say nothing more, and stop Python's own flush at exit failing again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_INPUT
+    except KeyboardInterrupt:
+        error("interrupted")
+        return EXIT_INTERRUPTED
+    except Terminated:
+        error("terminated")
+        return EXIT_TERMINATED
+    except RecursionError:
+        return error(nesting_error())
+    except MemoryError:
+        return error("out of memory")
+    except Exception as exc:  # a bug: still one line, with what to do about it
+        return error(f"unexpected {type(exc).__name__}: {exc} (a ctxwin bug: please report it with the input)")
     return result
 
 

@@ -1,13 +1,15 @@
 """Reading conversations from JSON and JSONL files (or stdin) for the CLI.
 
-Accepted layouts: a JSON list of messages; a JSON object with a ``messages`` list; JSONL with one message per line;
-JSONL with one conversation per line (a list, or an object with ``messages``). Every error names the file and
-line.
+Accepted layouts: a JSON list of messages; a JSON object with a ``messages`` list (its other keys are kept, so
+``ctxwin fit`` writes the same object back); JSONL with one message per line; JSONL with one conversation per line
+(a list, or an object with ``messages``). UTF-8, with or without a byte-order mark. Every error names the file and
+line, and JSON errors their line and column.
 
 A JSONL file of conversations is read line by line, so a file of millions of them is never held in memory, and
-its lines are handed out as text: ``ctxwin fit --workers`` parses them in its worker processes
-(``request_from_json``) instead of in the one process that reads the file. A single JSON document, and a JSONL
-file of single messages (one conversation), are read whole.
+its lines are handed out as undecoded bytes: ``ctxwin fit --workers`` decodes and parses them in its worker
+processes (``request_from_json``) instead of in the one process that reads the file. A line that is not UTF-8,
+not JSON, nested too deeply or holding an integer too long to convert is that line's error; the others go on. A
+single JSON document, and a JSONL file of single messages (one conversation), are read whole.
 """
 
 from __future__ import annotations
@@ -23,9 +25,24 @@ from typing import IO, Any
 
 from ctxwin.messages import BaseMessage, convert_to_messages
 
+BOM = b"\xef\xbb\xbf"
+
 
 class ConversationFileError(ValueError):
     """A file that cannot be read as conversations; the message names the file and where."""
+
+
+class JSONSyntaxError(ConversationFileError):
+    """Text that is not JSON (as opposed to JSON that is too deep, or not UTF-8)."""
+
+
+def nesting_error() -> ConversationFileError:
+    """Python's JSON parser and ctxwin's converters recurse: past the interpreter's limit, say so in one line."""
+    return ConversationFileError(f"nested too deeply (limit about {sys.getrecursionlimit():,} levels)")
+
+
+def long_number_error() -> ConversationFileError:
+    return ConversationFileError(f"not valid JSON: an integer with more than {sys.get_int_max_str_digits():,} digits")
 
 
 @dataclass(frozen=True)
@@ -40,21 +57,26 @@ class Conversation:
 
 @dataclass(frozen=True)
 class RawConversation:
-    """The one conversation a whole file holds, its messages not converted yet."""
+    """The one conversation a whole file holds, its messages not converted yet.
+
+    ``document`` is the file's JSON object when it was one (``{"messages": ..., ...}``), so that its other keys can
+    be written back; ``None`` for a list of messages.
+    """
 
     source: str
     messages: list[Any]
     tools: list[dict[str, Any]] | None = None
     line: None = None
+    document: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class ConversationLine:
-    """One line of a JSONL file of conversations, not parsed yet (``request_from_json`` parses it)."""
+    """One line of a JSONL file of conversations, not decoded yet (``request_from_json`` parses it)."""
 
     source: str
     line: int
-    text: str
+    text: bytes
 
     @property
     def where(self) -> str:
@@ -63,13 +85,33 @@ class ConversationLine:
 
 def _open(path: str) -> Any:
     if path == "-":
-        return nullcontext(sys.stdin)
+        return nullcontext(sys.stdin.buffer)
     try:
-        return open(path, encoding="utf-8")
+        return open(path, "rb")
     except FileNotFoundError:
         raise ConversationFileError(f"{path}: no such file") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise ConversationFileError(f"{path}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise ConversationFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def loads(text: str | bytes) -> Any:
+    """A JSON value; ConversationFileError (no location prefix) saying what is wrong, with line and column.
+
+    ``bytes`` must be UTF-8 (a byte-order mark is skipped).
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ConversationFileError(f"not valid UTF-8 (byte {exc.start + 1:,}: {exc.reason})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JSONSyntaxError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise nesting_error() from None
+    except ValueError:  # the only other ValueError json.loads raises: an integer past Python's conversion limit
+        raise long_number_error() from None
 
 
 def _shape(value: Any) -> tuple[list[Any], list[dict[str, Any]] | None]:
@@ -84,15 +126,12 @@ def _shape(value: Any) -> tuple[list[Any], list[dict[str, Any]] | None]:
     raise ConversationFileError("expected a list of messages or an object with a 'messages' list")
 
 
-def request_from_json(text: str) -> dict[str, Any]:
+def request_from_json(text: str | bytes) -> dict[str, Any]:
     """One JSONL line as a request ``{"messages": [...], "tools": [...] or None}``, messages not converted.
 
     Raises ConversationFileError without a location (the caller knows the file and line).
     """
-    value = _parse(text)
-    if isinstance(value, ConversationFileError):
-        raise value
-    messages, tools = _shape(value)
+    messages, tools = _shape(loads(text))
     return {"messages": messages, "tools": tools}
 
 
@@ -101,6 +140,8 @@ def _convert(raw: list[Any], where: str) -> list[BaseMessage]:
         return convert_to_messages(raw)
     except (ValueError, TypeError) as exc:
         raise ConversationFileError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise ConversationFileError(f"{where}: {nesting_error()}") from None
 
 
 def _is_message(value: Any) -> bool:
@@ -132,70 +173,94 @@ def read_raw_conversations(path: str) -> Iterator[RawConversation | Conversation
     with _open(path) as handle:
         try:
             yield from _read_raw(handle, name)
-        except UnicodeDecodeError as exc:
-            raise ConversationFileError(f"{name}: cannot read: {exc}") from None
+        except OSError as exc:
+            raise ConversationFileError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
 
-def _read_raw(handle: IO[str], name: str) -> Iterator[RawConversation | ConversationLine]:
-    lines: Iterator[tuple[int, str]] = enumerate(handle, start=1)
-    first = next(((n, text) for n, text in lines if text.strip()), None)
+def _read_raw(handle: IO[bytes], name: str) -> Iterator[RawConversation | ConversationLine]:
+    lines: Iterator[tuple[int, bytes]] = enumerate(handle, start=1)
+    first = next(((n, raw) for n, raw in lines if raw.strip() and raw.strip() != BOM), None)
     if first is None:
         raise ConversationFileError(f"{name}: empty file")
-    whole, lines = _one_document(first, lines, handle)
+    whole, lines = _one_document(first, lines, handle, name)
     if whole is not None and not _is_message(whole):
         try:
             messages, tools = _shape(whole)
         except ConversationFileError as exc:
             raise ConversationFileError(f"{name}: {exc}") from None
-        yield RawConversation(name, messages, tools)
+        yield RawConversation(name, messages, tools, document=whole if isinstance(whole, dict) else None)
         return
-    yield from _read_jsonl(((n, text) for n, text in lines if text.strip()), name)
+    yield from _read_jsonl(((n, raw) for n, raw in lines if raw.strip()), name)
 
 
 def _one_document(
-    first: tuple[int, str], lines: Iterator[tuple[int, str]], handle: IO[str]
-) -> tuple[Any, Iterator[tuple[int, str]]]:
-    """The file's value if it is one JSON document (else ``None``: JSONL), and its lines from the first on."""
-    number, text = first
+    first: tuple[int, bytes], lines: Iterator[tuple[int, bytes]], handle: IO[bytes], name: str
+) -> tuple[Any, Iterator[tuple[int, bytes]]]:
+    """The file's value if it is one JSON document (else ``None``: JSONL), and its lines from the first on.
+
+    A document over several lines that is broken past its first line is reported once, with the line and column
+    in the file, rather than read again as JSONL and reported line by line.
+    """
+    number, raw = first
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:  # a JSON document over several lines, or JSONL whose first line is broken
+        value = loads(raw)
+    except JSONSyntaxError:  # a JSON document over several lines, or JSONL whose first line is broken
         rest = handle.read()
-        lines = itertools.chain([first], enumerate(io.StringIO(rest), start=number + 1))
+        lines = itertools.chain([first], enumerate(io.BytesIO(rest), start=number + 1))
         try:
-            return json.loads(text + rest), lines
-        except json.JSONDecodeError:
-            return None, lines
+            text = (raw + rest).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return None, lines  # JSONL with a line that is not UTF-8: that line's error
+        return _document(text, number, name), lines
+    except ConversationFileError as exc:  # a whole line that is too deep or not UTF-8
+        value = exc
     following = next(((n, t) for n, t in lines if t.strip()), None)
     if following is None:  # a single line: the whole file is this JSON document
+        if isinstance(value, ConversationFileError):
+            raise ConversationFileError(f"{name}: {value}") from None
         return value, iter([first])
     return None, itertools.chain([first, following], lines)
 
 
-def _parse(text: str) -> Any:
-    """The line's value, or the ConversationFileError saying why it is not JSON."""
+def _document(text: str, first_line: int, name: str) -> Any:
+    """The value of a file whose first line is not JSON by itself, or None when it reads as JSONL."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        return ConversationFileError(f"not valid JSON: {exc.msg}")
+        if exc.msg == "Extra data" or exc.lineno == 1:  # JSONL: several values, or a broken first line
+            return None
+        line = exc.lineno + first_line - 1
+        raise ConversationFileError(f"{name}: not valid JSON: {exc.msg} at line {line} column {exc.colno}") from None
+    except RecursionError:
+        raise ConversationFileError(f"{name}: {nesting_error()}") from None
+    except ValueError:
+        raise ConversationFileError(f"{name}: {long_number_error()}") from None
 
 
-def _read_jsonl(lines: Iterator[tuple[int, str]], name: str) -> Iterator[RawConversation | ConversationLine]:
+def _parse(raw: bytes) -> Any:
+    """The line's value, or the ConversationFileError saying why it is not one."""
+    try:
+        return loads(raw)
+    except ConversationFileError as exc:
+        return exc
+
+
+def _read_jsonl(lines: Iterator[tuple[int, bytes]], name: str) -> Iterator[RawConversation | ConversationLine]:
     """JSONL: one message per line makes one conversation; otherwise each line is a conversation.
 
     The first line that parses decides: a message means the whole file is read (it is one conversation anyway);
     anything else means the lines are handed out as they come, unparsed.
     """
-    head: list[tuple[int, str]] = []
+    head: list[tuple[int, bytes]] = []
     values: list[tuple[int, Any]] = []  # the head's parsed values, so no line is parsed twice
     value: Any = None
-    for number, text in lines:
-        head.append((number, text))
-        values.append((number, value := _parse(text)))
+    for number, raw in lines:
+        head.append((number, raw))
+        values.append((number, value := _parse(raw)))
         if not isinstance(value, ConversationFileError):
             break
     if _is_message(value):
-        values += [(number, _parse(text)) for number, text in lines]
+        values += [(number, _parse(raw)) for number, raw in lines]
         parsed = [v for _, v in values if not isinstance(v, ConversationFileError)]
         if all(_is_message(v) for v in parsed):
             for number, v in values:
@@ -203,8 +268,8 @@ def _read_jsonl(lines: Iterator[tuple[int, str]], name: str) -> Iterator[RawConv
                     raise ConversationFileError(f"{name}:{number}: {v}")
             yield RawConversation(name, parsed)
             return
-    for number, text in itertools.chain(head, lines):
-        yield ConversationLine(name, number, text)
+    for number, raw in itertools.chain(head, lines):
+        yield ConversationLine(name, number, raw)
 
 
 def read_tools(path: str | None) -> list[dict[str, Any]] | None:
@@ -212,9 +277,11 @@ def read_tools(path: str | None) -> list[dict[str, Any]] | None:
     if path is None:
         return None
     try:
-        with open(path, encoding="utf-8") as handle:
-            tools = json.load(handle)
-    except (OSError, json.JSONDecodeError) as exc:
+        with open(path, "rb") as handle:
+            tools = loads(handle.read())
+    except OSError as exc:
+        raise ConversationFileError(f"{path}: cannot read tool definitions: {exc.strerror or exc}") from None
+    except ConversationFileError as exc:
         raise ConversationFileError(f"{path}: cannot read tool definitions: {exc}") from None
     if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
         tools = tools["tools"]

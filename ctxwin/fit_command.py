@@ -1,30 +1,51 @@
 """``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them in OpenAI format.
 
 One conversation (JSON, or JSONL of messages): a budget bar and one row per step go to stderr (``--json``: a JSON
-report to stdout), the fitted conversation to ``-o OUT`` or, without ``-o``, to stdout. Many conversations (JSONL,
-one per line, read as a stream): one output line each, ``{"line": N, "messages": [...], "plan": {...}}``, in input
-order, fitted by ``ctxwin.batch.fit_many`` on ``--workers`` processes (the output does not depend on how many); a bad
-line is reported on stderr and the run goes on (exit code 1 at the end). A progress bar is drawn on stderr when it
-is a terminal.
+report to stdout, nothing on stderr but warnings), the fitted conversation to ``-o OUT`` or, without ``-o`` (or
+with ``-o -``), to stdout, in the shape it came in: a list stays a list, ``{"messages": ..., "tools": ..., ...}``
+keeps its other keys. Many conversations (JSONL, one per line, read as a stream): one output line each, in input
+order, the line's own object with ``messages`` replaced and ``"ctxwin": {"line": N, "plan": {...}}`` added, fitted
+by ``ctxwin.batch.fit_many`` on ``--workers`` processes (the output does not depend on how many); a bad line is
+reported on stderr and the run goes on. A progress bar is drawn on stderr when it is a terminal.
+
+Files are never lost: flags are checked first (a bad one is a usage error naming it, exit 2, before anything is
+read), ``-o`` may not be an input, the output is opened only after the input was read (a JSONL batch streams into
+a temporary file) and replaces ``-o`` only when the run got to the end (``ctxwin.atomic_output``). Exit codes: see
+``ctxwin.cli_output``; a conversation that does not fit is a warning, or exit 3 with ``--strict`` (``-o`` then
+keeps its old content).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import sys
 from collections import deque
 from collections.abc import Iterator
-from contextlib import nullcontext
-from typing import IO, Any, cast
+from typing import Any, cast
 
+from ctxwin.atomic_output import AtomicOutput, same_file
 from ctxwin.batch import fit_many
-from ctxwin.batch.item import Fitter
+from ctxwin.batch.item import FIT_MODEL, Fitter
+from ctxwin.benchmark.budgets import parse_budget
+from ctxwin.cli_output import (
+    EXIT_CODES_HELP,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_OVER_BUDGET,
+    error,
+    plural,
+    usage_error,
+    warning,
+)
 from ctxwin.conversation_io import (
     ConversationFileError,
     ConversationLine,
     RawConversation,
+    loads,
+    nesting_error,
     read_raw_conversations,
     read_tools,
     request_from_json,
@@ -32,11 +53,13 @@ from ctxwin.conversation_io import (
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.messages import convert_to_openai_messages
 from ctxwin.planner import Plan
+from ctxwin.plugins import get_counter, get_model, get_strategy_factory
 from ctxwin.progress import Progress
 from ctxwin.strategies.extractive import extractive_summarizer
 
-EXIT_OK, EXIT_INPUT = 0, 1
 BAR_WIDTH = 60
+PLAN_KEY = "ctxwin"  # the key JSONL output lines get for the line number and the plan; an earlier run's is replaced
+NO_ROOM_HINT = "lower --reserve, raise --context-window, or add --summarize"
 
 
 def budget_bar(plan: Plan, system_tokens: int) -> list[str]:
@@ -66,8 +89,8 @@ def plan_lines(plan: Plan, where: str) -> list[str]:
     lines.append(f"{'step':<22} {'before':>9} {'after':>9}  dropped truncated summarised  notes")
     for step in plan.steps:
         lines.append(
-            f"{step.name:<22} {step.tokens_before:>9,} {step.tokens_after:>9,}  {len(step.dropped_ids):>7} "
-            f"{len(step.truncated_ids):>9} {len(step.summarized_ids):>10}  {'; '.join(step.notes)}"
+            f"{step.name:<22} {step.tokens_before:>9,} {step.tokens_after:>9,}  {len(step.dropped_ids):>7,} "
+            f"{len(step.truncated_ids):>9,} {len(step.summarized_ids):>10,}  {'; '.join(step.notes)}"
         )
     verdict = "fits" if plan.fits else "DOES NOT FIT"
     lines.append(
@@ -91,12 +114,71 @@ def _report(plan: Plan) -> dict[str, Any]:
     }
 
 
+def _strategies(args: argparse.Namespace) -> list[str] | None:
+    """``--strategy`` as names, each checked against the registry; ValueError for the usage error."""
+    if args.strategy is None:
+        return None
+    names = [s.strip() for s in args.strategy.split(",")]
+    if not any(names):
+        raise ValueError("expected comma-separated strategy names (see `ctxwin strategies`), got none")
+    if not all(names):
+        raise ValueError(f"{args.strategy!r} has an empty name")
+    for name in names:
+        get_strategy_factory(name)  # ValueError naming the close matches
+    return names
+
+
+def _check_flags(args: argparse.Namespace) -> int | None:
+    """Every usage error, named by its flag, before any file is read; None when the flags are fine."""
+    parser = args.parser
+    for name, other in (("FILE", args.file), ("--tools", args.tools)):
+        if args.output not in (None, "-") and other not in (None, "-") and same_file(args.output, other):
+            return usage_error(parser, "-o/--output", f"{args.output} is also {name}; write to another file")
+    try:
+        strategies = _strategies(args)
+    except ValueError as exc:
+        return usage_error(parser, "--strategy", exc)
+    if strategies is not None and (args.summarize or args.keep_last is not None) and "summarize" not in strategies:
+        flag = "--summarize" if args.summarize else "--keep-last"
+        return usage_error(parser, flag, "needs 'summarize' in --strategy (or leave --strategy out)")
+    model_name = _model(args)
+    try:
+        model = get_model(model_name) if model_name else None
+    except ValueError as exc:
+        return usage_error(parser, "--model", exc)
+    if args.counter is not None:
+        try:
+            get_counter(args.counter)
+        except TokenizerDataError:
+            pass  # the counter exists, its data is missing here: an environment problem (exit 1), reported next
+        except (ValueError, TypeError) as exc:
+            return usage_error(parser, "--counter", exc)
+    if args.context_window is not None:
+        window = args.context_window
+    elif model is not None:
+        window = model.context_window
+    else:
+        return usage_error(parser, "--context-window", "is needed with --counter when no --model is given")
+    if args.reserve is not None and args.reserve >= window:
+        return usage_error(
+            parser,
+            "--reserve",
+            f"{args.reserve:,} tokens leaves no room for the input in a context window of {window:,} tokens "
+            "(--context-window)",
+        )
+    return None
+
+
+def _model(args: argparse.Namespace) -> str | None:
+    """``--model``; without it ``fit``'s default model, unless ``--counter`` says how to count."""
+    return args.model or (None if args.counter else FIT_MODEL)
+
+
 def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """The Planner's (and ``fit_many``'s) keyword arguments from the command line."""
-    strategies = [s.strip() for s in args.strategy.split(",") if s.strip()] if args.strategy else None
+    """The Planner's (and ``fit_many``'s) keyword arguments from the (checked) command line."""
     return {
-        "model": args.model,
-        "strategies": strategies,
+        "model": _model(args),
+        "strategies": _strategies(args),
         "context_window": args.context_window,
         "reserve_output": args.reserve,
         "tools": tools,
@@ -107,94 +189,221 @@ def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None)
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
+    usage = _check_flags(args)
+    if usage is not None:
+        return usage
     try:
-        arguments = _fit_arguments(args, read_tools(args.tools))
+        tools = read_tools(args.tools)
+        arguments = _fit_arguments(args, tools)
         fitter = Fitter(arguments)  # builds the planner: bad arguments are reported before any file is read
-        items = read_raw_conversations(args.file)
-        first = next(items)
-    except (ValueError, TypeError, TokenizerDataError, ConversationFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    sink: Any = open(args.output, "w", encoding="utf-8") if args.output else nullcontext(sys.stdout)  # noqa: SIM115
-    with sink as out:
-        if isinstance(first, RawConversation):  # the file is one conversation
-            return _fit_one(first, fitter, out, args)
-        # Otherwise the file is lines of conversations, all of them ConversationLine.
-        lines = cast(Iterator[ConversationLine], itertools.chain([first], items))
+    except (ValueError, TypeError, TokenizerDataError) as exc:  # ConversationFileError, bad tool definitions
+        return error(exc)
+    output = AtomicOutput(args.output)
+    try:
+        output.check()
+    except OSError as exc:
+        return error(f"cannot write {output.name}: {exc.strerror or exc}")
+    with output:
         try:
-            return _fit_many(lines, arguments, out, args)
-        except ConversationFileError as exc:  # the file became unreadable part way (bad UTF-8)
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_INPUT
+            items = read_raw_conversations(args.file)
+            first = next(items)
+            if isinstance(first, RawConversation):  # the file is one conversation
+                status = _fit_one(first, fitter, output, args, tools)
+            else:  # the file is lines of conversations, all of them ConversationLine
+                lines = cast(Iterator[ConversationLine], itertools.chain([first], items))
+                status = _fit_lines(lines, arguments, output, args, tools)
+        except ConversationFileError as exc:  # unreadable, or a broken document: nothing written
+            return error(exc)
+        except OSError as exc:
+            return error(f"cannot write {output.name}: {exc.strerror or exc}")
+    return status
 
 
-def _fit_one(item: RawConversation, fitter: Fitter, out: IO[str], args: argparse.Namespace) -> int:
+def _different_tools(args: argparse.Namespace, tools: list[dict[str, Any]] | None, own: Any) -> bool:
+    return args.tools is not None and bool(own) and own != tools
+
+
+def _fit_one(
+    item: RawConversation,
+    fitter: Fitter,
+    output: AtomicOutput,
+    args: argparse.Namespace,
+    tools: list[dict[str, Any]] | None,
+) -> int:
+    if _different_tools(args, tools, item.tools):
+        return usage_error(
+            args.parser, "--tools", f"{item.source} has its own 'tools', which differ from {args.tools}; give one"
+        )
     result = fitter.fit(0, {"messages": item.messages, "tools": item.tools})
     if result.plan is None:
-        print(f"error: {item.source}: {result.error}", file=sys.stderr)
-        return EXIT_INPUT
+        return error(f"{item.source}: {result.error}")
     plan = result.plan
-    messages = _openai(plan)
+    messages = keep_null_content(item.messages, convert_to_openai_messages(plan.messages))
+    fitted: Any = messages if item.document is None else {**item.document, "messages": messages}
     if args.json:
-        report = {**_report(plan), **({} if args.output else {"messages": messages})}
+        report = {**_report(plan), **({} if output.path else {"messages": messages})}
         print(json.dumps(report, ensure_ascii=False, indent=2))
-        if args.output:
-            json.dump(messages, out, ensure_ascii=False, indent=2)
+    else:
+        print("\n".join(plan_lines(plan, item.source)), file=sys.stderr)
+    status = _verdict(0 if plan.fits else 1, 1, args, output)
+    if status == EXIT_OK and (output.path or not args.json):
+        out = output.stream()
+        json.dump(fitted, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+        output.commit()
+    return status
+
+
+def _verdict(over: int, total: int, args: argparse.Namespace, output: AtomicOutput) -> int:
+    """Warn about conversations that do not fit; with --strict that is exit 3 and ``-o`` keeps its old content."""
+    if not over:
         return EXIT_OK
-    print("\n".join(plan_lines(plan, item.source)), file=sys.stderr)
-    json.dump(messages, out, ensure_ascii=False, indent=2)
-    out.write("\n")
+    if total == 1:
+        what = "the conversation does not fit"
+    else:
+        what = f"{over:,} of {plural(total, 'conversation')} {'does' if over == 1 else 'do'} not fit"
+    if args.strict:
+        kept = f"; {output.path} left as it was" if output.path else ""
+        print(f"error: {what} the budget ({NO_ROOM_HINT}){kept}", file=sys.stderr)
+        return EXIT_OVER_BUDGET
+    warning(f"{what} the budget ({NO_ROOM_HINT}; --strict makes this exit 3)")
     return EXIT_OK
 
 
-def _fit_many(
-    lines: Iterator[ConversationLine], arguments: dict[str, Any], out: IO[str], args: argparse.Namespace
+def request_with_tools(text: bytes, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """``request_from_json`` for a run with ``--tools``: a line's own tools must be the same, or be absent."""
+    request = request_from_json(text)
+    if request["tools"] and request["tools"] != tools:
+        raise ConversationFileError("the line has its own 'tools', which differ from --tools; give one")
+    return request
+
+
+def _fit_lines(
+    lines: Iterator[ConversationLine],
+    arguments: dict[str, Any],
+    output: AtomicOutput,
+    args: argparse.Namespace,
+    tools: list[dict[str, Any]] | None,
 ) -> int:
     """One output line per conversation, in input order, fitted by ``fit_many`` on ``--workers`` processes.
 
-    The workers parse the lines too (``decode``): this process only reads lines and writes results.
+    The workers decode and parse the lines too (``decode``); this process reads lines, and parses each again only
+    to write its other fields back.
     """
     progress = Progress("fitted")
     in_flight: deque[ConversationLine] = deque()  # in input order, as the results come back
 
-    def texts() -> Iterator[str]:
+    def texts() -> Iterator[bytes]:
         for line in lines:
             in_flight.append(line)
             yield line.text
 
-    workers = args.workers or None  # 0: all cores
+    decode = request_from_json if tools is None else functools.partial(request_with_tools, tools=tools)
     results = fit_many(
-        texts(), workers=workers, progress=progress, decode=request_from_json, output="openai", **arguments
+        texts(), workers=args.workers or None, progress=progress, decode=decode, output="openai", **arguments
     )
+    out = output.stream()
+    fitted = over = 0
     for result in results:
         line = in_flight.popleft()
         if result.plan is None:
-            progress.error(f"error: {line.where}: {result.error}")
+            progress.error(f"error: {line.where}: {' '.join(str(result.error).split())}")
             continue
         report = _report(result.plan) if args.json else result.plan.summary()
-        out.write(json.dumps({"line": line.line, "messages": result.plan.messages, "plan": report}, ensure_ascii=False))
-        out.write("\n")
+        try:
+            text = _output_line(line, result.plan.messages, report)
+        except ConversationFileError as exc:
+            progress.error(f"error: {line.where}: {exc}")
+            continue
+        out.write(text)
+        fitted += 1
+        over += not result.plan.fits
     progress.close()
-    return EXIT_INPUT if progress.errors else EXIT_OK
+    status = _verdict(over, fitted, args, output)
+    if status == EXIT_OK and fitted:  # not when no line could be fitted: an empty file would replace -o
+        output.commit()
+    return EXIT_INPUT if progress.errors else status
 
 
-def _openai(plan: Plan) -> list[dict[str, Any]]:
-    return convert_to_openai_messages(plan.messages)
+def _output_line(line: ConversationLine, messages: list[Any], report: dict[str, Any]) -> str:
+    """The input line's object with the fitted messages and the plan; a bare list of messages becomes an object."""
+    original = loads(line.text)
+    extra = original if isinstance(original, dict) else {}
+    raw = extra.get("messages") if extra else original
+    fitted = {**extra, "messages": keep_null_content(raw, messages), PLAN_KEY: {"line": line.line, "plan": report}}
+    try:
+        return json.dumps(fitted, ensure_ascii=False) + "\n"
+    except RecursionError:
+        raise nesting_error() from None
+
+
+def keep_null_content(raw: Any, fitted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``"content": null`` again on the assistant messages with tool calls that had it in the input.
+
+    Messages hold text, so a null content is read as ``""``; the tool-call ids say which fitted message had null.
+    """
+    nulls = {
+        call.get("id")
+        for message in (raw if isinstance(raw, list) else [])
+        if isinstance(message, dict) and "content" in message and message["content"] is None
+        for call in (message.get("tool_calls") or [])
+        if isinstance(call, dict)
+    }
+    if not nulls:
+        return fitted
+    for message in fitted:
+        calls = message.get("tool_calls") or []
+        if message.get("content") == "" and calls and all(c.get("id") in nulls for c in calls):
+            message["content"] = None
+    return fitted
+
+
+def _token_amount(*, zero: bool) -> Any:
+    def parse(text: str) -> int:
+        try:
+            return parse_budget(text, what="amount", zero=zero)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _keep_last(text: str) -> int:
+    try:
+        count = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of messages (0 or more), got {text!r}")
+    return count
 
 
 def add_fit_parser(commands: Any) -> None:
-    fit = commands.add_parser("fit", help="fit conversations to a model's token budget and write them out")
+    fit = commands.add_parser(
+        "fit", help="fit conversations to a model's token budget and write them out", epilog=EXIT_CODES_HELP
+    )
     fit.add_argument("file", help="JSON or JSONL conversation(s) in OpenAI chat format, or - for stdin")
-    fit.add_argument("--model", "-m", help="the model to fit for (see `ctxwin models`)")
-    fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (needs --context-window)")
-    fit.add_argument("--context-window", type=int, help="override the model's context window")
-    fit.add_argument("--reserve", type=int, help="tokens reserved for the reply (default: the model's max output)")
+    fit.add_argument("--model", "-m", help=f"the model to fit for (see `ctxwin models`; default {FIT_MODEL})")
+    fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (see `ctxwin counters`)")
+    fit.add_argument(
+        "--context-window", type=_token_amount(zero=False), help="override the model's context window (8000, 8k)"
+    )
+    fit.add_argument(
+        "--reserve",
+        type=_token_amount(zero=True),
+        help="tokens reserved for the reply (default: the model's max output, at most half the context window)",
+    )
     fit.add_argument("--tools", help="a JSON file with the tool definitions sent with the request")
     fit.add_argument("--strategy", help="comma-separated strategies, e.g. truncate_tool_output,trim")
     fit.add_argument("--summarize", action="store_true", help="summarise older turns (offline, extractive)")
-    fit.add_argument("--keep-last", type=int, help="summarise older turns, keeping the last N messages verbatim")
+    fit.add_argument(
+        "--keep-last", type=_keep_last, help="summarise older turns, keeping the last N messages verbatim"
+    )
+    fit.add_argument(
+        "--strict", action="store_true", help="exit 3 (-o left as it was) when a conversation does not fit"
+    )
     fit.add_argument("--json", action="store_true", help="print a JSON report instead of the table")
-    fit.add_argument("--output", "-o", help="write the fitted conversation(s) here (default: stdout)")
+    fit.add_argument("--output", "-o", help="write the fitted conversation(s) here (default, or -: stdout)")
     fit.add_argument(
         "--workers",
         "-w",
@@ -202,7 +411,7 @@ def add_fit_parser(commands: Any) -> None:
         default=1,
         help="processes for a JSONL file of many conversations; 0 = all cores (default: 1)",
     )
-    fit.set_defaults(run=cmd_fit)
+    fit.set_defaults(run=cmd_fit, parser=fit)
 
 
 def _worker_count(text: str) -> int:
@@ -213,3 +422,4 @@ def _worker_count(text: str) -> int:
     if count < 0:
         raise argparse.ArgumentTypeError(f"expected a number of processes (0 = all cores), got {text!r}")
     return count
+

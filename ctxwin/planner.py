@@ -296,6 +296,8 @@ class Planner:
         for label, value in (("context_window", window), ("reserve_output", reserve), ("keep_last", keep_last)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"{label} must be a non-negative int, got {value!r}")
+        if reserve_output is None:  # the model's max output, but at least half the window left for the input
+            reserve = min(reserve, window // 2)
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         if output not in ("messages", "openai"):

@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin.conversation_io import nesting_error
 from ctxwin.planner import Plan, Planner, fit
 
 # fit()'s own default model, so that fit_many(conversations) equals fit() on each conversation.
-_FIT_MODEL = inspect.signature(fit).parameters["model"].default
+FIT_MODEL = inspect.signature(fit).parameters["model"].default
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class FitResult:
 
 def describe(exc: Exception) -> str:
     """The text reported for a failed item: ctxwin's input errors say what was wrong; anything else is named."""
+    if isinstance(exc, RecursionError):
+        return str(nesting_error())
     text = str(exc)
     return text if isinstance(exc, (ValueError, TypeError)) and text else f"{type(exc).__name__}: {text}"
 
@@ -50,7 +53,7 @@ class Fitter:
     """
 
     def __init__(self, fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | None = None) -> None:
-        self.planner = Planner(**{"model": _FIT_MODEL, **fit_kwargs})
+        self.planner = Planner(**{"model": FIT_MODEL, **fit_kwargs})
         self.decode = decode
 
     def fit(self, index: int, item: Any) -> FitResult:

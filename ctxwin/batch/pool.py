@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import signal
+import warnings
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -21,18 +23,23 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from ctxwin.batch.item import FitResult, Fitter
+from ctxwin.plugin_manager import PluginWarning
 
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 # Two chunks per worker: one being fitted, one queued, so a worker never waits for the next chunk's transfer.
 IN_FLIGHT_PER_WORKER = 2
 
 Chunk = list[tuple[int, Any]]
+WORKER_DIED = "the worker process died while fitting this item (crashed, killed or out of memory)"
 
 _fitter: Fitter | None = None  # the worker process's own, built by the pool initializer
 
 
 def _start_worker(fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | None) -> None:
     global _fitter
+    # Ctrl-C reaches the whole process group: the caller stops the pool; a worker's traceback would only be noise.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warnings.simplefilter("ignore", PluginWarning)  # a plugin that fails to load was reported by the caller
     _fitter = Fitter(fit_kwargs, decode)
 
 
@@ -61,32 +68,79 @@ def fit_in_pool(
 
     A chunk that cannot travel to a worker or back (a conversation given as a generator, an object whose class
     the worker cannot import) is fitted by ``local`` in this process instead, so it still gets its own results.
+    An item that kills its worker (a crash in a tokenizer or plugin, the OOM killer) gets that as its error and
+    the run goes on in a new pool; see ``_Pool.collect``.
     """
-    executor = ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context(START_METHOD),
-        initializer=_start_worker,
-        initargs=(dict(fit_kwargs), local.decode),
-    )
+    pool = _Pool(workers, fit_kwargs, local)
     pending: deque[tuple[Chunk, Future[list[FitResult]]]] = deque()
     try:
         for chunk in chunked(items, chunksize):
-            pending.append((chunk, executor.submit(_fit_chunk, chunk)))
+            pending.append((chunk, pool.submit(chunk)))
             if len(pending) >= IN_FLIGHT_PER_WORKER * workers:
-                yield from _collect(*pending.popleft(), local)
+                yield from pool.collect(pending)
         while pending:
-            yield from _collect(*pending.popleft(), local)
+            yield from pool.collect(pending)
     finally:  # also when the caller stops early: queued chunks are dropped, running ones finish
-        executor.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown()
 
 
-def _collect(chunk: Chunk, future: Future[list[FitResult]], local: Fitter) -> list[FitResult]:
-    try:
-        return future.result()
-    except BrokenProcessPool as exc:
-        raise RuntimeError(
-            "a fit_many worker process died (killed, out of memory, or its planner could not be built there); "
-            f"no results from item {chunk[0][0]} on"
-        ) from exc
-    except Exception:  # the chunk could not be pickled to the worker or back: fit it here
-        return [local.fit(index, conversation) for index, conversation in chunk]
+class _Pool:
+    """The executor, replaced by a new one when a worker dies."""
+
+    def __init__(self, workers: int, fit_kwargs: Mapping[str, Any], local: Fitter) -> None:
+        self.workers, self.fit_kwargs, self.local = workers, dict(fit_kwargs), local
+        self.executor = self._start()
+
+    def _start(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context(START_METHOD),
+            initializer=_start_worker,
+            initargs=(self.fit_kwargs, self.local.decode),
+        )
+
+    def submit(self, chunk: Chunk) -> Future[list[FitResult]]:
+        return self.executor.submit(_fit_chunk, chunk)
+
+    def shutdown(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+    def collect(self, pending: deque[tuple[Chunk, Future[list[FitResult]]]]) -> list[FitResult]:
+        """The results of the oldest pending chunk.
+
+        When the pool broke, any chunk in flight may have killed it: a new pool fits the oldest chunk one item at a
+        time (an item that breaks it again is the culprit and gets the error), then the other pending chunks are
+        sent again. A pool that cannot even start (its planner cannot be built there) raises.
+        """
+        chunk, future = pending.popleft()
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            pass
+        except Exception:  # the chunk could not be pickled to the worker or back: fit it here
+            return [self.local.fit(index, conversation) for index, conversation in chunk]
+        self._restart()
+        results = [self._isolated(index, conversation) for index, conversation in chunk]
+        for i, (other, _) in enumerate(pending):
+            pending[i] = (other, self.submit(other))
+        return results
+
+    def _isolated(self, index: int, conversation: Any) -> FitResult:
+        try:
+            return self.submit([(index, conversation)]).result()[0]
+        except BrokenProcessPool:
+            self._restart()
+            return FitResult(index, error=WORKER_DIED)
+        except Exception:
+            return self.local.fit(index, conversation)
+
+    def _restart(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self.executor = self._start()
+        try:
+            self.executor.submit(_fit_chunk, []).result()  # a pool that cannot start must not loop
+        except BrokenProcessPool as exc:
+            raise RuntimeError(
+                "fit_many worker processes cannot start (killed, out of memory, their planner could not be built "
+                'there, or the main script runs fit_many again outside `if __name__ == "__main__":`)'
+            ) from exc

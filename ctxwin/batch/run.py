@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import itertools
 import math
 import pickle
-from collections.abc import Callable, Generator, Iterable, Mapping, Sized
+import sys
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sized
 from typing import Any
 
 from ctxwin.batch.item import FitResult, Fitter
@@ -14,6 +17,8 @@ from ctxwin.progress import Progress
 
 # Conversations per chunk sent to a worker; see benchmarks/README.batch.md for the measurement behind it.
 DEFAULT_CHUNKSIZE = 16
+# Fewer than this many chunks per worker are fitted in the calling process: the pool would not pay for itself.
+SMALL_INPUT_CHUNKS = 2
 
 
 def fit_many(
@@ -34,7 +39,11 @@ def fit_many(
     or ``{"messages": [...], "tools": [...]}`` to send that conversation with its own tools.
 
     ``workers``: processes to use, ``None`` for every CPU this process may use; ``1`` fits in this process, no
-    pool. Each worker builds one planner (counter, tokenizer, strategies) from ``fit_kwargs`` and keeps it; the
+    pool, and so does an input shorter than ``SMALL_INPUT_CHUNKS`` chunks per worker (the results are the same). A
+    script that starts the pool from its top level without ``if __name__ == "__main__":`` gets a RuntimeError
+    saying so, before any process starts (each worker would run the script again). An item that kills its worker
+    process gets that as its error; the others are fitted in a new pool.
+    Each worker builds one planner (counter, tokenizer, strategies) from ``fit_kwargs`` and keeps it; the
     conversations are converted to messages in the workers. ``fit_kwargs`` are therefore pickled once per worker:
     a ``summarizer`` or ``Strategy`` must be importable (a module-level function, not a lambda).
     ``progress``: a bar on stderr when it is a terminal (``None`` or ``True``), none (``False``), or a
@@ -55,11 +64,19 @@ def fit_many(
         raise ValueError(f"chunksize must be a positive int, got {chunksize!r}")
     fitter = Fitter(fit_kwargs, decode)  # builds the planner here: configuration errors surface in the caller, once
     total = len(conversations) if isinstance(conversations, Sized) else None
-    items = enumerate(conversations)
+    items: Iterator[tuple[int, Any]] = enumerate(conversations)
+    if count > 1:
+        _check_picklable({**fit_kwargs, "decode": decode})
+        # A pool costs about a second to start: a short input is fitted here, with the same results.
+        head = list(itertools.islice(items, SMALL_INPUT_CHUNKS * count * (chunksize or DEFAULT_CHUNKSIZE)))
+        if len(head) < SMALL_INPUT_CHUNKS * count * (chunksize or DEFAULT_CHUNKSIZE):
+            count = 1
+        else:
+            check_main_guard()
+        items = itertools.chain(head, items)
     if count == 1:
         results: Generator[FitResult, None, None] = (fitter.fit(index, conversation) for index, conversation in items)
     else:
-        _check_picklable({**fit_kwargs, "decode": decode})
         size = chunksize or _default_chunksize(total, count)
         results = fit_in_pool(items, fit_kwargs, workers=count, chunksize=size, local=fitter)
     if progress is False:
@@ -105,3 +122,44 @@ def _stepping(
         results.close()
         if close:
             bar.close()
+
+
+def check_main_guard() -> None:
+    """Raise when the pool is started by a script's top-level code outside ``if __name__ == "__main__":``.
+
+    Workers start with ``forkserver`` or ``spawn``, which import the main script again in each worker: unguarded,
+    that import calls ``fit_many`` again and the worker dies while bootstrapping, which the pool only sees as a
+    dead worker. The call's line in the script is checked instead, before any process starts.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back  # type: ignore[assignment]
+    spec = getattr(main, "__spec__", None)
+    if path is None or frame is None or (spec is not None and spec.name.endswith("__main__")):
+        return  # an interactive session, python -c, a package's __main__ (not imported again), a call elsewhere
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return
+    if not any(_guards(node, frame.f_lineno) for node in tree.body):
+        raise RuntimeError(
+            f"fit_many starts worker processes, and each one imports {path} again; its top-level code (line "
+            f"{frame.f_lineno}) would call fit_many again in every worker. Put that code under "
+            '`if __name__ == "__main__":`, or pass workers=1'
+        )
+
+
+def _guards(node: ast.stmt, line: int) -> bool:
+    """Whether ``node`` is an ``if`` testing ``__name__`` against ``"__main__"`` (in any form) that holds ``line``.
+
+    Lenient on purpose: a guard written some other way is trusted rather than refused.
+    """
+    if not isinstance(node, ast.If) or not node.lineno <= line <= (node.end_lineno or line):
+        return False
+    parts = list(ast.walk(node.test))
+    return any(isinstance(p, ast.Name) and p.id == "__name__" for p in parts) and any(
+        isinstance(p, ast.Constant) and p.value == "__main__" for p in parts
+    )

@@ -1,25 +1,33 @@
-"""Budgets as people write them: ``2500``, ``4k`` (k is 1,000, not 1,024), ``1.5k``, comma-separated."""
+"""Token amounts as people write them: ``2500``, ``4k`` (k is 1,000, not 1,024), ``1.5k``, ``8_000``, ``8,000``.
+
+``parse_budget`` is the one parser for a number of tokens: ``ctxwin bench --budgets`` and ``ctxwin fit``'s
+``--context-window`` / ``--reserve`` all read their values with it.
+"""
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal
 
-_BUDGET = re.compile(r"(\d+(?:\.\d+)?|\.\d+)([kK]?)")
-_EXPECTED = "expected a positive whole number of tokens such as 2500, 4k or 1.5k (k = 1,000)"
+# Digits grouped by thousands with commas (8,000) or by underscores (8_000), an optional fraction, an optional k.
+_BUDGET = re.compile(r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:_\d+)*(?:\.\d+)?|\.\d+)([kK]?)")
+_EXPECTED = "expected a {sign} whole number of tokens such as 2500, 4k or 1.5k (k = 1,000)"
 
 
-def parse_budget(text: str) -> int:
-    """One budget in tokens; ValueError naming the text for zero, negative, fractional or unreadable values."""
+def parse_budget(text: str, *, what: str = "budget", zero: bool = False) -> int:
+    """One amount of tokens; ValueError naming the text (as ``what``) for negative, fractional or unreadable
+    values, and for zero unless ``zero``."""
+    expected = _EXPECTED.format(sign="non-negative" if zero else "positive")
     match = _BUDGET.fullmatch(text.strip())
     if match is None:
-        raise ValueError(f"budget {text!r} is not a number of tokens; {_EXPECTED}")
+        raise ValueError(f"{what} {text!r} is not a number of tokens; {expected}")
     number, suffix = match.groups()
-    tokens = Decimal(number) * (1000 if suffix else 1)  # Decimal: 1.1k is exactly 1100, not 1100.0000000000002
+    # Decimal: 1.1k is exactly 1100, not 1100.0000000000002
+    tokens = Decimal(number.replace(",", "")) * (1000 if suffix else 1)
     if tokens != tokens.to_integral_value():
-        raise ValueError(f"budget {text!r} is {tokens} tokens, not a whole number; {_EXPECTED}")
-    if tokens <= 0:
-        raise ValueError(f"budget {text!r} must be positive; {_EXPECTED}")
+        raise ValueError(f"{what} {text!r} is {tokens} tokens, not a whole number; {expected}")
+    if tokens < 0 or (tokens == 0 and not zero):
+        raise ValueError(f"{what} {text!r} must be {'non-negative' if zero else 'positive'}; {expected}")
     return int(tokens)
 
 
@@ -27,7 +35,8 @@ def parse_budgets(text: str) -> list[int]:
     """A comma-separated list of budgets, in the order given; an empty item or a repeated budget is an error."""
     items = text.split(",")
     if any(not item.strip() for item in items):
-        raise ValueError(f"budgets {text!r} has an empty item; {_EXPECTED}, separated by commas")
+        expected = _EXPECTED.format(sign="positive")
+        raise ValueError(f"budgets {text!r} has an empty item; {expected}, separated by commas")
     budgets = [parse_budget(item) for item in items]
     repeated = sorted({b for b in budgets if budgets.count(b) > 1})
     if repeated:

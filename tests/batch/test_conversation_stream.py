@@ -43,7 +43,7 @@ def lines_of(items: list[RawConversation | ConversationLine]) -> list[tuple[int,
 def test_a_pretty_printed_document_is_one_conversation(tmp_path: Path) -> None:
     path = tmp_path / "one.json"
     path.write_text(json.dumps({"messages": HI, "tools": []}, indent=2), encoding="utf-8")
-    assert read(path) == [RawConversation(str(path), HI, [])]
+    assert read(path) == [RawConversation(str(path), HI, [], document={"messages": HI, "tools": []})]
 
 
 def test_one_line_is_one_document_and_message_lines_are_one_conversation(tmp_path: Path) -> None:
@@ -65,7 +65,7 @@ def test_lines_are_handed_out_unparsed_with_their_numbers(tmp_path: Path) -> Non
     path = tmp_path / "many.jsonl"
     path.write_text("\n{oops\n" + json.dumps(HI) + "\n\n" + json.dumps({"messages": HI}) + "\n", encoding="utf-8")
     assert lines_of(read(path)) == [
-        (2, "not valid JSON: Expecting property name enclosed in double quotes"),
+        (2, "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
         (3, HI),
         (5, HI),
     ]
@@ -101,7 +101,11 @@ def test_converted_conversations_report_bad_lines_and_bad_files(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("content", "match"),
-    [(b"", "empty file"), (b"\n  \n", "empty file"), (b'[{"role": "user", "content": "\xff"}]', "cannot read")],
+    [
+        (b"", "empty file"),
+        (b"\n  \n", "empty file"),
+        (b'[{"role": "user", "content": "\xff"}]', r"bad.jsonl: not valid UTF-8 \(byte 31"),
+    ],
 )
 def test_unreadable_files_are_errors(tmp_path: Path, content: bytes, match: str) -> None:
     path = tmp_path / "bad.jsonl"

@@ -142,14 +142,15 @@ def test_usage_errors_exit_2(chats: Path, args: list[str], error: str) -> None:
 
 def test_model_or_counter_is_required(chats: Path) -> None:
     result = run("bench", str(chats))
-    assert result.returncode == 2 and "needs --model" in result.stderr
+    assert result.returncode == 2 and result.stderr == (
+        "ctxwin bench: error: --model: give a model (see `ctxwin models`), or --counter SPEC\n"
+    )
 
 
 @pytest.mark.parametrize(
     ("args", "error"),
     [
         (["missing.jsonl", "-m", "gpt-4o-mini"], "missing.jsonl: no such file"),
-        (["{chats}", "-m", "gpt-4o-minii"], "unknown model 'gpt-4o-minii'"),
         (["{chats}", "-m", "gpt-4o-mini", "--tools", "missing-tools.json"], "cannot read tool definitions"),
         (["{garbage}", "-m", "gpt-4o-mini"], "no conversation could be read"),
     ],

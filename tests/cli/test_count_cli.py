@@ -27,7 +27,7 @@ def test_count_table_matches_the_library() -> None:
     assert result.returncode == 0, result.stderr
     messages = convert_to_messages(json.loads(EXAMPLE.read_text(encoding="utf-8")))
     total = ApproximateCounter().count_messages(messages)
-    assert result.stdout.strip().splitlines()[-1].endswith(f"= {total} tokens")
+    assert result.stdout.strip().splitlines()[-1].endswith(f"= {total:,} tokens")
     assert f"{len(messages)} messages" in result.stdout
 
 

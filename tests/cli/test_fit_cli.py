@@ -63,17 +63,18 @@ def test_fit_many_keeps_order_and_reports_bad_lines(tmp_path: Path) -> None:
     assert f"{source}:2: not valid JSON" in result.stderr
     assert f"{source}:3: messages[0]: unexpected message type: 'ghost'" in result.stderr
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [row["line"] for row in rows] == [1, 4]
-    assert all(row["plan"]["fits"] for row in rows)
+    assert [row["ctxwin"]["line"] for row in rows] == [1, 4]
+    assert all(row["ctxwin"]["plan"]["fits"] for row in rows)
     counter = get_counter("gpt-4o-mini")
     assert all(counter.count_messages(convert_to_messages(row["messages"])) <= 3500 for row in rows)
 
 
-def test_fit_errors_exit_1() -> None:
+def test_usage_errors_exit_2_naming_the_flag() -> None:
     unknown = run("fit", str(LONG), "-m", "gpt-99-ultra")
-    assert unknown.returncode == 1 and "gpt-99-ultra" in unknown.stderr
+    assert unknown.returncode == 2 and unknown.stderr.startswith("ctxwin fit: error: --model: unknown model")
     no_window = run("fit", str(LONG), "--counter", "tiktoken:o200k_base")
-    assert no_window.returncode == 1 and "context_window" in no_window.stderr
+    assert no_window.returncode == 2 and "error: --context-window: is needed with --counter" in no_window.stderr
     bad_strategy = run("fit", str(LONG), "-m", "gpt-4o", "--strategy", "shred")
-    assert bad_strategy.returncode == 1 and "shred" in bad_strategy.stderr
-    assert "Traceback" not in unknown.stderr + no_window.stderr + bad_strategy.stderr
+    assert bad_strategy.returncode == 2 and "error: --strategy: unknown strategy 'shred'" in bad_strategy.stderr
+    for result in (unknown, no_window, bad_strategy):
+        assert len(result.stderr.splitlines()) == 1 and not result.stdout

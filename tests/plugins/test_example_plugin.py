@@ -121,4 +121,4 @@ def test_ctxwin_load_plugins_empty_loads_none(site: Path) -> None:
     report = json.loads(result.stdout)
     assert "words" not in {c["name"] for c in report["counters"]} and report["plugin_errors"] == []
     count = run(site, ["-m", "ctxwin.cli", "count", "-", "--counter", "words"], load="")
-    assert count.returncode == 1 and "unknown counter or model 'words'" in count.stderr
+    assert count.returncode == 2 and "error: --counter: unknown counter or model 'words'" in count.stderr

@@ -1,0 +1,63 @@
+"""fit_many when processes die: an item that kills its worker, a script without the ``__main__`` guard, and short
+inputs that need no pool at all. Real worker pools and real scripts in subprocesses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from batch_support import KILL, conversations, die_on_marker
+
+from ctxwin.batch import fit_many
+from ctxwin.batch.pool import WORKER_DIED
+
+FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500}
+ENV = {"CTXWIN_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"}
+
+
+def test_an_item_that_kills_its_worker_is_that_items_error_and_the_run_goes_on() -> None:
+    items = [c for c in conversations(40, seed=3) if isinstance(c, list)]
+    items[5] = items[23] = KILL  # type: ignore[call-overload]
+    results = list(fit_many(items, workers=2, chunksize=2, decode=die_on_marker, **FIT))
+    reference = list(fit_many([[] if i == KILL else i for i in items], workers=1, **FIT))
+    assert [r.index for r in results] == list(range(len(items)))
+    for result, want in zip(results, reference, strict=True):
+        if items[result.index] == KILL:
+            assert result.error == WORKER_DIED and result.plan is None
+        else:
+            assert result.ok and result.plan is not None and want.plan is not None
+            assert result.plan.messages == want.plan.messages
+
+
+def _script(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "pasted.py"
+    script.write_text(textwrap.dedent(body), encoding="utf-8")
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=ENV)
+
+
+README_PASTE = """
+    from ctxwin.batch import fit_many
+
+    conversations = [[{"role": "user", "content": f"question {i}"}] for i in range(COUNT)]
+    results = fit_many(conversations, workers=2, model="gpt-4o-mini", context_window=8_000, reserve_output=1_000)
+    print(sum(result.ok for result in results))
+"""
+
+
+def test_a_script_without_the_main_guard_is_told_why_before_any_worker_starts(tmp_path: Path) -> None:
+    result = _script(tmp_path, README_PASTE.replace("COUNT", "200"))
+    assert result.returncode == 1 and "worker process died" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: fit_many starts worker processes, and each one imports")
+    assert "(line 5)" in last and 'Put that code under `if __name__ == "__main__":`, or pass workers=1' in last
+    guarded = README_PASTE.replace("COUNT", "200").replace("\n    results", "\n    if __name__ == '__main__':\n"
+                                                           "        results").replace("\n    print", "\n        print")
+    result = _script(tmp_path, guarded)
+    assert result.returncode == 0 and result.stdout == "200\n", result.stderr
+
+
+def test_a_short_input_is_fitted_in_process_so_even_an_unguarded_script_works(tmp_path: Path) -> None:
+    result = _script(tmp_path, README_PASTE.replace("COUNT", "3"))
+    assert result.returncode == 0 and result.stdout == "3\n", result.stderr
