@@ -25,7 +25,6 @@ import signal
 import sys
 import threading
 import unicodedata
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,7 +49,6 @@ from ctxwin.fit_command import add_fit_parser
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.messages.openai_format import openai_role
 from ctxwin.plugins import (
-    PluginWarning,
     list_counters,
     list_models,
     list_strategies,
@@ -265,9 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _plugin_warnings(caught: list[warnings.WarningMessage]) -> None:
-    """One line per plugin that failed, instead of Python's warnings with their source lines."""
-    if not any(issubclass(w.category, PluginWarning) for w in caught):
+def _plugin_warnings(args: argparse.Namespace) -> None:
+    """One line per plugin that failed to load (``ctxwin counters`` lists them in full)."""
+    if args.run is cmd_counters:
         return
     for problem in {e.plugin: e for e in plugin_errors()}.values():
         warning(f"{problem} (the other plugins work; see `ctxwin counters`)")
@@ -307,13 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PluginWarning)
-            result: int = args.run(args)
-        _plugin_warnings(caught)
-        for other in caught:  # anything else is shown as Python would have
-            if not issubclass(other.category, PluginWarning):
-                warnings.showwarning(other.message, other.category, other.filename, other.lineno)
+        result: int = args.run(args)
+        _plugin_warnings(args)
     except BrokenPipeError:
         # The reader went away (`| head`): say nothing more, and stop Python's own flush at exit failing again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import signal
-import warnings
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -23,7 +22,6 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from ctxwin.batch.item import FitResult, Fitter
-from ctxwin.plugin_manager import PluginWarning
 
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 # Two chunks per worker: one being fitted, one queued, so a worker never waits for the next chunk's transfer.
@@ -39,7 +37,6 @@ def _start_worker(fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | 
     global _fitter
     # Ctrl-C reaches the whole process group: the caller stops the pool; a worker's traceback would only be noise.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    warnings.simplefilter("ignore", PluginWarning)  # a plugin that fails to load was reported by the caller
     _fitter = Fitter(fit_kwargs, decode)
 
 

@@ -78,7 +78,7 @@ def test_a_batch_names_how_many_do_not_fit(tmp_path: Path, over: int, total: int
         (["--strategy", "trim", "--summarize"], "--summarize: needs 'summarize' in --strategy"),
         (["--strategy", "trim", "--keep-last", "2"], "--keep-last: needs 'summarize' in --strategy"),
         (["-m", "gpt-99"], "--model: unknown model 'gpt-99'"),
-        (["--counter", "tiktoken:nope"], "--counter: unknown tiktoken encoding 'nope'"),
+        (["--counter", "tiktoken:nope"], "--counter: counter 'tiktoken:nope': unknown tiktoken encoding 'nope'"),
         (["--workers", "-1"], "argument --workers/-w: expected a number of processes"),
     ],
 )
