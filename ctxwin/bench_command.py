@@ -31,8 +31,9 @@ DEFAULT_BUDGETS = "4k,16k,64k"
 WIDTH = 100  # the table's default columns fit; a long chain name or file path may run over
 LEGEND = (
     "ms/conv: mean planning time per conversation. tokens used: the largest request over the conversations, "
-    "recounted by the counter (tool definitions included). turns kept: the most recent user turns kept verbatim, "
-    "as a mean fraction of each conversation's turns. pairs ok: conversations with every tool call/result pair "
+    "recounted by the counter (tool definitions included). min use: the least share of the budget used by a "
+    "conversation that was over it. turns kept: the most recent user turns kept verbatim, "
+    "as a mean fraction of each conversation's turns. pairs: conversations with every tool call/result pair "
     "intact. system: conversations whose system prompt was kept. summarised: messages replaced by summaries "
     "(total). ! over budget (see the notes below)."
 )
@@ -64,7 +65,7 @@ def _milliseconds(seconds: float | None) -> str:
     return f"{ms:.0f}" if ms >= 100 else f"{ms:.2f}"
 
 
-HEADERS = ("strategy", "ms/conv", "tokens used / budget", "turns kept", "pairs ok", "system", "summarised")
+HEADERS = ("strategy", "ms/conv", "tokens used / budget", "min use", "turns kept", "pairs", "system", "summarised")
 
 
 def _cells(result: BenchResult) -> tuple[str, ...]:
@@ -74,6 +75,7 @@ def _cells(result: BenchResult) -> tuple[str, ...]:
         result.strategy,
         _milliseconds(result.seconds_per_conversation),
         f"{result.tokens_used:>{len(f'{result.budget:,}')},} / {result.budget:,} {share:>6}{mark}",
+        _percent(result.budget_used_min),
         _percent(result.recent_turns_kept),
         _percent(result.tool_pairs_intact),
         _percent(result.system_kept),

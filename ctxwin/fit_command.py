@@ -95,7 +95,8 @@ def plan_lines(plan: Plan, where: str) -> list[str]:
     verdict = "fits" if plan.fits else "DOES NOT FIT"
     lines.append(
         f"{verdict}: {plan.tokens_before:,} -> {plan.tokens_after:,} tokens for an input budget of "
-        f"{plan.budget.max_input_tokens:,}"
+        f"{plan.budget.max_input_tokens:,} ({100 * plan.budget_used:.0f}% used, "
+        f"{plural(plan.recent_turns_verbatim, 'recent turn')} verbatim)"
     )
     lines += [f"warning: {w}" for w in plan.warnings]
     return lines

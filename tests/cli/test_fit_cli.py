@@ -32,6 +32,8 @@ def test_fit_writes_a_conversation_that_fits(tmp_path: Path) -> None:
     original = json.loads(LONG.read_text(encoding="utf-8"))
     assert fitted[0] == original[0] and fitted[-1] == original[-1]
     assert "fits:" in result.stderr and "[S" in result.stderr and "reserved output 1,000" in result.stderr
+    verdict = next(line for line in result.stderr.splitlines() if line.startswith("fits:"))
+    assert f"({round(100 * tokens / 5000)}% used, " in verdict and " verbatim)" in verdict  # the budget-use figure
 
 
 def test_fit_json_report_accounts_for_the_tokens() -> None:
