@@ -19,7 +19,7 @@ from ctxwin.messages.base import BaseMessage, BaseMessageChunk
 from ctxwin.messages.chat import ChatMessage
 from ctxwin.messages.human import HumanMessage
 from ctxwin.messages.remove import RemoveMessage
-from ctxwin.messages.serialize import MESSAGE_TYPES, message_from_dict
+from ctxwin.messages.serialize import MESSAGE_TYPES, message_from_dict, validation_detail
 from ctxwin.messages.system import SystemMessage
 from ctxwin.messages.tool import InvalidToolCall, ToolCall, ToolMessage, default_tool_parser, tool_call
 
@@ -268,9 +268,7 @@ def _build(cls: type[BaseMessage], fields: dict[str, Any]) -> BaseMessage:
     try:
         return cls.model_validate(known)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        location = ".".join(str(p) for p in err["loc"]) or "message"
-        raise _ItemError(ValueError, f"invalid {cls.__name__}: {location}: {err['msg']}") from None
+        raise _ItemError(ValueError, validation_detail(exc, f"invalid {cls.__name__}")) from None
 
 
 def message_chunk_to_message(chunk: BaseMessage) -> BaseMessage:
