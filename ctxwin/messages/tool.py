@@ -191,13 +191,11 @@ class ToolMessageChunk(ToolMessage, BaseMessageChunk):
     type: Literal["ToolMessageChunk"] = "ToolMessageChunk"  # type: ignore[assignment]
 
     def _merged_fields(self, others: Sequence[BaseMessageChunk]) -> dict[str, Any]:
-        artifact = self.artifact
-        for other in others:
-            if isinstance(other, ToolMessageChunk):
-                if other.tool_call_id != self.tool_call_id:
-                    raise ValueError("Cannot concatenate ToolMessageChunks with different names.")
-                artifact = merge_obj(artifact, other.artifact)
-        statuses = {self.status, *(o.status for o in others if isinstance(o, ToolMessageChunk))}
+        tool_others = [o for o in others if isinstance(o, ToolMessageChunk)]
+        if any(other.tool_call_id != self.tool_call_id for other in tool_others):
+            raise ValueError("Cannot concatenate ToolMessageChunks with different names.")
+        artifact = merge_obj(self.artifact, *(other.artifact for other in tool_others))
+        statuses = {self.status, *(o.status for o in tool_others)}
         return {
             **super()._merged_fields(others),
             "tool_call_id": self.tool_call_id,
