@@ -21,6 +21,13 @@ DEFAULT_BLOCK_TOKENS = 255
 _LABEL_MEMO_SIZE = 4096
 
 
+def scalar_text(text: str) -> str:
+    """``text`` as tiktoken encodes it when it holds surrogates (from a JSON ``\\ud800`` escape): surrogate pairs
+    joined into their character, lone surrogates replaced by U+FFFD. Counters whose tokenizer refuses surrogates
+    count this, so every counter counts such text, and counts it alike."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 @runtime_checkable
 class TokenCounter(Protocol):
     """What the engine, strategies and planner need from a tokenizer."""
