@@ -58,6 +58,8 @@ def message_from_dict(item: Any, index: int | None = None) -> BaseMessage:
             f"{where}: expected a dict with a string 'type' and a dict 'data', got keys {sorted(item)}"
         )
     cls = MESSAGE_TYPES.get(kind)
+    if cls is RemoveMessage and data.get("id") is None:
+        raise ValueError(f"{where}: a remove message needs the 'id' of the message to remove")
     if cls is None:
         raise ValueError(
             f"{where}: got unexpected message type: {kind!r}; expected one of {sorted(MESSAGE_TYPES)}"
