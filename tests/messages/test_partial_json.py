@@ -39,7 +39,7 @@ def outcome(parse: Any, text: str, strict: bool) -> tuple[str, Any]:
         return "no JSON", None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(partial_documents(), st.booleans())
 def test_same_result_as_langchain(text: str, strict: bool) -> None:
     assert outcome(parse_partial_json, text, strict) == outcome(langchain_parse_partial_json, text, strict)

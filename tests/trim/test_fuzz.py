@@ -102,7 +102,7 @@ def converted(items: list[Any]) -> list[BaseMessage] | None:
         return None
 
 
-@fuzz_settings(250)
+@fuzz_settings(150)
 @given(st.lists(message_likes, max_size=3))
 def test_convert_to_messages_gives_messages_or_names_the_bad_one(items: list[Any]) -> None:
     messages = converted(items)
@@ -159,7 +159,7 @@ trim_arguments = st.fixed_dictionaries(
 counters = st.sampled_from(["approximate", "tiktoken:o200k_base", len, lambda m: len(m.text), "gpt-4o", "nope"])
 
 
-@fuzz_settings(150)
+@fuzz_settings(100)
 @given(conversations(max_size=10), trim_arguments, counters)
 def test_trim_messages_gives_a_result_or_a_clean_error(
     messages: list[BaseMessage], args: dict[str, Any], counter: Any
