@@ -6,6 +6,7 @@ with the other arguments (LangChain returns a ``RunnableLambda``); arguments are
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from numbers import Real
@@ -94,8 +95,8 @@ class _Trim:
             raise ValueError(f"tool_pairs must be 'keep' or 'ignore', got {tool_pairs!r}")
         if not isinstance(max_tokens, Real) or isinstance(max_tokens, bool):
             raise TypeError(f"max_tokens must be a number, got {type(max_tokens).__name__}")
-        if max_tokens < 0:
-            raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+        if not math.isfinite(max_tokens) or max_tokens < 0:  # NaN compares false with everything: it kept nothing
+            raise ValueError(f"max_tokens must be a finite number >= 0, got {max_tokens}")
         self.max_tokens = max_tokens
         self.token_counter = token_counter
         self.strategy = strategy

@@ -38,7 +38,7 @@ from ctxwin.counters.approximate_features import (
     safe_features,
     text_features,
 )
-from ctxwin.counters.base import BaseTokenCounter
+from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.image_tokens import image_tokens
 
 
@@ -77,6 +77,12 @@ class ApproximateCounter(BaseTokenCounter):
     def count_text(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"count_text expects a str, got {type(text).__name__}")
+        try:
+            return self._count(text)
+        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
+            return self._count(scalar_text(text))
+
+    def _count(self, text: str) -> int:
         if self.safe:
             return self._safe_count(text) if text else 0
         if text.isascii():

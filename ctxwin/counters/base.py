@@ -9,7 +9,9 @@ the per-request overhead, so engines can cache per-message counts.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
+from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
@@ -19,6 +21,51 @@ from ctxwin.messages.openai_format import openai_role
 DEFAULT_BLOCK_TOKENS = 255
 # Labels remembered per counter before the memo starts over (call ids are unique, so it must not grow forever).
 _LABEL_MEMO_SIZE = 4096
+
+
+def counter_label(counter: Any) -> str:
+    """How errors name a counter: its ``name`` (a plugin's registered name), else a function's qualified name,
+    else its repr."""
+    name = getattr(counter, "name", None)
+    if isinstance(name, str):
+        return repr(name)
+    qualname = getattr(counter, "__qualname__", None)
+    return qualname if isinstance(qualname, str) else repr(counter)
+
+
+def checked_count(value: Any, counter: Any, what: str) -> Any:
+    """``value`` if it is a count (a finite number >= 0, not a bool; a number of another type as a float), else a
+    TypeError/ValueError naming the counter and what it returned: a plugin's bad count must not turn into a
+    negative total or a crash further on."""
+    if value.__class__ is int and value >= 0:
+        return value
+    if isinstance(value, Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number >= 0:
+            return value if isinstance(value, int) else number
+        kind: type[Exception] = ValueError
+    else:
+        kind = TypeError
+    raise kind(f"token counter {counter_label(counter)} returned {value!r} for {what}; expected a number >= 0")
+
+
+def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], describe: Any = None) -> list[Any]:
+    """``checked_count`` for the counts of ``items`` (texts, messages), one each: a list of ints costs two C passes.
+    ``describe(item)`` names an item in an error (by default its repr, shortened)."""
+    if not isinstance(values, Sequence) or len(values) != len(items):
+        got = f"{len(values)} counts" if isinstance(values, Sequence) else repr(values)
+        raise ValueError(f"token counter {counter_label(counter)} returned {got} for {len(items)} items")
+    if set(map(type, values)) <= {int} and (not values or min(values) >= 0):
+        return list(values)
+    name = describe or (lambda item: f"{str(item)[:40]!r}")
+    return [checked_count(value, counter, name(item)) for value, item in zip(values, items, strict=True)]
+
+
+def scalar_text(text: str) -> str:
+    """``text`` as tiktoken encodes it when it holds surrogates (from a JSON ``\\ud800`` escape): surrogate pairs
+    joined into their character, lone surrogates replaced by U+FFFD. Counters whose tokenizer refuses surrogates
+    count this, so every counter counts such text, and counts it alike."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 @runtime_checkable
@@ -81,7 +128,7 @@ class BaseTokenCounter:
             memo = self.__dict__["_label_tokens"] = {}
         count = memo.get(label)
         if count is None:
-            count = memo[label] = self.count_text(label)
+            count = memo[label] = checked_count(self.count_text(label), self, f"text {label!r}")
         return count
 
     def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
@@ -102,9 +149,13 @@ class BaseTokenCounter:
             fixed += label(message.tool_call_id)
         return texts, fixed
 
+    def checked_texts(self, texts: Sequence[str]) -> Sequence[int]:
+        """``count_texts``, checked: what a subclass's tokenizer returns is a count for every text."""
+        return checked_counts(self.count_texts(texts), self, texts)
+
     def count_message(self, message: BaseMessage) -> int:
         texts, fixed = self.message_texts(message)
-        return fixed + sum(self.count_texts(texts))
+        return fixed + sum(self.checked_texts(texts))
 
     def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
         """``[count_message(m) for m in messages]``, tokenizing all their strings in one ``count_texts`` call."""
@@ -114,12 +165,12 @@ class BaseTokenCounter:
             parts, fixed = self.message_texts(message)
             spans.append((len(texts), len(texts) + len(parts), fixed))
             texts.extend(parts)
-        counts = self.count_texts(texts)
+        counts = self.checked_texts(texts)
         return [fixed + sum(counts[start:end]) for start, end, fixed in spans]
 
     def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
         """Tokens of tool definitions sent with the request; by default the tokens of their JSON."""
-        return self.count_text(json.dumps(list(tools), ensure_ascii=False)) if tools else 0
+        return sum(self.checked_texts([json.dumps(list(tools), ensure_ascii=False)])) if tools else 0
 
     def count_messages(
         self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None

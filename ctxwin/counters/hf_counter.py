@@ -31,7 +31,7 @@ from typing import Any
 
 import tokenizers
 
-from ctxwin.counters.base import BaseTokenCounter
+from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.chat_template import ChatTemplate
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.hf_sources import HF_SOURCES
@@ -112,11 +112,19 @@ class HFCounter(BaseTokenCounter):
         return f"HFCounter(name={self.name!r}, chat_template={self.chat_template is not None})"
 
     def count_text(self, text: str) -> int:
-        return len(self.tokenizer.encode(text, add_special_tokens=False))
+        try:
+            return len(self.tokenizer.encode(text, add_special_tokens=False))
+        except TypeError:  # surrogates, as in count_texts
+            return len(self.tokenizer.encode(scalar_text(text), add_special_tokens=False))
 
     def count_texts(self, texts: Sequence[str]) -> list[int]:
-        # encode_batch runs in parallel in Rust with the GIL released.
-        return [len(e) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        # encode_batch runs in parallel in Rust with the GIL released. It refuses text holding surrogates (with a
+        # TypeError): such text is counted as tiktoken counts it.
+        try:
+            encoded = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        except TypeError:
+            encoded = self.tokenizer.encode_batch([scalar_text(t) for t in texts], add_special_tokens=False)
+        return [len(e) for e in encoded]
 
     def template_messages(self, messages: Sequence[BaseMessage]) -> tuple[list[dict[str, Any]], int]:
         """Messages as chat-template dicts (OpenAI shape, text content) and the tokens of their non-text blocks."""

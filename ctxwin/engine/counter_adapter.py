@@ -23,8 +23,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from ctxwin.counters.base import TokenCounter
-from ctxwin.engine.measure import AdditiveMeasure, ListMeasure, Measure, checked_count
+from ctxwin.counters.base import TokenCounter, checked_count
+from ctxwin.engine.measure import AdditiveMeasure, ListMeasure, Measure
 from ctxwin.engine.token_cache import cache_for
 from ctxwin.messages import BaseMessage, HumanMessage
 
@@ -88,11 +88,11 @@ def _first_parameter(fn: Callable[..., Any]) -> inspect.Parameter | None:
 
 def _probe(fn: Callable[..., Any], sample: BaseMessage) -> Kind:
     try:
-        checked_count(fn([sample]), "a one-message list")
+        checked_count(fn([sample]), fn, "a one-message list")
         return "list"
     except Exception as list_error:
         try:
-            checked_count(fn(sample), "a message")
+            checked_count(fn(sample), fn, "a message")
         except Exception:
             raise list_error from None
         return "message"
@@ -121,14 +121,14 @@ def _counter_measure(counter: TokenCounter) -> Measure:
     overhead = cache.overheads if cache is not None else None
     if overhead is None:
         probe = HumanMessage("ctxwin")
-        one = counter.count_message(probe)
-        first = counter.count_messages([probe]) - one
-        second = counter.count_messages([probe, probe]) - 2 * one
+        one = checked_count(counter.count_message(probe), counter, "a message")
+        first = checked_count(counter.count_messages([probe]), counter, "a list of 1 message") - one
+        second = checked_count(counter.count_messages([probe, probe]), counter, "a list of 2 messages") - 2 * one
         overhead = (first, 1 if first == second else 0)
         if cache is not None:
             cache.overheads = overhead
     if not overhead[1]:
-        return ListMeasure(counter.count_messages)
+        return ListMeasure(counter.count_messages, counter=counter)
     batch = getattr(counter, "count_message_batch", None)
     if not callable(batch):
 
@@ -138,7 +138,9 @@ def _counter_measure(counter: TokenCounter) -> Measure:
     # A counter that remembers counts itself (the planner's meter) may say which it holds, so that a trim walks
     # past them without tokenizing the chunk beyond.
     known = getattr(counter, "known_counts", None) if cache is None else None
-    return AdditiveMeasure(batch, overhead=overhead[0], cache=cache, known=known if callable(known) else None)
+    return AdditiveMeasure(
+        batch, counter=counter, overhead=overhead[0], cache=cache, known=known if callable(known) else None
+    )
 
 
 def _count_one_by_one(fn: Callable[[BaseMessage], Any]) -> Callable[[Sequence[BaseMessage]], list[Any]]:
@@ -159,13 +161,15 @@ def make_measure(token_counter: Any, sample: BaseMessage) -> Measure:
     if isinstance(token_counter, TokenCounter):
         return _counter_measure(token_counter)
     if hasattr(token_counter, "get_num_tokens_from_messages"):
-        return ListMeasure(token_counter.get_num_tokens_from_messages)
+        return ListMeasure(token_counter.get_num_tokens_from_messages, counter=token_counter)
     if token_counter is len:
-        return AdditiveMeasure(_count_messages)
+        return AdditiveMeasure(_count_messages, counter=len)
     if callable(token_counter):
         if callable_kind(token_counter, sample) == "message":
-            return AdditiveMeasure(_count_one_by_one(token_counter), cache=cache_for(token_counter))
-        return ListMeasure(token_counter)
+            return AdditiveMeasure(
+                _count_one_by_one(token_counter), counter=token_counter, cache=cache_for(token_counter)
+            )
+        return ListMeasure(token_counter, counter=token_counter)
     raise ValueError(
         "'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a function. "
         f"Received object of type {type(token_counter)}."

@@ -9,24 +9,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from numbers import Real
 from typing import Any
 
+from ctxwin.counters.base import checked_count, checked_counts
 from ctxwin.engine.message_key import message_key
 from ctxwin.engine.token_cache import TokenCache
 from ctxwin.messages import BaseMessage
 
 FIRST_CHUNK = 32  # messages counted before the average size is known
 MIN_CHUNK = 8
-
-
-def checked_count(value: Any, what: str) -> float:
-    """A counter's result, or a TypeError/ValueError saying what it returned instead of a count."""
-    if value.__class__ is int or value.__class__ is float or (isinstance(value, Real) and not isinstance(value, bool)):
-        if value < 0 or value != value:
-            raise ValueError(f"token_counter returned {value!r} for {what}; expected a non-negative number")
-        return float(value) if value.__class__ is not int else value
-    raise TypeError(f"token_counter returned {type(value).__name__} for {what}; expected an int")
 
 
 def next_chunk(used: float, counted: int, budget: float, left: int) -> int:
@@ -38,6 +29,10 @@ def next_chunk(used: float, counted: int, budget: float, left: int) -> int:
     if not counted or used <= 0:
         return min(FIRST_CHUNK, left)
     return min(max(MIN_CHUNK, int(0.9 * (budget - used) * counted / used)), left)
+
+
+def _describe(message: BaseMessage) -> str:
+    return f"a {message.type!r} message"
 
 
 class Measure(ABC):
@@ -77,11 +72,13 @@ class AdditiveMeasure(Measure):
         self,
         count_batch: Callable[[Sequence[BaseMessage]], Sequence[Any]],
         *,
+        counter: Any,
         overhead: float = 0,
         cache: TokenCache | None = None,
         known: Callable[[Sequence[BaseMessage]], Sequence[Any]] | None = None,
     ) -> None:
         self._count_batch = count_batch
+        self._counter = counter  # what errors name when a count is bad
         self.overhead = overhead
         self._cache = cache
         # For a counter without a cache of ours that holds counts itself (the planner's meter): those counts,
@@ -94,10 +91,7 @@ class AdditiveMeasure(Measure):
         self._sign = 1
 
     def _fresh(self, batch: Sequence[BaseMessage]) -> list[float]:
-        counts = self._count_batch(batch)
-        if len(counts) != len(batch):
-            raise ValueError(f"token_counter returned {len(counts)} counts for {len(batch)} messages")
-        return [checked_count(value, f"message {m.type!r}") for m, value in zip(batch, counts, strict=True)]
+        return checked_counts(self._count_batch(batch), self._counter, batch, _describe)
 
     def counts(self, batch: Sequence[BaseMessage]) -> list[float]:
         """Per-message counts of ``batch``, from the cache where possible, the rest counted in one batch call."""
@@ -212,8 +206,9 @@ class ListMeasure(Measure):
     sizes stay near the kept size. Counts are taken as growing with the list; the engine verifies the final list.
     """
 
-    def __init__(self, count_list: Callable[[list[BaseMessage]], Any]) -> None:
+    def __init__(self, count_list: Callable[[list[BaseMessage]], Any], *, counter: Any) -> None:
         self._count_list = count_list
+        self._counter = counter
         self._memo: dict[tuple[int, int, int, int, bool], tuple[float, BaseMessage | None]] = {}
 
     def total(
@@ -235,7 +230,7 @@ class ListMeasure(Measure):
         hit = self._memo.get(key)
         if hit is not None and hit[1] is extra:
             return hit[0]
-        value = checked_count(self._count_list(candidate), f"a list of {len(candidate)} messages")
+        value: float = checked_count(self._count_list(candidate), self._counter, f"a list of {len(candidate)} messages")
         self._memo[key] = (value, extra)  # the message is held so its id cannot be reused within the call
         return value
 

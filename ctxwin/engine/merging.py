@@ -44,24 +44,51 @@ def merge_message_runs(messages: Iterable[Any], *, chunk_separator: str = "\n") 
     the result is a list of blocks. Tool calls, ``additional_kwargs`` and ids merge as chunks do; the later
     message's ``response_metadata`` is dropped. ToolMessages are never merged (each answers its own call), nor
     are RemoveMessages (LangChain raises on two in a row; they are instructions, not content).
+
+    Each run is collected first and merged in one step, in time linear in its size (LangChain merges each message
+    into the growing result, which is quadratic in the run's length).
     """
     if not isinstance(chunk_separator, str):
         raise TypeError(f"chunk_separator must be a string, got {type(chunk_separator).__name__}")
     merged: list[BaseMessage] = []
+    run: list[BaseMessage] = []
+    run_class: type[BaseMessage] = BaseMessage
     for message in convert_to_messages(messages):
-        last = merged[-1] if merged else None
-        if (
-            last is None
-            or isinstance(message, (ToolMessage, RemoveMessage))
-            or isinstance(last, RemoveMessage)
-            or not isinstance(message, last.__class__)
-        ):
-            merged.append(message)
+        if run and _joins(run_class, message):
+            if len(run) == 1:  # merged, the run is a message of the plain class its first message converts to
+                run_class = next(cls for cls, _ in _CHUNK_CLASSES if isinstance(run[0], cls))
+            run.append(message)
             continue
-        last_chunk, chunk = _to_chunk(last), _to_chunk(message)
-        chunk.response_metadata = {}
-        both_text = isinstance(last_chunk.content, str) and isinstance(chunk.content, str)
-        if both_text and last_chunk.content and chunk.content:
-            last_chunk.content = f"{last_chunk.content}{chunk_separator}"
-        merged[-1] = message_chunk_to_message(last_chunk + chunk)
+        if run:
+            merged.append(_merge_run(run, chunk_separator))
+        run, run_class = [message], message.__class__
+    if run:
+        merged.append(_merge_run(run, chunk_separator))
     return merged
+
+
+def _joins(run_class: type[BaseMessage], message: BaseMessage) -> bool:
+    return (
+        not isinstance(message, (ToolMessage, RemoveMessage))
+        and not issubclass(run_class, RemoveMessage)
+        and isinstance(message, run_class)
+    )
+
+
+def _merge_run(run: list[BaseMessage], chunk_separator: str) -> BaseMessage:
+    if len(run) == 1:
+        return run[0]
+    first, *rest = map(_to_chunk, run)
+    # The separator goes between string contents while the merged content is still a non-empty string.
+    still_text, has_text = isinstance(first.content, str), bool(first.content)
+    for chunk in rest:
+        chunk.response_metadata = {}
+        if not still_text:
+            continue
+        if not isinstance(chunk.content, str):
+            still_text = False
+        elif chunk.content:
+            if has_text:
+                chunk.content = chunk_separator + chunk.content
+            has_text = True
+    return message_chunk_to_message(first + rest)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ctxwin.messages.limits import check_nesting
 from ctxwin.messages.merge import merge_content, merge_dicts
 
 if TYPE_CHECKING:
@@ -75,6 +76,9 @@ class BaseMessage(BaseModel):
         if content_blocks is not None:
             content = [dict(block) for block in content_blocks]
         super().__init__(content=content, **kwargs)
+        # Values nested past MAX_NESTING_DEPTH are refused here (``model_validate`` comes through here too), so
+        # nothing done to a message later (copies, cache keys, JSON, merging) can run out of stack.
+        check_nesting(self.__dict__, self.__pydantic_extra__)
 
     def __eq__(self, other: object) -> bool:
         # Private attributes hold caches (such as tool-call text as received), not part of a message's value.

@@ -19,7 +19,7 @@ from ctxwin.messages.base import BaseMessage, BaseMessageChunk
 from ctxwin.messages.chat import ChatMessage
 from ctxwin.messages.human import HumanMessage
 from ctxwin.messages.remove import RemoveMessage
-from ctxwin.messages.serialize import MESSAGE_TYPES, message_from_dict
+from ctxwin.messages.serialize import MESSAGE_TYPES, message_from_dict, validation_detail
 from ctxwin.messages.system import SystemMessage
 from ctxwin.messages.tool import InvalidToolCall, ToolCall, ToolMessage, default_tool_parser, tool_call
 
@@ -122,7 +122,8 @@ def _from_langchain(obj: Any) -> BaseMessage:
 
 
 def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
-    if "role" not in item and isinstance(item.get("data"), dict) and item.get("type") in MESSAGE_TYPES:
+    kind = item.get("type")
+    if "role" not in item and isinstance(item.get("data"), dict) and isinstance(kind, str) and kind in MESSAGE_TYPES:
         return [message_from_dict(item, index)]
     kind, role = item.pop("type", None), item.pop("role", None)
     if kind in ("chat", "ChatMessageChunk") and isinstance(role, str):  # a dumped ChatMessage keeps its role
@@ -176,7 +177,7 @@ def _from_role(role: str, fields: dict[str, Any]) -> list[BaseMessage]:
         )
     fields["content"] = _check_content(fields.get("content"))
     if issubclass(cls, SystemMessage) and role == "developer":
-        fields["additional_kwargs"] = {**fields.get("additional_kwargs", {}), "__openai_role__": "developer"}
+        fields["additional_kwargs"] = {**_additional_kwargs(fields), "__openai_role__": "developer"}
     raw_calls = _assistant_tool_calls(fields) if issubclass(cls, AIMessage) else None
     if cls is HumanMessage and isinstance(fields["content"], list):
         return _split_tool_results(fields)
@@ -256,21 +257,28 @@ def _split_tool_results(fields: dict[str, Any]) -> list[BaseMessage]:
     return out
 
 
+def _additional_kwargs(fields: dict[str, Any]) -> dict[str, Any]:
+    value = fields.get("additional_kwargs", {})
+    if not isinstance(value, dict):
+        raise _ItemError(TypeError, f"'additional_kwargs' must be a dict, got {type(value).__name__}")
+    return value
+
+
 def _build(cls: type[BaseMessage], fields: dict[str, Any]) -> BaseMessage:
     """Construct ``cls`` from a dict: its own fields as fields, any other keys into ``additional_kwargs``."""
     known = {k: v for k, v in fields.items() if k in cls.model_fields}
     extra = {k: v for k, v in fields.items() if k not in cls.model_fields}
     if extra:
-        known["additional_kwargs"] = {**known.get("additional_kwargs", {}), **extra}
+        known["additional_kwargs"] = {**_additional_kwargs(known), **extra}
     if cls is ToolMessage and not known.get("tool_call_id"):
         raise _ItemError(ValueError, "a tool message needs a 'tool_call_id'")
+    if cls is RemoveMessage and known.get("id") is None:
+        raise _ItemError(ValueError, "a remove message needs the 'id' of the message to remove")
     known.pop("type", None)
     try:
         return cls.model_validate(known)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        location = ".".join(str(p) for p in err["loc"]) or "message"
-        raise _ItemError(ValueError, f"invalid {cls.__name__}: {location}: {err['msg']}") from None
+        raise _ItemError(ValueError, validation_detail(exc, f"invalid {cls.__name__}")) from None
 
 
 def message_chunk_to_message(chunk: BaseMessage) -> BaseMessage:

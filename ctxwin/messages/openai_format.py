@@ -190,5 +190,10 @@ def convert_to_openai_messages(
         isinstance(messages, tuple) and len(messages) == 2 and isinstance(messages[0], str)
     )
     converted = convert_to_messages([messages] if single else messages)
-    out = [_to_openai(m, text_format, include_id) for m in converted]
+    out = []
+    for index, message in enumerate(converted):
+        try:
+            out.append(_to_openai(message, text_format, include_id))
+        except ValueError as exc:
+            raise ValueError(f"messages[{index}]: {exc}") from None
     return out[0] if single and len(out) == 1 else out

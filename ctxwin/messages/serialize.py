@@ -15,6 +15,7 @@ from ctxwin.messages.ai import AIMessage, AIMessageChunk
 from ctxwin.messages.base import BaseMessage
 from ctxwin.messages.chat import ChatMessage, ChatMessageChunk
 from ctxwin.messages.human import HumanMessage, HumanMessageChunk
+from ctxwin.messages.limits import NestingError
 from ctxwin.messages.remove import RemoveMessage
 from ctxwin.messages.system import SystemMessage, SystemMessageChunk
 from ctxwin.messages.tool import ToolMessage, ToolMessageChunk
@@ -57,6 +58,8 @@ def message_from_dict(item: Any, index: int | None = None) -> BaseMessage:
             f"{where}: expected a dict with a string 'type' and a dict 'data', got keys {sorted(item)}"
         )
     cls = MESSAGE_TYPES.get(kind)
+    if cls is RemoveMessage and data.get("id") is None:
+        raise ValueError(f"{where}: a remove message needs the 'id' of the message to remove")
     if cls is None:
         raise ValueError(
             f"{where}: got unexpected message type: {kind!r}; expected one of {sorted(MESSAGE_TYPES)}"
@@ -64,7 +67,7 @@ def message_from_dict(item: Any, index: int | None = None) -> BaseMessage:
     try:
         return cls.model_validate({**data, "type": kind})
     except ValidationError as exc:
-        raise ValueError(f"{where}: invalid {kind} message: {_first_error(exc)}") from None
+        raise ValueError(f"{where}: {validation_detail(exc, f'invalid {kind} message')}") from None
 
 
 def messages_from_dict(messages: Sequence[dict[str, Any]]) -> list[BaseMessage]:
@@ -72,7 +75,12 @@ def messages_from_dict(messages: Sequence[dict[str, Any]]) -> list[BaseMessage]:
     return [message_from_dict(item, i) for i, item in enumerate(messages)]
 
 
-def _first_error(exc: ValidationError) -> str:
+def validation_detail(exc: ValidationError, what: str) -> str:
+    """The first error of a failed validation on one line: ``<what>: <field>: <problem>``, or the NestingError's
+    own text when the message was refused for its nesting (``model_validate`` wraps what ``__init__`` raises)."""
     err = exc.errors()[0]
+    cause = err.get("ctx", {}).get("error")
+    if isinstance(cause, NestingError):
+        return str(cause)
     location = ".".join(str(p) for p in err["loc"]) or "message"
-    return f"{location}: {err['msg']}"
+    return f"{what}: {location}: {err['msg']}"

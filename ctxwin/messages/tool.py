@@ -11,8 +11,9 @@ from pydantic import model_validator
 from typing_extensions import TypedDict
 
 from ctxwin.messages.base import BaseMessage, BaseMessageChunk, Content
+from ctxwin.messages.limits import MAX_TOOL_ARGS_DEPTH, NestingError, json_too_deep
 from ctxwin.messages.merge import merge_obj
-from ctxwin.messages.partial_json import parse_partial_json
+from ctxwin.messages.partial_json import partial_arguments
 
 
 class ToolCall(TypedDict):
@@ -60,6 +61,14 @@ def invalid_tool_call(
     return InvalidToolCall(name=name, args=args, id=id, error=error, type="invalid_tool_call")
 
 
+def load_arguments(text: str) -> Any:
+    """``json.loads`` of tool-call arguments, refusing (ValueError) text nested deeper than a message may hold
+    them (``MAX_TOOL_ARGS_DEPTH``) before the parser recurses into it."""
+    if json_too_deep(text, MAX_TOOL_ARGS_DEPTH):
+        raise NestingError(f"nested deeper than {MAX_TOOL_ARGS_DEPTH} levels")
+    return json.loads(text)
+
+
 def _parse_one(raw: Any) -> ToolCall | InvalidToolCall:
     if not isinstance(raw, dict) or not isinstance(raw.get("function"), dict):
         return invalid_tool_call(args=json.dumps(raw, default=str), error="expected {'function': {...}}")
@@ -78,8 +87,8 @@ def _parse_one(raw: Any) -> ToolCall | InvalidToolCall:
             name=name, args=str(arguments), id=call_id, error="arguments must be a string"
         )
     try:
-        args = json.loads(arguments)
-    except json.JSONDecodeError as exc:
+        args = load_arguments(arguments)
+    except ValueError as exc:  # bad JSON, nested too deep, an integer past Python's digit limit
         return invalid_tool_call(name=name, args=arguments, id=call_id, error=f"invalid JSON: {exc}")
     if args is None:
         args = {}
@@ -132,8 +141,8 @@ def tool_calls_from_chunks(chunks: Sequence[ToolCallChunk]) -> tuple[list[ToolCa
     for chunk in chunks:
         raw_args = chunk.get("args")
         try:
-            args = parse_partial_json(raw_args) if raw_args else {}
-        except ValueError:
+            args = partial_arguments(raw_args) if raw_args else {}
+        except ValueError:  # not JSON even when closed, or nested too deep
             args = None
         if isinstance(args, dict):
             valid.append(tool_call(name=chunk.get("name") or "", args=args, id=chunk.get("id")))
@@ -182,13 +191,11 @@ class ToolMessageChunk(ToolMessage, BaseMessageChunk):
     type: Literal["ToolMessageChunk"] = "ToolMessageChunk"  # type: ignore[assignment]
 
     def _merged_fields(self, others: Sequence[BaseMessageChunk]) -> dict[str, Any]:
-        artifact = self.artifact
-        for other in others:
-            if isinstance(other, ToolMessageChunk):
-                if other.tool_call_id != self.tool_call_id:
-                    raise ValueError("Cannot concatenate ToolMessageChunks with different names.")
-                artifact = merge_obj(artifact, other.artifact)
-        statuses = {self.status, *(o.status for o in others if isinstance(o, ToolMessageChunk))}
+        tool_others = [o for o in others if isinstance(o, ToolMessageChunk)]
+        if any(other.tool_call_id != self.tool_call_id for other in tool_others):
+            raise ValueError("Cannot concatenate ToolMessageChunks with different names.")
+        artifact = merge_obj(self.artifact, *(other.artifact for other in tool_others))
+        statuses = {self.status, *(o.status for o in tool_others)}
         return {
             **super()._merged_fields(others),
             "tool_call_id": self.tool_call_id,

@@ -305,6 +305,12 @@ BAD_ITEMS: list[tuple[Any, type[Exception], str]] = [
     (None, TypeError, "cannot convert NoneType"),
     (("user",), TypeError, r"\(role, content\) pair"),
     ((1, "x"), TypeError, r"\(role, content\) pair"),
+    # Found by fuzzing: these raised Python internals without the index.
+    ({"type": {"a": 1}, "data": {}}, TypeError, "'role' must be a string, got dict"),  # was: unhashable type
+    (("remove", ""), ValueError, "a remove message needs the 'id'"),  # was: __init__() missing 'id'
+    ({"type": "remove", "data": {"content": ""}}, ValueError, "a remove message needs the 'id'"),
+    ({"role": "developer", "content": "x", "additional_kwargs": None}, TypeError, "'additional_kwargs' must be a"),
+    ({"role": "user", "content": "x", "x": 1, "additional_kwargs": [1]}, TypeError, "'additional_kwargs' must be"),
 ]
 
 
@@ -312,6 +318,11 @@ BAD_ITEMS: list[tuple[Any, type[Exception], str]] = [
 def test_malformed_items_name_their_index(item: Any, kind: type[Exception], pattern: str) -> None:
     with pytest.raises(kind, match=r"^messages\[2\]: .*" + pattern):
         convert_to_messages(["ok", {"role": "user", "content": "fine"}, item])
+
+
+def test_openai_conversion_names_the_message_without_a_form() -> None:
+    with pytest.raises(ValueError, match=r"^messages\[1\]: RemoveMessage is an instruction"):
+        convert_to_openai_messages([HumanMessage("hi"), RemoveMessage("m1")])
 
 
 def test_broken_tool_call_json_is_not_an_exception() -> None:

@@ -2,8 +2,10 @@
 strategies for random conversations built from one description so both libraries get the same messages."""
 
 import json
+import os
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from langchain_core import messages as lc
 from langchain_core.messages import BaseMessage as LCBaseMessage
@@ -119,3 +121,17 @@ def trim_args(draw: st.DrawFn) -> dict[str, Any]:
         args["start_on"] = draw(type_specs)
         args["include_system"] = draw(st.booleans())
     return args
+
+
+# Property tests that look for crashes run this many examples at least; CTXWIN_FUZZ_EXAMPLES raises every one of
+# them for a longer run before a release (see docs/trim.md).
+FUZZ_EXAMPLES = int(os.environ.get("CTXWIN_FUZZ_EXAMPLES") or 0)
+
+
+def fuzz_settings(examples: int) -> settings:
+    """Settings for a fuzz test: ``examples`` in the suite, more when CTXWIN_FUZZ_EXAMPLES asks for more."""
+    return settings(
+        max_examples=max(examples, FUZZ_EXAMPLES),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+    )

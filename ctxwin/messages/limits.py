@@ -1,0 +1,96 @@
+"""The one nesting limit messages must respect, and linear, recursion-free checks against it.
+
+Python's ``repr``, ``==``, ``copy.deepcopy``, ``json`` and pydantic all recurse into nested dicts and lists, and a
+message nested a few hundred levels deep (a model stuck in a loop, a hostile file) makes any of them raise
+``RecursionError`` at a depth that depends on how deep the caller's stack already is. So a message may nest dicts
+and lists at most ``MAX_NESTING_DEPTH`` levels: each field value that is a dict or list (``content``,
+``additional_kwargs``, ``tool_calls``, ...) is level 1, a dict or list inside it level 2, and so on. Messages are
+checked when they are built (``convert_to_messages``, ``messages_from_dict``, the constructors); everything the
+library does to a message stays far inside the interpreter's recursion limit at that depth.
+
+Tool-call arguments arrive as JSON text at level 3 (``tool_calls`` list, call dict, arguments object), so text
+nested deeper than ``MAX_TOOL_ARGS_DEPTH`` becomes an ``InvalidToolCall`` keeping the text, and is never handed
+to ``json.loads`` (which recurses too). A JSON document holding conversations (``{"messages": [message, ...]}``)
+is valid up to ``MAX_NESTING_DEPTH + 3`` levels; ``json_too_deep`` checks a text without parsing it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+MAX_NESTING_DEPTH = 100
+MAX_TOOL_ARGS_DEPTH = MAX_NESTING_DEPTH - 2
+
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+# Outside strings, what changes the nesting: brackets, and a quote that opens a string. Inside, a string ends at
+# an unescaped quote.
+_JSON_STRUCTURE = re.compile(r'[\[\]{}"]')
+_JSON_STRING_END = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+class NestingError(ValueError):
+    """A value nested deeper than ``MAX_NESTING_DEPTH`` levels."""
+
+
+def nesting_depth(values: Iterable[Any], limit: int = MAX_NESTING_DEPTH) -> int:
+    """How many levels of containers (dicts, lists, tuples, sets) the values hold: 0 when none is one.
+
+    Breadth first and without recursion; the walk stops one level past ``limit``, and a level's containers are
+    visited once each, so shared and even self-containing values cost at most ``limit`` passes over them.
+    """
+    level = [v for v in values if isinstance(v, _CONTAINERS)]
+    if not level:
+        return 0
+    depth = 1
+    level = [c for c in level if c]  # empty containers hold nothing deeper
+    while level and depth <= limit:
+        below: list[Any] = []
+        for container in level:
+            items = container.values() if isinstance(container, dict) else container
+            below += [v for v in items if isinstance(v, _CONTAINERS)]
+        if not below:
+            break
+        depth += 1
+        level = list({id(c): c for c in below if c}.values()) if len(below) > 1 else [c for c in below if c]
+    return depth
+
+
+def check_nesting(fields: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    """Raise NestingError naming the first of a message's fields (declared, then ``extra``) nested deeper than
+    ``MAX_NESTING_DEPTH`` levels."""
+    limit = MAX_NESTING_DEPTH
+    if nesting_depth(fields.values(), limit) <= limit and (not extra or nesting_depth(extra.values(), limit) <= limit):
+        return
+    every = {**fields, **(extra or {})}
+    field = next(name for name, value in every.items() if nesting_depth((value,), limit) > limit)
+    raise NestingError(f"nested deeper than {limit} levels (in {field!r})")
+
+
+def json_too_deep(text: str, limit: int = MAX_NESTING_DEPTH) -> bool:
+    """Whether JSON text nests brackets deeper than ``limit`` (strings skipped), in one pass without parsing.
+
+    Malformed text is measured as far as its brackets go: what matters is that ``json.loads`` will not recurse
+    deeper than this.
+    """
+    if text.count("[") + text.count("{") <= limit:  # the common case: two passes at C speed
+        return False
+    depth = 0
+    position = 0
+    search, string_end = _JSON_STRUCTURE.search, _JSON_STRING_END.match
+    while (found := search(text, position)) is not None:
+        char = found.group()
+        position = found.end()
+        if char == '"':
+            end = string_end(text, position)
+            if end is None:  # an unterminated string: no bracket follows
+                return False
+            position = end.end()
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
