@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ctxwin.counters.base import TokenCounter
+from ctxwin.counters.base import CheckedCounter, TokenCounter
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.models import ModelSpec, name_candidates
 from ctxwin.plugin_manager import CounterInfo, CtrlCWatch, Registry, StrategyInfo, describe, get_registry, plugin_source
@@ -97,7 +97,9 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
             f"{whose} returned {type(counter).__name__}, which is not a TokenCounter: it needs a str 'name' and "
             f"methods {', '.join(_REQUIRED_METHODS)}" + (f" (missing: {', '.join(missing)})" if missing else "")
         )
-    return counter  # type: ignore[no-any-return]
+    if plugin_source(info.plugin) == "built-in":
+        return counter  # type: ignore[no-any-return]
+    return CheckedCounter(counter, f"{counter.name!r} (plugin {info.plugin!r})")
 
 
 def _resolve(registry: Registry, spec: str) -> tuple[CounterInfo, str | None, str]:

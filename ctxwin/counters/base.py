@@ -26,6 +26,8 @@ _LABEL_MEMO_SIZE = 4096
 def counter_label(counter: Any) -> str:
     """How errors name a counter: its ``name`` (a plugin's registered name), else a function's qualified name,
     else its repr."""
+    if isinstance(counter, CheckedCounter):
+        return counter.label
     name = getattr(counter, "name", None)
     if isinstance(name, str):
         return repr(name)
@@ -59,6 +61,41 @@ def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], de
         return list(values)
     name = describe or (lambda item: f"{str(item)[:40]!r}")
     return [checked_count(value, counter, name(item)) for value, item in zip(values, items, strict=True)]
+
+
+class CheckedCounter:
+    """A plugin's counter whose every count is checked where it is produced (``checked_count``): a count that is
+    None, a string, NaN or negative names the plugin's counter instead of becoming a negative total or a crash
+    further on. Every other attribute is the wrapped counter's, so its optional methods keep working."""
+
+    def __init__(self, counter: Any, label: str) -> None:
+        self._counter = counter
+        self.name: str = counter.name
+        self.label = label
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or attr in ("_counter", "label"):  # pickling and copying probe before __init__
+            raise AttributeError(attr)
+        value = getattr(self._counter, attr)
+        if attr == "count_texts" and callable(value):
+            return lambda texts: checked_counts(value(texts), self, texts)
+        if attr == "count_message_batch" and callable(value):
+            return lambda messages: checked_counts(value(messages), self, messages, _describe_message)
+        return value
+
+    def count_text(self, text: str) -> int:
+        return checked_count(self._counter.count_text(text), self, f"text {text[:40]!r}")  # type: ignore[no-any-return]
+
+    def count_message(self, message: BaseMessage) -> int:
+        return checked_count(self._counter.count_message(message), self, "a message")  # type: ignore[no-any-return]
+
+    def count_messages(self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        value = self._counter.count_messages(messages, tools=tools)
+        return checked_count(value, self, f"a list of {len(messages)} messages")  # type: ignore[no-any-return]
+
+
+def _describe_message(message: BaseMessage) -> str:
+    return f"a {message.type} message"
 
 
 def scalar_text(text: str) -> str:

@@ -13,6 +13,8 @@ import pytest
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.counters.models import ModelSpec
 from ctxwin.hookspecs import hookimpl
+from ctxwin.messages import HumanMessage
+from ctxwin.planner import fit
 from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
 from ctxwin.registry import (
     get_counter,
@@ -227,3 +229,59 @@ def test_builtin_strategies_are_registered() -> None:
     for info in list_strategies():
         if info.plugin == "ctxwin.default_plugins.strategies":
             assert info.factory().name == info.name
+
+
+class DuckCounter:
+    """A plugin counter that only looks like one (no BaseTokenCounter), returning whatever it is told to."""
+
+    name = "duck"
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def count_text(self, text: str) -> object:
+        return self.value
+
+    def count_message(self, message: object) -> object:
+        return self.value
+
+    def count_messages(self, messages: object, *, tools: object = None) -> object:
+        return self.value
+
+    def count_texts(self, texts: list[str]) -> list[object]:
+        return [self.value for _ in texts]
+
+
+@pytest.mark.parametrize(("value", "error"), [(-3, ValueError), (None, TypeError), ("12", TypeError),
+                                              (float("nan"), ValueError), (True, TypeError)])
+def test_a_plugin_counters_bad_count_names_the_plugin_wherever_it_is_used(
+    registered: Callable[..., str], value: object, error: type[Exception]
+) -> None:
+    """Issue 19: a counter returning None, a string or a negative number gave errors that did not name the plugin,
+    and `ctxwin count` printed a negative total."""
+    def register_counters(register: Callable[..., None]) -> None:
+        register("duck", lambda arg: DuckCounter(value))
+
+    registered(make_plugin(register_counters=register_counters), "ducks")
+    counter = get_counter("duck")
+    calls: list[Callable[[], object]] = [
+        lambda: counter.count_text("hello"),
+        lambda: counter.count_message(HumanMessage("hello")),
+        lambda: counter.count_messages([HumanMessage("hello")]),
+        lambda: counter.count_texts(["hello"]),  # type: ignore[attr-defined]
+        lambda: fit([HumanMessage("hello")], counter="duck", context_window=1_000, reserve_output=10),
+    ]
+    for call in calls:
+        with pytest.raises(error, match=r"token counter 'duck' \(plugin 'ducks'\) returned"):
+            call()
+
+
+def test_a_plugin_counter_with_good_counts_is_used_as_it_is(registered: Callable[..., str]) -> None:
+    def register_counters(register: Callable[..., None]) -> None:
+        register("duck", lambda arg: DuckCounter(7))
+
+    registered(make_plugin(register_counters=register_counters), "ducks")
+    counter = get_counter("duck")
+    assert counter.name == "duck" and counter.count_messages([HumanMessage("a")]) == 7
+    assert counter.count_texts(["a", "b"]) == [7, 7]  # type: ignore[attr-defined]
+    assert get_counter("duck") is counter
