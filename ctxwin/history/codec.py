@@ -17,8 +17,11 @@ import re
 from typing import Any
 
 from ctxwin.messages import BaseMessage, message_to_dict
+from ctxwin.messages.limits import MAX_NESTING_DEPTH
 
-MAX_DEPTH = 256  # levels of dicts and lists inside one message field; a field itself is level 1
+# The messages' own limit (a field itself is level 1); checked again here because a message edited in place after
+# it was built is not re-checked, and a record nested past it could not be read back.
+MAX_DEPTH = MAX_NESTING_DEPTH
 
 # A parent chain, rendered only for an error message: (parent, key) pairs back to a message field.
 _Path = tuple[Any, ...] | None

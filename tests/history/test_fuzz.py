@@ -51,7 +51,7 @@ def nested(levels: int) -> Any:
 json_like = st.one_of(
     st.recursive(scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(key, inner, max_size=3),
                  max_leaves=12),
-    st.integers(0, 99).map(nested),  # with the field's own level: at most 100
+    st.integers(0, 97).map(nested),  # inside tool-call args (tool_calls[i]['args'] is level 3): at most 100
 )
 string_keyed = st.dictionaries(text, json_like, max_size=2)
 call_id = st.sampled_from(["c1", "c2", "c3"])

@@ -64,7 +64,8 @@ def test_tuples_are_refused_by_persistent_stores(history: BaseChatMessageHistory
 
 @pytest.mark.parametrize("levels", [MAX_DEPTH, MAX_DEPTH + 1, 100_000])
 def test_nesting_beyond_the_limit_is_refused(history: BaseChatMessageHistory, levels: int) -> None:
-    message = HumanMessage("x", additional_kwargs={"deep": nested(levels - 1)})  # additional_kwargs is level 1
+    message = HumanMessage("x")
+    message.additional_kwargs["deep"] = nested(levels - 1)  # edited in place: not re-checked (level 1: the dict)
     if levels <= MAX_DEPTH:
         history.add_messages([message])
         assert history.messages == [message]
@@ -75,7 +76,9 @@ def test_nesting_beyond_the_limit_is_refused(history: BaseChatMessageHistory, le
 def test_circular_data_is_refused(history: BaseChatMessageHistory) -> None:
     loop: list[Any] = []
     loop.append(loop)
-    refused_or_kept(history, HumanMessage("x", additional_kwargs={"loop": loop}), ValueError,
+    message = HumanMessage("x")
+    message.additional_kwargs["loop"] = loop  # a message built with it is refused (nested too deep) at once
+    refused_or_kept(history, message, ValueError,
                     r"messages\[1\]: additional_kwargs\['loop'\]\[0\]\[0\]\[0\]\[0\]\[0\]\[\.\.\.\] is nested deeper")
 
 
