@@ -12,7 +12,8 @@ back, messages count whole while they fit, and older ones as shrunk. Where that 
 the later step drops everything older whatever it counts, so those messages are left alone (neither shrunk nor
 tokenized) and only the ones between that point and the verbatim part are shrunk, as little as needed. A plan thus
 keeps at least as many recent turns verbatim as a plain trim, and fills the rest of the budget with shrunk older
-messages. ``"first"`` mirrors this from the oldest end.
+messages. ``"first"`` mirrors this from the oldest end. With ``floor_at_cut``, the unit the later step would drop at
+its cut (a tool step it keeps or drops whole) is shrunk further when that makes it fit (``"last"`` only).
 """
 
 from __future__ import annotations
