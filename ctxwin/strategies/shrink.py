@@ -12,7 +12,8 @@ back, messages count whole while they fit, and older ones as shrunk. Where that 
 the later step drops everything older whatever it counts, so those messages are left alone (neither shrunk nor
 tokenized) and only the ones between that point and the verbatim part are shrunk, as little as needed. A plan thus
 keeps at least as many recent turns verbatim as a plain trim, and fills the rest of the budget with shrunk older
-messages. ``"first"`` mirrors this from the oldest end.
+messages. ``"first"`` mirrors this from the oldest end. With ``floor_at_cut``, the unit the later step would drop at
+its cut (a tool step it keeps or drops whole) is shrunk further when that makes it fit (``"last"`` only).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.strategies.base import must_keep_with_partners
 from ctxwin.strategies.meter import Meter
@@ -45,13 +47,20 @@ def shrink_until_fits(
     limit: int,
     meter: Meter,
     floor: Callable[[int], int] | None = None,
+    floor_at_cut: Callable[[int], int] | None = None,
 ) -> Shrunk:
     """Shrink the messages ``wanted(i)`` picks until the messages count at most ``limit``: oldest first (newest first
     when the later step keeps the oldest). ``shrink(indexes, targets)`` makes their smaller copies together (None
     where there is none), so a strategy can tokenize their pieces in one batch; ``targets`` are the counts to come
     down to (None: as small as it goes). ``floor(i)``, when given, is the count of message ``i`` shrunk as far as it
     goes (a cheap estimate): each message is then shrunk only by what is still needed. Without it a message is shrunk
-    all the way or not at all. ``wanted`` is asked only about the messages the search reaches."""
+    all the way or not at all. ``wanted`` is asked only about the messages the search reaches.
+
+    ``floor_at_cut(i)``, when given, is a lower floor for the messages of the unit where the later step's cut
+    falls (a tool call with its results, which that step keeps or drops whole): when that unit does not fit the room
+    the newer messages leave, even shrunk to ``floor``, but fits shrunk to ``floor_at_cut`` (with its turn's user
+    message, which the later step keeps with a turn's tail end), it is shrunk that far and kept, so that room is
+    spent rather than left empty."""
     made: dict[int, BaseMessage | None] = {}  # shrunk all the way, by index: the search's copies are reused
 
     def whole(i: int) -> BaseMessage | None:
@@ -61,13 +70,15 @@ def shrink_until_fits(
 
     keeps = meter.later_keeps
     region: list[int] | None = None  # what the later step keeps, when it drops the rest anyway
+    at_cut = range(0)  # the unit at the later step's cut, shrunk down to floor_at_cut
     note = None
     if keeps and meter.is_additive(messages) and messages:
         protected = must_keep_with_partners(messages, meter)
-        edge = _overflow(messages, wanted, whole, limit, meter, floor, keeps, protected)
-        if edge is not None:
+        cut = _overflow(messages, wanted, whole, limit, meter, floor, floor_at_cut, keeps, protected)
+        if cut is not None:
+            edge, at_cut = cut.edge, cut.unit
             reachable = range(edge + 1, len(messages)) if keeps == "last" else range(edge)
-            region = sorted({*reachable, *protected})
+            region = sorted({*reachable, *protected, *cut.question})
             skipped = len(messages) - len(region)
             end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
             note = (f"left the {skipped} {end} messages to a later step, which drops or summarises them: "
@@ -95,7 +106,7 @@ def shrink_until_fits(
                     done.replacements[i] = smaller
                     need -= now - meter.count(smaller)
                 continue
-            spare = now - floor(i)
+            spare = now - (floor_at_cut(i) if floor_at_cut is not None and i in at_cut else floor(i))
             if spare > 0:
                 take = min(need, spare)
                 need -= take
@@ -110,6 +121,16 @@ def shrink_until_fits(
     return done
 
 
+@dataclass
+class _Cut:
+    """Where the later step's cut falls: the messages up to ``edge`` (from ``edge`` on, for ``"first"``) are left to
+    it, except ``question``; ``unit`` may be shrunk down to ``floor_at_cut``."""
+
+    edge: int
+    unit: range = range(0)
+    question: tuple[int, ...] = ()
+
+
 def _overflow(
     messages: Sequence[BaseMessage],
     wanted: Callable[[int], bool],
@@ -117,16 +138,19 @@ def _overflow(
     limit: int,
     meter: Meter,
     floor: Callable[[int], int] | None,
+    floor_at_cut: Callable[[int], int] | None,
     keeps: str,
     protected: set[int],
-) -> int | None:
+) -> _Cut | None:
     """Where the later step's cut will fall: walking from the kept end beside the ``protected`` messages, the
     newest whole user turns that fit count whole (``"last"``: what a plain trim keeps verbatim), the older messages
-    each as shrunk; the index where that first overflows ``limit``, or None if it never does."""
+    each as shrunk; the index where that first overflows ``limit`` (None if it never does), moved past the unit
+    there when ``floor_at_cut`` makes that unit fit (see ``_fill_at_cut``)."""
     room = limit - meter.overhead(messages) - sum(meter.each([messages[i] for i in sorted(protected)]))
     newest_first = keeps == "last"
     verbatim = _verbatim_start(messages, meter, room, protected) if newest_first else len(messages)
     used = 0
+    counted: dict[int, int] = {}  # what each walked message counted as
     for i, count in meter.walk(messages, room, newest_first=newest_first):
         if i in protected:
             continue
@@ -137,9 +161,50 @@ def _overflow(
                 smaller = whole(i)
                 count = meter.count(smaller) if smaller is not None else count
         used += count
+        counted[i] = count
         if used > room:
-            return i
+            if newest_first and floor_at_cut is not None:
+                return _fill_at_cut(messages, wanted, meter, floor_at_cut, protected, i, room - used, counted, verbatim)
+            return _Cut(i)
     return None
+
+
+def _fill_at_cut(
+    messages: Sequence[BaseMessage],
+    wanted: Callable[[int], bool],
+    meter: Meter,
+    floor_at_cut: Callable[[int], int],
+    protected: set[int],
+    edge: int,
+    free: int,
+    counted: dict[int, int],
+    verbatim: int,
+) -> _Cut:
+    """The cut at ``edge`` (``free``, negative, the room left after counting it), or, when the unit around it (the
+    messages between the clean cut points either side, which the later step keeps or drops together: a tool call
+    and its results) fits with its outputs shrunk to ``floor_at_cut`` and with the user message that opens its turn,
+    the cut just before that unit, keeping both."""
+    pairs = ToolPairs(messages, suffix_only=True)
+    lo, hi = edge, edge + 1
+    while lo > 0 and pairs.straddling(lo):
+        lo -= 1
+    while hi < verbatim and pairs.straddling(hi):
+        hi += 1
+    if not (0 < lo < hi <= verbatim) or pairs.straddling(hi):
+        return _Cut(edge)
+    unit = range(lo, hi)
+    if any(isinstance(messages[i], HumanMessage) for i in unit):
+        return _Cut(edge)  # a user message between a call and its result: the later step starts a turn there
+    question = next((q for q in range(lo - 1, -1, -1) if isinstance(messages[q], HumanMessage)), None)
+    if question is None:
+        return _Cut(edge)  # the later step drops a turn's tail end without its question
+    least = [floor_at_cut(i) if wanted(i) else meter.count(messages[i]) for i in unit if i not in protected]
+    free += sum(counted.get(i, 0) for i in unit) - sum(least)
+    if question not in protected:
+        free -= meter.count(messages[question])
+    if free < 0:
+        return _Cut(edge)
+    return _Cut(lo - 1, unit, (question,))
 
 
 def _verbatim_start(messages: Sequence[BaseMessage], meter: Meter, room: float, protected: set[int]) -> int:

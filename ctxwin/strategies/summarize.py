@@ -114,10 +114,16 @@ class Summarize:
         return _Span(start, cut, kept)
 
     def _room(self, others: list[BaseMessage], framing: int, budget: Budget, meter: Meter) -> int:
-        """Summary tokens allowed: ``max_summary_tokens``, or less when the budget left beside the part that no later
-        step may drop (the summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
+        """Summary tokens allowed: all the budget leaves beside ``others`` (the messages the summary joins) when that
+        is more than ``max_summary_tokens`` (the span ends at a turn start, so the verbatim part seldom fills the
+        room reserved beside it: the summary gets what is left rather than leaving it unused); else
+        ``max_summary_tokens``, or less when the budget left beside the part that no later step may drop (the
+        summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
+        room = budget.messages_budget - framing
+        if meter.within(others, room - self.max_summary_tokens):  # counts from the newest only until over
+            return room - meter.total(others)
         kept = [others[i] for i in sorted(must_keep_with_partners(others, meter))]
-        return min(self.max_summary_tokens, budget.messages_budget - meter.total(kept) - framing)
+        return min(self.max_summary_tokens, room - meter.total(kept))
 
     def _result(self, messages: list[BaseMessage], call: _Call, text: Any, meter: Meter) -> StepResult:
         span, replaced, room = call.span, call.replaced, call.room

