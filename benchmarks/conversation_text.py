@@ -293,7 +293,8 @@ class Text:
             elif at < len(after):
                 del after[at]
         path = chunk.path
-        return "\n".join(difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", lineterm="", n=3))
+        diff = "\n".join(difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", lineterm="", n=3))
+        return diff or self.diff()  # later edits undid the first (deleted the added lines): draw another
 
     def traceback(self) -> str:
         frames = [self.pick(self.src.frames) for _ in range(self.between(2, 9))]
