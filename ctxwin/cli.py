@@ -39,7 +39,6 @@ from ctxwin.cli_output import (
     counter_for,
     error,
     one_line,
-    plural,
     warning,
 )
 from ctxwin.conversation_io import Conversation, ConversationFileError, nesting_error, read_conversations
@@ -56,6 +55,7 @@ from ctxwin.plugins import (
     plugin_errors,
     plugin_source,
 )
+from ctxwin.plural import plural
 
 DEFAULT_COUNTER = "approximate"
 

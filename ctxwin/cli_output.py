@@ -48,11 +48,6 @@ def usage_error(parser: argparse.ArgumentParser, flag: str, text: object) -> int
     return EXIT_USAGE
 
 
-def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    """``1 conversation``, ``2 conversations``, ``12,000 messages``."""
-    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
-
-
 def counter_for(args: argparse.Namespace, default: str | None) -> tuple[ModelSpec | None, TokenCounter] | int:
     """``--model`` / ``--counter`` as a model and a counter, or the exit code after reporting the bad flag."""
     parser = args.parser

@@ -36,7 +36,6 @@ from ctxwin.cli_output import (
     EXIT_OK,
     EXIT_OVER_BUDGET,
     error,
-    plural,
     usage_error,
     warning,
 )
@@ -54,6 +53,7 @@ from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.messages import convert_to_openai_messages
 from ctxwin.planner import Plan
 from ctxwin.plugins import get_counter, get_model, get_strategy_factory
+from ctxwin.plural import plural
 from ctxwin.progress import Progress
 from ctxwin.strategies.extractive import extractive_summarizer
 

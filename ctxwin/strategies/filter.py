@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from ctxwin.engine.tool_calls import keep_tool_calls
 from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import AIMessage, BaseMessage
+from ctxwin.plural import plural
 from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, must_keep, without
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.shrink import shrink_until_fits
@@ -134,7 +135,7 @@ class FilterMessages:
                 kept[i] = slimmer
                 result.origins[id(slimmer)] = origins[i]
             if shrunk.replacements:
-                result.notes.append(f"removed old {label} from {len(shrunk.replacements)} messages")
+                result.notes.append(f"removed old {label} from {plural(len(shrunk.replacements), 'message')}")
             if shrunk.note and shrunk.note not in result.notes:
                 result.notes.append(shrunk.note)
             if not blocks_seen:  # the next pass would search the same messages the same way, and find none either

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.plural import plural
 from ctxwin.strategies.base import (
     Budget,
     StepResult,
@@ -145,11 +146,11 @@ class Summarize:
         summary = summary_message(text, replaced, count)
         out = [*messages[: span.start], summary, *kept, *messages[span.end :]]
         originals = [m for m in replaced if not is_summary(m)]
-        note = f"summarised {len(originals)} messages into {tokens} tokens"
+        note = f"summarised {plural(len(originals), 'message')} into {plural(tokens, 'token')}"
         if any(is_summary(m) for m in replaced):
             note += f" (extending the summary of {len(summarized_ids(replaced[0])) or 'earlier'} messages)"
         if call.quoted is not None and call.quoted < call.lines:
-            note += f"; the summary quotes {call.quoted} of their {call.lines} lines, evenly spread"
+            note += f"; the summary quotes {call.quoted:,} of their {call.lines:,} lines, evenly spread"
         return StepResult(out, [note + cut_note], summarized=originals)
 
     def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:

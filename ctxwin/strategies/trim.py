@@ -19,6 +19,7 @@ from typing import Literal
 
 from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from ctxwin.plural import plural
 from ctxwin.strategies.base import Budget, StepResult, last_turn, must_keep_with_partners, without
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
@@ -83,7 +84,7 @@ class TrimToBudget:
                 f"the last turn (the last user message and what follows it, {len(turn)} messages) does not fit the "
                 f"budget beside what must stay: {lost} of its messages were dropped"
             )
-        notes.append(f"kept {len(kept)} of {len(messages)} messages")
+        notes.append(f"kept {len(kept):,} of {plural(len(messages), 'message')}")
         return StepResult([messages[i] for i in kept], notes, dropped=without(messages, kept), warnings=warnings)
 
 

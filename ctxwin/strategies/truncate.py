@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from ctxwin.messages import BaseMessage, ToolMessage
+from ctxwin.plural import plural
 from ctxwin.strategies.base import Budget, StepResult, is_pinned
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.shrink import shrink_until_fits
@@ -214,7 +215,7 @@ class TruncateToolOutput:
             result.truncated.append(messages[i])
         if result.truncated:
             cut = sum(cuts[i] for i in shrunk.replacements)
-            result.notes.append(f"cut {cut} tokens from {len(result.truncated)} tool outputs")
+            result.notes.append(f"cut {plural(cut, 'token')} from {plural(len(result.truncated), 'tool output')}")
         if shrunk.note:
             result.notes.append(shrunk.note)
         return result
