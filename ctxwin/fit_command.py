@@ -90,7 +90,7 @@ def plan_lines(plan: Plan, where: str) -> list[str]:
     for step in plan.steps:
         lines.append(
             f"{step.name:<22} {step.tokens_before:>9,} {step.tokens_after:>9,}  {len(step.dropped_ids):>7,} "
-            f"{len(step.truncated_ids):>9,} {len(step.summarized_ids):>10,}  {'; '.join(step.notes)}"
+            f"{len(step.truncated_ids):>9,} {len(step.summarized_ids):>10,}  {'; '.join(step.notes)}".rstrip()
         )
     verdict = "fits" if plan.fits else "DOES NOT FIT"
     lines.append(
