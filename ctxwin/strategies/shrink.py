@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage
-from ctxwin.strategies.base import must_keep_with_partners
+from ctxwin.strategies.base import last_turn, must_keep_with_partners
 from ctxwin.strategies.meter import Meter
 
 # Rounds of cutting by degrees: the first cuts by the counts' estimate, the next ones take what the real cuts left
@@ -149,6 +149,10 @@ def _overflow(
     room = limit - meter.overhead(messages) - sum(meter.each([messages[i] for i in sorted(protected)]))
     newest_first = keeps == "last"
     verbatim = _verbatim_start(messages, meter, room, protected) if newest_first else len(messages)
+    if newest_first and floor_at_cut is not None and verbatim == len(messages):
+        whole_turn = _last_turn_cut(messages, wanted, meter, floor_at_cut, protected, room)
+        if whole_turn is not None:
+            return whole_turn
     used = 0
     counted: dict[int, int] = {}  # what each walked message counted as
     for i, count in meter.walk(messages, room, newest_first=newest_first):
@@ -205,6 +209,27 @@ def _fill_at_cut(
     if free < 0:
         return _Cut(edge)
     return _Cut(lo - 1, unit, (question,))
+
+
+def _last_turn_cut(
+    messages: Sequence[BaseMessage],
+    wanted: Callable[[int], bool],
+    meter: Meter,
+    floor_at_cut: Callable[[int], int],
+    protected: set[int],
+    room: float,
+) -> _Cut | None:
+    """The last turn is the unit at the cut when it does not fit whole as it is but does with its outputs shrunk to
+    ``floor_at_cut``: the later step then keeps it whole (shrunk as little as needed) instead of dropping its older
+    part. None when there is no user turn or it does not fit even so."""
+    turn = last_turn(messages)
+    if not turn:
+        return None
+    least = sum(floor_at_cut(i) if wanted(i) else meter.count(messages[i]) for i in turn if i not in protected)
+    if least > room:
+        return None
+    first = min(turn)
+    return _Cut(first - 1, range(first, len(messages)))
 
 
 def _verbatim_start(messages: Sequence[BaseMessage], meter: Meter, room: float, protected: set[int]) -> int:

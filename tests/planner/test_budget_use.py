@@ -317,3 +317,20 @@ def test_the_summary_takes_the_room_the_verbatim_part_leaves() -> None:
 def test_truncate_min_tokens_is_checked() -> None:
     with pytest.raises(ValueError, match=r"^truncate_tool_output min_tokens must be at least 1, got 0$"):
         TruncateToolOutput(min_tokens=0)
+
+
+def test_a_last_turn_over_the_budget_is_kept_whole_with_its_outputs_cut() -> None:
+    """The last turn alone is over the budget as it is, but fits with its tool outputs cut: it was trimmed to its
+    newest messages (a hole, and a warning) while truncation cut nothing; now its outputs are cut, oldest first,
+    by what is needed, and the whole turn is kept."""
+    messages = agent_trace(5, [900, 700, 1_200, 800], turns=1)
+    counter = get_counter(COUNTER)
+    budget = 2_500
+    assert counter.count_messages(messages) > budget
+    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0)
+    assert plan.fits and not plan.warnings
+    assert [m.id for m in plan.messages] == [m.id for m in messages]  # nothing dropped: the turn is whole
+    assert plan.budget_used >= 0.9
+    assert_tool_pairs_intact(messages, plan.messages)
+    cut = [m for m, original in zip(plan.messages, messages, strict=True) if m.text != original.text]
+    assert cut and all(isinstance(m, ToolMessage) and m.artifact for m in cut)
