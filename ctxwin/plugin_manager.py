@@ -46,11 +46,6 @@ pm = pluggy.PluginManager("ctxwin")
 pm.add_hookspecs(hookspecs)
 
 
-class PluginWarning(UserWarning):
-    """No longer emitted: plugin failures are reported by ``plugin_errors()`` only. Kept so warning filters that
-    name it still import."""
-
-
 @dataclass(frozen=True)
 class PluginError:
     """What went wrong with one plugin: its name, the stage (``load`` or a hook name) and the error text."""
