@@ -20,10 +20,10 @@ import pytest
 from langchain_core.messages.utils import count_tokens_approximately
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
-from ctxwin.engine.token_cache import cache_for
 from ctxwin.messages import HumanMessage, messages_to_dict
 from ctxwin.plugins import get_counter
 from ctxwin.trim import trim_messages
+from ctxwin.trim.count_cache import cache_for
 
 KIND = "agent"
 SIZES = [100, 1_000, 10_000, 100_000]

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ctxwin.counters.base import TokenCounter
-from ctxwin.engine.message_types import TypeSpec, is_message_type, parse_type_spec
 from ctxwin.history.base import BaseChatMessageHistory
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from ctxwin.trim.selection import TypeSpec, is_message_type, parse_type_spec
 
 if TYPE_CHECKING:
     from ctxwin.trim import TypeArg

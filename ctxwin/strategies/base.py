@@ -13,8 +13,8 @@ from itertools import compress, count
 from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.trim.tool_pairs import ToolPairs
 
 if TYPE_CHECKING:
     from ctxwin.strategies.meter import Meter

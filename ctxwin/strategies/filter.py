@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ctxwin.engine.tool_calls import keep_tool_calls
-from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, must_keep, without
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.shrink import shrink_until_fits
+from ctxwin.trim.tool_pairs import ToolPairs, keep_tool_calls
 
 REASONING_BLOCKS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})

@@ -17,10 +17,9 @@ from operator import is_not
 from typing import Any, Literal
 
 from ctxwin.counters.base import TokenCounter
-from ctxwin.engine.counter_adapter import make_measure
-from ctxwin.engine.measure import AdditiveMeasure, Measure, next_chunk
 from ctxwin.messages import BaseMessage
 from ctxwin.strategies.base import is_pinned, pinned_indexes
+from ctxwin.trim.measure import AdditiveMeasure, Measure, make_measure, next_chunk
 
 # Which messages a later step of the plan keeps by position: the newest ("last", as trim and summarize do) or the
 # oldest ("first"); None when no later step says.

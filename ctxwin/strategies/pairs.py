@@ -21,10 +21,10 @@ from itertools import compress, count, repeat
 from operator import attrgetter
 from typing import ClassVar
 
-from ctxwin.engine.tool_calls import call_ids, keep_tool_calls
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
 from ctxwin.strategies.base import Budget, StepResult
 from ctxwin.strategies.meter import Meter
+from ctxwin.trim.tool_pairs import call_ids, keep_tool_calls
 
 # The message types that can take part in a pair; every other message is passed over by a C loop.
 _AI_TYPES = frozenset({"ai", "AIMessageChunk"})

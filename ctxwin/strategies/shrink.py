@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.strategies.base import last_turn, must_keep_with_partners
 from ctxwin.strategies.meter import Meter
+from ctxwin.trim.tool_pairs import ToolPairs
 
 # Rounds of cutting by degrees: the first cuts by the counts' estimate, the next ones take what the real cuts left
 # over (a token or two where a marker joins the text).

@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import (
@@ -32,6 +31,7 @@ from ctxwin.strategies.extractive import extractive_summarizer, extractive_summa
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.summary import is_summary, summarized_ids, summary_message
 from ctxwin.strategies.truncate import longest_fitting
+from ctxwin.trim.tool_pairs import ToolPairs
 
 Summarizer = Callable[[list[BaseMessage]], "str | Awaitable[str]"]
 # A summary squeezed below this many tokens says nothing useful; the step is skipped instead.

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxwin.engine.tool_pairs import ToolPairs
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import Budget, StepResult, last_turn, must_keep_with_partners, without
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
+from ctxwin.trim.tool_pairs import ToolPairs
 
 _MAX_ROUNDS = 6  # re-trims for a counter that is not additive; each round tightens by the measured overshoot
 

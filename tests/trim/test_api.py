@@ -9,9 +9,9 @@ from langchain_core import messages as lc
 from trim_support import O200K, ctxwin_counter, langchain_counter, to_langchain
 
 from ctxwin.counters.base import BaseTokenCounter
-from ctxwin.engine.token_cache import TokenCache, cache_for
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.trim import MessageTransform, filter_messages, merge_message_runs, trim_messages
+from ctxwin.trim.count_cache import CountCache, cache_for
 
 CONVERSATION = [
     SystemMessage("You are terse."),
@@ -292,10 +292,16 @@ def test_cache_is_invalidated_by_any_field_change_and_shared_by_equal_messages()
 
 
 def test_cache_is_bounded_per_counter_and_thread_safe() -> None:
-    cache = TokenCache(max_entries=50)
-    threads = [
-        threading.Thread(target=lambda k=k: [cache.put_many([((k, i), i)]) for i in range(200)]) for k in range(4)
-    ]
+    cache = CountCache(max_entries=50)
+
+    def fill(k: int) -> None:
+        for i in range(200):
+            message = HumanMessage(f"thread {k}, message {i}")
+            found, misses = cache.lookup([message])
+            assert found == [None]
+            cache.store([(message, misses[0], i)])
+
+    threads = [threading.Thread(target=fill, args=(k,)) for k in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -303,7 +309,7 @@ def test_cache_is_bounded_per_counter_and_thread_safe() -> None:
     assert len(cache) == 50
     assert cache_for(ctxwin_counter) is cache_for(ctxwin_counter) is not cache_for(langchain_counter)
     with pytest.raises(ValueError, match="max_entries"):
-        TokenCache(0)
+        CountCache(0)
 
 
 def test_partial_text_is_measured_in_real_order() -> None:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from trim_support import ctxwin_counter
 
-from ctxwin.engine.counter_adapter import callable_kind, kind_from_annotation
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 from ctxwin.trim import trim_messages
+from ctxwin.trim.measure import callable_kind, kind_from_annotation
 
 MESSAGES = [HumanMessage("question one"), AIMessage("answer one"), HumanMessage("question two")]
 

@@ -1,20 +1,24 @@
-"""How the search measures candidate lists: from per-message counts (additive counters) or by calling a list counter.
+"""How the search measures candidate lists, and how whatever was passed as ``token_counter`` becomes a measure.
 
-Both measures answer the same three questions, always about lists in their real conversation order:
+A ``Measure`` counts from per-message counts (``AdditiveMeasure``, for additive counters) or by calling a list
+counter (``ListMeasure``). Both answer the same three questions, always about lists in their real conversation order:
 ``cut_last`` (where the longest fitting suffix starts), ``cut_first`` (where the longest fitting prefix ends) and
 ``total`` (the exact count of one candidate list). An empty list counts 0 and is never shown to the counter.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
+import types
+import typing
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ctxwin.counters.base import checked_count, checked_counts
-from ctxwin.engine.message_key import message_key
-from ctxwin.engine.token_cache import TokenCache
-from ctxwin.messages import BaseMessage
+from ctxwin.counters.base import TokenCounter, checked_count, checked_counts
+from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.trim.count_cache import CountCache, Kind, Miss, cache_for
 
 FIRST_CHUNK = 32  # messages counted before the average size is known
 MIN_CHUNK = 8
@@ -74,7 +78,7 @@ class AdditiveMeasure(Measure):
         *,
         counter: Any,
         overhead: float = 0,
-        cache: TokenCache | None = None,
+        cache: CountCache | None = None,
         known: Callable[[Sequence[BaseMessage]], Sequence[Any]] | None = None,
     ) -> None:
         self._count_batch = count_batch
@@ -99,32 +103,20 @@ class AdditiveMeasure(Measure):
             return self._fresh(batch)
         return list(self._walk(batch, backwards=False))
 
-    def _lookup(self, batch: Sequence[BaseMessage]) -> tuple[list[Any], dict[int, Hashable]]:
-        """The counts already known for ``batch`` (None where not), and the content keys of the others, under
-        which their counts are stored once made."""
-        cache = self._cache
-        if cache is None:
-            assert self._known is not None
-            return list(self._known(batch)), {}
-        found: list[Any] = cache.recent.recall(batch)
-        unseen = [i for i, count in enumerate(found) if count is None]
-        key_of = {i: message_key(batch[i]) for i in unseen}
-        if unseen:
-            for i, count in zip(unseen, cache.get_many(list(key_of.values())), strict=True):
-                found[i] = count
-            known = [i for i in unseen if found[i] is not None]
-            if known:  # found by content key: remember them by identity for the next call
-                cache.recent.note([batch[i] for i in known], [found[i] for i in known])
-        return found, key_of
-
     def _walk(self, batch: Sequence[BaseMessage], *, backwards: bool) -> Iterator[float]:
         """Counts of ``batch`` in walk order, produced lazily: each run of unknown counts is counted in one call
         when the walk reaches it, so messages beyond the point where the caller stops are never tokenized."""
-        if self._cache is None and self._known is None:
+        cache = self._cache
+        if cache is None and self._known is None:
             counts = self._fresh(batch)
             yield from reversed(counts) if backwards else counts
             return
-        found, key_of = self._lookup(batch)
+        misses: dict[int, Miss] = {}
+        if cache is not None:
+            found, misses = cache.lookup(batch)
+        else:
+            assert self._known is not None
+            found = list(self._known(batch))
         size = len(batch)
         for i in range(size - 1, -1, -1) if backwards else range(size):
             if found[i] is None:
@@ -137,9 +129,9 @@ class AdditiveMeasure(Measure):
                         run_end += 1
                 fresh = self._fresh(batch[run_start:run_end])
                 found[run_start:run_end] = fresh
-                if self._cache is not None:
-                    self._cache.put_many([(key_of[j], found[j]) for j in range(run_start, run_end)])
-            yield found[i]
+                if cache is not None:
+                    cache.store([(batch[j], misses[j], fresh[j - run_start]) for j in range(run_start, run_end)])
+            yield found[i]  # type: ignore[misc]
 
     def cut_last(
         self, messages: Sequence[BaseMessage], lo: int, hi: int, head: Sequence[BaseMessage], limit: float
@@ -201,15 +193,14 @@ class AdditiveMeasure(Measure):
 class ListMeasure(Measure):
     """For counters that only count whole lists (models, order-sensitive or non-additive counters).
 
-    Calls are memoised per candidate; ``cut_last``/``cut_first`` try the whole list first (one call when it fits),
-    then gallop from the kept end and binary-search the bracket, so the number of calls is logarithmic and their
-    sizes stay near the kept size. Counts are taken as growing with the list; the engine verifies the final list.
+    ``cut_last``/``cut_first`` try the whole list first (one call when it fits), then gallop from the kept end and
+    binary-search the bracket, so the number of calls is logarithmic and their sizes stay near the kept size. Counts
+    are taken as growing with the list; the engine verifies the final list.
     """
 
     def __init__(self, count_list: Callable[[list[BaseMessage]], Any], *, counter: Any) -> None:
         self._count_list = count_list
         self._counter = counter
-        self._memo: dict[tuple[int, int, int, int, bool], tuple[float, BaseMessage | None]] = {}
 
     def total(
         self,
@@ -226,12 +217,7 @@ class ListMeasure(Measure):
         candidate = [*head, *body]
         if not candidate:
             return 0
-        key = (len(head), start, max(start, end), id(extra), extra_first)
-        hit = self._memo.get(key)
-        if hit is not None and hit[1] is extra:
-            return hit[0]
         value: float = checked_count(self._count_list(candidate), self._counter, f"a list of {len(candidate)} messages")
-        self._memo[key] = (value, extra)  # the message is held so its id cannot be reused within the call
         return value
 
     def _largest(self, upper: int, fits: Callable[[int], bool]) -> int:
@@ -259,3 +245,141 @@ class ListMeasure(Measure):
 
     def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float) -> int:
         return self._largest(hi, lambda k: self.total(messages, (), 0, k) <= limit)
+
+
+# How whatever was passed as ``token_counter`` becomes a Measure. Accepted: a TokenCounter (additive, so per-message
+# counts are cached; its request overhead is measured, not assumed, and a counter that turns out not to be additive
+# is used as a list counter); an object with ``get_num_tokens_from_messages`` (a LangChain chat model); ``len``
+# (counts messages, as in LangChain); a callable over one message; a callable over a list of messages. Spec strings
+# are resolved by the public face (``ctxwin.trim``), never here.
+#
+# A callable is per-message when its first parameter is annotated with a message class (ctxwin's or LangChain's
+# ``BaseMessage``, a subclass, or a union of them), also when the annotation is a string under
+# ``from __future__ import annotations``. Unannotated callables (lambdas) are probed once with the conversation's
+# first message: called with a one-message list first (LangChain's reading), then, if that fails, with the message.
+
+_LIST_ORIGINS = re.compile(r"^\s*(typing\.|collections\.abc\.|t\.)?(list|List|Sequence|Iterable|Collection|tuple)\b")
+_MESSAGE_NAMES = re.compile(r"^\s*[\w.]*Message(Chunk)?\s*(\|\s*[\w.]*Message(Chunk)?\s*)*$")
+
+
+def _is_message_class(obj: Any) -> bool:
+    if isinstance(obj, type):
+        return any(c.__name__ == "BaseMessage" for c in obj.__mro__)
+    if typing.get_origin(obj) in (typing.Union, types.UnionType):
+        return all(_is_message_class(arg) for arg in typing.get_args(obj) if arg is not type(None))
+    return False
+
+
+def kind_from_annotation(annotation: Any) -> Kind | None:
+    """'message', 'list', or None when the annotation does not tell."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return None
+    if isinstance(annotation, str):
+        if _LIST_ORIGINS.match(annotation):
+            return "list"
+        return "message" if _MESSAGE_NAMES.match(annotation) else None
+    if _is_message_class(annotation):
+        return "message"
+    origin = typing.get_origin(annotation) or annotation
+    if isinstance(origin, type) and origin is not str and hasattr(origin, "__iter__"):
+        return "list"
+    return None
+
+
+def _first_parameter(fn: Callable[..., Any]) -> inspect.Parameter | None:
+    for eval_str in (True, False):  # unresolvable string annotations: fall back to the strings
+        try:
+            parameters = list(inspect.signature(fn, eval_str=eval_str).parameters.values())
+        except (NameError, SyntaxError, TypeError, AttributeError):
+            continue
+        except ValueError:  # builtins without a signature
+            return None
+        if not parameters:
+            raise TypeError("token_counter must accept one argument: a message or a list of messages")
+        return parameters[0]
+    return None
+
+
+def _probe(fn: Callable[..., Any], sample: BaseMessage) -> Kind:
+    try:
+        checked_count(fn([sample]), fn, "a one-message list")
+        return "list"
+    except Exception as list_error:
+        try:
+            checked_count(fn(sample), fn, "a message")
+        except Exception:
+            raise list_error from None
+        return "message"
+
+
+def callable_kind(fn: Callable[..., Any], sample: BaseMessage) -> Kind:
+    """Whether ``fn`` counts one message or a list; kept in the callable's count cache, so a probe runs once."""
+    cache = cache_for(fn)
+    if cache is not None and cache.kind is not None:
+        return cache.kind
+    parameter = _first_parameter(fn)
+    kind = kind_from_annotation(parameter.annotation) if parameter is not None else None
+    if kind is None:
+        kind = _probe(fn, sample)
+    if cache is not None:  # callables that cannot be held weakly are probed on every call
+        cache.kind = kind
+    return kind
+
+
+def _counter_measure(counter: TokenCounter) -> Measure:
+    cache = cache_for(counter)
+    overhead = cache.overhead if cache is not None else None
+    if overhead is None:
+        probe = HumanMessage("ctxwin")
+        one = checked_count(counter.count_message(probe), counter, "a message")
+        first = checked_count(counter.count_messages([probe]), counter, "a list of 1 message") - one
+        second = checked_count(counter.count_messages([probe, probe]), counter, "a list of 2 messages") - 2 * one
+        overhead = (first, first == second)
+        if cache is not None:
+            cache.overhead = overhead
+    if not overhead[1]:
+        return ListMeasure(counter.count_messages, counter=counter)
+    batch = getattr(counter, "count_message_batch", None)
+    if not callable(batch):
+
+        def batch(messages: Sequence[BaseMessage]) -> list[int]:
+            return [counter.count_message(m) for m in messages]
+
+    # A counter that remembers counts itself (the planner's meter) may say which it holds, so that a trim walks
+    # past them without tokenizing the chunk beyond.
+    known = getattr(counter, "known_counts", None) if cache is None else None
+    return AdditiveMeasure(
+        batch, counter=counter, overhead=overhead[0], cache=cache, known=known if callable(known) else None
+    )
+
+
+def _count_one_by_one(fn: Callable[[BaseMessage], Any]) -> Callable[[Sequence[BaseMessage]], list[Any]]:
+    def count_batch(messages: Sequence[BaseMessage]) -> list[Any]:
+        return [fn(m) for m in messages]
+
+    return count_batch
+
+
+def _count_messages(messages: Sequence[BaseMessage]) -> list[int]:
+    return [1] * len(messages)
+
+
+def make_measure(token_counter: Any, sample: BaseMessage) -> Measure:
+    """The Measure for ``token_counter`` (anything but a spec string); ``sample`` (the first message) is used only
+    to probe a bare callable."""
+    if isinstance(token_counter, TokenCounter):
+        return _counter_measure(token_counter)
+    if hasattr(token_counter, "get_num_tokens_from_messages"):
+        return ListMeasure(token_counter.get_num_tokens_from_messages, counter=token_counter)
+    if token_counter is len:
+        return AdditiveMeasure(_count_messages, counter=len)
+    if callable(token_counter):
+        if callable_kind(token_counter, sample) == "message":
+            return AdditiveMeasure(
+                _count_one_by_one(token_counter), counter=token_counter, cache=cache_for(token_counter)
+            )
+        return ListMeasure(token_counter, counter=token_counter)
+    raise ValueError(
+        "'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a function. "
+        f"Received object of type {type(token_counter)}."
+    )

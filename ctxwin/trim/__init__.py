@@ -1,7 +1,12 @@
-"""The trim engine's public functions: ``trim_messages``, ``filter_messages`` and ``merge_message_runs``.
+"""The trim engine's public face: ``trim_messages``, ``filter_messages`` and ``merge_message_runs``.
 
 Each takes LangChain's arguments. Called without messages, each returns a reusable ``MessageTransform`` configured
 with the other arguments (LangChain returns a ``RunnableLambda``); arguments are checked right away.
+
+The engine's modules: ``measure`` (counting candidate lists; turning a ``token_counter`` into a measure),
+``count_cache`` (the one per-counter cache of message counts), ``search`` (the cut search and partial messages),
+``tool_pairs`` (which cuts would separate a tool call from its result) and ``selection`` (message type specs,
+filtering, merging). Only this module turns a counter spec string into a counter.
 """
 
 from __future__ import annotations
@@ -13,19 +18,59 @@ from numbers import Real
 from typing import Any, Literal, overload
 
 from ctxwin.counters.base import TokenCounter
-from ctxwin.engine.counter_adapter import make_measure, resolve_spec
-from ctxwin.engine.filtering import filter_messages as _filter_messages
-from ctxwin.engine.merging import merge_message_runs as _merge_message_runs
-from ctxwin.engine.message_types import TypeSpec, parse_type_spec
-from ctxwin.engine.partial import default_text_splitter
-from ctxwin.engine.runnable import MessageTransform
-from ctxwin.engine.search import TrimRequest, trim_first, trim_last
 from ctxwin.messages import BaseMessage
 from ctxwin.messages.convert import read_messages
+from ctxwin.trim.measure import make_measure
+from ctxwin.trim.search import TrimRequest, default_text_splitter, trim_first, trim_last
+from ctxwin.trim.selection import TypeSpec, parse_type_spec
+from ctxwin.trim.selection import filter_messages as _filter_messages
+from ctxwin.trim.selection import merge_message_runs as _merge_message_runs
 
 __all__ = ["MessageTransform", "filter_messages", "merge_message_runs", "trim_messages"]
 
 TypeArg = str | type[BaseMessage] | Sequence[str | type[BaseMessage]]
+
+
+class MessageTransform:
+    """A message function configured with its keyword arguments: call it (or ``.invoke`` / ``.batch`` it).
+
+    LangChain returns a ``RunnableLambda``; ctxwin never imports LangChain, so this offers the parts of that
+    interface a message function needs. ``apply`` takes the messages alone; ``kwargs`` are the arguments it was
+    configured with, kept for ``repr`` and inspection. Arguments are validated when it is built, not at first use.
+    """
+
+    def __init__(self, apply: Callable[[Any], list[BaseMessage]], name: str, kwargs: dict[str, Any]) -> None:
+        self._apply = apply
+        self.name = name
+        self.kwargs = dict(kwargs)
+
+    def __call__(self, messages: Any) -> list[BaseMessage]:
+        return self._apply(messages)
+
+    def invoke(self, messages: Any, config: Any = None, **kwargs: Any) -> list[BaseMessage]:
+        """Apply to ``messages``; ``config`` and extra keywords are accepted for runnable compatibility, unused."""
+        return self._apply(messages)
+
+    async def ainvoke(self, messages: Any, config: Any = None, **kwargs: Any) -> list[BaseMessage]:
+        return self._apply(messages)
+
+    def batch(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> list[list[BaseMessage]]:
+        return [self._apply(messages) for messages in inputs]
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        return f"{self.name}({args})"
+
+
+def _resolve_spec(spec: str) -> TokenCounter:
+    """The counter for a spec string; unknown specs keep LangChain's error text, then ctxwin's suggestions."""
+    from ctxwin.plugins import get_counter  # the plugin layer sits above the engine: imported when a spec is used
+
+    try:
+        counter: TokenCounter = get_counter(spec)
+    except ValueError as exc:
+        raise ValueError(f"Invalid token_counter shortcut '{spec}'. {exc}") from None
+    return counter
 
 
 def _splitter(text_splitter: Any) -> Callable[[str], list[str]]:
@@ -78,7 +123,7 @@ class _Trim:
         if include_system and strategy == "first":
             raise ValueError("include_system parameter is only valid with strategy='last'")
         if isinstance(token_counter, str):
-            token_counter = resolve_spec(token_counter)
+            token_counter = _resolve_spec(token_counter)
         elif not (
             callable(token_counter)
             or hasattr(token_counter, "get_num_tokens_from_messages")
@@ -237,7 +282,7 @@ def filter_messages(messages: Iterable[Any] | Any, **kwargs: Any) -> list[BaseMe
 
 
 def filter_messages(messages: Iterable[Any] | Any | None = None, **kwargs: Any) -> list[BaseMessage] | MessageTransform:
-    """LangChain's ``filter_messages`` (see ``ctxwin.engine.filtering.filter_messages`` for the arguments)."""
+    """LangChain's ``filter_messages`` (see ``ctxwin.trim.selection.filter_messages`` for the arguments)."""
     if messages is None:
         _filter_messages([], **kwargs)  # check the arguments now
         return MessageTransform(partial(_filter_messages, **kwargs), "filter_messages", kwargs)
@@ -258,7 +303,7 @@ def merge_message_runs(messages: Iterable[Any] | Any, *, chunk_separator: str = 
 def merge_message_runs(
     messages: Iterable[Any] | Any | None = None, *, chunk_separator: str = "\n"
 ) -> list[BaseMessage] | MessageTransform:
-    """LangChain's ``merge_message_runs`` (see ``ctxwin.engine.merging.merge_message_runs``)."""
+    """LangChain's ``merge_message_runs`` (see ``ctxwin.trim.selection.merge_message_runs``)."""
     if messages is None:
         _merge_message_runs([], chunk_separator=chunk_separator)
         merge = partial(_merge_message_runs, chunk_separator=chunk_separator)
