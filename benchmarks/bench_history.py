@@ -2,20 +2,29 @@
 
 Appends are durable (fsync per JSONL append, synchronous=FULL per SQLite commit), so their figures measure the
 storage's sync latency as much as ctxwin; run on the machine you deploy to.
+
+``test_windowed_turn`` is one turn of a chat over a stored history of agent traces (the bench corpus's ``agent``
+kind, as in ``bench_trim.py``): add one message, read the window of the last ``WINDOW_TOKENS`` tokens, with the
+o200k per-message callable. ctxwin's ``WindowedHistory`` over its in-memory history against langchain_core's
+``InMemoryChatMessageHistory`` read and passed to ``trim_messages`` every turn (what LangChain's docs do).
 """
 
 from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
+from side_by_side import o200k_callable, ours, theirs
 
 from ctxwin.history.base import BaseChatMessageHistory
 from ctxwin.history.jsonl import FileChatMessageHistory
+from ctxwin.history.memory import InMemoryChatMessageHistory
 from ctxwin.history.reducer import add_messages
 from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history.windowed import WindowedHistory
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 
 
@@ -59,3 +68,45 @@ def test_read_2000_messages(benchmark: BenchmarkFixture, tmp_path: Path, kind: s
     history = open_history(kind, tmp_path)
     history.add_messages(conversation(2000))
     assert len(benchmark(lambda: history.messages)) == 2000
+
+
+WINDOW_TOKENS = 32_000
+
+
+@pytest.mark.parametrize("size", [1_000, 10_000, 100_000])
+@pytest.mark.parametrize("library", ["ctxwin", "langchain"])
+def test_windowed_turn(benchmark: BenchmarkFixture, library: str, size: int) -> None:
+    turn = itertools.count()
+    if library == "langchain":
+        if size == 100_000:
+            pytest.skip("langchain_core trims the whole history every turn: its 10,000 row compares")
+        from langchain_core.chat_history import InMemoryChatMessageHistory as LCHistory
+        from langchain_core.messages import HumanMessage as LCHuman
+        from langchain_core.messages import trim_messages as lc_trim
+
+        stored = LCHistory()
+        stored.add_messages(theirs("agent", size))
+
+        def read() -> list[Any]:
+            return list(lc_trim(stored.messages, max_tokens=WINDOW_TOKENS, token_counter=o200k_callable))
+
+        def one_turn() -> list[Any]:
+            stored.add_message(LCHuman(f"one more question, number {next(turn)}"))
+            return read()
+
+    else:
+        window = WindowedHistory(
+            InMemoryChatMessageHistory(ours("agent", size)), max_tokens=WINDOW_TOKENS, counter=o200k_callable
+        )
+
+        def read() -> list[Any]:
+            return window.messages
+
+        def one_turn() -> list[Any]:
+            window.add_message(HumanMessage(f"one more question, number {next(turn)}"))
+            return window.messages
+
+    read()  # the window was read before: this is a turn of a running chat
+    rounds = {"langchain": {1_000: 10, 10_000: 3}}.get(library, {}).get(size, 30)
+    shown = benchmark.pedantic(one_turn, rounds=rounds, iterations=1)
+    benchmark.extra_info.update(window=len(shown), total=size)

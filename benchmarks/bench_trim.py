@@ -9,6 +9,12 @@ clears ctxwin's count cache before every round; ``warm`` re-trims after appendin
 conversation trimmed before (langchain_core has no cache, so its warm run repeats its cold one; at 100,000
 messages it is not run again and ctxwin's warm time is compared with langchain_core's cold one). ``floor`` is the
 time to run the o200k callable once over the kept messages on one thread.
+
+``test_chat_loop`` is how a chat product calls it, LangChain style: the history was trimmed on the previous turn,
+one message is appended (``history + [new]``, the same objects otherwise) and the list is trimmed again, with the
+o200k callable. ``first-retrim`` is the first re-trim after the append, every old message having been seen once
+(the cache is emptied and the history trimmed once in each round's setup); ``next-turn`` is a later turn of the
+same loop (each round appends one more message to the list the previous round trimmed).
 Run: ``pytest benchmarks/bench_trim.py --benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
 """
 
@@ -95,6 +101,48 @@ def test_trim(benchmark: Any, library: str, kind: str, mode: str, size: int) -> 
 
     result = benchmark.pedantic(run, setup=setup, rounds=rounds_for(library, size), iterations=1)
     benchmark.extra_info.update(kept=len(result), total=len(messages), max_tokens=limit)
+
+
+LOOP_SIZES = [1_000, 10_000, 100_000]
+
+
+@pytest.mark.parametrize("size", LOOP_SIZES)
+@pytest.mark.parametrize("action", ["first-retrim", "next-turn"])
+@pytest.mark.parametrize("library", ["ctxwin", "langchain"])
+def test_chat_loop(benchmark: Any, library: str, action: str, size: int) -> None:
+    if library == "langchain" and size == LOOP_SIZES[-1]:
+        pytest.skip("langchain_core re-trims from scratch every turn (minutes here): its 10,000 rows compare")
+    mine, other = conversations(size)
+    history = other if library == "langchain" else mine
+    limit = budget(size, "o200k")
+    trim = lc_messages.trim_messages if library == "langchain" else trim_messages
+    new_cls = lc_messages.HumanMessage if library == "langchain" else HumanMessage
+    fresh = count()
+
+    def appended(messages: list[Any]) -> list[Any]:
+        return [*messages, new_cls(f"one more question, number {next(fresh)}")]
+
+    def run(msgs: list[Any]) -> list[Any]:
+        return trim(msgs, max_tokens=limit, token_counter=o200k_callable)
+
+    if action == "first-retrim":
+
+        def setup() -> tuple[tuple[list[Any]], dict[str, Any]]:
+            clear_cache(o200k_callable)
+            run(history)  # the previous turn: every message of the history seen once
+            return (appended(history),), {}
+
+    else:
+        loop = [appended(history)]
+        run(history)
+        run(loop[0])  # the first re-trim is behind us
+
+        def setup() -> tuple[tuple[list[Any]], dict[str, Any]]:
+            loop[0] = appended(loop[0])
+            return (loop[0],), {}
+
+    result = benchmark.pedantic(run, setup=setup, rounds=rounds_for(library, size), iterations=1)
+    benchmark.extra_info.update(kept=len(result), total=size + 1, max_tokens=limit)
 
 
 @pytest.mark.parametrize("size", SIZES)

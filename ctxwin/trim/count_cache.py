@@ -5,13 +5,14 @@ weakly by the counter, so it goes when the counter goes. A bound method is keyed
 ``obj.method`` builds a new method object on every access. The cache finds a message's count two ways:
 
 * **By identity**, for the same message object seen again (a chat loop re-trimming ``history + [new]``). Each
-  counted message is noted with a *stamp* built by reference, never by copying: its field values, and for list and
-  dict fields a flat walk of their keys and items plus their lengths. A message is recalled when it is the same
-  object and every stamp entry is the same object (``is``, which never reads a string), so a reassigned field, a
-  nested value changed in place, or a container that grew or shrank is recounted; a value replaced by an equal copy
-  is recounted too (safe). Messages are noted from their first sighting, and forgotten when they are collected.
-  Messages holding anything but JSON-like values (str, numbers, None, lists and dicts) are never noted: a change
-  inside an arbitrary object does not show in a stamp.
+  counted message is noted with a *stamp*: its field values with every list and dict copied and every string shared
+  (by reference, never copied). A message is recalled when it is the same object and its fields compare equal to
+  the stamp, one comparison in C where a string that is the same object is equal without being read. A reassigned
+  field, a nested value changed in place, or a container that grew or shrank is recounted (a number is equal only
+  to one of its own type: ``1``, ``1.0`` and ``True`` count differently). Messages are noted from their first
+  sighting, so the first re-trim after an append recalls every old message this way, and forgotten when they are
+  collected. Messages holding anything but JSON-like values (str, numbers, None, lists and dicts) are never noted:
+  a change inside an arbitrary object would not show.
 * **By content**, for an equal message that is another object (a history read back from a file each turn):
   ``message_key`` -> count, a bounded LRU.
 
@@ -26,8 +27,6 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
-from operator import is_
 from typing import Any, Literal
 
 from ctxwin.messages import BaseMessage
@@ -63,41 +62,66 @@ def message_key(message: BaseMessage) -> Hashable:
     return tuple(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Stamp:
-    """What a message held when it was counted, by reference: values and keys in walk order, container lengths."""
+class _Exact:
+    """A number or bool in a stamp: equal only to a value of the same type (``1``, ``1.0`` and ``True`` are equal
+    in Python but count differently), so a stamp never takes one for another."""
 
-    refs: list[Any]
-    sizes: list[int]
+    __slots__ = ("value",)
+    __hash__ = None  # type: ignore[assignment]
 
-    def matches(self, other: Stamp) -> bool:
-        refs = self.refs
-        return len(refs) == len(other.refs) and all(map(is_, refs, other.refs)) and self.sizes == other.sizes
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is self.value.__class__ and other == self.value
 
 
-def stamp_of(message: BaseMessage) -> Stamp | None:
-    """The message's stamp, or None when it holds something other than JSON-like values.
+class _NotJSON(Exception):
+    pass
 
-    Breadth-first with a work list (no recursion); linear in the message's size, and no string is read.
-    """
-    refs = [message.__class__, *message.__dict__.values(), message.__pydantic_extra__]
-    sizes: list[int] = []
-    todo = [value for value in refs[1:] if value.__class__ not in _ATOMS]
-    for value in todo:  # the list grows while it is walked
-        kind = value.__class__
-        if kind is list:
-            sizes.append(len(value))
-            refs += value
-            todo += [item for item in value if item.__class__ not in _ATOMS]
-        elif kind is dict:
-            sizes.append(len(value))
-            refs += value.keys()
-            items = value.values()
-            refs += items
-            todo += [item for item in items if item.__class__ not in _ATOMS]
-        else:
-            return None
-    return Stamp(refs, sizes)
+
+_MAX_DEPTH = 200  # deeper than any message passes validation (MAX_NESTING_DEPTH); deeper ones are not noted
+
+
+def _skeleton(value: Any, depth: int) -> Any:
+    """``value`` with every list and dict copied (the strings in it are shared, numbers wrapped in ``_Exact``)."""
+    kind = value.__class__
+    if kind is str or value is None:
+        return value
+    if kind is dict:
+        if depth > _MAX_DEPTH:
+            raise _NotJSON
+        return {k: _skeleton(v, depth + 1) for k, v in value.items()} if value else {}
+    if kind is list:
+        if depth > _MAX_DEPTH:
+            raise _NotJSON
+        return [_skeleton(v, depth + 1) for v in value] if value else []
+    if kind in _ATOMS:
+        return _Exact(value)
+    raise _NotJSON
+
+
+def _fields(message: BaseMessage) -> tuple[Any, ...]:
+    return (message.__class__, *message.__dict__.values(), message.__pydantic_extra__)
+
+
+def stamp_of(message: BaseMessage) -> tuple[Any, ...] | None:
+    """What the message holds, for recall by comparison: its fields with every list and dict copied and every
+    string shared, never copied; None when it holds something other than JSON-like values."""
+    fields = _fields(message)
+    try:
+        return (fields[0], *(_skeleton(value, 1) for value in fields[1:]))
+    except _NotJSON:
+        return None
+
+
+def _unchanged(stamp: tuple[Any, ...], message: BaseMessage) -> bool:
+    """Whether the message still holds what ``stamp`` recorded. One comparison in C: a string that is the same
+    object is equal without being read, so an unchanged message costs about a pointer comparison per value."""
+    try:
+        return bool(stamp == _fields(message))
+    except Exception:  # a value changed in place into something whose comparison raises, or nested too deep
+        return False
 
 
 class _Noted(weakref.ref[BaseMessage]):
@@ -106,16 +130,8 @@ class _Noted(weakref.ref[BaseMessage]):
     __slots__ = ("count", "key", "stamp")
 
     key: int
-    stamp: Stamp
+    stamp: tuple[Any, ...]
     count: float
-
-
-@dataclass(frozen=True, slots=True)
-class Miss:
-    """A message the cache did not know: the keys its count is stored under once it is counted."""
-
-    key: Hashable
-    stamp: Stamp | None
 
 
 class CountCache:
@@ -135,46 +151,53 @@ class CountCache:
     def __len__(self) -> int:
         return len(self._by_key)
 
-    def lookup(self, messages: Sequence[BaseMessage]) -> tuple[list[float | None], dict[int, Miss]]:
-        """The known counts of ``messages`` (None where unknown), and for each unknown position its ``Miss``."""
-        stamps = list(map(stamp_of, messages))
-        found: list[float | None] = []
+    def recall(self, messages: Sequence[BaseMessage]) -> list[float | None]:
+        """The counts of the messages recalled by identity (None for the others); no message is keyed or read
+        beyond one comparison of its fields with its stamp."""
         by_id = self._by_id
         with self._lock:
-            for message, stamp in zip(messages, stamps, strict=True):
-                noted = by_id.get(id(message))
-                hit = (
-                    noted is not None
-                    and stamp is not None
-                    and noted() is message
-                    and noted.stamp.matches(stamp)
-                )
-                found.append(noted.count if hit else None)  # type: ignore[union-attr]
-        misses = {i: Miss(message_key(messages[i]), stamps[i]) for i, count in enumerate(found) if count is None}
-        if misses:
-            recalled: list[tuple[BaseMessage, Miss, float]] = []
-            with self._lock:
-                for i in list(misses):
-                    count = self._by_key.get(misses[i].key)
-                    if count is not None:
-                        self._by_key.move_to_end(misses[i].key)
-                        found[i] = count
-                        recalled.append((messages[i], misses.pop(i), count))
-            self._note(recalled, by_content=False)
-        return found, misses
+            noted_of = [by_id.get(id(message)) for message in messages]
+        try:  # one pass in C as far as possible: a stamp compared with the fields it recorded
+            return [
+                noted.count
+                if noted is not None
+                and noted() is message
+                and noted.stamp == (message.__class__, *message.__dict__.values(), message.__pydantic_extra__)
+                else None
+                for message, noted in zip(messages, noted_of, strict=True)
+            ]
+        except Exception:  # a value whose comparison raises (changed in place into a foreign object, or too deep)
+            return [
+                noted.count if noted is not None and noted() is message and _unchanged(noted.stamp, message) else None
+                for message, noted in zip(messages, noted_of, strict=True)
+            ]
 
-    def store(self, counted: Sequence[tuple[BaseMessage, Miss, float]]) -> None:
-        """Remember freshly counted messages by content and by identity."""
+    def by_content(self, messages: Sequence[BaseMessage]) -> tuple[list[float | None], list[Hashable]]:
+        """The counts of equal messages seen before (None where none was), and every message's content key, under
+        which ``store`` files the counts made for the others. Messages found are noted by identity."""
+        keys = list(map(message_key, messages))
+        with self._lock:
+            found = [self._by_key.get(key) for key in keys]
+            for key, count in zip(keys, found, strict=True):
+                if count is not None:
+                    self._by_key.move_to_end(key)
+        recalled = [(m, k, c) for m, k, c in zip(messages, keys, found, strict=True) if c is not None]
+        self._note(recalled, by_content=False)
+        return found, keys
+
+    def store(self, counted: Sequence[tuple[BaseMessage, Hashable, float]]) -> None:
+        """Remember freshly counted messages (message, content key, count) by content and by identity."""
         self._note(counted, by_content=True)
 
-    def _note(self, counted: Sequence[tuple[BaseMessage, Miss, float]], *, by_content: bool) -> None:
+    def _note(self, counted: Sequence[tuple[BaseMessage, Hashable, float]], *, by_content: bool) -> None:
         if not counted:
             return
         entries: list[_Noted] = []
-        for message, miss, count in counted:
-            if miss.stamp is not None:
+        for message, _, count in counted:
+            stamp = stamp_of(message)
+            if stamp is not None:
                 noted = _Noted(message, self._dead.append)
-                noted.key, noted.stamp, noted.count = id(message), miss.stamp, count
+                noted.key, noted.stamp, noted.count = id(message), stamp, count
                 entries.append(noted)
         with self._lock:
             by_id, by_key = self._by_id, self._by_key
@@ -188,9 +211,9 @@ class CountCache:
             while len(by_id) > self.max_entries:
                 del by_id[next(iter(by_id))]
             if by_content:
-                for _, miss, count in counted:
-                    by_key[miss.key] = count
-                    by_key.move_to_end(miss.key)
+                for _, key, count in counted:
+                    by_key[key] = count
+                    by_key.move_to_end(key)
                 while len(by_key) > self.max_entries:
                     by_key.popitem(last=False)
 

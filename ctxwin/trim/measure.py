@@ -18,7 +18,7 @@ from typing import Any
 
 from ctxwin.counters.base import TokenCounter, checked_count, checked_counts
 from ctxwin.messages import BaseMessage, HumanMessage
-from ctxwin.trim.count_cache import CountCache, Kind, Miss, cache_for
+from ctxwin.trim.count_cache import CountCache, Kind, cache_for
 
 FIRST_CHUNK = 32  # messages counted before the average size is known
 MIN_CHUNK = 8
@@ -111,9 +111,8 @@ class AdditiveMeasure(Measure):
             counts = self._fresh(batch)
             yield from reversed(counts) if backwards else counts
             return
-        misses: dict[int, Miss] = {}
         if cache is not None:
-            found, misses = cache.lookup(batch)
+            found = cache.recall(batch)
         else:
             assert self._known is not None
             found = list(self._known(batch))
@@ -127,11 +126,23 @@ class AdditiveMeasure(Measure):
                 else:
                     while run_end < size and found[run_end] is None:
                         run_end += 1
-                fresh = self._fresh(batch[run_start:run_end])
-                found[run_start:run_end] = fresh
-                if cache is not None:
-                    cache.store([(batch[j], misses[j], fresh[j - run_start]) for j in range(run_start, run_end)])
+                found[run_start:run_end] = self._count_run(batch[run_start:run_end])
             yield found[i]  # type: ignore[misc]
+
+    def _count_run(self, run: Sequence[BaseMessage]) -> list[float]:
+        """Counts of messages not recalled by identity: equal messages' counts from the cache, the rest counted in
+        one batch and stored."""
+        cache = self._cache
+        if cache is None:
+            return self._fresh(run)
+        found, keys = cache.by_content(run)
+        unknown = [j for j, count in enumerate(found) if count is None]
+        if unknown:
+            fresh = self._fresh([run[j] for j in unknown])
+            for j, count in zip(unknown, fresh, strict=True):
+                found[j] = count
+            cache.store([(run[j], keys[j], fresh[n]) for n, j in enumerate(unknown)])
+        return found  # type: ignore[return-value]
 
     def cut_last(
         self, messages: Sequence[BaseMessage], lo: int, hi: int, head: Sequence[BaseMessage], limit: float

@@ -349,6 +349,25 @@ def test_in_place_changes_are_seen_after_repeated_trims() -> None:
     assert trim_messages([message], max_tokens=10, token_counter=text_length) == []
 
 
+def test_nested_in_place_change_is_seen_on_the_first_retrim_after_an_append() -> None:
+    """Identity recall compares stamps built by reference: a nested value changed in place is recounted."""
+
+    def text_and_args(message: BaseMessage) -> int:
+        calls = message.tool_calls if isinstance(message, AIMessage) else []
+        return len(message.text) + sum(len(str(call["args"])) for call in calls)
+
+    answer = AIMessage([{"type": "text", "text": "short"}])
+    caller = AIMessage("", tool_calls=[{"name": "f", "args": {"q": 1}, "id": "c1"}])
+    history = [HumanMessage("q"), answer, HumanMessage("next"), caller, ToolMessage("ok", tool_call_id="c1")]
+    assert trim_messages(history, max_tokens=100, token_counter=text_and_args) == history
+    answer.content[0]["text"] = "x" * 200  # type: ignore[index]
+    grown = [*history, HumanMessage("one more")]
+    assert trim_messages(grown, max_tokens=100, token_counter=text_and_args) == grown[2:]
+    caller.tool_calls[0]["args"]["more"] = "y" * 200  # a dict inside a list inside a field grows
+    grown = [*grown, HumanMessage("and another")]
+    assert trim_messages(grown, max_tokens=100, token_counter=text_and_args) == grown[5:]
+
+
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
