@@ -297,9 +297,11 @@ def test_cache_is_bounded_per_counter_and_thread_safe() -> None:
     def fill(k: int) -> None:
         for i in range(200):
             message = HumanMessage(f"thread {k}, message {i}")
-            found, misses = cache.lookup([message])
+            assert cache.recall([message]) == [None]
+            found, keys = cache.by_content([message])
             assert found == [None]
-            cache.store([(message, misses[0], i)])
+            cache.store([(message, keys[0], i)])
+            assert cache.recall([message]) == [i]
 
     threads = [threading.Thread(target=fill, args=(k,)) for k in range(4)]
     for thread in threads:
