@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 from ctxwin.messages import (
     AIMessage,
@@ -37,6 +37,17 @@ class BaseChatMessageHistory(ABC):
     @abstractmethod
     def clear(self) -> None:
         """Remove every message of this history."""
+
+    def revision(self) -> tuple[Hashable, int] | None:
+        """A cheap mark of the stored messages' state, so a reader can tell whether it must read them again.
+
+        ``(others, writes)``: ``others`` changes whenever anyone but this object changes the stored messages, and
+        ``writes`` counts this object's writes (a non-empty ``add_messages``, a ``clear``); so after one
+        ``add_messages`` of at least one message through this object and no other change, it is
+        ``(others, writes + 1)``. None (the default) when the store cannot
+        tell cheaply; readers then read everything every time.
+        """
+        return None
 
     def add_message(self, message: BaseMessage) -> None:
         self.add_messages([message])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from ctxwin.history.base import BaseChatMessageHistory, checked_messages
 from ctxwin.messages import BaseMessage
@@ -19,6 +19,7 @@ class InMemoryChatMessageHistory(BaseChatMessageHistory):
     def __init__(self, messages: Sequence[BaseMessage] = ()) -> None:
         self._lock = threading.Lock()
         self._messages: list[BaseMessage] = checked_messages(messages)
+        self._writes = 0  # add_messages and clear calls, for revision()
 
     @property
     def messages(self) -> list[BaseMessage]:
@@ -29,10 +30,17 @@ class InMemoryChatMessageHistory(BaseChatMessageHistory):
         batch = checked_messages(messages)
         with self._lock:
             self._messages.extend(batch)
+            self._writes += 1
 
     def clear(self) -> None:
         with self._lock:
             self._messages.clear()
+            self._writes += 1
+
+    def revision(self) -> tuple[Hashable, int]:
+        """Only this object writes its list, so its write count says it all."""
+        with self._lock:
+            return None, self._writes
 
     async def aget_messages(self) -> list[BaseMessage]:
         return self.messages

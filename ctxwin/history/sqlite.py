@@ -28,7 +28,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -84,6 +84,7 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         # An existing database this process may not change is read without writing to it (module docstring).
         self.read_only = self.path.exists() and not all(os.access(p, os.W_OK) for p in (self.path, self.path.parent))
         self._has_schema = True
+        self._writes = 0  # add_messages and clear calls, for revision()
         self._connection()  # open now, so a bad file fails here and not at first use
 
     @property
@@ -111,11 +112,23 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
             )
 
         self._transaction(insert)
+        self._wrote()
 
     def clear(self) -> None:
         self._transaction(
             lambda conn: conn.execute("DELETE FROM ctxwin_messages WHERE session_id = ?", (self.session_id,))
         )
+        self._wrote()
+
+    def revision(self) -> tuple[Hashable, int]:
+        """SQLite's ``data_version`` of this thread's connection changes whenever another connection (another
+        process, thread or history object) commits to the file; this object's own writes are counted."""
+        conn = self._connection()
+        return (os.getpid(), id(conn), conn.execute("PRAGMA data_version").fetchone()[0]), self._writes
+
+    def _wrote(self) -> None:
+        with self._registry:
+            self._writes += 1
 
     def close(self) -> None:
         with self._registry:

@@ -6,15 +6,21 @@ the manager's ``system_prompt`` when set, otherwise (with ``include_system``) a 
 history. ``max_messages`` counts that system message, as ``trim_messages(token_counter=len)`` would. After the
 system message the window starts on a ``start_on`` message (a user message by default: providers reject a
 conversation that opens with an assistant turn or a tool result), and holds no tool result whose call is not in it.
+
+The window is stateful: it keeps the stored messages it read, and messages added through it are appended to them,
+so a chat turn (add a message, read the window) neither reads the backing history again nor copies what it holds;
+with a per-message counter the trim recalls every old message's count from the count cache and tokenizes only the
+new one. Whether the backing history changed behind its back (another writer, a ``clear``, another process) is
+told by its ``revision()``; when it did, or when the history cannot tell (a JSONL file), everything is read again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ctxwin.counters.base import TokenCounter
-from ctxwin.history.base import BaseChatMessageHistory
+from ctxwin.history.base import BaseChatMessageHistory, checked_messages
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.trim.selection import TypeSpec, is_message_type, parse_type_spec
 
@@ -68,6 +74,10 @@ class WindowedHistory(BaseChatMessageHistory):
         self.system_prompt = SystemMessage(system_prompt) if isinstance(system_prompt, str) else system_prompt
         self.start_on = start_on
         self._start_on = None if start_on is None else parse_type_spec(start_on, "start_on")
+        # The stored messages as last read (after the system prompt, when there is one), plus those added through
+        # this window since, and the backing history's revision they correspond to (None: read on the next read).
+        self._view: list[BaseMessage] = []
+        self._revision: tuple[Hashable, int] | None = None
 
     @property
     def all_messages(self) -> list[BaseMessage]:
@@ -77,36 +87,58 @@ class WindowedHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:
         """The window: the leading system message, then the most recent messages within the limits."""
-        stored = self.history.messages
-        head: list[BaseMessage] = []
-        if self.system_prompt is not None:
-            head = [self.system_prompt]
-        elif self.include_system and stored and isinstance(stored[0], SystemMessage):
-            head, stored = [stored[0]], stored[1:]
-        body = stored
+        view = self._read()  # the stored messages, after the system prompt when there is one
+        lead = 1 if self.system_prompt is not None or (
+            self.include_system and view and isinstance(view[0], SystemMessage)
+        ) else 0
         if self.max_messages is not None:
-            room = self.max_messages - len(head)
-            body = body[len(body) - room :] if room > 0 else []
-        if self.max_tokens is not None:
-            from ctxwin.trim import trim_messages  # lazily: the engine sits above the message model only
+            room = self.max_messages - lead
+            view = view[:lead] + view[max(lead, len(view) - room) :] if room > 0 else view[:lead]
+        head = list(view[:lead])
+        if self.max_tokens is not None and view:
+            from ctxwin.trim import trim_stored  # lazily: the engine sits above the message model only
 
-            trimmed = trim_messages(
-                head + body,
+            trimmed = trim_stored(
+                view,
                 max_tokens=self.max_tokens,
                 token_counter=self.counter,
-                strategy="last",
-                include_system=bool(head),
+                include_system=bool(lead),
                 tool_pairs=self.tool_pairs,
             )
-            kept = len(head) if trimmed[: len(head)] == head else 0
+            kept = lead if trimmed[:lead] == head else 0
             head, body = trimmed[:kept], trimmed[kept:]
+        else:
+            body = view[lead:]
         return head + valid_window(body, start_on=self._start_on, keep_tool_pairs=self.tool_pairs == "keep")
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        self.history.add_messages(messages)
+        batch = checked_messages(messages)  # what the history stores (it refuses the batch whole, or takes it)
+        before = self._history_revision()
+        self.history.add_messages(batch)
+        after = self._history_revision()
+        if batch and before is not None and before == self._revision and after == (before[0], before[1] + 1):
+            self._view += batch  # nobody else wrote in between: the stored messages are ours plus the batch
+            self._revision = after
+        else:
+            self._revision = None
 
     def clear(self) -> None:
         self.history.clear()
+        self._revision = None
+
+    def _history_revision(self) -> tuple[Hashable, int] | None:
+        revision = getattr(self.history, "revision", None)  # histories not derived from BaseChatMessageHistory
+        return revision() if callable(revision) else None
+
+    def _read(self) -> list[BaseMessage]:
+        """The stored messages after the system prompt if any, read again only when the backing history changed
+        other than through this window. Never handed out: every window is a new list."""
+        revision = self._history_revision()
+        if revision is None or revision != self._revision:
+            prompt = [self.system_prompt] if self.system_prompt is not None else []
+            self._view = prompt + self.history.messages
+            self._revision = revision
+        return self._view
 
 
 def valid_window(

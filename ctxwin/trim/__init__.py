@@ -152,7 +152,9 @@ class _Trim:
         self.keep_pairs = tool_pairs == "keep"
 
     def run(self, messages: Any) -> list[BaseMessage]:
-        items = read_messages(messages)  # read during the call only
+        return self.run_checked(read_messages(messages))  # read during the call only
+
+    def run_checked(self, items: Sequence[BaseMessage]) -> list[BaseMessage]:
         if not items:
             return []
         request = TrimRequest(
@@ -271,6 +273,31 @@ def trim_messages(
         }
         return MessageTransform(trim.run, "trim_messages", kwargs)
     return trim.run(messages)
+
+
+def trim_stored(
+    messages: Sequence[BaseMessage],
+    *,
+    max_tokens: float,
+    token_counter: Any,
+    include_system: bool = False,
+    tool_pairs: Literal["keep", "ignore"] = "keep",
+) -> list[BaseMessage]:
+    """``trim_messages(messages, strategy="last", ...)`` for messages known to be ``BaseMessage`` objects already
+    (a chat history's stored messages): they are not checked or converted again, so re-trimming a long
+    conversation every turn reads only the messages near the kept end (``WindowedHistory`` does)."""
+    trim = _Trim(
+        max_tokens=max_tokens,
+        token_counter=token_counter,
+        strategy="last",
+        allow_partial=False,
+        end_on=None,
+        start_on=None,
+        include_system=include_system,
+        text_splitter=None,
+        tool_pairs=tool_pairs,
+    )
+    return trim.run_checked(messages)
 
 
 @overload

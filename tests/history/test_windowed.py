@@ -238,3 +238,88 @@ def test_token_window_with_system_prompt_and_message_limit() -> None:
     assert window[0] == SystemMessage("p")
     assert len(window) <= 4 and counter.count_messages(window) <= 120
     assert orphans(window) == []
+
+
+# --- the stateful window: a turn reads what changed ------------------------------------------------------------
+
+
+class ReadCounting(InMemoryChatMessageHistory):
+    """The in-memory history, counting how often all its messages are read."""
+
+    def __init__(self, messages: list[BaseMessage]) -> None:
+        super().__init__(messages)
+        self.reads = 0
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        self.reads += 1
+        return super().messages
+
+
+def fresh_window(messages: list[BaseMessage], **kwargs: Any) -> list[BaseMessage]:
+    """The window a new WindowedHistory shows over ``messages`` (no state carried over)."""
+    return WindowedHistory(InMemoryChatMessageHistory(messages), **kwargs).messages
+
+
+@pytest.mark.parametrize("kwargs", [{"max_tokens": 150, "counter": "approximate"}, {"max_messages": 7}])
+@pytest.mark.parametrize("system_prompt", [None, "be brief"])
+def test_turns_through_the_window_do_not_read_the_history_again(
+    kwargs: dict[str, Any], system_prompt: str | None
+) -> None:
+    messages = long_conversation()
+    backing = ReadCounting(messages)
+    window = WindowedHistory(backing, system_prompt=system_prompt, **kwargs)
+    stored, shown = [messages], [window.messages]
+    for n in range(20, 26):
+        messages = [*messages, *(tool_turn(n) if n % 2 else turn(n))]
+        window.add_messages(messages[len(stored[-1]) :])
+        stored.append(messages)
+        shown.append(window.messages)
+    assert backing.reads == 1  # the first read only
+    for these, window_shown in zip(stored, shown, strict=True):
+        assert window_shown == fresh_window(these, system_prompt=system_prompt, **kwargs)
+
+
+def test_changes_behind_the_windows_back_are_seen_in_memory() -> None:
+    backing = ReadCounting(long_conversation())
+    window = WindowedHistory(backing, max_tokens=150, counter="approximate")
+    window.messages
+    backing.add_messages(turn(30))  # another writer
+    assert window.messages[-2:] == turn(30)
+    window.add_messages(turn(31))
+    assert window.messages[-4:] == [*turn(30), *turn(31)]
+    backing.clear()
+    backing.add_messages([*turn(32), *turn(33)])  # as many messages as before the clear would not fool it
+    window.add_messages(turn(34))
+    assert window.messages == [*turn(32), *turn(33), *turn(34)]
+    window.clear()
+    assert window.messages == []
+
+
+def test_changes_by_another_writer_are_seen_in_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    with SQLiteChatMessageHistory(path, "s") as mine, SQLiteChatMessageHistory(path, "s") as other:
+        window = WindowedHistory(mine, max_messages=4)
+        window.add_messages(turn(0))
+        assert window.messages == turn(0)
+        other.add_messages(turn(1))  # another connection commits
+        assert window.messages == [*turn(0), *turn(1)]
+        window.add_messages(turn(2))
+        assert window.messages == [*turn(1), *turn(2)]
+        other.clear()
+        other.add_messages([*turn(5), *turn(6)])  # the same number of rows as before the clear
+        window.add_messages(turn(7))
+        assert window.messages == [*turn(6), *turn(7)]
+        mine.clear()
+        assert window.messages == []
+
+
+def test_a_batch_the_history_refuses_leaves_the_window_as_stored(tmp_path: Path) -> None:
+    from ctxwin.messages import RemoveMessage
+
+    backing = InMemoryChatMessageHistory(turn(0))
+    window = WindowedHistory(backing, max_messages=10)
+    assert window.messages == turn(0)
+    with pytest.raises(ValueError, match="RemoveMessage"):
+        window.add_messages([HumanMessage("kept?"), RemoveMessage(id="x")])
+    assert window.messages == backing.messages == turn(0)
