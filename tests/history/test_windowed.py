@@ -283,7 +283,7 @@ def test_turns_through_the_window_do_not_read_the_history_again(
 def test_changes_behind_the_windows_back_are_seen_in_memory() -> None:
     backing = ReadCounting(long_conversation())
     window = WindowedHistory(backing, max_tokens=150, counter="approximate")
-    window.messages
+    assert window.messages[-1] == long_conversation()[-1]
     backing.add_messages(turn(30))  # another writer
     assert window.messages[-2:] == turn(30)
     window.add_messages(turn(31))
