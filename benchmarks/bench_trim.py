@@ -14,7 +14,9 @@ time to run the o200k callable once over the kept messages on one thread.
 one message is appended (``history + [new]``, the same objects otherwise) and the list is trimmed again, with the
 o200k callable. ``first-retrim`` is the first re-trim after the append, every old message having been seen once
 (the cache is emptied and the history trimmed once in each round's setup); ``next-turn`` is a later turn of the
-same loop (each round appends one more message to the list the previous round trimmed).
+same loop (each round appends one more message to the list the previous round trimmed); ``reloaded`` re-trims the
+history read back from storage (equal messages, new objects, as a server that reloads the conversation each
+request gets them), so the count cache finds them by content rather than by identity.
 Run: ``pytest benchmarks/bench_trim.py --benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
 """
 
@@ -26,7 +28,7 @@ import pytest
 from langchain_core.messages.utils import count_tokens_approximately
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
-from ctxwin.messages import HumanMessage, messages_to_dict
+from ctxwin.messages import HumanMessage, messages_from_dict, messages_to_dict
 from ctxwin.plugins import get_counter
 from ctxwin.trim import trim_messages
 from ctxwin.trim.count_cache import cache_for
@@ -107,7 +109,7 @@ LOOP_SIZES = [1_000, 10_000, 100_000]
 
 
 @pytest.mark.parametrize("size", LOOP_SIZES)
-@pytest.mark.parametrize("action", ["first-retrim", "next-turn"])
+@pytest.mark.parametrize("action", ["first-retrim", "next-turn", "reloaded"])
 @pytest.mark.parametrize("library", ["ctxwin", "langchain"])
 def test_chat_loop(benchmark: Any, library: str, action: str, size: int) -> None:
     if library == "langchain" and size == LOOP_SIZES[-1]:
@@ -131,6 +133,14 @@ def test_chat_loop(benchmark: Any, library: str, action: str, size: int) -> None
             clear_cache(o200k_callable)
             run(history)  # the previous turn: every message of the history seen once
             return (appended(history),), {}
+
+    elif action == "reloaded":
+        run(history)  # every message counted once
+        from_dict = lc_messages.messages_from_dict if library == "langchain" else messages_from_dict
+        to_dict = lc_messages.messages_to_dict if library == "langchain" else messages_to_dict
+
+        def setup() -> tuple[tuple[list[Any]], dict[str, Any]]:
+            return (appended(list(from_dict(to_dict(history)))),), {}
 
     else:
         loop = [appended(history)]

@@ -26,7 +26,7 @@ from ctxwin.trim.selection import TypeSpec, parse_type_spec
 from ctxwin.trim.selection import filter_messages as _filter_messages
 from ctxwin.trim.selection import merge_message_runs as _merge_message_runs
 
-__all__ = ["MessageTransform", "filter_messages", "merge_message_runs", "trim_messages"]
+__all__ = ["MessageTransform", "filter_messages", "merge_message_runs", "trim_messages", "trim_stored"]
 
 TypeArg = str | type[BaseMessage] | Sequence[str | type[BaseMessage]]
 

@@ -10,7 +10,7 @@ from trim_support import O200K, ctxwin_counter, langchain_counter, to_langchain
 
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.trim import MessageTransform, filter_messages, merge_message_runs, trim_messages
+from ctxwin.trim import MessageTransform, filter_messages, merge_message_runs, trim_messages, trim_stored
 from ctxwin.trim.count_cache import CountCache, cache_for
 
 CONVERSATION = [
@@ -349,6 +349,20 @@ def test_in_place_changes_are_seen_after_repeated_trims() -> None:
     assert trim_messages([message], max_tokens=10, token_counter=text_length) == [message]
     message.content = "also far longer than ten"
     assert trim_messages([message], max_tokens=10, token_counter=text_length) == []
+
+
+@pytest.mark.parametrize("include_system", [False, True])
+@pytest.mark.parametrize("tool_pairs", ["keep", "ignore"])
+def test_trim_stored_is_trim_messages_last(include_system: bool, tool_pairs: Any) -> None:
+    caller = AIMessage("", tool_calls=[{"name": "f", "args": {"q": 1}, "id": "c1"}])
+    messages = [*CONVERSATION, caller, ToolMessage("result " * 5, tool_call_id="c1"), AIMessage("done")]
+    for budget in range(0, 90, 3):
+        kwargs: dict[str, Any] = {"max_tokens": budget, "include_system": include_system, "tool_pairs": tool_pairs}
+        expected = trim_messages(messages, token_counter=ctxwin_counter, **kwargs)
+        assert trim_stored(messages, token_counter=ctxwin_counter, **kwargs) == expected
+        assert trim_stored(messages, token_counter="approximate", **kwargs) == trim_messages(
+            messages, token_counter="approximate", **kwargs
+        )
 
 
 def test_nested_in_place_change_is_seen_on_the_first_retrim_after_an_append() -> None:
