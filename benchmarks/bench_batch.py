@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conversations import conversations
 
 from ctxwin.batch import fit_many
+from ctxwin.counters import get_counter
 from ctxwin.engine.token_cache import cache_for
-from ctxwin.registry import get_counter
 
 FIT = {"model": "gpt-4o-mini", "context_window": 8000, "reserve_output": 1000}
 COUNT, MESSAGES = 400, 40

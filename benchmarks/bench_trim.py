@@ -20,9 +20,9 @@ import pytest
 from langchain_core.messages.utils import count_tokens_approximately
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
+from ctxwin.counters import get_counter
 from ctxwin.engine.token_cache import cache_for
 from ctxwin.messages import HumanMessage, messages_to_dict
-from ctxwin.plugins import get_counter
 from ctxwin.trim import trim_messages
 
 KIND = "agent"

@@ -5,7 +5,16 @@ of import. Heavy tokenizer packages load only when a counter that needs them is 
 """
 
 from ctxwin.batch import FitResult, fit_many
-from ctxwin.counters import BaseTokenCounter, ModelSpec, TokenCounter, TokenizerDataError
+from ctxwin.counters import (
+    BaseTokenCounter,
+    ModelSpec,
+    TokenCounter,
+    TokenizerDataError,
+    get_counter,
+    get_model,
+    list_counters,
+    list_models,
+)
 from ctxwin.history import (
     BaseChatMessageHistory,
     FileChatMessageHistory,
@@ -16,21 +25,11 @@ from ctxwin.history import (
     WindowedHistory,
     add_messages,
 )
+from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import *  # noqa: F403
 from ctxwin.messages import __all__ as _message_names
 from ctxwin.planner import Budget, BudgetExceeded, Plan, Planner, StepReport, fit
-from ctxwin.plugins import (
-    get_counter,
-    get_model,
-    get_strategy_factory,
-    hookimpl,
-    list_counters,
-    list_models,
-    list_strategies,
-    plugin_errors,
-    register_plugin,
-    unregister_plugin,
-)
+from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
 from ctxwin.strategies import (
     FilterMessages,
     StepResult,
@@ -39,7 +38,10 @@ from ctxwin.strategies import (
     TrimToBudget,
     TruncateToolOutput,
     extractive_summarizer,
+    get_strategy,
+    get_strategy_factory,
     is_pinned,
+    list_strategies,
     pin,
 )
 from ctxwin.trim import filter_messages, merge_message_runs, trim_messages
@@ -79,6 +81,7 @@ __all__ = [
     "fit_many",
     "get_counter",
     "get_model",
+    "get_strategy",
     "get_strategy_factory",
     "hookimpl",
     "is_pinned",

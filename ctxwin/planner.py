@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import (
     BaseMessage,
@@ -28,7 +29,7 @@ from ctxwin.messages import (
     convert_to_messages,
     convert_to_openai_messages,
 )
-from ctxwin.plugins import get_counter, get_model, get_strategy_factory
+from ctxwin.strategies import get_strategy_factory
 from ctxwin.strategies.base import (
     Budget,
     StepResult,

@@ -1,6 +1,6 @@
 """Turn whatever was passed as ``token_counter`` into a Measure.
 
-Accepted, in this order: a spec string (resolved by ``ctxwin.plugins.get_counter``); a TokenCounter (additive, so
+Accepted, in this order: a spec string (resolved by ``ctxwin.counters.get_counter``); a TokenCounter (additive, so
 per-message counts are cached; its request overhead is measured, not assumed, and a counter that turns out not to
 be additive is used as a list counter); an object with ``get_num_tokens_from_messages`` (a LangChain chat model);
 ``len`` (counts messages, as in LangChain); a callable over one message; a callable over a list of messages.
@@ -39,10 +39,10 @@ _kinds: weakref.WeakKeyDictionary[Any, Kind] = weakref.WeakKeyDictionary()
 
 def resolve_spec(spec: str) -> TokenCounter:
     """The counter for a spec string; unknown specs keep LangChain's error text, then ctxwin's suggestions."""
-    from ctxwin import plugins  # plugins sit above the counters; imported when a spec is used
+    from ctxwin.counters.lookup import get_counter  # loads the plugins; imported when a spec is used
 
     try:
-        counter: TokenCounter = plugins.get_counter(spec)
+        counter: TokenCounter = get_counter(spec)
     except ValueError as exc:
         raise ValueError(f"Invalid token_counter shortcut '{spec}'. {exc}") from None
     return counter

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from ctxwin.benchmark.chains import DEFAULT_CHAINS, Chain, parse_chains, step_names
-from ctxwin.plugins import hookimpl, register_plugin, unregister_plugin
+from ctxwin.hookspecs import hookimpl
+from ctxwin.plugins import register_plugin, unregister_plugin
 from ctxwin.strategies.base import StepResult
 from ctxwin.strategies.filter import FilterMessages
 from ctxwin.strategies.summarize import Summarize

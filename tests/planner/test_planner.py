@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import BudgetExceeded, Planner, fit
-from ctxwin.plugins import get_counter
 from ctxwin.strategies.base import is_pinned, pin
 from ctxwin.strategies.summary import is_summary
 

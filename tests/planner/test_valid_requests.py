@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner, fit
-from ctxwin.plugins import get_counter
 from ctxwin.strategies.base import is_pinned, pin
 from ctxwin.strategies.pairs import find_broken_pairs
 from ctxwin.strategies.summary import is_summary

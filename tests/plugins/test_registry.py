@@ -10,20 +10,14 @@ from typing import Any, NoReturn
 
 import pytest
 
+from ctxwin.counters import get_counter, get_model, list_counters, list_models
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.counters.models import ModelSpec
 from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import fit
 from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
-from ctxwin.registry import (
-    get_counter,
-    get_model,
-    get_strategy_factory,
-    list_counters,
-    list_models,
-    list_strategies,
-)
+from ctxwin.strategies import get_strategy_factory, list_strategies
 
 
 class Chars(BaseTokenCounter):
@@ -141,7 +135,7 @@ def _mutated_spec() -> ModelSpec:
     ({"register_models": lambda register: register(ModelSpec("orphan", 10, 1, "nosuch"))}, "register_models",
      "no counter 'nosuch' is registered"),
     ({"register_counters": lambda register: register("tiktoken", lambda arg: Chars())}, "register_counters",
-     "already registered by plugin 'ctxwin.default_plugins.counters'"),
+     "already registered by plugin 'ctxwin.counters.builtin_plugin'"),
     ({"register_models": lambda register: register(ModelSpec("dup", 10, 1, "approximate", ("gpt-4o",)))},
      "register_models", "model name 'gpt-4o' is already registered"),
     # issue 19: nothing a hook raises ends the host, and garbage is refused by name
@@ -227,7 +221,7 @@ def test_factory_argument_is_the_text_after_the_colon(registered: Callable[..., 
 def test_builtin_strategies_are_registered() -> None:
     assert {"filter", "truncate_tool_output", "summarize", "trim"} <= {s.name for s in list_strategies()}
     for info in list_strategies():
-        if info.plugin == "ctxwin.default_plugins.strategies":
+        if info.plugin == "ctxwin.strategies.builtin_plugin":
             assert info.factory().name == info.name
 
 
