@@ -17,7 +17,7 @@ from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import fit
 from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
-from ctxwin.strategies import get_strategy_factory, list_strategies
+from ctxwin.strategies import Summarize, get_strategy, get_strategy_factory, list_strategies
 
 
 class Chars(BaseTokenCounter):
@@ -216,6 +216,57 @@ def test_factory_argument_is_the_text_after_the_colon(registered: Callable[..., 
     get_counter("echo")
     get_counter("echo:a:b")
     assert seen == [None, "a:b"]
+
+
+def test_get_strategy_builds_one_with_its_options() -> None:
+    built = get_strategy("summarize", keep_last_messages=2, max_summary_tokens=64)
+    assert isinstance(built, Summarize) and (built.keep_last_messages, built.max_summary_tokens) == (2, 64)
+    assert get_strategy("trim").name == "trim"
+    assert get_strategy("summarize") is not get_strategy("summarize")  # a new one each time: strategies hold options
+    with pytest.raises(TypeError, match=r"^strategy 'trim': .*keep_last"):
+        get_strategy("trim", keep_last=3)
+    with pytest.raises(ValueError, match="unknown strategy 'sumarize'; did you mean: summarize"):
+        get_strategy("sumarize")
+
+
+def test_a_models_hook_may_look_up_counters(registered: Callable[..., str]) -> None:
+    """Models are checked against the counters, so the counters are collected first: a models hook may use them."""
+    def register_models(register: Callable[[ModelSpec], None]) -> None:
+        register(ModelSpec("sized-1", get_counter("approximate").count_text("a b c") * 100, 10, "approximate"))
+
+    registered(make_plugin(register_models=register_models), "sized")
+    assert get_model("sized-1").context_window > 0
+    assert [e for e in plugin_errors() if e.plugin == "sized"] == []
+
+
+def test_a_counters_hook_looking_up_models_is_its_own_error_not_the_models_plugins(
+    registered: Callable[..., str]
+) -> None:
+    """Looking a model up needs the counters, which this hook is registering: the error is this plugin's alone."""
+    registered(make_plugin(register_counters=lambda register: get_model("gpt-4o")), "eager")
+    errors = plugin_errors()
+    assert [(e.plugin, e.stage) for e in errors] == [("eager", "register_counters")], errors
+    assert "looked up counters, models or strategies while plugins are registering" in errors[0].error
+    assert get_model("gpt-4o").name == "gpt-4o"
+
+
+def test_a_model_named_like_its_counter_spec_resolves_once(registered: Callable[..., str]) -> None:
+    """A model whose name is its own counter spec was looked up again as a model, without end."""
+    def register_models(register: Callable[[ModelSpec], None]) -> None:
+        register(ModelSpec("approximate:safe", 1_000, 10, "approximate:safe"))
+
+    registered(make_plugin(register_models=register_models), "selfnamed")
+    assert get_counter("approximate:safe").name == "approximate:safe"
+    assert get_model("approximate:safe").context_window == 1_000
+
+
+def test_counters_are_built_again_when_the_plugins_change(registered: Callable[..., str]) -> None:
+    registered(good_plugin(), "good")
+    first = get_counter("tiny")
+    assert get_counter("chars") is first  # the model and its counter share one instance
+    unregister_plugin("good")
+    register_plugin(good_plugin(), name="good")
+    assert get_counter("chars") is not first and get_counter("chars") is get_counter("tiny")
 
 
 def test_builtin_strategies_are_registered() -> None:
