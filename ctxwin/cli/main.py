@@ -148,6 +148,11 @@ def cmd_count(args: argparse.Namespace) -> int:
     return EXIT_INPUT if errors else EXIT_OK
 
 
+def _plugin_column(row: dict[str, Any]) -> str:
+    """The plugin that registered a row's counter or strategy, with its distribution unless it is built in."""
+    return str(row["plugin"]) + (f" ({row['source']})" if row["source"] != "built-in" else "")
+
+
 def cmd_counters(args: argparse.Namespace) -> int:
     rows = [
         {"name": c.name, "plugin": c.plugin, "source": plugin_source(c.plugin), "origin": c.origin}
@@ -159,8 +164,7 @@ def cmd_counters(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'counter':<14} {'plugin':<34} data origin")
     for row in rows:
-        plugin = row["plugin"] + (f" ({row['source']})" if row["source"] != "built-in" else "")
-        print(f"{row['name']:<14} {plugin:<34} {row['origin']}")
+        print(f"{row['name']:<14} {_plugin_column(row):<34} {row['origin']}")
     for problem in problems:
         print(f"plugin error: {problem['plugin']} ({problem['stage']}): {problem['error']}")
     return EXIT_OK
@@ -213,8 +217,7 @@ def cmd_strategies(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'strategy':<22} {'plugin':<34} description")
     for row in rows:
-        plugin = row["plugin"] + (f" ({row['source']})" if row["source"] != "built-in" else "")
-        print(f"{row['name']:<22} {plugin:<34} {row['description']}")
+        print(f"{row['name']:<22} {_plugin_column(row):<34} {row['description']}")
     return EXIT_OK
 
 
