@@ -18,7 +18,7 @@ from ctxwin.history import (
 )
 from ctxwin.messages import *  # noqa: F403
 from ctxwin.messages import __all__ as _message_names
-from ctxwin.planner import Budget, BudgetExceeded, Plan, Planner, StepReport, fit
+from ctxwin.planner import Budget, BudgetExceeded, Plan, Planner, PlanSession, StepReport, fit
 from ctxwin.plugins import (
     get_counter,
     get_model,
@@ -32,7 +32,9 @@ from ctxwin.plugins import (
     unregister_plugin,
 )
 from ctxwin.strategies import (
+    BaseStrategy,
     FilterMessages,
+    StepContext,
     StepResult,
     Strategy,
     Summarize,
@@ -49,6 +51,7 @@ __version__ = "0.1.0"
 __all__ = [
     *_message_names,
     "BaseChatMessageHistory",
+    "BaseStrategy",
     "BaseTokenCounter",
     "Budget",
     "BudgetExceeded",
@@ -59,8 +62,10 @@ __all__ = [
     "InMemoryChatMessageHistory",
     "ModelSpec",
     "Plan",
+    "PlanSession",
     "Planner",
     "SQLiteChatMessageHistory",
+    "StepContext",
     "StepReport",
     "StepResult",
     "Strategy",
