@@ -272,9 +272,11 @@ class PlanSession:
     not noticed (start a new session, or use ``Planner.plan``, which notices).
     """
 
-    # The meter also holds the counts of the copies past plans made (shortened tool outputs, summaries); past this
-    # many times the conversation's length it forgets them (cost linear in the length, so constant per turn).
+    # The meter also holds the counts of the copies past plans made (shortened tool outputs, summaries); past twice
+    # the conversation's length it forgets them (a pass over the conversation at most every length/2 turns' worth
+    # of copies, so constant per turn).
     _RETAIN_FACTOR = 2
+    _RETAIN_SLACK = 64
 
     def __init__(self, planner: Planner) -> None:
         self.planner = planner
@@ -290,6 +292,11 @@ class PlanSession:
         """A copy of the messages added so far."""
         return list(self._messages)
 
+    @property
+    def counted(self) -> int:
+        """How many messages the session holds token counts of (its own, and copies its last plans made)."""
+        return self._meter.held
+
     def add_messages(self, messages: Any) -> None:
         """Append ``messages`` (any shape ``convert_to_messages`` accepts, or one message) to the conversation."""
         if isinstance(messages, BaseMessage):
@@ -300,7 +307,7 @@ class PlanSession:
 
     def _prepared(self) -> list[BaseMessage]:
         messages = list(self._messages)  # the plan's input: later additions do not change it
-        if self._meter.held > self._RETAIN_FACTOR * len(messages) + 1024:
+        if self._meter.held > self._RETAIN_FACTOR * len(messages) + self._RETAIN_SLACK:
             self._meter.retain(messages)
         self._meter.follow(messages, list(self._pinned))
         return messages
