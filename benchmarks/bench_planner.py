@@ -25,6 +25,14 @@ cold trim of the same list:
   that planned the history before; it holds the history's counts and pin indexes (the meter's identity memo, the
   cache this row justifies), so it tokenizes only the new message.
 
+The planner's own caches, each beside what it saves (``test_planner_caches``, 10,000 messages):
+
+- ``re-count a planned history: the plan's meter`` against ``...: the counter's shared cache``: every step of a
+  plan totals the list again; the meter answers by identity from what the plan counted, where the counter's shared
+  (content-keyed) cache would check each message's content again;
+- ``planner for a dataset row's tools: seen before`` against ``...: first seen``: ``Planner.with_tools`` remembers
+  a planner per tool set, so a dataset whose rows carry the same tools counts them once.
+
 Run: ``pytest benchmarks/bench_planner.py --benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
 """
 
@@ -38,8 +46,11 @@ from conversations import KINDS
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.engine.counter_adapter import make_measure
+from ctxwin.engine.measure import AdditiveMeasure
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import Planner
+from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
 
 SIZE = 10_000
@@ -140,3 +151,41 @@ def test_chat_turn(benchmark: Any, run: str, kind: str) -> None:
     }[run]
     kept = benchmark.pedantic(measured, setup=setup, rounds=5, iterations=1, warmup_rounds=1)
     benchmark.extra_info.update(kept=len(kept), total=SIZE + (run in TURN_ROWS[2:]), max_tokens=budget)
+
+
+CACHE_ROWS = (
+    "re-count a planned history: the plan's meter",
+    "re-count a planned history: the counter's shared cache",
+    "planner for a dataset row's tools: seen before",
+    "planner for a dataset row's tools: first seen",
+)
+TOOLS = [
+    {"type": "function", "function": {"name": f"tool_{k}", "description": "Look something up. " * 8,
+                                      "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
+    for k in range(8)
+]
+
+
+@pytest.mark.parametrize("run", CACHE_ROWS)
+def test_planner_caches(benchmark: Any, run: str) -> None:
+    benchmark.group = f"planner-caches-{SIZE}"
+    history = ours("agent", SIZE)
+    counter = TiktokenCounter("o200k_base")
+    meter = Meter(counter)
+    meter.each(history)  # what a plan's first total leaves
+    measure = make_measure(counter, history[0])
+    assert isinstance(measure, AdditiveMeasure)
+    planner = Planner(counter=counter, context_window=128_000)
+    planner.with_tools(TOOLS)
+    fresh = iter(range(10**6))
+
+    def first_seen() -> Planner:
+        return planner.with_tools([*TOOLS, {"type": "function", "function": {"name": f"new_{next(fresh)}"}}])
+
+    measured = {
+        CACHE_ROWS[0]: lambda: meter.each(history),
+        CACHE_ROWS[1]: lambda: measure.counts(history),
+        CACHE_ROWS[2]: lambda: planner.with_tools(TOOLS),
+        CACHE_ROWS[3]: first_seen,
+    }[run]
+    benchmark.pedantic(measured, rounds=20, iterations=1, warmup_rounds=1)
