@@ -77,12 +77,21 @@ def _legacy(apply: Any, where: str) -> bool:
             f"{where}: apply(messages, budget, meter) is deprecated; take apply(messages, context) and read "
             "context.budget and context.meter (see docs/planner.md, 'Writing a strategy')",
             DeprecationWarning,
-            stacklevel=5,
+            stacklevel=_outside_ctxwin(),
         )
         return True
     if len(parameters) != 2:
         raise TypeError(f"{where}: apply must take (messages, context), got apply{inspect.signature(apply)}")
     return False
+
+
+def _outside_ctxwin() -> int:
+    """The ``stacklevel`` of the first caller outside ctxwin (``fit``, ``Planner``, ``fit_many`` ... call here), so
+    a warning points at the user's line."""
+    frame, level = inspect.currentframe(), 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("ctxwin."):
+        frame, level = frame.f_back, level + 1
+    return level - 1
 
 
 class Adapted(BaseStrategy):

@@ -48,10 +48,12 @@ _MAX_TOOL_VARIANTS = 64
 
 
 class Planner:
-    """Fits conversations for one model/budget; build it once and call ``plan`` (or ``aplan``) per conversation.
+    """Fits conversations for one model/budget; build it once and call ``plan`` (or ``aplan``) per conversation, or
+    keep a ``session()`` per growing conversation (a chat loop).
 
-    ``strategies`` are Strategy objects or registered names (or one name); by default ``filter``,
-    ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or ``keep_last`` is given) and ``trim``.
+    ``strategies`` are Strategy objects or registered names (or one name), built once (``ctxwin.planner.chain``); by
+    default ``filter``, ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or ``keep_last`` is
+    given) and ``trim``. ``summarizer`` and ``keep_last`` reach the steps through their ``StepContext``.
     ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
     ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
@@ -298,9 +300,7 @@ class PlanSession:
         return self._meter.held
 
     def add_messages(self, messages: Any) -> None:
-        """Append ``messages`` (any shape ``convert_to_messages`` accepts, or one message) to the conversation."""
-        if isinstance(messages, BaseMessage):
-            messages = [messages]
+        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation."""
         start = len(self._messages)
         self._messages += convert_to_messages(messages)
         self._pinned += pinned_indexes(self._messages, start)

@@ -75,8 +75,11 @@ def test_a_step_gets_a_frozen_context_saying_what_later_steps_keep() -> None:
 
 def test_an_old_style_strategy_still_works_with_a_deprecation_warning() -> None:
     messages = conversation(2, turns=60)
-    with pytest.warns(DeprecationWarning, match=r"strategies\[0\]: apply\(messages, budget, meter\) is deprecated"):
+    with pytest.warns(
+        DeprecationWarning, match=r"strategies\[0\]: apply\(messages, budget, meter\) is deprecated"
+    ) as record:
         old = planner(OldStyle(), "trim")
+    assert record[0].filename == __file__  # the warning points at the caller's line, not into ctxwin
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         new = planner(NewShape(), "trim")
