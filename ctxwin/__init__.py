@@ -28,10 +28,12 @@ from ctxwin.history import (
 from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import *  # noqa: F403
 from ctxwin.messages import __all__ as _message_names
-from ctxwin.planner import Budget, BudgetExceeded, Plan, Planner, StepReport, fit
+from ctxwin.planner import Budget, BudgetExceeded, Plan, Planner, PlanSession, StepReport, fit
 from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
 from ctxwin.strategies import (
+    BaseStrategy,
     FilterMessages,
+    StepContext,
     StepResult,
     Strategy,
     Summarize,
@@ -51,6 +53,7 @@ __version__ = "0.1.0"
 __all__ = [
     *_message_names,
     "BaseChatMessageHistory",
+    "BaseStrategy",
     "BaseTokenCounter",
     "Budget",
     "BudgetExceeded",
@@ -61,8 +64,10 @@ __all__ = [
     "InMemoryChatMessageHistory",
     "ModelSpec",
     "Plan",
+    "PlanSession",
     "Planner",
     "SQLiteChatMessageHistory",
+    "StepContext",
     "StepReport",
     "StepResult",
     "Strategy",

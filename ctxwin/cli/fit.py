@@ -53,9 +53,10 @@ from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.messages import convert_to_openai_messages
 from ctxwin.planner import Plan
+from ctxwin.planner.chain import build_chain
 from ctxwin.plural import plural
 from ctxwin.strategies import get_strategy_factory
-from ctxwin.strategies.extractive import extractive_summarizer
+from ctxwin.strategies.summarize import extractive_summarizer
 
 BAR_WIDTH = 60
 PLAN_KEY = "ctxwin"  # the key JSONL output lines get for the line number and the plan; an earlier run's is replaced
@@ -139,7 +140,8 @@ def _check_flags(args: argparse.Namespace) -> int | None:
         strategies = _strategies(args)
     except ValueError as exc:
         return usage_error(parser, "--strategy", exc)
-    if strategies is not None and (args.summarize or args.keep_last is not None) and "summarize" not in strategies:
+    summarizing = strategies is None or any(step.summarizes for step in build_chain(strategies) or [])
+    if (args.summarize or args.keep_last is not None) and not summarizing:
         flag = "--summarize" if args.summarize else "--keep-last"
         return usage_error(parser, flag, "needs 'summarize' in --strategy (or leave --strategy out)")
     model_name = _model(args)

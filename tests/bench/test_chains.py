@@ -75,7 +75,7 @@ class _Halve:
 
     name = "halve"
 
-    def apply(self, messages: Any, budget: Any, meter: Any) -> StepResult:
+    def apply(self, messages: Any, context: Any) -> StepResult:
         return StepResult(messages[len(messages) // 2 :])
 
 

@@ -11,7 +11,7 @@ from ctxwin.benchmark.metrics import tool_pairs_intact
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import Planner
-from ctxwin.strategies.base import pin
+from ctxwin.strategies.pins import pin
 from ctxwin.strategies.trim import TrimToBudget
 
 COUNTER = "tiktoken:o200k_base"
