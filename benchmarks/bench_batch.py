@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conversations import conversations
 
 from ctxwin.batch import fit_many
-from ctxwin.registry import get_counter
+from ctxwin.counters import get_counter
 from ctxwin.trim.count_cache import cache_for
 
 FIT = {"model": "gpt-4o-mini", "context_window": 8000, "reserve_output": 1000}

@@ -32,11 +32,11 @@ from langchain_core.messages.utils import count_tokens_approximately
 from pytest_benchmark.fixture import BenchmarkFixture
 from side_by_side import o200k_callable, ours, theirs
 
+from ctxwin.counters import get_counter
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
-from ctxwin.plugins import get_counter
 
 PIECE = 300
 

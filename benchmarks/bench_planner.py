@@ -13,8 +13,27 @@ takes the process's one-off costs) to four budgets: ``8k`` and ``32k`` (small mo
 - ``langchain``: langchain_core's ``trim_messages`` with the o200k per-message callable, its closest equivalent
   (it has no planner; half budget only, it takes seconds a round).
 
-The issue's target: planning costs at most twice trimming. Run: ``pytest benchmarks/bench_planner.py
---benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
+The issue's target: planning costs at most twice trimming.
+
+A chat loop plans the same history again after each turn. ``test_chat_turn`` measures that at 10,000 messages and
+the 112k budget, after one message is appended to a history already planned once with the same counter (a fresh
+counter per round, so what a round reuses is what the previous plan of that history left), beside a cold plan and a
+cold trim of the same list:
+
+- ``re-plan after appending one message``: ``planner.plan(history + [new])`` (stateless, as ``fit`` is used);
+- ``session turn``: ``session.add_messages([new]); session.plan()`` with a ``PlanSession`` (``planner.session()``)
+  that planned the history before; it holds the history's counts and pin indexes (the meter's identity memo, the
+  cache this row justifies), so it tokenizes only the new message.
+
+The planner's own caches, each beside what it saves (``test_planner_caches``, 10,000 messages):
+
+- ``re-count a planned history: the plan's meter`` against ``...: the counter's shared cache``: every step of a
+  plan totals the list again; the meter answers by identity from what the plan counted, where the counter's shared
+  (content-keyed) cache would check each message's content again;
+- ``planner for a dataset row's tools: seen before`` against ``...: first seen``: ``Planner.with_tools`` remembers
+  a planner per tool set, so a dataset whose rows carry the same tools counts them once.
+
+Run: ``pytest benchmarks/bench_planner.py --benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
 """
 
 from __future__ import annotations
@@ -27,8 +46,11 @@ from conversations import KINDS
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.messages import HumanMessage
 from ctxwin.planner import Planner
+from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
+from ctxwin.trim.measure import AdditiveMeasure, make_measure
 
 SIZE = 10_000
 ROUNDS = {"trim": 5, "plan": 5, "plan+report": 3, "langchain": 1}  # langchain_core takes seconds a round here
@@ -77,3 +99,92 @@ def test_fit(benchmark: Any, run: str, kind: str, budget_name: str) -> None:
             trim if run == "trim" else plan, setup=_fresh, rounds=ROUNDS[run], iterations=1, warmup_rounds=1
         )
     benchmark.extra_info.update(kept=len(kept), total=len(messages), max_tokens=budget)
+
+
+TURN_ROWS = ("cold trim", "cold plan", "re-plan after appending one message", "session turn")
+TURN_BUDGET = "112k"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("run", TURN_ROWS)
+def test_chat_turn(benchmark: Any, run: str, kind: str) -> None:
+    benchmark.group = f"planner-turn-{kind}-{SIZE}-{TURN_BUDGET}"
+    budget = BUDGETS[TURN_BUDGET](kind)
+    history = ours(kind, SIZE)
+    turns = iter(range(10**6))
+
+    def planner() -> Planner:
+        return Planner(counter=TiktokenCounter("o200k_base"), context_window=budget, reserve_output=0)
+
+    def new() -> HumanMessage:
+        return HumanMessage(f"and one more question, number {next(turns)}: what changed since?")
+
+    def stateless() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        warm = planner()
+        warm.plan(history)
+        return (warm, [*history, new()]), {}
+
+    def replan(warm: Planner, messages: list[Any]) -> list[Any]:
+        return warm.plan(messages).messages
+
+    def session() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        held = planner().session(history)
+        held.plan()
+        return (held, new()), {}
+
+    def turn(held: Any, message: HumanMessage) -> list[Any]:
+        held.add_messages([message])
+        return list(held.plan().messages)
+
+    def cold() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (planner(), history), {}
+
+    def trim(cold_planner: Planner, messages: list[Any]) -> list[Any]:
+        return trim_messages(messages, max_tokens=budget, token_counter=cold_planner.counter, include_system=True)
+
+    measured, setup = {
+        "cold trim": (trim, cold),
+        "cold plan": (replan, cold),
+        "re-plan after appending one message": (replan, stateless),
+        "session turn": (turn, session),
+    }[run]
+    kept = benchmark.pedantic(measured, setup=setup, rounds=5, iterations=1, warmup_rounds=1)
+    benchmark.extra_info.update(kept=len(kept), total=SIZE + (run in TURN_ROWS[2:]), max_tokens=budget)
+
+
+CACHE_ROWS = (
+    "re-count a planned history: the plan's meter",
+    "re-count a planned history: the counter's shared cache",
+    "planner for a dataset row's tools: seen before",
+    "planner for a dataset row's tools: first seen",
+)
+TOOLS = [
+    {"type": "function", "function": {"name": f"tool_{k}", "description": "Look something up. " * 8,
+                                      "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
+    for k in range(8)
+]
+
+
+@pytest.mark.parametrize("run", CACHE_ROWS)
+def test_planner_caches(benchmark: Any, run: str) -> None:
+    benchmark.group = f"planner-caches-{SIZE}"
+    history = ours("agent", SIZE)
+    counter = TiktokenCounter("o200k_base")
+    meter = Meter(counter)
+    meter.each(history)  # what a plan's first total leaves
+    measure = make_measure(counter, history[0])
+    assert isinstance(measure, AdditiveMeasure)
+    planner = Planner(counter=counter, context_window=128_000)
+    planner.with_tools(TOOLS)
+    fresh = iter(range(10**6))
+
+    def first_seen() -> Planner:
+        return planner.with_tools([*TOOLS, {"type": "function", "function": {"name": f"new_{next(fresh)}"}}])
+
+    measured = {
+        CACHE_ROWS[0]: lambda: meter.each(history),
+        CACHE_ROWS[1]: lambda: measure.counts(history),
+        CACHE_ROWS[2]: lambda: planner.with_tools(TOOLS),
+        CACHE_ROWS[3]: first_seen,
+    }[run]
+    benchmark.pedantic(measured, rounds=20, iterations=1, warmup_rounds=1)

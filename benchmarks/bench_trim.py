@@ -28,8 +28,8 @@ import pytest
 from langchain_core.messages.utils import count_tokens_approximately
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
+from ctxwin.counters import get_counter
 from ctxwin.messages import HumanMessage, messages_from_dict, messages_to_dict
-from ctxwin.plugins import get_counter
 from ctxwin.trim import trim_messages
 from ctxwin.trim.count_cache import cache_for
 

@@ -5,7 +5,16 @@ of import. Heavy tokenizer packages load only when a counter that needs them is 
 """
 
 from ctxwin.batch import FitResult, fit_many
-from ctxwin.counters import BaseTokenCounter, ModelSpec, TokenCounter, TokenizerDataError
+from ctxwin.counters import (
+    BaseTokenCounter,
+    ModelSpec,
+    TokenCounter,
+    TokenizerDataError,
+    get_counter,
+    get_model,
+    list_counters,
+    list_models,
+)
 from ctxwin.history import (
     BaseChatMessageHistory,
     FileChatMessageHistory,
@@ -16,30 +25,25 @@ from ctxwin.history import (
     WindowedHistory,
     add_messages,
 )
+from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import *  # noqa: F403
 from ctxwin.messages import __all__ as _message_names
-from ctxwin.planner import Budget, BudgetExceeded, Plan, Planner, StepReport, fit
-from ctxwin.plugins import (
-    get_counter,
-    get_model,
-    get_strategy_factory,
-    hookimpl,
-    list_counters,
-    list_models,
-    list_strategies,
-    plugin_errors,
-    register_plugin,
-    unregister_plugin,
-)
+from ctxwin.planner import Budget, BudgetExceeded, Plan, Planner, PlanSession, StepReport, fit
+from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
 from ctxwin.strategies import (
+    BaseStrategy,
     FilterMessages,
+    StepContext,
     StepResult,
     Strategy,
     Summarize,
     TrimToBudget,
     TruncateToolOutput,
     extractive_summarizer,
+    get_strategy,
+    get_strategy_factory,
     is_pinned,
+    list_strategies,
     pin,
 )
 from ctxwin.trim import filter_messages, merge_message_runs, trim_messages
@@ -49,6 +53,7 @@ __version__ = "0.1.0"
 __all__ = [
     *_message_names,
     "BaseChatMessageHistory",
+    "BaseStrategy",
     "BaseTokenCounter",
     "Budget",
     "BudgetExceeded",
@@ -59,8 +64,10 @@ __all__ = [
     "InMemoryChatMessageHistory",
     "ModelSpec",
     "Plan",
+    "PlanSession",
     "Planner",
     "SQLiteChatMessageHistory",
+    "StepContext",
     "StepReport",
     "StepResult",
     "Strategy",
@@ -79,6 +86,7 @@ __all__ = [
     "fit_many",
     "get_counter",
     "get_model",
+    "get_strategy",
     "get_strategy_factory",
     "hookimpl",
     "is_pinned",

@@ -1,61 +1,302 @@
-"""ctxwin's plugin API in one place, modelled on simonw/llm's ``plugins`` module.
+"""The plugin layer, shaped like simonw/llm's ``plugins`` module: the pluggy manager, plugin loading, and collecting
+what a hook registers.
 
-- ``hookimpl``: the marker plugin authors put on ``register_counters`` / ``register_models`` /
-  ``register_strategies`` (specified in ``ctxwin.hookspecs``).
-- Lookups (``ctxwin.registry``): ``get_counter``, ``list_counters``, ``get_model``, ``list_models``,
-  ``get_strategy_factory``, ``list_strategies``.
-- Management (``ctxwin.plugin_manager``): ``pm``, ``load_plugins``, ``register_plugin`` / ``unregister_plugin``
-  for explicit registration (tests, applications), ``plugin_errors`` for failures reported by plugin name.
+Plugins load lazily, once: the default plugins (modules beside what they register, imported by name) and the entry
+points of the ``ctxwin`` group. ``CTXWIN_LOAD_PLUGINS`` restricts which entry points load: a comma-separated list
+of entry-point or distribution names (spaces around names and empty items are ignored); set but empty loads none
+(the default plugins always load). Tests and applications add or remove plugins with ``register_plugin`` /
+``unregister_plugin``.
+
+A domain (the counters, the strategies) declares a ``Registrations`` for its hook and looks names up in what it
+collects. A plugin that fails to import, to register with pluggy, or inside a hook is reported by name as a
+``PluginError`` in ``plugin_errors()`` (nothing is printed or warned, so a broken plugin does not add noise to every
+command), its registrations from that hook are discarded, and the other plugins load normally. Each hook
+implementation is called on its own for that reason (a plain pluggy hook call stops at the first exception).
+
+Nothing a plugin raises ends the host: ``SystemExit``, ``KeyboardInterrupt`` or any other ``BaseException`` from its
+import or its hooks is reported like any error. Only a real Ctrl-C (SIGINT arriving while plugin code runs) still
+interrupts, see ``CtrlCWatch``.
 """
 
 from __future__ import annotations
 
-from ctxwin.hookspecs import hookimpl
-from ctxwin.plugin_manager import (
-    DEFAULT_PLUGINS,
-    ENTRY_POINT_GROUP,
-    LOAD_PLUGINS_ENV,
-    CounterInfo,
-    PluginError,
-    StrategyInfo,
-    load_plugins,
-    plugin_errors,
-    plugin_names,
-    plugin_source,
-    pm,
-    register_plugin,
-    unregister_plugin,
-)
-from ctxwin.registry import (
-    get_counter,
-    get_model,
-    get_strategy_factory,
-    list_counters,
-    list_models,
-    list_strategies,
-    model_plugin,
-)
+import difflib
+import importlib
+import importlib.metadata
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, Generic, TypeVar
 
-__all__ = [
-    "DEFAULT_PLUGINS",
-    "ENTRY_POINT_GROUP",
-    "LOAD_PLUGINS_ENV",
-    "CounterInfo",
-    "PluginError",
-    "StrategyInfo",
-    "get_counter",
-    "get_model",
-    "get_strategy_factory",
-    "hookimpl",
-    "list_counters",
-    "list_models",
-    "list_strategies",
-    "load_plugins",
-    "model_plugin",
-    "plugin_errors",
-    "plugin_names",
-    "plugin_source",
-    "pm",
-    "register_plugin",
-    "unregister_plugin",
-]
+import pluggy
+
+from ctxwin import hookspecs
+
+ENTRY_POINT_GROUP = "ctxwin"
+LOAD_PLUGINS_ENV = "CTXWIN_LOAD_PLUGINS"
+DEFAULT_PLUGINS: tuple[str, ...] = ("ctxwin.counters.builtin_plugin", "ctxwin.strategies.builtin_plugin")
+
+pm = pluggy.PluginManager("ctxwin")
+pm.add_hookspecs(hookspecs)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PluginError:
+    """What went wrong with one plugin: its name, the stage (``load`` or a hook name) and the error text."""
+
+    plugin: str
+    stage: str
+    error: str
+
+    def __str__(self) -> str:
+        return f"plugin {self.plugin!r} failed in {self.stage}: {self.error}"
+
+
+class PluginReentryError(RuntimeError):
+    """A hook looked up what its own hook registers while that hook runs (it would recurse)."""
+
+    def __init__(self, hook_name: str) -> None:
+        super().__init__(
+            f"a plugin hook looked up counters, models or strategies while plugins are registering ({hook_name}); "
+            "do it later, e.g. inside the counter factory"
+        )
+        self.hook_name = hook_name
+
+
+class CtrlCWatch:
+    """Tells a real Ctrl-C apart from plugin code raising ``KeyboardInterrupt`` itself.
+
+    Used as ``with CtrlCWatch() as watch:`` around plugin code: in the main thread (the only one Python delivers
+    SIGINT to) it wraps the SIGINT handler to note the signal, then restores it; ``watch.fatal(exc)`` is true only
+    for a KeyboardInterrupt that a SIGINT caused, which must go on interrupting. In another thread, or when SIGINT
+    is ignored or kills outright, no KeyboardInterrupt can come from Ctrl-C, so every one is the plugin's.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Callable[[int, FrameType | None], Any] | None = None
+
+    def __enter__(self) -> CtrlCWatch:
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.seen = True
+        if self._previous is not None:
+            self._previous(signum, frame)
+
+    def fatal(self, exc: BaseException) -> bool:
+        return isinstance(exc, KeyboardInterrupt) and self.seen
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one line of a PluginError: ``RuntimeError: boom``."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+_lock = threading.RLock()  # reentrant: a hook may look up another hook's registrations while its own is collected
+_loaded = False
+_generation = 0  # bumped whenever the set of plugins changes; what was collected before is stale
+_load_errors: list[PluginError] = []
+_sources: dict[str, str] = {}  # plugin name -> "built-in" or "<distribution> <version>"
+_collecting: set[str] = set()  # the hooks being collected (only by the thread holding _lock)
+_declared: list[Registrations[Any]] = []  # every hook's Registrations, so plugin_errors() can run them all
+
+
+def _normalize(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def _load_entry_points(watch: CtrlCWatch) -> None:
+    selected = os.environ.get(LOAD_PLUGINS_ENV)
+    wanted = None if selected is None else {_normalize(n) for n in selected.split(",") if n.strip()}
+    matched: set[str] = set()
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry_point.dist
+        keys = {_normalize(entry_point.name)} | ({_normalize(dist.name)} if dist else set())
+        if wanted is not None and not keys & wanted:
+            continue
+        matched |= keys
+        try:
+            pm.register(entry_point.load(), name=entry_point.name)
+            _sources[entry_point.name] = f"{dist.name} {dist.version}" if dist else entry_point.value
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt at import included, see CtrlCWatch
+            if watch.fatal(exc):
+                raise
+            _load_errors.append(PluginError(entry_point.name, "load", describe(exc)))
+    for missing in sorted((wanted or set()) - matched):
+        _load_errors.append(PluginError(missing, "load", f"named in {LOAD_PLUGINS_ENV} but not installed"))
+
+
+def load_plugins() -> None:
+    """Register the default plugins and the selected entry points; only the first call does anything."""
+    global _loaded
+    with _lock:
+        if _loaded:
+            return
+        _loaded = True
+        with CtrlCWatch() as watch:
+            for module_name in DEFAULT_PLUGINS:
+                if pm.has_plugin(module_name):
+                    continue
+                try:  # a default plugin is a plugin like any other: its failure is reported, the rest still load
+                    pm.register(importlib.import_module(module_name), name=module_name)
+                    _sources[module_name] = "built-in"
+                except Exception as exc:
+                    _load_errors.append(PluginError(module_name, "load", describe(exc)))
+            _load_entry_points(watch)
+
+
+def _plugins_changed() -> None:
+    global _generation
+    _generation += 1
+
+
+def register_plugin(plugin: object, name: str | None = None) -> str:
+    """Register a plugin (module or object with hookimpls) explicitly; returns its name."""
+    with _lock:
+        load_plugins()
+        registered = pm.register(plugin, name=name)
+        if registered is None:
+            raise ValueError(f"plugin {name or plugin!r} is blocked in the plugin manager")
+        _sources.setdefault(registered, "registered at run time")
+        _plugins_changed()
+        return registered
+
+
+def unregister_plugin(name: str) -> None:
+    """Remove a plugin by name (ValueError if there is none)."""
+    with _lock:
+        load_plugins()
+        if not pm.has_plugin(name):
+            raise ValueError(f"no plugin named {name!r}; registered: {', '.join(sorted(plugin_names()))}")
+        pm.unregister(name=name)
+        _sources.pop(name, None)
+        _plugins_changed()
+
+
+def plugin_names() -> list[str]:
+    load_plugins()
+    return [name for name, _ in pm.list_name_plugin()]
+
+
+def plugin_source(name: str) -> str:
+    """``built-in``, the distribution and version an entry point came from, or ``registered at run time``."""
+    return _sources.get(name, "unknown")
+
+
+class Registrations(Generic[T]):
+    """What one hook registers, by name, collected from every plugin and cached until the set of plugins changes.
+
+    Each hook implementation is called on its own with a ``register`` callback that passes its arguments, after the
+    plugin's name, to ``validate``, which returns the names the registration takes and the value stored under them
+    (or raises). A plugin whose hook raises, returns something, or registers something ``validate`` refuses loses
+    all its registrations from this hook; a name already taken by an earlier plugin is refused on its own. Either
+    way a ``PluginError`` names the plugin. ``what`` names the kind of thing in those errors (``"counter"``).
+    """
+
+    def __init__(self, hook_name: str, validate: Callable[..., tuple[Iterable[str], T]], what: str) -> None:
+        if not hasattr(pm.hook, hook_name):
+            raise ValueError(f"no hook named {hook_name!r} in ctxwin.hookspecs")
+        self.hook_name, self.validate, self.what = hook_name, validate, what
+        self._collected: tuple[int, dict[str, T], list[PluginError]] | None = None
+        _declared.append(self)
+
+    def by_name(self) -> Mapping[str, T]:
+        """Every registered name and its value, plugins loaded and the hook run on first use."""
+        return self._current()[1]
+
+    def errors(self) -> list[PluginError]:
+        return self._current()[2]
+
+    def _current(self) -> tuple[int, dict[str, T], list[PluginError]]:
+        collected = self._collected
+        if collected is not None and collected[0] == _generation:
+            return collected
+        with _lock:
+            if self.hook_name in _collecting:  # only the collecting thread gets past the lock: a hook recursed
+                raise PluginReentryError(self.hook_name)
+            load_plugins()
+            if self._collected is None or self._collected[0] != _generation:
+                generation = _generation
+                _collecting.add(self.hook_name)
+                try:
+                    by_name, errors = self._collect()
+                finally:
+                    _collecting.discard(self.hook_name)
+                self._collected = (generation, by_name, errors)
+            return self._collected
+
+    def _register_callback(self, plugin: str, staged: list[tuple[tuple[str, ...], T]]) -> Callable[..., None]:
+        """The ``register`` handed to one plugin's hook: validates now, kept only if the whole hook succeeds."""
+
+        def register(*args: Any, **kwargs: Any) -> None:
+            names, value = self.validate(plugin, *args, **kwargs)
+            staged.append((tuple(names), value))
+
+        return register
+
+    def _collect(self) -> tuple[dict[str, T], list[PluginError]]:
+        by_name: dict[str, T] = {}
+        owners: dict[str, str] = {}
+        errors: list[PluginError] = []
+        with CtrlCWatch() as watch:
+            for impl in getattr(pm.hook, self.hook_name).get_hookimpls():
+                plugin = impl.plugin_name
+                staged: list[tuple[tuple[str, ...], T]] = []
+                register = self._register_callback(plugin, staged)
+                try:
+                    result = impl.function(**{arg: register for arg in impl.argnames})
+                    if result is not None:
+                        raise TypeError(f"returned {result!r:.200}; a hook must call register(...) and return None")
+                except PluginReentryError as exc:
+                    if exc.hook_name != self.hook_name:  # raised by another hook's collection, not this plugin's
+                        raise
+                    errors.append(PluginError(plugin, self.hook_name, describe(exc)))
+                    continue
+                except BaseException as exc:  # SystemExit or KeyboardInterrupt included, see CtrlCWatch
+                    if watch.fatal(exc):
+                        raise
+                    errors.append(PluginError(plugin, self.hook_name, describe(exc)))
+                    continue
+                for names, value in staged:
+                    taken = next((name for name in names if name in owners), None)
+                    if taken is not None:
+                        errors.append(PluginError(plugin, self.hook_name, f"{self.what} {taken!r} is already "
+                                                  f"registered by plugin {owners[taken]!r}; ignored"))
+                        continue
+                    for name in names:
+                        by_name[name], owners[name] = value, plugin
+        return by_name, errors
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str], listed_by: str) -> ValueError:
+    """The error for a name no plugin registered: the close matches, the commands that list what exists, and the
+    plugins that failed (what they would have registered is missing)."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=5, cutoff=0.5)
+    hint = f"; did you mean: {', '.join(close)}?" if close else ""
+    failed = sorted({error.plugin for error in plugin_errors()})
+    note = f"; plugins that failed: {', '.join(map(repr, failed))}" if failed else ""
+    return ValueError(f"unknown {kind} {name!r}{hint} ({listed_by} what exists{note})")
+
+
+def plugin_errors() -> list[PluginError]:
+    """Every plugin failure (loading, then each hook's registrations, which this runs if they have not run yet)."""
+    load_plugins()
+    errors = list(_load_errors)
+    for registrations in list(_declared):
+        errors.extend(registrations.errors())
+    return errors

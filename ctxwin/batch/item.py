@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxwin.conversation_io import nesting_error
+from ctxwin.batch.conversation import nesting_error
 from ctxwin.planner import Plan, Planner, fit
 
 # fit()'s own default model, so that fit_many(conversations) equals fit() on each conversation.

@@ -12,8 +12,8 @@ from typing import Any
 
 from ctxwin.batch.item import FitResult, Fitter
 from ctxwin.batch.pool import IN_FLIGHT_PER_WORKER, fit_in_pool
+from ctxwin.batch.progress import Progress
 from ctxwin.cpus import available_cpus
-from ctxwin.progress import Progress
 
 # Conversations per chunk sent to a worker; see benchmarks/README.batch.md for the measurement behind it.
 DEFAULT_CHUNKSIZE = 16
@@ -47,7 +47,7 @@ def fit_many(
     conversations are converted to messages in the workers. ``fit_kwargs`` are therefore pickled once per worker:
     a ``summarizer`` or ``Strategy`` must be importable (a module-level function, not a lambda).
     ``progress``: a bar on stderr when it is a terminal (``None`` or ``True``), none (``False``), or a
-    ``ctxwin.progress.Progress`` to step (the caller closes it). ``chunksize``: conversations per transfer to a
+    ``ctxwin.batch.progress.Progress`` to step (the caller closes it). ``chunksize``: conversations per transfer to a
     worker (default: ``DEFAULT_CHUNKSIZE``, smaller when a sized input would leave workers idle). ``decode``: a
     function applied to each item in the worker before fitting, so that parsing runs on every core too (e.g.
     ``json.loads`` over the lines of a JSONL file); what it raises is that item's error.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ctxwin.plugins import get_strategy_factory, list_strategies
+from ctxwin.strategies import get_strategy, list_strategies
 from ctxwin.strategies.base import Strategy
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
@@ -49,7 +49,7 @@ class Chain:
         built: list[Strategy] = []
         for step in self.steps:
             make = _ALIASES.get(step)
-            built.append(make() if make is not None else get_strategy_factory(step)())
+            built.append(make() if make is not None else get_strategy(step))
         return built
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.strategies.summary import SUMMARY_KEY, is_summary
+from ctxwin.strategies.summarize import SUMMARY_KEY, is_summary
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxwin.batch.conversation import Conversation
+from ctxwin.batch.progress import Progress
 from ctxwin.benchmark.chains import Chain
 from ctxwin.benchmark.metrics import Kept, measure
-from ctxwin.conversation_io import Conversation
 from ctxwin.counters.base import TokenCounter
 from ctxwin.planner import Plan, Planner
-from ctxwin.progress import Progress
 
 
 @dataclass

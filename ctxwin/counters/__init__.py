@@ -1,13 +1,27 @@
-"""Token counters: the TokenCounter protocol, BaseTokenCounter, the built-in counters and ModelSpec.
+"""Token counters: the TokenCounter protocol, BaseTokenCounter, the built-in counters, ModelSpec and the lookups.
 
 The tokenizer-backed counters live in their own modules (``ctxwin.counters.tiktoken_counter.TiktokenCounter``,
 ``ctxwin.counters.hf_counter.HFCounter``) so that importing this package does not load tiktoken, tokenizers or
-jinja2; ``ctxwin.plugins.get_counter`` builds them on demand.
+jinja2; ``get_counter`` builds them on demand from what the plugins registered (``ctxwin.counters.builtin_plugin``
+registers the built-in ones).
 """
 
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.base import BaseTokenCounter, TokenCounter
 from ctxwin.counters.errors import TokenizerDataError
+from ctxwin.counters.lookup import CounterInfo, get_counter, get_model, list_counters, list_models, model_plugin
 from ctxwin.counters.models import ModelSpec
 
-__all__ = ["ApproximateCounter", "BaseTokenCounter", "ModelSpec", "TokenCounter", "TokenizerDataError"]
+__all__ = [
+    "ApproximateCounter",
+    "BaseTokenCounter",
+    "CounterInfo",
+    "ModelSpec",
+    "TokenCounter",
+    "TokenizerDataError",
+    "get_counter",
+    "get_model",
+    "list_counters",
+    "list_models",
+    "model_plugin",
+]

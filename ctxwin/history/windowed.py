@@ -33,7 +33,7 @@ CounterLike = TokenCounter | str | Callable[[list[BaseMessage]], int] | Callable
 class WindowedHistory(BaseChatMessageHistory):
     """A view of ``history`` limited to a recent window; writes go to ``history`` unchanged.
 
-    ``counter`` (needed with ``max_tokens``) is a TokenCounter, a spec for ``ctxwin.registry.get_counter`` such as
+    ``counter`` (needed with ``max_tokens``) is a TokenCounter, a spec for ``ctxwin.counters.get_counter`` such as
     ``"gpt-4o"`` or ``"approximate"``, or anything else ``trim_messages`` takes as ``token_counter``.
     ``start_on`` (``trim_messages``'s argument: type strings such as ``"human"``, message classes, or a sequence of
     either; default ``"human"``) is what the window after the system message must begin with: earlier messages in
@@ -164,7 +164,7 @@ def valid_window(
 
 def _resolve(counter: CounterLike | None) -> CounterLike | None:
     if isinstance(counter, str):
-        from ctxwin.registry import get_counter  # lazily: plugins load on first use
+        from ctxwin.counters import get_counter  # lazily: plugins load on first use
 
         resolved: TokenCounter = get_counter(counter)
         return resolved

@@ -41,12 +41,11 @@ from ctxwin.messages.partial_json import parse_partial_json
 from ctxwin.messages.remove import REMOVE_ALL_MESSAGES, RemoveMessage
 from ctxwin.messages.serialize import message_from_dict, message_to_dict, messages_from_dict, messages_to_dict
 from ctxwin.messages.system import SystemMessage, SystemMessageChunk
-from ctxwin.messages.tool import (
+from ctxwin.messages.tool import ToolMessage, ToolMessageChunk
+from ctxwin.messages.tool_calls import (
     InvalidToolCall,
     ToolCall,
     ToolCallChunk,
-    ToolMessage,
-    ToolMessageChunk,
     default_tool_chunk_parser,
     default_tool_parser,
     invalid_tool_call,

@@ -12,7 +12,7 @@ from typing_extensions import TypedDict
 from ctxwin.messages.base import BaseMessage, BaseMessageChunk, Content
 from ctxwin.messages.content import ContentBlock, to_content_blocks
 from ctxwin.messages.merge import merge_lists
-from ctxwin.messages.tool import (
+from ctxwin.messages.tool_calls import (
     InvalidToolCall,
     ToolCall,
     ToolCallChunk,

@@ -12,7 +12,7 @@ from typing import Any, Literal, NotRequired, cast
 
 from typing_extensions import TypedDict
 
-from ctxwin.messages.tool import InvalidToolCall, ToolCall, invalid_tool_call, tool_call
+from ctxwin.messages.tool_calls import InvalidToolCall, ToolCall, invalid_tool_call, tool_call
 
 
 class TextContentBlock(TypedDict):

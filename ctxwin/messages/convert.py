@@ -21,7 +21,8 @@ from ctxwin.messages.human import HumanMessage
 from ctxwin.messages.remove import RemoveMessage
 from ctxwin.messages.serialize import MESSAGE_TYPES, message_from_dict, validation_detail
 from ctxwin.messages.system import SystemMessage
-from ctxwin.messages.tool import InvalidToolCall, ToolCall, ToolMessage, default_tool_parser, tool_call
+from ctxwin.messages.tool import ToolMessage
+from ctxwin.messages.tool_calls import InvalidToolCall, ToolCall, default_tool_parser, tool_call
 
 MessageLike = BaseMessage | str | tuple[str, Any] | list[Any] | dict[str, Any] | Any
 

@@ -19,7 +19,8 @@ from ctxwin.messages.chat import ChatMessage
 from ctxwin.messages.convert import MessageLike, convert_to_messages
 from ctxwin.messages.remove import RemoveMessage
 from ctxwin.messages.system import SystemMessage
-from ctxwin.messages.tool import ToolMessage, default_tool_parser
+from ctxwin.messages.tool import ToolMessage
+from ctxwin.messages.tool_calls import default_tool_parser
 
 # Assistant fields OpenAI accepts as input; kept from additional_kwargs so they survive a round trip.
 _ASSISTANT_PASSTHROUGH = ("refusal", "audio", "function_call")

@@ -1,26 +1,35 @@
 """Strategies that shrink a conversation to fit a budget: filter, truncate tool output, summarize, trim.
 
-Each is a small class with a ``name`` and ``apply(messages, budget, meter) -> StepResult``; they are registered by
-name through the ``register_strategies`` hook so the planner and the CLI can name them.
+Each is a ``BaseStrategy`` with a ``name`` and ``apply(messages, context) -> StepResult`` (the context is a
+``StepContext``); they are registered by name through the ``register_strategies`` hook so the planner and the CLI can
+name them. ``get_strategy(name, **options)`` builds one by name;
+``docs/planner.md`` shows how to write one.
 """
 
-from ctxwin.strategies.base import Budget, StepResult, Strategy, is_pinned, pin
-from ctxwin.strategies.extractive import extractive_summarizer
+from ctxwin.strategies.base import BaseStrategy, Budget, StepContext, StepResult, Strategy, Summarizer
 from ctxwin.strategies.filter import FilterMessages
-from ctxwin.strategies.summarize import Summarize, Summarizer
+from ctxwin.strategies.lookup import StrategyInfo, get_strategy, get_strategy_factory, list_strategies
+from ctxwin.strategies.pins import is_pinned, pin
+from ctxwin.strategies.summarize import Summarize, extractive_summarizer
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
 
 __all__ = [
+    "BaseStrategy",
     "Budget",
     "FilterMessages",
+    "StepContext",
     "StepResult",
     "Strategy",
+    "StrategyInfo",
     "Summarize",
     "Summarizer",
     "TrimToBudget",
     "TruncateToolOutput",
     "extractive_summarizer",
+    "get_strategy",
+    "get_strategy_factory",
     "is_pinned",
+    "list_strategies",
     "pin",
 ]

@@ -1,46 +1,31 @@
-"""The Strategy protocol, what a step returns, pinned messages and the part of a conversation that must stay.
+"""The strategy contract: ``BaseStrategy``, the ``StepContext`` a step is given, the ``StepResult`` it returns, and
+the part of a conversation that must stay.
 
-A strategy gets the messages, the budget and a ``Meter`` (cached token counts for the planner's counter) and returns
-a ``StepResult``: the new messages plus the original messages it dropped, truncated or summarised, so the planner can
-report every removed token by message.
+A strategy gets the messages and a context (the budget, a ``Meter`` of cached token counts for the planner's
+counter, which end a later step keeps, the planner's options) and returns a ``StepResult``: the new messages plus
+the input messages it dropped, shortened (with their copies) or summarised, so the planner can report every removed
+token by message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, count
-from operator import attrgetter
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.pins import pinned_indexes
 from ctxwin.trim.tool_pairs import ToolPairs
 
-if TYPE_CHECKING:
-    from ctxwin.strategies.meter import Meter
-
-PINNED_KEY = "pinned"
-
-
-def is_pinned(message: BaseMessage) -> bool:
-    """Pinned messages (``additional_kwargs["pinned"] is True``) are never dropped, truncated or summarised.
-
-    ``additional_kwargs`` is not sent to providers by ``convert_to_openai_messages``, so the flag stays local.
-    """
-    return message.additional_kwargs.get(PINNED_KEY) is True
-
-
-def pin(message: BaseMessage) -> BaseMessage:
-    """A pinned copy of ``message``."""
-    return message.model_copy(update={"additional_kwargs": {**message.additional_kwargs, PINNED_KEY: True}})
-
-
-def pinned_indexes(messages: Sequence[BaseMessage]) -> list[int]:
-    """Indexes of the pinned messages: a C loop over a field (most messages have no ``additional_kwargs`` at all),
-    and only the few with some are looked into. A plan scans once and follows the pins (``Meter.pinned``)."""
-    some = compress(count(), map(attrgetter("additional_kwargs"), messages))
-    return [i for i in some if is_pinned(messages[i])]
-
+# Which messages a later step of the plan keeps by position: the newest ("last", as trim and summarize do) or the
+# oldest ("first"); None when no later step says.
+Keeps = Literal["last", "first"]
+# What a step says it keeps: an end of the conversation, "all" for a step that only shrinks or filters, or None.
+StepKeeps = Literal["last", "first", "all"] | None
+# A summarizer: the messages to summarise -> the summary text (or an awaitable of it).
+Summarizer = Callable[[list[BaseMessage]], "str | Awaitable[str]"]
 
 def without(messages: Sequence[BaseMessage], indexes: Sequence[int]) -> list[BaseMessage]:
     """``messages`` less those at the sorted ``indexes``, copied by slices (a long history costs no Python loop)."""
@@ -135,6 +120,19 @@ class Budget:
         return max(self.max_input_tokens - self.tools_tokens, 0)
 
 
+@dataclass(frozen=True)
+class StepContext:
+    """What a step is given besides the messages: the budget, the plan's meter, which end of the conversation the
+    first later step that drops by position keeps (a shrinking step leaves alone what it drops anyway), and the
+    planner's options (a step reads those it uses: ``summarize`` the summarizer and ``keep_last``)."""
+
+    budget: Budget
+    meter: Meter
+    later_keeps: Keeps | None = None
+    summarizer: Summarizer | None = None
+    keep_last: int | None = None
+
+
 @dataclass
 class StepResult:
     """The messages after a strategy, and which of the input messages it dropped, shortened or summarised."""
@@ -147,20 +145,46 @@ class StepResult:
     skipped: bool = False
     # What the plan must tell its caller (a must-keep part it could not keep whole, a repaired input, ...).
     warnings: list[str] = field(default_factory=list)
-    # id(copy) -> the input message it replaces, so reports name a shortened message like its original
-    origins: dict[int, BaseMessage] = field(default_factory=dict)
+    # (input message, the copy of it in ``messages``) for each message the step replaced by a changed copy, so
+    # reports name the copy like its original.
+    replaced: list[tuple[BaseMessage, BaseMessage]] = field(default_factory=list)
 
 
 @runtime_checkable
 class Strategy(Protocol):
-    """One way of shrinking a conversation. ``apply`` never mutates the messages it is given.
-
-    A strategy may also say, in a ``keeps`` attribute, which messages it keeps by position: ``"last"`` (the newest,
-    as trim and summarize do), ``"first"``, or ``"all"`` for one that only shrinks or filters (filter,
-    truncate_tool_output). Earlier shrinking steps then leave alone what it drops anyway; without ``keeps`` they
-    shrink everything they would otherwise.
-    """
+    """One way of shrinking a conversation: a ``name`` and ``apply(messages, context) -> StepResult``, which never
+    mutates the messages it is given. Built-in strategies subclass ``BaseStrategy``; any object of this shape is
+    accepted by the planner too."""
 
     name: str
 
-    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult: ...
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult: ...
+
+
+class BaseStrategy(ABC):
+    """The base of strategies: ``apply`` to write, the rest has defaults.
+
+    ``keeps`` says which messages the step keeps by position: ``"last"`` (the newest, as trim and summarize do),
+    ``"first"``, or ``"all"`` for one that only shrinks or filters (filter, truncate_tool_output). Earlier shrinking
+    steps then leave alone what it drops anyway (``StepContext.later_keeps``); with None (the default) they shrink
+    everything they would otherwise. ``summarizes``: the step reads the planner's ``summarizer`` and ``keep_last``
+    (a planner given those expects such a step in its chain). ``aapply`` runs ``apply`` unless overridden.
+    """
+
+    name: str = ""
+
+    @property
+    def keeps(self) -> StepKeeps:
+        return None
+
+    @property
+    def summarizes(self) -> bool:
+        return False
+
+    @abstractmethod
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        """The step's result for ``messages``; never mutates them."""
+
+    async def aapply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        """``apply`` for ``Planner.aplan``: a step that awaits something (an async summarizer) overrides it."""
+        return self.apply(messages, context)

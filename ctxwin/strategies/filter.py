@@ -12,12 +12,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.plural import plural
-from ctxwin.strategies.base import Budget, StepResult, is_pinned, last_user_index, must_keep, without
-from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.base import (
+    BaseStrategy,
+    StepContext,
+    StepKeeps,
+    StepResult,
+    last_user_index,
+    must_keep,
+    without,
+)
+from ctxwin.strategies.pins import is_pinned
 from ctxwin.strategies.shrink import shrink_until_fits
 from ctxwin.trim.tool_pairs import ToolPairs, keep_tool_calls
 
@@ -76,10 +84,8 @@ def _slim(
 
 
 @dataclass
-class FilterMessages:
+class FilterMessages(BaseStrategy):
     """Explicit exclusions plus removal of old reasoning blocks and old images (pinned messages are untouched)."""
-
-    keeps: ClassVar[str] = "all"  # see Strategy
 
     exclude_types: Sequence[str] = ()
     exclude_names: Sequence[str] = ()
@@ -88,6 +94,10 @@ class FilterMessages:
     drop_old_images: bool = True
     name: str = field(default="filter")
 
+    @property
+    def keeps(self) -> StepKeeps:
+        return "all"
+
     def _excluded(self, message: BaseMessage) -> bool:
         return (
             message.type in self.exclude_types
@@ -95,18 +105,20 @@ class FilterMessages:
             or (message.id is not None and message.id in self.exclude_ids)
         )
 
-    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         drop: set[int] = set()
         if self.exclude_types or self.exclude_names or self.exclude_ids:
-            protected = set(must_keep(messages, meter))
+            protected = set(must_keep(messages, context.meter))
             drop = {i for i, m in enumerate(messages) if i not in protected and self._excluded(m)}
-        kept, removed = drop_with_partners(messages, drop) if drop else (list(messages), [])
-        result = StepResult(kept, dropped=[messages[i] for i in removed])
+        kept, removed = drop_with_partners(messages, drop) if drop else (messages, [])
+        dropped = [messages[i] for i in removed]
         origins = messages  # kept[i] stands for origins[i]
+        changed: set[int] = set()  # where kept holds a copy of origins
+        notes: list[str] = []
         if removed:
-            result.notes.append(f"excluded {len(removed)} messages by type, name or id (with their tool partners)")
+            notes.append(f"excluded {len(removed)} messages by type, name or id (with their tool partners)")
             origins = without(messages, removed)
-            result.origins.update((id(k), o) for k, o in zip(kept, origins, strict=True) if k is not o)
+            changed = {i for i, (k, o) in enumerate(zip(kept, origins, strict=True)) if k is not o}
         last_user = last_user_index(kept) or 0
         blocks_seen = False
 
@@ -120,23 +132,28 @@ class FilterMessages:
             (self.drop_old_reasoning, REASONING_BLOCKS, None, "reasoning blocks"),
             (self.drop_old_images, IMAGE_BLOCKS, IMAGE_PLACEHOLDER, "images"),
         ]
-        slimmed: set[int] = set()  # ids of the originals reported, once however many passes slim them
+        truncated: dict[int, None] = {}  # positions reported in order, once however many passes slim them
         for enabled, kinds, replacement, label in passes:
             if not enabled:
                 continue
-            current = list(kept)
-            slim = functools.partial(_slim, current, kinds, replacement)
-            shrunk = shrink_until_fits(current, old, slim, budget.messages_budget, meter)
+            slim = functools.partial(_slim, kept, kinds, replacement)
+            shrunk = shrink_until_fits(kept, old, slim, context)
+            if shrunk.replacements and kept is messages:
+                kept = list(messages)  # never write into the input
             for i, slimmer in shrunk.replacements.items():
-                if id(origins[i]) not in slimmed:
-                    slimmed.add(id(origins[i]))
-                    result.truncated.append(origins[i])
                 kept[i] = slimmer
-                result.origins[id(slimmer)] = origins[i]
+            truncated.update(dict.fromkeys(shrunk.replacements))
+            changed.update(shrunk.replacements)
             if shrunk.replacements:
-                result.notes.append(f"removed old {label} from {plural(len(shrunk.replacements), 'message')}")
-            if shrunk.note and shrunk.note not in result.notes:
-                result.notes.append(shrunk.note)
+                notes.append(f"removed old {label} from {plural(len(shrunk.replacements), 'message')}")
+            if shrunk.note and shrunk.note not in notes:
+                notes.append(shrunk.note)
             if not blocks_seen:  # the next pass would search the same messages the same way, and find none either
                 break
-        return result
+        return StepResult(
+            kept,
+            notes,
+            dropped=dropped,
+            truncated=[origins[i] for i in truncated],
+            replaced=[(origins[i], kept[i]) for i in sorted(changed)],
+        )

@@ -14,16 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import compress
 from operator import is_not
-from typing import Any, Literal
+from typing import Any
 
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage
-from ctxwin.strategies.base import is_pinned, pinned_indexes
+from ctxwin.strategies.pins import is_pinned, pinned_indexes
 from ctxwin.trim.measure import AdditiveMeasure, Measure, make_measure, next_chunk
-
-# Which messages a later step of the plan keeps by position: the newest ("last", as trim and summarize do) or the
-# oldest ("first"); None when no later step says.
-Keeps = Literal["last", "first"]
 
 
 class Meter:
@@ -38,8 +34,6 @@ class Meter:
         self._held: list[BaseMessage] = []
         # The last list whose pinned messages were found, and their indexes (see ``pinned``).
         self._pinned: tuple[Sequence[BaseMessage], list[int]] | None = None
-        # Set by the planner before each step: a shrinking step may leave alone what that later step drops anyway.
-        self.later_keeps: Keeps | None = None
 
     def _measure_for(self, sample: BaseMessage) -> Measure:
         if self._measure is None:
@@ -76,6 +70,8 @@ class Meter:
         places (a shortened message replaces its original), so a list as long as the last one asked about is
         compared with it by identity (no message is read), and only the messages that differ are looked into.
         Scanning a long history reads every message, which costs milliseconds: they are not in the CPU's cache."""
+        if self._pinned is not None and self._pinned[0] is messages:
+            return self._pinned[1]
         if self._pinned is not None and len(self._pinned[0]) == len(messages):
             before, indexes = self._pinned
             changed = compress(range(len(messages)), map(is_not, messages, before))
@@ -85,6 +81,22 @@ class Meter:
             found = pinned_indexes(messages)
         self._pinned = (messages, found)
         return found
+
+    def follow(self, messages: Sequence[BaseMessage], pinned: list[int]) -> None:
+        """Take ``pinned`` as the pinned indexes of ``messages`` (a session knows them from what was appended), so
+        no step scans the history for pins."""
+        self._pinned = (messages, pinned)
+
+    def retain(self, messages: Sequence[BaseMessage]) -> None:
+        """Forget the counts of every message but ``messages`` (a session drops the copies its past plans made)."""
+        counts = self._counts
+        self._counts = {id(m): counts[id(m)] for m in messages if id(m) in counts}
+        self._held = [m for m in messages if id(m) in self._counts]
+
+    @property
+    def held(self) -> int:
+        """How many messages the meter holds counts of."""
+        return len(self._held)
 
     def count(self, message: BaseMessage) -> int:
         """One message's count (``each`` for one message, without building lists)."""

@@ -19,11 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, repeat
 from operator import attrgetter
-from typing import ClassVar
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
-from ctxwin.strategies.base import Budget, StepResult
-from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.base import BaseStrategy, StepContext, StepKeeps, StepResult
 from ctxwin.trim.tool_pairs import call_ids, keep_tool_calls
 
 # The message types that can take part in a pair; every other message is passed over by a C loop.
@@ -117,16 +115,19 @@ def _walk(indexes: list[int], messages: Sequence[BaseMessage]) -> BrokenPairs:
 
 
 @dataclass
-class RepairToolPairs:
+class RepairToolPairs(BaseStrategy):
     """Drop orphan tool results and remove unanswered tool calls (see the module docstring); the planner runs it on
     its input (``broken_tool_pairs="drop"``) and, should a step have broken a pair, on its output."""
 
-    keeps: ClassVar[str] = "all"  # see Strategy
     name: str = "repair_tool_pairs"
     broken: BrokenPairs | None = None  # already found by the caller
     reason: str = "the input has"
 
-    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+    @property
+    def keeps(self) -> StepKeeps:
+        return "all"
+
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         broken = self.broken if self.broken is not None else find_broken_pairs(messages)
         if not broken:
             return StepResult(list(messages))
@@ -141,7 +142,7 @@ class RepairToolPairs:
                 dropped.add(i)
                 continue
             replaced[i] = smaller
-            result.origins[id(smaller)] = messages[i]
+            result.replaced.append((messages[i], smaller))
             result.truncated.append(messages[i])
         result.messages = [replaced.get(i, m) for i, m in enumerate(messages) if i not in dropped]
         result.dropped = [messages[i] for i in sorted(dropped)]

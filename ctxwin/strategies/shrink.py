@@ -6,7 +6,7 @@ once the conversation fits. A step that can shrink a message by degrees (``trunc
 ``floor``) takes from each only what is still needed, oldest first, so the budget is spent rather than freed: a 60k
 log that is 8k over the budget loses about 8k, not 59k.
 
-When a later step keeps the newest messages (``Meter.later_keeps``, set by the planner from its chain: trim and
+When a later step keeps the newest messages (``StepContext.later_keeps``, from the planner's chain: trim and
 summarize do), the newest messages a plain trim would keep verbatim stay verbatim: counting from the newest message
 back, messages count whole while they fit, and older ones as shrunk. Where that count first overflows the budget,
 the later step drops everything older whatever it counts, so those messages are left alone (neither shrunk nor
@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ctxwin.messages import BaseMessage, HumanMessage
-from ctxwin.strategies.base import last_turn, must_keep_with_partners
+from ctxwin.strategies.base import StepContext, last_turn, must_keep_with_partners
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim.tool_pairs import ToolPairs
 
@@ -44,12 +44,11 @@ def shrink_until_fits(
     messages: Sequence[BaseMessage],
     wanted: Callable[[int], bool],
     shrink: Callable[[list[int], list[int | None]], list[BaseMessage | None]],
-    limit: int,
-    meter: Meter,
+    context: StepContext,
     floor: Callable[[int], int] | None = None,
     floor_at_cut: Callable[[int], int] | None = None,
 ) -> Shrunk:
-    """Shrink the messages ``wanted(i)`` picks until the messages count at most ``limit``: oldest first (newest first
+    """Shrink the messages ``wanted(i)`` picks until the messages fit the context's budget: oldest first (newest first
     when the later step keeps the oldest). ``shrink(indexes, targets)`` makes their smaller copies together (None
     where there is none), so a strategy can tokenize their pieces in one batch; ``targets`` are the counts to come
     down to (None: as small as it goes). ``floor(i)``, when given, is the count of message ``i`` shrunk as far as it
@@ -68,7 +67,7 @@ def shrink_until_fits(
             made[i] = shrink([i], [None])[0]
         return made[i]
 
-    keeps = meter.later_keeps
+    keeps, meter, limit = context.later_keeps, context.meter, context.budget.messages_budget
     region: list[int] | None = None  # what the later step keeps, when it drops the rest anyway
     at_cut = range(0)  # the unit at the later step's cut, shrunk down to floor_at_cut
     note = None

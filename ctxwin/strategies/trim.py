@@ -19,7 +19,15 @@ from typing import Literal
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.plural import plural
-from ctxwin.strategies.base import Budget, StepResult, last_turn, must_keep_with_partners, without
+from ctxwin.strategies.base import (
+    BaseStrategy,
+    StepContext,
+    StepKeeps,
+    StepResult,
+    last_turn,
+    must_keep_with_partners,
+    without,
+)
 from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
 from ctxwin.trim.tool_pairs import ToolPairs
@@ -28,7 +36,7 @@ _MAX_ROUNDS = 6  # re-trims for a counter that is not additive; each round tight
 
 
 @dataclass
-class TrimToBudget:
+class TrimToBudget(BaseStrategy):
     """Keep the latest (``strategy="last"``) or oldest (``"first"``) messages that fit beside the must-keep part."""
 
     name: str = field(default="trim")
@@ -39,11 +47,12 @@ class TrimToBudget:
             raise ValueError(f"trim strategy must be 'last' or 'first', got {self.strategy!r}")
 
     @property
-    def keeps(self) -> str:
-        """The end of the conversation this step keeps (see ``Strategy``)."""
+    def keeps(self) -> StepKeeps:
+        """The end of the conversation this step keeps (see ``BaseStrategy``)."""
         return self.strategy
 
-    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        budget, meter = context.budget, context.meter
         protected_set = must_keep_with_partners(messages, meter)
         turn = last_turn(messages)
         whole = sorted(protected_set | turn)

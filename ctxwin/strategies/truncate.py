@@ -11,14 +11,16 @@ a later trim drops anyway are left alone (see ``shrink``). The tool step where t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any
 
 from ctxwin.messages import BaseMessage, ToolMessage
 from ctxwin.plural import plural
-from ctxwin.strategies.base import Budget, StepResult, is_pinned
+from ctxwin.strategies.base import BaseStrategy, StepContext, StepKeeps, StepResult
+from ctxwin.strategies.fitting import fitting_search, run_in_step
 from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.pins import is_pinned
 from ctxwin.strategies.shrink import shrink_until_fits
 
 MARKER = "\n[… {cut} tokens of tool output cut by ctxwin …]\n"
@@ -28,95 +30,18 @@ SLACK = 10
 # ... but never more than this many tokens: an output cut by just what the budget needs stays long, and a tenth of it
 # would leave thousands of tokens of the budget unused.
 MAX_SLACK = 128
-# A bracket this narrow is a token or two wide: the token estimate closes it in a probe or two, without bisecting.
-_CREEP = 32
-
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-
-
-def longest_fitting(
-    length: int, guess: int, count: Callable[[int], int], limit: int, slack: int = 0
-) -> tuple[int, int]:
-    """A ``k <= length`` with ``count(k) <= limit`` (``count(0) == 0``), and ``count(k)``: the largest such ``k`` when
-    ``count`` grows with ``k``, or the first found within ``slack`` tokens of the limit (each probe saved is a piece
-    not tokenized). ``count(k)`` is the tokens of a ``k``-character piece; see ``_search``."""
-    return _run([_search(length, guess, limit, slack, lambda k: k)], lambda ks: list(map(count, ks)))[0]
-
-
-def _search(
-    length: int, guess: int, limit: int, slack: int, piece: Callable[[int], _T]
-) -> Generator[_T, int, tuple[int, int]]:
-    """``longest_fitting`` as a generator: it yields ``piece(k)`` for each probe and is sent the probe's count, so
-    that many searches can run in step and have their probes tokenized together (``_run``).
-
-    Token counts grow about linearly with text, so each probe aims where the last one's count puts the limit: with
-    a slack, at the middle of the accepted window, which the local density usually hits at the second probe;
-    without one, a little past the limit while no probe has failed, to bracket the answer. When two probes in a row
-    leave more than half of a wide bracket, the next one bisects it. Only pieces about as long as the answer are
-    tokenized, a handful of times, so cutting a megabyte log to 1,000 tokens stays cheap.
-    """
-    lo, hi = 0, length + 1  # count(lo) <= limit; hi fails, or lies past the end
-    lo_tokens = 0
-    windowed = 0 < slack < limit
-    target = limit - slack // 2 if windowed else limit
-    k = min(max(guess * target // limit if windowed else guess, 1), length)
-    slow = 0  # probes in a row that did not halve the bracket
-    while k > lo:
-        width = hi - lo
-        tokens = yield piece(k)
-        if tokens <= limit:
-            lo, lo_tokens = k, tokens
-            if windowed and limit - tokens <= slack:
-                break
-        else:
-            hi = k
-        if hi - lo <= 1:
-            break
-        slow = slow + 1 if 2 * (hi - lo) > width else 0
-        aim = k * target // max(tokens, 1)
-        if hi > length and not windowed:  # nothing has failed yet: overshoot, so the next probe brackets the answer
-            aim = min(max(aim + aim // 16 + 1, lo + 1), length)
-        elif slow >= 2 and hi - lo > _CREEP:
-            aim, slow = (lo + hi) // 2, 0
-        k = min(max(aim, lo + 1), hi - 1)
-    return lo, lo_tokens
-
-
-def _run(searches: list[Generator[_T, int, _R]], count: Callable[[list[_T]], list[int]]) -> list[_R]:
-    """Run generators that yield pieces and are sent their counts in step, each round's pieces counted in one
-    ``count`` call (for the tiktoken counter, spread over threads); their return values, in order."""
-    results: list[_R | None] = [None] * len(searches)
-    asked: dict[int, _T] = {}
-
-    def advance(i: int, sent: int | None) -> None:
-        try:
-            asked[i] = searches[i].send(sent)  # type: ignore[arg-type]  # None starts a generator
-        except StopIteration as done:
-            results[i] = done.value
-            asked.pop(i, None)
-
-    for i in range(len(searches)):
-        advance(i, None)
-    while asked:
-        waiting = list(asked)
-        for i, tokens in zip(waiting, count([asked[i] for i in waiting]), strict=True):
-            advance(i, tokens)
-    return results  # type: ignore[return-value]  # every generator has returned
-
-
 def _cut(text: str, total: int, max_tokens: int, head_share: float) -> Generator[str, int, tuple[str, int]]:
     """``head_and_tail`` for one text as a generator of the pieces it counts (see ``_run``)."""
     if total <= max_tokens:
         return text, 0
     chars_per_token = len(text) / max(total, 1)
     head_limit = int(max_tokens * head_share)
-    head_size, head_tokens = yield from _search(
+    head_size, head_tokens = yield from fitting_search(
         len(text), int(head_limit * chars_per_token), head_limit, _slack(head_limit), lambda k: text[:k]
     )
     head, rest = text[:head_size], text[head_size:]
     tail_limit = max_tokens - head_tokens
-    tail_size, tail_tokens = yield from _search(
+    tail_size, tail_tokens = yield from fitting_search(
         len(rest), int(tail_limit * chars_per_token), tail_limit, _slack(tail_limit), lambda k: rest[len(rest) - k :]
     )
     tail = rest[len(rest) - tail_size :] if tail_size else ""
@@ -136,7 +61,7 @@ def heads_and_tails(
     tokenized in one batch."""
     limits = [max_tokens] * len(texts) if isinstance(max_tokens, int) else list(max_tokens)
     searches = [_cut(text, total, limit, head_share) for (text, total), limit in zip(texts, limits, strict=True)]
-    return _run(searches, meter.texts)
+    return run_in_step(searches, meter.texts)
 
 
 def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
@@ -145,11 +70,9 @@ def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_sha
 
 
 @dataclass
-class TruncateToolOutput:
+class TruncateToolOutput(BaseStrategy):
     """Shorten ToolMessages whose content counts more than ``max_tokens`` to head + marker + tail, each by about
     what the budget needs (never below ``max_tokens``)."""
-
-    keeps: ClassVar[str] = "all"  # see Strategy
 
     max_tokens: int = 1000
     name: str = "truncate_tool_output"
@@ -164,7 +87,12 @@ class TruncateToolOutput:
         if self.min_tokens < 1:
             raise ValueError(f"truncate_tool_output min_tokens must be at least 1, got {self.min_tokens}")
 
-    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+    @property
+    def keeps(self) -> StepKeeps:
+        return "all"
+
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        meter = context.meter
         marker_tokens = meter.text(MARKER.format(cut=10**6))
         least = min(self.min_tokens, self.max_tokens)
         text_tokens: dict[int, int] = {}  # of the outputs that may be cut
@@ -204,14 +132,12 @@ class TruncateToolOutput:
             cuts.update((i, tokens) for i, (_, tokens) in short.items())
             return [_with_text(messages[i], short[i][0]) if i in short and short[i][1] else None for i in indexes]
 
-        shrunk = shrink_until_fits(
-            messages, wanted, shorten, budget.messages_budget, meter, floor, lambda i: floor(i, least)
-        )
-        out = list(messages)
+        shrunk = shrink_until_fits(messages, wanted, shorten, context, floor, lambda i: floor(i, least))
+        out = list(messages) if shrunk.replacements else messages
         result = StepResult(out)
         for i, short in sorted(shrunk.replacements.items()):
             out[i] = short
-            result.origins[id(short)] = messages[i]
+            result.replaced.append((messages[i], short))
             result.truncated.append(messages[i])
         if result.truncated:
             cut = sum(cuts[i] for i in shrunk.replacements)

@@ -64,7 +64,7 @@ class MessageTransform:
 
 def _resolve_spec(spec: str) -> TokenCounter:
     """The counter for a spec string; unknown specs keep LangChain's error text, then ctxwin's suggestions."""
-    from ctxwin.plugins import get_counter  # the plugin layer sits above the engine: imported when a spec is used
+    from ctxwin.counters.lookup import get_counter  # loads the plugins; imported when a spec is used
 
     try:
         counter: TokenCounter = get_counter(spec)

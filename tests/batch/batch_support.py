@@ -13,8 +13,7 @@ from typing import Any
 
 from ctxwin.messages import BaseMessage
 from ctxwin.planner import Plan, fit
-from ctxwin.strategies.base import Budget, StepResult
-from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.base import StepContext, StepResult
 
 PHRASES = [
     "the build failed on step three",
@@ -141,7 +140,7 @@ class ProcessTag:
 
     name = "process_tag"
 
-    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         return StepResult(list(messages), notes=[f"{os.getpid()}:{id(self)}"])
 
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwin.conversation_io import (
-    ConversationFileError,
+from ctxwin.batch.conversation import ConversationFileError
+from ctxwin.cli.io import (
     ConversationLine,
     RawConversation,
     read_conversations,

@@ -10,7 +10,7 @@ from typing import Any
 
 from batch_support import TOOLS, conversations, expected
 
-from ctxwin.fit_command import keep_null_content
+from ctxwin.cli.fit import keep_null_content
 from ctxwin.planner import Plan
 
 FIT_ARGS = ["-m", "gpt-4o", "--context-window", "2500", "--reserve", "500"]

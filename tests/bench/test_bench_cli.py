@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from bench_support import generated, turn, write_jsonl
 
+from ctxwin.counters import get_counter
 from ctxwin.messages import HumanMessage, SystemMessage
-from ctxwin.plugins import get_counter
 
 ENV = {"CTXWIN_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"}
 CHAINS = ("last", "first", "summarize+trim", "truncate-tools+trim", "fit")

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from ctxwin.benchmark.chains import DEFAULT_CHAINS, Chain, parse_chains, step_names
-from ctxwin.plugins import hookimpl, register_plugin, unregister_plugin
+from ctxwin.hookspecs import hookimpl
+from ctxwin.plugins import register_plugin, unregister_plugin
 from ctxwin.strategies.base import StepResult
 from ctxwin.strategies.filter import FilterMessages
 from ctxwin.strategies.summarize import Summarize
@@ -74,7 +75,7 @@ class _Halve:
 
     name = "halve"
 
-    def apply(self, messages: Any, budget: Any, meter: Any) -> StepResult:
+    def apply(self, messages: Any, context: Any) -> StepResult:
         return StepResult(messages[len(messages) // 2 :])
 
 

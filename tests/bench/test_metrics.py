@@ -13,7 +13,7 @@ from ctxwin.benchmark.metrics import (
     user_turns,
 )
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.strategies.summary import summary_message
+from ctxwin.strategies.summarize import summary_message
 
 SYSTEM = SystemMessage("be brief", id="sys")
 

@@ -8,13 +8,13 @@ import io
 import pytest
 from bench_support import generated, turn
 
+from ctxwin.batch.conversation import Conversation
+from ctxwin.batch.progress import Progress
 from ctxwin.benchmark.chains import DEFAULT_CHAINS, parse_chains
 from ctxwin.benchmark.run import BenchResult, run_bench
-from ctxwin.conversation_io import Conversation
+from ctxwin.counters import get_counter
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import Planner
-from ctxwin.plugins import get_counter
-from ctxwin.progress import Progress
 
 COUNTER = get_counter("tiktoken:o200k_base")
 KEYS = {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxwin.bench_command import WIDTH, table
 from ctxwin.benchmark.run import BenchResult
+from ctxwin.cli.bench import WIDTH, table
 
 
 def result(strategy: str, budget: int, tokens: int, **extra: int) -> BenchResult:

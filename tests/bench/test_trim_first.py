@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.benchmark.metrics import tool_pairs_intact
+from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import Planner
-from ctxwin.plugins import get_counter
-from ctxwin.strategies.base import pin
+from ctxwin.strategies.pins import pin
 from ctxwin.strategies.trim import TrimToBudget
 
 COUNTER = "tiktoken:o200k_base"

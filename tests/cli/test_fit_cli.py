@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ctxwin.counters import get_counter
 from ctxwin.messages import convert_to_messages
-from ctxwin.plugins import get_counter
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = ROOT / "examples" / "long_conversation.json"

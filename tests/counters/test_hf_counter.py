@@ -12,12 +12,12 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxwin.counters import get_counter
 from ctxwin.counters.chat_template import ChatTemplate
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.hf_sources import deepseek_v3_tokenizer
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.registry import get_counter
 
 CONVERSATION = [
     SystemMessage("You are terse."),

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.builtin_models import BUILTIN_MODELS
 from ctxwin.counters.models import ModelSpec, name_candidates
-from ctxwin.registry import get_counter, get_model
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [

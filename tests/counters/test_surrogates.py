@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from ctxwin.counters import get_counter
 from ctxwin.counters.base import scalar_text
 from ctxwin.messages import convert_to_messages
-from ctxwin.plugins import get_counter
 
 SPECS = ["approximate", "approximate:safe", "approximate:cl100k_base", "tiktoken:o200k_base", "hf:deepseek-v3"]
 LONE = json.loads('"before \\ud800 after \\udfff"')  # what a JSON file can hold

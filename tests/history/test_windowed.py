@@ -212,7 +212,7 @@ def long_conversation() -> list[BaseMessage]:
 @pytest.mark.parametrize("budget", [60, 150, 400, 5000])
 def test_token_window_fits_the_budget_keeps_system_and_tool_pairs(budget: int) -> None:
     pytest.importorskip("ctxwin.trim", reason="the trim engine (ctxwin/trim.py) is not in the tree yet")
-    from ctxwin.registry import get_counter
+    from ctxwin.counters import get_counter
 
     counter = get_counter("approximate")
     messages = long_conversation()
@@ -228,7 +228,7 @@ def test_token_window_fits_the_budget_keeps_system_and_tool_pairs(budget: int) -
 
 def test_token_window_with_system_prompt_and_message_limit() -> None:
     pytest.importorskip("ctxwin.trim", reason="the trim engine (ctxwin/trim.py) is not in the tree yet")
-    from ctxwin.registry import get_counter
+    from ctxwin.counters import get_counter
 
     counter = get_counter("approximate")
     messages = long_conversation()[1:]

@@ -14,11 +14,10 @@ from types import ModuleType
 import pytest
 
 from ctxwin.benchmark.metrics import recent_turns_kept, user_turns
+from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner, fit
-from ctxwin.plugins import get_counter
-from ctxwin.strategies.extractive import extractive_summarizer, extractive_summary
-from ctxwin.strategies.summary import is_summary
+from ctxwin.strategies.summarize import extractive_summarizer, extractive_summary, is_summary
 from ctxwin.strategies.truncate import TruncateToolOutput
 from ctxwin.trim import trim_messages
 

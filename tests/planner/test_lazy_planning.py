@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage
 from ctxwin.planner import Planner
-from ctxwin.strategies.base import Budget, StepResult, Strategy, pin, pinned_indexes
+from ctxwin.strategies.base import StepContext, StepResult, Strategy
 from ctxwin.strategies.filter import FilterMessages
 from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.pins import pin, pinned_indexes
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
 from ctxwin.trim import trim_messages
@@ -52,8 +53,8 @@ class Opaque:
     inner: Strategy
     name: str = "opaque"
 
-    def apply(self, messages: list[BaseMessage], budget: Budget, meter: Meter) -> StepResult:
-        return self.inner.apply(messages, budget, meter)
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        return self.inner.apply(messages, context)
 
 
 def test_dropped_history_is_tokenized_only_when_a_figure_is_read() -> None:

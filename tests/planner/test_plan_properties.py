@@ -9,12 +9,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import fit
-from ctxwin.plugins import get_counter
-from ctxwin.strategies.base import pin
-from ctxwin.strategies.extractive import extractive_summarizer
 from ctxwin.strategies.pairs import find_broken_pairs
+from ctxwin.strategies.pins import pin
+from ctxwin.strategies.summarize import extractive_summarizer
 
 from .test_planner import COUNTER, WORDS
 

@@ -95,7 +95,7 @@ def test_a_real_ctrl_c_while_a_plugin_imports_still_interrupts(tmp_path: Path) -
                                             "time.sleep(60)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
            "CTXWIN_LOAD_PLUGINS": "ctxwin-slow"}
-    code = "from ctxwin.registry import get_counter; get_counter('approximate'); print('carried on')"
+    code = "from ctxwin.counters import get_counter; get_counter('approximate'); print('carried on')"
     with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env=env) as child:
         assert child.stderr is not None
@@ -106,7 +106,7 @@ def test_a_real_ctrl_c_while_a_plugin_imports_still_interrupts(tmp_path: Path) -
 
 
 def test_found_by_get_counter_and_get_model(site: Path) -> None:
-    code = ("from ctxwin.registry import get_counter, get_model; from ctxwin.messages import HumanMessage;"
+    code = ("from ctxwin.counters import get_counter, get_model; from ctxwin.messages import HumanMessage;"
             "c = get_counter('words'); print(c.count_text('one two three'), get_counter('words:2').count_text('a b'),"
             "get_model('wordy-latest').name, get_counter('wordy-1').count_messages([HumanMessage('hi there')]))")
     result = run(site, ["-c", code], load="ctxwin-wordcount")

@@ -10,20 +10,14 @@ from typing import Any, NoReturn
 
 import pytest
 
+from ctxwin.counters import get_counter, get_model, list_counters, list_models
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.counters.models import ModelSpec
 from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import fit
 from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
-from ctxwin.registry import (
-    get_counter,
-    get_model,
-    get_strategy_factory,
-    list_counters,
-    list_models,
-    list_strategies,
-)
+from ctxwin.strategies import Summarize, get_strategy, get_strategy_factory, list_strategies
 
 
 class Chars(BaseTokenCounter):
@@ -141,7 +135,7 @@ def _mutated_spec() -> ModelSpec:
     ({"register_models": lambda register: register(ModelSpec("orphan", 10, 1, "nosuch"))}, "register_models",
      "no counter 'nosuch' is registered"),
     ({"register_counters": lambda register: register("tiktoken", lambda arg: Chars())}, "register_counters",
-     "already registered by plugin 'ctxwin.default_plugins.counters'"),
+     "already registered by plugin 'ctxwin.counters.builtin_plugin'"),
     ({"register_models": lambda register: register(ModelSpec("dup", 10, 1, "approximate", ("gpt-4o",)))},
      "register_models", "model name 'gpt-4o' is already registered"),
     # issue 19: nothing a hook raises ends the host, and garbage is refused by name
@@ -224,10 +218,61 @@ def test_factory_argument_is_the_text_after_the_colon(registered: Callable[..., 
     assert seen == [None, "a:b"]
 
 
+def test_get_strategy_builds_one_with_its_options() -> None:
+    built = get_strategy("summarize", keep_last_messages=2, max_summary_tokens=64)
+    assert isinstance(built, Summarize) and (built.keep_last_messages, built.max_summary_tokens) == (2, 64)
+    assert get_strategy("trim").name == "trim"
+    assert get_strategy("summarize") is not get_strategy("summarize")  # a new one each time: strategies hold options
+    with pytest.raises(TypeError, match=r"^strategy 'trim': .*keep_last"):
+        get_strategy("trim", keep_last=3)
+    with pytest.raises(ValueError, match="unknown strategy 'sumarize'; did you mean: summarize"):
+        get_strategy("sumarize")
+
+
+def test_a_models_hook_may_look_up_counters(registered: Callable[..., str]) -> None:
+    """Models are checked against the counters, so the counters are collected first: a models hook may use them."""
+    def register_models(register: Callable[[ModelSpec], None]) -> None:
+        register(ModelSpec("sized-1", get_counter("approximate").count_text("a b c") * 100, 10, "approximate"))
+
+    registered(make_plugin(register_models=register_models), "sized")
+    assert get_model("sized-1").context_window > 0
+    assert [e for e in plugin_errors() if e.plugin == "sized"] == []
+
+
+def test_a_counters_hook_looking_up_models_is_its_own_error_not_the_models_plugins(
+    registered: Callable[..., str]
+) -> None:
+    """Looking a model up needs the counters, which this hook is registering: the error is this plugin's alone."""
+    registered(make_plugin(register_counters=lambda register: get_model("gpt-4o")), "eager")
+    errors = plugin_errors()
+    assert [(e.plugin, e.stage) for e in errors] == [("eager", "register_counters")], errors
+    assert "looked up counters, models or strategies while plugins are registering" in errors[0].error
+    assert get_model("gpt-4o").name == "gpt-4o"
+
+
+def test_a_model_named_like_its_counter_spec_resolves_once(registered: Callable[..., str]) -> None:
+    """A model whose name is its own counter spec was looked up again as a model, without end."""
+    def register_models(register: Callable[[ModelSpec], None]) -> None:
+        register(ModelSpec("approximate:safe", 1_000, 10, "approximate:safe"))
+
+    registered(make_plugin(register_models=register_models), "selfnamed")
+    assert get_counter("approximate:safe").name == "approximate:safe"
+    assert get_model("approximate:safe").context_window == 1_000
+
+
+def test_counters_are_built_again_when_the_plugins_change(registered: Callable[..., str]) -> None:
+    registered(good_plugin(), "good")
+    first = get_counter("tiny")
+    assert get_counter("chars") is first  # the model and its counter share one instance
+    unregister_plugin("good")
+    register_plugin(good_plugin(), name="good")
+    assert get_counter("chars") is not first and get_counter("chars") is get_counter("tiny")
+
+
 def test_builtin_strategies_are_registered() -> None:
     assert {"filter", "truncate_tool_output", "summarize", "trim"} <= {s.name for s in list_strategies()}
     for info in list_strategies():
-        if info.plugin == "ctxwin.default_plugins.strategies":
+        if info.plugin == "ctxwin.strategies.builtin_plugin":
             assert info.factory().name == info.name
 
 

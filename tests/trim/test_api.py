@@ -55,7 +55,7 @@ def test_unknown_counter_spec_reads_like_langchain_then_adds_a_hint() -> None:
 
 @pytest.mark.parametrize("spec", ["tiktoken:o200k_base", "approximate", "gpt-4o"])
 def test_counter_specs_resolve_and_stay_within_budget(spec: str) -> None:
-    from ctxwin.plugins import get_counter
+    from ctxwin.counters import get_counter
 
     result = trim_messages(CONVERSATION, max_tokens=30, token_counter=spec)
     assert result and get_counter(spec).count_messages(result) <= 30

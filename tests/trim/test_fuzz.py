@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from trim_support import conversations, fuzz_settings
 
+from ctxwin.counters import get_counter
 from ctxwin.messages import (
     AIMessage,
     BaseMessage,
@@ -23,7 +24,6 @@ from ctxwin.messages import (
     messages_to_dict,
 )
 from ctxwin.messages.limits import MAX_NESTING_DEPTH
-from ctxwin.plugins import get_counter
 from ctxwin.trim import filter_messages, merge_message_runs, trim_messages
 
 WORDS = ["user", "assistant", "tool", "system", "developer", "human", "ai", "function", "remove", "chat", "text",

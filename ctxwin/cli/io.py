@@ -23,36 +23,18 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import IO, Any
 
+from ctxwin.batch.conversation import Conversation, ConversationFileError, nesting_error
 from ctxwin.messages import BaseMessage, convert_to_messages
 
 BOM = b"\xef\xbb\xbf"
-
-
-class ConversationFileError(ValueError):
-    """A file that cannot be read as conversations; the message names the file and where."""
 
 
 class JSONSyntaxError(ConversationFileError):
     """Text that is not JSON (as opposed to JSON that is too deep, or not UTF-8)."""
 
 
-def nesting_error() -> ConversationFileError:
-    """Python's JSON parser and ctxwin's converters recurse: past the interpreter's limit, say so in one line."""
-    return ConversationFileError(f"nested too deeply (limit about {sys.getrecursionlimit():,} levels)")
-
-
 def long_number_error() -> ConversationFileError:
     return ConversationFileError(f"not valid JSON: an integer with more than {sys.get_int_max_str_digits():,} digits")
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """One conversation from a file: where it came from, and its messages or the error that stopped it."""
-
-    source: str
-    line: int | None
-    messages: list[BaseMessage]
-    tools: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

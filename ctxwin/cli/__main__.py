@@ -1,0 +1,8 @@
+"""``python -m ctxwin.cli``: the ``ctxwin`` command, as ``python -m ctxwin``."""
+
+import sys
+
+from ctxwin.cli.main import main
+
+if __name__ == "__main__":
+    sys.exit(main())

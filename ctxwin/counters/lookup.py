@@ -1,0 +1,165 @@
+"""Looking up the counters and models that plugins register: ``get_counter``, ``get_model`` and their listings.
+
+Counter spec forms, tried in this order: a registered counter name (``"approximate"``); a model name or alias
+(``"gpt-4o"``, ``"claude-3-5-sonnet-20241022"``), which resolves to that model's counter; ``"<counter>:<arg>"``
+(``"tiktoken:o200k_base"``, ``"hf:/path/tokenizer.json"``, ``"approximate:safe"``). Counters are stateless and
+thread-safe, so ``get_counter`` returns one shared instance per counter and argument, kept with the registration
+(a plugin change drops both).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxwin.counters.base import CheckedCounter, TokenCounter
+from ctxwin.counters.errors import TokenizerDataError
+from ctxwin.counters.models import ModelSpec, name_candidates
+from ctxwin.plugins import CtrlCWatch, Registrations, describe, plugin_source, unknown_name
+
+_REQUIRED_METHODS = ("count_text", "count_message", "count_messages")
+
+
+@dataclass(frozen=True)
+class CounterInfo:
+    """A registered counter factory, the plugin that registered it, and where its data comes from."""
+
+    name: str
+    factory: Callable[[str | None], Any]
+    plugin: str
+    origin: str = ""
+    instances: dict[str | None, TokenCounter] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class _Model:
+    spec: ModelSpec
+    plugin: str
+
+
+def _counter_info(plugin: str, name: str, factory: Callable[[str | None], Any],
+                  origin: str | None = None) -> tuple[Iterable[str], CounterInfo]:
+    """Validates ``register(name, factory, origin=None)`` from a ``register_counters`` hook."""
+    if not isinstance(name, str) or not name or ":" in name:
+        raise ValueError(f"counter name must be a non-empty string without ':', got {name!r}")
+    if not callable(factory):
+        raise TypeError(f"counter {name!r}: factory must be callable, got {type(factory).__name__}")
+    if origin is not None and not isinstance(origin, str):
+        raise TypeError(f"counter {name!r}: origin must be a string or None, got {type(origin).__name__}")
+    return (name,), CounterInfo(name, factory, plugin, origin or "")
+
+
+def _model(plugin: str, spec: ModelSpec) -> tuple[Iterable[str], _Model]:
+    """Validates ``register(spec)`` from a ``register_models`` hook; a model's names are matched case-insensitively."""
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"register_models: expected a ctxwin ModelSpec, got {type(spec).__name__}")
+    checked = dataclasses.replace(spec)  # validated again (its fields may have been changed after __init__)
+    base = checked.counter.split(":", 1)[0]
+    if base not in _COUNTERS.by_name():
+        raise ValueError(f"model {checked.name!r} uses counter {checked.counter!r}, but no counter {base!r} is "
+                         "registered")
+    return [name.lower() for name in (checked.name, *checked.aliases)], _Model(checked, plugin)
+
+
+_COUNTERS = Registrations("register_counters", _counter_info, "counter")
+_MODELS = Registrations("register_models", _model, "model name")
+
+
+def _unknown(kind: str, name: str, known: Iterable[str]) -> ValueError:
+    return unknown_name(kind, name, known, "`ctxwin counters` and `ctxwin models` list")
+
+
+def _find_model(name: str) -> _Model | None:
+    models = _MODELS.by_name()
+    for candidate in name_candidates(name):
+        model = models.get(candidate.lower())
+        if model is not None:
+            return model
+    return None
+
+
+def get_model(name: str) -> ModelSpec:
+    """The ModelSpec for a model name, alias, dated snapshot or fine-tune id; ValueError with close matches."""
+    if not isinstance(name, str):
+        raise TypeError(f"model name must be a str, got {type(name).__name__}")
+    model = _find_model(name)
+    if model is None:
+        raise _unknown("model", name, _MODELS.by_name())
+    return model.spec
+
+
+def list_models() -> list[ModelSpec]:
+    return sorted({model.spec for model in _MODELS.by_name().values()}, key=lambda spec: spec.name)
+
+
+def model_plugin(name: str) -> str:
+    """The plugin that registered a model."""
+    model = _find_model(get_model(name).name)
+    assert model is not None  # get_model found it
+    return model.plugin
+
+
+def list_counters() -> list[CounterInfo]:
+    return sorted(_COUNTERS.by_name().values(), key=lambda info: info.name)
+
+
+def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
+    """Call the factory; whatever goes wrong names the spec and (unless built in) the plugin.
+
+    A bad argument (ValueError, TypeError) or unusable tokenizer data (TokenizerDataError) keeps its type, so
+    callers can tell a user's mistake from a broken plugin (RuntimeError, also for SystemExit and the like).
+    """
+    builtin = plugin_source(info.plugin) == "built-in"
+    whose = f"counter {spec!r}" + ("" if builtin else f" (plugin {info.plugin!r})")
+    with CtrlCWatch() as watch:
+        try:
+            counter = info.factory(arg)
+        except TypeError as exc:
+            raise TypeError(f"{whose}: {exc}") from exc
+        except ValueError as exc:
+            raise ValueError(f"{whose}: {exc}") from exc
+        except TokenizerDataError as exc:
+            raise TokenizerDataError(f"{whose}: {exc}") from exc
+        except BaseException as exc:  # a plugin's own failure, SystemExit and KeyboardInterrupt included
+            if watch.fatal(exc):
+                raise
+            raise RuntimeError(f"{whose} failed to build: {describe(exc)}") from exc
+    missing = [m for m in _REQUIRED_METHODS if not callable(getattr(counter, m, None))]
+    if missing or not isinstance(getattr(counter, "name", None), str):
+        raise TypeError(
+            f"{whose} returned {type(counter).__name__}, which is not a TokenCounter: it needs a str 'name' and "
+            f"methods {', '.join(_REQUIRED_METHODS)}" + (f" (missing: {', '.join(missing)})" if missing else "")
+        )
+    if builtin:
+        return counter  # type: ignore[no-any-return]
+    return CheckedCounter(counter, f"{counter.name!r} (plugin {info.plugin!r})")
+
+
+def _resolve(spec: str) -> tuple[CounterInfo, str | None, str]:
+    """The registration, its factory's argument, and the canonical spec string for ``spec``."""
+    counters = _COUNTERS.by_name()
+    model = None if spec in counters else _find_model(spec)
+    target = spec if model is None else model.spec.counter  # a model's counter was checked when it registered
+    base, sep, arg = target.partition(":")
+    if target in counters:
+        return counters[target], None, target
+    if sep and base in counters:
+        return counters[base], arg, target
+    if sep:  # suggest the counter names close to the part before the colon, with the argument kept
+        close = difflib.get_close_matches(base, list(counters), n=3, cutoff=0.6)
+        raise _unknown("counter or model", spec, [f"{name}:{arg}" for name in close])
+    raise _unknown("counter or model", spec, [*counters, *_MODELS.by_name()])
+
+
+def get_counter(spec: str) -> TokenCounter:
+    """The shared counter for a spec (see the module docstring); ValueError with close matches if unknown."""
+    if not isinstance(spec, str):
+        raise TypeError(f"counter spec must be a str, got {type(spec).__name__}")
+    info, arg, canonical = _resolve(spec)
+    counter = info.instances.get(arg)
+    if counter is None:  # two threads may both build it; both then return the one kept first
+        counter = info.instances.setdefault(arg, _build(info, arg, canonical))
+    return counter

@@ -1,1 +1,0 @@
-"""ctxwin's built-in plugins, registered through the same hooks as third-party ones."""

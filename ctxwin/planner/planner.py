@@ -1,0 +1,384 @@
+"""The planner: compose strategies until a conversation fits a model's input budget, and report every step.
+
+``Budget`` comes from the model (context window, default reserved output) or explicit numbers, less the tool
+definitions (counted with the model's counter) and a safety margin that is zero for exact counters and, for an
+estimating counter, its measured relative error (the counter's ``max_relative_error``) times the input budget.
+
+A plan tokenizes what its decisions need and no more: whether a conversation fits is answered counting from the
+newest message back until it is over, and a shrinking step leaves alone what a later trim drops anyway. The token
+figures of its report are exact, and those that involve messages the plan dropped without reading are counted when
+first read (once), so a chat loop that only sends ``plan.messages`` never tokenizes the history it drops.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ctxwin.counters import get_counter, get_model
+from ctxwin.counters.base import TokenCounter
+from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
+from ctxwin.planner.chain import build_chain, default_chain, later_keeps
+from ctxwin.planner.report import BudgetExceeded, Figures, Labels, Plan, StepReport, Touched, verbatim_turns
+from ctxwin.strategies.base import (
+    BaseStrategy,
+    Budget,
+    StepContext,
+    StepResult,
+    Strategy,
+    last_user_index,
+    leading_system_count,
+    must_keep,
+)
+from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
+from ctxwin.strategies.pins import pinned_indexes
+
+Output = Literal["messages", "openai"]
+BrokenToolPairs = Literal["drop", "keep"]
+
+
+# Tool-definition variants a planner remembers (with_tools) before it starts over.
+_MAX_TOOL_VARIANTS = 64
+
+
+class Planner:
+    """Fits conversations for one model/budget; build it once and call ``plan`` (or ``aplan``) per conversation, or
+    keep a ``session()`` per growing conversation (a chat loop).
+
+    ``strategies`` are Strategy objects or registered names (or one name), built once (``ctxwin.planner.chain``); by
+    default ``filter``, ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or ``keep_last`` is
+    given) and ``trim``. ``summarizer`` and ``keep_last`` reach the steps through their ``StepContext``.
+    ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
+    ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
+    ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        strategies: Sequence[Strategy | str] | str | None = None,
+        *,
+        context_window: int | None = None,
+        reserve_output: int | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        counter: TokenCounter | str | None = None,
+        summarizer: Any = None,
+        keep_last: int | None = None,
+        safety_margin: int | None = None,
+        strict: bool = False,
+        output: Output = "messages",
+        broken_tool_pairs: BrokenToolPairs = "drop",
+    ) -> None:
+        spec = get_model(model) if model is not None else None
+        if counter is None and spec is None:
+            raise ValueError("Planner needs a model name or a counter (and then a context_window)")
+        if isinstance(counter, str) or counter is None:
+            self.counter: TokenCounter = get_counter(counter or spec.counter)  # type: ignore[union-attr]
+        else:
+            self.counter = counter
+        window = context_window if context_window is not None else (spec.context_window if spec else None)
+        if window is None:
+            raise ValueError("context_window is required when no model is given")
+        reserve = reserve_output if reserve_output is not None else (spec.max_output_tokens if spec else 0)
+        for label, value in (("context_window", window), ("reserve_output", reserve), ("keep_last", keep_last)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"{label} must be a non-negative int, got {value!r}")
+        if reserve_output is None:  # the model's max output, but at least half the window left for the input
+            reserve = min(reserve, window // 2)
+        if reserve >= window:
+            raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
+        if output not in ("messages", "openai"):
+            raise ValueError(f"output must be 'messages' or 'openai', got {output!r}")
+        if broken_tool_pairs not in ("drop", "keep"):
+            raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
+        if summarizer is not None and not callable(summarizer):
+            raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
+        self.tools = list(tools) if tools else None
+        self._variants: dict[str, Planner] = {}  # with_tools' planners, by the JSON of their tools
+        error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
+        margin = safety_margin if safety_margin is not None else math.ceil(error * (window - reserve))
+        self.budget = Budget(window, reserve, self._tools_tokens(), margin)
+        self.model = spec.name if spec else None
+        self.strict = strict
+        self.output = output
+        self.broken_tool_pairs = broken_tool_pairs
+        self.keep_last = keep_last
+        self.summarizer = summarizer
+        chain = build_chain(strategies)
+        self.strategies = chain or default_chain(summarizer is not None or keep_last is not None)
+        self._later_keeps = later_keeps(self.strategies)
+
+    def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner:
+        """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
+
+        ``self`` for the same tools. Variants are remembered by the tools' JSON, so a dataset whose conversations
+        all carry the same tool definitions counts them once, not once per conversation.
+        """
+        wanted = list(tools) if tools else None
+        if wanted == self.tools:
+            return self
+        key = json.dumps(wanted, sort_keys=True, ensure_ascii=False)
+        other = self._variants.get(key)
+        if other is None:
+            if len(self._variants) >= _MAX_TOOL_VARIANTS:
+                self._variants.clear()
+            other = copy.copy(self)  # shares _variants: every variant derives from the same settings
+            other.tools = wanted
+            other.budget = dataclasses.replace(self.budget, tools_tokens=other._tools_tokens())
+            self._variants[key] = other
+        return other
+
+    def _tools_tokens(self) -> int:
+        if not self.tools:
+            return 0
+        count_tools = getattr(self.counter, "count_tools", None)
+        if callable(count_tools):
+            return int(count_tools(self.tools))
+        probe = [SystemMessage("x")]
+        return self.counter.count_messages(probe, tools=self.tools) - self.counter.count_messages(probe)
+
+    def _context(self, meter: Meter) -> StepContext:
+        return StepContext(self.budget, meter, summarizer=self.summarizer, keep_last=self.keep_last)
+
+    def _check_pairs(self, run: _Run) -> None:
+        """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and
+        reported as the input's or as a step's. Only the fitted conversation is scanned (the input only when it has
+        some), so a plan far over budget does not read the history it drops."""
+        broken = find_broken_pairs(run.current)
+        if not broken:
+            return
+        inputs = run.lists[0]
+        known = broken if run.current is inputs else find_broken_pairs(inputs)
+        inherited = {*known.orphan_ids(inputs), *known.unanswered_ids()}
+        current = run.current
+        from_input, from_steps = broken.split(current, inherited)
+        if from_input and self.broken_tool_pairs == "keep":
+            run.warnings.append(
+                f"the input has {from_input.describe(current)}, which providers reject; kept (broken_tool_pairs='keep')"
+            )
+            from_input = BrokenPairs()
+        if from_input:
+            self._repair(run, from_input, "the input has")
+            if from_steps:  # indexes moved: find the rest again in the repaired list
+                from_steps = find_broken_pairs(run.current)
+        if from_steps:
+            self._repair(run, from_steps, "the fitting steps left")
+
+    def _repair(self, run: _Run, broken: BrokenPairs, reason: str) -> None:
+        repair = RepairToolPairs(broken=broken, reason=reason)
+        run.record(repair, repair.apply(run.current, run.context))
+
+    @staticmethod
+    def _report(name: str, result: StepResult, labels: Labels, figures: Figures, index: int) -> StepReport:
+        labels.copies_of(result)
+        return StepReport(
+            name,
+            list(result.notes),
+            result.skipped,
+            touched=Touched(labels, result.dropped, result.truncated, result.summarized),
+            figures=figures,
+            index=index,
+        )
+
+    def _finish(self, run: _Run) -> Plan:
+        self._check_pairs(run)
+        messages, meter = run.current, run.meter
+        after = self._request_tokens(messages, meter)
+        run.figures.known(len(run.lists) - 1, after)
+        fits = after <= self.budget.max_input_tokens
+        steps = run.steps
+        warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes] + run.warnings
+        if not fits:
+            kept = [messages[i] for i in must_keep(messages, meter)]
+            warnings.append(
+                f"does not fit: {after} tokens for a budget of {self.budget.max_input_tokens}; the must-keep part "
+                f"(system, pinned, last user message) alone needs {self._request_tokens(kept, meter)}"
+            )
+        if last_user_index(messages) is None:
+            warnings.append("the conversation has no user message")
+        inputs = run.lists[0]
+        if self.keep_last and messages is not inputs:
+            present = set(map(id, messages))
+            lost = sum(id(m) not in present for m in inputs[-self.keep_last :])
+            if lost:
+                warnings.append(
+                    f"keep_last={self.keep_last}: {lost} of the last {min(self.keep_last, len(inputs))} messages "
+                    "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
+                )
+        name = getattr(self.counter, "name", type(self.counter).__name__)
+        out: list[Any] = convert_to_openai_messages(messages) if self.output == "openai" else messages
+        system = sum(meter.each(messages[: leading_system_count(messages)]))
+        plan = Plan(
+            out, fits, self.budget, after, steps, warnings, name, self.model, system,
+            verbatim_turns(inputs, messages), figures=run.figures,
+        )
+        if self.strict and not fits:
+            raise BudgetExceeded(plan)
+        return plan
+
+    def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
+        if not messages:
+            return meter.exact(messages)  # an empty request still has the reply priming (and the tools)
+        if meter.is_additive(messages):
+            return meter.total(messages) + self.budget.tools_tokens
+        return meter.exact(messages)
+
+    def _fits(self, messages: list[BaseMessage], meter: Meter) -> bool:
+        """Whether the request fits, tokenizing from the newest message back only until it does not."""
+        if messages and meter.is_additive(messages):
+            return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
+        return meter.exact(messages) <= self.budget.max_input_tokens
+
+    def plan(self, messages: Any) -> Plan:
+        """Apply the strategies in order until the conversation fits; never mutates the input."""
+        return self._plan(convert_to_messages(messages), Meter(self.counter, self.tools))
+
+    async def aplan(self, messages: Any) -> Plan:
+        """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
+        return await self._aplan(convert_to_messages(messages), Meter(self.counter, self.tools))
+
+    def session(self, messages: Any = None) -> PlanSession:
+        """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
+        session = PlanSession(self)
+        if messages is not None:
+            session.add_messages(messages)
+        return session
+
+    def _plan(self, messages: list[BaseMessage], meter: Meter) -> Plan:
+        run = _Run(self, messages, Labels(messages), meter)
+        for strategy, context in run.pending():
+            run.record(strategy, strategy.apply(run.current, context))
+        return self._finish(run)
+
+    async def _aplan(self, messages: list[BaseMessage], meter: Meter) -> Plan:
+        run = _Run(self, messages, Labels(messages), meter)
+        for strategy, context in run.pending():
+            run.record(strategy, await strategy.aapply(run.current, context))
+        return self._finish(run)
+
+
+class PlanSession:
+    """A conversation that grows by appended messages, planned after each turn by one ``Planner``: what a chat
+    product keeps beside its history. ``add_messages`` the turn's messages, then ``plan()``; the plan is the one
+    ``Planner.plan`` gives for all the messages added so far.
+
+    A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
+    the pinned ones, so a plan tokenizes and scans for pins only the new messages, and then walks back from the
+    newest only as far as the budget reaches. The messages given are taken as they are: mutating one afterwards is
+    not noticed (start a new session, or use ``Planner.plan``, which notices).
+    """
+
+    # The meter also holds the counts of the copies past plans made (shortened tool outputs, summaries); past twice
+    # the conversation's length it forgets them (a pass over the conversation at most every length/2 turns' worth
+    # of copies, so constant per turn).
+    _RETAIN_FACTOR = 2
+    _RETAIN_SLACK = 64
+
+    def __init__(self, planner: Planner) -> None:
+        self.planner = planner
+        self._messages: list[BaseMessage] = []
+        self._pinned: list[int] = []
+        self._meter = Meter(planner.counter, planner.tools)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        """A copy of the messages added so far."""
+        return list(self._messages)
+
+    @property
+    def counted(self) -> int:
+        """How many messages the session holds token counts of (its own, and copies its last plans made)."""
+        return self._meter.held
+
+    def add_messages(self, messages: Any) -> None:
+        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation."""
+        start = len(self._messages)
+        self._messages += convert_to_messages(messages)
+        self._pinned += pinned_indexes(self._messages, start)
+
+    def _prepared(self) -> list[BaseMessage]:
+        messages = list(self._messages)  # the plan's input: later additions do not change it
+        if self._meter.held > self._RETAIN_FACTOR * len(messages) + self._RETAIN_SLACK:
+            self._meter.retain(messages)
+        self._meter.follow(messages, list(self._pinned))
+        return messages
+
+    def plan(self) -> Plan:
+        """The plan for every message added so far (``Planner.plan`` of them)."""
+        return self.planner._plan(self._prepared(), self._meter)
+
+    async def aplan(self) -> Plan:
+        """``plan`` for async code (see ``Planner.aplan``)."""
+        return await self.planner._aplan(self._prepared(), self._meter)
+
+
+@dataclass
+class _Run:
+    """One plan in progress: the message list after each step so far, and the reports."""
+
+    planner: Planner
+    current: list[BaseMessage]
+    labels: Labels
+    meter: Meter
+    steps: list[StepReport] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
+
+    def __post_init__(self) -> None:
+        self.context = self.planner._context(self.meter)
+        self.lists = [self.current]
+        self.figures = Figures(lambda messages: self.planner._request_tokens(messages, self.meter), self.lists)
+
+    def pending(self) -> Iterator[tuple[BaseStrategy, StepContext]]:
+        """The strategies still to apply, each with its context, stopping as soon as the conversation fits."""
+        planner = self.planner
+        for strategy, keeps in zip(planner.strategies, planner._later_keeps, strict=True):
+            if planner._fits(self.current, self.meter):
+                return
+            yield strategy, dataclasses.replace(self.context, later_keeps=keeps)
+
+    def record(self, strategy: BaseStrategy, result: StepResult) -> None:
+        index = len(self.lists) - 1
+        self.steps.append(self.planner._report(strategy.name, result, self.labels, self.figures, index))
+        self.warnings.extend(f"{strategy.name}: {warning}" for warning in result.warnings)
+        self.current = result.messages
+        self.lists.append(self.current)
+
+
+def fit(
+    messages: Any,
+    model: str | None = "gpt-4o",
+    *,
+    context_window: int | None = None,
+    reserve_output: int | None = None,
+    tools: Sequence[dict[str, Any]] | None = None,
+    strategies: Sequence[Strategy | str] | str | None = None,
+    summarizer: Any = None,
+    keep_last: int | None = None,
+    counter: TokenCounter | str | None = None,
+    strict: bool = False,
+    output: Output = "messages",
+    broken_tool_pairs: BrokenToolPairs = "drop",
+) -> Plan:
+    """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; see ``Planner``."""
+    return Planner(
+        model,
+        strategies,
+        context_window=context_window,
+        reserve_output=reserve_output,
+        tools=tools,
+        counter=counter,
+        summarizer=summarizer,
+        keep_last=keep_last,
+        strict=strict,
+        output=output,
+        broken_tool_pairs=broken_tool_pairs,
+    ).plan(messages)

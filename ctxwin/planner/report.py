@@ -1,0 +1,224 @@
+"""What a plan reports: the fitted conversation (``Plan``), what each step did (``StepReport``), the token figures
+counted when first read (``Figures``), the messages a step touched named when first read (``Touched``, ``Labels``),
+and the error ``strict`` raises (``BudgetExceeded``).
+
+The report is lazy: a chat loop that only sends ``plan.messages`` never pays for naming or counting what was dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.strategies.base import Budget, StepResult
+
+
+class Labels:
+    """How reports name messages: the id, else ``#i`` (the position in the input); a copy a step made (a shortened
+    message, ``StepResult.replaced``) is named like the input message it replaced. Positions are looked up only
+    when a message without an id is named."""
+
+    def __init__(self, inputs: list[BaseMessage]) -> None:
+        self._inputs = inputs
+        self._positions: dict[int, int] | None = None
+        self._copies: dict[int, BaseMessage] = {}  # id(copy) -> the message it replaced
+        self._held: list[list[tuple[BaseMessage, BaseMessage]]] = []  # the copies, so that no id is reused
+
+    def name(self, message: BaseMessage) -> str:
+        original = self._copies.get(id(message))
+        if original is not None:
+            return self.name(original)
+        if message.id:
+            return message.id
+        if self._positions is None:
+            self._positions = {id(m): i for i, m in enumerate(self._inputs)}
+        position = self._positions.get(id(message))
+        return f"#{position}" if position is not None else "?"
+
+    def names(self, messages: list[BaseMessage]) -> list[str]:
+        if self._copies:
+            return [self.name(m) for m in messages]
+        return [m.id or self.name(m) for m in messages]  # most messages: their id, read once
+
+    def copies_of(self, result: StepResult) -> None:
+        """Name the copies a step made like the messages they replaced."""
+        if result.replaced:
+            self._held.append(result.replaced)
+            self._copies.update((id(copy), original) for original, copy in result.replaced)
+
+
+class BudgetExceeded(ValueError):
+    """``strict=True`` and what must be kept does not fit; the figures are attributes and in the message."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.tokens = plan.tokens_after
+        self.limit = plan.budget.max_input_tokens
+        super().__init__(
+            f"conversation needs {plan.tokens_after} tokens but the budget allows {plan.budget.max_input_tokens} "
+            f"(context window {plan.budget.context_window} - reserved output {plan.budget.reserve_output} - "
+            f"safety margin {plan.budget.safety_margin}; tool definitions use {plan.budget.tools_tokens}); "
+            + "; ".join(plan.warnings)
+        )
+
+
+class Figures:
+    """The request tokens of each message list a plan went through (the input, then the list after each step),
+    each counted when first read and then remembered; a pickled or copied plan carries them all, counted."""
+
+    def __init__(self, count: Callable[[list[BaseMessage]], int], lists: list[list[BaseMessage]]) -> None:
+        self._count: Callable[[list[BaseMessage]], int] | None = count
+        self._lists = lists
+        self._values: dict[int, int] = {}
+
+    def __getitem__(self, index: int) -> int:
+        value = self._values.get(index)
+        if value is None:
+            assert self._count is not None  # only a pickled copy lacks it, and it has every value
+            value = self._values[index] = self._count(self._lists[index])
+        return value
+
+    def __len__(self) -> int:
+        return len(self._lists) if self._count is not None else len(self._values)
+
+    def known(self, index: int, value: int) -> None:
+        self._values[index] = value
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_count": None, "_lists": [], "_values": {i: self[i] for i in range(len(self))}}
+
+
+class Touched:
+    """The messages one step dropped, shortened and summarised, named (id or ``#index``) when first read: a step
+    that drops thousands of messages spends nothing on their names unless the report is read."""
+
+    def __init__(self, labels: Labels, dropped: list[BaseMessage], truncated: list[BaseMessage],
+                 summarized: list[BaseMessage]) -> None:
+        self._labels: Labels | None = labels
+        self._messages = (dropped, truncated, summarized)
+        self._ids: tuple[list[str], list[str], list[str]] | None = None
+
+    @property
+    def ids(self) -> tuple[list[str], list[str], list[str]]:
+        if self._ids is None:
+            assert self._labels is not None  # only a pickled copy lacks them, and it has the ids
+            dropped, truncated, summarized = (self._labels.names(m) for m in self._messages)
+            self._ids = (dropped, truncated, summarized)
+        return self._ids
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Touched) and self.ids == other.ids
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_labels": None, "_messages": ([], [], []), "_ids": self.ids}
+
+
+@dataclass(frozen=True)
+class StepReport:
+    """What one strategy did: request tokens before and after, and the messages it touched (id or ``#index``)."""
+
+    name: str
+    notes: list[str] = field(default_factory=list)
+    skipped: bool = False
+    touched: Touched = field(kw_only=True, repr=False)
+    figures: Figures = field(kw_only=True, repr=False, compare=False)
+    index: int = field(kw_only=True, repr=False, compare=False)  # this step's input list in ``figures``
+
+    @property
+    def dropped_ids(self) -> list[str]:
+        return self.touched.ids[0]
+
+    @property
+    def truncated_ids(self) -> list[str]:
+        return self.touched.ids[1]
+
+    @property
+    def summarized_ids(self) -> list[str]:
+        return self.touched.ids[2]
+
+    @property
+    def tokens_before(self) -> int:
+        return self.figures[self.index]
+
+    @property
+    def tokens_after(self) -> int:
+        return self.figures[self.index + 1]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data, token figures included."""
+        return {
+            "name": self.name,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "dropped_ids": list(self.dropped_ids),
+            "truncated_ids": list(self.truncated_ids),
+            "summarized_ids": list(self.summarized_ids),
+            "notes": list(self.notes),
+            "skipped": self.skipped,
+        }
+
+
+@dataclass
+class Plan:
+    """The fitted conversation and how it was fitted.
+
+    Token figures are for the whole request (messages and tool definitions) as the planner's counter counts it;
+    ``fits`` means ``tokens_after <= budget.max_input_tokens``. Message labels in the step reports are message
+    ids, or ``#i`` (the position in the input) for messages without one. ``tokens_before`` and the steps' figures
+    are counted when first read (see the module docstring).
+    """
+
+    messages: list[Any]
+    fits: bool
+    budget: Budget
+    tokens_after: int
+    steps: list[StepReport]
+    warnings: list[str]
+    counter: str
+    model: str | None = None
+    system_tokens: int = 0  # of the leading system messages (summary included), for budget displays
+    # Counting from the newest, the input's user turns (a user message and what follows it up to the next one) that
+    # end the fitted conversation verbatim, stopping at the first that does not.
+    recent_turns_verbatim: int = 0
+    figures: Figures = field(kw_only=True, repr=False, compare=False)
+
+    @property
+    def tokens_before(self) -> int:
+        return self.figures[0]
+
+    @property
+    def budget_used(self) -> float:
+        """``tokens_after / budget.max_input_tokens``: the share of the input budget the request uses (over 1 only
+        when it does not fit). Low while the input was over budget means a step removed more than it had to."""
+        limit = self.budget.max_input_tokens
+        return self.tokens_after / limit if limit else float(self.tokens_after > 0)
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready digest (for JSONL outputs and dataset jobs)."""
+        return {
+            "fits": self.fits,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "budget": self.budget.max_input_tokens,
+            "budget_used": round(self.budget_used, 4),
+            "recent_turns_verbatim": self.recent_turns_verbatim,
+            "dropped": sum(len(s.dropped_ids) for s in self.steps),
+            "truncated": sum(len(s.truncated_ids) for s in self.steps),
+            "summarized": sum(len(s.summarized_ids) for s in self.steps),
+            "warnings": list(self.warnings),
+        }
+
+
+def verbatim_turns(inputs: list[BaseMessage], fitted: list[BaseMessage]) -> int:
+    """How many of the input's user turns, newest first, end ``fitted`` as the same objects (so verbatim), stopping
+    at the first that does not; walks only the kept tail."""
+    turns = 0
+    for original, kept in zip(reversed(inputs), reversed(fitted), strict=False):
+        if original is not kept:
+            break
+        turns += isinstance(original, HumanMessage)
+    return turns

@@ -1,0 +1,35 @@
+"""Pinned messages: the ``additional_kwargs["pinned"]`` flag, and finding the pinned messages of a list.
+
+The lowest module of the strategies: the meter follows pins across a plan's lists, and the strategies keep them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import compress, count
+from operator import attrgetter
+
+from ctxwin.messages import BaseMessage
+
+PINNED_KEY = "pinned"
+
+
+def is_pinned(message: BaseMessage) -> bool:
+    """Pinned messages (``additional_kwargs["pinned"] is True``) are never dropped, truncated or summarised.
+
+    ``additional_kwargs`` is not sent to providers by ``convert_to_openai_messages``, so the flag stays local.
+    """
+    return message.additional_kwargs.get(PINNED_KEY) is True
+
+
+def pin(message: BaseMessage) -> BaseMessage:
+    """A pinned copy of ``message``."""
+    return message.model_copy(update={"additional_kwargs": {**message.additional_kwargs, PINNED_KEY: True}})
+
+
+def pinned_indexes(messages: Sequence[BaseMessage], start: int = 0) -> list[int]:
+    """Indexes of the pinned messages of ``messages[start:]``: a C loop over a field (most messages have no
+    ``additional_kwargs`` at all), and only the few with some are looked into. A plan scans once and follows the
+    pins (``Meter.pinned``); a session scans only what was appended."""
+    some = compress(count(start), map(attrgetter("additional_kwargs"), messages[start:]))
+    return [i for i in some if is_pinned(messages[i])]
