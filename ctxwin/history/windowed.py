@@ -16,6 +16,7 @@ told by its ``revision()``; when it did, or when the history cannot tell (a JSON
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -78,6 +79,7 @@ class WindowedHistory(BaseChatMessageHistory):
         # this window since, and the backing history's revision they correspond to (None: read on the next read).
         self._view: list[BaseMessage] = []
         self._revision: tuple[Hashable, int] | None = None
+        self._state = threading.Lock()  # one thread at a time reads, trims or extends the kept messages
 
     @property
     def all_messages(self) -> list[BaseMessage]:
@@ -87,7 +89,11 @@ class WindowedHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:
         """The window: the leading system message, then the most recent messages within the limits."""
-        view = self._read()  # the stored messages, after the system prompt when there is one
+        with self._state:  # the kept messages do not grow while they are trimmed
+            return self._window(self._read())
+
+    def _window(self, view: list[BaseMessage]) -> list[BaseMessage]:
+        """The window of ``view``: the stored messages, after the system prompt when there is one."""
         lead = 1 if self.system_prompt is not None or (
             self.include_system and view and isinstance(view[0], SystemMessage)
         ) else 0
@@ -113,18 +119,20 @@ class WindowedHistory(BaseChatMessageHistory):
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         batch = checked_messages(messages)  # what the history stores (it refuses the batch whole, or takes it)
-        before = self._history_revision()
-        self.history.add_messages(batch)
-        after = self._history_revision()
-        if batch and before is not None and before == self._revision and after == (before[0], before[1] + 1):
-            self._view += batch  # nobody else wrote in between: the stored messages are ours plus the batch
-            self._revision = after
-        else:
-            self._revision = None
+        with self._state:
+            before = self._history_revision()
+            self.history.add_messages(batch)
+            after = self._history_revision()
+            if batch and before is not None and before == self._revision and after == (before[0], before[1] + 1):
+                self._view += batch  # nobody else wrote in between: the stored messages are ours plus the batch
+                self._revision = after
+            else:
+                self._revision = None
 
     def clear(self) -> None:
-        self.history.clear()
-        self._revision = None
+        with self._state:
+            self.history.clear()
+            self._revision = None
 
     def _history_revision(self) -> tuple[Hashable, int] | None:
         revision = getattr(self.history, "revision", None)  # histories not derived from BaseChatMessageHistory
@@ -132,7 +140,7 @@ class WindowedHistory(BaseChatMessageHistory):
 
     def _read(self) -> list[BaseMessage]:
         """The stored messages after the system prompt if any, read again only when the backing history changed
-        other than through this window. Never handed out: every window is a new list."""
+        other than through this window. Called under ``_state``; never handed out: every window is a new list."""
         revision = self._history_revision()
         if revision is None or revision != self._revision:
             prompt = [self.system_prompt] if self.system_prompt is not None else []

@@ -323,3 +323,24 @@ def test_a_batch_the_history_refuses_leaves_the_window_as_stored(tmp_path: Path)
     with pytest.raises(ValueError, match="RemoveMessage"):
         window.add_messages([HumanMessage("kept?"), RemoveMessage(id="x")])
     assert window.messages == backing.messages == turn(0)
+
+
+def test_threads_adding_and_reading_through_one_window_see_what_is_stored() -> None:
+    import threading
+
+    backing = InMemoryChatMessageHistory()
+    window = WindowedHistory(backing, max_messages=1000, start_on=None)
+    shown: list[int] = []
+
+    def chat(k: int) -> None:
+        for n in range(50):
+            window.add_messages([HumanMessage(f"{k}.{n}")])
+            shown.append(len(window.messages))
+
+    threads = [threading.Thread(target=chat, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert window.messages == backing.messages and len(backing.messages) == 200
+    assert max(shown) == 200
