@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("messages", ("ctxwin.messages",)),
     ("plugins", ("ctxwin.hookspecs", "ctxwin.plugins")),
     ("counters", ("ctxwin.counters",)),
-    ("trim engine", ("ctxwin.trim", "ctxwin.engine")),
+    ("trim engine", ("ctxwin.trim",)),
     ("strategies", ("ctxwin.strategies",)),
     ("planner", ("ctxwin.planner",)),
     ("applications", ("ctxwin.history", "ctxwin.batch", "ctxwin.benchmark", "ctxwin.integrations")),
