@@ -10,7 +10,8 @@ of each character class one token holds), which no tokenization can go under.
 ``safe=True`` (spec ``approximate:safe``) is an upper bound on o200k/cl100k counts: the larger of a linear bound for
 the text's family (English, symbol-dense ASCII, other ASCII, accented Latin, Chinese, Japanese, Korean, Cyrillic,
 other scripts) and one for text that is not language (random strings, base64, digests, emoji), each fitted
-one-sidedly and widened by a margin measured by leaving whole sources out; scripts without calibrated text are
+one-sidedly and widened by a margin measured by leaving whole sources out (the second only for text that
+``looks_random``); scripts without calibrated text are
 charged what their random strings cost (at most their UTF-8 length), and the result is capped by the byte count.
 What it does and does not guarantee: docs/approximate.md.
 """
@@ -27,6 +28,7 @@ from ctxwin.counters.approximate_features import (
     FEATURES,
     SAFE_FEATURES,
     ascii_counts,
+    looks_random,
     safe_family,
     safe_features,
     text_features,
@@ -102,15 +104,28 @@ class ApproximateCounter(BaseTokenCounter):
 
     def _safe_count(self, text: str) -> int:
         counts, n_bytes = text_features(text)
+        if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
+            # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or
+            # digits: such text costs up to a token a character, and no calibrated text looks like it), or too short
+            # for its statistics to say much: the byte bound.
+            return n_bytes
         floor = math.ceil(sum(map(operator.mul, self._floor, counts)))
-        family = safe_family(counts, text)
-        counts += safe_features(text)
-        bound = max(_widened(*self._safe_bounds[family], counts), _widened(*self._dense_bound, counts))
+        extra = safe_features(text)
+        family = safe_family(counts, text, extra[0] + extra[1])
+        counts += extra
+        bound = _widened(*self._safe_bounds[family], counts)
+        if looks_random(extra, len(text)):
+            bound = max(bound, _widened(*self._dense_bound, counts))
         return min(n_bytes, max(floor, math.ceil(bound)))
 
     def count_block(self, block: dict[str, Any]) -> int:
         """Images by OpenAI's tile formula when their size is known (see ``image_tokens``); other blocks flat."""
         return image_tokens(block, upper_bound=self.safe)
+
+
+_WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
+# Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
+SHORT_TEXT = 24
 
 
 def _bound(model: dict[str, Any]) -> tuple[list[float], tuple[float, float]]:

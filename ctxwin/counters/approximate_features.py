@@ -51,13 +51,20 @@ LONG_RUN = 8
 # Runs of LONG_WORD letters of any script without a space or punctuation: no language writes words that long, random
 # strings do (``long_words`` counts such runs, one per LONG_WORD letters).
 LONG_WORD = 16
+_LONG_WORDS = SAFE_FEATURES.index("long_words") - len(FEATURES)
 
 # Safe mode fits one upper bound per family of text, picked from the statistics above (see ``safe_family``):
 # a single bound for all text has to cover the most expensive language in every class it shares, so English
 # would pay for Indonesian and code for Italian.
 FAMILIES = (
-    "english", "ascii_symbolic", "ascii", "latin", "chinese", "japanese", "korean", "cyrillic", "other",
+    "english", "ascii_symbolic", "ascii_ids", "ascii", "latin", "chinese", "japanese", "korean", "cyrillic", "other",
 )
+
+
+def looks_random(extra: list[int], length: int) -> bool:
+    """Whether a text whose ``safe_features`` are ``extra`` has at least half its characters in runs of
+    ``LONG_WORD`` letters: a random string of a spaced script, which safe mode bounds apart."""
+    return extra[_LONG_WORDS] * LONG_WORD * 2 > length
 
 
 def safe_features(text: str) -> list[int]:
@@ -81,7 +88,7 @@ _OTHER_SCRIPTS = tuple(_INDEX[n] for n in GROUPS if n not in {
     "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"})
 
 
-def safe_family(counts: list[int], text: str) -> str:
+def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
     """The family (one of ``FAMILIES``) whose safe bound applies to a text with statistics ``counts``.
 
     The script with the most characters decides (CJK split by kana and hangul); Latin text with accented
@@ -106,6 +113,10 @@ def safe_family(counts: list[int], text: str) -> str:
         return "other"
     if accented * 100 > latin:
         return "latin"
+    if boundaries * 8 > latin:
+        # Letters and digits alternating (hex digests, base64, UUIDs, hashes in lock files): ``boundaries`` is the
+        # number of places where a letter and a digit meet.
+        return "ascii_ids"
     if (counts[_PUNCT] + counts[_DIGITS]) * 10 > latin:
         return "ascii_symbolic"
     if text.count(" the ") * 60 >= counts[_WORDS] > 0:
@@ -167,6 +178,7 @@ _ASCII_AND_CONTINUATION = bytes(range(0xC0))
 # Below one multi-byte character in this many, text takes the mostly-ASCII way through ``text_features``.
 _MOSTLY_ASCII = 8
 _UKRAINIAN = tuple("іїєІЇЄ")
+_CYRILLIC_GROUP, _HAN_GROUP = GROUPS.index("cyrillic"), GROUPS.index("han")
 _TRADITIONAL = tuple("們個這說")
 
 
@@ -244,8 +256,8 @@ def text_features(text: str) -> tuple[list[int], int]:
     scripts = script_counts(text, raw, candidates)
     punct = len(flags) - letters - spaces - newlines - sum(scripts)
     # The rarer letters are counted only when present (``in`` is a fast search; each ``count`` a full pass).
-    ukrainian = sum([text.count(c) for c in _UKRAINIAN if c in text]) if scripts[_CYRILLIC] else 0
-    traditional = sum([text.count(c) for c in _TRADITIONAL if c in text]) if scripts[_HAN] else 0
+    ukrainian = sum([text.count(c) for c in _UKRAINIAN if c in text]) if scripts[_CYRILLIC_GROUP] else 0
+    traditional = sum([text.count(c) for c in _TRADITIONAL if c in text]) if scripts[_HAN_GROUP] else 0
     return [letters, digits, word_starts, spaces, space_runs, newlines, punct, ukrainian, traditional,
             *scripts], len(raw)
 

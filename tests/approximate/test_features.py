@@ -140,6 +140,8 @@ def test_safe_family_follows_the_dominant_script() -> None:
     assert family("आज हम पार्क में टहलने गए और फिर खाना खाया।") == "other"
     assert family("Oggi siamo andati al parco e poi abbiamo mangiato là, perché è bello.") == "latin"
     assert family('{"id": 12, "tags": ["a", "b"], "ok": true}') == "ascii_symbolic"
+    assert safe_family(text_features(digest := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")[0],
+                       digest, sum(safe_features(digest)[:2])) == "ascii_ids"
     assert family("We walked in the park and then the children had lunch by the lake.") == "english"
     assert family("Kami berjalan di taman lalu makan siang di dekat danau bersama anak anak.") == "ascii"
     assert {family(t) for t in ("", "   ", "12345")} <= set(FAMILIES)
