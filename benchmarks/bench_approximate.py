@@ -26,6 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import pytest
 from corpus import KINDS, TARGET_KINDS, build, missing_packages, reference_encoding
 
 from ctxwin.counters.approximate import ApproximateCounter
@@ -153,22 +154,6 @@ def _count_all(count: Callable[[str], Any], texts: list[str]) -> None:
         count(text)
 
 
-def test_throughput_tiktoken_o200k(benchmark: Any) -> None:
-    benchmark(_count_all, reference_encoding("o200k_base").encode_ordinary, _heldout_texts())
-
-
-def test_throughput_approximate(benchmark: Any) -> None:
-    benchmark(_count_all, ApproximateCounter().count_text, _heldout_texts())
-
-
-def test_throughput_approximate_safe(benchmark: Any) -> None:
-    benchmark(_count_all, ApproximateCounter(safe=True).count_text, _heldout_texts())
-
-
-def test_throughput_chars_over_4(benchmark: Any) -> None:
-    benchmark(_count_all, chars_over_4, _heldout_texts())
-
-
 def chat_messages() -> list[str]:
     """Chat-sized messages: slices of 100 B to 2 KB (log-uniform) from every held-out document, cut at characters."""
     rng = random.Random("chat-messages")
@@ -183,16 +168,20 @@ def chat_messages() -> list[str]:
     return messages
 
 
-def test_throughput_messages_tiktoken_o200k(benchmark: Any) -> None:
-    benchmark(_count_all, reference_encoding("o200k_base").encode_ordinary, chat_messages())
+_COUNTERS: dict[str, Callable[[], Callable[[str], Any]]] = {
+    "tiktoken_o200k": lambda: reference_encoding("o200k_base").encode_ordinary,
+    "approximate": lambda: ApproximateCounter().count_text,
+    "approximate_safe": lambda: ApproximateCounter(safe=True).count_text,
+    "chars_over_4": lambda: chars_over_4,
+}
+_TEXTS = {"documents": _heldout_texts, "messages": chat_messages}
 
 
-def test_throughput_messages_approximate(benchmark: Any) -> None:
-    benchmark(_count_all, ApproximateCounter().count_text, chat_messages())
-
-
-def test_throughput_messages_approximate_safe(benchmark: Any) -> None:
-    benchmark(_count_all, ApproximateCounter(safe=True).count_text, chat_messages())
+@pytest.mark.parametrize("texts", list(_TEXTS))
+@pytest.mark.parametrize("counter", list(_COUNTERS))
+def test_throughput(benchmark: Any, counter: str, texts: str) -> None:
+    """Each counter over the held-out documents, and over chat-sized messages cut from them."""
+    benchmark(_count_all, _COUNTERS[counter](), _TEXTS[texts]())
 
 
 if __name__ == "__main__":

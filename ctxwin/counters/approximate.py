@@ -53,12 +53,14 @@ class ApproximateCounter(BaseTokenCounter):
         self.safe = safe
         self.name = "approximate:safe" if safe else "approximate"
         calibration = CALIBRATION[target]
-        self._weights = [calibration["weights"][f] for f in FEATURES]
+        self._weights: list[float] = [calibration["weights"][f] for f in FEATURES]
         self._ascii_weights = tuple(self._weights[: len(ASCII_FEATURES)])
-        self._floor = [calibration["floor"][f] for f in FEATURES]
+        self._floor: list[float] = [calibration["floor"][f] for f in FEATURES]
         self._ascii_floor = self._floor[: len(ASCII_FEATURES)]
-        # No ASCII character costs the floor more than this: below it times the length, the floor cannot bind.
-        self._ascii_floor_rate = max(self._ascii_floor)
+        # The floor of ASCII text is at most this per digit, and per other character: an estimate above the sum
+        # needs no floor.
+        self._digit_floor = self._ascii_floor[ASCII_FEATURES.index("digits")]
+        self._other_floor = max(w for f, w in zip(ASCII_FEATURES, self._ascii_floor, strict=True) if f != "digits")
         self._safe_bounds = {family: _bound(model) for family, model in calibration["safe"].items()}
         self._dense_bound = _bound(calibration["safe_dense"])
         self.max_relative_error = 0.0 if safe else float(calibration["max_relative_error"])
@@ -93,7 +95,7 @@ class ApproximateCounter(BaseTokenCounter):
             letters, digits, words, spaces, space_runs, newlines, punct = counts
             a, b, c, d, e, f, g = self._ascii_weights
             estimate = a * letters + b * digits + c * words + d * spaces + e * space_runs + f * newlines + g * punct
-            if estimate < self._ascii_floor_rate * len(text):
+            if estimate < self._digit_floor * digits + self._other_floor * (len(text) - digits):
                 estimate = max(estimate, math.ceil(sum(map(operator.mul, self._ascii_floor, counts))))
             return min(len(text), int(estimate + 0.5)) or 1
         features, n_bytes = text_features(text)
@@ -109,7 +111,7 @@ class ApproximateCounter(BaseTokenCounter):
             # digits: such text costs up to a token a character, and no calibrated text looks like it), or too short
             # for its statistics to say much: the byte bound.
             return n_bytes
-        floor = math.ceil(sum(map(operator.mul, self._floor, counts)))
+        floor: int = math.ceil(sum(map(operator.mul, self._floor, counts)))
         extra = safe_features(text)
         family = safe_family(counts, text, extra[0] + extra[1])
         counts += extra
