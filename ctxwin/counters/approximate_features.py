@@ -92,8 +92,9 @@ def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
     """The family (one of ``FAMILIES``) whose safe bound applies to a text with statistics ``counts``.
 
     The script with the most characters decides (CJK split by kana and hangul); Latin text with accented
-    letters is ``latin``; ASCII text dense in punctuation and digits (code, JSON, Markdown) is ``ascii_symbolic``; ASCII
-    prose where " the " is frequent is ``english``, other ASCII prose ``ascii``.
+    letters is ``latin``; ASCII text where letters and digits meet often (``boundaries``, from ``safe_features``:
+    digests, base64, UUIDs) is ``ascii_ids``; ASCII text dense in punctuation and digits (code, JSON, Markdown) is
+    ``ascii_symbolic``; ASCII prose where " the " is frequent is ``english``, other ASCII prose ``ascii``.
     A text put in a wider family than it belongs to is only over-counted more.
     """
     accented = counts[_LATIN1] + counts[_LATIN_EXT]
