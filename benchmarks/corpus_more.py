@@ -33,13 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import KINDS, SPLITS, Doc, build
+from corpus import SPLITS, Doc, build
 
 from ctxwin.counters.approximate_scripts import GROUPS, script_counts
 
-# Kinds of ``evaluation_docs``: the corpus kinds, then these.
-MORE_KINDS = ("cldr", "lorem", "data", "random")
-ALL_KINDS = (*KINDS, *MORE_KINDS)
 _DOC_BYTES = 4_000
 # Script groups after Latin-1 and Latin extended (``GROUPS`` starts with those two).
 _LATIN_GROUPS = 2

@@ -220,13 +220,12 @@ def _table(label: str, keys: list[str], errors: np.ndarray) -> dict[str, Any]:
     return rows
 
 
-def _leave_one_source_out(target: str, docs: tuple[Doc, ...], x: np.ndarray, tokens: np.ndarray,
+def _leave_one_source_out(target: str, docs: tuple[Doc, ...], scripts: list[str], x: np.ndarray, tokens: np.ndarray,
                           natural: np.ndarray, estimate_fit: Any, clamp: Any) -> tuple[dict[str, Any], float]:
     """The estimate's errors, each natural document estimated by weights fitted without its source; the 95th
     percentile over the kinds with accuracy targets."""
     m = len(FEATURES)
     sources, kinds = [d.source for d in docs], [d.kind for d in docs]
-    scripts = [script_of(d.text) for d in docs]
     loso = np.empty(len(docs))
     for name in sorted(set(s for s, r in zip(sources, natural, strict=True) if r)):
         out = np.array([s == name for s in sources])
@@ -283,7 +282,7 @@ def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | No
 
     weights = estimate_fit(natural)
     if previous is None:
-        evaluation, p95 = _leave_one_source_out(target, docs, x, tokens, natural, estimate_fit, clamp)
+        evaluation, p95 = _leave_one_source_out(target, docs, scripts, x, tokens, natural, estimate_fit, clamp)
     else:  # --safe-only: the estimate and its evaluation as last written
         evaluation = {k: v for k, v in previous["evaluation"].items() if k.startswith("estimate")}
         p95 = previous["max_relative_error"]
