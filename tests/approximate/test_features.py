@@ -19,15 +19,29 @@ from ctxwin.counters.approximate_features import (
     text_features,
 )
 
-# Script blocks by code point (the UTF-8 lead byte's block, written as ranges): (first, last, name).
-_BLOCKS = [
-    (0x80, 0x27F, "latin_ext"), (0x280, 0x3FF, "greek"), (0x400, 0x53F, "cyrillic"), (0x540, 0x7FF, "rtl"),
-    (0x800, 0xFFF, "indic"), (0x1000, 0x1FFF, "other3"), (0x2000, 0x2FFF, "symbols"), (0x3000, 0x3FFF, "kana"),
-    (0x4000, 0x9FFF, "han"), (0xA000, 0xDFFF, "hangul"), (0xE000, 0xEFFF, "other3"), (0xF000, 0xFFFF, "compat_forms"),
-    (0x10000, 0x10FFFF, "astral"),
+# Lead-byte blocks by code point (first, last, letter-like): runs of letter-like characters, with ASCII letters,
+# are words.
+_LEAD_BLOCKS = [
+    (0x80, 0x7FF, True), (0x800, 0xFFF, True), (0x1000, 0x1FFF, True), (0x2000, 0x9FFF, False),
+    (0xA000, 0xDFFF, True), (0xE000, 0xEFFF, True), (0xF000, 0x10FFFF, False),
 ]
-# Scripts whose words are separated by spaces or punctuation: their runs, with ASCII letters, are words.
-_WORDY = {"latin_ext", "greek", "cyrillic", "rtl", "indic", "other3", "hangul"}
+# Script groups by code point range (first, last, group), the first match winning; anything else is "rare".
+_GROUP_RANGES = [
+    (0x80, 0xFF, "latin1"), (0x100, 0x2FF, "latin_ext"), (0x1E00, 0x1EFF, "latin_ext"), (0xA700, 0xA7FF, "latin_ext"),
+    (0x300, 0x37F, "combining"), (0x380, 0x3FF, "greek"), (0x1F00, 0x1FFF, "greek"), (0x400, 0x4FF, "cyrillic"),
+    (0x5C0, 0x5FF, "hebrew"), (0x500, 0x5BF, "armenian"), (0x600, 0x6FF, "arabic"), (0x800, 0x8FF, "arabic"),
+    (0x780, 0x7BF, "thaana"), (0x700, 0x7FF, "syriac"), (0x980, 0x9FF, "bengali"), (0x900, 0x97F, "devanagari"),
+    (0xA80, 0xAFF, "gujarati"), (0xA00, 0xA7F, "gurmukhi"), (0xB80, 0xBFF, "tamil"), (0xB00, 0xB7F, "oriya"),
+    (0xC80, 0xCFF, "kannada"), (0xC00, 0xC7F, "telugu"), (0xD80, 0xDFF, "sinhala"), (0xD00, 0xD7F, "malayalam"),
+    (0xE80, 0xEFF, "lao"), (0xE00, 0xE7F, "thai"), (0xF00, 0xFFF, "tibetan"), (0x10C0, 0x10FF, "georgian"),
+    (0x1000, 0x10BF, "myanmar"), (0x13C0, 0x13FF, "cherokee"), (0x1200, 0x13BF, "ethiopic"),
+    (0x1700, 0x17FF, "khmer"), (0x1800, 0x18FF, "mongolian"), (0x2000, 0x20FF, "punctuation"),
+    (0x2100, 0x24FF, "symbols"), (0x2900, 0x2BFF, "symbols"), (0x2500, 0x25FF, "box"), (0x2600, 0x27FF, "dingbats"),
+    (0x2800, 0x28FF, "braille"), (0x3000, 0x303F, "cjk_punct"), (0x30C0, 0x30FF, "katakana"),
+    (0x3040, 0x30BF, "kana"), (0x3100, 0x33FF, "cjk_misc"), (0x3400, 0x4DFF, "han_ext"), (0x4E00, 0x9FFF, "han"),
+    (0xA000, 0xA4FF, "yi"), (0xAC00, 0xD7FF, "hangul"), (0x1F000, 0x1FFFF, "emoji"), (0x10000, 0x10FFFF, "astral"),
+    (0xFB00, 0xFEFF, "forms"), (0xFF00, 0xFFFF, "fullwidth"),
+]
 
 
 def reference(text: str) -> dict[str, int]:
@@ -42,17 +56,14 @@ def reference(text: str) -> dict[str, int]:
         if cp < 0x80:
             name = ("letters" if ch.isalpha() else "spaces" if ch == " " else "newlines" if ch == "\n"
                     else "punct")
+            wordy = name == "letters"
         else:
-            name = next(n for first, last, n in _BLOCKS if first <= cp <= last)
-            if name == "kana" and cp <= 0x303F:
-                name = "cjk_punct"
-            if name == "compat_forms" and 0xFF00 <= cp <= 0xFF3F:
-                name = "fullwidth"
+            name = next((n for first, last, n in _GROUP_RANGES if first <= cp <= last), "rare")
+            wordy = next(w for first, last, w in _LEAD_BLOCKS if first <= cp <= last)
         counts[name] += 1
-        counts["katakana"] += 0x30C0 <= cp <= 0x30FF
         counts["ukrainian"] += ch in "іїєІЇЄ"
         counts["traditional"] += ch in "們個這說"
-        kinds.append("word" if name == "letters" or name in _WORDY else "space" if ch == " " else "other")
+        kinds.append("word" if wordy else "space" if ch == " " else "other")
     before = ["other", "other", *kinds]
     for i, kind in enumerate(kinds):
         counts["word_starts"] += kind == "word" and before[i + 1] != "word"
@@ -67,7 +78,8 @@ def features(text: str) -> dict[str, int]:
 
 
 _PIECES = st.sampled_from(["a", "Z", " ", "  ", "\n", "7", ".", "é", "я", "і", "中", "們", "カ", "、", "，", "ﺎ", "한",
-                           "😀", "\t", "α", "ש", "क", "Ⴀ", "—"])
+                           "😀", "\t", "α", "ש", "क", "Ⴀ", "—", "ა", "ሰ", "Ꮳ", "ހ", "ܐ", "ꀀ", "㐀", "┌", "⠁", "ລ",
+                           "ক", "ஆ", "\u0301", "𠀀", "\ufe0f"])
 # Mostly ASCII with a few other characters (the other way through ``text_features``), or anything.
 _TEXTS = st.one_of(
     st.lists(_PIECES, max_size=80).map("".join),
@@ -96,6 +108,7 @@ def test_safe_statistics_match_the_reference(text: str) -> None:
     assert extra["case_changes"] == len(re.findall("[a-z][A-Z]", text))
     assert extra["digit_letter"] == len(re.findall("[0-9](?=[A-Za-z])", text))
     assert extra["per_text"] == 1
+    assert extra["long_words"] == sum(len(run) // 16 for run in re.findall("[A-Za-zé]+", text))
 
 
 def test_long_texts_are_counted_exactly_across_chunks() -> None:
@@ -112,7 +125,7 @@ def test_ascii_and_unicode_paths_agree_on_the_shared_statistics() -> None:
     ascii_counts, unicode_counts = features(ascii_text), features(ascii_text + "—")
     for name in ("digits", "word_starts", "spaces", "space_runs", "newlines", "punct"):
         assert ascii_counts[name] == unicode_counts[name], name
-    assert unicode_counts["symbols"] == 1
+    assert unicode_counts["punctuation"] == 1
 
 
 def family(text: str) -> str:
@@ -127,6 +140,8 @@ def test_safe_family_follows_the_dominant_script() -> None:
     assert family("आज हम पार्क में टहलने गए और फिर खाना खाया।") == "other"
     assert family("Oggi siamo andati al parco e poi abbiamo mangiato là, perché è bello.") == "latin"
     assert family('{"id": 12, "tags": ["a", "b"], "ok": true}') == "ascii_symbolic"
+    assert safe_family(text_features(digest := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")[0],
+                       digest, sum(safe_features(digest)[:2])) == "ascii_ids"
     assert family("We walked in the park and then the children had lunch by the lake.") == "english"
     assert family("Kami berjalan di taman lalu makan siang di dekat danau bersama anak anak.") == "ascii"
     assert {family(t) for t in ("", "   ", "12345")} <= set(FAMILIES)
