@@ -29,7 +29,7 @@ from ctxwin.strategies.base import (
     without,
 )
 from ctxwin.strategies.meter import Meter
-from ctxwin.trim import trim_messages
+from ctxwin.trim import trim_stored
 from ctxwin.trim.tool_pairs import ToolPairs
 
 _MAX_ROUNDS = 6  # re-trims for a counter that is not additive; each round tightens by the measured overshoot
@@ -69,7 +69,7 @@ class TrimToBudget(BaseStrategy):
         end_on = "ai" if self.strategy == "first" else None
         def engine(room: int) -> list[int]:
             kept_rest = (
-                trim_messages(rest, max_tokens=room, token_counter=metered, strategy=self.strategy, end_on=end_on)
+                trim_stored(rest, max_tokens=room, token_counter=metered, strategy=self.strategy, end_on=end_on)
                 if room > 0
                 else []
             )

@@ -280,18 +280,20 @@ def trim_stored(
     *,
     max_tokens: float,
     token_counter: Any,
+    strategy: Literal["first", "last"] = "last",
+    end_on: TypeArg | None = None,
     include_system: bool = False,
     tool_pairs: Literal["keep", "ignore"] = "keep",
 ) -> list[BaseMessage]:
-    """``trim_messages(messages, strategy="last", ...)`` for messages known to be ``BaseMessage`` objects already
-    (a chat history's stored messages): they are not checked or converted again, so re-trimming a long
-    conversation every turn reads only the messages near the kept end (``WindowedHistory`` does)."""
+    """``trim_messages`` for messages known to be ``BaseMessage`` objects already (a chat history's stored
+    messages, a plan's messages): they are not checked or converted again, so re-trimming a long conversation
+    every turn reads only the messages near the kept end (``WindowedHistory`` and the planner's trim step do)."""
     trim = _Trim(
         max_tokens=max_tokens,
         token_counter=token_counter,
-        strategy="last",
+        strategy=strategy,
         allow_partial=False,
-        end_on=None,
+        end_on=end_on,
         start_on=None,
         include_system=include_system,
         text_splitter=None,
