@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ctxwin.counters.base import TokenCounter
 from ctxwin.history.base import BaseChatMessageHistory, checked_messages
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from ctxwin.trim import trim_stored
 from ctxwin.trim.selection import TypeSpec, is_message_type, parse_type_spec
 
 if TYPE_CHECKING:
@@ -102,8 +103,6 @@ class WindowedHistory(BaseChatMessageHistory):
             view = view[:lead] + view[max(lead, len(view) - room) :] if room > 0 else view[:lead]
         head = list(view[:lead])
         if self.max_tokens is not None and view:
-            from ctxwin.trim import trim_stored  # lazily: the engine sits above the message model only
-
             trimmed = trim_stored(
                 view,
                 max_tokens=self.max_tokens,
