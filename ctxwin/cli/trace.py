@@ -60,10 +60,12 @@ def tree_lines(spans: Sequence[Any]) -> list[str]:
 
 def _describe(span: Any) -> str:
     milliseconds = ((span.end_time or 0) - (span.start_time or 0)) / 1e6
-    parts = [f"{span.name}  {milliseconds:.2f} ms"]
+    parts = [f"{span.name} ({milliseconds:.2f} ms)"]
     if not span.status.is_ok:
         parts.append(f"ERROR {span.status.description}")
     for key, value in (span.attributes or {}).items():
+        if isinstance(value, tuple | list) and not value:
+            continue  # no notes, no warnings: nothing to read
         shown = ", ".join(map(str, value)) if isinstance(value, tuple | list) else value
         parts.append(f"{key}={shown}")
     return "  ".join(parts)
