@@ -33,6 +33,10 @@ The planner's own caches, each beside what it saves (``test_planner_caches``, 10
 - ``planner for a dataset row's tools: seen before`` against ``...: first seen``: ``Planner.with_tools`` remembers
   a planner per tool set, so a dataset whose rows carry the same tools counts them once.
 
+Tracing (``test_tracing``, issue 20): the cold plan of the agent kind at the 112k budget with no tracer provider
+(``tracing off``: ctxwin's spans reduce to one ``sys.modules`` lookup per plan and step) and with the OpenTelemetry
+SDK's ``TracerProvider`` exporting to its ``InMemorySpanExporter`` (``SDK provider, in-memory exporter``).
+
 Run: ``pytest benchmarks/bench_planner.py --benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
 """
 
@@ -45,6 +49,7 @@ import pytest
 from conversations import KINDS
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
+from ctxwin import tracing
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import Planner
@@ -188,3 +193,29 @@ def test_planner_caches(benchmark: Any, run: str) -> None:
         CACHE_ROWS[3]: first_seen,
     }[run]
     benchmark.pedantic(measured, rounds=20, iterations=1, warmup_rounds=1)
+
+
+TRACE_ROWS = ("tracing off", "SDK provider, in-memory exporter")
+
+
+@pytest.mark.parametrize("run", TRACE_ROWS)
+def test_tracing(benchmark: Any, run: str) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    benchmark.group = f"planner-tracing-agent-{SIZE}-{TURN_BUDGET}"
+    budget = BUDGETS[TURN_BUDGET]("agent")
+    messages = ours("agent", SIZE)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    def plan(counter: TiktokenCounter) -> list[Any]:
+        exporter.clear()
+        return Planner(counter=counter, context_window=budget, reserve_output=0).plan(messages).messages
+
+    with tracing.use_provider(provider if run == TRACE_ROWS[1] else None):
+        kept = benchmark.pedantic(plan, setup=_fresh, rounds=7, iterations=1, warmup_rounds=1)
+    assert bool(exporter.get_finished_spans()) == (run == TRACE_ROWS[1])
+    benchmark.extra_info.update(kept=len(kept), total=len(messages), max_tokens=budget)

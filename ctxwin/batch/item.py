@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin import tracing
 from ctxwin.batch.conversation import nesting_error
 from ctxwin.planner import Plan, Planner, fit
 
@@ -58,12 +59,14 @@ class Fitter:
 
     def fit(self, index: int, item: Any) -> FitResult:
         """Item ``index``: decoded (when a ``decode`` was given), then planned; any failure is its error."""
-        try:
-            conversation = self.decode(item) if self.decode is not None else item
-            planner, messages = self._request(conversation)
-            return FitResult(index, planner.plan(messages))
-        except Exception as exc:  # one bad conversation never stops a run over millions
-            return FitResult(index, error=describe(exc))
+        with tracing.span("ctxwin.fit_many.item", {"ctxwin.batch.index": index}) as span:
+            try:
+                conversation = self.decode(item) if self.decode is not None else item
+                planner, messages = self._request(conversation)
+                return FitResult(index, planner.plan(messages))
+            except Exception as exc:  # one bad conversation never stops a run over millions
+                tracing.fail(span, exc)
+                return FitResult(index, error=describe(exc))
 
     def _request(self, conversation: Any) -> tuple[Planner, Any]:
         if not is_request(conversation):

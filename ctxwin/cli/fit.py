@@ -49,6 +49,7 @@ from ctxwin.cli.output import (
     usage_error,
     warning,
 )
+from ctxwin.cli.trace import SDK_MISSING, printed_trace
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.messages import convert_to_openai_messages
@@ -162,6 +163,8 @@ def _check_flags(args: argparse.Namespace) -> int | None:
         window = model.context_window
     else:
         return usage_error(parser, "--context-window", "is needed with --counter when no --model is given")
+    if args.trace and args.workers != 1:
+        return usage_error(parser, "--trace", "fits in this process, where the spans are recorded; drop --workers")
     if args.reserve is not None and args.reserve >= window:
         return usage_error(
             parser,
@@ -195,6 +198,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
     usage = _check_flags(args)
     if usage is not None:
         return usage
+    if not args.trace:
+        return _run(args)
+    try:
+        trace = printed_trace()
+    except ImportError:
+        return usage_error(args.parser, "--trace", SDK_MISSING)
+    with trace:
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         tools = read_tools(args.tools)
         arguments = _fit_arguments(args, tools)
@@ -413,6 +427,12 @@ def add_fit_parser(commands: Any) -> None:
         type=_worker_count,
         default=1,
         help="processes for a JSONL file of many conversations; 0 = all cores (default: 1)",
+    )
+    fit.add_argument(
+        "--trace",
+        action="store_true",
+        help="print the OpenTelemetry span tree of the run (steps, durations, attributes) to stderr; needs "
+        "opentelemetry-sdk",
     )
     fit.set_defaults(run=cmd_fit, parser=fit)
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
@@ -186,7 +187,7 @@ class Planner:
             index=index,
         )
 
-    def _finish(self, run: _Run) -> Plan:
+    def _finish(self, run: _Run, top: Any = None) -> Plan:
         self._check_pairs(run)
         messages, meter = run.current, run.meter
         after = self._request_tokens(messages, meter)
@@ -218,6 +219,8 @@ class Planner:
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures,
         )
+        if top is not None:
+            top.set_attributes(_plan_attributes(plan, inputs, messages))
         if self.strict and not fits:
             raise BudgetExceeded(plan)
         return plan
@@ -250,17 +253,38 @@ class Planner:
             session.add_messages(messages)
         return session
 
+    def _span_attributes(self, messages: list[BaseMessage]) -> dict[str, tracing.AttributeValue]:
+        """What a plan's span says from the start: model, counter, budget, input size."""
+        budget = self.budget
+        attributes: dict[str, tracing.AttributeValue] = {
+            "ctxwin.counter.name": str(getattr(self.counter, "name", type(self.counter).__name__)),
+            "ctxwin.counter.exact": not getattr(self.counter, "max_relative_error", 0.0),
+            "ctxwin.budget.max_input_tokens": budget.max_input_tokens,
+            "ctxwin.budget.context_window": budget.context_window,
+            "ctxwin.budget.reserve_output": budget.reserve_output,
+            "ctxwin.budget.tools_tokens": budget.tools_tokens,
+            "ctxwin.budget.safety_margin": budget.safety_margin,
+            "ctxwin.messages.input": len(messages),
+        }
+        if self.model is not None:
+            attributes["gen_ai.request.model"] = self.model
+        return attributes
+
     def _plan(self, messages: list[BaseMessage], meter: Meter) -> Plan:
-        run = _Run(self, messages, Labels(messages), meter)
-        for strategy, context in run.pending():
-            run.record(strategy, strategy.apply(run.current, context))
-        return self._finish(run)
+        with tracing.span("ctxwin.plan", self._span_attributes(messages) if tracing.enabled() else None) as top:
+            run = _Run(self, messages, Labels(messages), meter)
+            for strategy, context in run.pending():
+                with tracing.span(f"ctxwin.step {strategy.name}") as step:
+                    run.record(strategy, strategy.apply(run.current, context), step)
+            return self._finish(run, top)
 
     async def _aplan(self, messages: list[BaseMessage], meter: Meter) -> Plan:
-        run = _Run(self, messages, Labels(messages), meter)
-        for strategy, context in run.pending():
-            run.record(strategy, await strategy.aapply(run.current, context))
-        return self._finish(run)
+        with tracing.span("ctxwin.plan", self._span_attributes(messages) if tracing.enabled() else None) as top:
+            run = _Run(self, messages, Labels(messages), meter)
+            for strategy, context in run.pending():
+                with tracing.span(f"ctxwin.step {strategy.name}") as step:
+                    run.record(strategy, await strategy.aapply(run.current, context), step)
+            return self._finish(run, top)
 
 
 class PlanSession:
@@ -345,12 +369,67 @@ class _Run:
                 return
             yield strategy, dataclasses.replace(self.context, later_keeps=keeps)
 
-    def record(self, strategy: BaseStrategy, result: StepResult) -> None:
+    def record(self, strategy: BaseStrategy, result: StepResult, span: Any = None) -> None:
         index = len(self.lists) - 1
-        self.steps.append(self.planner._report(strategy.name, result, self.labels, self.figures, index))
+        report = self.planner._report(strategy.name, result, self.labels, self.figures, index)
+        self.steps.append(report)
         self.warnings.extend(f"{strategy.name}: {warning}" for warning in result.warnings)
+        if span is not None:
+            span.set_attributes(_step_attributes(report, result, self.labels, len(self.current)))
         self.current = result.messages
         self.lists.append(self.current)
+
+
+def _touched(result: StepResult, labels: Labels) -> dict[str, tracing.AttributeValue]:
+    """How many messages a step dropped, shortened and summarised, and the first ``tracing.MAX_IDS`` of their ids
+    (named now only for a traced step, and at most that many)."""
+    attributes: dict[str, tracing.AttributeValue] = {}
+    for kind, messages in (("dropped", result.dropped), ("truncated", result.truncated),
+                           ("summarized", result.summarized)):
+        attributes[f"ctxwin.messages.{kind}"] = len(messages)
+        if messages:
+            attributes[f"ctxwin.messages.{kind}_ids"] = labels.names(messages[: tracing.MAX_IDS])
+    return attributes
+
+
+def _tokens(figures: Figures, before: int, after: int) -> dict[str, tracing.AttributeValue]:
+    """The token figures the plan has counted already: a trace never makes it tokenize what it dropped unread."""
+    values = {"ctxwin.tokens.before": figures.counted(before), "ctxwin.tokens.after": figures.counted(after)}
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _step_attributes(
+    report: StepReport, result: StepResult, labels: Labels, before: int
+) -> dict[str, tracing.AttributeValue]:
+    return {
+        "ctxwin.step.name": report.name,
+        "ctxwin.step.index": report.index,
+        "ctxwin.step.skipped": report.skipped,
+        "ctxwin.step.notes": list(report.notes),
+        "ctxwin.step.warnings": list(result.warnings),
+        "ctxwin.messages.before": before,
+        "ctxwin.messages.after": len(result.messages),
+        **_touched(result, labels),
+        **_tokens(report.figures, report.index, report.index + 1),
+    }
+
+
+def _plan_attributes(plan: Plan, inputs: list[BaseMessage], messages: list[BaseMessage]) -> dict[str, Any]:
+    """What a plan's span says at the end: the outcome, totals over the steps, the content only when opted in."""
+    attributes: dict[str, Any] = {
+        "gen_ai.usage.input_tokens": plan.tokens_after,
+        "ctxwin.fits": plan.fits,
+        "ctxwin.warnings": list(plan.warnings),
+        "ctxwin.steps": [step.name for step in plan.steps],
+        "ctxwin.messages.output": len(messages),
+        **_tokens(plan.figures, 0, len(plan.figures) - 1),
+    }
+    for position, kind in enumerate(("dropped", "truncated", "summarized")):
+        attributes[f"ctxwin.messages.{kind}"] = sum(step.touched.counts[position] for step in plan.steps)
+    if tracing.content_enabled():
+        attributes["ctxwin.content.input"] = json.dumps(convert_to_openai_messages(inputs), ensure_ascii=False)
+        attributes["ctxwin.content.output"] = json.dumps(convert_to_openai_messages(messages), ensure_ascii=False)
+    return attributes
 
 
 def fit(

@@ -83,6 +83,10 @@ class Figures:
     def __len__(self) -> int:
         return len(self._lists) if self._count is not None else len(self._values)
 
+    def counted(self, index: int) -> int | None:
+        """The figure if it was already counted, else None (what a trace reports without counting more)."""
+        return self._values.get(index)
+
     def known(self, index: int, value: int) -> None:
         self._values[index] = value
 
@@ -107,6 +111,12 @@ class Touched:
             dropped, truncated, summarized = (self._labels.names(m) for m in self._messages)
             self._ids = (dropped, truncated, summarized)
         return self._ids
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """How many messages were dropped, shortened and summarised, without naming them."""
+        dropped, truncated, summarized = self._ids if self._ids is not None else self._messages
+        return len(dropped), len(truncated), len(summarized)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Touched) and self.ids == other.ids

@@ -40,6 +40,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxwin import tracing
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import (
@@ -320,6 +321,7 @@ class Summarize(BaseStrategy):
 
     def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:
         # The exception's type only: its text may echo conversation content or secrets into the report.
+        tracing.fail_current(exc)
         return StepResult(list(messages), [f"summarizer raised {type(exc).__name__}; nothing summarised"], skipped=True)
 
     def _call(self, messages: list[BaseMessage], context: StepContext) -> StepResult | _Call:

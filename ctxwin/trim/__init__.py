@@ -17,6 +17,7 @@ from functools import partial
 from numbers import Real
 from typing import Any, Literal, overload
 
+from ctxwin import tracing
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage
 from ctxwin.messages.convert import read_messages
@@ -152,7 +153,24 @@ class _Trim:
         self.keep_pairs = tool_pairs == "keep"
 
     def run(self, messages: Any) -> list[BaseMessage]:
-        return self.run_checked(read_messages(messages))  # read during the call only
+        with tracing.span("ctxwin.trim_messages") as span:
+            items = read_messages(messages)  # read during the call only
+            kept = self.run_checked(items)
+            if span is not None:
+                span.set_attributes(self._span_attributes(len(items), len(kept)))
+            return kept
+
+    def _span_attributes(self, given: int, kept: int) -> dict[str, tracing.AttributeValue]:
+        counter = self.token_counter
+        name = counter.name if isinstance(counter, TokenCounter) else getattr(counter, "__name__", None)
+        return {
+            "ctxwin.budget.max_tokens": float(self.max_tokens),
+            "ctxwin.trim.strategy": self.strategy,
+            "ctxwin.trim.allow_partial": self.allow_partial,
+            "ctxwin.counter.name": str(name or type(counter).__name__),
+            "ctxwin.messages.input": given,
+            "ctxwin.messages.output": kept,
+        }
 
     def run_checked(self, items: Sequence[BaseMessage]) -> list[BaseMessage]:
         if not items:
