@@ -4,7 +4,7 @@ OpenAI (vision guide, "Calculating costs"): tile models charge ``base`` for ``lo
 ``auto`` the image is scaled to fit 2048x2048, then so its shortest side is 768 px, and costs ``base + tile`` per
 512 px tile (gpt-4o / gpt-4.1: 85 + 170; gpt-4o-mini: 2833 + 5667; o1 / o3: 75 + 150). Patch models (gpt-4.1-mini,
 gpt-4.1-nano, o4-mini) charge 32 px patches, at most 1536, times a per-model multiplier. Anthropic charges
-``width * height / 750`` after scaling the long edge to at most 1568 px and the area to at most 1600 tokens' worth.
+``width * height / 750`` after scaling the long edge to at most 1568 px and the area to about 1600 tokens' worth.
 Gemini charges 258 for an image with both sides at most 384 px, else 258 per 768x768 tile.
 
 The size comes from the block or its ``extras`` (``width``/``height``), else from the header of a base64 data URL
@@ -29,7 +29,10 @@ PATCH_SIZE = 32
 MAX_PATCHES = 1536
 ANTHROPIC_MAX_EDGE = 1568
 ANTHROPIC_PIXELS_PER_TOKEN = 750
-ANTHROPIC_MAX_TOKENS = 1600
+# Anthropic resizes images of "more than ~1,600 tokens"; the largest size its table lists as not resized (784x1568)
+# sets the exact threshold used here, so every listed size is charged as sent.
+ANTHROPIC_MAX_PIXELS = 784 * 1568
+ANTHROPIC_MAX_TOKENS = math.ceil(ANTHROPIC_MAX_PIXELS / ANTHROPIC_PIXELS_PER_TOKEN)
 GEMINI_TOKENS = 258
 GEMINI_SMALL = 384
 GEMINI_TILE = 768
@@ -119,13 +122,13 @@ def openai_patches(width: int, height: int) -> int:
     shrink = math.sqrt(PATCH_SIZE * PATCH_SIZE * MAX_PATCHES / (width * height))
     across, down = width * shrink / PATCH_SIZE, height * shrink / PATCH_SIZE
     shrink *= min(math.floor(across) / across, math.floor(down) / down)
-    return min(MAX_PATCHES, math.ceil(width * shrink / PATCH_SIZE) * math.ceil(height * shrink / PATCH_SIZE))
+    resized_width, resized_height = math.floor(width * shrink + 1e-6), math.floor(height * shrink + 1e-6)
+    return min(MAX_PATCHES, math.ceil(resized_width / PATCH_SIZE) * math.ceil(resized_height / PATCH_SIZE))
 
 
 def anthropic_tokens(width: int, height: int) -> int:
-    """Claude's charge: ``w * h / 750`` after scaling to a 1568 px long edge and 1600 tokens' area at most."""
-    scale = min(1.0, ANTHROPIC_MAX_EDGE / max(width, height),
-                math.sqrt(ANTHROPIC_MAX_TOKENS * ANTHROPIC_PIXELS_PER_TOKEN / (width * height)))
+    """Claude's charge: ``w * h / 750`` after scaling to a 1568 px long edge and ~1600 tokens' area at most."""
+    scale = min(1.0, ANTHROPIC_MAX_EDGE / max(width, height), math.sqrt(ANTHROPIC_MAX_PIXELS / (width * height)))
     if scale < 1.0:
         width, height = max(1, math.floor(width * scale)), max(1, math.floor(height * scale))
     return min(ANTHROPIC_MAX_TOKENS, math.ceil(width * height / ANTHROPIC_PIXELS_PER_TOKEN))
