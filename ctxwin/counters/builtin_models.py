@@ -49,6 +49,12 @@ def _deepseek() -> list[ModelSpec]:
     ]
 
 
+def _gpt_oss() -> list[ModelSpec]:
+    note = "o200k_harmony with harmony framing; tool definitions counted as their JSON"
+    return [ModelSpec(name, 131_072, 131_072, "harmony", note=note)
+            for name in ("gpt-oss-20b", "gpt-oss-120b")]
+
+
 def _claude() -> list[ModelSpec]:
     families = [
         ("claude-3-haiku", 4_096, ("claude-3-haiku-20240307",)),
@@ -80,4 +86,4 @@ def _gemini() -> list[ModelSpec]:
     return [ModelSpec(name, window, out, SAFE, note=NO_TOKENIZER) for name, window, out in families]
 
 
-BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_deepseek(), *_claude(), *_gemini())
+BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_claude(), *_gemini())

