@@ -211,7 +211,7 @@ def _payload(block: dict[str, Any]) -> str | None:
 
 
 def _decoded_size(payload: str) -> tuple[int, int] | None:
-    head = payload[:HEADER_CHARS]
+    head = "".join(payload[:HEADER_CHARS].split())  # some encoders wrap base64 lines
     head = head[:len(head) - len(head) % 4]
     try:
         return image_size(base64.b64decode(head))

@@ -15,10 +15,9 @@ import warnings
 import pytest
 from PIL import Image
 
-from ctxwin.counters import get_counter
+from ctxwin.counters import ImageSizeWarning, get_counter
 from ctxwin.counters.image_tokens import (
     IMAGE_PRICINGS,
-    ImageSizeWarning,
     anthropic_tokens,
     gemini_tokens,
     image_pricing,
@@ -101,6 +100,12 @@ def test_counter_reads_the_size_from_every_block_form(block: dict[str, object]) 
     gpt4o, mini = get_counter("gpt-4o"), get_counter("openai/gpt-4o-mini")
     assert gpt4o.count_message(message) - gpt4o.count_message(HumanMessage([])) == 765
     assert mini.count_message(message) - mini.count_message(HumanMessage([])) == 2833 + 4 * 5667
+
+
+def test_line_wrapped_base64_is_read() -> None:
+    payload = base64.encodebytes(_encoded(300, 200, "JPEG")).decode()  # wrapped at 76 characters
+    block = {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": payload}}
+    assert image_tokens(block, pricing=IMAGE_PRICINGS["anthropic"]) == 80  # 300 * 200 / 750
 
 
 def test_unknown_size_is_charged_the_maximum_and_says_so() -> None:
