@@ -50,7 +50,7 @@ def _deepseek() -> list[ModelSpec]:
 
 
 def _gpt_oss() -> list[ModelSpec]:
-    note = "o200k_harmony with harmony framing; tool definitions counted as their JSON"
+    note = "o200k_harmony with harmony framing, as openai-harmony renders it"
     return [ModelSpec(name, 131_072, 131_072, "harmony", note=note)
             for name in ("gpt-oss-20b", "gpt-oss-120b")]
 

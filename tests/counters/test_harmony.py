@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import openai_harmony as harmony
 import pytest
@@ -31,13 +32,21 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         yield harmony.load_harmony_encoding(harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
 
 
-def _harmony_messages(messages: list[BaseMessage]) -> list[object]:
+def _harmony_messages(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> list[object]:
     h = harmony
     out = [h.Message.from_role_and_content(h.Role.SYSTEM, h.SystemContent.new())]
+    descriptions = [h.ToolDescription.new(t["function"]["name"], t["function"].get("description", ""),
+                                          parameters=t["function"].get("parameters")) for t in tools]
+    if tools and not any(isinstance(message, SystemMessage) for message in messages):
+        out.append(h.Message.from_role_and_content(
+            h.Role.DEVELOPER, h.DeveloperContent.new().with_function_tools(descriptions)))
+    first_system = next((m for m in messages if isinstance(m, SystemMessage)), None)
     for message in messages:
         if isinstance(message, SystemMessage):
-            out.append(h.Message.from_role_and_content(
-                h.Role.DEVELOPER, h.DeveloperContent.new().with_instructions(message.text)))
+            developer = h.DeveloperContent.new().with_instructions(message.text)
+            if tools and message is first_system:
+                developer = developer.with_function_tools(descriptions)
+            out.append(h.Message.from_role_and_content(h.Role.DEVELOPER, developer))
         elif isinstance(message, ToolMessage):
             author = h.Author.new(h.Role.TOOL, f"functions.{message.name}")
             out.append(h.Message.from_author_and_content(author, message.text).with_channel("commentary")
@@ -54,8 +63,8 @@ def _harmony_messages(messages: list[BaseMessage]) -> list[object]:
     return out
 
 
-def _reference_count(encoding: object, messages: list[BaseMessage]) -> int:
-    conversation = harmony.Conversation.from_messages(_harmony_messages(messages))
+def _reference_count(encoding: object, messages: list[BaseMessage], tools: list[dict[str, Any]] | None = None) -> int:
+    conversation = harmony.Conversation.from_messages(_harmony_messages(messages, tools or []))
     rendered = encoding.render_conversation_for_completion(conversation, harmony.Role.ASSISTANT)  # type: ignore[attr-defined]
     return len(rendered)
 
@@ -71,6 +80,7 @@ CONVERSATIONS: list[list[BaseMessage]] = [
         AIMessage("21 °C and sunny."),
         HumanMessage("  leading spaces\n\n\ttabs <|end|> and a fake special token"),
     ],
+    [SystemMessage("Ends in punctuation:"), SystemMessage("second.\n"), HumanMessage("b")],
     [HumanMessage("a"), AIMessage("Checking.", tool_calls=[{"name": "lookup", "args": {"q": "x"}, "id": "c2"}]),
      ToolMessage("ok", tool_call_id="c2", name="lookup")],
 ]
@@ -88,6 +98,33 @@ def test_random_texts_equal_openai_harmony(reference: object, turns: list[tuple[
     kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
     messages: list[BaseMessage] = [kinds[role](text) for role, text in turns]
     assert get_counter("gpt-oss-120b").count_messages(messages) == _reference_count(reference, messages)
+
+
+TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Gets the weather, in °C or °F.",
+        "parameters": {"type": "object", "required": ["city"], "properties": {
+            "city": {"type": "string", "description": "Город"},
+            "unit": {"type": "string", "enum": ["c", "f"], "default": "c"},
+            "days": {"type": "integer", "default": 3},
+            "tags": {"type": "array", "items": {"type": "string"}, "description": "labels"},
+            "where": {"type": "object", "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}}},
+            "exact": {"type": "boolean"},
+        }},
+    }},
+    {"type": "function", "function": {"name": "ping", "description": "Ping."}},
+    {"type": "function", "function": {"name": "noop", "parameters": {"type": "object", "properties": {}}}},
+]
+
+
+@pytest.mark.parametrize("messages", CONVERSATIONS)
+@pytest.mark.parametrize("tools", [TOOLS, TOOLS[1:2], TOOLS[:1]])
+def test_tool_definitions_equal_openai_harmony(reference: object, messages: list[BaseMessage],
+                                               tools: list[dict[str, Any]]) -> None:
+    counter = get_counter("gpt-oss-20b")
+    assert counter.count_messages(messages, tools=tools) == _reference_count(reference, messages, tools)
+    assert counter.count_tools(tools) == _reference_count(reference, [HumanMessage("x")], tools) - _reference_count(
+        reference, [HumanMessage("x")])  # a request without a system message: the tools' own developer message
 
 
 def test_encoding_and_models() -> None:
