@@ -283,10 +283,11 @@ class Registrations(Generic[T]):
         return by_name, errors
 
 
-def unknown_name(kind: str, name: str, known: Iterable[str], listed_by: str) -> ValueError:
-    """The error for a name no plugin registered: the close matches, the commands that list what exists, and the
-    plugins that failed (what they would have registered is missing)."""
-    close = difflib.get_close_matches(name, sorted(set(known)), n=5, cutoff=0.5)
+def unknown_name(kind: str, name: str, known: Iterable[str], listed_by: str, *, match: str | None = None) -> ValueError:
+    """The error for a name no plugin registered: up to three close matches (to ``match``, a normalized form of the
+    name, when given), the commands that list what exists, and the plugins that failed (what they would have
+    registered is missing)."""
+    close = difflib.get_close_matches(match or name, sorted(set(known)), n=3, cutoff=0.5)
     hint = f"; did you mean: {', '.join(close)}?" if close else ""
     failed = sorted({error.plugin for error in plugin_errors()})
     note = f"; plugins that failed: {', '.join(map(repr, failed))}" if failed else ""

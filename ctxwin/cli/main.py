@@ -178,6 +178,7 @@ def cmd_models(args: argparse.Namespace) -> int:
             "max_output_tokens": m.max_output_tokens,
             "counter": m.counter,
             "approximate": m.approximate,
+            "exact": not m.approximate,
             "aliases": list(m.aliases),
             "note": m.note,
             "plugin": model_plugin(m.name),
@@ -187,11 +188,11 @@ def cmd_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"models": rows}, ensure_ascii=False, indent=2))
         return EXIT_OK
-    print(f"{'model':<22} {'context':>9} {'output':>7}  {'counter':<22} note")
+    print(f"{'model':<22} {'context':>9} {'output':>7}  {'counter':<38} {'exact':<5} note")
     for row in rows:
         print(
-            f"{row['name']:<22} {row['context_window']:>9,} {row['max_output_tokens']:>7,}  {row['counter']:<22} "
-            f"{row['note']}"
+            f"{row['name']:<22} {row['context_window']:>9,} {row['max_output_tokens']:>7,}  {row['counter']:<38} "
+            f"{'yes' if row['exact'] else 'no':<5} {row['note']}"
         )
     approximate = [r["name"] for r in rows if r["approximate"]]
     if approximate:

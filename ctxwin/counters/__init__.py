@@ -9,6 +9,7 @@ registers the built-in ones).
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.base import BaseTokenCounter, TokenCounter
 from ctxwin.counters.errors import TokenizerDataError
+from ctxwin.counters.image_tokens import ImageSizeWarning
 from ctxwin.counters.lookup import CounterInfo, get_counter, get_model, list_counters, list_models, model_plugin
 from ctxwin.counters.models import ModelSpec
 
@@ -16,6 +17,7 @@ __all__ = [
     "ApproximateCounter",
     "BaseTokenCounter",
     "CounterInfo",
+    "ImageSizeWarning",
     "ModelSpec",
     "TokenCounter",
     "TokenizerDataError",

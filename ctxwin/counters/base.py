@@ -179,6 +179,10 @@ class BaseTokenCounter:
             for call in message.tool_calls:
                 texts.append(json.dumps(call["args"], ensure_ascii=False))
                 fixed += label(call["name"]) + label(call.get("id") or "")
+            legacy = message.additional_kwargs.get("function_call")
+            if not message.tool_calls and isinstance(legacy, dict):  # pre-tools OpenAI format: counted as sent
+                texts.append(str(legacy.get("arguments") or ""))
+                fixed += label(str(legacy.get("name") or ""))
             for bad in message.invalid_tool_calls:
                 texts.append(bad.get("args") or "")
                 fixed += label(bad.get("name") or "") + label(bad.get("id") or "")

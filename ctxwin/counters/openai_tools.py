@@ -34,7 +34,7 @@ GPT4O_TOOL_OVERHEADS = ToolOverheads(function_start=7)
 GPT4_TOOL_OVERHEADS = ToolOverheads(function_start=10)
 
 
-def _function_of(tool: Any, index: int) -> dict[str, Any]:
+def function_of(tool: Any, index: int) -> dict[str, Any]:
     """The function definition inside an OpenAI tool (``{"type": "function", "function": {...}}``) or a bare one."""
     if not isinstance(tool, dict):
         raise TypeError(f"tools[{index}]: expected a dict tool definition, got {type(tool).__name__}")
@@ -57,7 +57,7 @@ def tool_definition_lines(tools: Sequence[Any], overheads: ToolOverheads) -> tup
     texts: list[str] = []
     fixed = 0
     for index, tool in enumerate(tools):
-        function = _function_of(tool, index)
+        function = function_of(tool, index)
         fixed += overheads.function_start
         texts.append(f"{function['name']}:{_without_period(function.get('description'))}")
         parameters = function.get("parameters") or function.get("input_schema") or {}

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ctxwin.counters.base import BaseTokenCounter
+from ctxwin.counters.image_tokens import OPENAI_PRICING, ImagePricing, image_tokens
 from ctxwin.counters.openai_tools import (
     GPT4_TOOL_OVERHEADS,
     GPT4O_TOOL_OVERHEADS,
@@ -64,18 +65,22 @@ def _overheads_for(encoding_name: str) -> ToolOverheads:
 class TiktokenCounter(BaseTokenCounter):
     """Counts with a tiktoken encoding and OpenAI's chat framing (3 per message, 1 per name, 3 reply priming).
 
-    ``tool_overheads`` defaults to the cookbook's values for the encoding's model family.
+    ``tool_overheads`` defaults to the cookbook's values for the encoding's model family; images are charged by
+    ``image_pricing`` (gpt-4o's tiles unless given), the most an image can cost when its size cannot be known.
     """
 
-    def __init__(self, encoding_name: str = "o200k_base", *, tool_overheads: ToolOverheads | None = None) -> None:
+    def __init__(self, encoding_name: str = "o200k_base", *, tool_overheads: ToolOverheads | None = None,
+                 image_pricing: ImagePricing = OPENAI_PRICING) -> None:
         self.encoding = load_encoding(encoding_name)
         self.encoding_name = encoding_name
-        self.name = f"tiktoken:{encoding_name}"
+        self.image_pricing = image_pricing
+        self.name = f"tiktoken:{encoding_name}" + (
+            "" if image_pricing is OPENAI_PRICING else f",images={image_pricing.name}")
         self.tool_overheads = tool_overheads or _overheads_for(encoding_name)
         self._encode: Callable[[str], list[int]] = self.encoding.encode_ordinary
 
     def __repr__(self) -> str:
-        return f"TiktokenCounter({self.encoding_name!r})"
+        return f"TiktokenCounter({self.name.removeprefix('tiktoken:')!r})"
 
     def count_text(self, text: str) -> int:
         return len(self._encode(text))
@@ -97,6 +102,9 @@ class TiktokenCounter(BaseTokenCounter):
         for future in futures:
             counts.extend(future.result())
         return counts
+
+    def count_block(self, block: dict[str, Any]) -> int:
+        return image_tokens(block, upper_bound=True, pricing=self.image_pricing)
 
     def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
         return count_tool_definitions(tools, self.count_texts, self.tool_overheads)

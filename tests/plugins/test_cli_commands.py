@@ -80,6 +80,11 @@ def test_models_command(capsys: pytest.CaptureFixture[str]) -> None:
     rows = {m["name"]: m for m in report["models"]}
     assert code == 0 and rows["gpt-4o"]["counter"] == "tiktoken:o200k_base" and not rows["gpt-4o"]["approximate"]
     assert rows["claude-3-5-sonnet"]["approximate"] and rows["gemini-2.5-pro"]["approximate"]
+    assert all(row["exact"] is not row["approximate"] for row in rows.values())
+    assert rows["gpt-oss-20b"]["counter"] == "harmony" and rows["gpt-oss-20b"]["exact"]
+    assert rows["gpt-4o-mini"]["counter"] == "tiktoken:o200k_base,images=gpt-4o-mini"
     assert main(["models"]) == 0
     out = capsys.readouterr().out
+    table = {line.split()[0]: line.split() for line in out.splitlines()[1:] if line.strip()}
+    assert table["gpt-oss-120b"][4] == "yes" and table["claude-sonnet-4-5"][4] == "no"
     assert "use the approximate counter in safe mode: claude-3-5-haiku" in out

@@ -67,7 +67,10 @@ def test_builtin_counters_and_models() -> None:
 
 def test_counters_are_cached_per_spec() -> None:
     assert get_counter("gpt-4o") is get_counter("gpt-4o")
-    assert get_counter("gpt-4o") is get_counter("tiktoken:o200k_base") is get_counter("gpt-4o-mini")
+    assert get_counter("gpt-4o") is get_counter("tiktoken:o200k_base") is get_counter("gpt-4.1")
+    # gpt-4o-mini charges images far more per tile: the same encoding, another counter
+    assert get_counter("gpt-4o-mini") is get_counter("tiktoken:o200k_base,images=gpt-4o-mini")
+    assert get_counter("gpt-4o-mini") is not get_counter("gpt-4o")
 
 
 @pytest.mark.parametrize("spec", ["gpt4o", "tiktokn:o200k_base"])
