@@ -375,21 +375,27 @@ def _count_messages(messages: Sequence[BaseMessage]) -> list[int]:
     return [1] * len(messages)
 
 
-def make_measure(token_counter: Any, sample: BaseMessage) -> Measure:
+def make_measure(
+    token_counter: Any, sample: BaseMessage, view: Callable[[BaseMessage], Any] | None = None
+) -> Measure:
     """The Measure for ``token_counter`` (anything but a spec string); ``sample`` (the first message) is used only
-    to probe a bare callable."""
+    to probe a bare callable. ``view`` gives a caller's callable or chat model each message in the caller's own form
+    (``ctxwin.messages.forms``); counts are still cached by the ctxwin message, which holds the same content."""
     if isinstance(token_counter, TokenCounter):
         return _counter_measure(token_counter)
-    if hasattr(token_counter, "get_num_tokens_from_messages"):
-        return ListMeasure(token_counter.get_num_tokens_from_messages, counter=token_counter)
     if token_counter is len:
         return AdditiveMeasure(_count_messages, counter=len)
-    if callable(token_counter):
-        if callable_kind(token_counter, sample) == "message":
-            return AdditiveMeasure(
-                _count_one_by_one(token_counter), counter=token_counter, cache=cache_for(token_counter)
-            )
-        return ListMeasure(token_counter, counter=token_counter)
+    count_list = getattr(token_counter, "get_num_tokens_from_messages", None)
+    if count_list is None and callable(token_counter):
+        if callable_kind(token_counter, sample if view is None else view(sample)) == "message":
+            count_one = token_counter if view is None else lambda m: token_counter(view(m))
+            return AdditiveMeasure(_count_one_by_one(count_one), counter=token_counter, cache=cache_for(token_counter))
+        count_list = token_counter
+    if callable(count_list):
+        if view is not None:
+            count_given = count_list
+            count_list = lambda ms: count_given([view(m) for m in ms])  # noqa: E731
+        return ListMeasure(count_list, counter=token_counter)
     raise ValueError(
         "'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a function. "
         f"Received object of type {type(token_counter)}."
