@@ -251,7 +251,8 @@ def trim_messages(
       non-negative number and ``start_on``/``end_on`` type strings must name real message types.
 
     Returns the kept messages (the same objects; only a partial message is a new copy), or a ``MessageTransform``
-    when ``messages`` is omitted.
+    when ``messages`` is omitted. LangChain messages in give LangChain messages out, and a callable or chat model
+    ``token_counter`` sees them as given (``ctxwin.messages.forms``, docs/interop.md).
     """
     trim = _Trim(
         max_tokens=max_tokens,

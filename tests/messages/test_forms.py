@@ -88,6 +88,23 @@ def test_count_tokens_approximately_as_in_langgraph_docs() -> None:
         assert result == expected and all(a is b for a, b in zip(result, expected, strict=True))
 
 
+def test_per_message_counter_cache_keys_the_callers_objects() -> None:
+    seen: list[Any] = []
+
+    def count_one(message: lc.BaseMessage) -> int:
+        seen.append(message)
+        return len(str(message.content)) // 4 + 3
+
+    history = [lc.HumanMessage(f"message {i} " * 10) if i % 2 else lc.AIMessage(f"reply {i} " * 10) for i in range(200)]
+    first = ctxwin.trim_messages(history, max_tokens=400, token_counter=count_one)
+    assert seen and all(any(m is h for h in history) for m in seen)
+    seen.clear()
+    history.append(lc.HumanMessage("one more"))
+    second = ctxwin.trim_messages(history, max_tokens=400, token_counter=count_one)
+    assert seen == [history[-1]] and seen[0] is history[-1]  # every other count recalled by identity
+    assert second[-1] is history[-1] and second[0] in first
+
+
 class _CountingFakeModel(fake_models.GenericFakeChatModel):  # type: ignore[misc]
     """A real LangChain chat model whose ``get_num_tokens_from_messages`` (the interface ``trim_messages`` uses)
     counts like LangChain's approximate counter; the base class would need transformers' GPT-2 tokenizer."""
@@ -172,7 +189,8 @@ def test_fit_returns_langchain_objects_a_model_accepts() -> None:
 def test_fit_truncated_tool_output_is_a_langchain_tool_message() -> None:
     messages = _tool_conversation()
     messages[2] = lc.ToolMessage("line of tool output\n" * 4000, tool_call_id="call_abc123")
-    plan = ctxwin.fit([*messages, lc.HumanMessage("and tomorrow?")], model="gpt-4o", context_window=2500, reserve_output=500)
+    conversation = [*messages, lc.HumanMessage("and tomorrow?")]
+    plan = ctxwin.fit(conversation, model="gpt-4o", context_window=2500, reserve_output=500)
     assert plan.fits
     tool = next(m for m in plan.messages if m.type == "tool")
     assert type(tool) is lc.ToolMessage and tool is not messages[2] and tool.tool_call_id == "call_abc123"
