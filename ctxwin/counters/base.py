@@ -15,6 +15,7 @@ from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
+from ctxwin.messages.convert import MessageLike, read_messages
 from ctxwin.messages.openai_format import openai_role
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
@@ -86,10 +87,13 @@ class CheckedCounter:
     def count_text(self, text: str) -> int:
         return checked_count(self._counter.count_text(text), self, f"text {text[:40]!r}")  # type: ignore[no-any-return]
 
-    def count_message(self, message: BaseMessage) -> int:
+    def count_message(self, message: MessageLike) -> int:
+        if not isinstance(message, BaseMessage):  # the plugin's counter sees ctxwin messages only
+            return sum(self.count_message(m) for m in read_messages([message]))
         return checked_count(self._counter.count_message(message), self, "a message")  # type: ignore[no-any-return]
 
-    def count_messages(self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+    def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        messages = read_messages(messages)
         value = self._counter.count_messages(messages, tools=tools)
         return checked_count(value, self, f"a list of {len(messages)} messages")  # type: ignore[no-any-return]
 
@@ -194,7 +198,11 @@ class BaseTokenCounter:
         """``count_texts``, checked: what a subclass's tokenizer returns is a count for every text."""
         return checked_counts(self.count_texts(texts), self, texts)
 
-    def count_message(self, message: BaseMessage) -> int:
+    def count_message(self, message: MessageLike) -> int:
+        """Tokens of one message: a ctxwin message or anything ``convert_to_messages`` reads (an OpenAI dict, a
+        LangChain message; an Anthropic dict that reads as several messages counts as all of them)."""
+        if not isinstance(message, BaseMessage):
+            return sum(self.count_message_batch(read_messages([message])))
         texts, fixed = self.message_texts(message)
         return fixed + sum(self.checked_texts(texts))
 
@@ -213,9 +221,10 @@ class BaseTokenCounter:
         """Tokens of tool definitions sent with the request; by default the tokens of their JSON."""
         return sum(self.checked_texts([json.dumps(list(tools), ensure_ascii=False)])) if tools else 0
 
-    def count_messages(
-        self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None
-    ) -> int:
+    def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        """Tokens of a request; ``messages`` is anything ``convert_to_messages`` reads, so every field it keeps
+        (an OpenAI or LangChain message's tool calls and call ids) is counted, never skipped."""
+        messages = read_messages(messages)
         if not messages and not tools:
             return 0
         return sum(self.count_message_batch(messages)) + self.reply_priming + self.count_tools(tools or [])

@@ -26,6 +26,7 @@ from typing import Any
 from ctxwin.counters.openai_tools import function_of
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from ctxwin.messages.convert import MessageLike, read_messages
 from ctxwin.messages.openai_format import openai_role
 
 SYSTEM_PROMPT = (
@@ -89,8 +90,9 @@ class HarmonyCounter(TiktokenCounter):
         system_line = self.count_text(SYSTEM_PROMPT + TOOLS_SYSTEM_LINE) - self.count_text(SYSTEM_PROMPT)
         return system_line + FRAME_TOKENS + self.label_tokens("developer") + self.count_text(render_tools(tools))
 
-    def count_messages(self, messages: Sequence[BaseMessage], *,
+    def count_messages(self, messages: Sequence[MessageLike], *,
                        tools: Sequence[dict[str, Any]] | None = None) -> int:
+        messages = read_messages(messages)
         total = super().count_messages(messages, tools=tools)
         system = next((message for message in messages if isinstance(message, SystemMessage)), None)
         if tools and system is not None:

@@ -36,6 +36,7 @@ from ctxwin.counters.chat_template import ChatTemplate
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.hf_sources import HF_SOURCES
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
+from ctxwin.messages.convert import MessageLike, read_messages
 
 
 def _tokenizer_file(source: str | Path) -> Path:
@@ -140,8 +141,8 @@ class HFCounter(BaseTokenCounter):
             out.append(item)
         return out, fixed
 
-    def count_message(self, message: BaseMessage) -> int:
-        return self.count_message_batch([message])[0]
+    def count_message(self, message: MessageLike) -> int:
+        return sum(self.count_message_batch(read_messages([message])))
 
     def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
         template = self.chat_template
@@ -159,9 +160,8 @@ class HFCounter(BaseTokenCounter):
                 fixed.append(super().count_message_batch([message])[0])
         return [count + extra for count, extra in zip(self.count_texts(rendered), fixed, strict=True)]
 
-    def count_messages(
-        self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None
-    ) -> int:
+    def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        messages = read_messages(messages)
         template = self.chat_template
         if template is None:
             return super().count_messages(messages, tools=tools)

@@ -3,12 +3,12 @@
 Each append takes an exclusive ``flock`` on the file, closes off any torn tail a crashed writer left (see
 ``jsonl_format``), writes all its lines with one ``write()`` on an ``O_APPEND`` descriptor and ``fsync``s before
 returning, so a message is durable once ``add_message`` returns and lines of different writers never interleave.
-Readers take a shared lock, so they never see a write in progress. POSIX only (``fcntl``).
+Readers take a shared lock, so they never see a write in progress. The lock needs ``fcntl`` (POSIX); it is imported
+at first use, so ``import ctxwin`` works everywhere and only reading or writing such a file elsewhere raises.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import warnings
@@ -56,7 +56,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
     def messages(self) -> list[BaseMessage]:
         try:
             with open(self.file_path, "rb") as file:
-                fcntl.flock(file.fileno(), fcntl.LOCK_SH)
+                _flock(file.fileno(), exclusive=False)
                 data = file.read()
         except FileNotFoundError:
             data = b""
@@ -79,7 +79,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         payload = encode_messages(batch, ensure_ascii=self.ensure_ascii)
         fd = os.open(self.file_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _flock(fd, exclusive=True)
             self._check_ours(fd)
             _append_whole(fd, _tail_repair(fd, str(self.file_path)) + payload, str(self.file_path))
         finally:
@@ -94,7 +94,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         except FileNotFoundError:
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _flock(fd, exclusive=True)
             self._check_ours(fd)
             os.ftruncate(fd, 0)
             os.fsync(fd)
@@ -117,6 +117,18 @@ class FileChatMessageHistory(BaseChatMessageHistory):
             first += block
         check_first_line(Line(1, 0, first.split(b"\n", 1)[0]) if first else None, str(self.file_path))
         self._checked_file = identity
+
+
+def _flock(fd: int, *, exclusive: bool) -> None:
+    """Lock ``fd`` whole (released when it is closed); ``fcntl`` is imported here, not at import time."""
+    try:
+        import fcntl
+    except ImportError:
+        raise NotImplementedError(
+            "FileChatMessageHistory needs fcntl file locks (POSIX: Linux, macOS); "
+            "use SQLiteChatMessageHistory or InMemoryChatMessageHistory on this platform"
+        ) from None
+    fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
 
 
 def _tail_repair(fd: int, path: str) -> bytes:

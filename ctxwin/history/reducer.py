@@ -32,6 +32,7 @@ from ctxwin.messages import (
     convert_to_openai_messages,
     message_chunk_to_message,
 )
+from ctxwin.messages.forms import CallerForms
 
 Messages = list[MessageLike] | MessageLike
 Format = Literal["openai", "langchain-openai"]
@@ -72,10 +73,17 @@ def add_messages(
     return _reduce(left, right, format=format)
 
 
-def _reduce(left: Messages, right: Messages, *, format: Format | None) -> list[BaseMessage]:
+def _reduce(left: Messages, right: Messages, *, format: Format | None) -> list[Any]:
     # The same id-less object passed twice gets one id, as with LangGraph's in-place ids. Keyed by id(), with the
     # object kept alive so that no other object can reuse its address during the call.
     assigned: dict[int, tuple[BaseMessage, str]] = {}
+    forms = None
+    if format is None:  # LangChain messages on both sides are given back as LangChain messages
+        lefts = left if isinstance(left, list) else [left]
+        found = CallerForms.read_langchain([*lefts, *(right if isinstance(right, list) else [right])])
+        if found is not None:
+            items, forms = found
+            left, right = items[: len(lefts)], items[len(lefts) :]
     old = _with_ids(left, "left", assigned)
     new = _with_ids(right, "right", assigned)
     remove_all = max((i for i, m in enumerate(new) if _is_remove_all(m)), default=None)
@@ -101,7 +109,7 @@ def _reduce(left: Messages, right: Messages, *, format: Format | None) -> list[B
         merged = [m for m in merged if m.id not in removed]
     if format is not None:
         merged = convert_to_messages(convert_to_openai_messages(merged, include_id=True))
-    return merged
+    return merged if forms is None else forms.back_all(merged)
 
 
 def _with_ids(messages: Any, side: str, assigned: dict[int, tuple[BaseMessage, str]]) -> list[BaseMessage]:

@@ -64,7 +64,7 @@ def read_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMes
     only messages is returned itself, checked in one C loop, so a long history costs no copy."""
     if isinstance(messages, list) and all(map(isinstance, messages, repeat(BaseMessage))):
         return messages
-    if isinstance(messages, (str, BaseMessage, Mapping)) or _is_langchain_message(messages):
+    if isinstance(messages, (str, BaseMessage, Mapping)) or is_langchain_message(messages):
         messages = [messages]
     elif hasattr(messages, "to_messages") and callable(messages.to_messages):  # LangChain PromptValue
         messages = messages.to_messages()
@@ -92,7 +92,7 @@ def _convert_item(item: Any, index: int) -> list[BaseMessage]:
                 TypeError, f"expected a (role, content) pair, got a {type(item).__name__} of {len(item)}"
             )
         return _from_role(item[0], {"content": item[1]})
-    if _is_langchain_message(item):
+    if is_langchain_message(item):
         return [_from_langchain(item)]
     raise _ItemError(
         TypeError,
@@ -101,7 +101,7 @@ def _convert_item(item: Any, index: int) -> list[BaseMessage]:
     )
 
 
-def _is_langchain_message(obj: Any) -> bool:
+def is_langchain_message(obj: Any) -> bool:
     return (
         not isinstance(obj, (BaseMessage, Mapping, str, tuple, list))
         and isinstance(kind := getattr(obj, "type", None), str)

@@ -24,6 +24,7 @@ from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
+from ctxwin.messages.forms import CallerForms
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.strategies.base import (
@@ -213,7 +214,11 @@ class Planner:
                     "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
                 )
         name = getattr(self.counter, "name", type(self.counter).__name__)
-        out: list[Any] = convert_to_openai_messages(messages) if self.output == "openai" else messages
+        out: list[Any] = messages
+        if self.output == "openai":
+            out = convert_to_openai_messages(messages)
+        elif run.forms is not None:
+            out = run.forms.back_all(messages)
         system = sum(meter.each(messages[: leading_system_count(messages)]))
         plan = Plan(
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
@@ -239,12 +244,15 @@ class Planner:
         return meter.exact(messages) <= self.budget.max_input_tokens
 
     def plan(self, messages: Any) -> Plan:
-        """Apply the strategies in order until the conversation fits; never mutates the input."""
-        return self._plan(convert_to_messages(messages), Meter(self.counter, self.tools))
+        """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
+        in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
+        items, forms = CallerForms.read(messages)
+        return self._plan(list(items) if items is messages else items, Meter(self.counter, self.tools), forms)
 
     async def aplan(self, messages: Any) -> Plan:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
-        return await self._aplan(convert_to_messages(messages), Meter(self.counter, self.tools))
+        items, forms = CallerForms.read(messages)
+        return await self._aplan(list(items) if items is messages else items, Meter(self.counter, self.tools), forms)
 
     def session(self, messages: Any = None) -> PlanSession:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
@@ -270,17 +278,17 @@ class Planner:
             attributes["gen_ai.request.model"] = self.model
         return attributes
 
-    def _plan(self, messages: list[BaseMessage], meter: Meter) -> Plan:
+    def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan:
         with tracing.span("ctxwin.plan", self._span_attributes(messages) if tracing.enabled() else None) as top:
-            run = _Run(self, messages, Labels(messages), meter)
+            run = _Run(self, messages, Labels(messages), meter, forms)
             for strategy, context in run.pending():
                 with tracing.span(f"ctxwin.step {strategy.name}") as step:
                     run.record(strategy, strategy.apply(run.current, context), step)
             return self._finish(run, top)
 
-    async def _aplan(self, messages: list[BaseMessage], meter: Meter) -> Plan:
+    async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan:
         with tracing.span("ctxwin.plan", self._span_attributes(messages) if tracing.enabled() else None) as top:
-            run = _Run(self, messages, Labels(messages), meter)
+            run = _Run(self, messages, Labels(messages), meter, forms)
             for strategy, context in run.pending():
                 with tracing.span(f"ctxwin.step {strategy.name}") as step:
                     run.record(strategy, await strategy.aapply(run.current, context), step)
@@ -353,6 +361,7 @@ class _Run:
     current: list[BaseMessage]
     labels: Labels
     meter: Meter
+    forms: CallerForms | None  # the caller's LangChain messages, to give the result back as such
     steps: list[StepReport] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
 

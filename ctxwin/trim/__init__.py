@@ -20,7 +20,7 @@ from typing import Any, Literal, overload
 from ctxwin import tracing
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage
-from ctxwin.messages.convert import read_messages
+from ctxwin.messages.forms import CallerForms, in_caller_form
 from ctxwin.trim.measure import make_measure
 from ctxwin.trim.search import TrimRequest, default_text_splitter, trim_first, trim_last
 from ctxwin.trim.selection import TypeSpec, parse_type_spec
@@ -152,13 +152,13 @@ class _Trim:
         self.include_system = bool(include_system)
         self.keep_pairs = tool_pairs == "keep"
 
-    def run(self, messages: Any) -> list[BaseMessage]:
+    def run(self, messages: Any) -> list[Any]:
         with tracing.span("ctxwin.trim_messages") as span:
-            items = read_messages(messages)  # read during the call only
-            kept = self.run_checked(items)
+            items, forms = CallerForms.read(messages)  # read during the call only
+            kept = self.run_checked(items) if forms is None else self.run_checked(items, forms.back)
             if span is not None:
                 span.set_attributes(self._span_attributes(len(items), len(kept)))
-            return kept
+            return kept if forms is None else forms.back_all(kept)
 
     def _span_attributes(self, given: int, kept: int) -> dict[str, tracing.AttributeValue]:
         counter = self.token_counter
@@ -172,12 +172,14 @@ class _Trim:
             "ctxwin.messages.output": kept,
         }
 
-    def run_checked(self, items: Sequence[BaseMessage]) -> list[BaseMessage]:
+    def run_checked(
+        self, items: Sequence[BaseMessage], view: Callable[[BaseMessage], Any] | None = None
+    ) -> list[BaseMessage]:
         if not items:
             return []
         request = TrimRequest(
             limit=self.max_tokens,
-            measure=make_measure(self.token_counter, items[0]),
+            measure=make_measure(self.token_counter, items[0], view),
             keep_pairs=self.keep_pairs,
             allow_partial=self.allow_partial,
             text_splitter=self.text_splitter,
@@ -264,7 +266,8 @@ def trim_messages(
       non-negative number and ``start_on``/``end_on`` type strings must name real message types.
 
     Returns the kept messages (the same objects; only a partial message is a new copy), or a ``MessageTransform``
-    when ``messages`` is omitted.
+    when ``messages`` is omitted. LangChain messages in give LangChain messages out, and a callable or chat model
+    ``token_counter`` sees them as given (``ctxwin.messages.forms``, docs/interop.md).
     """
     trim = _Trim(
         max_tokens=max_tokens,
@@ -332,8 +335,8 @@ def filter_messages(messages: Iterable[Any] | Any | None = None, **kwargs: Any) 
     """LangChain's ``filter_messages`` (see ``ctxwin.trim.selection.filter_messages`` for the arguments)."""
     if messages is None:
         _filter_messages([], **kwargs)  # check the arguments now
-        return MessageTransform(partial(_filter_messages, **kwargs), "filter_messages", kwargs)
-    return _filter_messages(messages, **kwargs)
+        return MessageTransform(partial(in_caller_form, partial(_filter_messages, **kwargs)), "filter_messages", kwargs)
+    return in_caller_form(partial(_filter_messages, **kwargs), messages)
 
 
 filter_messages.__doc__ = _filter_messages.__doc__
@@ -353,9 +356,9 @@ def merge_message_runs(
     """LangChain's ``merge_message_runs`` (see ``ctxwin.trim.selection.merge_message_runs``)."""
     if messages is None:
         _merge_message_runs([], chunk_separator=chunk_separator)
-        merge = partial(_merge_message_runs, chunk_separator=chunk_separator)
+        merge = partial(in_caller_form, partial(_merge_message_runs, chunk_separator=chunk_separator))
         return MessageTransform(merge, "merge_message_runs", {"chunk_separator": chunk_separator})
-    return _merge_message_runs(messages, chunk_separator=chunk_separator)
+    return in_caller_form(partial(_merge_message_runs, chunk_separator=chunk_separator), messages)
 
 
 merge_message_runs.__doc__ = _merge_message_runs.__doc__

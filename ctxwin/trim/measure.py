@@ -80,6 +80,7 @@ class AdditiveMeasure(Measure):
         overhead: float = 0,
         cache: CountCache | None = None,
         known: Callable[[Sequence[BaseMessage]], Sequence[Any]] | None = None,
+        view: Callable[[BaseMessage], Any] | None = None,
     ) -> None:
         self._count_batch = count_batch
         self._counter = counter  # what errors name when a count is bad
@@ -88,6 +89,8 @@ class AdditiveMeasure(Measure):
         # For a counter without a cache of ours that holds counts itself (the planner's meter): those counts,
         # None where it has none.
         self._known = known
+        # The caller's object for each message (``make_measure``): the cache keys those, the caller's own objects.
+        self._view = view
         # Cumulative counts over the walked region: _cum[i - _base] is the sum of counts between the walk's start
         # and position i (growing towards the walk direction).
         self._base = 0
@@ -112,7 +115,7 @@ class AdditiveMeasure(Measure):
             yield from reversed(counts) if backwards else counts
             return
         if cache is not None:
-            found = cache.recall(batch)
+            found = cache.recall(batch if self._view is None else list(map(self._view, batch)))
         else:
             assert self._known is not None
             found = list(self._known(batch))
@@ -135,13 +138,14 @@ class AdditiveMeasure(Measure):
         cache = self._cache
         if cache is None:
             return self._fresh(run)
-        found, keys = cache.by_content(run)
+        keyed = run if self._view is None else list(map(self._view, run))
+        found, keys = cache.by_content(keyed)
         unknown = [j for j, count in enumerate(found) if count is None]
         if unknown:
             fresh = self._fresh([run[j] for j in unknown])
             for j, count in zip(unknown, fresh, strict=True):
                 found[j] = count
-            cache.store([(run[j], keys[j], fresh[n]) for n, j in enumerate(unknown)])
+            cache.store([(keyed[j], keys[j], fresh[n]) for n, j in enumerate(unknown)])
         return found  # type: ignore[return-value]
 
     def cut_last(
@@ -375,21 +379,30 @@ def _count_messages(messages: Sequence[BaseMessage]) -> list[int]:
     return [1] * len(messages)
 
 
-def make_measure(token_counter: Any, sample: BaseMessage) -> Measure:
+def make_measure(
+    token_counter: Any, sample: BaseMessage, view: Callable[[BaseMessage], Any] | None = None
+) -> Measure:
     """The Measure for ``token_counter`` (anything but a spec string); ``sample`` (the first message) is used only
-    to probe a bare callable."""
+    to probe a bare callable. ``view`` gives a caller's callable or chat model each message in the caller's own form
+    (``ctxwin.messages.forms``), and the count cache keys those objects, so re-trimming the caller's growing list
+    recalls every message counted before by identity."""
     if isinstance(token_counter, TokenCounter):
         return _counter_measure(token_counter)
-    if hasattr(token_counter, "get_num_tokens_from_messages"):
-        return ListMeasure(token_counter.get_num_tokens_from_messages, counter=token_counter)
     if token_counter is len:
         return AdditiveMeasure(_count_messages, counter=len)
-    if callable(token_counter):
-        if callable_kind(token_counter, sample) == "message":
+    count_list = getattr(token_counter, "get_num_tokens_from_messages", None)
+    if count_list is None and callable(token_counter):
+        if callable_kind(token_counter, sample if view is None else view(sample)) == "message":
+            count_one = token_counter if view is None else lambda m: token_counter(view(m))
             return AdditiveMeasure(
-                _count_one_by_one(token_counter), counter=token_counter, cache=cache_for(token_counter)
+                _count_one_by_one(count_one), counter=token_counter, cache=cache_for(token_counter), view=view
             )
-        return ListMeasure(token_counter, counter=token_counter)
+        count_list = token_counter
+    if callable(count_list):
+        if view is not None:
+            count_given = count_list
+            count_list = lambda ms: count_given([view(m) for m in ms])  # noqa: E731
+        return ListMeasure(count_list, counter=token_counter)
     raise ValueError(
         "'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a function. "
         f"Received object of type {type(token_counter)}."
