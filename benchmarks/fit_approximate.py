@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -80,6 +79,13 @@ CLDR_SHARE = 0.3
 _SUBSETS = ("ukrainian", "traditional")
 _ASCII_CLASSES = ("letters", "digits", "spaces", "newlines", "punct")
 
+
+
+def _linprog() -> Any:
+    """scipy's ``linprog``, imported when a fit runs: the tests import this module's tables without the fit extra."""
+    from scipy.optimize import linprog
+
+    return linprog
 
 def bounded_random(doc: Doc) -> bool:
     """Whether safe mode bounds a random string: any of an uncalibrated script; of a calibrated one, only without
@@ -161,7 +167,7 @@ def fit_estimate(kinds: list[str], x: np.ndarray, tokens: np.ndarray, low: np.nd
     cost = np.concatenate([np.zeros(m), w, w])
     equality = np.hstack([ratios, -np.eye(n), np.eye(n)])
     bounds = [(lo, hi) for lo, hi in zip(low, high, strict=True)] + [(0, None)] * (2 * n)
-    result = linprog(cost, A_eq=equality, b_eq=np.ones(n), bounds=bounds, method="highs")
+    result = _linprog()(cost, A_eq=equality, b_eq=np.ones(n), bounds=bounds, method="highs")
     if not result.success:
         raise RuntimeError(f"estimate fit failed: {result.message}")
     return np.asarray(result.x[:m])
@@ -172,7 +178,7 @@ def fit_safe(kinds: list[str], x: np.ndarray, tokens: np.ndarray, floors: np.nda
     ratios = x / tokens[:, None]
     cost = (_kind_weights(kinds)[:, None] * ratios).sum(axis=0)
     bounds = [(f, None) if o else (0.0, 0.0) for f, o in zip(floors, only, strict=True)]
-    result = linprog(cost, A_ub=-ratios, b_ub=-np.ones(len(tokens)), bounds=bounds, method="highs")
+    result = _linprog()(cost, A_ub=-ratios, b_ub=-np.ones(len(tokens)), bounds=bounds, method="highs")
     if not result.success:
         raise RuntimeError(f"safe fit failed: {result.message}")
     return np.ceil(np.asarray(result.x) * 1e4) / 1e4
@@ -193,7 +199,7 @@ def by_source_margin(kinds: list[str], sources: list[str], x: np.ndarray, tokens
     bound = np.maximum(bound[judged], 1e-9)
     needed = tokens[judged] / bound - 1
     shrink = 1 / np.sqrt(bound)
-    result = linprog([1.0, shrink.mean()], A_ub=-np.column_stack([np.ones(len(bound)), shrink]), b_ub=-needed,
+    result = _linprog()([1.0, shrink.mean()], A_ub=-np.column_stack([np.ones(len(bound)), shrink]), b_ub=-needed,
                      bounds=[(0, None), (0, None)], method="highs")
     if not result.success:
         raise RuntimeError(f"margin fit failed: {result.message}")
