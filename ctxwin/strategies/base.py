@@ -27,6 +27,7 @@ StepKeeps = Literal["last", "first", "all"] | None
 # A summarizer: the messages to summarise -> the summary text (or an awaitable of it).
 Summarizer = Callable[[list[BaseMessage]], "str | Awaitable[str]"]
 
+
 def without(messages: Sequence[BaseMessage], indexes: Sequence[int]) -> list[BaseMessage]:
     """``messages`` less those at the sorted ``indexes``, copied by slices (a long history costs no Python loop)."""
     out: list[BaseMessage] = []
