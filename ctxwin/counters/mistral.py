@@ -34,7 +34,6 @@ import importlib.util
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,34 +60,20 @@ MISTRAL_FIX = "pip install 'ctxwin[mistral]'"
 SYSTEM_JOIN_SLACK = 2
 
 
-@dataclass(frozen=True)
-class ShippedTokenizer:
-    """A tokenizer file inside mistral-common's ``data`` directory, and the models that use it."""
-
-    file: str
-    sha256: str
-    models: str
-
-
-SHIPPED: dict[str, ShippedTokenizer] = {
-    "v1": ShippedTokenizer("tokenizer.model.v1",
-                           "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055", "mistral-medium-2312"),
-    "v2": ShippedTokenizer("mistral_instruct_tokenizer_240216.model.v2",
-                           "37f00374dea48658ee8f5d0f21895b9bc55cb0103939607c8185bfd1c6ca1f89",
-                           "open-mixtral-8x7b, mistral-small-2312/2402, mistral-large-2402"),
-    "v3": ShippedTokenizer("mistral_instruct_tokenizer_240323.model.v3",
-                           "9addc8bdce5988448ae81b729336f43a81262160ae8da760674badab9d4c7d33",
-                           "open-mistral-7b, open-mixtral-8x22b, mistral-large-2407, codestral-2405"),
-    "v7": ShippedTokenizer("mistral_instruct_tokenizer_241114.model.v7",
-                           "1b968b8dc352f42192367337c78ccc61e1eaddc6d641a579372d4f20694beb7a", "mistral-large-2411"),
-    "v7-mm": ShippedTokenizer("mistral_instruct_tokenizer_241114.model.v7m1",
-                              "1b968b8dc352f42192367337c78ccc61e1eaddc6d641a579372d4f20694beb7a", "pixtral-large-2411"),
-    "tekken-v3": ShippedTokenizer("tekken_240718.json",
-                                  "eccd1665d2e477697c33cb7f0daa6f6dfefc57a0a6bceb66d4be52952f827516",
-                                  "open-mistral-nemo, ministral-8b-2410, mistral-small-2409"),
-    "tekken-v3-mm": ShippedTokenizer("tekken_240911.json",
-                                     "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316",
-                                     "pixtral-12b-2409"),
+# The tokenizer files inside mistral-common's ``data`` directory, by counter argument, with the sha256 of each file
+# as ctxwin was checked against (mistral-common 1.13); the models using them are in builtin_models.
+SHIPPED: dict[str, tuple[str, str]] = {
+    "v1": ("tokenizer.model.v1", "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055"),
+    "v2": ("mistral_instruct_tokenizer_240216.model.v2",
+           "37f00374dea48658ee8f5d0f21895b9bc55cb0103939607c8185bfd1c6ca1f89"),
+    "v3": ("mistral_instruct_tokenizer_240323.model.v3",
+           "9addc8bdce5988448ae81b729336f43a81262160ae8da760674badab9d4c7d33"),
+    "v7": ("mistral_instruct_tokenizer_241114.model.v7",
+           "1b968b8dc352f42192367337c78ccc61e1eaddc6d641a579372d4f20694beb7a"),
+    "v7-mm": ("mistral_instruct_tokenizer_241114.model.v7m1",
+              "1b968b8dc352f42192367337c78ccc61e1eaddc6d641a579372d4f20694beb7a"),
+    "tekken-v3": ("tekken_240718.json", "eccd1665d2e477697c33cb7f0daa6f6dfefc57a0a6bceb66d4be52952f827516"),
+    "tekken-v3-mm": ("tekken_240911.json", "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316"),
 }
 # The counter argument of the models whose tokenizer (a tekken version newer than 2024's v3) mistral-common does
 # not ship: the counter refuses to build and says how to count them.
@@ -107,8 +92,8 @@ def _data_dir() -> Path:
 
 def shipped_file(name: str) -> Path:
     """The sha256-checked path of a shipped tokenizer (``SHIPPED`` key)."""
-    shipped = SHIPPED[name]
-    path = _data_dir() / shipped.file
+    file, expected = SHIPPED[name]
+    path = _data_dir() / file
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
@@ -116,9 +101,9 @@ def shipped_file(name: str) -> Path:
             f"{path}: cannot read Mistral tokenizer {name!r} ({exc}); this mistral-common does not ship it. "
             f"Fix: {MISTRAL_FIX}"
         ) from exc
-    if digest != shipped.sha256:
+    if digest != expected:
         raise TokenizerDataError(
-            f"{path}: sha256 {digest} does not match {shipped.sha256}, the file ctxwin was checked against; "
+            f"{path}: sha256 {digest} does not match {expected}, the file ctxwin was checked against; "
             f"the file is corrupt or a different vocabulary. Fix: pip install --force-reinstall mistral-common"
         )
     return path

@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 pytest.importorskip("mistral_common", reason="the Mistral counter needs the mistral extra")
 pytest.importorskip("sentencepiece", reason="the Mistral counter needs the mistral extra")
 
-from mistral_common.protocol.instruct import messages as mm  # noqa: E402
-from mistral_common.protocol.instruct.request import ChatCompletionRequest  # noqa: E402
-from mistral_common.protocol.instruct.tool_calls import Function, FunctionCall, Tool, ToolCall  # noqa: E402
-from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: E402
+from mistral_common.protocol.instruct import messages as mm
+from mistral_common.protocol.instruct.request import ChatCompletionRequest
+from mistral_common.protocol.instruct.tool_calls import Function, FunctionCall, Tool, ToolCall
+from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
 
-from ctxwin.counters import TokenizerDataError, get_counter, get_model  # noqa: E402
-from ctxwin.counters.mistral import SHIPPED, SYSTEM_JOIN_SLACK, MistralCounter, shipped_file  # noqa: E402
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
+from ctxwin.counters import TokenizerDataError, get_counter, get_model
+from ctxwin.counters.mistral import SHIPPED, SYSTEM_JOIN_SLACK, MistralCounter, shipped_file
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 SPM_WITH_TOOLS = ("v2", "v3", "v7")
 
@@ -186,7 +186,7 @@ def test_requests_mistral_refuses_are_value_errors() -> None:
     with pytest.raises(ValueError, match=r"^messages\[0\]: mistral:v3 .*cannot encode"):
         counter.count_message(AIMessage(""))  # no content and no tool call
     both = AIMessage("text", tool_calls=[{"name": "now", "args": {}, "id": "abcdefghi"}])
-    with pytest.raises(ValueError, match="mistral:v3 .*cannot encode"):
+    with pytest.raises(ValueError, match=r"mistral:v3 .*cannot encode"):
         counter.count_messages([HumanMessage("hi"), both])
 
 
@@ -255,7 +255,7 @@ def test_hash_mismatch_is_a_clear_error(tmp_path: Path) -> None:
     fake = tmp_path / "mistral_common"
     (fake / "data").mkdir(parents=True)
     (fake / "__init__.py").write_text("", encoding="utf-8")
-    (fake / "data" / SHIPPED["v3"].file).write_bytes(shipped_file("v3").read_bytes() + b"x")
+    (fake / "data" / SHIPPED["v3"][0]).write_bytes(shipped_file("v3").read_bytes() + b"x")
     result = _run(f"""
 sys.path.insert(0, {str(tmp_path)!r})
 assert Path(importlib.util.find_spec("mistral_common").origin).parent != Path({str(package)!r})
