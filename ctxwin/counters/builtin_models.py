@@ -46,6 +46,15 @@ def _deepseek() -> list[ModelSpec]:
         ModelSpec("deepseek-v3", 128_000, 8_192, DEEPSEEK, ("deepseek-chat", "deepseek-v3-0324")),
         ModelSpec("deepseek-r1", 128_000, 32_768, DEEPSEEK, ("deepseek-reasoner", "deepseek-r1-0528"),
                   note="counted with DeepSeek-V3's tokenizer and chat template (R1 shares them)"),
+        *(ModelSpec(name, 128_000, 8_192, DEEPSEEK, aliases,
+                    note="V3's tokenizer and V3's chat template: V3.1/V3.2 share the vocabulary, their own "
+                         "templates (thinking switch, V3.2's DSML tool calls) are not rendered")
+          for name, aliases in (("deepseek-v3.1", ("deepseek-v3.1-terminus",)), ("deepseek-v3.2",
+                                                                                  ("deepseek-v3.2-exp",)))),
+        *(ModelSpec(f"deepseek-v4-{size}", 1_048_576, 384_000, "deepseek:v4", aliases,
+                    note="DeepSeek-V4's tokenizer and published encoding, chat mode (deepseek:v4-thinking for "
+                         "thinking mode); the tokenizer file is installed beside V3's (docs/counters.md)")
+          for size, aliases in (("flash", ("deepseek-v4",)), ("pro", ()))),
     ]
 
 

