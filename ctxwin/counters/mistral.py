@@ -268,7 +268,11 @@ class MistralCounter(BaseTokenCounter):
         def encode() -> int:
             return len(self._instruct.encode_instruct(normalizer.from_chat_completion_request(request)).tokens)
 
-        return self._mistral_call(None, encode) + fixed
+        try:
+            return self._mistral_call(None, encode) + fixed
+        except ValueError:
+            self.count_message_batch(messages)  # a message mistral-common refuses on its own is named
+            raise
 
     def _mistral_call(self, index: int | None, call: Any) -> int:
         """``call()``, with mistral-common's refusals (a request its encoder cannot write) as a ValueError."""

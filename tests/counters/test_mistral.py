@@ -186,8 +186,12 @@ def test_requests_mistral_refuses_are_value_errors() -> None:
     with pytest.raises(ValueError, match=r"^messages\[0\]: mistral:v3 .*cannot encode"):
         counter.count_message(AIMessage(""))  # no content and no tool call
     both = AIMessage("text", tool_calls=[{"name": "now", "args": {}, "id": "abcdefghi"}])
-    with pytest.raises(ValueError, match=r"mistral:v3 .*cannot encode"):
+    with pytest.raises(ValueError, match=r"^messages\[1\]: mistral:v3 .*cannot encode"):
         counter.count_messages([HumanMessage("hi"), both])
+    with pytest.raises(ValueError, match=r"^mistral:v2 .*cannot encode.*multiple tool results"):
+        MistralCounter("v2").count_messages([  # each message is fine; v2 refuses two results for one call turn
+            HumanMessage("hi"), AIMessage("", tool_calls=[{"name": "now", "args": {}, "id": "abcdefghi"}]),
+            ToolMessage("1", tool_call_id="abcdefghi"), ToolMessage("2", tool_call_id="abcdefghi")])
 
 
 def test_models_map_to_their_tokenizers_and_uncovered_ones_refuse() -> None:
