@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,12 @@ TEXTS = [
 TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {
     "name": "get_weather", "description": "天気を調べる",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+
+
+@functools.cache
+def _reference(name: str) -> tokenizers.Tokenizer:
+    """The tokenizer loaded straight from the file, for comparison (loading takes seconds: once per file)."""
+    return tokenizers.Tokenizer.from_file(str(deepseek_tokenizer(name)))
 
 
 def _v4_available() -> str | None:
@@ -67,7 +74,7 @@ def test_both_tokenizers_say_hello_world_alike() -> None:
 @needs_v4
 @pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v4"])
 def test_text_counts_equal_tokenizers_on_multilingual_text(name: str) -> None:
-    reference = tokenizers.Tokenizer.from_file(str(deepseek_tokenizer(name)))
+    reference = _reference(name)
     counter = get_counter(f"deepseek:{name.removeprefix('deepseek-')}")
     expected = [len(reference.encode(text, add_special_tokens=False).ids) for text in TEXTS]
     assert [counter.count_text(text) for text in TEXTS] == expected
@@ -144,8 +151,7 @@ def test_v3_request_equals_its_jinja_template_rendered_with_jinja2() -> None:
     items, _ = counter.template_messages(chat)
     prompt = environment.from_string(config["chat_template"]).render(
         messages=items, add_generation_prompt=True, bos_token=config["bos_token"]["content"])
-    reference = tokenizers.Tokenizer.from_file(str(deepseek_tokenizer("deepseek-v3")))
-    assert counter.count_messages(chat) == len(reference.encode(prompt, add_special_tokens=False).ids)
+    assert counter.count_messages(chat) == len(_reference("deepseek-v3").encode(prompt, add_special_tokens=False).ids)
 
 
 def test_models_and_specs() -> None:
