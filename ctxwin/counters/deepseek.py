@@ -188,8 +188,8 @@ class DeepSeekV4Counter(HFCounter):
             tokenizer = tokenizers.Tokenizer.from_file(str(path))
         except Exception as exc:  # tokenizers raises a bare Exception for unreadable files
             raise TokenizerDataError(f"{path}: not a loadable tokenizer.json: {exc}") from exc
-        mode = "thinking" if thinking else "chat"
-        super().__init__(tokenizer, chat_template=DeepSeekV4Format(thinking=thinking), name=f"deepseek:v4-{mode}")
+        name = "deepseek:v4-thinking" if thinking else "deepseek:v4"
+        super().__init__(tokenizer, chat_template=DeepSeekV4Format(thinking=thinking), name=name)
 
     def __repr__(self) -> str:
         return f"DeepSeekV4Counter(name={self.name!r})"

@@ -251,6 +251,18 @@ except mistral.TokenizerDataError as exc:
 """)
     assert "mistral-common package is not installed" in result.stdout
     assert "pip install 'ctxwin[mistral]'" in result.stdout
+    # mistral-common without sentencepiece (installed without the extra): SentencePiece files name the extra too.
+    result = _run("""
+sys.modules["sentencepiece"] = None
+real_find_spec = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name.startswith("sentencepiece") else real_find_spec(name, *a)
+try:
+    mistral.MistralCounter("v3")
+except mistral.TokenizerDataError as exc:
+    print(exc)
+""")
+    assert "`sentencepiece` is not installed" in result.stdout
+    assert "Fix: pip install 'ctxwin[mistral]'" in result.stdout
 
 
 def test_hash_mismatch_is_a_clear_error(tmp_path: Path) -> None:
