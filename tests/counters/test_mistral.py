@@ -282,3 +282,18 @@ except mistral.TokenizerDataError as exc:
 """)
     assert "does not match 9addc8bd" in result.stdout, result.stderr
     assert "pip install --force-reinstall mistral-common" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["v3", "v7"])
+def test_trimming_with_a_mistral_counter_fits_the_exact_count(name: str) -> None:
+    # The engine finds Mistral's framing non-additive (two user messages merge) and counts whole candidate lists.
+    from ctxwin.trim import trim_messages
+
+    counter = MistralCounter(name)
+    chat = _chat(LINES[:31], system=True)
+    full = counter.count_messages(chat)
+    for budget in (full // 4, full // 2, full - 1):
+        kept = trim_messages(chat, max_tokens=budget, token_counter=counter, include_system=True, start_on="human")
+        assert kept and kept[-1] is chat[-1] and isinstance(kept[0], SystemMessage)
+        assert counter.count_messages(kept) <= budget
+        assert len(kept) < len(chat)
