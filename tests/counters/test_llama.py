@@ -213,5 +213,5 @@ def test_tools_cost_what_they_add() -> None:
 
 
 def test_long_text_is_counted_in_linear_time() -> None:
-    text = "lorem ipsum 東京 " * 150_000
-    assert get_counter("llama:3").count_messages([HumanMessage(text)]) > 400_000
+    text = "lorem ipsum 東京 " * 40_000
+    assert get_counter("llama:3").count_messages([HumanMessage(text)]) > 100_000
