@@ -128,16 +128,23 @@ class LlamaCounter(TiktokenCounter):
                          for name, args in calls)
         return texts, fixed
 
+    def _frame(self, role: str) -> int:
+        return self.header_tokens + self.label_tokens(role)
+
     def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
-        """The ``Environment`` line and the tools part, each a text part of a message already there."""
-        return self.count_text(TOOLS_ENVIRONMENT) + self.count_text(tools_text(tools)) if tools else 0
+        """The ``Environment`` line and the tools part, and the system and user messages they make when the
+        conversation has none: the most tools add (what the planner reserves)."""
+        if not tools:
+            return 0
+        return (self.count_text(TOOLS_ENVIRONMENT) + self.count_text(tools_text(tools)) + self._frame("system")
+                + self._frame("user"))
 
     def count_messages(self, messages: Sequence[MessageLike], *,
                        tools: Sequence[dict[str, Any]] | None = None) -> int:
         messages = read_messages(messages)
         total = super().count_messages(messages, tools=tools)
-        if tools:  # a message of their own where the conversation has no system or no user message
+        if tools:  # joined to the conversation's own system and user messages: no message of their own
             for kind, role in ((SystemMessage, "system"), (HumanMessage, "user")):
-                if not any(isinstance(message, kind) for message in messages):
-                    total += self.header_tokens + self.label_tokens(role)
+                if any(isinstance(message, kind) for message in messages):
+                    total -= self._frame(role)
         return total

@@ -20,8 +20,10 @@ and Qwen/Qwen3-8B; the tests render those templates with jinja2 and compare):
   prefix of its text) is kept only after the last user query, as ``<think>\\n...\\n</think>\\n\\n``, and dropped
   from earlier turns, as the template does.
 
-``count_message`` is a message's own block rendered alone; ``count_messages`` renders the whole request, so it is
-exact where context matters (system and tools merged, a run of tool results, reasoning of earlier turns dropped).
+``count_messages`` renders the whole request, so it is exact where context matters (system and tools merged, a run
+of tool results, reasoning of earlier turns dropped). ``count_message`` is the most a message adds to a request
+(its reasoning kept, a tool result a turn of its own), so a sum of per-message counts plus the request overhead
+(what the trim engine measures) never under-counts.
 """
 
 from __future__ import annotations
@@ -223,11 +225,12 @@ class QwenCounter(TiktokenCounter):
         return "".join(parts), sum(fixed for _, fixed in pairs)
 
     def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
-        """A message's own block, as it renders in a conversation of its own kind (reasoning of a past turn
-        dropped; a tool result as a user turn of its own)."""
+        """A message's own block, the most it adds to any request (engines add up per-message counts and must not
+        under-count): an assistant turn with its reasoning and ``<think>`` markers, as after the last user query; a
+        tool result as a user turn of its own."""
         turn, fixed = self._turn(message)
         if isinstance(message, AIMessage) or turn.role == "assistant":
-            return [self._assistant(turn, keep_reasoning=False, is_last=False)], fixed
+            return [self._assistant(turn, keep_reasoning=True, is_last=True)], fixed
         if isinstance(message, ToolMessage) or turn.role == "tool":
             return [f"<|im_start|>user\n<tool_response>\n{turn.content}\n</tool_response><|im_end|>\n"], fixed
         return [f"<|im_start|>{turn.role}\n{turn.content}<|im_end|>\n"], fixed

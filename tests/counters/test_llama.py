@@ -203,13 +203,16 @@ def test_a_changed_rank_file_is_refused(tmp_path: Path) -> None:
         build_packaged_encoding(LLAMA3_ENCODING, folder=tmp_path)
 
 
-def test_tools_cost_what_they_add() -> None:
-    """With a system and a user message already there, tools add exactly count_tools (what the planner budgets)."""
+def test_tools_never_cost_more_than_count_tools() -> None:
+    """count_tools (what the planner reserves) is what tools add to a conversation with neither a system nor a user
+    message, and at least what they add to any other."""
     for version in ("3", "4"):
         counter = get_counter(f"llama:{version}")
-        messages = CONVERSATIONS[1]
-        assert counter.count_messages(messages, tools=TOOLS) - counter.count_messages(messages) == counter.count_tools(
-            TOOLS)
+        assert counter.count_messages([AIMessage("x")], tools=TOOLS) - counter.count_messages(
+            [AIMessage("x")]) == counter.count_tools(TOOLS)
+        for messages in CONVERSATIONS:
+            added = counter.count_messages(messages, tools=TOOLS) - counter.count_messages(messages)
+            assert 0 < added <= counter.count_tools(TOOLS)
 
 
 def test_long_text_is_counted_in_linear_time() -> None:

@@ -163,17 +163,32 @@ def test_thinking_2507_models_open_the_reply_with_think() -> None:
 
 @pytest.mark.parametrize("name", ["qwen2.5", "qwen3"])
 def test_a_message_alone_is_its_block(name: str) -> None:
-    """count_message is the message's own block: the conversation of it alone, less the request's fixed parts."""
-    counter = get_counter("qwen:2.5" if name == "qwen2.5" else "qwen:3")
+    """count_message is the message's own block: what it adds after a user query (reasoning markers and all)."""
+    counter = get_counter(SPECS[name])
     template = _template(name)
-    reply = counter.count_text("<|im_start|>assistant\n")
-    # Qwen 2.5 opens a conversation without a system message with its own.
-    default = counter.count_text(f"<|im_start|>system\n{QWEN2_5_SYSTEM}<|im_end|>\n") if name == "qwen2.5" else 0
-    assert counter.count_message(SystemMessage("sois bref")) == _reference(
-        counter, template, [SystemMessage("sois bref")]) - reply
-    for message in [HumanMessage("Bonjour"), AIMessage("Salut !"),
-                    AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Lyon"}, "id": "x"}])]:
-        assert counter.count_message(message) == _reference(counter, template, [message]) - reply - default
+    query = [HumanMessage("Bonjour")]
+    assert isinstance(counter, QwenCounter)
+    for message in [HumanMessage("Ça va ?"), AIMessage("Salut !"), AIMessage("<think>poli</think>Salut !"),
+                    AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Lyon"}, "id": "x"}]),
+                    ToolMessage("12 °C", tool_call_id="x")]:
+        added = _reference(counter, template, [*query, message]) - _reference(counter, template, query)
+        assert counter.count_message(message) == added, message
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool", "system", "thinker"]),
+                          st.text(st.characters(codec="utf-8"), max_size=20)), min_size=1, max_size=7))
+def test_per_message_counts_never_undercount_a_request(turns: list[tuple[str, str]]) -> None:
+    """The trim engine adds up count_message and the overhead it measures on a one-message list: that sum is never
+    below the exact count of the request (reasoning kept or dropped, tool results merged into one turn)."""
+    kinds = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
+    messages = [ToolMessage(text, tool_call_id="t") if role == "tool" else AIMessage(f"<think>{text}</think>ok")
+                if role == "thinker" else kinds[role](text) for role, text in turns]
+    for spec in SPECS.values():
+        counter = get_counter(spec)
+        probe = HumanMessage("ctxwin")
+        overhead = counter.count_messages([probe]) - counter.count_message(probe)
+        assert counter.count_messages(messages) <= sum(map(counter.count_message, messages)) + overhead
 
 
 @settings(max_examples=25, deadline=None)
