@@ -26,6 +26,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ctxwin.counters.openai_tools import function_of
 from ctxwin.counters.packaged_tiktoken import PackagedEncoding, load_packaged_encoding
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -91,6 +92,8 @@ def tool_call_text(name: str, args: Any) -> str:
 
 def tools_text(tools: Sequence[Any]) -> str:
     """The part that opens the first user message when tools are sent (Llama 3.1's chat template)."""
+    for index, tool in enumerate(tools):
+        function_of(tool, index)  # a malformed definition is an error naming it, as for the other counters
     return TOOLS_INSTRUCTION + "".join(json.dumps(tool, indent=4, ensure_ascii=False) + "\n\n" for tool in tools)
 
 

@@ -218,3 +218,15 @@ def test_tools_never_cost_more_than_count_tools() -> None:
 def test_long_text_is_counted_in_linear_time() -> None:
     text = "lorem ipsum 東京 " * 40_000
     assert get_counter("llama:3").count_messages([HumanMessage(text)]) > 100_000
+
+
+def test_malformed_tools_are_named() -> None:
+    with pytest.raises(TypeError, match=r"tools\[1\]: expected a dict"):
+        get_counter("llama:3").count_messages([HumanMessage("hi")], tools=[TOOLS[0], "get_weather"])
+
+
+def test_text_with_lone_surrogates_is_counted_as_tiktoken_counts_it() -> None:
+    """A JSON "\\ud800" escape gives a lone surrogate: counted as U+FFFD, never an error."""
+    for spec in ("llama:3", "qwen:3"):
+        counter = get_counter(spec)
+        assert counter.count_text("a\ud800b") == counter.count_text("a\ufffdb")

@@ -27,7 +27,7 @@ from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.chat_template import ChatTemplate
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.packaged_tiktoken import build_packaged_encoding, package_folder
-from ctxwin.counters.qwen import QWEN2_5_ENCODING, QWEN2_5_SYSTEM, QWEN3_5_ENCODING, QwenCounter
+from ctxwin.counters.qwen import QWEN2_5_ENCODING, QWEN3_5_ENCODING, QwenCounter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
 
 from .family_texts import TOOLS, multilingual_texts
