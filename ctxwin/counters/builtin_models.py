@@ -107,6 +107,10 @@ def _llama() -> list[ModelSpec]:
         ("3.2", "1b", 131_072, "meta-llama/Llama-3.2-1B-Instruct", ("llama3.2:1b", "llama-3.2-1b-preview")),
         ("3.2", "3b", 131_072, "meta-llama/Llama-3.2-3B-Instruct",
          ("llama3.2", "llama3.2:3b", "llama-3.2-3b-preview", "meta-llama/llama-3.2-3b-instruct-turbo")),
+        ("3.2", "11b-vision", 131_072, "meta-llama/Llama-3.2-11B-Vision-Instruct",
+         ("llama3.2-vision", "llama3.2-vision:11b", "llama-3.2-11b-vision-preview")),
+        ("3.2", "90b-vision", 131_072, "meta-llama/Llama-3.2-90B-Vision-Instruct",
+         ("llama3.2-vision:90b", "llama-3.2-90b-vision-preview")),
         ("3.3", "70b", 131_072, "meta-llama/Llama-3.3-70B-Instruct",
          ("llama3.3", "llama3.3:70b", "llama-3.3-70b-versatile", "meta-llama/llama-3.3-70b-instruct-turbo")),
     ]
@@ -116,7 +120,9 @@ def _llama() -> list[ModelSpec]:
         aliases = _aliases(f"llama-{version}-{size}-instruct", repo, repo.split("/")[1], f"meta-llama-{version}-"
                            f"{size}-instruct", f"meta-llama/meta-llama-{version}-{size}-instruct",
                            f"llama{dashed}-{size}-instruct",  # Bedrock: meta.llama3-1-8b-instruct-v1:0
-                           f"accounts/fireworks/models/llama-v{version.replace('.', 'p')}-{size}-instruct", *others)
+                           f"accounts/fireworks/models/llama-v{version.replace('.', 'p')}-{size}-instruct",
+                           f"meta/llama-{version}-{size}-instruct", f"meta/llama-{version}-{size}-instruct-maas",
+                           *others)
         specs.append(ModelSpec(f"llama-{version}-{size}", window, window, "llama:3", aliases, note))
     for name, window, repo, others in (
         ("llama-4-scout", 10_485_760, "meta-llama/Llama-4-Scout-17B-16E-Instruct", ("llama4:scout",)),
@@ -125,6 +131,7 @@ def _llama() -> list[ModelSpec]:
     ):
         short = repo.split("/")[1]
         aliases = _aliases(f"{name}-17b", repo, short, short.removesuffix("-Instruct"), f"{name}-instruct",
+                           f"meta/{short}", f"meta/{short}-maas",  # Vertex AI
                            f"llama4-{name.split('-')[-1]}-17b-instruct", *others)  # Bedrock: meta.llama4-scout-17b-...
         specs.append(ModelSpec(name, window, window, "llama:4", aliases, note))
     return specs
@@ -138,7 +145,8 @@ def _qwen() -> list[ModelSpec]:
                          ("32b", 131_072), ("72b", 131_072)):
         name = f"qwen2.5-{size}-instruct"
         aliases = _aliases(f"qwen/{name}", f"qwen2.5-{size}", f"qwen2.5:{size}", f"qwen/qwen-2.5-{size}-instruct",
-                           f"qwen-2.5-{size}-instruct", f"qwen/{name}-turbo")
+                           f"qwen-2.5-{size}-instruct", f"qwen/{name}-turbo",
+                           f"accounts/fireworks/models/qwen2p5-{size}-instruct")
         specs.append(ModelSpec(name, window, 8_192, "qwen:2.5", aliases, note))
     for size in ("1.5b", "3b", "7b", "14b", "32b"):
         name = f"qwen2.5-coder-{size}-instruct"

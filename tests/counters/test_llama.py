@@ -174,7 +174,9 @@ def test_models_resolve_as_users_write_them() -> None:
         ("fireworks_ai/accounts/fireworks/models/llama-v3p1-8b-instruct", "llama:3"),
         ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama:4"),
         ("groq/meta-llama/llama-4-maverick-17b-128e-instruct", "llama:4"),
-        ("llama-4-maverick", "llama:4"),
+        ("llama-4-maverick", "llama:4"), ("vertex_ai/meta/llama-4-scout-17b-16e-instruct-maas", "llama:4"),
+        ("vertex_ai/meta/llama-3.1-405b-instruct-maas", "llama:3"), ("meta-llama/Llama-3.2-11B-Vision-Instruct",
+                                                                       "llama:3"),
     ]:
         assert get_model(name).counter == counter, name
     assert get_model("llama-3.1-405b").context_window == 131_072

@@ -216,7 +216,7 @@ def test_models_resolve_as_users_write_them() -> None:
         ("openrouter/qwen/qwen-2.5-coder-32b-instruct", "qwen:2.5"), ("qwen3-8b", "qwen:3"),
         ("groq/qwen/qwen3-32b", "qwen:3"), ("Qwen/Qwen3-235B-A22B-Thinking-2507", "qwen:3-thinking"),
         ("qwen3-235b-a22b-instruct-2507", "qwen:3"), ("Qwen/Qwen3.6-27B", "qwen:3.5"),
-        ("qwen3.5-397b-a17b", "qwen:3.5"),
+        ("qwen3.5-397b-a17b", "qwen:3.5"), ("fireworks_ai/accounts/fireworks/models/qwen2p5-72b-instruct", "qwen:2.5"),
     ]:
         assert get_model(name).counter == counter, name
     assert get_model("qwen2.5-7b-instruct").context_window == 131_072
