@@ -181,7 +181,8 @@ class QwenCounter(TiktokenCounter):
             reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
             content = content.split("</think>")[-1].lstrip("\n")
         if self.chat.thinking and keep_reasoning and (is_last or reasoning):
-            text = f"{REPLY}<think>\n{(reasoning or '').strip(chr(10))}\n</think>\n\n{content.lstrip(chr(10))}"
+            thought, answer = (reasoning or "").strip("\n"), content.lstrip("\n")
+            text = f"{REPLY}<think>\n{thought}\n</think>\n\n{answer}"
         else:
             text = REPLY + content
         calls = [f'<tool_call>\n{{"name": "{name}", "arguments": {_json(args)}}}\n</tool_call>'
