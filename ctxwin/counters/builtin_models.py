@@ -163,7 +163,8 @@ def _qwen() -> list[ModelSpec]:
         for kind, counter, output in (("instruct", "qwen:3", 16_384), ("thinking", "qwen:3-thinking", 32_768)):
             name = f"qwen3-{size}-{kind}-2507"
             undated = (f"qwen/qwen3-{size}-2507", f"qwen3-{size}-2507") if kind == "instruct" else ()
-            specs.append(ModelSpec(name, 262_144, output, counter, _aliases(f"qwen/{name}", *undated), note))
+            caveat = " (Qwen3's; <think> markers the non-thinking template may omit are counted)" if undated else ""
+            specs.append(ModelSpec(name, 262_144, output, counter, _aliases(f"qwen/{name}", *undated), note + caveat))
     for version, size in (("3.5", "27b"), ("3.5", "35b-a3b"), ("3.5", "122b-a10b"), ("3.5", "397b-a17b"),
                           ("3.6", "27b"), ("3.6", "35b-a3b")):
         name = f"qwen{version}-{size}"
