@@ -263,9 +263,10 @@ def test_malformed_tools_are_named(qwen3: QwenCounter) -> None:
 
 
 def test_long_text_is_counted_in_linear_time(qwen3: QwenCounter) -> None:
-    """A 600,000-character message counts in a fraction of a second (the rendering is one join, no re-scans)."""
-    text = "lorem ipsum 東京 " * 40_000
-    assert qwen3.count_messages([HumanMessage(text)]) > 100_000
+    """One 120,000-letter word is one pre-token: a quadratic merge would take minutes, this takes a fraction of a
+    second (and the rendering is one join, no re-scans)."""
+    assert qwen3.count_text("a" * 120_000) == 15_000
+    assert qwen3.count_messages([HumanMessage("a" * 120_000), AIMessage("東" * 60_000)]) > 75_000
 
 
 def test_encoding_is_built_once() -> None:
