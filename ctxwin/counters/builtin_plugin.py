@@ -1,4 +1,5 @@
-"""Default plugin: the approximate, tiktoken and Hugging Face counters, and the models ctxwin knows out of the box.
+"""Default plugin: the approximate, tiktoken, harmony, llama, qwen and Hugging Face counters, and the models ctxwin
+knows out of the box.
 
 Loaded by module name by ``ctxwin.plugins.load_plugins`` and registered through the same hooks as any other plugin.
 """

@@ -251,7 +251,7 @@ def test_a_changed_rank_file_is_refused(tmp_path: Path) -> None:
 
 def test_tools_never_cost_less_than_they_add(qwen25: QwenCounter, qwen3: QwenCounter) -> None:
     """count_tools (what the planner budgets) is at least what tools add to a request, with or without a system."""
-    for counter in (qwen25, qwen3):
+    for counter in (qwen25, qwen3, get_counter("qwen:3.5")):
         for messages in ([HumanMessage("hi")], [SystemMessage("sys"), HumanMessage("hi")]):
             added = counter.count_messages(messages, tools=TOOLS) - counter.count_messages(messages)
             assert 0 < added <= counter.count_tools(TOOLS)
