@@ -1,0 +1,277 @@
+"""LangChain v1 and LangGraph agents whose every model call fits the model's budget, fitted by ctxwin's planner.
+
+- ``ContextWindowMiddleware``: a ``langchain.agents.create_agent(..., middleware=[...])`` middleware. Around each
+  model call (``wrap_model_call``, as LangChain's own context-editing middleware does) it plans the request's system
+  message and messages with the request's tools counted against the budget, and hands the model the fitted
+  messages; the agent's stored state is left alone.
+- ``pre_model_hook``: the same for ``langgraph.prebuilt.create_react_agent``; the hook returns
+  ``{"llm_input_messages": ...}`` (the state is rewritten only with ``rewrite_state=True``).
+- ``ChatModelSummarizer``: a LangChain chat model as the planner's summarizer (``summarizer=`` of ``ctxwin.fit``,
+  ``Planner``, the middleware and the hook; a chat model given there is wrapped in it).
+
+Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs).
+When even the part that must stay (system prompt, tools, pinned messages, the last user message) is over the
+budget, nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's call-limit
+middleware does), or raises ``BudgetExceeded`` with ``strict=True``; the hook, which cannot skip the model call,
+raises ``BudgetExceeded``. docs/integrations.md has the guide.
+
+This module imports LangChain (``langchain>=1``, the ``langchain`` extra); ``import ctxwin`` never does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage
+    from langchain_core.messages import convert_to_messages as lc_convert_to_messages
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+except ImportError as exc:  # pragma: no cover - the dev environment has LangChain
+    raise ImportError(
+        "ctxwin.integrations.langchain needs LangChain v1: pip install 'ctxwin[langchain]' (langchain>=1)"
+    ) from exc
+
+from ctxwin.counters.base import TokenCounter
+from ctxwin.messages import BaseMessage, get_buffer_string
+from ctxwin.planner import BudgetExceeded, Plan, Planner
+from ctxwin.strategies import Strategy
+
+__all__ = ["DEFAULT_SUMMARY_PROMPT", "ChatModelSummarizer", "ContextWindowMiddleware", "pre_model_hook"]
+
+DEFAULT_SUMMARY_PROMPT = (
+    "Summarise the conversation below for the assistant who continues it. Keep the user's goals and constraints, "
+    "decisions made, facts learned from tool results (names, numbers, ids) and open questions; drop pleasantries. "
+    "If it opens with an earlier summary, extend that summary. Answer with the summary only."
+)
+
+# REMOVE_ALL_MESSAGES of langgraph.graph.message (langgraph is a dependency of langchain v1), spelled out so that the
+# hook imports nothing of langgraph's.
+_REMOVE_ALL_MESSAGES = "__remove_all__"
+
+
+class ChatModelSummarizer:
+    """A LangChain chat model as the planner's summarizer: it is given ``prompt`` and a transcript of the messages
+    to summarise, and its answer's text is the summary (the summarize step cuts it to the room it has).
+
+    Called inside a running event loop (``Planner.aplan``, an agent's ``ainvoke``) it returns the awaitable of the
+    model's ``ainvoke``; elsewhere it calls ``invoke``. A ``plan()`` made from synchronous code inside a running loop
+    therefore gets an awaitable it cannot run: the summarize step is skipped, saying so (use ``aplan`` there).
+    """
+
+    def __init__(self, model: BaseChatModel, prompt: str = DEFAULT_SUMMARY_PROMPT) -> None:
+        if not isinstance(model, BaseChatModel):
+            raise TypeError(f"ChatModelSummarizer model must be a LangChain chat model, got {type(model).__name__}")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("ChatModelSummarizer prompt must be a non-empty string")
+        self.model = model
+        self.prompt = prompt
+
+    def request(self, messages: Sequence[BaseMessage]) -> list[AnyMessage]:
+        """What the model is asked: the prompt, then the transcript of ``messages`` (roles, tool calls, results)."""
+        return [SystemMessage(self.prompt), HumanMessage(get_buffer_string(messages))]
+
+    def __call__(self, messages: list[BaseMessage]) -> str | Awaitable[str]:
+        request = self.request(messages)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self.model.invoke(request).text
+        return self._asummarize(request)
+
+    async def _asummarize(self, request: list[AnyMessage]) -> str:
+        return (await self.model.ainvoke(request)).text
+
+
+def _summarizer(summarizer: Any) -> Any:
+    """A chat model becomes a ``ChatModelSummarizer``; anything else is the planner's to check."""
+    return ChatModelSummarizer(summarizer) if isinstance(summarizer, BaseChatModel) else summarizer
+
+
+def _openai_tools(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """Tool definitions as the model is sent them (what a chat model's ``bind_tools`` converts them to)."""
+    return [convert_to_openai_tool(tool) for tool in tools]
+
+
+class _RequestFitter:
+    """One planner for the options a middleware or hook was given, and fitting one request with it."""
+
+    def __init__(
+        self,
+        owner: str,
+        model: str | TokenCounter,
+        *,
+        max_tokens: int | None,
+        reserve: int | None,
+        strategies: Sequence[Strategy | str] | str | None,
+        summarizer: Any,
+        keep_last: int | None,
+    ) -> None:
+        if max_tokens is not None and reserve is not None:
+            raise ValueError(f"{owner}: give max_tokens (the request's budget) or reserve (kept for the reply), not both")
+        if isinstance(model, str):
+            named: dict[str, Any] = {"model": model}
+        elif isinstance(model, TokenCounter):
+            if max_tokens is None:
+                raise ValueError(f"{owner}: with a counter for model, max_tokens is required (no context window known)")
+            named = {"model": None, "counter": model}
+        else:
+            raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
+        window = {"context_window": max_tokens, "reserve_output": 0} if max_tokens is not None else {}
+        self.owner = owner
+        self.planner = Planner(
+            strategies=strategies,
+            summarizer=_summarizer(summarizer),
+            keep_last=keep_last,
+            **named,
+            **(window or {"reserve_output": reserve}),
+        )
+
+    def inputs(
+        self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
+    ) -> tuple[Planner, list[AnyMessage]]:
+        """The planner for these tools and the messages to plan: the system message first, then the history."""
+        planner = self.planner.with_tools(_openai_tools(tools))
+        history: list[AnyMessage] = lc_convert_to_messages(messages)
+        return planner, [system, *history] if system is not None else history
+
+    def outcome(self, plan: Plan, system: SystemMessage | None) -> tuple[SystemMessage | None, list[AnyMessage]]:
+        """The fitted system message and history, or ``BudgetExceeded`` when they do not fit or nothing but the
+        system message would be left (never an empty history)."""
+        fitted: list[AnyMessage] = list(plan.messages)
+        head = fitted[0] if system is not None and fitted and isinstance(fitted[0], SystemMessage) else None
+        history = fitted[1:] if head is not None else fitted
+        if not history:
+            plan.warnings.append(f"{self.owner}: no message of the conversation is left to send; nothing was sent")
+        if not plan.fits or not history:
+            raise BudgetExceeded(plan)
+        return head, history
+
+
+class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Fit each model request of a LangChain v1 agent to the model's budget with ctxwin's planner.
+
+    ``model``: a ctxwin model name (its counter and context window) or a ``TokenCounter`` (then ``max_tokens`` is
+    required). ``max_tokens``: the most a request (system message, tool definitions, messages) may count; else the
+    model's context window less ``reserve`` (the tokens kept for the reply; by default the model's). ``strategies``,
+    ``summarizer`` (a callable, or a LangChain chat model) and ``keep_last`` are the planner's. When the part that
+    must stay is over budget the model is not called: the run ends with an AI message saying so, or
+    ``BudgetExceeded`` is raised with ``strict=True``.
+    """
+
+    def __init__(
+        self,
+        model: str | TokenCounter = "gpt-4o",
+        *,
+        max_tokens: int | None = None,
+        reserve: int | None = None,
+        strategies: Sequence[Strategy | str] | str | None = None,
+        summarizer: Any = None,
+        keep_last: int | None = None,
+        strict: bool = False,
+    ) -> None:
+        super().__init__()
+        self.fitter = _RequestFitter(
+            "ContextWindowMiddleware", model, max_tokens=max_tokens, reserve=reserve, strategies=strategies,
+            summarizer=summarizer, keep_last=keep_last,
+        )
+        self.strict = strict
+
+    @property
+    def planner(self) -> Planner:
+        """The planner every request is fitted with (before its tools are counted)."""
+        return self.fitter.planner
+
+    def _fitted(self, request: ModelRequest[Any], plan: Plan) -> ModelRequest[Any] | AIMessage:
+        try:
+            system, history = self.fitter.outcome(plan, request.system_message)
+        except BudgetExceeded as error:
+            if self.strict:
+                raise
+            return AIMessage(
+                f"The conversation no longer fits the model's context: {error}",
+                response_metadata={"ctxwin": {"tokens": error.tokens, "limit": error.limit}},
+            )
+        return request.override(system_message=system, messages=history)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """The fitted request to ``handler``; or, when it cannot fit, the AI message that ends the run."""
+        planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
+        fitted = self._fitted(request, planner.plan(inputs))
+        return fitted if isinstance(fitted, AIMessage) else handler(fitted)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """``wrap_model_call`` for ``ainvoke``: an async summarizer is awaited."""
+        planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
+        fitted = self._fitted(request, await planner.aplan(inputs))
+        return fitted if isinstance(fitted, AIMessage) else await handler(fitted)
+
+
+def pre_model_hook(
+    model: str | TokenCounter = "gpt-4o",
+    *,
+    tools: Sequence[Any] = (),
+    prompt: str | SystemMessage | None = None,
+    max_tokens: int | None = None,
+    reserve: int | None = None,
+    strategies: Sequence[Strategy | str] | str | None = None,
+    summarizer: Any = None,
+    keep_last: int | None = None,
+    rewrite_state: bool = False,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent`` fitting each model call to the budget.
+
+    The hook cannot see what the agent adds to its messages, so give it the agent's ``tools`` and ``prompt`` (a
+    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``max_tokens``, ``reserve``,
+    ``strategies``, ``summarizer`` and ``keep_last`` are as for ``ContextWindowMiddleware``. The hook returns
+    ``{"llm_input_messages": fitted}``, leaving the stored history alone; ``rewrite_state=True`` also replaces the
+    stored history by the fitted one. When the part that must stay is over budget it raises ``BudgetExceeded``
+    (which the graph's ``invoke`` raises): a hook cannot skip the model call, and an empty ``llm_input_messages``
+    would make the agent send the whole history.
+    """
+    if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
+        raise TypeError(
+            f"pre_model_hook prompt must be a string or a SystemMessage (what is counted), got {type(prompt).__name__}"
+        )
+    fitter = _RequestFitter(
+        "pre_model_hook", model, max_tokens=max_tokens, reserve=reserve, strategies=strategies,
+        summarizer=summarizer, keep_last=keep_last,
+    )
+    system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
+    agent_tools = list(tools)
+
+    def update(plan: Plan) -> dict[str, Any]:
+        _, history = fitter.outcome(plan, system)
+        if not rewrite_state:
+            return {"llm_input_messages": history}
+        return {"llm_input_messages": history, "messages": [RemoveMessage(id=_REMOVE_ALL_MESSAGES), *history]}
+
+    def hook(state: Any) -> dict[str, Any]:
+        planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
+        return update(planner.plan(inputs))
+
+    async def ahook(state: Any) -> dict[str, Any]:
+        planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
+        return update(await planner.aplan(inputs))
+
+    return RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
+
+
+def _messages(state: Any) -> Sequence[Any]:
+    """The messages of a graph state: a dict's ``"messages"`` or a pydantic state's ``messages``."""
+    messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+    if messages is None:
+        raise ValueError(f"pre_model_hook: the graph state has no 'messages' (got {type(state).__name__})")
+    return list(messages)
