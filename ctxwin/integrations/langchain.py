@@ -28,6 +28,7 @@ try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage
+    from langchain_core.messages import BaseMessage as LangChainMessage
     from langchain_core.messages import convert_to_messages as lc_convert_to_messages
     from langchain_core.runnables import RunnableLambda
     from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -112,32 +113,29 @@ class _RequestFitter:
         keep_last: int | None,
     ) -> None:
         if max_tokens is not None and reserve is not None:
-            raise ValueError(f"{owner}: give max_tokens (the request's budget) or reserve (kept for the reply), not both")
-        if isinstance(model, str):
-            named: dict[str, Any] = {"model": model}
-        elif isinstance(model, TokenCounter):
-            if max_tokens is None:
-                raise ValueError(f"{owner}: with a counter for model, max_tokens is required (no context window known)")
-            named = {"model": None, "counter": model}
-        else:
+            raise ValueError(f"{owner}: give max_tokens (the request's budget) or reserve (for the reply), not both")
+        if not isinstance(model, (str, TokenCounter)):
             raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
-        window = {"context_window": max_tokens, "reserve_output": 0} if max_tokens is not None else {}
+        if not isinstance(model, str) and max_tokens is None:
+            raise ValueError(f"{owner}: with a counter for model, max_tokens is required (no context window known)")
         self.owner = owner
         self.planner = Planner(
-            strategies=strategies,
+            model if isinstance(model, str) else None,
+            strategies,
+            counter=None if isinstance(model, str) else model,
+            context_window=max_tokens,
+            reserve_output=0 if max_tokens is not None else reserve,
             summarizer=_summarizer(summarizer),
             keep_last=keep_last,
-            **named,
-            **(window or {"reserve_output": reserve}),
         )
 
     def inputs(
         self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
-    ) -> tuple[Planner, list[AnyMessage]]:
+    ) -> tuple[Planner, list[LangChainMessage]]:
         """The planner for these tools and the messages to plan: the system message first, then the history."""
         planner = self.planner.with_tools(_openai_tools(tools))
-        history: list[AnyMessage] = lc_convert_to_messages(messages)
-        return planner, [system, *history] if system is not None else history
+        history: list[LangChainMessage] = [system] if system is not None else []
+        return planner, history + lc_convert_to_messages(messages)
 
     def outcome(self, plan: Plan, system: SystemMessage | None) -> tuple[SystemMessage | None, list[AnyMessage]]:
         """The fitted system message and history, or ``BudgetExceeded`` when they do not fit or nothing but the

@@ -149,7 +149,7 @@ def test_async_agent_with_a_chat_model_summarizer() -> None:
 
 
 def test_options_are_checked() -> None:
-    with pytest.raises(ValueError, match="max_tokens .* or reserve"):
+    with pytest.raises(ValueError, match=r"max_tokens .* or reserve"):
         ContextWindowMiddleware(MODEL, max_tokens=1000, reserve=100)
     with pytest.raises(ValueError, match="max_tokens is required"):
         ContextWindowMiddleware(get_counter(MODEL))
