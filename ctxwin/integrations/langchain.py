@@ -32,6 +32,7 @@ try:
     from langchain_core.messages import convert_to_messages as lc_convert_to_messages
     from langchain_core.runnables import RunnableLambda
     from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
 except ImportError as exc:  # pragma: no cover - the dev environment has LangChain
     raise ImportError(
         "ctxwin.integrations.langchain needs LangChain v1: pip install 'ctxwin[langchain]' (langchain>=1)"
@@ -49,10 +50,6 @@ DEFAULT_SUMMARY_PROMPT = (
     "decisions made, facts learned from tool results (names, numbers, ids) and open questions; drop pleasantries. "
     "If it opens with an earlier summary, extend that summary. Answer with the summary only."
 )
-
-# REMOVE_ALL_MESSAGES of langgraph.graph.message (langgraph is a dependency of langchain v1), spelled out so that the
-# hook imports nothing of langgraph's.
-_REMOVE_ALL_MESSAGES = "__remove_all__"
 
 
 class ChatModelSummarizer:
@@ -137,15 +134,18 @@ class _RequestFitter:
         history: list[LangChainMessage] = [system] if system is not None else []
         return planner, history + lc_convert_to_messages(messages)
 
-    def outcome(self, plan: Plan, system: SystemMessage | None) -> tuple[SystemMessage | None, list[AnyMessage]]:
-        """The fitted system message and history, or ``BudgetExceeded`` when they do not fit or nothing but the
-        system message would be left (never an empty history)."""
+    def outcome(
+        self, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
+    ) -> tuple[SystemMessage | None, list[AnyMessage]]:
+        """The fitted system message and history, or ``BudgetExceeded`` when they do not fit or when a history was
+        given and fitting would leave none (the model never gets an empty history for a conversation)."""
         fitted: list[AnyMessage] = list(plan.messages)
         head = fitted[0] if system is not None and fitted and isinstance(fitted[0], SystemMessage) else None
         history = fitted[1:] if head is not None else fitted
-        if not history:
+        emptied = not history and len(inputs) > (system is not None)
+        if emptied:
             plan.warnings.append(f"{self.owner}: no message of the conversation is left to send; nothing was sent")
-        if not plan.fits or not history:
+        if emptied or not plan.fits:
             raise BudgetExceeded(plan)
         return head, history
 
@@ -184,9 +184,9 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The planner every request is fitted with (before its tools are counted)."""
         return self.fitter.planner
 
-    def _fitted(self, request: ModelRequest[Any], plan: Plan) -> ModelRequest[Any] | AIMessage:
+    def _fitted(self, request: ModelRequest[Any], plan: Plan, inputs: list[Any]) -> ModelRequest[Any] | AIMessage:
         try:
-            system, history = self.fitter.outcome(plan, request.system_message)
+            system, history = self.fitter.outcome(plan, request.system_message, inputs)
         except BudgetExceeded as error:
             if self.strict:
                 raise
@@ -203,7 +203,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage:
         """The fitted request to ``handler``; or, when it cannot fit, the AI message that ends the run."""
         planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, planner.plan(inputs))
+        fitted = self._fitted(request, planner.plan(inputs), inputs)
         return fitted if isinstance(fitted, AIMessage) else handler(fitted)
 
     async def awrap_model_call(
@@ -213,7 +213,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage:
         """``wrap_model_call`` for ``ainvoke``: an async summarizer is awaited."""
         planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, await planner.aplan(inputs))
+        fitted = self._fitted(request, await planner.aplan(inputs), inputs)
         return fitted if isinstance(fitted, AIMessage) else await handler(fitted)
 
 
@@ -250,19 +250,19 @@ def pre_model_hook(
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
     agent_tools = list(tools)
 
-    def update(plan: Plan) -> dict[str, Any]:
-        _, history = fitter.outcome(plan, system)
+    def update(plan: Plan, inputs: list[Any]) -> dict[str, Any]:
+        _, history = fitter.outcome(plan, system, inputs)
         if not rewrite_state:
             return {"llm_input_messages": history}
-        return {"llm_input_messages": history, "messages": [RemoveMessage(id=_REMOVE_ALL_MESSAGES), *history]}
+        return {"llm_input_messages": history, "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *history]}
 
     def hook(state: Any) -> dict[str, Any]:
         planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(planner.plan(inputs))
+        return update(planner.plan(inputs), inputs)
 
     async def ahook(state: Any) -> dict[str, Any]:
         planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(await planner.aplan(inputs))
+        return update(await planner.aplan(inputs), inputs)
 
     return RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
 

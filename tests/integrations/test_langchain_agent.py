@@ -157,3 +157,13 @@ def test_options_are_checked() -> None:
         ContextWindowMiddleware(42)  # type: ignore[arg-type]
     assert ContextWindowMiddleware(get_counter(MODEL), max_tokens=900).planner.budget.max_input_tokens == 900
     assert ContextWindowMiddleware(MODEL, reserve=1000).planner.budget.reserve_output == 1000
+
+
+def test_a_provider_tool_that_cannot_be_counted_is_named() -> None:
+    """A provider's built-in tool has no definition to count: refused, naming it, never silently left out."""
+    model = RecordingChatModel()
+    agent = create_agent(model, [*TOOLS, {"type": "web_search_preview"}], system_prompt=SYSTEM_PROMPT,
+                         middleware=[ContextWindowMiddleware(MODEL)])
+    with pytest.raises(ValueError, match=r"tools\[1\]: expected"):
+        agent.invoke({"messages": [user_message(0)]})
+    assert model.calls == []
