@@ -41,9 +41,16 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage, get_buffer_string
 from ctxwin.planner import BudgetExceeded, Plan, Planner
+from ctxwin.plural import plural
 from ctxwin.strategies import Strategy
 
-__all__ = ["DEFAULT_SUMMARY_PROMPT", "ChatModelSummarizer", "ContextWindowMiddleware", "pre_model_hook"]
+__all__ = [
+    "DEFAULT_SUMMARY_PROMPT",
+    "ChatModelSummarizer",
+    "ContextWindowMiddleware",
+    "TurnDoesNotFit",
+    "pre_model_hook",
+]
 
 DEFAULT_SUMMARY_PROMPT = (
     "Summarise the conversation below for the assistant who continues it. Keep the user's goals and constraints, "
@@ -137,17 +144,42 @@ class _RequestFitter:
     def outcome(
         self, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
     ) -> tuple[SystemMessage | None, list[AnyMessage]]:
-        """The fitted system message and history, or ``BudgetExceeded`` when they do not fit or when a history was
-        given and fitting would leave none (the model never gets an empty history for a conversation)."""
+        """The fitted system message and history; ``BudgetExceeded`` when they do not fit, ``TurnDoesNotFit`` when
+        they fit only without part of the current turn (or, with no user message, without the newest message)."""
         fitted: list[AnyMessage] = list(plan.messages)
         head = fitted[0] if system is not None and fitted and isinstance(fitted[0], SystemMessage) else None
         history = fitted[1:] if head is not None else fitted
-        emptied = not history and len(inputs) > (system is not None)
-        if emptied:
-            plan.warnings.append(f"{self.owner}: no message of the conversation is left to send; nothing was sent")
-        if emptied or not plan.fits:
+        if not plan.fits:
             raise BudgetExceeded(plan)
+        turn, what = _current_turn(inputs[system is not None :])
+        if _current_turn(history)[0] != turn:
+            raise TurnDoesNotFit(plan, f"{self.owner}: {what}")
         return head, history
+
+
+def _current_turn(messages: Sequence[Any]) -> tuple[int, str]:
+    """How many messages the current turn has, and its name: the last user message and what follows it (the
+    agent's tool calls and their results so far); without a user message, the newest message alone."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            turn = len(messages) - index
+            return turn, f"the current turn ({plural(turn, 'message')} from the last user message on)"
+    return min(len(messages), 1), "the newest message (the conversation has no user message)"
+
+
+class TurnDoesNotFit(BudgetExceeded):
+    """The conversation fits only without part of its current turn (the last user message and the agent's tool
+    calls and results after it): sent so, the model would not see the results it asked for and would call the tools
+    again, so nothing is sent. ``plan`` is the plan that dropped them."""
+
+    def __init__(self, plan: Plan, what: str) -> None:
+        super().__init__(plan)
+        self.args = (
+            f"{what} cannot be sent whole within the budget of {self.limit} tokens beside what must stay (the "
+            f"system prompt, {plan.budget.tools_tokens} tokens of tool definitions, pinned messages); without it the "
+            "model would not see what it is answering (and would call its tools again), so nothing was sent; "
+            + "; ".join(plan.warnings),
+        )
 
 
 class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):

@@ -21,7 +21,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ctxwin import BudgetExceeded, get_counter
-from ctxwin.integrations.langchain import ContextWindowMiddleware
+from ctxwin.integrations.langchain import ContextWindowMiddleware, TurnDoesNotFit
 
 BUDGET = 6000
 TURNS = 30
@@ -167,3 +167,25 @@ def test_a_provider_tool_that_cannot_be_counted_is_named() -> None:
     with pytest.raises(ValueError, match=r"tools\[1\]: expected"):
         agent.invoke({"messages": [user_message(0)]})
     assert model.calls == []
+
+
+def test_a_turn_whose_tool_results_cannot_fit_ends_instead_of_looping() -> None:
+    """The first call fits; the tool's result cannot fit beside it even shortened. Dropping it would hand the model
+    the user message alone again, and it would call the tool again until the recursion limit: the run ends."""
+    counter = get_counter(MODEL)
+    tools = RecordingChatModel().bind_tools(TOOLS).kwargs["tools"]  # type: ignore[attr-defined]
+    first = user_message(0)
+    budget = counter.count_messages([SystemMessage(SYSTEM_PROMPT), first], tools=tools) + 40
+    model = RecordingChatModel()
+    agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT,
+                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=budget)])
+    result = agent.invoke({"messages": [first]})
+    assert len(model.calls) == 1  # the tool call; the second call was refused
+    answer = result["messages"][-1]
+    assert isinstance(answer, AIMessage) and "the current turn (3 messages" in answer.text
+    assert isinstance(result["messages"][-2], ToolMessage)  # the tool ran; its result stays in the state
+
+    strict = create_agent(RecordingChatModel(), TOOLS, system_prompt=SYSTEM_PROMPT,
+                          middleware=[ContextWindowMiddleware(MODEL, max_tokens=budget, strict=True)])
+    with pytest.raises(TurnDoesNotFit, match="would call its tools again"):
+        strict.invoke({"messages": [first]})

@@ -80,7 +80,7 @@ def test_nothing_left_but_the_prompt_is_refused() -> None:
     send the whole history, so the hook refuses."""
     model = RecordingChatModel()
     agent = react_agent(model, max_tokens=300)
-    with pytest.raises(BudgetExceeded, match="no message of the conversation is left"):
+    with pytest.raises(BudgetExceeded, match=r"the newest message \(the conversation has no user message\) cannot"):
         agent.invoke({"messages": [AIMessage(filler(2, 400), id="a")]})
     assert model.calls == []
 
