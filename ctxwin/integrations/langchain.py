@@ -21,6 +21,7 @@ This module imports LangChain (``langchain>=1``, the ``langchain`` extra); ``imp
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
     ) from exc
 
 from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import BaseMessage, get_buffer_string
+from ctxwin.messages import convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, Plan, Planner
 from ctxwin.plural import plural
 from ctxwin.strategies import Strategy
@@ -63,33 +64,54 @@ class ChatModelSummarizer:
     """A LangChain chat model as the planner's summarizer: it is given ``prompt`` and a transcript of the messages
     to summarise, and its answer's text is the summary (the summarize step cuts it to the room it has).
 
+    The last ``remember`` summaries are kept by transcript: an agent's middleware fits every model call from the
+    whole stored history, and the calls of one turn (its tool rounds) summarise the same span, so the model is asked
+    once per span, not once per call.
+
     Called inside a running event loop (``Planner.aplan``, an agent's ``ainvoke``) it returns the awaitable of the
     model's ``ainvoke``; elsewhere it calls ``invoke``. A ``plan()`` made from synchronous code inside a running loop
     therefore gets an awaitable it cannot run: the summarize step is skipped, saying so (use ``aplan`` there).
     """
 
-    def __init__(self, model: BaseChatModel, prompt: str = DEFAULT_SUMMARY_PROMPT) -> None:
+    def __init__(self, model: BaseChatModel, prompt: str = DEFAULT_SUMMARY_PROMPT, *, remember: int = 16) -> None:
         if not isinstance(model, BaseChatModel):
             raise TypeError(f"ChatModelSummarizer model must be a LangChain chat model, got {type(model).__name__}")
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError("ChatModelSummarizer prompt must be a non-empty string")
+        if isinstance(remember, bool) or not isinstance(remember, int) or remember < 0:
+            raise ValueError(f"ChatModelSummarizer remember must be a non-negative int, got {remember!r}")
         self.model = model
         self.prompt = prompt
+        self.remember = remember
+        self._summaries: OrderedDict[str, str] = OrderedDict()  # transcript -> summary, oldest first
 
-    def request(self, messages: Sequence[BaseMessage]) -> list[AnyMessage]:
-        """What the model is asked: the prompt, then the transcript of ``messages`` (roles, tool calls, results)."""
-        return [SystemMessage(self.prompt), HumanMessage(get_buffer_string(messages))]
+    def request(self, transcript: str) -> list[AnyMessage]:
+        """What the model is asked: the prompt, then the transcript (``get_buffer_string``: roles, tool calls,
+        results; an earlier summary first)."""
+        return [SystemMessage(self.prompt), HumanMessage(transcript)]
 
-    def __call__(self, messages: list[BaseMessage]) -> str | Awaitable[str]:
-        request = self.request(messages)
+    def __call__(self, messages: Sequence[Any]) -> str | Awaitable[str]:
+        """The summary of ``messages`` (the planner's ctxwin messages, or anything ``convert_to_messages`` reads)."""
+        transcript = get_buffer_string(convert_to_messages(messages))
+        known = self._summaries.get(transcript)
+        if known is not None:
+            self._summaries.move_to_end(transcript)
+            return known
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return self.model.invoke(request).text
-        return self._asummarize(request)
+            return self._keep(transcript, self.model.invoke(self.request(transcript)).text)
+        return self._asummarize(transcript)
 
-    async def _asummarize(self, request: list[AnyMessage]) -> str:
-        return (await self.model.ainvoke(request)).text
+    async def _asummarize(self, transcript: str) -> str:
+        return self._keep(transcript, (await self.model.ainvoke(self.request(transcript))).text)
+
+    def _keep(self, transcript: str, summary: str) -> str:
+        if self.remember and summary.strip():
+            self._summaries[transcript] = summary
+            while len(self._summaries) > self.remember:
+                self._summaries.popitem(last=False)
+        return summary
 
 
 def _summarizer(summarizer: Any) -> Any:

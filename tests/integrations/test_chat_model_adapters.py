@@ -107,3 +107,16 @@ def test_import_ctxwin_imports_no_langchain() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_summarizer_remembers_the_last_spans_it_summarised() -> None:
+    model = RecordingChatModel(replies=["first", "second", "third"])
+    summarizer = ChatModelSummarizer(model, remember=1)
+    one, two = conversation(1), conversation(2)
+    assert [summarizer(one), summarizer(one), summarizer(two), summarizer(one)] == ["first", "first", "second", "third"]
+    assert len(model.calls) == 3  # the second span pushed the first out
+    forgetful = ChatModelSummarizer(RecordingChatModel(replies=["a"]), remember=0)
+    forgetful(one), forgetful(one)
+    assert len(forgetful.model.calls) == 2  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="remember must be a non-negative int"):
+        ChatModelSummarizer(model, remember=-1)

@@ -189,3 +189,16 @@ def test_a_turn_whose_tool_results_cannot_fit_ends_instead_of_looping() -> None:
                           middleware=[ContextWindowMiddleware(MODEL, max_tokens=budget, strict=True)])
     with pytest.raises(TurnDoesNotFit, match="would call its tools again"):
         strict.invoke({"messages": [first]})
+
+
+def test_sync_agent_with_a_chat_model_summarizer_asks_it_once_per_span() -> None:
+    summarizer = RecordingChatModel(replies=["Builds failed in the linker on the early turns."])
+    model = RecordingChatModel()
+    middleware = ContextWindowMiddleware(MODEL, max_tokens=BUDGET, summarizer=summarizer)
+    agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, middleware=[middleware])
+    run_turns(agent, model, turns=12)
+    summarised = [c for c in model.calls if any(isinstance(m, SystemMessage) and "linker" in m.text
+                                                for m in c.messages)]
+    assert len(summarised) >= 4
+    # A turn's two calls summarise the same span: the summarizer model was asked once for both.
+    assert 0 < len(summarizer.calls) <= len(summarised) // 2 + 1
