@@ -9,11 +9,12 @@
 - ``ChatModelSummarizer``: a LangChain chat model as the planner's summarizer (``summarizer=`` of ``ctxwin.fit``,
   ``Planner``, the middleware and the hook; a chat model given there is wrapped in it).
 
-Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs).
-When even the part that must stay (system prompt, tools, pinned messages, the last user message) is over the
-budget, nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's call-limit
-middleware does), or raises ``BudgetExceeded`` with ``strict=True``; the hook, which cannot skip the model call,
-raises ``BudgetExceeded``. docs/integrations.md has the guide.
+Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs),
+nor part of the current turn (the last user message and the agent's tool calls and results after it: without
+them the model calls its tools again). When the part that must stay (system prompt, tools, pinned messages, the
+current turn) cannot fit, nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's
+call-limit middleware does), or raises with ``strict=True``; the hook, which cannot skip the model call, raises.
+The error is ``BudgetExceeded``, or its subclass ``TurnDoesNotFit``. docs/integrations.md has the guide.
 
 This module imports LangChain (``langchain>=1``, the ``langchain`` extra); ``import ctxwin`` never does.
 """
@@ -39,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
         "ctxwin.integrations.langchain needs LangChain v1: pip install 'ctxwin[langchain]' (langchain>=1)"
     ) from exc
 
-from ctxwin.counters.base import TokenCounter
+from ctxwin.counters import TokenCounter
 from ctxwin.messages import convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, Plan, Planner
 from ctxwin.plural import plural
@@ -211,8 +212,8 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     required). ``max_tokens``: the most a request (system message, tool definitions, messages) may count; else the
     model's context window less ``reserve`` (the tokens kept for the reply; by default the model's). ``strategies``,
     ``summarizer`` (a callable, or a LangChain chat model) and ``keep_last`` are the planner's. When the part that
-    must stay is over budget the model is not called: the run ends with an AI message saying so, or
-    ``BudgetExceeded`` is raised with ``strict=True``.
+    must stay (the current turn included) cannot fit, the model is not called: the run ends with an AI message
+    saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit`` for the current turn) is raised.
     """
 
     def __init__(
@@ -289,9 +290,9 @@ def pre_model_hook(
     string or a ``SystemMessage``): they are counted against the budget. ``model``, ``max_tokens``, ``reserve``,
     ``strategies``, ``summarizer`` and ``keep_last`` are as for ``ContextWindowMiddleware``. The hook returns
     ``{"llm_input_messages": fitted}``, leaving the stored history alone; ``rewrite_state=True`` also replaces the
-    stored history by the fitted one. When the part that must stay is over budget it raises ``BudgetExceeded``
-    (which the graph's ``invoke`` raises): a hook cannot skip the model call, and an empty ``llm_input_messages``
-    would make the agent send the whole history.
+    stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
+    raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
+    model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
         raise TypeError(
