@@ -22,6 +22,7 @@ This module imports LangChain (``langchain>=1``, the ``langchain`` extra); ``imp
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -85,6 +86,7 @@ class ChatModelSummarizer:
         self.prompt = prompt
         self.remember = remember
         self._summaries: OrderedDict[str, str] = OrderedDict()  # transcript -> summary, oldest first
+        self._lock = threading.Lock()  # one agent serves many conversations at once
 
     def request(self, transcript: str) -> list[AnyMessage]:
         """What the model is asked: the prompt, then the transcript (``get_buffer_string``: roles, tool calls,
@@ -94,10 +96,11 @@ class ChatModelSummarizer:
     def __call__(self, messages: Sequence[Any]) -> str | Awaitable[str]:
         """The summary of ``messages`` (the planner's ctxwin messages, or anything ``convert_to_messages`` reads)."""
         transcript = get_buffer_string(convert_to_messages(messages))
-        known = self._summaries.get(transcript)
-        if known is not None:
-            self._summaries.move_to_end(transcript)
-            return known
+        with self._lock:
+            known = self._summaries.get(transcript)
+            if known is not None:
+                self._summaries.move_to_end(transcript)
+                return known
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -109,9 +112,10 @@ class ChatModelSummarizer:
 
     def _keep(self, transcript: str, summary: str) -> str:
         if self.remember and summary.strip():
-            self._summaries[transcript] = summary
-            while len(self._summaries) > self.remember:
-                self._summaries.popitem(last=False)
+            with self._lock:
+                self._summaries[transcript] = summary
+                while len(self._summaries) > self.remember:
+                    self._summaries.popitem(last=False)
         return summary
 
 

@@ -19,6 +19,7 @@ from agent_support import (
     user_message,
 )
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic import BaseModel
 
 from ctxwin import BudgetExceeded, get_counter
 from ctxwin.integrations.langchain import pre_model_hook
@@ -111,3 +112,12 @@ def test_prompt_must_be_countable() -> None:
 def test_a_state_without_messages_is_named() -> None:
     with pytest.raises(ValueError, match="no 'messages'"):
         pre_model_hook(MODEL).invoke({"other": 1})
+
+
+def test_a_pydantic_state_is_read_by_its_messages() -> None:
+    class State(BaseModel):
+        messages: list[BaseMessage]
+
+    history = [user_message(0)]
+    update = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT).invoke(State(messages=history))
+    assert update == {"llm_input_messages": history} and update["llm_input_messages"][0] is history[0]
