@@ -1,8 +1,9 @@
 """A LangChain v1 agent whose every model call fits gpt-4o's budget: ``ContextWindowMiddleware``.
 
 Offline: the chat model is a small fake that calls the tool once per user turn and then answers; one tool output is
-a 20,000-line build log. Each model call prints what it was sent, counted with gpt-4o's exact counter (system
-prompt and tool definitions included). Run: ``python examples/langchain_agent.py`` (needs ``ctxwin[langchain]``).
+a 4,000-line build log (about 70,000 tokens). Each model call prints what it was sent, counted with gpt-4o's exact
+counter (system prompt and tool definitions included). Run: ``python examples/langchain_agent.py`` (needs
+``ctxwin[langchain]``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ BUDGET = 4000  # tokens a request may use (a small window, to see the fitting at
 @tool
 def read_build_log(night: int) -> str:
     """Read the build log of a night."""
-    lines = 20_000 if night == 3 else 40
+    lines = 4_000 if night == 3 else 40
     return "\n".join(f"[night {night} step {i}] compiling module_{i % 17}.c ... ok" for i in range(lines))
 
 

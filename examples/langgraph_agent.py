@@ -1,8 +1,9 @@
 """A LangGraph ReAct agent whose every model call fits gpt-4o's budget: ctxwin's ``pre_model_hook``.
 
 Offline: the chat model is a small fake that calls the tool once per user turn and then answers; one tool output is
-a 20,000-line build log. The hook is given the agent's prompt and tools so that they are counted; it hands the model
-``llm_input_messages`` and leaves the graph's stored history alone. Run: ``python examples/langgraph_agent.py``.
+a 4,000-line build log (about 70,000 tokens). The hook is given the agent's prompt and tools so that they are
+counted; it hands the model ``llm_input_messages`` and leaves the graph's stored history alone. Run:
+``python examples/langgraph_agent.py``.
 """
 
 from __future__ import annotations
