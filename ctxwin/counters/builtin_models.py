@@ -1,8 +1,10 @@
 """The models ctxwin knows out of the box (context windows and output limits as the providers publish them).
 
 OpenAI models count exactly with tiktoken (images as each model is charged: ``,images=<pricing>``); DeepSeek-V3/R1
-with DeepSeek's tokenizer and chat template; gpt-oss with o200k_harmony and harmony framing; Llama 3.x / 4 and Qwen
-2.5 / 3 / 3.5 / 3.6 with their own tokenizers and chat framing (extras ``llama``, ``qwen``). Anthropic and Google
+with DeepSeek's tokenizer and chat template, DeepSeek-V4 with its tokenizer and published encoding; gpt-oss with
+o200k_harmony and harmony framing; Llama 3.x / 4, Qwen 2.5 / 3 / 3.5 / 3.6 and Mistral's models with their own
+tokenizers and chat framing (extras ``llama``, ``qwen``, ``mistral``; Mistral models whose tokenizer is not shipped
+refuse to count, saying so). Anthropic and Google
 publish no offline tokenizer, so Claude and Gemini use the approximate counter in safe mode, which is
 meant to over-count a little rather than ever under-count.
 """
