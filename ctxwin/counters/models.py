@@ -72,6 +72,12 @@ class ModelSpec:
         """True when no exact tokenizer backs this model."""
         return self.counter.split(":", 1)[0] == "approximate"
 
+    @property
+    def exact(self) -> bool:
+        """True when the model's own tokenizer counts it: not estimated, and its data ships (Mistral models whose
+        tokenizer mistral-common does not ship have the counter ``mistral:unshipped``, which refuses to count)."""
+        return not self.approximate and not self.counter.endswith(":unshipped")
+
 
 def base_name(name: str) -> str:
     """``name`` lower-cased, without provider prefix, fine-tune wrapper, Bedrock region and vendor, Azure spelling
