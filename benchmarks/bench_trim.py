@@ -16,7 +16,8 @@ o200k callable. ``first-retrim`` is the first re-trim after the append, every ol
 (the cache is emptied and the history trimmed once in each round's setup); ``next-turn`` is a later turn of the
 same loop (each round appends one more message to the list the previous round trimmed); ``reloaded`` re-trims the
 history read back from storage (equal messages, new objects, as a server that reloads the conversation each
-request gets them), so the count cache finds them by content rather than by identity.
+request gets them), so the count cache finds them by content rather than by identity. ``ctxwin-lc`` is a LangChain
+user who changed the import: ctxwin's ``trim_messages`` given the langchain_core messages, returning them.
 Run: ``pytest benchmarks/bench_trim.py --benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
 """
 
@@ -110,15 +111,16 @@ LOOP_SIZES = [1_000, 10_000, 100_000]
 
 @pytest.mark.parametrize("size", LOOP_SIZES)
 @pytest.mark.parametrize("action", ["first-retrim", "next-turn", "reloaded"])
-@pytest.mark.parametrize("library", ["ctxwin", "langchain"])
+@pytest.mark.parametrize("library", ["ctxwin", "ctxwin-lc", "langchain"])
 def test_chat_loop(benchmark: Any, library: str, action: str, size: int) -> None:
     if library == "langchain" and size == LOOP_SIZES[-1]:
         pytest.skip("langchain_core re-trims from scratch every turn (minutes here): its 10,000 rows compare")
     mine, other = conversations(size)
-    history = other if library == "langchain" else mine
+    langchain_objects = library != "ctxwin"
+    history = other if langchain_objects else mine
     limit = budget(size, "o200k")
     trim = lc_messages.trim_messages if library == "langchain" else trim_messages
-    new_cls = lc_messages.HumanMessage if library == "langchain" else HumanMessage
+    new_cls = lc_messages.HumanMessage if langchain_objects else HumanMessage
     fresh = count()
 
     def appended(messages: list[Any]) -> list[Any]:
@@ -136,8 +138,8 @@ def test_chat_loop(benchmark: Any, library: str, action: str, size: int) -> None
 
     elif action == "reloaded":
         run(history)  # every message counted once
-        from_dict = lc_messages.messages_from_dict if library == "langchain" else messages_from_dict
-        to_dict = lc_messages.messages_to_dict if library == "langchain" else messages_to_dict
+        from_dict = lc_messages.messages_from_dict if langchain_objects else messages_from_dict
+        to_dict = lc_messages.messages_to_dict if langchain_objects else messages_to_dict
 
         def setup() -> tuple[tuple[list[Any]], dict[str, Any]]:
             return (appended(list(from_dict(to_dict(history)))),), {}

@@ -7,6 +7,12 @@ one (a partial message, a truncated tool output, a summary, a merged run) is bui
 name (the input's own class, else the one its package exports), so LangChain is never imported by ctxwin. Any other
 input (ctxwin messages, dicts, strings, tuples, a mix) gives ctxwin messages, as before.
 
+Reading LangChain messages costs a pydantic validation each; a chat loop hands the same objects over again every
+turn. ``_Converted`` remembers, per LangChain object, the ctxwin message read from it with the object's stamp
+(``ctxwin.messages.stamp``), so a re-trim of ``history + [new]`` converts only the new message, and the count cache
+then recalls the old ones by identity. An object changed in place is read again. These ctxwin messages never leave
+ctxwin (the caller gets their own objects back), so no caller can change one behind the memo.
+
 A ``token_counter`` given by the caller (a callable, a chat model) sees messages through ``back`` too, so LangChain's
 ``count_tokens_approximately`` and a chat model's ``get_num_tokens_from_messages`` get LangChain objects.
 """
@@ -14,21 +20,98 @@ A ``token_counter`` given by the caller (a callable, a chat model) sees messages
 from __future__ import annotations
 
 import sys
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ctxwin.messages.base import BaseMessage
 from ctxwin.messages.convert import is_langchain_message, read_messages
+from ctxwin.messages.stamp import stamp_of
+
+_MAX_CONVERTED = 1 << 17
+_MISSING = object()
+
+
+class _Noted(weakref.ref[Any]):
+    """A LangChain object (weakly), its stamp and the ctxwin message read from it."""
+
+    __slots__ = ("key", "message", "stamp")
+
+    key: int
+    stamp: tuple[Any, ...]
+    message: BaseMessage
+
+
+class _Converted:
+    """The ctxwin message read from each LangChain object seen, while the object lives and holds what it held."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, _Noted] = {}
+        self._dead: list[_Noted] = []  # entries of collected objects, dropped under the lock at the next write
+        self._lock = threading.Lock()
+
+    def read(self, objects: Sequence[Any]) -> list[BaseMessage]:
+        by_id = self._by_id
+        noted = list(map(by_id.get, map(id, objects)))
+        found: list[BaseMessage | None]
+        try:  # fields_of inlined: one pass in C as far as possible
+            found = [
+                n.message
+                if n is not None and n() is o and n.stamp == (o.__class__, *o.__dict__.values(), o.__pydantic_extra__)
+                else None
+                for o, n in zip(objects, noted, strict=True)
+            ]
+        except Exception:  # a value whose comparison raises, or no pydantic extras: read everything again
+            found = [None] * len(objects)
+        missing = [i for i, m in enumerate(found) if m is None]
+        if not missing:
+            return found  # type: ignore[return-value]
+        try:
+            fresh = read_messages([objects[i] for i in missing])
+        except (TypeError, ValueError) as exc:  # name the caller's index, not the index among the unread ones
+            detail = str(exc)
+            if detail.startswith("messages[") and "]" in detail:
+                head, _, rest = detail.partition("]")
+                detail = f"messages[{missing[int(head.removeprefix('messages['))]}]{rest}"
+            raise type(exc)(detail) from None
+        if len(fresh) != len(missing):  # an object read as several messages: keep the plain reading
+            return read_messages(objects)
+        entries = []
+        for i, message in zip(missing, fresh, strict=True):
+            found[i] = message
+            stamp = stamp_of(objects[i])
+            if stamp is not None:
+                entry = _Noted(objects[i], self._dead.append)
+                entry.key, entry.stamp, entry.message = id(objects[i]), stamp, message
+                entries.append(entry)
+        with self._lock:
+            while self._dead:
+                dead = self._dead.pop()
+                if by_id.get(dead.key) is dead:
+                    del by_id[dead.key]
+            for entry in entries:
+                by_id.pop(entry.key, None)
+                by_id[entry.key] = entry
+            while len(by_id) > _MAX_CONVERTED:
+                del by_id[next(iter(by_id))]
+        return found  # type: ignore[return-value]
+
+
+_converted = _Converted()
 
 
 class CallerForms:
     """The caller's LangChain objects behind the ctxwin messages read from them, and their classes by name."""
 
-    __slots__ = ("_classes", "_originals", "_package")
+    __slots__ = ("_classes", "_items", "_originals", "_package")
 
     def __init__(self, items: Sequence[BaseMessage], originals: Sequence[Any]) -> None:
-        self._originals = {id(item): (item, original) for item, original in zip(items, originals, strict=True)}
-        self._classes = {type(o).__name__: type(o) for o in originals}
+        # Keyed by id alone: ``_items`` keeps the items alive, so no other live message can have one of their ids
+        # (and a dict of ints, unlike one of tuples, gives the garbage collector nothing to walk).
+        self._items = items
+        self._originals = dict(zip(map(id, items), originals, strict=True))
+        self._classes = {cls.__name__: cls for cls in set(map(type, originals))}
         self._package = type(originals[0]).__module__.rpartition(".")[0]
 
     @classmethod
@@ -43,16 +126,19 @@ class CallerForms:
     @classmethod
     def read_langchain(cls, messages: Any) -> tuple[list[BaseMessage], CallerForms] | None:
         """``read`` for a non-empty list or tuple of LangChain messages only; None (nothing read) for the rest."""
-        if isinstance(messages, (list, tuple)) and messages and all(map(is_langchain_message, messages)):
-            items = read_messages(messages)
+        # One object per class is looked at: a LangChain message's class fixes its ``type``.
+        if isinstance(messages, (list, tuple)) and messages and all(
+            map(is_langchain_message, dict(zip(map(type, messages), messages, strict=True)).values())
+        ):
+            items = _converted.read(messages)
             return items, cls(items, messages)
         return None
 
     def back(self, message: BaseMessage) -> Any:
         """The caller's object for ``message`` if it is one read from the caller, else a new one of its class."""
-        found = self._originals.get(id(message))
-        if found is not None and found[0] is message:
-            return found[1]
+        found = self._originals.get(id(message), _MISSING)
+        if found is not _MISSING:
+            return found
         name = type(message).__name__
         target = self._classes.get(name) or getattr(sys.modules.get(self._package), name, None)
         if not isinstance(target, type):

@@ -5,14 +5,10 @@ weakly by the counter, so it goes when the counter goes. A bound method is keyed
 ``obj.method`` builds a new method object on every access. The cache finds a message's count two ways:
 
 * **By identity**, for the same message object seen again (a chat loop re-trimming ``history + [new]``). Each
-  counted message is noted with a *stamp*: its field values with every list and dict copied and every string shared
-  (by reference, never copied). A message is recalled when it is the same object and its fields compare equal to
-  the stamp, one comparison in C where a string that is the same object is equal without being read. A reassigned
-  field, a nested value changed in place, or a container that grew or shrank is recounted (a number is equal only
-  to one of its own type: ``1``, ``1.0`` and ``True`` count differently). Messages are noted from their first
-  sighting, so the first re-trim after an append recalls every old message this way, and forgotten when they are
-  collected. Messages holding anything but JSON-like values (str, numbers, None, lists and dicts) are never noted:
-  a change inside an arbitrary object would not show.
+  counted message is noted with a *stamp* (``ctxwin.messages.stamp``) and recalled when it is the same object and
+  its fields compare equal to the stamp; a message changed in place is recounted. Messages are noted from their
+  first sighting, so the first re-trim after an append recalls every old message this way, and forgotten when they
+  are collected. Messages without a stamp (holding non-JSON values) are never noted.
 * **By content**, for an equal message that is another object (a history read back from a file each turn):
   ``message_key`` -> count, a bounded LRU.
 
@@ -30,6 +26,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any, Literal
 
 from ctxwin.messages import BaseMessage
+from ctxwin.messages.stamp import stamp_of, unchanged
 
 DEFAULT_MAX_ENTRIES = 1 << 17
 
@@ -60,68 +57,6 @@ def message_key(message: BaseMessage) -> Hashable:
     if extra:
         parts.append((dict, repr(extra)))
     return tuple(parts)
-
-
-class _Exact:
-    """A number or bool in a stamp: equal only to a value of the same type (``1``, ``1.0`` and ``True`` are equal
-    in Python but count differently), so a stamp never takes one for another."""
-
-    __slots__ = ("value",)
-    __hash__ = None  # type: ignore[assignment]
-
-    def __init__(self, value: object) -> None:
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        return other.__class__ is self.value.__class__ and other == self.value
-
-
-class _NotJSON(Exception):
-    pass
-
-
-_MAX_DEPTH = 200  # deeper than any message passes validation (MAX_NESTING_DEPTH); deeper ones are not noted
-
-
-def _skeleton(value: Any, depth: int) -> Any:
-    """``value`` with every list and dict copied (the strings in it are shared, numbers wrapped in ``_Exact``)."""
-    kind = value.__class__
-    if kind is str or value is None:
-        return value
-    if kind is dict:
-        if depth > _MAX_DEPTH:
-            raise _NotJSON
-        return {k: _skeleton(v, depth + 1) for k, v in value.items()} if value else {}
-    if kind is list:
-        if depth > _MAX_DEPTH:
-            raise _NotJSON
-        return [_skeleton(v, depth + 1) for v in value] if value else []
-    if kind in _ATOMS:
-        return _Exact(value)
-    raise _NotJSON
-
-
-def _fields(message: BaseMessage) -> tuple[Any, ...]:
-    return (message.__class__, *message.__dict__.values(), message.__pydantic_extra__)
-
-
-def stamp_of(message: BaseMessage) -> tuple[Any, ...] | None:
-    """What the message holds, for recall by comparison: its fields with every list and dict copied and every
-    string shared, never copied; None when it holds something other than JSON-like values."""
-    fields = _fields(message)
-    try:
-        return (fields[0], *(_skeleton(value, 1) for value in fields[1:]))
-    except _NotJSON:
-        return None
-
-
-def _unchanged(stamp: tuple[Any, ...], message: BaseMessage) -> bool:
-    """Whether the message still holds what ``stamp`` recorded. One comparison in C: a string that is the same
-    object is equal without being read, so an unchanged message costs about a pointer comparison per value."""
-    try:
-        return bool(stamp == _fields(message))
-    except Exception:  # a value changed in place into something whose comparison raises, or nested too deep
-        return False
 
 
 class _Noted(weakref.ref[BaseMessage]):
@@ -168,7 +103,7 @@ class CountCache:
             ]
         except Exception:  # a value whose comparison raises (changed in place into a foreign object, or too deep)
             return [
-                noted.count if noted is not None and noted() is message and _unchanged(noted.stamp, message) else None
+                noted.count if noted is not None and noted() is message and unchanged(noted.stamp, message) else None
                 for message, noted in zip(messages, noted_of, strict=True)
             ]
 

@@ -210,3 +210,34 @@ def test_mixed_or_ctxwin_input_still_gives_ctxwin_messages() -> None:
     mixed = [{"role": "user", "content": "hi"}, lc.AIMessage("hello")]
     result = ctxwin.trim_messages(mixed, max_tokens=100, token_counter="gpt-4o")
     assert all(isinstance(m, ctxwin.messages.BaseMessage) for m in result)
+
+
+def test_langchain_objects_are_read_once_and_changes_in_place_are_noticed() -> None:
+    # A chat loop hands the same LangChain objects over every turn: each is converted once, the count cache recalls
+    # it by identity, and an object changed in place (a field reassigned, a nested value edited) is read again.
+    call = lc.AIMessage("", tool_calls=[{"name": "search", "args": {"q": "short"}, "id": "c1"}])
+    history = [lc.HumanMessage("hello " * 50), call, lc.ToolMessage("result " * 50, tool_call_id="c1")]
+    read = ctxwin.messages.forms.CallerForms.read_langchain
+    first, _ = read(history)
+    again, _ = read([*history, lc.HumanMessage("new")])
+    assert all(a is b for a, b in zip(first, again, strict=False))
+    counter = get_counter("gpt-4o")
+    before = counter.count_messages(history)
+    assert ctxwin.trim_messages(history, max_tokens=before, token_counter="gpt-4o") == history
+    history[0].content = "hello " * 200
+    call.tool_calls[0]["args"]["q"] = "a much longer query " * 40
+    changed, _ = read(history)
+    assert changed[0] is not first[0] and changed[0].content == "hello " * 200
+    assert changed[1].tool_calls[0]["args"]["q"] == "a much longer query " * 40 and changed[2] is first[2]
+    assert counter.count_messages(history) > before + 250
+    trimmed = ctxwin.trim_messages(history, max_tokens=before, token_counter="gpt-4o")
+    assert len(trimmed) < len(history) and counter.count_messages(trimmed) <= before
+
+
+def test_an_error_names_the_callers_index_when_only_new_objects_are_read() -> None:
+    history = [lc.HumanMessage("hello"), lc.AIMessage("hi")]
+    ctxwin.trim_messages(history, max_tokens=100, token_counter="gpt-4o")
+    bad = lc.ToolMessage("out", tool_call_id="c1")
+    bad.tool_call_id = None  # type: ignore[assignment]
+    with pytest.raises(ValueError, match=r"^messages\[2\]: .*tool_call_id"):
+        ctxwin.trim_messages([*history, bad], max_tokens=100, token_counter="gpt-4o")
