@@ -58,7 +58,7 @@ class _Converted:
         try:  # fields_of inlined: one pass in C as far as possible
             found = [
                 n.message
-                if n is not None and n() is o and n.stamp == (o.__class__, *o.__dict__.values(), o.__pydantic_extra__)
+                if n is not None and n.stamp == (o.__class__, *o.__dict__.values(), o.__pydantic_extra__) and n() is o
                 else None
                 for o, n in zip(objects, noted, strict=True)
             ]
