@@ -24,7 +24,8 @@ from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
-from ctxwin.messages.forms import CallerForms
+from ctxwin.messages.convert import request_tools
+from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.strategies.base import (
@@ -41,7 +42,6 @@ from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies.pins import pinned_indexes
 
-Output = Literal["messages", "openai"]
 BrokenToolPairs = Literal["drop", "keep"]
 
 
@@ -95,8 +95,8 @@ class Planner:
             reserve = min(reserve, window // 2)
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
-        if output not in ("messages", "openai"):
-            raise ValueError(f"output must be 'messages' or 'openai', got {output!r}")
+        if output not in OUTPUTS:
+            raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {output!r}")
         if broken_tool_pairs not in ("drop", "keep"):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
         if summarizer is not None and not callable(summarizer):
@@ -214,15 +214,11 @@ class Planner:
                     "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
                 )
         name = getattr(self.counter, "name", type(self.counter).__name__)
-        out: list[Any] = messages
-        if self.output == "openai":
-            out = convert_to_openai_messages(messages)
-        elif run.forms is not None:
-            out = run.forms.back_all(messages)
+        out, top_system = give_back(messages, self.output, run.forms)
         system = sum(meter.each(messages[: leading_system_count(messages)]))
         plan = Plan(
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
-            verbatim_turns(inputs, messages), figures=run.figures,
+            verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
         )
         if top is not None:
             top.set_attributes(_plan_attributes(plan, inputs, messages))
@@ -246,13 +242,17 @@ class Planner:
     def plan(self, messages: Any) -> Plan:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
-        items, forms = CallerForms.read(messages)
-        return self._plan(list(items) if items is messages else items, Meter(self.counter, self.tools), forms)
+        items, forms = read_for(messages, self.output)
+        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
 
     async def aplan(self, messages: Any) -> Plan:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
-        items, forms = CallerForms.read(messages)
-        return await self._aplan(list(items) if items is messages else items, Meter(self.counter, self.tools), forms)
+        items, forms = read_for(messages, self.output)
+        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        return await planner._aplan(
+            list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
+        )
 
     def session(self, messages: Any = None) -> PlanSession:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
