@@ -18,7 +18,9 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, overload
+
+from typing_extensions import TypedDict, Unpack
 
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
@@ -26,8 +28,9 @@ from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
 from ctxwin.messages.convert import request_tools
 from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
+from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
-from ctxwin.planner.report import BudgetExceeded, Figures, Labels, Plan, StepReport, Touched, verbatim_turns
+from ctxwin.planner.report import M, BudgetExceeded, Figures, Labels, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.strategies.base import (
     BaseStrategy,
     Budget,
@@ -49,7 +52,31 @@ BrokenToolPairs = Literal["drop", "keep"]
 _MAX_TOOL_VARIANTS = 64
 
 
-class Planner:
+class _Options(TypedDict, total=False):
+    """The keyword options ``fit`` and ``Planner`` share (see ``Planner``), for their typed overloads on ``output``."""
+
+    context_window: int | None
+    reserve_output: int | None
+    tools: Sequence[dict[str, Any]] | None
+    summarizer: Any
+    keep_last: int | None
+    counter: TokenCounter | str | None
+    strict: bool
+    broken_tool_pairs: BrokenToolPairs
+
+
+class FitOptions(_Options, total=False):
+    strategies: Sequence[Strategy | str] | str | None
+
+
+class PlannerOptions(_Options, total=False):
+    safety_margin: int | None
+
+
+_Strategies = Sequence[Strategy | str] | str | None
+
+
+class Planner(Generic[M]):
     """Fits conversations for one model/budget; build it once and call ``plan`` (or ``aplan``) per conversation, or
     keep a ``session()`` per growing conversation (a chat loop).
 
@@ -59,7 +86,34 @@ class Planner:
     ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
     ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
+    ``output`` is the form of ``Plan.messages`` (``ctxwin.messages.forms``, docs/interop.md): ``"messages"`` (the
+    caller's: LangChain in, LangChain out; else ctxwin messages), ``"openai"``, ``"responses"`` or ``"anthropic"``,
+    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``).
     """
+
+    @overload
+    def __init__(
+        self: Planner[OpenAIMessage], model: str | None = None, strategies: _Strategies = None, *, output: Literal["openai"],
+        **options: Unpack[PlannerOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[ResponsesItem], model: str | None = None, strategies: _Strategies = None, *, output: Literal["responses"],
+        **options: Unpack[PlannerOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[AnthropicMessage], model: str | None = None, strategies: _Strategies = None, *, output: Literal["anthropic"],
+        **options: Unpack[PlannerOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[Any], model: str | None = None, strategies: _Strategies = None, *,
+        output: Output = "messages", **options: Unpack[PlannerOptions],
+    ) -> None: ...
 
     def __init__(
         self,
@@ -116,7 +170,7 @@ class Planner:
         self.strategies = chain or default_chain(summarizer is not None or keep_last is not None)
         self._later_keeps = later_keeps(self.strategies)
 
-    def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner:
+    def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
 
         ``self`` for the same tools. Variants are remembered by the tools' JSON, so a dataset whose conversations
@@ -188,7 +242,7 @@ class Planner:
             index=index,
         )
 
-    def _finish(self, run: _Run, top: Any = None) -> Plan:
+    def _finish(self, run: _Run, top: Any = None) -> Plan[M]:
         self._check_pairs(run)
         messages, meter = run.current, run.meter
         after = self._request_tokens(messages, meter)
@@ -239,14 +293,14 @@ class Planner:
             return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
         return meter.exact(messages) <= self.budget.max_input_tokens
 
-    def plan(self, messages: Any) -> Plan:
+    def plan(self, messages: Any) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
         items, forms = read_for(messages, self.output)
         planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
         return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
 
-    async def aplan(self, messages: Any) -> Plan:
+    async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
         items, forms = read_for(messages, self.output)
         planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
@@ -254,7 +308,7 @@ class Planner:
             list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
         )
 
-    def session(self, messages: Any = None) -> PlanSession:
+    def session(self, messages: Any = None) -> PlanSession[M]:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
         session = PlanSession(self)
         if messages is not None:
@@ -278,7 +332,7 @@ class Planner:
             attributes["gen_ai.request.model"] = self.model
         return attributes
 
-    def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan:
+    def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
         with tracing.span("ctxwin.plan", self._span_attributes(messages) if tracing.enabled() else None) as top:
             run = _Run(self, messages, Labels(messages), meter, forms)
             for strategy, context in run.pending():
@@ -286,7 +340,7 @@ class Planner:
                     run.record(strategy, strategy.apply(run.current, context), step)
             return self._finish(run, top)
 
-    async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan:
+    async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
         with tracing.span("ctxwin.plan", self._span_attributes(messages) if tracing.enabled() else None) as top:
             run = _Run(self, messages, Labels(messages), meter, forms)
             for strategy, context in run.pending():
@@ -295,7 +349,7 @@ class Planner:
             return self._finish(run, top)
 
 
-class PlanSession:
+class PlanSession(Generic[M]):
     """A conversation that grows by appended messages, planned after each turn by one ``Planner``: what a chat
     product keeps beside its history. ``add_messages`` the turn's messages, then ``plan()``; the plan is the one
     ``Planner.plan`` gives for all the messages added so far.
@@ -312,7 +366,7 @@ class PlanSession:
     _RETAIN_FACTOR = 2
     _RETAIN_SLACK = 64
 
-    def __init__(self, planner: Planner) -> None:
+    def __init__(self, planner: Planner[M]) -> None:
         self.planner = planner
         self._messages: list[BaseMessage] = []
         self._pinned: list[int] = []
@@ -344,11 +398,11 @@ class PlanSession:
         self._meter.follow(messages, list(self._pinned))
         return messages
 
-    def plan(self) -> Plan:
+    def plan(self) -> Plan[M]:
         """The plan for every message added so far (``Planner.plan`` of them)."""
         return self.planner._plan(self._prepared(), self._meter)
 
-    async def aplan(self) -> Plan:
+    async def aplan(self) -> Plan[M]:
         """``plan`` for async code (see ``Planner.aplan``)."""
         return await self.planner._aplan(self._prepared(), self._meter)
 
@@ -439,6 +493,31 @@ def _plan_attributes(plan: Plan, inputs: list[BaseMessage], messages: list[BaseM
         attributes["ctxwin.content.input"] = json.dumps(convert_to_openai_messages(inputs), ensure_ascii=False)
         attributes["ctxwin.content.output"] = json.dumps(convert_to_openai_messages(messages), ensure_ascii=False)
     return attributes
+
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = "gpt-4o", *, output: Literal["openai"], **options: Unpack[FitOptions]
+) -> Plan[OpenAIMessage]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = "gpt-4o", *, output: Literal["responses"], **options: Unpack[FitOptions]
+) -> Plan[ResponsesItem]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = "gpt-4o", *, output: Literal["anthropic"], **options: Unpack[FitOptions]
+) -> Plan[AnthropicMessage]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = "gpt-4o", *, output: Output = "messages", **options: Unpack[FitOptions]
+) -> Plan[Any]: ...
 
 
 def fit(
