@@ -158,6 +158,8 @@ def sdk_fields(obj: Any) -> dict[str, Any]:
     fields: dict[str, Any] = obj.model_dump(mode="json", exclude_none=True)
     if "role" in fields and "content" not in fields:
         fields["content"] = None
+    if "stop_reason" in fields:  # an Anthropic response (``type: "message"``): its assistant message, by role
+        return {key: fields[key] for key in ("role", "content", "id")}
     return fields
 
 
@@ -168,13 +170,14 @@ _RESPONSES_ASSISTANT = frozenset({"reasoning", "function_call"})
 class _ResponsesTurn:
     """Consecutive Responses items of one assistant turn, read into one AIMessage when the turn ends."""
 
-    __slots__ = ("calls", "content", "invalid", "raw_calls", "start")
+    __slots__ = ("calls", "content", "id", "invalid", "raw_calls", "start")
 
     def __init__(self) -> None:
         self._reset()
 
     def _reset(self) -> None:
         self.start = -1
+        self.id: Any = None  # the assistant message item's
         self.content: list[Any] = []
         self.calls: list[ToolCall] = []
         self.invalid: list[InvalidToolCall] = []
@@ -196,6 +199,7 @@ class _ResponsesTurn:
         if kind == "reasoning":
             self.content.append(dict(item))  # kept whole: Responses needs it back as sent (id, encrypted content)
         elif kind == "message":
+            self.id = self.id or item.get("id")
             content = _check_content(item.get("content"))
             self.content.extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
         else:
@@ -213,7 +217,7 @@ class _ResponsesTurn:
     def flush(self) -> list[BaseMessage]:
         if self.start < 0:
             return []
-        fields: dict[str, Any] = {"content": self.content, "tool_calls": self.calls, "invalid_tool_calls": self.invalid}
+        fields = {"content": self.content, "tool_calls": self.calls, "invalid_tool_calls": self.invalid, "id": self.id}
         raw_calls = self.raw_calls
         self._reset()
         message = _build(AIMessage, fields)

@@ -30,7 +30,7 @@ from ctxwin.messages.convert import request_tools
 from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
-from ctxwin.planner.report import M, BudgetExceeded, Figures, Labels, Plan, StepReport, Touched, verbatim_turns
+from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.strategies.base import (
     BaseStrategy,
     Budget,
@@ -93,19 +93,22 @@ class Planner(Generic[M]):
 
     @overload
     def __init__(
-        self: Planner[OpenAIMessage], model: str | None = None, strategies: _Strategies = None, *, output: Literal["openai"],
+        self: Planner[OpenAIMessage], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["openai"],
         **options: Unpack[PlannerOptions],
     ) -> None: ...
 
     @overload
     def __init__(
-        self: Planner[ResponsesItem], model: str | None = None, strategies: _Strategies = None, *, output: Literal["responses"],
+        self: Planner[ResponsesItem], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["responses"],
         **options: Unpack[PlannerOptions],
     ) -> None: ...
 
     @overload
     def __init__(
-        self: Planner[AnthropicMessage], model: str | None = None, strategies: _Strategies = None, *, output: Literal["anthropic"],
+        self: Planner[AnthropicMessage], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["anthropic"],
         **options: Unpack[PlannerOptions],
     ) -> None: ...
 
