@@ -27,7 +27,10 @@ from ctxwin.messages.responses_format import convert_to_responses_items
 
 from .test_sdk_inputs import ANTHROPIC_REQUEST, RESPONSES_ITEMS
 
-PNG_URL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="  # 1x1
+PNG_URL = (  # a 1x1 PNG
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
 REPLIES: dict[str, dict[str, Any]] = {
     "/v1/chat/completions": {
         "id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4o",
