@@ -16,7 +16,7 @@ import copy
 import dataclasses
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, overload
 
@@ -25,9 +25,9 @@ from typing_extensions import TypedDict, Unpack
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
-from ctxwin.messages.convert import request_tools
-from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
+from ctxwin.messages import BaseMessage, SystemMessage, convert_to_openai_messages
+from ctxwin.messages.convert import is_langchain_message, is_request, request_tools
+from ctxwin.messages.forms import OUTPUTS, CallerForms, OpenAIDicts, Output, give_back, read_for
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
@@ -374,14 +374,22 @@ class PlanSession(Generic[M]):
         self._messages: list[BaseMessage] = []
         self._pinned: list[int] = []
         self._meter = Meter(planner.counter, planner.tools)
+        # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
+        # one form: plans give them back (docs/interop.md). A turn in another form makes the session a mix.
+        self._forms: CallerForms | None = None
+        self._mixed = False
 
     def __len__(self) -> int:
         return len(self._messages)
 
     @property
-    def messages(self) -> list[BaseMessage]:
-        """A copy of the messages added so far."""
-        return list(self._messages)
+    def messages(self) -> list[Any]:
+        """A copy of the messages added so far: the caller's LangChain messages if every turn gave LangChain
+        messages, else ctxwin messages."""
+        forms = self._caller_forms()
+        if forms is None or isinstance(forms, OpenAIDicts):
+            return list(self._messages)
+        return forms.back_all(self._messages)
 
     @property
     def counted(self) -> int:
@@ -391,8 +399,20 @@ class PlanSession(Generic[M]):
     def add_messages(self, messages: Any) -> None:
         """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation."""
         start = len(self._messages)
-        self._messages += convert_to_messages(messages)
+        if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
+            messages = [messages]
+        items, forms = read_for(messages, self.planner.output)
+        self._messages += items
         self._pinned += pinned_indexes(self._messages, start)
+        if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
+            self._mixed = True
+        elif self._forms is None:
+            self._forms = forms
+        else:
+            self._forms.add(items, messages)
+
+    def _caller_forms(self) -> CallerForms | None:
+        return None if self._mixed else self._forms
 
     def _prepared(self) -> list[BaseMessage]:
         messages = list(self._messages)  # the plan's input: later additions do not change it
@@ -403,11 +423,11 @@ class PlanSession(Generic[M]):
 
     def plan(self) -> Plan[M]:
         """The plan for every message added so far (``Planner.plan`` of them)."""
-        return self.planner._plan(self._prepared(), self._meter)
+        return self.planner._plan(self._prepared(), self._meter, self._caller_forms())
 
     async def aplan(self) -> Plan[M]:
         """``plan`` for async code (see ``Planner.aplan``)."""
-        return await self.planner._aplan(self._prepared(), self._meter)
+        return await self.planner._aplan(self._prepared(), self._meter, self._caller_forms())
 
 
 @dataclass
