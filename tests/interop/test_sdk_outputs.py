@@ -240,3 +240,9 @@ def test_typed_usage_needs_no_cast() -> None:
         cwd=root, capture_output=True, text=True, check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_an_unknown_output_is_named() -> None:
+    with pytest.raises(ValueError, match=r"^output must be one of 'messages', 'openai', 'responses', 'anthropic', "
+                                         r"got 'gemini'"):
+        ctxwin.Planner("gpt-4o", output="gemini")  # type: ignore[call-overload]
