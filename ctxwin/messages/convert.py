@@ -95,14 +95,14 @@ def read_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMes
             if turn.takes(item):
                 turn.add(item, index)
                 continue
-            result.extend(turn.flush())
+        except _ItemError as exc:
+            raise exc.kind(f"messages[{index}]: {exc.detail}") from None
+        result.extend(turn.flush())
+        try:
             result.extend(_convert_item(item, index))
         except _ItemError as exc:
             raise exc.kind(f"messages[{index}]: {exc.detail}") from None
-    try:
-        result.extend(turn.flush())
-    except _ItemError as exc:
-        raise exc.kind(f"messages[{turn.start}]: {exc.detail}") from None
+    result.extend(turn.flush())
     return result
 
 
@@ -153,12 +153,12 @@ def _is_sdk_object(obj: Any) -> bool:
 
 
 def sdk_fields(obj: Any) -> dict[str, Any]:
-    """An SDK object's fields as the JSON the API sent (unset and null fields left out, but a null ``content`` kept
-    as null)."""
+    """An SDK object's fields as JSON (null fields left out, as the API omits most of them, but a null ``content``
+    kept as null)."""
     fields: dict[str, Any] = obj.model_dump(mode="json", exclude_none=True)
     if "role" in fields and "content" not in fields:
         fields["content"] = None
-    if "stop_reason" in fields:  # an Anthropic response (``type: "message"``): its assistant message, by role
+    if "usage" in fields and fields.get("type") == "message":  # an Anthropic response: its assistant message
         return {key: fields[key] for key in ("role", "content", "id")}
     return fields
 
@@ -215,12 +215,16 @@ class _ResponsesTurn:
             self.raw_calls.append(raw)
 
     def flush(self) -> list[BaseMessage]:
+        """The turn read so far as one AIMessage (none when empty); an error names the turn's first item."""
         if self.start < 0:
             return []
         fields = {"content": self.content, "tool_calls": self.calls, "invalid_tool_calls": self.invalid, "id": self.id}
-        raw_calls = self.raw_calls
+        raw_calls, start = self.raw_calls, self.start
         self._reset()
-        message = _build(AIMessage, fields)
+        try:
+            message = _build(AIMessage, fields)
+        except _ItemError as exc:
+            raise exc.kind(f"messages[{start}]: {exc.detail}") from None
         if raw_calls and isinstance(message, AIMessage):
             message._openai_tool_calls = raw_calls
         return [message]
