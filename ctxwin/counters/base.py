@@ -15,7 +15,8 @@ from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
-from ctxwin.messages.convert import MessageLike, read_messages
+from ctxwin.messages.content import block_text
+from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 from ctxwin.messages.openai_format import openai_role
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
@@ -93,6 +94,7 @@ class CheckedCounter:
         return checked_count(self._counter.count_message(message), self, "a message")  # type: ignore[no-any-return]
 
     def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        tools = request_tools(messages) if tools is None else tools
         messages = read_messages(messages)
         value = self._counter.count_messages(messages, tools=tools)
         return checked_count(value, self, f"a list of {len(messages)} messages")  # type: ignore[no-any-return]
@@ -155,8 +157,8 @@ class BaseTokenCounter:
         for block in content:
             if isinstance(block, str):
                 texts.append(block)
-            elif block.get("type") == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
+            elif (text := block_text(block)) is not None:
+                texts.append(text)
             else:
                 fixed += self.count_block(block)
         return texts, fixed
@@ -223,7 +225,9 @@ class BaseTokenCounter:
 
     def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
         """Tokens of a request; ``messages`` is anything ``convert_to_messages`` reads, so every field it keeps
-        (an OpenAI or LangChain message's tool calls and call ids) is counted, never skipped."""
+        (an OpenAI or LangChain message's tool calls and call ids) is counted, never skipped; a whole request's
+        ``tools`` are counted unless ``tools`` is given."""
+        tools = request_tools(messages) if tools is None else tools
         messages = read_messages(messages)
         if not messages and not tools:
             return 0

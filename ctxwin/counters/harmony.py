@@ -26,7 +26,7 @@ from typing import Any
 from ctxwin.counters.openai_tools import function_of
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
-from ctxwin.messages.convert import MessageLike, read_messages
+from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 from ctxwin.messages.openai_format import openai_role
 
 SYSTEM_PROMPT = (
@@ -92,6 +92,7 @@ class HarmonyCounter(TiktokenCounter):
 
     def count_messages(self, messages: Sequence[MessageLike], *,
                        tools: Sequence[dict[str, Any]] | None = None) -> int:
+        tools = request_tools(messages) if tools is None else tools
         messages = read_messages(messages)
         total = super().count_messages(messages, tools=tools)
         system = next((message for message in messages if isinstance(message, SystemMessage)), None)

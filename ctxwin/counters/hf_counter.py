@@ -36,7 +36,7 @@ from ctxwin.counters.chat_template import ChatTemplate
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.hf_sources import HF_SOURCES
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
-from ctxwin.messages.convert import MessageLike, read_messages
+from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 
 
 def _tokenizer_file(source: str | Path) -> Path:
@@ -161,6 +161,7 @@ class HFCounter(BaseTokenCounter):
         return [count + extra for count, extra in zip(self.count_texts(rendered), fixed, strict=True)]
 
     def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        tools = request_tools(messages) if tools is None else tools
         messages = read_messages(messages)
         template = self.chat_template
         if template is None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal
 
 from pydantic import PrivateAttr, model_validator
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from ctxwin.messages.base import BaseMessage, BaseMessageChunk, Content
 from ctxwin.messages.content import ContentBlock, to_content_blocks

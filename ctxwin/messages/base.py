@@ -7,9 +7,10 @@ against LangChain keeps working after changing the import.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing_extensions import Self
 
 from ctxwin.messages.limits import check_nesting
 from ctxwin.messages.merge import merge_content, merge_dicts

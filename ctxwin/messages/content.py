@@ -8,9 +8,9 @@ is given, so converting the same conversation twice yields equal messages.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired, cast
+from typing import Any, Literal, cast
 
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from ctxwin.messages.tool_calls import InvalidToolCall, ToolCall, invalid_tool_call, tool_call
 
@@ -284,6 +284,21 @@ def _translate(block: dict[str, Any]) -> dict[str, Any]:
     if kind == "tool_use" and isinstance(block.get("input"), dict):  # Anthropic
         return dict(tool_call(name=block.get("name") or "", args=block["input"], id=block.get("id")))
     return {"type": "non_standard", "value": block}
+
+
+def block_text(block: dict[str, Any]) -> str | None:
+    """The text a model reads in a content block that carries text (a text part, Responses reasoning summaries,
+    Anthropic thinking, a refusal), so counters count it as text; None for other blocks (images, files, ...)."""
+    kind = block.get("type")
+    key = _TEXT_KEYS.get(kind) if isinstance(kind, str) else None
+    if key is not None and isinstance(block.get(key), str):
+        return block[key]  # type: ignore[no-any-return]
+    if kind == "reasoning" and isinstance(block.get("summary"), list):  # a Responses reasoning item
+        return "".join(s["text"] for s in block["summary"] if isinstance(s, dict) and isinstance(s.get("text"), str))
+    return None
+
+
+_TEXT_KEYS = {"text": "text", "reasoning": "reasoning", "thinking": "thinking", "refusal": "refusal"}
 
 
 def to_content_blocks(

@@ -1,16 +1,24 @@
 """``convert_to_messages``: every common chat shape in, ctxwin messages out.
 
 Accepted items: ctxwin messages; LangChain message objects (duck-typed, langchain is never imported); OpenAI chat
-dicts (``developer`` role, ``name``, ``tool_calls`` with JSON-string arguments, ``tool`` role); Anthropic-style dicts
-(``tool_use`` / ``tool_result`` blocks); ``{"type", "data"}`` dicts from ``messages_to_dict``; ``(role, content)``
-pairs; plain strings (human messages). Anything else raises ``ValueError``/``TypeError`` naming the item's index.
+dicts (``developer`` role, ``name``, ``tool_calls`` with JSON-string arguments, ``tool`` role); OpenAI Responses
+input and output items (``message`` with ``input_text``/``output_text`` parts, ``function_call``,
+``function_call_output``, ``reasoning``); the ``openai`` SDK's pydantic objects of both (read through their
+``model_dump``, the SDK is never imported); Anthropic-style dicts (``tool_use`` / ``tool_result`` / ``thinking``
+blocks); ``{"type", "data"}`` dicts from ``messages_to_dict``; ``(role, content)`` pairs; plain strings (human
+messages). A whole request (``{"system": ..., "messages": [...], "tools": [...]}``, Anthropic's or OpenAI's) reads as
+its system message, if any, followed by its messages. Anything else raises ``ValueError``/``TypeError`` naming the
+item's index.
+
+A run of Responses items of one assistant turn (``reasoning``, an assistant ``message``, ``function_call``) reads as
+one AIMessage, as chat completions and Anthropic hold a turn, so a call and its ``function_call_output`` pair up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -64,19 +72,162 @@ def read_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMes
     only messages is returned itself, checked in one C loop, so a long history costs no copy."""
     if isinstance(messages, list) and all(map(isinstance, messages, repeat(BaseMessage))):
         return messages
-    if isinstance(messages, (str, BaseMessage, Mapping)) or is_langchain_message(messages):
+    result: list[BaseMessage] = []
+    request = False
+    if is_request(messages):
+        request = True
+        result.extend(_request_system(messages))
+        messages = messages["messages"]
+    if isinstance(messages, (str, BaseMessage, Mapping)) or is_langchain_message(messages) or (
+        not request and _is_sdk_object(messages)
+    ):
         messages = [messages]
     elif hasattr(messages, "to_messages") and callable(messages.to_messages):  # LangChain PromptValue
         messages = messages.to_messages()
     if not isinstance(messages, Iterable):
-        raise TypeError(f"expected a sequence of messages, got {type(messages).__name__}")
-    result: list[BaseMessage] = []
+        what = "a request's 'messages'" if request else "a sequence of messages"
+        raise TypeError(f"expected {what}, got {type(messages).__name__}")
+    turn = _ResponsesTurn()
     for index, item in enumerate(messages):
+        try:
+            if _is_sdk_object(item):
+                item = sdk_fields(item)
+            if turn.takes(item):
+                turn.add(item, index)
+                continue
+        except _ItemError as exc:
+            raise exc.kind(f"messages[{index}]: {exc.detail}") from None
+        result.extend(turn.flush())
         try:
             result.extend(_convert_item(item, index))
         except _ItemError as exc:
             raise exc.kind(f"messages[{index}]: {exc.detail}") from None
+    result.extend(turn.flush())
     return result
+
+
+def is_request(obj: Any) -> TypeGuard[Mapping[str, Any]]:
+    """Whether ``obj`` is a whole chat request (Anthropic's ``{"system", "messages", "tools"}``, or OpenAI's
+    ``{"model", "messages", ...}``) rather than one message."""
+    return isinstance(obj, Mapping) and "messages" in obj and "role" not in obj and "content" not in obj
+
+
+def request_tools(obj: Any) -> list[dict[str, Any]] | None:
+    """The tool definitions a request (``is_request``) sends, in OpenAI's function form (Anthropic's ``name`` /
+    ``description`` / ``input_schema`` tools translated; server tools kept as given); None for anything else."""
+    if not is_request(obj) or not obj.get("tools"):
+        return None
+    tools = obj["tools"]
+    if not isinstance(tools, (list, tuple)) or not all(isinstance(t, Mapping) for t in tools):
+        raise TypeError("a request's 'tools' must be a list of tool definition dicts")
+    return [_openai_tool(dict(tool)) for tool in tools]
+
+
+def _openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    if "input_schema" not in tool or "function" in tool:
+        return tool
+    function = {"name": tool.get("name"), "parameters": tool["input_schema"]}
+    if tool.get("description"):
+        function["description"] = tool["description"]
+    return {"type": "function", "function": function}
+
+
+def _request_system(request: Mapping[str, Any]) -> list[BaseMessage]:
+    """A request's top-level ``system`` (a string or text blocks) as its first message."""
+    system = request.get("system")
+    if system is None or system == "" or system == []:
+        return []
+    try:
+        return [_build(SystemMessage, {"content": _check_content(system)})]
+    except _ItemError as exc:
+        raise exc.kind(f"system: {exc.detail}") from None
+
+
+def _is_sdk_object(obj: Any) -> bool:
+    """A pydantic object of a provider SDK (``openai``'s ``ChatCompletionMessage``, a Responses item)."""
+    return (
+        not isinstance(obj, (BaseMessage, Mapping, str, tuple, list))
+        and callable(getattr(obj, "model_dump", None))
+        and not is_langchain_message(obj)
+    )
+
+
+def sdk_fields(obj: Any) -> dict[str, Any]:
+    """An SDK object's fields as JSON (null fields left out, as the API omits most of them, but a null ``content``
+    kept as null)."""
+    fields: dict[str, Any] = obj.model_dump(mode="json", exclude_none=True)
+    if "role" in fields and "content" not in fields:
+        fields["content"] = None
+    if "usage" in fields and fields.get("type") == "message":  # an Anthropic response: its assistant message
+        return {key: fields[key] for key in ("role", "content", "id")}
+    return fields
+
+
+_KNOWN_KINDS = frozenset({*MESSAGE_TYPES, *_ROLE_CLASSES, "function"})
+_RESPONSES_ASSISTANT = frozenset({"reasoning", "function_call"})
+
+
+class _ResponsesTurn:
+    """Consecutive Responses items of one assistant turn, read into one AIMessage when the turn ends."""
+
+    __slots__ = ("calls", "content", "id", "invalid", "raw_calls", "start")
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.start = -1
+        self.id: Any = None  # the assistant message item's
+        self.content: list[Any] = []
+        self.calls: list[ToolCall] = []
+        self.invalid: list[InvalidToolCall] = []
+        self.raw_calls: list[dict[str, Any]] = []
+
+    @staticmethod
+    def takes(item: Any) -> TypeGuard[Mapping[str, Any]]:
+        if not isinstance(item, Mapping):
+            return False
+        kind = item.get("type")
+        return isinstance(kind, str) and (
+            kind in _RESPONSES_ASSISTANT or (kind == "message" and item.get("role") == "assistant")
+        )
+
+    def add(self, item: Mapping[str, Any], index: int) -> None:
+        if self.start < 0:
+            self.start = index
+        kind = item["type"]
+        if kind == "reasoning":
+            self.content.append(dict(item))  # kept whole: Responses needs it back as sent (id, encrypted content)
+        elif kind == "message":
+            self.id = self.id or item.get("id")
+            content = _check_content(item.get("content"))
+            self.content.extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
+        else:
+            call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments")
+            if not isinstance(call_id, str) or not call_id or not isinstance(name, str):
+                raise _ItemError(ValueError, "a 'function_call' item needs a string 'call_id' and 'name'")
+            if not isinstance(arguments, str):
+                raise _ItemError(TypeError, "a 'function_call' item's 'arguments' must be a JSON string")
+            raw = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            valid, bad = default_tool_parser([raw])
+            self.calls.extend(valid)
+            self.invalid.extend(bad)
+            self.raw_calls.append(raw)
+
+    def flush(self) -> list[BaseMessage]:
+        """The turn read so far as one AIMessage (none when empty); an error names the turn's first item."""
+        if self.start < 0:
+            return []
+        fields = {"content": self.content, "tool_calls": self.calls, "invalid_tool_calls": self.invalid, "id": self.id}
+        raw_calls, start = self.raw_calls, self.start
+        self._reset()
+        try:
+            message = _build(AIMessage, fields)
+        except _ItemError as exc:
+            raise exc.kind(f"messages[{start}]: {exc.detail}") from None
+        if raw_calls and isinstance(message, AIMessage):
+            message._openai_tool_calls = raw_calls
+        return [message]
 
 
 def _convert_item(item: Any, index: int) -> list[BaseMessage]:
@@ -126,10 +277,24 @@ def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
     kind = item.get("type")
     if "role" not in item and isinstance(item.get("data"), dict) and isinstance(kind, str) and kind in MESSAGE_TYPES:
         return [message_from_dict(item, index)]
+    if kind == "function_call_output":  # OpenAI Responses: a tool result
+        if not isinstance(item.get("call_id"), str) or not item["call_id"]:
+            raise _ItemError(ValueError, "a 'function_call_output' item needs a string 'call_id'")
+        output = _check_content(item.get("output"))
+        return [_build(ToolMessage, {"content": output, "tool_call_id": item["call_id"]})]
+    if kind == "message" and "role" in item:  # OpenAI Responses: a user, system or developer message
+        del item["type"]
     kind, role = item.pop("type", None), item.pop("role", None)
     if kind in ("chat", "ChatMessageChunk") and isinstance(role, str):  # a dumped ChatMessage keeps its role
         item["content"] = _check_content(item.get("content"))
         return [_build(MESSAGE_TYPES[kind], {**item, "role": role})]
+    unknown = isinstance(kind, str) and kind not in _KNOWN_KINDS
+    if role is None and unknown and "content" not in item and "data" not in item:
+        raise _ItemError(
+            ValueError,
+            f"cannot read an item of type {kind!r}: ctxwin reads messages and the Responses items 'message', "
+            "'function_call', 'function_call_output' and 'reasoning'",
+        )
     role = kind if role is None else role
     if role is None:
         raise _ItemError(
@@ -146,6 +311,8 @@ def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
 
 
 def _check_content(content: Any) -> str | list[Any]:
+    """Content checked, Responses parts (``input_text``, ``output_text``, ``input_image`` with a URL) read as the
+    chat blocks they stand for (``text``, ``image_url``), so they are counted and sent as what they are."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -155,16 +322,40 @@ def _check_content(content: Any) -> str | list[Any]:
             TypeError,
             f"content must be a string, a list of content blocks or None, got {type(content).__name__}",
         )
+    translated: list[Any] | None = None
     for j, block in enumerate(content):
         if isinstance(block, dict):
-            if not isinstance(block.get("type"), str):
+            kind = block.get("type")
+            if not isinstance(kind, str):
                 raise _ItemError(ValueError, f"content[{j}] must be a content block with a string 'type' key")
+            if kind in _RESPONSES_PARTS:
+                translated = translated if translated is not None else list(content[:j])
+                translated.append(_RESPONSES_PARTS[kind](block, j))
+                continue
         elif not isinstance(block, str):
             raise _ItemError(
                 TypeError,
                 f"content[{j}] must be a string or a content block dict, got {type(block).__name__}",
             )
-    return content
+        if translated is not None:
+            translated.append(block)
+    return content if translated is None else translated
+
+
+def _text_part(block: dict[str, Any], j: int) -> dict[str, Any]:
+    if not isinstance(block.get("text"), str):
+        raise _ItemError(ValueError, f"content[{j}]: a {block['type']!r} part needs a string 'text'")
+    return {"type": "text", "text": block["text"]}
+
+
+def _image_part(block: dict[str, Any], j: int) -> dict[str, Any]:
+    if not isinstance(block.get("image_url"), str):  # a file_id image: kept as given
+        return block
+    image = {"url": block["image_url"], **({"detail": block["detail"]} if block.get("detail") else {})}
+    return {"type": "image_url", "image_url": image}
+
+
+_RESPONSES_PARTS = {"input_text": _text_part, "output_text": _text_part, "input_image": _image_part}
 
 
 def _from_role(role: str, fields: dict[str, Any]) -> list[BaseMessage]:

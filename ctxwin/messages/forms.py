@@ -15,6 +15,11 @@ ctxwin (the caller gets their own objects back), so no caller can change one beh
 
 A ``token_counter`` given by the caller (a callable, a chat model) sees messages through ``back`` too, so LangChain's
 ``count_tokens_approximately`` and a chat model's ``get_num_tokens_from_messages`` get LangChain objects.
+
+``output=`` (``fit``, ``Planner``) asks for a provider's request form instead (``give_back``): ``"openai"`` (chat
+completions dicts; OpenAI dicts in give the caller's own dicts back for the messages kept unchanged, so their
+unknown keys and ``"content": null`` survive), ``"responses"`` (Responses input items) or ``"anthropic"`` (the
+messages of an Anthropic request, and its top-level ``system`` apart).
 """
 
 from __future__ import annotations
@@ -22,12 +27,18 @@ from __future__ import annotations
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
 
+from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.base import BaseMessage
 from ctxwin.messages.convert import is_langchain_message, read_messages
+from ctxwin.messages.openai_format import convert_to_openai_messages
+from ctxwin.messages.responses_format import convert_to_responses_items
 from ctxwin.messages.stamp import stamp_of
+
+Output = Literal["messages", "openai", "responses", "anthropic"]
+OUTPUTS: tuple[Output, ...] = ("messages", "openai", "responses", "anthropic")
 
 _MAX_CONVERTED = 1 << 17
 _MISSING = object()
@@ -107,12 +118,19 @@ class CallerForms:
     __slots__ = ("_classes", "_items", "_originals", "_package")
 
     def __init__(self, items: Sequence[BaseMessage], originals: Sequence[Any]) -> None:
-        # Keyed by id alone: ``_items`` keeps the items alive, so no other live message can have one of their ids
-        # (and a dict of ints, unlike one of tuples, gives the garbage collector nothing to walk).
-        self._items = items
-        self._originals = dict(zip(map(id, items), originals, strict=True))
-        self._classes = {cls.__name__: cls for cls in set(map(type, originals))}
+        self._items: list[BaseMessage] = []
+        self._originals: dict[int, Any] = {}
+        self._classes: dict[str, type] = {}
         self._package = type(originals[0]).__module__.rpartition(".")[0]
+        self.add(items, originals)
+
+    def add(self, items: Sequence[BaseMessage], originals: Sequence[Any]) -> None:
+        """Remember more of the caller's objects (a session's next turn). Keyed by id alone: ``_items`` keeps the items
+        alive, so no other live message can have one of their ids (and a dict of ints, unlike one of tuples, gives
+        the garbage collector nothing to walk)."""
+        self._items.extend(items)
+        self._originals.update(zip(map(id, items), originals, strict=True))
+        self._classes.update({cls.__name__: cls for cls in set(map(type, originals))})
 
     @classmethod
     def read(cls, messages: Iterable[Any] | Any) -> tuple[list[BaseMessage], CallerForms | None]:
@@ -139,6 +157,9 @@ class CallerForms:
         found = self._originals.get(id(message), _MISSING)
         if found is not _MISSING:
             return found
+        return self.new(message)
+
+    def new(self, message: BaseMessage) -> Any:
         name = type(message).__name__
         target = self._classes.get(name) or getattr(sys.modules.get(self._package), name, None)
         if not isinstance(target, type):
@@ -147,6 +168,47 @@ class CallerForms:
 
     def back_all(self, messages: Iterable[BaseMessage]) -> list[Any]:
         return [self.back(m) for m in messages]
+
+
+class OpenAIDicts(CallerForms):
+    """The caller's OpenAI chat dicts behind the messages read from them: a message kept unchanged goes back as the
+    caller's own dict (unknown keys and ``"content": null`` as given), a changed or new one as a new dict."""
+
+    @classmethod
+    def read_dicts(cls, messages: Any, items: list[BaseMessage]) -> OpenAIDicts | None:
+        """The forms of ``messages`` if they are chat dicts read one message each, else None."""
+        if (
+            isinstance(messages, (list, tuple))
+            and len(messages) == len(items)
+            and messages
+            and all(isinstance(m, Mapping) and "role" in m and "type" not in m for m in messages)
+        ):
+            return cls(items, messages)
+        return None
+
+    def new(self, message: BaseMessage) -> Any:
+        return convert_to_openai_messages(message)
+
+
+def read_for(messages: Iterable[Any] | Any, output: Output) -> tuple[list[BaseMessage], CallerForms | None]:
+    """``CallerForms.read``, and for ``output="openai"`` the caller's OpenAI dicts to give back."""
+    items, forms = CallerForms.read(messages)
+    if forms is None and output == "openai":
+        forms = OpenAIDicts.read_dicts(messages, items)
+    return items, forms
+
+
+def give_back(messages: list[BaseMessage], output: Output, forms: CallerForms | None) -> tuple[list[Any], Any]:
+    """The messages in the ``output`` form (the caller's form for ``"messages"``), and the Anthropic request's
+    top-level ``system`` (None for the other forms, whose system messages stay in the list)."""
+    if output == "anthropic":
+        request = convert_to_anthropic(messages)
+        return list(request["messages"]), request.get("system")
+    if output == "responses":
+        return list(convert_to_responses_items(messages)), None
+    if output == "openai" and not isinstance(forms, OpenAIDicts):
+        return convert_to_openai_messages(messages), None
+    return (messages if forms is None else forms.back_all(messages)), None
 
 
 def in_caller_form(apply: Callable[[list[BaseMessage]], list[BaseMessage]], messages: Iterable[Any] | Any) -> list[Any]:

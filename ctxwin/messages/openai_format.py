@@ -59,13 +59,15 @@ def _data_url(block: dict[str, Any]) -> str:
     return f"data:{block.get('mime_type', '')};base64,{block['base64']}"
 
 
-def _block(block: str | dict[str, Any]) -> dict[str, Any] | None:
+def openai_block(block: str | dict[str, Any]) -> dict[str, Any] | None:
     """One content block in OpenAI's input format; ``None`` for blocks chat completions does not take."""
     if isinstance(block, str):
         return {"type": "text", "text": block}
     kind = block.get("type")
     if kind in _DROPPED_BLOCKS:
         return None
+    if kind == "text" and isinstance(block.get("text"), str):  # other keys (Anthropic's cache_control) are not OpenAI's
+        return {"type": "text", "text": block["text"]}
     extras = block.get("extras") or {}
     if kind == "image" and ("url" in block or "base64" in block):
         image = {"url": block["url"] if "url" in block else _data_url(block)}
@@ -129,11 +131,11 @@ def _content(message: BaseMessage, text_format: str) -> str | list[dict[str, Any
             if text_format == "block" and message.content
             else message.content
         )
-    blocks = [b for b in map(_block, message.content) if b is not None]
+    blocks = [b for b in map(openai_block, message.content) if b is not None]
     return blocks if blocks or text_format == "block" else ""
 
 
-def _tool_calls(message: AIMessage) -> list[dict[str, Any]]:
+def openai_tool_calls(message: AIMessage) -> list[dict[str, Any]]:
     """Tool calls in OpenAI form, reusing the original argument text when the parsed arguments are unchanged."""
     raw_by_id: dict[Any, dict[str, Any]] = {}
     order: dict[Any, int] = {}
@@ -206,7 +208,7 @@ def _to_openai(message: BaseMessage, text_format: str, include_id: bool) -> dict
     if include_id and message.id is not None:
         out["id"] = message.id
     if isinstance(message, AIMessage):
-        calls = _tool_calls(message) if message.tool_calls or message.invalid_tool_calls else []
+        calls = openai_tool_calls(message) if message.tool_calls or message.invalid_tool_calls else []
         calls += _tool_use_calls(message)
         if calls:
             out["tool_calls"] = calls

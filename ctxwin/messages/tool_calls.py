@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal
 
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from ctxwin.messages.limits import MAX_TOOL_ARGS_DEPTH, NestingError, json_too_deep
 from ctxwin.messages.partial_json import partial_arguments

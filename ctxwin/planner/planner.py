@@ -16,17 +16,21 @@ import copy
 import dataclasses
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, overload
+
+from typing_extensions import TypedDict, Unpack
 
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages, convert_to_openai_messages
-from ctxwin.messages.forms import CallerForms
+from ctxwin.messages import BaseMessage, SystemMessage, convert_to_openai_messages
+from ctxwin.messages.convert import is_langchain_message, is_request, request_tools
+from ctxwin.messages.forms import OUTPUTS, CallerForms, OpenAIDicts, Output, give_back, read_for
+from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
-from ctxwin.planner.report import BudgetExceeded, Figures, Labels, Plan, StepReport, Touched, verbatim_turns
+from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.strategies.base import (
     BaseStrategy,
     Budget,
@@ -41,7 +45,6 @@ from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies.pins import pinned_indexes
 
-Output = Literal["messages", "openai"]
 BrokenToolPairs = Literal["drop", "keep"]
 
 
@@ -49,7 +52,31 @@ BrokenToolPairs = Literal["drop", "keep"]
 _MAX_TOOL_VARIANTS = 64
 
 
-class Planner:
+class _Options(TypedDict, total=False):
+    """The keyword options ``fit`` and ``Planner`` share (see ``Planner``), for their typed overloads on ``output``."""
+
+    context_window: int | None
+    reserve_output: int | None
+    tools: Sequence[dict[str, Any]] | None
+    summarizer: Any
+    keep_last: int | None
+    counter: TokenCounter | str | None
+    strict: bool
+    broken_tool_pairs: BrokenToolPairs
+
+
+class FitOptions(_Options, total=False):
+    strategies: Sequence[Strategy | str] | str | None
+
+
+class PlannerOptions(_Options, total=False):
+    safety_margin: int | None
+
+
+_Strategies = Sequence[Strategy | str] | str | None
+
+
+class Planner(Generic[M]):
     """Fits conversations for one model/budget; build it once and call ``plan`` (or ``aplan``) per conversation, or
     keep a ``session()`` per growing conversation (a chat loop).
 
@@ -59,7 +86,37 @@ class Planner:
     ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
     ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
+    ``output`` is the form of ``Plan.messages`` (``ctxwin.messages.forms``, docs/interop.md): ``"messages"`` (the
+    caller's: LangChain in, LangChain out; else ctxwin messages), ``"openai"``, ``"responses"`` or ``"anthropic"``,
+    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``).
     """
+
+    @overload
+    def __init__(
+        self: Planner[OpenAIMessage], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["openai"],
+        **options: Unpack[PlannerOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[ResponsesItem], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["responses"],
+        **options: Unpack[PlannerOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[AnthropicMessage], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["anthropic"],
+        **options: Unpack[PlannerOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[Any], model: str | None = None, strategies: _Strategies = None, *,
+        output: Output = "messages", **options: Unpack[PlannerOptions],
+    ) -> None: ...
 
     def __init__(
         self,
@@ -95,8 +152,8 @@ class Planner:
             reserve = min(reserve, window // 2)
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
-        if output not in ("messages", "openai"):
-            raise ValueError(f"output must be 'messages' or 'openai', got {output!r}")
+        if output not in OUTPUTS:
+            raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {output!r}")
         if broken_tool_pairs not in ("drop", "keep"):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
         if summarizer is not None and not callable(summarizer):
@@ -116,7 +173,7 @@ class Planner:
         self.strategies = chain or default_chain(summarizer is not None or keep_last is not None)
         self._later_keeps = later_keeps(self.strategies)
 
-    def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner:
+    def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
 
         ``self`` for the same tools. Variants are remembered by the tools' JSON, so a dataset whose conversations
@@ -188,7 +245,7 @@ class Planner:
             index=index,
         )
 
-    def _finish(self, run: _Run, top: Any = None) -> Plan:
+    def _finish(self, run: _Run, top: Any = None) -> Plan[M]:
         self._check_pairs(run)
         messages, meter = run.current, run.meter
         after = self._request_tokens(messages, meter)
@@ -214,15 +271,11 @@ class Planner:
                     "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
                 )
         name = getattr(self.counter, "name", type(self.counter).__name__)
-        out: list[Any] = messages
-        if self.output == "openai":
-            out = convert_to_openai_messages(messages)
-        elif run.forms is not None:
-            out = run.forms.back_all(messages)
+        out, top_system = give_back(messages, self.output, run.forms)
         system = sum(meter.each(messages[: leading_system_count(messages)]))
         plan = Plan(
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
-            verbatim_turns(inputs, messages), figures=run.figures,
+            verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
         )
         if top is not None:
             top.set_attributes(_plan_attributes(plan, inputs, messages))
@@ -243,18 +296,22 @@ class Planner:
             return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
         return meter.exact(messages) <= self.budget.max_input_tokens
 
-    def plan(self, messages: Any) -> Plan:
+    def plan(self, messages: Any) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
-        items, forms = CallerForms.read(messages)
-        return self._plan(list(items) if items is messages else items, Meter(self.counter, self.tools), forms)
+        items, forms = read_for(messages, self.output)
+        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
 
-    async def aplan(self, messages: Any) -> Plan:
+    async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
-        items, forms = CallerForms.read(messages)
-        return await self._aplan(list(items) if items is messages else items, Meter(self.counter, self.tools), forms)
+        items, forms = read_for(messages, self.output)
+        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        return await planner._aplan(
+            list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
+        )
 
-    def session(self, messages: Any = None) -> PlanSession:
+    def session(self, messages: Any = None) -> PlanSession[M]:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
         session = PlanSession(self)
         if messages is not None:
@@ -278,7 +335,7 @@ class Planner:
             attributes["gen_ai.request.model"] = self.model
         return attributes
 
-    def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan:
+    def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
         with tracing.span("ctxwin.plan", self._span_attributes(messages) if tracing.enabled() else None) as top:
             run = _Run(self, messages, Labels(messages), meter, forms)
             for strategy, context in run.pending():
@@ -286,7 +343,7 @@ class Planner:
                     run.record(strategy, strategy.apply(run.current, context), step)
             return self._finish(run, top)
 
-    async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan:
+    async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
         with tracing.span("ctxwin.plan", self._span_attributes(messages) if tracing.enabled() else None) as top:
             run = _Run(self, messages, Labels(messages), meter, forms)
             for strategy, context in run.pending():
@@ -295,7 +352,7 @@ class Planner:
             return self._finish(run, top)
 
 
-class PlanSession:
+class PlanSession(Generic[M]):
     """A conversation that grows by appended messages, planned after each turn by one ``Planner``: what a chat
     product keeps beside its history. ``add_messages`` the turn's messages, then ``plan()``; the plan is the one
     ``Planner.plan`` gives for all the messages added so far.
@@ -312,19 +369,27 @@ class PlanSession:
     _RETAIN_FACTOR = 2
     _RETAIN_SLACK = 64
 
-    def __init__(self, planner: Planner) -> None:
+    def __init__(self, planner: Planner[M]) -> None:
         self.planner = planner
         self._messages: list[BaseMessage] = []
         self._pinned: list[int] = []
         self._meter = Meter(planner.counter, planner.tools)
+        # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
+        # one form: plans give them back (docs/interop.md). A turn in another form makes the session a mix.
+        self._forms: CallerForms | None = None
+        self._mixed = False
 
     def __len__(self) -> int:
         return len(self._messages)
 
     @property
-    def messages(self) -> list[BaseMessage]:
-        """A copy of the messages added so far."""
-        return list(self._messages)
+    def messages(self) -> list[Any]:
+        """A copy of the messages added so far: the caller's LangChain messages if every turn gave LangChain
+        messages, else ctxwin messages."""
+        forms = self._caller_forms()
+        if forms is None or isinstance(forms, OpenAIDicts):
+            return list(self._messages)
+        return forms.back_all(self._messages)
 
     @property
     def counted(self) -> int:
@@ -334,8 +399,20 @@ class PlanSession:
     def add_messages(self, messages: Any) -> None:
         """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation."""
         start = len(self._messages)
-        self._messages += convert_to_messages(messages)
+        if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
+            messages = [messages]
+        items, forms = read_for(messages, self.planner.output)
+        self._messages += items
         self._pinned += pinned_indexes(self._messages, start)
+        if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
+            self._mixed = True
+        elif self._forms is None:
+            self._forms = forms
+        else:
+            self._forms.add(items, messages)
+
+    def _caller_forms(self) -> CallerForms | None:
+        return None if self._mixed else self._forms
 
     def _prepared(self) -> list[BaseMessage]:
         messages = list(self._messages)  # the plan's input: later additions do not change it
@@ -344,13 +421,13 @@ class PlanSession:
         self._meter.follow(messages, list(self._pinned))
         return messages
 
-    def plan(self) -> Plan:
+    def plan(self) -> Plan[M]:
         """The plan for every message added so far (``Planner.plan`` of them)."""
-        return self.planner._plan(self._prepared(), self._meter)
+        return self.planner._plan(self._prepared(), self._meter, self._caller_forms())
 
-    async def aplan(self) -> Plan:
+    async def aplan(self) -> Plan[M]:
         """``plan`` for async code (see ``Planner.aplan``)."""
-        return await self.planner._aplan(self._prepared(), self._meter)
+        return await self.planner._aplan(self._prepared(), self._meter, self._caller_forms())
 
 
 @dataclass
@@ -439,6 +516,31 @@ def _plan_attributes(plan: Plan, inputs: list[BaseMessage], messages: list[BaseM
         attributes["ctxwin.content.input"] = json.dumps(convert_to_openai_messages(inputs), ensure_ascii=False)
         attributes["ctxwin.content.output"] = json.dumps(convert_to_openai_messages(messages), ensure_ascii=False)
     return attributes
+
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = "gpt-4o", *, output: Literal["openai"], **options: Unpack[FitOptions]
+) -> Plan[OpenAIMessage]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = "gpt-4o", *, output: Literal["responses"], **options: Unpack[FitOptions]
+) -> Plan[ResponsesItem]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = "gpt-4o", *, output: Literal["anthropic"], **options: Unpack[FitOptions]
+) -> Plan[AnthropicMessage]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = "gpt-4o", *, output: Output = "messages", **options: Unpack[FitOptions]
+) -> Plan[Any]: ...
 
 
 def fit(

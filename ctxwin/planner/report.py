@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
+
+from typing_extensions import TypeVar
 
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.strategies.base import Budget, StepResult
@@ -172,9 +174,16 @@ class StepReport:
         }
 
 
+M = TypeVar("M", default=Any)  # what Plan.messages holds: see Planner's ``output``
+
+
 @dataclass
-class Plan:
+class Plan(Generic[M]):
     """The fitted conversation and how it was fitted.
+
+    ``messages`` are in the planner's ``output`` form (``output`` says which); for ``output="anthropic"`` the leading
+    system messages are ``system``, the request's top-level system (None when there is none, and for the other
+    forms, whose system messages stay in ``messages``). ``request`` holds both as keyword arguments for the SDK call.
 
     Token figures are for the whole request (messages and tool definitions) as the planner's counter counts it;
     ``fits`` means ``tokens_after <= budget.max_input_tokens``. Message labels in the step reports are message
@@ -182,7 +191,7 @@ class Plan:
     are counted when first read (see the module docstring).
     """
 
-    messages: list[Any]
+    messages: list[M]
     fits: bool
     budget: Budget
     tokens_after: int
@@ -195,6 +204,17 @@ class Plan:
     # end the fitted conversation verbatim, stopping at the first that does not.
     recent_turns_verbatim: int = 0
     figures: Figures = field(kw_only=True, repr=False, compare=False)
+    system: Any = field(default=None, kw_only=True)
+    output: str = field(default="messages", kw_only=True)
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The fitted conversation as the SDK call's keyword arguments: ``{"input": ...}`` for ``"responses"``
+        (``client.responses.create(model=..., **plan.request)``), ``{"system": ..., "messages": ...}`` for
+        ``"anthropic"`` (``system`` only when there is one), else ``{"messages": ...}``."""
+        if self.output == "responses":
+            return {"input": self.messages}
+        return {"messages": self.messages, **({"system": self.system} if self.system is not None else {})}
 
     @property
     def tokens_before(self) -> int:

@@ -250,13 +250,11 @@ def test_convert_to_openai_messages_anthropic() -> None:
         lc.AIMessage(content=[{"type": "tool_use", "name": "foo", "input": {"bar": "baz"}, "id": "1"}]),
         lc.HumanMessage(content=[{"type": "tool_result", "tool_use_id": "1", "is_error": False, "content": [image]}]),
     ]
-    # Differs by design: ctxwin keeps a text block's other keys (``cache_control``, which OpenAI-compatible gateways
-    # pass on), as it keeps list content as given (ctxwin/messages/openai_format.py); LangChain keeps type and text.
     expected = [
         {
             "role": "user",
             "content": [
-                {"type": "text", "text": "Here's an image:", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "Here's an image:"},
                 {"type": "image_url", "image_url": {"url": create_base64_image()}},
             ],
         },
