@@ -27,11 +27,11 @@ from ctxwin.counters.approximate_features import (
     ASCII_FEATURES,
     FEATURES,
     SAFE_FEATURES,
-    ascii_counts,
     looks_random,
     safe_family,
     safe_features,
     text_features,
+    text_parts,
 )
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.image_tokens import image_tokens
@@ -78,33 +78,41 @@ class ApproximateCounter(BaseTokenCounter):
     def count_text(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"count_text expects a str, got {type(text).__name__}")
-        try:
-            return self._count(text)
-        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
-            return self._count(scalar_text(text))
-
-    def _count(self, text: str) -> int:
-        if not text:
-            return 0
         if self.safe:
             return self._safe_count(text)
-        if text.isascii():
-            # Most chat text is ASCII: its seven statistics (``ASCII_FEATURES``) and weights are spelt out (a dot
-            # product through map() costs a fifth of a short message's time).
-            counts = ascii_counts(text.encode())
-            letters, digits, words, spaces, space_runs, newlines, punct = counts
-            a, b, c, d, e, f, g = self._ascii_weights
-            estimate = a * letters + b * digits + c * words + d * spaces + e * space_runs + f * newlines + g * punct
-            if estimate < self._digit_floor * digits + self._other_floor * (len(text) - digits):
-                estimate = max(estimate, math.ceil(sum(map(operator.mul, self._ascii_floor, counts))))
-            return min(len(text), int(estimate + 0.5)) or 1
-        features, n_bytes = text_features(text)
-        estimate = sum(map(operator.mul, self._weights, features))
-        floor = math.ceil(sum(map(operator.mul, self._floor, features)))
-        # Between the vocabulary's floor and the byte count (no byte-level BPE uses more tokens than bytes).
-        return min(n_bytes, max(floor, int(estimate + 0.5))) or 1
+        # One call for the statistics, the rest inline: a chat message is a few hundred bytes, and each layer of
+        # calls costs what a pass over them does.
+        try:
+            counts, parts, n_bytes = text_parts(text)
+        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
+            counts, parts, n_bytes = text_parts(scalar_text(text))
+        if not n_bytes:
+            return 0
+        # The seven ASCII statistics (``ASCII_FEATURES``) and their weights are spelt out, and the script groups
+        # present are added one by one (a dot product over every feature through map() costs a fifth of a short
+        # message's time).
+        letters, digits, words, spaces, space_runs, newlines, punct = counts
+        a, b, c, d, e, f, g = self._ascii_weights
+        estimate = a * letters + b * digits + c * words + d * spaces + e * space_runs + f * newlines + g * punct
+        if parts:
+            weights, floors = self._weights, self._floor
+            floor = sum(map(operator.mul, self._ascii_floor, counts))
+            for index, n in parts:
+                estimate += weights[index] * n
+                floor += floors[index] * n
+            # Between the vocabulary's floor and the byte count (no byte-level BPE uses more tokens than bytes).
+            return min(n_bytes, max(math.ceil(floor), int(estimate + 0.5))) or 1
+        if estimate < self._digit_floor * digits + self._other_floor * (n_bytes - digits):
+            estimate = max(estimate, math.ceil(sum(map(operator.mul, self._ascii_floor, counts))))
+        return min(n_bytes, int(estimate + 0.5)) or 1
 
     def _safe_count(self, text: str) -> int:
+        try:
+            return self._safe_bound(text)
+        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
+            return self._safe_bound(scalar_text(text))
+
+    def _safe_bound(self, text: str) -> int:
         counts, n_bytes = text_features(text)
         if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
             # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or
