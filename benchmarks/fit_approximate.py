@@ -76,7 +76,7 @@ OTHER_SHARE = 0.5
 # The share of CLDR documents in the estimate's objective, in scripts with other natural text.
 CLDR_SHARE = 0.3
 # Features that are subsets of others (they add to a count already made), with no width of their own.
-_SUBSETS = ("ukrainian", "traditional")
+_SUBSETS = ("ukrainian", "cyrillic_ext", "traditional")
 _ASCII_CLASSES = ("letters", "digits", "spaces", "newlines", "punct")
 
 

@@ -27,6 +27,7 @@ from ctxwin.counters.approximate_features import (
     ASCII_FEATURES,
     FEATURES,
     SAFE_FEATURES,
+    ascii_counts,
     looks_random,
     safe_family,
     safe_features,
@@ -82,10 +83,14 @@ class ApproximateCounter(BaseTokenCounter):
             return self._safe_count(text)
         # One call for the statistics, the rest inline: a chat message is a few hundred bytes, and each layer of
         # calls costs what a pass over them does.
-        try:
-            counts, parts, n_bytes = text_parts(text)
-        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
-            counts, parts, n_bytes = text_parts(scalar_text(text))
+        parts: list[tuple[int, int]]
+        if text.isascii():  # most chat text: its statistics straight away
+            counts, parts, n_bytes = ascii_counts(text.encode()), _NO_PARTS, len(text)
+        else:
+            try:
+                counts, parts, n_bytes = text_parts(text)
+            except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
+                counts, parts, n_bytes = text_parts(scalar_text(text))
         if not n_bytes:
             return 0
         # The seven ASCII statistics (``ASCII_FEATURES``) and their weights are spelt out, and the script groups
@@ -120,7 +125,7 @@ class ApproximateCounter(BaseTokenCounter):
             # for its statistics to say much: the byte bound.
             return n_bytes
         floor: int = math.ceil(sum(map(operator.mul, self._floor, counts)))
-        extra = safe_features(text)
+        extra = safe_features(text, counts)
         family = safe_family(counts, text, extra[0] + extra[1])
         counts += extra
         bound = _widened(*self._safe_bounds[family], counts)
@@ -133,6 +138,8 @@ class ApproximateCounter(BaseTokenCounter):
         return image_tokens(block, upper_bound=self.safe)
 
 
+# The script parts of ASCII text (never changed).
+_NO_PARTS: list[tuple[int, int]] = []
 _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
 # Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
 SHORT_TEXT = 24

@@ -18,9 +18,10 @@ characters of each script group (``approximate_scripts``). They are counted at m
 - a count that is often zero is made only when ``in`` finds the byte (given as an int, ``in`` is a memchr, ten
   times faster than ``count``).
 
-Two statistics separate text that a script count cannot, because the same script costs very different amounts
+Three statistics separate text that a script count cannot, because the same script costs very different amounts
 in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
-than Russian) and a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
+than Russian), letters of other Cyrillic alphabets (U+0480-04FF: Kazakh, Tatar, Mongolian... cost about twice
+Russian) and a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
 than Simplified). Each is one or a few ``count`` calls, made only when the script (and the letter) is present.
 """
 
@@ -41,7 +42,7 @@ WORD_CLASSES = b"aLGCRIXh"
 ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "newlines", "punct")
 # Then two statistics that separate text a script count cannot (see the module docstring), then the characters of
 # each script group (``approximate_scripts.GROUPS``).
-FEATURES = (*ASCII_FEATURES, "ukrainian", "traditional", *GROUPS)
+FEATURES = (*ASCII_FEATURES, "ukrainian", "cyrillic_ext", "traditional", *GROUPS)
 # Safe mode's extra statistics: letter-digit boundaries (hex digests, base64, identifiers like "x2y"), which
 # start pre-tokens the word count misses; lower-to-upper case changes (camelCase identifiers: "GetCoreSchema" is
 # three pre-tokens); runs of LONG_RUN ASCII letters (long words and identifiers cost more pieces); and a
@@ -57,7 +58,8 @@ _LONG_WORDS = SAFE_FEATURES.index("long_words") - len(FEATURES)
 # a single bound for all text has to cover the most expensive language in every class it shares, so English
 # would pay for Indonesian and code for Italian.
 FAMILIES = (
-    "english", "ascii_symbolic", "ascii_ids", "ascii", "latin", "chinese", "japanese", "korean", "cyrillic", "other",
+    "english", "ascii_symbolic", "ascii_ids", "ascii", "latin", "chinese", "japanese", "korean", "cyrillic",
+    "cyrillic_ext", "other",
 )
 
 
@@ -67,20 +69,24 @@ def looks_random(extra: list[int], length: int) -> bool:
     return extra[_LONG_WORDS] * LONG_WORD * 2 > length
 
 
-def safe_features(text: str) -> list[int]:
-    """The statistics safe mode adds to ``text_features`` (the last six of ``SAFE_FEATURES``)."""
+def safe_features(text: str, counts: list[int] | None = None) -> list[int]:
+    """The statistics safe mode adds to ``text_features`` (the last six of ``SAFE_FEATURES``); given the text's
+    ``counts`` (``text_features``), the passes that must find nothing (no digits, too few letters) are skipped."""
     raw = text.encode("utf-8")
     classes = raw.translate(CLASS_TABLE, CONTINUATION)
-    case_changes = raw.translate(_CASE_TABLE).count(b"lu")
+    letters, digits = (counts[_LETTERS], counts[_DIGITS]) if counts else (len(text), len(text))
+    ids = letters and digits
+    case_changes = raw.translate(_CASE_TABLE).count(b"lu") if letters > 1 else 0
     long_words = classes.translate(FLAG_TABLE).count(_LONG_WORD)
-    return [classes.count(b"0a"), classes.count(b"a0"), case_changes, classes.count(LETTER * LONG_RUN), long_words,
-            1]
+    return [classes.count(b"0a") if ids else 0, classes.count(b"a0") if ids else 0, case_changes,
+            classes.count(LETTER * LONG_RUN) if letters >= LONG_RUN else 0, long_words, 1]
 
 
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
 _LETTERS, _LATIN_EXT, _DIGITS, _PUNCT, _WORDS = (
     _INDEX[n] for n in ("letters", "latin_ext", "digits", "punct", "word_starts"))
 _LATIN1, _CYRILLIC, _HAN, _HANGUL = (_INDEX[n] for n in ("latin1", "cyrillic", "han", "hangul"))
+_CYRILLIC_EXT, _ARMENIAN, _COMBINING, _RARE = (_INDEX[n] for n in ("cyrillic_ext", "armenian", "combining", "rare"))
 _KANA = tuple(_INDEX[n] for n in ("kana", "katakana"))
 # Letters of scripts other than Latin, Cyrillic and CJK (symbols, punctuation and emoji are in no family).
 _OTHER_SCRIPTS = tuple(_INDEX[n] for n in GROUPS if n not in {
@@ -91,7 +97,8 @@ _OTHER_SCRIPTS = tuple(_INDEX[n] for n in GROUPS if n not in {
 def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
     """The family (one of ``FAMILIES``) whose safe bound applies to a text with statistics ``counts``.
 
-    The script with the most characters decides (CJK split by kana and hangul); Latin text with accented
+    The script with the most characters decides (CJK split by kana and hangul, Cyrillic by the share of letters
+    Russian and Ukrainian do not use); Latin text with accented
     letters is ``latin``; ASCII text where letters and digits meet often (``boundaries``, from ``safe_features``:
     digests, base64, UUIDs) is ``ascii_ids``; ASCII text dense in punctuation and digits (code, JSON, Markdown) is
     ``ascii_symbolic``; ASCII prose where " the " is frequent is ``english``, other ASCII prose ``ascii``.
@@ -109,7 +116,10 @@ def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
             return "japanese"
         return "korean" if counts[_HANGUL] > counts[_HAN] else "chinese"
     if top == cyrillic and cyrillic:
-        return "cyrillic"
+        # Russian and Ukrainian, or other alphabets (letters of U+0480-04FF or of the Cyrillic supplement, which
+        # is in the Armenian block) and Church Slavonic (combining marks, Cyrillic extensions among the "rare").
+        unusual = counts[_CYRILLIC_EXT] + counts[_ARMENIAN] + counts[_COMBINING] + counts[_RARE]
+        return "cyrillic_ext" if unusual * 50 > cyrillic else "cyrillic"
     if top == other and other:
         return "other"
     if accented * 100 > latin:
@@ -165,7 +175,6 @@ _SPACE_MASK = int.from_bytes(bytes([_SPACE_BIT]) * (_CHUNK + _OVERLAP), "little"
 DIGITS = b"0123456789"
 _DIGITS_AND_CONTINUATION = DIGITS + CONTINUATION
 _UKRAINIAN = tuple("іїєІЇЄ")
-_CYRILLIC_GROUP, _HAN_GROUP = GROUPS.index("cyrillic"), GROUPS.index("han")
 _TRADITIONAL = tuple("們個這說")
 
 
@@ -231,20 +240,24 @@ def text_parts(text: str) -> tuple[tuple[int, int, int, int, int, int, int], lis
     n = len(flags)
     word_like, word_starts, spaces, space_runs = (
         _chunk_run_counts(int.from_bytes(flags, "little")) if n <= _CHUNK else _run_counts(flags))
-    groups, non_ascii, word_scripts = script_parts(text, raw)
+    parts, non_ascii, word_scripts = script_parts(text, raw, _FIRST_GROUP)
     letters = word_like - word_scripts
     newlines = raw.count(b"\n") if 10 in raw else 0
     counts = (letters, len(text) - n, word_starts, spaces, space_runs, newlines,
               n - word_like - spaces - newlines - (non_ascii - word_scripts))
-    parts = [(_FIRST_GROUP + index, count) for index, count in groups]
-    for index, _ in groups:
+    subsets = []
+    for index, _ in parts:
         # The rarer letters are counted only when their script is present (``in`` is a fast search; each
         # ``count`` a full pass).
-        if index == _CYRILLIC_GROUP:
-            parts.append((_UKRAINIAN_FEATURE, sum([text.count(c) for c in _UKRAINIAN if c in text])))
-        elif index == _HAN_GROUP:
-            parts.append((_TRADITIONAL_FEATURE, sum([text.count(c) for c in _TRADITIONAL if c in text])))
-    return counts, parts, len(raw)
+        if index == _CYRILLIC_FEATURE:
+            subsets.append((_UKRAINIAN_FEATURE, sum([text.count(c) for c in _UKRAINIAN if c in text])))
+            # U+0480-04FF (UTF-8 lead bytes 0xD2, 0xD3): letters of Cyrillic alphabets other than Russian's and
+            # Ukrainian's (Kazakh, Tatar, Bashkir, Mongolian, Abkhaz...), which cost twice Russian's per letter.
+            subsets.append((_CYRILLIC_EXT_FEATURE, (raw.count(b"\xd2") if 0xD2 in raw else 0)
+                            + (raw.count(b"\xd3") if 0xD3 in raw else 0)))
+        elif index == _HAN_FEATURE:
+            subsets.append((_TRADITIONAL_FEATURE, sum([text.count(c) for c in _TRADITIONAL if c in text])))
+    return counts, parts + subsets if subsets else parts, len(raw)
 
 
 def text_features(text: str) -> tuple[list[int], int]:
@@ -258,4 +271,6 @@ def text_features(text: str) -> tuple[list[int], int]:
 
 _NO_SCRIPTS = (0,) * (len(FEATURES) - len(ASCII_FEATURES))
 _FIRST_GROUP = FEATURES.index(GROUPS[0])
-_UKRAINIAN_FEATURE, _TRADITIONAL_FEATURE = FEATURES.index("ukrainian"), FEATURES.index("traditional")
+_CYRILLIC_FEATURE, _HAN_FEATURE = FEATURES.index("cyrillic"), FEATURES.index("han")
+_UKRAINIAN_FEATURE, _CYRILLIC_EXT_FEATURE, _TRADITIONAL_FEATURE = (
+    FEATURES.index(f) for f in ("ukrainian", "cyrillic_ext", "traditional"))

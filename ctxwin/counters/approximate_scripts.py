@@ -89,9 +89,9 @@ for _name, _parent, _prefixes in _SPLITS:
 _LATIN1 = GROUPS.index("latin1")
 
 
-def script_parts(text: str, raw: bytes) -> tuple[list[tuple[int, int]], int, int]:
-    """The script groups present in ``text`` (UTF-8 ``raw``) as ``(index in GROUPS, characters)`` pairs (a group
-    may appear twice: add them), with the number of non-ASCII characters and how many of them are letter-like.
+def script_parts(text: str, raw: bytes, offset: int = 0) -> tuple[list[tuple[int, int]], int, int]:
+    """The script groups present in ``text`` (UTF-8 ``raw``) as ``(offset + index in GROUPS, characters)`` pairs (a
+    group may appear twice: add them), with the number of non-ASCII characters and how many are letter-like.
 
     The code string has one byte per non-ASCII character but Latin-1; the loop counts the code of its first byte
     and deletes it, so it makes two passes per group present (one to three in most texts) and none per group absent.
@@ -99,7 +99,7 @@ def script_parts(text: str, raw: bytes) -> tuple[list[tuple[int, int]], int, int
     # ``in`` of a byte given as an int is a memchr, ten times faster than ``count``: most texts in other scripts
     # have no Latin-1 character.
     latin1 = (raw.count(b"\xc2") if 0xC2 in raw else 0) + (raw.count(b"\xc3") if 0xC3 in raw else 0)
-    parts = [(_LATIN1, latin1)] if latin1 else []
+    parts = [(offset + _LATIN1, latin1)] if latin1 else []
     total = word = latin1
     codes = text.encode("utf-16-be")[::2].translate(_TABLE, _NONE)
     while codes:
@@ -111,11 +111,11 @@ def script_parts(text: str, raw: bytes) -> tuple[list[tuple[int, int]], int, int
         for index, prefixes in _SPLIT_OFF.get(code, ()):
             split = sum([raw.count(p) for p in prefixes])
             if split:
-                parts.append((index, split))
+                parts.append((offset + index, split))
                 n -= split
                 if not n:  # the block is all split off (Chinese text's only kana-block characters are 、。「」)
                     break
-        parts.append((_CODE_GROUP[code], n))
+        parts.append((offset + _CODE_GROUP[code], n))
         if len(codes) == found:
             break
         codes = codes.translate(None, _DELETE[code])
