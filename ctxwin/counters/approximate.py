@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxwin.counters.approximate_calibration import CALIBRATION, TARGETS
 from ctxwin.counters.approximate_features import (
@@ -28,10 +28,10 @@ from ctxwin.counters.approximate_features import (
     FEATURES,
     SAFE_FEATURES,
     ascii_counts,
+    dense_features,
     looks_random,
     safe_family,
     safe_features,
-    text_features,
     text_parts,
 )
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
@@ -113,25 +113,25 @@ class ApproximateCounter(BaseTokenCounter):
 
     def _safe_count(self, text: str) -> int:
         try:
-            return self._safe_bound(text)
+            counts, parts, n_bytes = text_parts(text)
         except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
-            return self._safe_bound(scalar_text(text))
-
-    def _safe_bound(self, text: str) -> int:
-        counts, n_bytes = text_features(text)
+            text = scalar_text(text)
+            counts, parts, n_bytes = text_parts(text)
         if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
             # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or
             # digits: such text costs up to a token a character, and no calibrated text looks like it), or too short
             # for its statistics to say much: the byte bound.
             return n_bytes
-        floor: int = math.ceil(sum(map(operator.mul, self._floor, counts)))
-        extra = safe_features(text, counts)
-        family = safe_family(counts, text, extra[0] + extra[1])
-        counts += extra
-        bound = _widened(*self._safe_bounds[family], counts)
+        floor: float = sum(map(operator.mul, self._ascii_floor, counts))
+        for index, n in parts:
+            floor += self._floor[index] * n
+        features = dense_features(counts, parts)
+        extra = safe_features(text, features)
+        family = safe_family(features, text, extra[0] + extra[1])
+        bound = _widened(self._safe_bounds[family], counts, parts, extra)
         if looks_random(extra, len(text)):
-            bound = max(bound, _widened(*self._dense_bound, counts))
-        return min(n_bytes, max(floor, math.ceil(bound)))
+            bound = max(bound, _widened(self._dense_bound, counts, parts, extra))
+        return min(n_bytes, max(math.ceil(floor), math.ceil(bound)))
 
     def count_block(self, block: dict[str, Any]) -> int:
         """Images by OpenAI's tile formula when their size is known (see ``image_tokens``); other blocks flat."""
@@ -142,18 +142,32 @@ class ApproximateCounter(BaseTokenCounter):
 _NO_PARTS: list[tuple[int, int]] = []
 _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
 # Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
-SHORT_TEXT = 24
+SHORT_TEXT = 32
 
 
-def _bound(model: dict[str, Any]) -> tuple[list[float], tuple[float, float]]:
-    """A safe bound's weights (in ``SAFE_FEATURES`` order) and margin, from its calibration entry."""
+class _Bound(NamedTuple):
+    """A safe bound's weights (``SAFE_FEATURES`` order; the ASCII and the extra statistics' apart, for sparse dot
+    products) and its margin ``(relative, spread)``."""
+
+    weights: list[float]
+    ascii_weights: list[float]
+    extra_weights: list[float]
+    relative: float
+    spread: float
+
+
+def _bound(model: dict[str, Any]) -> _Bound:
+    """A safe bound from its calibration entry."""
+    weights = [model["weights"][f] for f in SAFE_FEATURES]
     relative, spread = model["margin"]
-    return [model["weights"][f] for f in SAFE_FEATURES], (relative, spread)
+    return _Bound(weights, weights[: len(ASCII_FEATURES)], weights[len(FEATURES) :], relative, spread)
 
 
-def _widened(weights: list[float], margin: tuple[float, float], counts: list[int]) -> float:
-    """A safe bound with its cross-validated margin: ``b * (1 + relative) + spread * sqrt(b)``, which widens short
-    texts most, relative to their count."""
-    bound: float = sum(map(operator.mul, weights, counts))
-    relative, spread = margin
-    return bound * (1 + relative) + spread * math.sqrt(bound)
+def _widened(bound: _Bound, counts: tuple[int, ...], parts: list[tuple[int, int]], extra: list[int]) -> float:
+    """A safe bound with its cross-validated margin, ``b * (1 + relative) + spread * sqrt(b)`` (which widens short
+    texts most, relative to their count), for the statistics ``text_parts`` and ``safe_features`` give."""
+    weights = bound.weights
+    b: float = sum(map(operator.mul, bound.ascii_weights, counts)) + sum(map(operator.mul, bound.extra_weights, extra))
+    for index, n in parts:
+        b += weights[index] * n
+    return b * (1 + bound.relative) + bound.spread * math.sqrt(b)

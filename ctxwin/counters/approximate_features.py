@@ -27,6 +27,8 @@ than Simplified). Each is one or a few ``count`` calls, made only when the scrip
 
 from __future__ import annotations
 
+import operator
+
 from ctxwin.counters.approximate_scripts import GROUPS, script_parts
 
 # Class bytes of ASCII: letter, digit, space, newline, anything else.
@@ -87,11 +89,12 @@ _LETTERS, _LATIN_EXT, _DIGITS, _PUNCT, _WORDS = (
     _INDEX[n] for n in ("letters", "latin_ext", "digits", "punct", "word_starts"))
 _LATIN1, _CYRILLIC, _HAN, _HANGUL = (_INDEX[n] for n in ("latin1", "cyrillic", "han", "hangul"))
 _CYRILLIC_EXT, _ARMENIAN, _COMBINING, _RARE = (_INDEX[n] for n in ("cyrillic_ext", "armenian", "combining", "rare"))
-_KANA = tuple(_INDEX[n] for n in ("kana", "katakana"))
-# Letters of scripts other than Latin, Cyrillic and CJK (symbols, punctuation and emoji are in no family).
-_OTHER_SCRIPTS = tuple(_INDEX[n] for n in GROUPS if n not in {
+_KANA = _INDEX["kana"], _INDEX["katakana"]
+# Letters of scripts other than Latin, Cyrillic and CJK (symbols, punctuation and emoji are in no family), read
+# with one C-level ``itemgetter`` call.
+_OTHER_SCRIPTS = operator.itemgetter(*(_INDEX[n] for n in GROUPS if n not in {
     "latin1", "latin_ext", "cyrillic", "han", "kana", "katakana", "hangul", "cjk_punct", "cjk_misc", "punctuation",
-    "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"})
+    "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"}))
 
 
 def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
@@ -106,10 +109,10 @@ def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
     """
     accented = counts[_LATIN1] + counts[_LATIN_EXT]
     latin = counts[_LETTERS] + accented
-    kana = sum(counts[i] for i in _KANA)
+    kana = counts[_KANA[0]] + counts[_KANA[1]]
     cjk = counts[_HAN] + kana + counts[_HANGUL]
     cyrillic = counts[_CYRILLIC]
-    other = sum(counts[i] for i in _OTHER_SCRIPTS)
+    other = sum(_OTHER_SCRIPTS(counts))
     top = max(latin, cjk, cyrillic, other)
     if top == cjk and cjk:
         if kana * 20 > cjk:
@@ -263,10 +266,15 @@ def text_parts(text: str) -> tuple[tuple[int, int, int, int, int, int, int], lis
 def text_features(text: str) -> tuple[list[int], int]:
     """The counts named by ``FEATURES`` for ``text``, and its UTF-8 length in bytes (digits as in ``ascii_counts``)."""
     counts, parts, n_bytes = text_parts(text)
+    return dense_features(counts, parts), n_bytes
+
+
+def dense_features(counts: tuple[int, ...], parts: list[tuple[int, int]]) -> list[int]:
+    """The counts named by ``FEATURES`` from ``text_parts``'s ASCII counts and script parts."""
     features = [*counts, *_NO_SCRIPTS]
     for index, n in parts:
         features[index] += n
-    return features, n_bytes
+    return features
 
 
 _NO_SCRIPTS = (0,) * (len(FEATURES) - len(ASCII_FEATURES))

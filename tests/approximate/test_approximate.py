@@ -192,6 +192,14 @@ def test_safe_never_undercounts_adversarial_text(text: str) -> None:
     assert SAFE.count_text(text) >= len(O200K.encode_ordinary(text))
 
 
+def test_safe_charges_short_mixed_text_its_bytes() -> None:
+    # Found by the property test above: 24 bytes of digits, Latin, hangul and a Linear B character, 12 real o200k
+    # tokens, bounded at 11 by the Korean family's bound. Texts under SHORT_TEXT (32) bytes get their byte count.
+    text = "0A감사합니다0A𐀀0"
+    for target in ENCODINGS:
+        assert real(target, text) <= ApproximateCounter(target, safe=True).count_text(text) == len(text.encode())
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200), st.text(max_size=50))
 def test_safe_message_framing_never_undercounts(content: str, args: str) -> None:
