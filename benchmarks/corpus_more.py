@@ -6,6 +6,11 @@ documents of ``corpus.build`` (each of its kinds and splits one source), and
 - ``cldr``: babel's CLDR locale data, one document per locale and category (language names, territory names,
   calendar words, currency names): text in every script a CLDR locale is written in (Ethiopic, Syriac, Thaana,
   Cherokee, Yi, Khmer, Myanmar, Tibetan...). Each category is a source;
+- ``ui``: Django's translation catalogues (``django/conf/locale/<lang>/LC_MESSAGES/django.po`` and those of
+  ``django.contrib`` apps): real sentences of user interfaces in about a hundred languages, translated by people
+  (Greek, Georgian, Armenian, Amharic, every Indic script, Khmer, Burmese...). Each catalogue (core, admin,
+  auth, humanize, admindocs, gis) is a source (catalogues in Latin script left out), so a language's text from
+  one catalogue is estimated by weights fitted on the others;
 - ``lorem``: faker's per-locale word lists made into paragraphs (Greek, Armenian, Hebrew, Thai, Bengali...);
 - ``data``: what agents carry in tool outputs, generated (base64, hex digests, UUIDs, JWTs, URLs, CSV of numbers,
   logs with timestamps, real Python stack traces, box-drawing diagrams, minified JSON) or read from installed
@@ -56,6 +61,11 @@ def _pieces(words: list[str], separator: str, rng: random.Random, limit: int = 4
         start = end
 
 
+def _other_scripts(text: str) -> bool:
+    """Whether most of ``text`` is in scripts other than Latin."""
+    return sum(script_counts(text, text.encode())[_LATIN_GROUPS:]) * 2 > len(text)
+
+
 def _cldr_docs() -> Iterator[Doc]:
     try:
         from babel import Locale, localedata
@@ -76,8 +86,48 @@ def _cldr_docs() -> Iterator[Doc]:
         for source, words in categories.items():
             for text in _pieces([w for w in words if w], rng.choice((", ", " ", "\n")), rng, 2):
                 # Names in Latin script are not what people write (and the corpus has Latin prose): other scripts only.
-                if sum(script_counts(text, text.encode())[_LATIN_GROUPS:]) * 2 > len(text):
+                if _other_scripts(text):
                     yield Doc("cldr", source, text)
+
+
+# Django's catalogues used, each a source: the directory holding ``locale/`` under the ``django`` package.
+_DJANGO_CATALOGUES = {"core": "conf", "admin": "contrib/admin", "auth": "contrib/auth",
+                      "humanize": "contrib/humanize", "admindocs": "contrib/admindocs", "gis": "contrib/gis"}
+
+
+def po_messages(path: Path) -> list[str]:
+    """The translated messages (``msgstr``, plural forms too) of a gettext ``.po`` file, header left out."""
+    messages: list[str] = []
+    current: list[str] | None = None
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("msgstr"):
+            current = [line.partition(" ")[2]]
+            messages.append("")
+        elif line.startswith('"') and current is not None:
+            current.append(line)
+        else:
+            current = None
+        if current is not None:
+            messages[-1] = "".join(json.loads(piece) for piece in current if piece.startswith('"'))
+    return [m for m in messages if m and not m.startswith("Project-Id-Version")]
+
+
+def _po_docs() -> Iterator[Doc]:
+    try:
+        import django
+    except ImportError:
+        return
+    root = Path(django.__file__).parent
+    rng = random.Random("django-po")
+    for name, folder in _DJANGO_CATALOGUES.items():
+        for catalogue in sorted((root / folder / "locale").glob("*/LC_MESSAGES/*.po")):
+            messages = po_messages(catalogue)
+            rng.shuffle(messages)
+            for text in _pieces(messages, rng.choice((" ", "\n")), rng, 2):
+                # Latin-script languages have prose sources of their own (chatterbot-corpus); UI text in them, dense
+                # in placeholders, would set the ASCII bounds of safe mode.
+                if _other_scripts(text):
+                    yield Doc("ui", f"django-{name}", text)
 
 
 def _lorem_docs() -> Iterator[Doc]:
@@ -213,6 +263,6 @@ def _random_docs() -> Iterator[Doc]:
 def evaluation_docs() -> tuple[Doc, ...]:
     """Every document, labelled by source (``corpus.build``'s documents get ``<kind>-<split>``)."""
     docs = [Doc(d.kind, f"{d.kind}-{split}", d.text) for split in SPLITS for d in build(split)]
-    for more in (_cldr_docs, _lorem_docs, _data_docs, _random_docs):
+    for more in (_cldr_docs, _po_docs, _lorem_docs, _data_docs, _random_docs):
         docs += more()
     return tuple(d for d in docs if d.text.strip())

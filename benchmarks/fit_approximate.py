@@ -73,10 +73,13 @@ DENSE_MARGIN = (0.05, 1.0)
 # The share in the fits' objective of kinds without accuracy targets (CLDR names, lorem, data, other languages):
 # at full weight they pull the ASCII weights away from English and code.
 OTHER_SHARE = 0.5
+# The share in safe mode's objective (the mean over-count it minimises, every document covered whatever its share)
+# of kinds without targets: the over-count that matters is on ordinary text.
+SAFE_OTHER_SHARE = 0.1
 # The share of CLDR documents in the estimate's objective, in scripts with other natural text.
 CLDR_SHARE = 0.3
 # Features that are subsets of others (they add to a count already made), with no width of their own.
-_SUBSETS = ("ukrainian", "traditional")
+_SUBSETS = ("ukrainian", "cyrillic_ext", "traditional")
 _ASCII_CLASSES = ("letters", "digits", "spaces", "newlines", "punct")
 
 
@@ -150,11 +153,11 @@ def fit_floor(target: str) -> tuple[dict[str, float], dict[str, int], float]:
 # Fits
 
 
-def _kind_weights(kinds: list[str]) -> np.ndarray:
+def _kind_weights(kinds: list[str], other_share: float = OTHER_SHARE) -> np.ndarray:
     """Per document, its share of the objective: every kind in total the same, kinds outside ``TARGET_KINDS``
-    ``OTHER_SHARE`` times that."""
+    ``other_share`` times that."""
     sizes = Counter(kinds)
-    return np.array([(1.0 if k in TARGET_KINDS else OTHER_SHARE) / sizes[k] for k in kinds])
+    return np.array([(1.0 if k in TARGET_KINDS else other_share) / sizes[k] for k in kinds])
 
 
 def fit_estimate(kinds: list[str], x: np.ndarray, tokens: np.ndarray, low: np.ndarray, high: np.ndarray,
@@ -176,7 +179,7 @@ def fit_estimate(kinds: list[str], x: np.ndarray, tokens: np.ndarray, low: np.nd
 def fit_safe(kinds: list[str], x: np.ndarray, tokens: np.ndarray, floors: np.ndarray, only: np.ndarray) -> np.ndarray:
     """Weights of at least ``floors`` (0 outside ``only``) minimising the mean over-count, no document under."""
     ratios = x / tokens[:, None]
-    cost = (_kind_weights(kinds)[:, None] * ratios).sum(axis=0)
+    cost = (_kind_weights(kinds, SAFE_OTHER_SHARE)[:, None] * ratios).sum(axis=0)
     bounds = [(f, None) if o else (0.0, 0.0) for f, o in zip(floors, only, strict=True)]
     result = _linprog()(cost, A_ub=-ratios, b_ub=-np.ones(len(tokens)), bounds=bounds, method="highs")
     if not result.success:

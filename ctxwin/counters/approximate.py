@@ -8,10 +8,10 @@ byte-level BPE uses more tokens than bytes) and a floor derived from the target 
 of each character class one token holds), which no tokenization can go under.
 
 ``safe=True`` (spec ``approximate:safe``) is an upper bound on o200k/cl100k counts: the larger of a linear bound for
-the text's family (English, symbol-dense ASCII, other ASCII, accented Latin, Chinese, Japanese, Korean, Cyrillic,
-other scripts) and one for text that is not language (random strings, base64, digests, emoji), each fitted
-one-sidedly and widened by a margin measured by leaving whole sources out (the second only for text that
-``looks_random``); scripts without calibrated text are
+the text's family (English, symbol-dense ASCII, other ASCII, accented Latin, Chinese, Japanese, Korean, Russian and
+Ukrainian Cyrillic, other Cyrillic alphabets, other scripts) and one for text that is not language (random
+strings, base64, digests, emoji), each fitted one-sidedly and widened by a margin measured by leaving whole
+sources out (the second only for text that ``looks_random``); scripts without calibrated text are
 charged what their random strings cost (at most their UTF-8 length), and the result is capped by the byte count.
 What it does and does not guarantee: docs/approximate.md.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxwin.counters.approximate_calibration import CALIBRATION, TARGETS
 from ctxwin.counters.approximate_features import (
@@ -28,10 +28,11 @@ from ctxwin.counters.approximate_features import (
     FEATURES,
     SAFE_FEATURES,
     ascii_counts,
+    dense_features,
     looks_random,
     safe_family,
     safe_features,
-    text_features,
+    text_parts,
 )
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.image_tokens import image_tokens
@@ -78,67 +79,95 @@ class ApproximateCounter(BaseTokenCounter):
     def count_text(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"count_text expects a str, got {type(text).__name__}")
-        try:
-            return self._count(text)
-        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
-            return self._count(scalar_text(text))
-
-    def _count(self, text: str) -> int:
-        if not text:
-            return 0
         if self.safe:
             return self._safe_count(text)
-        if text.isascii():
-            # Most chat text is ASCII: its seven statistics (``ASCII_FEATURES``) and weights are spelt out (a dot
-            # product through map() costs a fifth of a short message's time).
-            counts = ascii_counts(text.encode())
-            letters, digits, words, spaces, space_runs, newlines, punct = counts
-            a, b, c, d, e, f, g = self._ascii_weights
-            estimate = a * letters + b * digits + c * words + d * spaces + e * space_runs + f * newlines + g * punct
-            if estimate < self._digit_floor * digits + self._other_floor * (len(text) - digits):
-                estimate = max(estimate, math.ceil(sum(map(operator.mul, self._ascii_floor, counts))))
-            return min(len(text), int(estimate + 0.5)) or 1
-        features, n_bytes = text_features(text)
-        estimate = sum(map(operator.mul, self._weights, features))
-        floor = math.ceil(sum(map(operator.mul, self._floor, features)))
-        # Between the vocabulary's floor and the byte count (no byte-level BPE uses more tokens than bytes).
-        return min(n_bytes, max(floor, int(estimate + 0.5))) or 1
+        # One call for the statistics, the rest inline: a chat message is a few hundred bytes, and each layer of
+        # calls costs what a pass over them does.
+        parts: list[tuple[int, int]]
+        if text.isascii():  # most chat text: its statistics straight away
+            counts, parts, n_bytes = ascii_counts(text.encode()), _NO_PARTS, len(text)
+        else:
+            try:
+                counts, parts, n_bytes = text_parts(text)
+            except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
+                counts, parts, n_bytes = text_parts(scalar_text(text))
+        if not n_bytes:
+            return 0
+        # The seven ASCII statistics (``ASCII_FEATURES``) and their weights are spelt out, and the script groups
+        # present are added one by one (a dot product over every feature through map() costs a fifth of a short
+        # message's time).
+        letters, digits, words, spaces, space_runs, newlines, punct = counts
+        a, b, c, d, e, f, g = self._ascii_weights
+        estimate = a * letters + b * digits + c * words + d * spaces + e * space_runs + f * newlines + g * punct
+        if parts:
+            weights, floors = self._weights, self._floor
+            floor = sum(map(operator.mul, self._ascii_floor, counts))
+            for index, n in parts:
+                estimate += weights[index] * n
+                floor += floors[index] * n
+            # Between the vocabulary's floor and the byte count (no byte-level BPE uses more tokens than bytes).
+            return min(n_bytes, max(math.ceil(floor), int(estimate + 0.5))) or 1
+        if estimate < self._digit_floor * digits + self._other_floor * (n_bytes - digits):
+            estimate = max(estimate, math.ceil(sum(map(operator.mul, self._ascii_floor, counts))))
+        return min(n_bytes, int(estimate + 0.5)) or 1
 
     def _safe_count(self, text: str) -> int:
-        counts, n_bytes = text_features(text)
+        try:
+            counts, parts, n_bytes = text_parts(text)
+        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
+            text = scalar_text(text)
+            counts, parts, n_bytes = text_parts(text)
         if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
             # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or
             # digits: such text costs up to a token a character, and no calibrated text looks like it), or too short
             # for its statistics to say much: the byte bound.
             return n_bytes
-        floor: int = math.ceil(sum(map(operator.mul, self._floor, counts)))
-        extra = safe_features(text)
-        family = safe_family(counts, text, extra[0] + extra[1])
-        counts += extra
-        bound = _widened(*self._safe_bounds[family], counts)
+        floor: float = sum(map(operator.mul, self._ascii_floor, counts))
+        for index, n in parts:
+            floor += self._floor[index] * n
+        features = dense_features(counts, parts)
+        extra = safe_features(text, features)
+        family = safe_family(features, text, extra[0] + extra[1])
+        bound = _widened(self._safe_bounds[family], counts, parts, extra)
         if looks_random(extra, len(text)):
-            bound = max(bound, _widened(*self._dense_bound, counts))
-        return min(n_bytes, max(floor, math.ceil(bound)))
+            bound = max(bound, _widened(self._dense_bound, counts, parts, extra))
+        return min(n_bytes, max(math.ceil(floor), math.ceil(bound)))
 
     def count_block(self, block: dict[str, Any]) -> int:
         """Images by OpenAI's tile formula when their size is known (see ``image_tokens``); other blocks flat."""
         return image_tokens(block, upper_bound=self.safe)
 
 
+# The script parts of ASCII text (never changed).
+_NO_PARTS: list[tuple[int, int]] = []
 _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
 # Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
-SHORT_TEXT = 24
+SHORT_TEXT = 32
 
 
-def _bound(model: dict[str, Any]) -> tuple[list[float], tuple[float, float]]:
-    """A safe bound's weights (in ``SAFE_FEATURES`` order) and margin, from its calibration entry."""
+class _Bound(NamedTuple):
+    """A safe bound's weights (``SAFE_FEATURES`` order; the ASCII and the extra statistics' apart, for sparse dot
+    products) and its margin ``(relative, spread)``."""
+
+    weights: list[float]
+    ascii_weights: list[float]
+    extra_weights: list[float]
+    relative: float
+    spread: float
+
+
+def _bound(model: dict[str, Any]) -> _Bound:
+    """A safe bound from its calibration entry."""
+    weights = [model["weights"][f] for f in SAFE_FEATURES]
     relative, spread = model["margin"]
-    return [model["weights"][f] for f in SAFE_FEATURES], (relative, spread)
+    return _Bound(weights, weights[: len(ASCII_FEATURES)], weights[len(FEATURES) :], relative, spread)
 
 
-def _widened(weights: list[float], margin: tuple[float, float], counts: list[int]) -> float:
-    """A safe bound with its cross-validated margin: ``b * (1 + relative) + spread * sqrt(b)``, which widens short
-    texts most, relative to their count."""
-    bound: float = sum(map(operator.mul, weights, counts))
-    relative, spread = margin
-    return bound * (1 + relative) + spread * math.sqrt(bound)
+def _widened(bound: _Bound, counts: tuple[int, ...], parts: list[tuple[int, int]], extra: list[int]) -> float:
+    """A safe bound with its cross-validated margin, ``b * (1 + relative) + spread * sqrt(b)`` (which widens short
+    texts most, relative to their count), for the statistics ``text_parts`` and ``safe_features`` give."""
+    weights = bound.weights
+    b: float = sum(map(operator.mul, bound.ascii_weights, counts)) + sum(map(operator.mul, bound.extra_weights, extra))
+    for index, n in parts:
+        b += weights[index] * n
+    return b * (1 + bound.relative) + bound.spread * math.sqrt(b)

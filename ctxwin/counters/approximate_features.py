@@ -6,26 +6,30 @@ things: letter runs (words), letters (long words cost more pieces), digits, spac
 (indentation: about one token each, whatever their width), newlines, punctuation, and for other scripts the
 characters of each script group (``approximate_scripts``). They are counted at memory speed:
 
-- ``bytes.translate`` turns the text into one byte per character naming its class (for non-ASCII characters
-  the block read from the UTF-8 lead byte, enough to tell letters of spaced scripts from the rest; continuation
-  bytes and digits are deleted, their counts are length differences), and ``bytes.count`` counts classes;
-- letters, spaces and runs (word starts, runs of spaces) come from a flag string (a bit for letter-like
+- one ``bytes.translate`` of the UTF-8 bytes gives a flag byte per character (continuation bytes and digits
+  deleted: the digit count is a length difference; a lead byte stands for its character and tells letters of
+  spaced scripts from the rest), and ``approximate_scripts.script_parts`` the script groups present;
+- letters, spaces and runs (word starts, runs of spaces) come from that flag string (a bit for letter-like
   characters, one for spaces) read as one big integer: ``flags ^ (flags << 8)`` marks where runs start and
   end, ``flags & (flags << 8)`` the characters that continue one, and ``int.bit_count`` counts the bits
   under a mask. A bit operation costs about a fifth of a ``bytes.count`` pass, a bit count about one pass;
   together they are two to three times faster than ``bytes.count`` of two-byte patterns;
-- text that is mostly ASCII skips the class string: its flags come straight from the UTF-8 bytes, and only its
-  few non-ASCII characters are classed.
+- ASCII punctuation is what is neither a letter-like character, a space, a newline nor a non-ASCII character;
+- a count that is often zero is made only when ``in`` finds the byte (given as an int, ``in`` is a memchr, ten
+  times faster than ``count``).
 
-Two statistics separate text that a script count cannot, because the same script costs very different amounts
+Three statistics separate text that a script count cannot, because the same script costs very different amounts
 in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
-than Russian) and a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
+than Russian), letters of other Cyrillic alphabets (U+0480-04FF: Kazakh, Tatar, Mongolian... cost about twice
+Russian) and a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
 than Simplified). Each is one or a few ``count`` calls, made only when the script (and the letter) is present.
 """
 
 from __future__ import annotations
 
-from ctxwin.counters.approximate_scripts import GROUPS, group_codes, script_counts
+import operator
+
+from ctxwin.counters.approximate_scripts import GROUPS, script_parts
 
 # Class bytes of ASCII: letter, digit, space, newline, anything else.
 LETTER, DIGIT, SPACE, NEWLINE, OTHER = b"a", b"0", b"s", b"n", b"x"
@@ -35,13 +39,12 @@ LETTER, DIGIT, SPACE, NEWLINE, OTHER = b"a", b"0", b"s", b"n", b"x"
 # ASCII variants and other compatibility forms (U+F000-FFFF), 4-byte characters (emoji, rare Han).
 # Letter-like classes (spaced scripts): their runs are words, and the ASCII letters are the runs' other characters.
 WORD_CLASSES = b"aLGCRIXh"
-_WORD_SCRIPT_CLASSES = WORD_CLASSES[1:]
 
 # The statistics of ASCII text come first; the script counts after them are all zero for it.
 ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "newlines", "punct")
 # Then two statistics that separate text a script count cannot (see the module docstring), then the characters of
 # each script group (``approximate_scripts.GROUPS``).
-FEATURES = (*ASCII_FEATURES, "ukrainian", "traditional", *GROUPS)
+FEATURES = (*ASCII_FEATURES, "ukrainian", "cyrillic_ext", "traditional", *GROUPS)
 # Safe mode's extra statistics: letter-digit boundaries (hex digests, base64, identifiers like "x2y"), which
 # start pre-tokens the word count misses; lower-to-upper case changes (camelCase identifiers: "GetCoreSchema" is
 # three pre-tokens); runs of LONG_RUN ASCII letters (long words and identifiers cost more pieces); and a
@@ -57,7 +60,8 @@ _LONG_WORDS = SAFE_FEATURES.index("long_words") - len(FEATURES)
 # a single bound for all text has to cover the most expensive language in every class it shares, so English
 # would pay for Indonesian and code for Italian.
 FAMILIES = (
-    "english", "ascii_symbolic", "ascii_ids", "ascii", "latin", "chinese", "japanese", "korean", "cyrillic", "other",
+    "english", "ascii_symbolic", "ascii_ids", "ascii", "latin", "chinese", "japanese", "korean", "cyrillic",
+    "cyrillic_ext", "other",
 )
 
 
@@ -67,31 +71,37 @@ def looks_random(extra: list[int], length: int) -> bool:
     return extra[_LONG_WORDS] * LONG_WORD * 2 > length
 
 
-def safe_features(text: str) -> list[int]:
-    """The statistics safe mode adds to ``text_features`` (the last six of ``SAFE_FEATURES``)."""
+def safe_features(text: str, counts: list[int] | None = None) -> list[int]:
+    """The statistics safe mode adds to ``text_features`` (the last six of ``SAFE_FEATURES``); given the text's
+    ``counts`` (``text_features``), the passes that must find nothing (no digits, too few letters) are skipped."""
     raw = text.encode("utf-8")
     classes = raw.translate(CLASS_TABLE, CONTINUATION)
-    case_changes = raw.translate(_CASE_TABLE).count(b"lu")
+    letters, digits = (counts[_LETTERS], counts[_DIGITS]) if counts else (len(text), len(text))
+    ids = letters and digits
+    case_changes = raw.translate(_CASE_TABLE).count(b"lu") if letters > 1 else 0
     long_words = classes.translate(FLAG_TABLE).count(_LONG_WORD)
-    return [classes.count(b"0a"), classes.count(b"a0"), case_changes, classes.count(LETTER * LONG_RUN), long_words,
-            1]
+    return [classes.count(b"0a") if ids else 0, classes.count(b"a0") if ids else 0, case_changes,
+            classes.count(LETTER * LONG_RUN) if letters >= LONG_RUN else 0, long_words, 1]
 
 
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
 _LETTERS, _LATIN_EXT, _DIGITS, _PUNCT, _WORDS = (
     _INDEX[n] for n in ("letters", "latin_ext", "digits", "punct", "word_starts"))
 _LATIN1, _CYRILLIC, _HAN, _HANGUL = (_INDEX[n] for n in ("latin1", "cyrillic", "han", "hangul"))
-_KANA = tuple(_INDEX[n] for n in ("kana", "katakana"))
-# Letters of scripts other than Latin, Cyrillic and CJK (symbols, punctuation and emoji are in no family).
-_OTHER_SCRIPTS = tuple(_INDEX[n] for n in GROUPS if n not in {
+_CYRILLIC_EXT, _ARMENIAN, _COMBINING, _RARE = (_INDEX[n] for n in ("cyrillic_ext", "armenian", "combining", "rare"))
+_KANA = _INDEX["kana"], _INDEX["katakana"]
+# Letters of scripts other than Latin, Cyrillic and CJK (symbols, punctuation and emoji are in no family), read
+# with one C-level ``itemgetter`` call.
+_OTHER_SCRIPTS = operator.itemgetter(*(_INDEX[n] for n in GROUPS if n not in {
     "latin1", "latin_ext", "cyrillic", "han", "kana", "katakana", "hangul", "cjk_punct", "cjk_misc", "punctuation",
-    "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"})
+    "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"}))
 
 
 def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
     """The family (one of ``FAMILIES``) whose safe bound applies to a text with statistics ``counts``.
 
-    The script with the most characters decides (CJK split by kana and hangul); Latin text with accented
+    The script with the most characters decides (CJK split by kana and hangul, Cyrillic by the share of letters
+    Russian and Ukrainian do not use); Latin text with accented
     letters is ``latin``; ASCII text where letters and digits meet often (``boundaries``, from ``safe_features``:
     digests, base64, UUIDs) is ``ascii_ids``; ASCII text dense in punctuation and digits (code, JSON, Markdown) is
     ``ascii_symbolic``; ASCII prose where " the " is frequent is ``english``, other ASCII prose ``ascii``.
@@ -99,17 +109,20 @@ def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
     """
     accented = counts[_LATIN1] + counts[_LATIN_EXT]
     latin = counts[_LETTERS] + accented
-    kana = sum(counts[i] for i in _KANA)
+    kana = counts[_KANA[0]] + counts[_KANA[1]]
     cjk = counts[_HAN] + kana + counts[_HANGUL]
     cyrillic = counts[_CYRILLIC]
-    other = sum(counts[i] for i in _OTHER_SCRIPTS)
+    other = sum(_OTHER_SCRIPTS(counts))
     top = max(latin, cjk, cyrillic, other)
     if top == cjk and cjk:
         if kana * 20 > cjk:
             return "japanese"
         return "korean" if counts[_HANGUL] > counts[_HAN] else "chinese"
     if top == cyrillic and cyrillic:
-        return "cyrillic"
+        # Russian and Ukrainian, or other alphabets (letters of U+0480-04FF or of the Cyrillic supplement, which
+        # is in the Armenian block) and Church Slavonic (combining marks, Cyrillic extensions among the "rare").
+        unusual = counts[_CYRILLIC_EXT] + counts[_ARMENIAN] + counts[_COMBINING] + counts[_RARE]
+        return "cyrillic_ext" if unusual * 50 > cyrillic else "cyrillic"
     if top == other and other:
         return "other"
     if accented * 100 > latin:
@@ -146,17 +159,6 @@ def _class_table() -> bytes:
 
 
 CLASS_TABLE = _class_table()
-# The script groups (``approximate_scripts``) with characters under each non-ASCII lead-byte class.
-_CLASS_GROUPS = tuple((ord(cls), group_codes(names)) for cls, names in (
-    ("L", ("latin_ext",)), ("G", ("latin_ext", "greek", "combining")), ("C", ("cyrillic", "armenian")),
-    ("R", ("armenian", "hebrew", "arabic", "syriac", "thaana")),
-    ("I", ("arabic", "devanagari", "bengali", "gurmukhi", "gujarati", "oriya", "tamil", "telugu", "kannada",
-           "malayalam", "sinhala", "thai", "lao", "tibetan")),
-    ("X", ("myanmar", "georgian", "ethiopic", "cherokee", "khmer", "mongolian", "latin_ext", "greek", "rare")),
-    ("S", ("punctuation", "symbols", "box", "dingbats", "braille", "rare")),
-    ("K", ("kana", "katakana", "cjk_punct", "cjk_misc", "han_ext")), ("H", ("han_ext", "han")),
-    ("h", ("yi", "rare", "latin_ext", "hangul")), ("F", ("rare", "forms", "fullwidth")), ("E", ("astral", "emoji")),
-))
 # ASCII lower case letters to "l", upper case to "u", anything else to "x" (case changes, for safe mode).
 _CASE_TABLE = bytes(ord("l") if chr(b).islower() and b < 128 else ord("u") if chr(b).isupper() and b < 128
                     else ord("x") for b in range(256))
@@ -175,18 +177,13 @@ _WORD_MASK = int.from_bytes(bytes([_WORD_BIT]) * (_CHUNK + _OVERLAP + 1), "littl
 _SPACE_MASK = int.from_bytes(bytes([_SPACE_BIT]) * (_CHUNK + _OVERLAP), "little")
 DIGITS = b"0123456789"
 _DIGITS_AND_CONTINUATION = DIGITS + CONTINUATION
-_ASCII_AND_CONTINUATION = bytes(range(0xC0))
-# Below one multi-byte character in this many, text takes the mostly-ASCII way through ``text_features``.
-_MOSTLY_ASCII = 8
 _UKRAINIAN = tuple("іїєІЇЄ")
-_CYRILLIC_GROUP, _HAN_GROUP = GROUPS.index("cyrillic"), GROUPS.index("han")
 _TRADITIONAL = tuple("們個這說")
 
 
 def _run_counts(flags: bytes) -> tuple[int, int, int, int]:
-    """Letter-like characters, word starts, spaces and runs of two or more spaces, from a flag string."""
-    if len(flags) <= _CHUNK:
-        return _chunk_run_counts(int.from_bytes(flags, "little"))
+    """Letter-like characters, word starts, spaces and runs of two or more spaces, from a flag string longer than
+    ``_CHUNK`` (a shorter one is read whole by ``_chunk_run_counts``)."""
     counts = _chunk_run_counts(int.from_bytes(flags[:_CHUNK], "little"))
     for i in range(_CHUNK, len(flags), _CHUNK):
         # The chunk is read with the characters before it (a run of spaces looks two characters back), whose
@@ -223,44 +220,65 @@ def ascii_counts(raw: bytes) -> tuple[int, int, int, int, int, int, int]:
     anything but a letter or a digit; the digit count is the length difference.
     """
     flags = raw.translate(BYTE_FLAG_TABLE, DIGITS)
-    letters, word_starts, spaces, space_runs = _run_counts(flags)
-    newlines = raw.count(b"\n")
     n = len(flags)
+    letters, word_starts, spaces, space_runs = (
+        _chunk_run_counts(int.from_bytes(flags, "little")) if n <= _CHUNK else _run_counts(flags))
+    # ``in`` of a byte given as an int is a memchr, ten times faster than ``count``: skipped when in vain.
+    newlines = raw.count(b"\n") if 10 in raw else 0
     return letters, len(raw) - n, word_starts, spaces, space_runs, newlines, n - letters - spaces - newlines
+
+
+def text_parts(text: str) -> tuple[tuple[int, int, int, int, int, int, int], list[tuple[int, int]], int]:
+    """The statistics of ``text`` sparsely: its ``ASCII_FEATURES``, the other ``FEATURES`` present as
+    ``(index in FEATURES, count)`` pairs (an index may appear twice: add them), and its UTF-8 length in bytes.
+
+    One translate gives the flags (continuation bytes and digits deleted: a byte per other character), and
+    ``script_parts`` the groups present; what is neither a letter-like character, a space, a newline nor a
+    non-ASCII character is ASCII punctuation.
+    """
+    raw = text.encode()
+    if text.isascii():
+        return ascii_counts(raw), [], len(raw)
+    flags = raw.translate(BYTE_FLAG_TABLE, _DIGITS_AND_CONTINUATION)
+    n = len(flags)
+    word_like, word_starts, spaces, space_runs = (
+        _chunk_run_counts(int.from_bytes(flags, "little")) if n <= _CHUNK else _run_counts(flags))
+    parts, non_ascii, word_scripts = script_parts(text, raw, _FIRST_GROUP)
+    letters = word_like - word_scripts
+    newlines = raw.count(b"\n") if 10 in raw else 0
+    counts = (letters, len(text) - n, word_starts, spaces, space_runs, newlines,
+              n - word_like - spaces - newlines - (non_ascii - word_scripts))
+    subsets = []
+    for index, _ in parts:
+        # The rarer letters are counted only when their script is present (``in`` is a fast search; each
+        # ``count`` a full pass).
+        if index == _CYRILLIC_FEATURE:
+            subsets.append((_UKRAINIAN_FEATURE, sum([text.count(c) for c in _UKRAINIAN if c in text])))
+            # U+0480-04FF (UTF-8 lead bytes 0xD2, 0xD3): letters of Cyrillic alphabets other than Russian's and
+            # Ukrainian's (Kazakh, Tatar, Bashkir, Mongolian, Abkhaz...), which cost twice Russian's per letter.
+            subsets.append((_CYRILLIC_EXT_FEATURE, (raw.count(b"\xd2") if 0xD2 in raw else 0)
+                            + (raw.count(b"\xd3") if 0xD3 in raw else 0)))
+        elif index == _HAN_FEATURE:
+            subsets.append((_TRADITIONAL_FEATURE, sum([text.count(c) for c in _TRADITIONAL if c in text])))
+    return counts, parts + subsets if subsets else parts, len(raw)
 
 
 def text_features(text: str) -> tuple[list[int], int]:
     """The counts named by ``FEATURES`` for ``text``, and its UTF-8 length in bytes (digits as in ``ascii_counts``)."""
-    raw = text.encode()
-    if text.isascii():
-        return [*ascii_counts(raw), *_NO_SCRIPTS], len(raw)
-    if (len(raw) - len(text)) * _MOSTLY_ASCII < len(text):
-        # Mostly ASCII (prose with a few curly quotes or accents): the flags come from the bytes in one translate,
-        # and the classes only of the few non-ASCII characters are kept.
-        flags = raw.translate(BYTE_FLAG_TABLE, _DIGITS_AND_CONTINUATION)
-        classes = raw.translate(CLASS_TABLE, _ASCII_AND_CONTINUATION)
-        newlines = raw.count(b"\n")
-    else:
-        # Every character's class, the flags from them; the script classes are counted among the ASCII ones (a
-        # string of script characters only would cost a deleting translate, slow where scripts and ASCII
-        # alternate as in Cyrillic).
-        classes = raw.translate(CLASS_TABLE, CONTINUATION)
-        flags = classes.translate(FLAG_TABLE, DIGIT)
-        newlines = classes.count(NEWLINE)
-    word_like, word_starts, spaces, space_runs = _run_counts(flags)
-    # The lead-byte classes of letter-like scripts, to tell ASCII letters from the others.
-    word_scripts = sum([classes.count(c) for c in _WORD_SCRIPT_CLASSES if c in classes])
-    letters = word_like - word_scripts
-    # The flags have a byte for every character but the digits; ASCII punctuation is what no class took.
-    digits = len(text) - len(flags)
-    candidates = set().union(*[groups for cls, groups in _CLASS_GROUPS if cls in classes])
-    scripts = script_counts(text, raw, candidates)
-    punct = len(flags) - letters - spaces - newlines - sum(scripts)
-    # The rarer letters are counted only when present (``in`` is a fast search; each ``count`` a full pass).
-    ukrainian = sum([text.count(c) for c in _UKRAINIAN if c in text]) if scripts[_CYRILLIC_GROUP] else 0
-    traditional = sum([text.count(c) for c in _TRADITIONAL if c in text]) if scripts[_HAN_GROUP] else 0
-    return [letters, digits, word_starts, spaces, space_runs, newlines, punct, ukrainian, traditional,
-            *scripts], len(raw)
+    counts, parts, n_bytes = text_parts(text)
+    return dense_features(counts, parts), n_bytes
+
+
+def dense_features(counts: tuple[int, ...], parts: list[tuple[int, int]]) -> list[int]:
+    """The counts named by ``FEATURES`` from ``text_parts``'s ASCII counts and script parts."""
+    features = [*counts, *_NO_SCRIPTS]
+    for index, n in parts:
+        features[index] += n
+    return features
 
 
 _NO_SCRIPTS = (0,) * (len(FEATURES) - len(ASCII_FEATURES))
+_FIRST_GROUP = FEATURES.index(GROUPS[0])
+_CYRILLIC_FEATURE, _HAN_FEATURE = FEATURES.index("cyrillic"), FEATURES.index("han")
+_UKRAINIAN_FEATURE, _CYRILLIC_EXT_FEATURE, _TRADITIONAL_FEATURE = (
+    FEATURES.index(f) for f in ("ukrainian", "cyrillic_ext", "traditional"))

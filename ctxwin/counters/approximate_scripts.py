@@ -3,15 +3,14 @@
 The UTF-8 lead byte names a script block too coarsely (Devanagari, Tamil and Thai share one; so do Georgian,
 Ethiopic, Khmer and Yi), and scripts in one block cost very different amounts. The UTF-16 code units' high bytes
 name 256-code-point blocks: ``text.encode("utf-16-be")[::2]`` is one byte per character (two for characters
-outside the BMP, whose low surrogate is ignored), ``bytes.translate`` maps it to a group byte and ``bytes.count``
-counts each group present. Blocks holding two scripts (Devanagari and Bengali, Thai and Lao, Myanmar and Georgian,
-Hebrew and Armenian...) are split by counting the UTF-8 prefixes of the second script (a prefix of lead and second
-byte names 64 code points); such counts are made only when the block is present.
+outside the BMP, whose low surrogate is ignored); ``bytes.translate`` maps it to a group byte and deletes ASCII,
+and ``bytes.count`` counts each group present, found by reading the string's first byte and then deleting that
+group (an absent group costs nothing; a chat message has one to three). Blocks holding two scripts (Devanagari
+and Bengali, Thai and Lao, Myanmar and Georgian, Hebrew and Armenian...) are split by counting the UTF-8 prefixes
+of the second script (a prefix of lead and second byte names 64 code points), only when the block is present.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 # Group of each UTF-16 high byte (a block of 256 code points); blocks not listed are "rare" (scripts with little
 # text anywhere, private use, historic scripts), except ASCII and Latin-1 (high byte 0, counted apart) and low
@@ -26,7 +25,6 @@ _BLOCKS: dict[str, tuple[int, ...]] = {
     "han": tuple(range(0x4E, 0xA0)), "yi": tuple(range(0xA0, 0xA5)), "hangul": tuple(range(0xAC, 0xD8)),
     "astral": (0xD8, 0xD9, 0xDA, 0xDB), "forms": (0xFB, 0xFC, 0xFD, 0xFE), "fullwidth": (0xFF,),
 }
-_NONE = (0x00, 0xDC, 0xDD, 0xDE, 0xDF)
 # Scripts split off a block's group by their UTF-8 prefixes: (group, parent group, prefixes).
 _SPLITS: tuple[tuple[str, str, tuple[bytes, ...]], ...] = (
     ("combining", "greek", (b"\xcc", b"\xcd")),  # U+0300-037F, combining diacritics (with a few Greek signs)
@@ -55,10 +53,21 @@ WIDTHS: dict[str, int] = {
 # latin_ext also holds U+1E00-1EFF and U+A700-A7FF (3 bytes), arabic U+0800-08FF: their width is the smaller.
 
 
+# Codes of the string ``script_parts`` counts: group ``i`` is code ``i + 1``, except that "rare" blocks where
+# letters make words (the lead-byte classes of ``approximate_features.WORD_CLASSES``: U+0080-1FFF, U+A000-DFFF,
+# U+E000-EFFF) have a code of their own, so that every code is either letter-like or not.
+_RARE = GROUPS.index("rare")
+_RARE_WORD = len(GROUPS) + 1
+_CODE_GROUP = (-1, *range(len(GROUPS)), _RARE)
+
+
+def _word_block(high: int) -> bool:
+    """Whether UTF-16 high byte ``high`` is a block whose characters make words (by their UTF-8 lead byte)."""
+    return high < 0x20 or 0xA0 <= high < 0xD8 or 0xE0 <= high < 0xF0
+
+
 def _group_table() -> bytes:
-    table = bytearray([GROUPS.index("rare") + 1] * 256)
-    for high in _NONE:
-        table[high] = 0
+    table = bytearray(_RARE_WORD if _word_block(high) else _RARE + 1 for high in range(256))
     for name, highs in _BLOCKS.items():
         for high in highs:
             table[high] = GROUPS.index(name) + 1
@@ -66,31 +75,56 @@ def _group_table() -> bytes:
 
 
 _TABLE = _group_table()
-_SPLIT_INDEX = tuple((GROUPS.index(name), GROUPS.index(parent), prefixes) for name, parent, prefixes in _SPLITS)
+# UTF-16 high bytes in no group: ASCII and Latin-1 (counted by their UTF-8 lead bytes), low surrogates.
+_NONE = bytes((0x00, 0xDC, 0xDD, 0xDE, 0xDF))
+# Per code: the bytes that delete it from the code string, and whether its characters are letter-like.
+_DELETE = tuple(bytes((code,)) for code in range(256))
+_WORD_CODES = frozenset(code for code in range(1, _RARE_WORD + 1)
+                        if code == _RARE_WORD or any(_TABLE[high] == code and _word_block(high) for high in range(256)))
+# Per parent code: the groups split off it by UTF-8 prefixes (group index, prefixes).
+_SPLIT_OFF: dict[int, tuple[tuple[int, tuple[bytes, ...]], ...]] = {}
+for _name, _parent, _prefixes in _SPLITS:
+    _SPLIT_OFF[GROUPS.index(_parent) + 1] = (*_SPLIT_OFF.get(GROUPS.index(_parent) + 1, ()),
+                                             (GROUPS.index(_name), _prefixes))
 _LATIN1 = GROUPS.index("latin1")
 
 
-def group_codes(names: Iterable[str]) -> frozenset[int]:
-    """The bytes naming groups ``names`` in the string ``script_counts`` counts (for its ``candidates``)."""
-    return frozenset(GROUPS.index(name) + 1 for name in names)
+def script_parts(text: str, raw: bytes, offset: int = 0) -> tuple[list[tuple[int, int]], int, int]:
+    """The script groups present in ``text`` (UTF-8 ``raw``) as ``(offset + index in GROUPS, characters)`` pairs (a
+    group may appear twice: add them), with the number of non-ASCII characters and how many are letter-like.
 
-
-def script_counts(text: str, raw: bytes, candidates: Iterable[int] = range(1, len(GROUPS) + 1)) -> list[int]:
-    """Characters of ``text`` (UTF-8 ``raw``) in each group of ``GROUPS``; ASCII is in none.
-
-    Only the groups of ``candidates`` (``group_codes``) are looked for: a caller that knows which blocks are
-    present saves a search per absent group.
+    The code string has one byte per non-ASCII character but Latin-1; the loop counts the code of its first byte
+    and deletes it, so it makes two passes per group present (one to three in most texts) and none per group absent.
     """
-    groups = text.encode("utf-16-be")[::2].translate(_TABLE)
+    # ``in`` of a byte given as an int is a memchr, ten times faster than ``count``: most texts in other scripts
+    # have no Latin-1 character.
+    latin1 = (raw.count(b"\xc2") if 0xC2 in raw else 0) + (raw.count(b"\xc3") if 0xC3 in raw else 0)
+    parts = [(offset + _LATIN1, latin1)] if latin1 else []
+    total = word = latin1
+    codes = text.encode("utf-16-be")[::2].translate(_TABLE, _NONE)
+    while codes:
+        code = codes[0]
+        found = n = codes.count(code)
+        total += n
+        if code in _WORD_CODES:
+            word += n
+        for index, prefixes in _SPLIT_OFF.get(code, ()):
+            split = sum([raw.count(p) for p in prefixes])
+            if split:
+                parts.append((offset + index, split))
+                n -= split
+                if not n:  # the block is all split off (Chinese text's only kana-block characters are 、。「」)
+                    break
+        parts.append((offset + _CODE_GROUP[code], n))
+        if len(codes) == found:
+            break
+        codes = codes.translate(None, _DELETE[code])
+    return parts, total, word
+
+
+def script_counts(text: str, raw: bytes) -> list[int]:
+    """Characters of ``text`` (UTF-8 ``raw``) in each group of ``GROUPS``; ASCII is in none."""
     counts = [0] * len(GROUPS)
-    for code in candidates:
-        if code in groups:
-            counts[code - 1] = groups.count(code)
-    # Latin-1 letters are the only characters whose UTF-8 lead byte is 0xC2 or 0xC3.
-    counts[_LATIN1] = raw.count(b"\xc2") + raw.count(b"\xc3")
-    for index, parent, prefixes in _SPLIT_INDEX:
-        if counts[parent]:
-            n = sum(raw.count(p) for p in prefixes)
-            counts[index] = n
-            counts[parent] -= n
+    for index, n in script_parts(text, raw)[0]:
+        counts[index] += n
     return counts

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from corpus import TARGET_KINDS, build, reference_encoding
-from corpus_more import script_characters
+from corpus_more import po_messages, script_characters
 from fit_approximate import CALIBRATED, UNBOUNDED_RANDOM
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -192,6 +192,14 @@ def test_safe_never_undercounts_adversarial_text(text: str) -> None:
     assert SAFE.count_text(text) >= len(O200K.encode_ordinary(text))
 
 
+def test_safe_charges_short_mixed_text_its_bytes() -> None:
+    # Found by the property test above: 24 bytes of digits, Latin, hangul and a Linear B character, 12 real o200k
+    # tokens, bounded at 11 by the Korean family's bound. Texts under SHORT_TEXT (32) bytes get their byte count.
+    text = "0A감사합니다0A𐀀0"
+    for target in ENCODINGS:
+        assert real(target, text) <= ApproximateCounter(target, safe=True).count_text(text) == len(text.encode())
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200), st.text(max_size=50))
 def test_safe_message_framing_never_undercounts(content: str, args: str) -> None:
@@ -221,3 +229,19 @@ def test_image_estimates() -> None:
 def test_bad_image_size_raises() -> None:
     with pytest.raises(ValueError, match="positive number of pixels"):
         image_tokens({"type": "image", "width": -5, "height": 10})
+
+
+@pytest.mark.skipif(importlib.util.find_spec("django") is None, reason="Django missing: pip install 'ctxwin[corpus]'")
+@pytest.mark.parametrize("language", ["el", "ka", "hy", "hi", "th", "ru", "kk", "ar", "km", "ja", "ko", "he"])
+def test_ui_sentences_of_a_whole_catalogue(language: str) -> None:
+    # Every message of Django's core catalogue in one text (the corpus has up to two samples of it): real
+    # sentences in the script, bounded by safe mode and estimated within a quarter (Greek was under-counted by 65%
+    # before the catalogues came in).
+    import django
+
+    path = Path(django.__file__).parent / "conf" / "locale" / language / "LC_MESSAGES" / "django.po"
+    text = " ".join(po_messages(path))
+    for target in ENCODINGS:
+        tokens = real(target, text)
+        assert ApproximateCounter(target, safe=True).count_text(text) >= tokens
+        assert abs(ApproximateCounter(target).count_text(text) / tokens - 1) <= 0.25, target
