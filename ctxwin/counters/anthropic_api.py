@@ -137,4 +137,6 @@ class AnthropicApiCounter(ApiCounter):
                 from None
         except errors.APIResponseValidationError as exc:
             raise CountRequestError(f"{self.name}: malformed response: {exc.message}") from None
+        except ValueError as exc:  # a body that is not JSON
+            raise CountRequestError(f"{self.name}: malformed response: {exc}") from None
         return checked_tokens(getattr(result, "input_tokens", None), self.name)
