@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +23,27 @@ from contextlib import contextmanager
 from typing import Any
 
 REQUEST, TURN, SYSTEM, TOOL, IMAGE = 7, 3, 2, 5, 100
+# A conversation with every kind of part both providers take: a system prompt, an image, a tool call and its result.
+PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5"
+       "ErkJggg==")
+TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "find a word",
+                                           "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
+CONVERSATION = [
+    {"role": "system", "content": "You answer briefly."},
+    {"role": "user", "content": [{"type": "text", "text": "what is this"},
+                                 {"type": "image_url", "image_url": {"url": PNG}}]},
+    {"role": "assistant", "content": "let me look", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "cat picture"}'}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "a small cat"},
+    {"role": "assistant", "content": "It is a cat."},
+]
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def words(value: Any) -> int:
@@ -79,7 +101,7 @@ def gemini_count(body: dict[str, Any]) -> int:
 class CountHandler(http.server.BaseHTTPRequestHandler):
     server: CountServer
 
-    def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append((self.path, body))
         if self.server.delay:

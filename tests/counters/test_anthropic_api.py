@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,27 +15,24 @@ import pytest
 
 from ctxwin import trim_messages
 from ctxwin.counters import get_counter
+from ctxwin.counters.anthropic_api import AnthropicApiCounter
 from ctxwin.counters.api_cache import CountCache
 from ctxwin.counters.api_counter import CountRequestError
 from ctxwin.counters.errors import TokenizerDataError
-from tests.counters.count_server import IMAGE, REQUEST, SYSTEM, TOOL, TURN, CountServer, count_server
+from tests.counters.count_server import (
+    CONVERSATION,
+    IMAGE,
+    REQUEST,
+    SYSTEM,
+    TOOL,
+    TOOLS,
+    TURN,
+    CountServer,
+    closed_port,
+    count_server,
+)
 
 pytest.importorskip("anthropic")
-
-from ctxwin.counters.anthropic_api import AnthropicApiCounter  # noqa: E402
-
-PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "find a word",
-                                           "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
-CONVERSATION = [
-    {"role": "system", "content": "You answer briefly."},
-    {"role": "user", "content": [{"type": "text", "text": "what is this"}, {"type": "image_url", "image_url": {"url": PNG}}]},
-    {"role": "assistant", "content": "let me look", "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "cat picture"}'}}]},
-    {"role": "tool", "tool_call_id": "call_1", "content": "a small cat"},
-    {"role": "assistant", "content": "It is a cat."},
-]
-
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountServer]:
@@ -121,18 +118,15 @@ def test_trim_is_exact_and_cached(server: CountServer, counter: AnthropicApiCoun
 def test_timeout_without_retry(server: CountServer, tmp_path: Path) -> None:
     server.delay = 2.0
     slow = AnthropicApiCounter("claude-sonnet-4-5", cache=CountCache(tmp_path / "c.sqlite"), timeout=0.2)
-    with pytest.raises(CountRequestError, match=r"^anthropic-api:claude-sonnet-4-5: no answer from .* within 0.2 s"):
+    with pytest.raises(CountRequestError, match=r"^anthropic-api:claude-sonnet-4-5: no answer from .* within 0\.2 s"):
         slow.count_messages([{"role": "user", "content": "hi"}])
     assert len(server.requests) == 1
 
 
 def test_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{closed_port()}")
     offline = AnthropicApiCounter("claude-sonnet-4-5", cache=CountCache(tmp_path / "c.sqlite"))
-    with pytest.raises(CountRequestError, match="cannot reach .*exact Claude counts need the network"):
+    with pytest.raises(CountRequestError, match=r"cannot reach .*exact Claude counts need the network"):
         offline.count_messages([{"role": "user", "content": "hi"}])
 
 
@@ -158,8 +152,8 @@ def test_bad_answers(server: CountServer, counter: AnthropicApiCounter, reply: t
 def test_needs_key_or_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
-    with pytest.raises(ValueError, match="^counter 'anthropic-api:claude-nokey': the anthropic-api counter needs an API key: "
-                                         "set ANTHROPIC_API_KEY"):
+    expected = "counter 'anthropic-api:claude-nokey': the anthropic-api counter needs an API key: set ANTHROPIC_API_KEY"
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
         get_counter("anthropic-api:claude-nokey")
 
 

@@ -13,7 +13,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ import pytest
 from ctxwin.counters import get_counter
 from ctxwin.counters.hf_sources import deepseek_v3_tokenizer
 from ctxwin.counters.hub import is_repo_id
+from tests.counters.count_server import closed_port
 
 pytest.importorskip("huggingface_hub")
 
@@ -66,12 +66,6 @@ def snapshot(cache: Path, repo: str = "acme/tiny") -> Path:
     (folder / "refs").mkdir()
     (folder / "refs" / "main").write_text(COMMIT)
     return files
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def expected() -> int:
