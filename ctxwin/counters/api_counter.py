@@ -19,6 +19,7 @@ cached, so a new message costs one request, a repeated one none, across processe
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -51,6 +52,21 @@ def api_timeout() -> float:
     if not 0 < seconds < float("inf"):
         raise ValueError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {value!r}")
     return seconds
+
+
+def transport_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
+    """``(timeouts, other connection errors)`` of httpx and httpx2, whichever are installed (an SDK's transport
+    may be either, and raise its errors as they are)."""
+    timeouts: list[type[Exception]] = []
+    transport: list[type[Exception]] = []
+    for name in ("httpx", "httpx2"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        timeouts.append(module.TimeoutException)
+        transport.append(module.TransportError)
+    return tuple(timeouts), tuple(transport)
 
 
 def checked_tokens(value: Any, what: str) -> int:

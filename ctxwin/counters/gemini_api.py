@@ -3,11 +3,11 @@
 ``POST /v1beta/models/<model>:countTokens`` (https://ai.google.dev/api/tokens#method:-models.counttokens) takes
 ``contents`` and answers ``{"totalTokens": <int>, ...}``; it is free, and needs the network. The ``google-genai``
 SDK sends it (``client.models.count_tokens``), with the key from ``GEMINI_API_KEY``/``GOOGLE_API_KEY``, the server
-from ``GOOGLE_GEMINI_BASE_URL`` (a proxy or local server needs no key), a timeout and no retries. With Vertex AI
-(``GOOGLE_GENAI_USE_VERTEXAI=true`` and its project settings) system messages and tool definitions are sent as
-``system_instruction`` and ``tools``: exact. The Gemini Developer API's count_tokens takes contents only (the SDK
-refuses the others), so there system messages are counted as user turns and tool definitions as the text of
-their JSON: close, not exact. How messages are counted and cached: ``ctxwin.counters.api_counter``.
+from ``GOOGLE_GEMINI_BASE_URL`` (a proxy or local server needs no key), a timeout and no retries. The Gemini
+Developer API's count_tokens takes contents only (the SDK refuses ``system_instruction`` and ``tools`` outside
+Vertex AI), so system messages are counted as a first user turn and tool definitions as the text of their JSON in
+it: exact for conversations without them, close (a few tokens of framing apart) with them. How messages are
+counted and cached: ``ctxwin.counters.api_counter``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxwin.counters.anthropic_api import data_url
-from ctxwin.counters.api_counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens
+from ctxwin.counters.api_counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens, transport_errors
 from ctxwin.counters.errors import TokenizerDataError
 
 GEMINI_FIX = "pip install 'ctxwin[gemini]'"
@@ -94,64 +94,37 @@ class GeminiApiCounter(ApiCounter):
         super().__init__(model, **kwargs)
         self._errors, self._types = errors, types
         options = types.HttpOptions(timeout=int(self.timeout * 1000), retry_options=types.HttpRetryOptions(attempts=1))
-        vertex = os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true")
         key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-        if not vertex and not key and not os.environ.get("GOOGLE_GEMINI_BASE_URL"):
+        if not key and not os.environ.get("GOOGLE_GEMINI_BASE_URL"):
             raise ValueError("the gemini-api counter needs an API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
-        try:
-            self.client = (genai.Client(vertexai=True, http_options=options) if vertex
-                           else genai.Client(api_key=key or NO_KEY, http_options=options))
-        except ValueError as exc:  # Vertex AI without a project or location
-            raise ValueError(f"the gemini-api counter cannot start the google-genai client: {exc}") from None
-        self.vertex = vertex
+        self.client = genai.Client(api_key=key or NO_KEY, http_options=options)
 
     def request(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
         system, contents = gemini_contents(messages)
-        request: dict[str, Any] = {"model": self.model, "contents": contents}
-        if self.vertex:
-            request["vertex"] = True  # counts differ between the two APIs: cached apart
-            if system:
-                request["system_instruction"] = {"parts": system}
-            if tools:
-                request["tools"] = [{"function_declarations": [_declaration(tool) for tool in tools]}]
-            return request
         extra = [{"text": json.dumps(list(tools), ensure_ascii=False)}] if tools else []
         if system or extra:
-            request["contents"] = [{"role": "user", "parts": [*system, *extra]}, *contents]
-        return request
+            contents = [{"role": "user", "parts": [*system, *extra]}, *contents]
+        return {"model": self.model, "contents": contents}
 
     def send(self, request: Mapping[str, Any]) -> int:
-        import httpx  # google-genai's transport
-
         errors, types = self._errors, self._types
-        config = {key: request[key] for key in ("system_instruction", "tools") if key in request}
+        timeouts, transport = transport_errors()
         contents = [types.Content.model_validate(_decoded(content)) for content in request["contents"]]
         try:
-            result = self.client.models.count_tokens(model=request["model"], contents=contents,
-                                                     config=types.CountTokensConfig(**config) if config else None)
+            result = self.client.models.count_tokens(model=request["model"], contents=contents)
         except errors.ClientError as exc:
             raise ValueError(f"{self.name}: Google refused the request (HTTP {exc.code}): {exc.message}") from None
         except errors.APIError as exc:
             raise CountRequestError(f"{self.name}: Google answered HTTP {exc.code}: {exc.message}") from None
-        except httpx.TimeoutException:
+        except timeouts:
             raise CountRequestError(f"{self.name}: no answer within {self.timeout} s (set {TIMEOUT_ENV} to wait "
                                     "longer)") from None
-        except httpx.TransportError as exc:
+        except transport as exc:
             raise CountRequestError(f"{self.name}: cannot reach the Gemini API ({exc}): exact Gemini counts need "
                                     "the network; offline, use 'approximate:safe'") from None
         except ValueError as exc:  # a body that is not JSON, or not a CountTokensResponse
             raise CountRequestError(f"{self.name}: malformed response: {exc}") from None
         return checked_tokens(getattr(result, "total_tokens", None), self.name)
-
-
-def _declaration(tool: dict[str, Any]) -> dict[str, Any]:
-    function = tool.get("function", tool) if isinstance(tool, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        raise ValueError(f"tools: expected OpenAI-style tool definitions with a name, got {tool!r}"[:200])
-    declaration = {"name": function["name"], "description": function.get("description") or ""}
-    if function.get("parameters"):
-        declaration["parameters_json_schema"] = function["parameters"]
-    return declaration
 
 
 def _decoded(content: dict[str, Any]) -> dict[str, Any]:

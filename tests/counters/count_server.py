@@ -5,6 +5,7 @@ Request and response shapes as documented:
 - Anthropic, https://docs.claude.com/en/api/messages-count-tokens: ``POST /v1/messages/count_tokens`` with a JSON
   body ``{"model", "messages", "system"?, "tools"?}``, answered ``{"input_tokens": <int>}``.
 - Gemini, https://ai.google.dev/api/tokens#method:-models.counttokens: ``POST /v1beta/models/<model>:countTokens``
+  (``/v1/`` too, which google-genai uses)
   with ``{"contents": [{"role", "parts": [...]}]}``, answered ``{"totalTokens": <int>}``.
 
 Its "tokenizer" is a toy with known results: a word is a token (whitespace-split text), an image 100, every turn 3
@@ -110,7 +111,7 @@ class CountHandler(http.server.BaseHTTPRequestHandler):
             status, payload = self.server.reply
         elif self.path == "/v1/messages/count_tokens":
             status, payload = 200, json.dumps({"input_tokens": anthropic_count(body)}).encode()
-        elif self.path.startswith("/v1beta/models/") and self.path.endswith(":countTokens"):
+        elif self.path.startswith(("/v1beta/models/", "/v1/models/")) and self.path.endswith(":countTokens"):
             status, payload = 200, json.dumps({"totalTokens": gemini_count(body)}).encode()
         else:
             status, payload = 404, b'{"error": {"message": "not found"}}'
