@@ -173,3 +173,29 @@ def test_missing_sdk_names_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
     with pytest.raises(TokenizerDataError, match=r"pip install 'ctxwin\[anthropic\]'"):
         AnthropicApiCounter("claude-sonnet-4-5")
+
+
+def test_cli_count(server: CountServer, tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps({"messages": CONVERSATION, "tools": TOOLS}))
+    env = {**os.environ, "CTXWIN_API_CACHE": str(tmp_path / "cli.sqlite"), "ANTHROPIC_BASE_URL": server.url}
+    command = [sys.executable, "-m", "ctxwin", "count", str(chat), "--counter", "anthropic-api:claude-sonnet-4-5",
+               "--json"]
+    report, = json.loads(subprocess.run(command, env=env, capture_output=True, text=True, timeout=120,
+                                        check=True).stdout)["conversations"]
+    assert report["counter"] == "anthropic-api:claude-sonnet-4-5"
+    assert report["total"] == REQUEST + (SYSTEM + 3) + 4 * TURN + (3 + 3 + 1 + 3 + 3 + 4) + IMAGE + (TOOL + 13)
+    assert [row["tokens"] for row in report["messages"]] == [SYSTEM + 3, TURN + 3 + IMAGE, TURN + 3 + 1 + 3,
+                                                             TURN + 3, TURN + 4]
+    sent = len(server.requests)
+    subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert len(server.requests) == sent  # the same conversation again: all from the cache
+
+
+def test_unusable_cache_still_counts(server: CountServer, tmp_path: Path) -> None:
+    not_sqlite = tmp_path / "counts.sqlite"
+    not_sqlite.write_text("this is not an SQLite database, and must stay as it is")
+    counter = AnthropicApiCounter("claude-sonnet-4-5", cache=CountCache(not_sqlite))
+    with pytest.warns(RuntimeWarning, match="token-count cache .* unusable"):
+        assert counter.count_messages([{"role": "user", "content": "hi"}]) == REQUEST + TURN + 1
+    assert not_sqlite.read_text() == "this is not an SQLite database, and must stay as it is"
