@@ -30,29 +30,36 @@ pytest.importorskip("huggingface_hub")
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 CONVERSATION = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello world, 你好"}]
-# Counts the repo's tokenizer with its chat template; prints the count, the seconds get_counter took, or the error.
+# For each spec, counts the conversation with the repo's tokenizer and chat template; prints the count, or the error
+# and the seconds get_counter took.
 SCRIPT = """
 import json, sys, time
 import huggingface_hub
 from ctxwin.counters import get_counter
 huggingface_hub.get_session()  # its HTTP client is built (once a process) before the clock starts
-start = time.perf_counter()
-try:
-    counter = get_counter(sys.argv[1])
-except Exception as exc:
-    print(json.dumps({"error": f"{type(exc).__name__}: {exc}", "seconds": time.perf_counter() - start}))
-else:
-    count = counter.count_messages(json.loads(sys.argv[2]))
-    print(json.dumps({"count": count, "template": counter.chat_template is not None}))
+for spec in sys.argv[2:]:
+    start = time.perf_counter()
+    try:
+        counter = get_counter(spec)
+    except Exception as exc:
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}", "seconds": time.perf_counter() - start}))
+    else:
+        count = counter.count_messages(json.loads(sys.argv[1]))
+        print(json.dumps({"count": count, "template": counter.chat_template is not None}))
 """
 
 
-def run(spec: str, **env: str) -> dict[str, object]:
+def run_all(specs: list[str], **env: str) -> list[dict[str, object]]:
+    """What SCRIPT prints for each spec, run in one fresh process with ``env`` (and no other HF_ variable)."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("HF_")}
-    result = subprocess.run([sys.executable, "-c", SCRIPT, spec, json.dumps(CONVERSATION)], env={**environment, **env},
-                            capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(CONVERSATION), *specs],
+                            env={**environment, **env}, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+    return [json.loads(line) for line in result.stdout.splitlines()[-len(specs):]]
+
+
+def run(spec: str, **env: str) -> dict[str, object]:
+    return run_all([spec], **env)[0]
 
 
 def snapshot(cache: Path, repo: str = "acme/tiny") -> Path:
@@ -86,9 +93,9 @@ def test_not_a_repo_id(spec: str) -> None:
 
 def test_cached_snapshot_offline(tmp_path: Path) -> None:
     snapshot(tmp_path)
-    result = run("hf:acme/tiny", HF_HUB_CACHE=str(tmp_path), HF_HUB_OFFLINE="1")
-    assert result == {"count": expected(), "template": True}  # the repo's own chat template, from its config
-    assert run(f"hf:acme/tiny@{COMMIT}", HF_HUB_CACHE=str(tmp_path), HF_HUB_OFFLINE="1")["count"] == expected()
+    by_branch, by_commit = run_all(["hf:acme/tiny", f"hf:acme/tiny@{COMMIT}"], HF_HUB_CACHE=str(tmp_path),
+                                   HF_HUB_OFFLINE="1")
+    assert by_branch == by_commit == {"count": expected(), "template": True}  # the repo's template, from its config
 
 
 def test_cached_snapshot_needs_no_hub(tmp_path: Path) -> None:
@@ -178,18 +185,17 @@ def test_download_caches(tmp_path: Path, hub: HubServer) -> None:
     assert hub.requests == []  # the second use is served by the cache
 
 
-def test_server_error_is_not_retried(tmp_path: Path, hub: HubServer) -> None:
-    hub.status = 500
-    result = run("hf:acme/tiny", HF_HUB_CACHE=str(tmp_path), HF_ENDPOINT=f"http://127.0.0.1:{hub.server_port}")
+def test_hub_errors(tmp_path: Path, hub: HubServer) -> None:
+    hub.status = 500  # for the files it has; others are 404, as the Hub answers for a file a repo does not have
+    failing, empty = run_all(["hf:acme/tiny", "hf:acme/empty"], HF_HUB_CACHE=str(tmp_path),
+                             HF_ENDPOINT=f"http://127.0.0.1:{hub.server_port}")
     assert "tokenizer.json is not in the Hugging Face cache and cannot be downloaded (the Hub answered" in str(
-        result["error"])
-    assert hub.requests == ["HEAD /acme/tiny/resolve/main/tokenizer.json"]
-
-
-def test_repo_without_tokenizer(tmp_path: Path, hub: HubServer) -> None:
-    result = run("hf:acme/empty", HF_HUB_CACHE=str(tmp_path), HF_ENDPOINT=f"http://127.0.0.1:{hub.server_port}")
-    assert str(result["error"]) == ("ValueError: counter 'hf:acme/empty': hf:acme/empty: the repo has no "
-                                    "tokenizer.json (tokenizers' format)")
+        failing["error"])
+    assert str(empty["error"]) == ("ValueError: counter 'hf:acme/empty': hf:acme/empty: the repo has no "
+                                   "tokenizer.json (tokenizers' format)")
+    # One request each, never retried.
+    assert hub.requests == ["HEAD /acme/tiny/resolve/main/tokenizer.json",
+                            "HEAD /acme/empty/resolve/main/tokenizer.json"]
 
 
 def test_local_directory_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
