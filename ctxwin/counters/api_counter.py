@@ -125,9 +125,6 @@ class ApiCounter(BaseTokenCounter):
             return 0
         return max(0, self.tokens([{"role": "user", "content": text}]) - self.tokens([_DOT]) + 1)
 
-    def count_texts(self, texts: Sequence[str]) -> list[int]:
-        return [self.count_text(text) for text in texts]
-
     def count_message(self, message: MessageLike) -> int:
         return sum(self.count_message_batch(read_messages([message])))
 

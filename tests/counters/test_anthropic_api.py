@@ -189,3 +189,15 @@ def test_unusable_cache_still_counts(server: CountServer, tmp_path: Path) -> Non
     with pytest.warns(RuntimeWarning, match="token-count cache .* unusable"):
         assert counter.count_messages([{"role": "user", "content": "hi"}]) == REQUEST + TURN + 1
     assert not_sqlite.read_text() == "this is not an SQLite database, and must stay as it is"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf", "nan"])
+def test_bad_timeout_setting(server: CountServer, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("CTXWIN_API_TIMEOUT", value)
+    with pytest.raises(ValueError, match=f"^CTXWIN_API_TIMEOUT must be a positive number of seconds, got '{value}'$"):
+        AnthropicApiCounter("claude-sonnet-4-5")
+
+
+def test_timeout_setting(server: CountServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXWIN_API_TIMEOUT", "2.5")
+    assert AnthropicApiCounter("claude-sonnet-4-5").timeout == 2.5
