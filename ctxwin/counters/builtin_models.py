@@ -16,8 +16,9 @@ O200K, CL100K, DEEPSEEK, SAFE = "tiktoken:o200k_base", "tiktoken:cl100k_base", "
 # counts, with the over-count docs/approximate.md measures (about a fifth at the median); how Claude's or Gemini's
 # own counts compare has not been measured (no offline tokenizer to measure with), nor does either provider
 # publish a ratio, so the margin over their counts is unknown.
-_UNMEASURED = ("no public tokenizer: approximate:safe is an upper bound on o200k counts, not on {provider}'s "
-               "(never measured offline, no published ratio); exact, online: {api}:<model>")
+_UNMEASURED = ("no public tokenizer: approximate:safe is an upper bound on o200k counts (median +~20%, "
+               "docs/approximate.md), not on {provider}'s (its ratio to o200k: not measurable offline, not "
+               "published); exact, online: {api}:<model>")
 CLAUDE_NOTE = _UNMEASURED.format(provider="Claude", api="anthropic-api")
 GEMINI_NOTE = _UNMEASURED.format(provider="Gemini", api="gemini-api")
 
