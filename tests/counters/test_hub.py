@@ -93,9 +93,12 @@ def test_not_a_repo_id(spec: str) -> None:
 
 def test_cached_snapshot_offline(tmp_path: Path) -> None:
     snapshot(tmp_path)
-    by_branch, by_commit = run_all(["hf:acme/tiny", f"hf:acme/tiny@{COMMIT}"], HF_HUB_CACHE=str(tmp_path),
-                                   HF_HUB_OFFLINE="1")
+    (snapshot(tmp_path, "acme/broken") / "tokenizer.json").write_text('{"model": "not a tokenizer"}')
+    by_branch, by_commit, broken = run_all(["hf:acme/tiny", f"hf:acme/tiny@{COMMIT}", "hf:acme/broken"],
+                                           HF_HUB_CACHE=str(tmp_path), HF_HUB_OFFLINE="1")
     assert by_branch == by_commit == {"count": expected(), "template": True}  # the repo's template, from its config
+    assert str(broken["error"]).startswith("TokenizerDataError: counter 'hf:acme/broken': ")
+    assert "models--acme--broken" in str(broken["error"]) and "not a loadable tokenizer.json" in str(broken["error"])
 
 
 def test_cached_snapshot_needs_no_hub(tmp_path: Path) -> None:
