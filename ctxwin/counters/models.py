@@ -25,7 +25,8 @@ _MAX_SUFFIXES = 4
 # gateway may stack them (``openrouter/anthropic/...``).
 _PREFIX = re.compile(
     r"^(?:(?:openai|anthropic|azure|azure_ai|bedrock|bedrock_converse|vertex_ai|gemini|google|openrouter|deepseek"
-    r"|together_ai|groq|fireworks_ai|ollama|models)/|(?:openai|anthropic|google-gla|google-vertex|bedrock|azure):)+"
+    r"|together_ai|groq|fireworks_ai|ollama|mistral|mistralai|models)/"
+    r"|(?:openai|anthropic|google-gla|google-vertex|bedrock|azure):)+"
 )
 # Bedrock model ids: an optional cross-region inference prefix, then the vendor (``us.anthropic.claude-...``).
 _BEDROCK_VENDOR = re.compile(r"^(?:(?:us|eu|apac|au|jp|us-gov|global)\.)?(?:anthropic|openai|meta|mistral|deepseek)\.")
@@ -70,6 +71,12 @@ class ModelSpec:
     def approximate(self) -> bool:
         """True when no exact tokenizer backs this model."""
         return self.counter.split(":", 1)[0] == "approximate"
+
+    @property
+    def exact(self) -> bool:
+        """True when the model's own tokenizer counts it: not estimated, and its data ships (Mistral models whose
+        tokenizer mistral-common does not ship have the counter ``mistral:unshipped``, which refuses to count)."""
+        return not self.approximate and not self.counter.endswith(":unshipped")
 
 
 def base_name(name: str) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import tiktoken
+
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.counters.image_tokens import OPENAI_PRICING, ImagePricing, image_tokens
 from ctxwin.counters.openai_tools import (
@@ -67,11 +69,12 @@ class TiktokenCounter(BaseTokenCounter):
 
     ``tool_overheads`` defaults to the cookbook's values for the encoding's model family; images are charged by
     ``image_pricing`` (gpt-4o's tiles unless given), the most an image can cost when its size cannot be known.
+    ``encoding`` is an already built encoding named ``encoding_name`` (another family's, from another source).
     """
 
     def __init__(self, encoding_name: str = "o200k_base", *, tool_overheads: ToolOverheads | None = None,
-                 image_pricing: ImagePricing = OPENAI_PRICING) -> None:
-        self.encoding = load_encoding(encoding_name)
+                 image_pricing: ImagePricing = OPENAI_PRICING, encoding: tiktoken.Encoding | None = None) -> None:
+        self.encoding = encoding or load_encoding(encoding_name)
         self.encoding_name = encoding_name
         self.image_pricing = image_pricing
         self.name = f"tiktoken:{encoding_name}" + (

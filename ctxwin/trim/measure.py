@@ -14,6 +14,7 @@ import types
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from ctxwin.counters.base import TokenCounter, checked_count, checked_counts
@@ -35,6 +36,9 @@ def next_chunk(used: float, counted: int, budget: float, left: int) -> int:
     return min(max(MIN_CHUNK, int(0.9 * (budget - used) * counted / used)), left)
 
 
+Allowed = Callable[[int], bool]
+
+
 def _describe(message: BaseMessage) -> str:
     return f"a {message.type!r} message"
 
@@ -44,13 +48,24 @@ class Measure(ABC):
 
     @abstractmethod
     def cut_last(
-        self, messages: Sequence[BaseMessage], lo: int, hi: int, head: Sequence[BaseMessage], limit: float
+        self,
+        messages: Sequence[BaseMessage],
+        lo: int,
+        hi: int,
+        head: Sequence[BaseMessage],
+        limit: float,
+        allowed: Allowed | None = None,
     ) -> int:
-        """The smallest ``c`` in ``[lo, hi]`` with ``head + messages[c:hi]`` within ``limit`` (``hi`` if none)."""
+        """The smallest ``c`` in ``[lo, hi]`` with ``head + messages[c:hi]`` within ``limit`` (``hi`` if none).
+
+        ``allowed`` (a boundary -> whether a list may start or end there) keeps a list counter from being shown a
+        list that splits a tool pair; ``c`` itself may still be a boundary that is not allowed (the engine moves
+        it), as long as the nearest allowed one on the kept side fits."""
 
     @abstractmethod
-    def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float) -> int:
-        """The largest ``c`` in ``[0, hi]`` with ``messages[:c]`` within ``limit``."""
+    def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float, allowed: Allowed | None = None) -> int:
+        """The largest ``c`` in ``[0, hi]`` with ``messages[:c]`` within ``limit`` (``allowed``: as for
+        ``cut_last``)."""
 
     @abstractmethod
     def total(
@@ -149,8 +164,15 @@ class AdditiveMeasure(Measure):
         return found  # type: ignore[return-value]
 
     def cut_last(
-        self, messages: Sequence[BaseMessage], lo: int, hi: int, head: Sequence[BaseMessage], limit: float
+        self,
+        messages: Sequence[BaseMessage],
+        lo: int,
+        hi: int,
+        head: Sequence[BaseMessage],
+        limit: float,
+        allowed: Allowed | None = None,
     ) -> int:
+        # ``allowed`` is for list counters: this measure counts each message on its own, never a list.
         budget = limit - self.overhead - sum(self.counts(head))
         self._base, self._cum, self._sign = hi, [0], -1
         cum, used, j = self._cum, 0.0, hi
@@ -164,7 +186,7 @@ class AdditiveMeasure(Measure):
                 j -= 1
         return j
 
-    def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float) -> int:
+    def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float, allowed: Allowed | None = None) -> int:
         budget = limit - self.overhead
         self._base, self._cum, self._sign = 0, [0], 1
         cum, used, j = self._cum, 0.0, 0
@@ -252,14 +274,41 @@ class ListMeasure(Measure):
         return good
 
     def cut_last(
-        self, messages: Sequence[BaseMessage], lo: int, hi: int, head: Sequence[BaseMessage], limit: float
+        self,
+        messages: Sequence[BaseMessage],
+        lo: int,
+        hi: int,
+        head: Sequence[BaseMessage],
+        limit: float,
+        allowed: Allowed | None = None,
     ) -> int:
         if head and self.total(messages, head, hi, hi) > limit:
             return hi
-        return hi - self._largest(hi - lo, lambda k: self.total(messages, head, hi - k, hi) <= limit)
+        fits = _snapped(
+            lambda k: self.total(messages, head, hi - k, hi) <= limit, allowed and (lambda k: allowed(hi - k))
+        )
+        return hi - self._largest(hi - lo, fits)
 
-    def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float) -> int:
-        return self._largest(hi, lambda k: self.total(messages, (), 0, k) <= limit)
+    def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float, allowed: Allowed | None = None) -> int:
+        return self._largest(hi, _snapped(lambda k: self.total(messages, (), 0, k) <= limit, allowed))
+
+
+def _snapped(fits: Callable[[int], bool], allowed: Callable[[int], bool] | None) -> Callable[[int], bool]:
+    """``fits`` asked of the largest allowed ``k`` at or below the one given (0, the empty list, always fits), so a
+    list counter only ever sees lists that split no tool pair (a provider's count endpoint rejects an orphan tool
+    result). Still monotone; each distinct list is counted once."""
+    if allowed is None:
+        return fits
+    answers: dict[int, bool] = {0: True}
+
+    def snapped(k: int) -> bool:
+        while k > 0 and not allowed(k):
+            k -= 1
+        if k not in answers:
+            answers[k] = fits(k)
+        return answers[k]
+
+    return snapped
 
 
 # How whatever was passed as ``token_counter`` becomes a Measure. Accepted: a TokenCounter (additive, so per-message
@@ -379,6 +428,21 @@ def _count_messages(messages: Sequence[BaseMessage]) -> list[int]:
     return [1] * len(messages)
 
 
+def _with_bound_tools(model: Any, count_list: Callable[..., Any]) -> Callable[..., Any]:
+    """A chat model bound with ``bind_tools()`` (a LangChain ``RunnableBinding``, its ``kwargs`` holding the tools)
+    counts the request with its tools, as LangChain's ``trim_messages`` does: they are passed on when the counting
+    method takes ``tools``."""
+    bound = getattr(model, "kwargs", None)
+    tools = bound.get("tools") if isinstance(bound, dict) else None
+    if tools is None:
+        return count_list
+    try:
+        takes_tools = "tools" in inspect.signature(count_list).parameters
+    except (TypeError, ValueError):  # no signature to read: called as it is
+        return count_list
+    return partial(count_list, tools=tools) if takes_tools else count_list
+
+
 def make_measure(
     token_counter: Any, sample: BaseMessage, view: Callable[[BaseMessage], Any] | None = None
 ) -> Measure:
@@ -391,7 +455,9 @@ def make_measure(
     if token_counter is len:
         return AdditiveMeasure(_count_messages, counter=len)
     count_list = getattr(token_counter, "get_num_tokens_from_messages", None)
-    if count_list is None and callable(token_counter):
+    if callable(count_list):
+        count_list = _with_bound_tools(token_counter, count_list)
+    elif count_list is None and callable(token_counter):
         if callable_kind(token_counter, sample if view is None else view(sample)) == "message":
             count_one = token_counter if view is None else lambda m: token_counter(view(m))
             return AdditiveMeasure(

@@ -140,6 +140,13 @@ def _partial_at(
     return find_partial(message, side, fits, request.text_splitter, whole_first=stripped)
 
 
+def _allowed(request: TrimRequest, pairs: ToolPairs) -> Callable[[int], bool] | None:
+    """Where a list shown to a list counter may start or end: boundaries that separate no tool pair."""
+    if not request.keep_pairs:
+        return None
+    return lambda boundary: not pairs.straddling(boundary)
+
+
 def trim_last(request: TrimRequest, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     n = len(messages)
     if not n:
@@ -174,7 +181,10 @@ def _trim_suffix(
     measure, limit = request.measure, request.limit
     if head and measure.total(messages, head, hi, hi) > limit:
         return head  # the one allowed overflow: the system message alone is over budget
-    raw, allow_partial = measure.cut_last(messages, lo, hi, head, limit), request.allow_partial
+    raw, allow_partial = (
+        measure.cut_last(messages, lo, hi, head, limit, _allowed(request, pairs)),
+        request.allow_partial,
+    )
     while True:
         cut, partial = _place_last(request, messages, pairs, head, lo, hi, raw, allow_partial)
         if measure.total(messages, head, cut, hi, partial, True) <= limit or (cut >= hi and partial is None):
@@ -226,7 +236,7 @@ def trim_first(request: TrimRequest, messages: Sequence[BaseMessage]) -> list[Ba
         return []
     pairs = ToolPairs(messages, track=request.keep_pairs)
     measure, limit = request.measure, request.limit
-    raw, allow_partial = measure.cut_first(messages, n, limit), request.allow_partial
+    raw, allow_partial = measure.cut_first(messages, n, limit, _allowed(request, pairs)), request.allow_partial
     while True:
         cut, partial = _place_first(request, messages, pairs, n, raw, allow_partial)
         if measure.total(messages, (), 0, cut, partial, False) <= limit or (cut == 0 and partial is None):

@@ -1,0 +1,334 @@
+"""LangChain v1 and LangGraph agents whose every model call fits the model's budget, fitted by ctxwin's planner.
+
+- ``ContextWindowMiddleware``: a ``langchain.agents.create_agent(..., middleware=[...])`` middleware. Around each
+  model call (``wrap_model_call``, as LangChain's own context-editing middleware does) it plans the request's system
+  message and messages with the request's tools counted against the budget, and hands the model the fitted
+  messages; the agent's stored state is left alone.
+- ``pre_model_hook``: the same for ``langgraph.prebuilt.create_react_agent``; the hook returns
+  ``{"llm_input_messages": ...}`` (the state is rewritten only with ``rewrite_state=True``).
+- ``ChatModelSummarizer``: a LangChain chat model as the planner's summarizer (``summarizer=`` of ``ctxwin.fit``,
+  ``Planner``, the middleware and the hook; a chat model given there is wrapped in it).
+
+Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs),
+nor part of the current turn (the last user message and the agent's tool calls and results after it: without
+them the model calls its tools again). When the part that must stay (system prompt, tools, pinned messages, the
+current turn) cannot fit, nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's
+call-limit middleware does), or raises with ``strict=True``; the hook, which cannot skip the model call, raises.
+The error is ``BudgetExceeded``, or its subclass ``TurnDoesNotFit``. docs/integrations.md has the guide.
+
+This module imports LangChain (``langchain>=1``, the ``langchain`` extra); ``import ctxwin`` never does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage
+    from langchain_core.messages import BaseMessage as LangChainMessage
+    from langchain_core.messages import convert_to_messages as lc_convert_to_messages
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+except ImportError as exc:  # pragma: no cover - the dev environment has LangChain
+    raise ImportError(
+        "ctxwin.integrations.langchain needs LangChain v1: pip install 'ctxwin[langchain]' (langchain>=1)"
+    ) from exc
+
+from ctxwin.counters import TokenCounter
+from ctxwin.messages import convert_to_messages, get_buffer_string
+from ctxwin.planner import BudgetExceeded, Plan, Planner
+from ctxwin.plural import plural
+from ctxwin.strategies import Strategy
+
+__all__ = [
+    "DEFAULT_SUMMARY_PROMPT",
+    "ChatModelSummarizer",
+    "ContextWindowMiddleware",
+    "TurnDoesNotFit",
+    "pre_model_hook",
+]
+
+DEFAULT_SUMMARY_PROMPT = (
+    "Summarise the conversation below for the assistant who continues it. Keep the user's goals and constraints, "
+    "decisions made, facts learned from tool results (names, numbers, ids) and open questions; drop pleasantries. "
+    "If it opens with an earlier summary, extend that summary. Answer with the summary only."
+)
+
+
+class ChatModelSummarizer:
+    """A LangChain chat model as the planner's summarizer: it is given ``prompt`` and a transcript of the messages
+    to summarise, and its answer's text is the summary (the summarize step cuts it to the room it has).
+
+    The last ``remember`` summaries are kept by transcript: an agent's middleware fits every model call from the
+    whole stored history, and the calls of one turn (its tool rounds) summarise the same span, so the model is asked
+    once per span, not once per call.
+
+    Called inside a running event loop (``Planner.aplan``, an agent's ``ainvoke``) it returns the awaitable of the
+    model's ``ainvoke``; elsewhere it calls ``invoke``. A ``plan()`` made from synchronous code inside a running loop
+    therefore gets an awaitable it cannot run: the summarize step is skipped, saying so (use ``aplan`` there).
+    """
+
+    def __init__(self, model: BaseChatModel, prompt: str = DEFAULT_SUMMARY_PROMPT, *, remember: int = 16) -> None:
+        if not isinstance(model, BaseChatModel):
+            raise TypeError(f"ChatModelSummarizer model must be a LangChain chat model, got {type(model).__name__}")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("ChatModelSummarizer prompt must be a non-empty string")
+        if isinstance(remember, bool) or not isinstance(remember, int) or remember < 0:
+            raise ValueError(f"ChatModelSummarizer remember must be a non-negative int, got {remember!r}")
+        self.model = model
+        self.prompt = prompt
+        self.remember = remember
+        self._summaries: OrderedDict[str, str] = OrderedDict()  # transcript -> summary, oldest first
+        self._lock = threading.Lock()  # one agent serves many conversations at once
+
+    def request(self, transcript: str) -> list[AnyMessage]:
+        """What the model is asked: the prompt, then the transcript (``get_buffer_string``: roles, tool calls,
+        results; an earlier summary first)."""
+        return [SystemMessage(self.prompt), HumanMessage(transcript)]
+
+    def __call__(self, messages: Sequence[Any]) -> str | Awaitable[str]:
+        """The summary of ``messages`` (the planner's ctxwin messages, or anything ``convert_to_messages`` reads)."""
+        transcript = get_buffer_string(convert_to_messages(messages))
+        with self._lock:
+            known = self._summaries.get(transcript)
+            if known is not None:
+                self._summaries.move_to_end(transcript)
+                return known
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self._keep(transcript, self.model.invoke(self.request(transcript)).text)
+        return self._asummarize(transcript)
+
+    async def _asummarize(self, transcript: str) -> str:
+        return self._keep(transcript, (await self.model.ainvoke(self.request(transcript))).text)
+
+    def _keep(self, transcript: str, summary: str) -> str:
+        if self.remember and summary.strip():
+            with self._lock:
+                self._summaries[transcript] = summary
+                while len(self._summaries) > self.remember:
+                    self._summaries.popitem(last=False)
+        return summary
+
+
+def _summarizer(summarizer: Any) -> Any:
+    """A chat model becomes a ``ChatModelSummarizer``; anything else is the planner's to check."""
+    return ChatModelSummarizer(summarizer) if isinstance(summarizer, BaseChatModel) else summarizer
+
+
+def _openai_tools(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """Tool definitions as the model is sent them (what a chat model's ``bind_tools`` converts them to)."""
+    return [convert_to_openai_tool(tool) for tool in tools]
+
+
+class _RequestFitter:
+    """One planner for the options a middleware or hook was given, and fitting one request with it."""
+
+    def __init__(
+        self,
+        owner: str,
+        model: str | TokenCounter,
+        *,
+        max_tokens: int | None,
+        reserve: int | None,
+        strategies: Sequence[Strategy | str] | str | None,
+        summarizer: Any,
+        keep_last: int | None,
+    ) -> None:
+        if max_tokens is not None and reserve is not None:
+            raise ValueError(f"{owner}: give max_tokens (the request's budget) or reserve (for the reply), not both")
+        if not isinstance(model, (str, TokenCounter)):
+            raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
+        if not isinstance(model, str) and max_tokens is None:
+            raise ValueError(f"{owner}: with a counter for model, max_tokens is required (no context window known)")
+        self.owner = owner
+        self.planner = Planner(
+            model if isinstance(model, str) else None,
+            strategies,
+            counter=None if isinstance(model, str) else model,
+            context_window=max_tokens,
+            reserve_output=0 if max_tokens is not None else reserve,
+            summarizer=_summarizer(summarizer),
+            keep_last=keep_last,
+        )
+
+    def inputs(
+        self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
+    ) -> tuple[Planner, list[LangChainMessage]]:
+        """The planner for these tools and the messages to plan: the system message first, then the history."""
+        planner = self.planner.with_tools(_openai_tools(tools))
+        history: list[LangChainMessage] = [system] if system is not None else []
+        return planner, history + lc_convert_to_messages(messages)
+
+    def outcome(
+        self, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
+    ) -> tuple[SystemMessage | None, list[AnyMessage]]:
+        """The fitted system message and history; ``BudgetExceeded`` when they do not fit, ``TurnDoesNotFit`` when
+        they fit only without part of the current turn (or, with no user message, without the newest message)."""
+        fitted: list[AnyMessage] = list(plan.messages)
+        head = fitted[0] if system is not None and fitted and isinstance(fitted[0], SystemMessage) else None
+        history = fitted[1:] if head is not None else fitted
+        if not plan.fits:
+            raise BudgetExceeded(plan)
+        turn, what = _current_turn(inputs[system is not None :])
+        if _current_turn(history)[0] != turn:
+            raise TurnDoesNotFit(plan, f"{self.owner}: {what}")
+        return head, history
+
+
+def _current_turn(messages: Sequence[Any]) -> tuple[int, str]:
+    """How many messages the current turn has, and its name: the last user message and what follows it (the
+    agent's tool calls and their results so far); without a user message, the newest message alone."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            turn = len(messages) - index
+            return turn, f"the current turn ({plural(turn, 'message')} from the last user message on)"
+    return min(len(messages), 1), "the newest message (the conversation has no user message)"
+
+
+class TurnDoesNotFit(BudgetExceeded):
+    """The conversation fits only without part of its current turn (the last user message and the agent's tool
+    calls and results after it): sent so, the model would not see the results it asked for and would call the tools
+    again, so nothing is sent. ``plan`` is the plan that dropped them."""
+
+    def __init__(self, plan: Plan, what: str) -> None:
+        super().__init__(plan)
+        self.args = (
+            f"{what} cannot be sent whole within the budget of {self.limit} tokens beside what must stay (the "
+            f"system prompt, {plan.budget.tools_tokens} tokens of tool definitions, pinned messages); without it the "
+            "model would not see what it is answering (and would call its tools again), so nothing was sent; "
+            + "; ".join(plan.warnings),
+        )
+
+
+class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Fit each model request of a LangChain v1 agent to the model's budget with ctxwin's planner.
+
+    ``model``: a ctxwin model name (its counter and context window) or a ``TokenCounter`` (then ``max_tokens`` is
+    required). ``max_tokens``: the most a request (system message, tool definitions, messages) may count; else the
+    model's context window less ``reserve`` (the tokens kept for the reply; by default the model's). ``strategies``,
+    ``summarizer`` (a callable, or a LangChain chat model) and ``keep_last`` are the planner's. When the part that
+    must stay (the current turn included) cannot fit, the model is not called: the run ends with an AI message
+    saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit`` for the current turn) is raised.
+    """
+
+    def __init__(
+        self,
+        model: str | TokenCounter = "gpt-4o",
+        *,
+        max_tokens: int | None = None,
+        reserve: int | None = None,
+        strategies: Sequence[Strategy | str] | str | None = None,
+        summarizer: Any = None,
+        keep_last: int | None = None,
+        strict: bool = False,
+    ) -> None:
+        super().__init__()
+        self.fitter = _RequestFitter(
+            "ContextWindowMiddleware", model, max_tokens=max_tokens, reserve=reserve, strategies=strategies,
+            summarizer=summarizer, keep_last=keep_last,
+        )
+        self.strict = strict
+
+    @property
+    def planner(self) -> Planner:
+        """The planner every request is fitted with (before its tools are counted)."""
+        return self.fitter.planner
+
+    def _fitted(self, request: ModelRequest[Any], plan: Plan, inputs: list[Any]) -> ModelRequest[Any] | AIMessage:
+        try:
+            system, history = self.fitter.outcome(plan, request.system_message, inputs)
+        except BudgetExceeded as error:
+            if self.strict:
+                raise
+            return AIMessage(
+                f"The conversation no longer fits the model's context: {error}",
+                response_metadata={"ctxwin": {"tokens": error.tokens, "limit": error.limit}},
+            )
+        return request.override(system_message=system, messages=history)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """The fitted request to ``handler``; or, when it cannot fit, the AI message that ends the run."""
+        planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
+        fitted = self._fitted(request, planner.plan(inputs), inputs)
+        return fitted if isinstance(fitted, AIMessage) else handler(fitted)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """``wrap_model_call`` for ``ainvoke``: an async summarizer is awaited."""
+        planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
+        fitted = self._fitted(request, await planner.aplan(inputs), inputs)
+        return fitted if isinstance(fitted, AIMessage) else await handler(fitted)
+
+
+def pre_model_hook(
+    model: str | TokenCounter = "gpt-4o",
+    *,
+    tools: Sequence[Any] = (),
+    prompt: str | SystemMessage | None = None,
+    max_tokens: int | None = None,
+    reserve: int | None = None,
+    strategies: Sequence[Strategy | str] | str | None = None,
+    summarizer: Any = None,
+    keep_last: int | None = None,
+    rewrite_state: bool = False,
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent`` fitting each model call to the budget.
+
+    The hook cannot see what the agent adds to its messages, so give it the agent's ``tools`` and ``prompt`` (a
+    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``max_tokens``, ``reserve``,
+    ``strategies``, ``summarizer`` and ``keep_last`` are as for ``ContextWindowMiddleware``. The hook returns
+    ``{"llm_input_messages": fitted}``, leaving the stored history alone; ``rewrite_state=True`` also replaces the
+    stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
+    raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
+    model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
+    """
+    if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
+        raise TypeError(
+            f"pre_model_hook prompt must be a string or a SystemMessage (what is counted), got {type(prompt).__name__}"
+        )
+    fitter = _RequestFitter(
+        "pre_model_hook", model, max_tokens=max_tokens, reserve=reserve, strategies=strategies,
+        summarizer=summarizer, keep_last=keep_last,
+    )
+    system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
+    agent_tools = list(tools)
+
+    def update(plan: Plan, inputs: list[Any]) -> dict[str, Any]:
+        _, history = fitter.outcome(plan, system, inputs)
+        if not rewrite_state:
+            return {"llm_input_messages": history}
+        return {"llm_input_messages": history, "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *history]}
+
+    def hook(state: Any) -> dict[str, Any]:
+        planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
+        return update(planner.plan(inputs), inputs)
+
+    async def ahook(state: Any) -> dict[str, Any]:
+        planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
+        return update(await planner.aplan(inputs), inputs)
+
+    return RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
+
+
+def _messages(state: Any) -> Sequence[Any]:
+    """The messages of a graph state: a dict's ``"messages"`` or a pydantic state's ``messages``."""
+    messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+    if messages is None:
+        raise ValueError(f"pre_model_hook: the graph state has no 'messages' (got {type(state).__name__})")
+    return list(messages)

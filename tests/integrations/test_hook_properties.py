@@ -1,0 +1,56 @@
+"""Property: whatever the history and the budget, the hook either hands the model a non-empty LangChain history
+within the budget (system prompt and tools counted), holding the newest user message and whole tool pairs, or
+raises ``BudgetExceeded`` for a request over it; it never returns the untrimmed history when that is over."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_support import MODEL, SYSTEM_PROMPT, TOOLS, Call, RecordingChatModel, check_call, filler
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from ctxwin import BudgetExceeded, get_counter
+from ctxwin.integrations.langchain import TurnDoesNotFit, pre_model_hook
+
+TOOL_DEFINITIONS = RecordingChatModel().bind_tools(TOOLS).kwargs["tools"]  # type: ignore[attr-defined]
+
+
+@st.composite
+def histories(draw: Any) -> list[BaseMessage]:
+    """Turns of a user message, then tool rounds (parallel calls, long results) and an answer; the last turn may
+    stop after its tool results (the agent is mid-turn)."""
+    messages: list[BaseMessage] = []
+    turns = draw(st.integers(1, 8))
+    for turn in range(turns):
+        messages.append(HumanMessage(f"Turn {turn}: " + filler(turn, draw(st.integers(1, 300))), id=f"u{turn}"))
+        for round_ in range(draw(st.integers(0, 2))):
+            ids = [f"c{turn}-{round_}-{k}" for k in range(draw(st.integers(1, 3)))]
+            calls = [{"name": "build_log", "args": {"turn": turn}, "id": i, "type": "tool_call"} for i in ids]
+            messages.append(AIMessage("", tool_calls=calls, id=f"a{turn}-{round_}"))
+            for i in ids:
+                messages.append(ToolMessage(filler(len(i), draw(st.integers(1, 1500))), tool_call_id=i, id=f"t{i}"))
+        if turn < turns - 1 or draw(st.booleans()):
+            messages.append(AIMessage("Answer " + filler(turn, draw(st.integers(1, 200))), id=f"r{turn}"))
+    return messages
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories(), budget=st.integers(150, 4000))
+def test_the_hook_fits_or_refuses(history: list[BaseMessage], budget: int) -> None:
+    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT, max_tokens=budget)
+    counter = get_counter(MODEL)
+    system = SystemMessage(SYSTEM_PROMPT)
+    try:
+        fitted = hook.invoke({"messages": history})["llm_input_messages"]
+    except BudgetExceeded as error:
+        assert isinstance(error, TurnDoesNotFit) or error.tokens > budget
+        assert counter.count_messages([system, *history], tools=TOOL_DEFINITIONS) > budget
+        return
+    check_call(Call([system, *fitted], TOOL_DEFINITIONS), budget, history)
+    # The newest turn whole (a tool output maybe shortened: a copy with the same id), older ones only from history.
+    last_user = max(i for i, m in enumerate(history) if isinstance(m, HumanMessage))
+    turn = [m.id for m in history[last_user:]]
+    assert [m.id for m in fitted[-len(turn) :]] == turn
+    assert {m.id for m in fitted} <= {m.id for m in history}
