@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.ctxwin-installed
-EXTRAS ?= dev,bench,corpus,plot,llama,qwen,mistral
+EXTRAS ?= dev,bench,corpus,plot,llama,qwen,mistral,hub,anthropic,gemini
 # Installed when the index has a build for this Python; their tests skip (saying why) when it does not.
 OPTIONAL_EXTRAS ?= ray
 # A venv whose interpreter cannot import ctxwin (moved, broken, half-installed) is rebuilt.

@@ -4,9 +4,10 @@ OpenAI models count exactly with tiktoken (images as each model is charged: ``,i
 with DeepSeek's tokenizer and chat template, DeepSeek-V4 with its tokenizer and published encoding; gpt-oss with
 o200k_harmony and harmony framing; Llama 3.x / 4, Qwen 2.5 / 3 / 3.5 / 3.6 and Mistral's models with their own
 tokenizers and chat framing (extras ``llama``, ``qwen``, ``mistral``; Mistral models whose tokenizer is not shipped
-refuse to count, saying so). Anthropic and Google
-publish no offline tokenizer, so Claude and Gemini use the approximate counter in safe mode, which is
-meant to over-count a little rather than ever under-count.
+refuse to count, saying so). Anthropic and Google publish no offline tokenizer, so Claude and Gemini use the
+approximate counter in safe mode, with images charged as Anthropic and Google charge them; their notes say what
+that count is worth (``CLAUDE_NOTE``, ``GEMINI_NOTE``). Their exact counts are online and opt-in:
+``anthropic-api:<model>``, ``gemini-api:<model>``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from __future__ import annotations
 from ctxwin.counters.models import ModelSpec
 
 O200K, CL100K, DEEPSEEK, SAFE = "tiktoken:o200k_base", "tiktoken:cl100k_base", "hf:deepseek-v3", "approximate:safe"
-NO_TOKENIZER = "no public tokenizer: approximate counter in safe mode (over-counts a little)"
+# What the safe count is worth for a provider whose tokenizer is not public. Safe mode is an upper bound on o200k
+# counts, with the over-count docs/approximate.md measures (about a fifth at the median); how Claude's or Gemini's
+# own counts compare has not been measured (no offline tokenizer to measure with), nor does either provider
+# publish a ratio, so the margin over their counts is unknown.
+_UNMEASURED = ("no public tokenizer: approximate:safe is an upper bound on o200k counts (median +~20%, "
+               "docs/approximate.md), not on {provider}'s (its ratio to o200k: not measurable offline, not "
+               "published); exact, online: {api}:<model>")
+CLAUDE_NOTE = _UNMEASURED.format(provider="Claude", api="anthropic-api")
+GEMINI_NOTE = _UNMEASURED.format(provider="Gemini", api="gemini-api")
 
 
 def _openai() -> list[ModelSpec]:
@@ -131,7 +140,8 @@ def _claude() -> list[ModelSpec]:
         ("claude-haiku-4-5", 64_000, ("claude-haiku-4-5-20251001",)),
         ("claude-opus-4-5", 64_000, ("claude-opus-4-5-20251101",)),
     ]
-    return [ModelSpec(name, 200_000, out, SAFE, aliases, NO_TOKENIZER) for name, out, aliases in families]
+    return [ModelSpec(name, 200_000, out, f"{SAFE},images=anthropic", aliases, CLAUDE_NOTE)
+            for name, out, aliases in families]
 
 
 def _gemini() -> list[ModelSpec]:
@@ -145,7 +155,7 @@ def _gemini() -> list[ModelSpec]:
         ("gemini-2.5-pro", 1_048_576, 65_536),
         ("gemini-3-pro", 1_048_576, 65_536),
     ]
-    return [ModelSpec(name, window, out, SAFE, note=NO_TOKENIZER) for name, window, out in families]
+    return [ModelSpec(name, window, out, f"{SAFE},images=gemini", note=GEMINI_NOTE) for name, window, out in families]
 
 
 def _aliases(*names: str) -> tuple[str, ...]:

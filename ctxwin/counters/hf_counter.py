@@ -35,22 +35,26 @@ from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.chat_template import ChatTemplate
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.hf_sources import HF_SOURCES
+from ctxwin.counters.hub import hub_tokenizer, is_repo_id
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 
 
 def _tokenizer_file(source: str | Path) -> Path:
-    """A tokenizer.json path from a file, a directory holding one, or a registered name."""
+    """A tokenizer.json path from a file, a directory holding one, a registered name, or a Hub repo id
+    (``owner/name[@revision]`` where no such file or directory exists, fetched through huggingface_hub's cache)."""
     if isinstance(source, str) and source in HF_SOURCES:
         return HF_SOURCES[source]()
     path = Path(source)
     if path.is_dir():
         path = path / "tokenizer.json"
+    if not path.is_file() and isinstance(source, str) and not path.parent.exists() and is_repo_id(source):
+        return hub_tokenizer(source)
     if not path.is_file():
         known = ", ".join(sorted(HF_SOURCES))
         raise ValueError(
-            f"no tokenizer.json at {path}: give a tokenizer.json path, a directory containing one, or a "
-            f"registered name ({known})"
+            f"no tokenizer.json at {path}: give a tokenizer.json path, a directory containing one, a Hub repo id "
+            f"(owner/name[@revision]) or a registered name ({known})"
         )
     return path
 
@@ -68,9 +72,11 @@ def _private_unpadded(tokenizer: tokenizers.Tokenizer) -> tokenizers.Tokenizer:
 class HFCounter(BaseTokenCounter):
     """Counts with a ``tokenizers.Tokenizer``; see the module docstring for the framing.
 
-    ``source`` is a tokenizer.json path (or its directory), a ``tokenizers.Tokenizer``, or a registered name such
-    as ``"deepseek-v3"``. With a path or name, a ``tokenizer_config.json`` beside the file supplies the chat
-    template; ``chat_template`` overrides it (pass one explicitly for an in-memory Tokenizer).
+    ``source`` is a tokenizer.json path (or its directory), a ``tokenizers.Tokenizer``, a registered name such
+    as ``"deepseek-v3"``, or a Hugging Face Hub repo id (``"meta-llama/Llama-3.1-8B-Instruct"``, ``@revision``
+    optional; see ``ctxwin.counters.hub``). With a path, name or repo id, a ``tokenizer_config.json`` beside the
+    file supplies the chat template; ``chat_template`` overrides it (pass one explicitly for an in-memory
+    Tokenizer).
     """
 
     def __init__(

@@ -58,7 +58,9 @@ def test_catalogue_counters() -> None:
     assert by_name["deepseek-v3"].counter == "hf:deepseek-v3"
     for model in BUILTIN_MODELS:
         if model.name.startswith(("claude", "gemini")):
-            assert model.counter == "approximate:safe" and model.approximate and "no public tokenizer" in model.note
+            pricing = "anthropic" if model.name.startswith("claude") else "gemini"
+            assert model.counter == f"approximate:safe,images={pricing}" and model.approximate
+            assert "not on Claude's" in model.note or "not on Gemini's" in model.note
         else:
             assert not model.approximate
-    assert get_counter("claude-sonnet-4").name == "approximate:safe"
+    assert get_counter("claude-sonnet-4").name == "approximate:safe,images=anthropic"
