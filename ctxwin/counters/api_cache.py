@@ -42,7 +42,7 @@ def request_digest(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class CountCache:
+class StoredCounts:
     """Token counts of requests by ``(scope, request)``, in memory and in the SQLite file at ``path``."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:

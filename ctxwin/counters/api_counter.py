@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxwin.counters.api_cache import CountCache
+from ctxwin.counters.api_cache import StoredCounts
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
 from ctxwin.messages.convert import MessageLike, read_messages
@@ -95,12 +95,12 @@ class ApiCounter(BaseTokenCounter):
 
     provider = "api"
 
-    def __init__(self, model: str, *, cache: CountCache | None = None, timeout: float | None = None) -> None:
+    def __init__(self, model: str, *, cache: StoredCounts | None = None, timeout: float | None = None) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"the {self.provider} counter needs a model: '{self.provider}:<model>'")
         self.model = model
         self.name = f"{self.provider}:{model}"
-        self.cache = cache if cache is not None else CountCache()
+        self.cache = cache if cache is not None else StoredCounts()
         self.timeout = api_timeout() if timeout is None else timeout
 
     def __repr__(self) -> str:

@@ -16,7 +16,7 @@ import pytest
 from ctxwin import trim_messages
 from ctxwin.counters import get_counter
 from ctxwin.counters.anthropic_api import AnthropicApiCounter
-from ctxwin.counters.api_cache import CountCache
+from ctxwin.counters.api_cache import StoredCounts
 from ctxwin.counters.api_counter import CountRequestError
 from ctxwin.counters.errors import TokenizerDataError
 from tests.counters.count_server import (
@@ -44,7 +44,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountServer]:
 
 @pytest.fixture
 def counter(server: CountServer, tmp_path: Path) -> AnthropicApiCounter:
-    return AnthropicApiCounter("claude-sonnet-4-5", cache=CountCache(tmp_path / "counts.sqlite"))
+    return AnthropicApiCounter("claude-sonnet-4-5", cache=StoredCounts(tmp_path / "counts.sqlite"))
 
 
 def test_request_shape_and_count(server: CountServer, counter: AnthropicApiCounter) -> None:
@@ -74,10 +74,10 @@ def test_one_request_per_new_message_set(server: CountServer, counter: Anthropic
     assert counter.count_messages(longer) == first + TURN + 3
     assert len(server.requests) == 2
     # Another counter on the same cache file (as another process would open it) sends nothing.
-    again = AnthropicApiCounter("claude-sonnet-4-5", cache=CountCache(tmp_path / "counts.sqlite"))
+    again = AnthropicApiCounter("claude-sonnet-4-5", cache=StoredCounts(tmp_path / "counts.sqlite"))
     assert again.count_messages(longer) == first + TURN + 3 and len(server.requests) == 2
     # Another model is another count.
-    AnthropicApiCounter("claude-haiku-4-5", cache=CountCache(tmp_path / "counts.sqlite")).count_messages(longer)
+    AnthropicApiCounter("claude-haiku-4-5", cache=StoredCounts(tmp_path / "counts.sqlite")).count_messages(longer)
     assert len(server.requests) == 3
 
 
@@ -107,7 +107,7 @@ def test_trim_is_exact_and_cached(server: CountServer, counter: AnthropicApiCoun
 
 def test_timeout_without_retry(server: CountServer, tmp_path: Path) -> None:
     server.delay = 2.0
-    slow = AnthropicApiCounter("claude-sonnet-4-5", cache=CountCache(tmp_path / "c.sqlite"), timeout=0.2)
+    slow = AnthropicApiCounter("claude-sonnet-4-5", cache=StoredCounts(tmp_path / "c.sqlite"), timeout=0.2)
     with pytest.raises(CountRequestError, match=r"^anthropic-api:claude-sonnet-4-5: no answer from .* within 0\.2 s"):
         slow.count_messages([{"role": "user", "content": "hi"}])
     assert len(server.requests) == 1
@@ -115,7 +115,7 @@ def test_timeout_without_retry(server: CountServer, tmp_path: Path) -> None:
 
 def test_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{closed_port()}")
-    offline = AnthropicApiCounter("claude-sonnet-4-5", cache=CountCache(tmp_path / "c.sqlite"))
+    offline = AnthropicApiCounter("claude-sonnet-4-5", cache=StoredCounts(tmp_path / "c.sqlite"))
     with pytest.raises(CountRequestError, match=r"cannot reach .*exact Claude counts need the network"):
         offline.count_messages([{"role": "user", "content": "hi"}])
 
@@ -185,7 +185,7 @@ def test_cli_count_and_cache_across_processes(server: CountServer, tmp_path: Pat
 def test_unusable_cache_still_counts(server: CountServer, tmp_path: Path) -> None:
     not_sqlite = tmp_path / "counts.sqlite"
     not_sqlite.write_text("this is not an SQLite database, and must stay as it is")
-    counter = AnthropicApiCounter("claude-sonnet-4-5", cache=CountCache(not_sqlite))
+    counter = AnthropicApiCounter("claude-sonnet-4-5", cache=StoredCounts(not_sqlite))
     with pytest.warns(RuntimeWarning, match="token-count cache .* unusable"):
         assert counter.count_messages([{"role": "user", "content": "hi"}]) == REQUEST + TURN + 1
     assert not_sqlite.read_text() == "this is not an SQLite database, and must stay as it is"

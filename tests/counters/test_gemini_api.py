@@ -15,7 +15,7 @@ import pytest
 
 from ctxwin import trim_messages
 from ctxwin.counters import get_counter
-from ctxwin.counters.api_cache import CountCache
+from ctxwin.counters.api_cache import StoredCounts
 from ctxwin.counters.api_counter import CountRequestError
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.gemini_api import GeminiApiCounter
@@ -45,7 +45,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountServer]:
 
 @pytest.fixture
 def counter(server: CountServer, tmp_path: Path) -> GeminiApiCounter:
-    return GeminiApiCounter("gemini-2.5-flash", cache=CountCache(tmp_path / "counts.sqlite"))
+    return GeminiApiCounter("gemini-2.5-flash", cache=StoredCounts(tmp_path / "counts.sqlite"))
 
 
 def test_request_shape_and_count(server: CountServer, counter: GeminiApiCounter) -> None:
@@ -71,7 +71,7 @@ def test_one_request_per_new_message_set(server: CountServer, counter: GeminiApi
     assert len(server.requests) == 1
     longer = [*CONVERSATION, {"role": "user", "content": "thanks a lot"}]
     assert counter.count_messages(longer) == first + TURN + 3
-    again = GeminiApiCounter("gemini-2.5-flash", cache=CountCache(tmp_path / "counts.sqlite"))
+    again = GeminiApiCounter("gemini-2.5-flash", cache=StoredCounts(tmp_path / "counts.sqlite"))
     assert again.count_messages(longer) == first + TURN + 3
     assert len(server.requests) == 2
 
@@ -108,7 +108,7 @@ def test_trim_is_exact_and_cached(server: CountServer, counter: GeminiApiCounter
 
 def test_timeout_without_retry(server: CountServer, tmp_path: Path) -> None:
     server.delay = 2.0
-    slow = GeminiApiCounter("gemini-2.5-flash", cache=CountCache(tmp_path / "c.sqlite"), timeout=0.2)
+    slow = GeminiApiCounter("gemini-2.5-flash", cache=StoredCounts(tmp_path / "c.sqlite"), timeout=0.2)
     with pytest.raises(CountRequestError, match=r"^gemini-api:gemini-2\.5-flash: no answer within 0\.2 s"):
         slow.count_messages([{"role": "user", "content": "hi"}])
     assert len(server.requests) == 1
@@ -116,7 +116,7 @@ def test_timeout_without_retry(server: CountServer, tmp_path: Path) -> None:
 
 def test_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", f"http://127.0.0.1:{closed_port()}")
-    offline = GeminiApiCounter("gemini-2.5-flash", cache=CountCache(tmp_path / "c.sqlite"))
+    offline = GeminiApiCounter("gemini-2.5-flash", cache=StoredCounts(tmp_path / "c.sqlite"))
     with pytest.raises(CountRequestError, match=r"cannot reach the Gemini API .*exact Gemini counts need the network"):
         offline.count_messages([{"role": "user", "content": "hi"}])
 

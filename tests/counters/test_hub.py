@@ -115,8 +115,9 @@ def test_uncached_fails_at_once(tmp_path: Path, offline: bool) -> None:
     assert error.startswith("TokenizerDataError: counter 'hf:acme/missing': hf:acme/missing: tokenizer.json is not "
                             "in the Hugging Face cache")
     assert ("HF_HUB_OFFLINE is set" if offline else "cannot be reached: ConnectError") in error
-    # huggingface_hub's own retries back off 1 + 2 + 4 + 8 s: one attempt only is far below that.
-    assert float(result["seconds"]) < 1.0  # type: ignore[arg-type]
+    # Not a speed claim: huggingface_hub's own retries back off 1 + 2 + 4 + 8 s, so a run that retried would take
+    # 15 s or more; one attempt, even on a loaded machine, takes far less.
+    assert float(result["seconds"]) < 8.0  # type: ignore[arg-type]
 
 
 class HubHandler(http.server.BaseHTTPRequestHandler):
