@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ctxwin.counters.approximate_calibration import CALIBRATION, TARGETS
@@ -34,6 +35,7 @@ from ctxwin.counters.approximate_features import (
     safe_features,
     text_parts,
 )
+from ctxwin.counters.approximate_scripts import GROUPS
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.image_tokens import image_tokens
 
@@ -122,6 +124,10 @@ class ApproximateCounter(BaseTokenCounter):
             # digits: such text costs up to a token a character, and no calibrated text looks like it), or too short
             # for its statistics to say much: the byte bound.
             return n_bytes
+        if n_bytes < MIXED_SHORT_TEXT and _writing_systems(counts, parts) > 1:
+            # A short text mixing writing systems: no calibrated family describes it (the tokenizer's merges break
+            # at every change of script, and a few words are too few to average that out): the byte bound.
+            return n_bytes
         floor: float = sum(map(operator.mul, self._ascii_floor, counts))
         for index, n in parts:
             floor += self._floor[index] * n
@@ -143,6 +149,27 @@ _NO_PARTS: list[tuple[int, int]] = []
 _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
 # Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
 SHORT_TEXT = 32
+# Texts shorter than this that mix writing systems are bounded by their byte count in safe mode: the adversarial
+# property test found texts of 40 to 52 bytes (Korean words among Latin, Cyrillic and Han) under the family bounds.
+MIXED_SHORT_TEXT = 96
+_LETTERS = FEATURES.index("letters")
+# The writing system of each script group's feature: Latin with its extensions, the CJK groups as one (Japanese mixes
+# kana and Han), each other script its own; punctuation, symbols, emoji and other non-letter groups have none.
+_SYSTEM_OF_PART: dict[int, str] = {
+    FEATURES.index(group): {"latin1": "latin", "latin_ext": "latin", "kana": "cjk", "katakana": "cjk", "han": "cjk",
+                            "han_ext": "cjk", "cjk_misc": "cjk"}.get(group, group)
+    for group in GROUPS
+    if group not in {"punctuation", "symbols", "box", "dingbats", "braille", "cjk_punct", "emoji", "forms",
+                     "fullwidth", "combining", "astral", "rare"}
+}
+
+
+def _writing_systems(counts: Sequence[int], parts: Sequence[tuple[int, int]]) -> int:
+    """How many writing systems the text's letters come from (ASCII letters are Latin)."""
+    systems = {_SYSTEM_OF_PART[index] for index, n in parts if n and index in _SYSTEM_OF_PART}
+    if counts[_LETTERS]:
+        systems.add("latin")
+    return len(systems)
 
 
 class _Bound(NamedTuple):

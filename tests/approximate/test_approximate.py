@@ -200,6 +200,18 @@ def test_safe_charges_short_mixed_text_its_bytes() -> None:
         assert real(target, text) <= ApproximateCounter(target, safe=True).count_text(text) == len(text.encode())
 
 
+@pytest.mark.parametrize("text", [
+    # Found by the property test above in random runs: Korean words among Latin, Cyrillic and Han in 40-52 bytes,
+    # 1-2 tokens under the Korean family's bound. Short texts that mix writing systems get their byte count.
+    "감사합니다e\nȾd4감사합니다Ⱦ\nȾd",
+    "我们fспасибо감사합니다d—5CÛ—Û—",
+    "EE1eÝCE2감사합니다E감사합니다",
+])
+def test_safe_charges_short_text_mixing_writing_systems_its_bytes(text: str) -> None:
+    for target in ENCODINGS:
+        assert real(target, text) <= ApproximateCounter(target, safe=True).count_text(text) == len(text.encode())
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200), st.text(max_size=50))
 def test_safe_message_framing_never_undercounts(content: str, args: str) -> None:
