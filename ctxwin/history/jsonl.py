@@ -12,10 +12,9 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 
-from ctxwin.history.base import BaseChatMessageHistory, checked_messages
+from ctxwin.history.base import BaseChatMessageHistory, Form
 from ctxwin.history.errors import HistoryFormatError, TornLineWarning
 from ctxwin.history.jsonl_format import (
     Line,
@@ -43,7 +42,10 @@ class FileChatMessageHistory(BaseChatMessageHistory):
     mid-write may still leave part of it (each line whole, a torn last line skipped).
     """
 
-    def __init__(self, file_path: str | os.PathLike[str], *, ensure_ascii: bool = False) -> None:
+    def __init__(
+        self, file_path: str | os.PathLike[str], *, ensure_ascii: bool = False, form: Form = "messages"
+    ) -> None:
+        super().__init__(form=form)
         self.file_path = Path(file_path)
         self.ensure_ascii = ensure_ascii
         self.skipped_lines: list[SkippedLine] = []
@@ -52,8 +54,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         self._checked_file: tuple[int, int] | None = None
         self._dir_synced = False
 
-    @property
-    def messages(self) -> list[BaseMessage]:
+    def stored_messages(self) -> list[BaseMessage]:
         try:
             with open(self.file_path, "rb") as file:
                 _flock(file.fileno(), exclusive=False)
@@ -72,8 +73,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
             )
         return messages
 
-    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        batch = checked_messages(messages)
+    def store_messages(self, batch: list[BaseMessage]) -> None:
         if not batch:
             return
         payload = encode_messages(batch, ensure_ascii=self.ensure_ascii)
@@ -88,7 +88,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
             _fsync_dir(self.file_path.parent)
             self._dir_synced = True
 
-    def clear(self) -> None:
+    def clear_stored(self) -> None:
         try:
             fd = os.open(self.file_path, os.O_RDWR)
         except FileNotFoundError:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable, Sequence
+from typing import Any, ClassVar
 
-from ctxwin.history.base import BaseChatMessageHistory, checked_messages
+from ctxwin.history.base import BaseChatMessageHistory
 from ctxwin.messages import BaseMessage
 
 
@@ -13,26 +14,29 @@ class InMemoryChatMessageHistory(BaseChatMessageHistory):
     """Messages kept in memory; safe to share between threads and asyncio tasks.
 
     LangChain's class is a pydantic model with a mutable ``messages`` field; here ``messages`` returns a copy so a
-    caller cannot change the store behind its back, and messages may be passed to the constructor.
+    caller cannot change the store behind its back, and messages may be passed to the constructor (LangChain
+    messages there read back as the caller's own objects, as if added).
     """
 
-    def __init__(self, messages: Sequence[BaseMessage] = ()) -> None:
-        self._lock = threading.Lock()
-        self._messages: list[BaseMessage] = checked_messages(messages)
-        self._writes = 0  # add_messages and clear calls, for revision()
+    copies_on_read: ClassVar[bool] = False
 
-    @property
-    def messages(self) -> list[BaseMessage]:
+    def __init__(self, messages: Sequence[Any] = ()) -> None:
+        self._lock = threading.Lock()
+        self._messages: list[BaseMessage] = []
+        self._writes = 0  # add_messages and clear calls, for revision()
+        self.add_messages(messages)
+        self._writes = 0
+
+    def stored_messages(self) -> list[BaseMessage]:
         with self._lock:
             return list(self._messages)
 
-    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        batch = checked_messages(messages)
+    def store_messages(self, batch: list[BaseMessage]) -> None:
         with self._lock:
             self._messages.extend(batch)
             self._writes += 1
 
-    def clear(self) -> None:
+    def clear_stored(self) -> None:
         with self._lock:
             self._messages.clear()
             self._writes += 1
@@ -42,10 +46,10 @@ class InMemoryChatMessageHistory(BaseChatMessageHistory):
         with self._lock:
             return None, self._writes
 
-    async def aget_messages(self) -> list[BaseMessage]:
+    async def aget_messages(self) -> list[Any]:
         return self.messages
 
-    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+    async def aadd_messages(self, messages: Sequence[Any]) -> None:
         self.add_messages(messages)
 
     async def aclear(self) -> None:

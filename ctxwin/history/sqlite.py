@@ -28,11 +28,11 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from ctxwin.history.base import BaseChatMessageHistory, checked_messages
+from ctxwin.history.base import BaseChatMessageHistory, Form
 from ctxwin.history.codec import is_utf8, message_json
 from ctxwin.history.errors import HistoryFormatError
 from ctxwin.messages import BaseMessage, message_from_dict
@@ -64,7 +64,9 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         *,
         timeout: float = 30.0,
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
+        form: Form = "messages",
     ) -> None:
+        super().__init__(form=form)
         if not isinstance(session_id, str) or not session_id or not is_utf8(session_id):
             raise ValueError(f"session_id must be a non-empty string of valid Unicode, got {session_id!r}")
         if str(path) == ":memory:" or str(path).startswith("file::memory:"):
@@ -87,8 +89,7 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         self._writes = 0  # add_messages and clear calls, for revision()
         self._connection()  # open now, so a bad file fails here and not at first use
 
-    @property
-    def messages(self) -> list[BaseMessage]:
+    def stored_messages(self) -> list[BaseMessage]:
         conn = self._connection()
         if not self._has_schema:  # an empty database opened read-only: nothing was ever stored
             return []
@@ -98,8 +99,7 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         )
         return [self._decode(seq, data) for seq, data in rows]
 
-    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        batch = checked_messages(messages)
+    def store_messages(self, batch: list[BaseMessage]) -> None:
         rows = [(self.session_id, message_json(m, i)) for i, m in enumerate(batch)]
         if not rows:
             return
@@ -114,7 +114,7 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         self._transaction(insert)
         self._wrote()
 
-    def clear(self) -> None:
+    def clear_stored(self) -> None:
         self._transaction(
             lambda conn: conn.execute("DELETE FROM ctxwin_messages WHERE session_id = ?", (self.session_id,))
         )

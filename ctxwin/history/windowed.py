@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ctxwin.counters.base import TokenCounter
-from ctxwin.history.base import BaseChatMessageHistory, checked_messages
+from ctxwin.history.base import BaseChatMessageHistory
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.trim import trim_stored
 from ctxwin.trim.selection import TypeSpec, is_message_type, parse_type_spec
@@ -42,6 +42,9 @@ class WindowedHistory(BaseChatMessageHistory):
     the window are left out, and with no such message the window is the system message alone. ``None`` lets it
     begin anywhere. ``tool_pairs="keep"`` never lets the window hold a ToolMessage whose tool call is not in it
     (cut, or never stored); ``"ignore"`` cuts blindly, as LangChain does.
+
+    The window is in the caller's form (docs/interop.md): LangChain messages once LangChain messages were added
+    through it, or when ``history`` was opened with ``form="langchain"``.
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class WindowedHistory(BaseChatMessageHistory):
             raise ValueError(f"tool_pairs must be 'keep' or 'ignore', got {tool_pairs!r}")
         if system_prompt is not None and not isinstance(system_prompt, (str, SystemMessage)):
             raise TypeError(f"system_prompt must be a string or a SystemMessage, got {type(system_prompt).__name__}")
+        super().__init__(form=getattr(history, "form", "messages"))
         self.history = history
         self.max_messages = max_messages
         self.max_tokens = max_tokens
@@ -83,12 +87,11 @@ class WindowedHistory(BaseChatMessageHistory):
         self._state = threading.Lock()  # one thread at a time reads, trims or extends the kept messages
 
     @property
-    def all_messages(self) -> list[BaseMessage]:
-        """Everything stored in the backing history."""
-        return self.history.messages
+    def all_messages(self) -> list[Any]:
+        """Everything stored in the backing history, in the window's form."""
+        return self.in_caller_form(_stored(self.history))
 
-    @property
-    def messages(self) -> list[BaseMessage]:
+    def stored_messages(self) -> list[BaseMessage]:
         """The window: the leading system message, then the most recent messages within the limits."""
         with self._state:  # the kept messages do not grow while they are trimmed
             return self._window(self._read())
@@ -116,8 +119,8 @@ class WindowedHistory(BaseChatMessageHistory):
             body = view[lead:]
         return head + valid_window(body, start_on=self._start_on, keep_tool_pairs=self.tool_pairs == "keep")
 
-    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        batch = checked_messages(messages)  # what the history stores (it refuses the batch whole, or takes it)
+    def store_messages(self, batch: list[BaseMessage]) -> None:
+        """The history stores the batch (it refuses it whole, or takes it), and the window's view grows by it."""
         with self._state:
             before = self._history_revision()
             self.history.add_messages(batch)
@@ -128,7 +131,7 @@ class WindowedHistory(BaseChatMessageHistory):
             else:
                 self._revision = None
 
-    def clear(self) -> None:
+    def clear_stored(self) -> None:
         with self._state:
             self.history.clear()
             self._revision = None
@@ -143,7 +146,7 @@ class WindowedHistory(BaseChatMessageHistory):
         revision = self._history_revision()
         if revision is None or revision != self._revision:
             prompt = [self.system_prompt] if self.system_prompt is not None else []
-            self._view = prompt + self.history.messages
+            self._view = prompt + _stored(self.history)
             self._revision = revision
         return self._view
 
@@ -167,6 +170,12 @@ def valid_window(
             calls.update(call["id"] for call in [*message.tool_calls, *message.invalid_tool_calls])
         window.append(message)
     return window
+
+
+def _stored(history: BaseChatMessageHistory) -> list[BaseMessage]:
+    """A history's messages as ctxwin messages (the ``messages`` of one not derived from ours, as it gives them)."""
+    stored = getattr(history, "stored_messages", None)
+    return stored() if callable(stored) else history.messages
 
 
 def _resolve(counter: CounterLike | None) -> CounterLike | None:

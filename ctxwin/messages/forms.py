@@ -117,11 +117,13 @@ class CallerForms:
 
     __slots__ = ("_classes", "_items", "_originals", "_package")
 
-    def __init__(self, items: Sequence[BaseMessage], originals: Sequence[Any]) -> None:
+    def __init__(self, items: Sequence[BaseMessage], originals: Sequence[Any], *, package: str | None = None) -> None:
+        """``package`` (the module whose classes build new messages) defaults to that of the first original; give it
+        for forms with no originals yet (a history reopened to be read as LangChain messages)."""
         self._items: list[BaseMessage] = []
         self._originals: dict[int, Any] = {}
         self._classes: dict[str, type] = {}
-        self._package = type(originals[0]).__module__.rpartition(".")[0]
+        self._package = package if package is not None else type(originals[0]).__module__.rpartition(".")[0]
         self.add(items, originals)
 
     def add(self, items: Sequence[BaseMessage], originals: Sequence[Any]) -> None:

@@ -250,10 +250,9 @@ class ReadCounting(InMemoryChatMessageHistory):
         super().__init__(messages)
         self.reads = 0
 
-    @property
-    def messages(self) -> list[BaseMessage]:
+    def stored_messages(self) -> list[BaseMessage]:
         self.reads += 1
-        return super().messages
+        return super().stored_messages()
 
 
 def fresh_window(messages: list[BaseMessage], **kwargs: Any) -> list[BaseMessage]:
