@@ -1,7 +1,9 @@
 """BaseChatMessageHistory: the interface every chat history shares (LangChain's names and signatures).
 
 Subclasses implement ``stored_messages``, ``store_messages`` and ``clear_stored``; the base gives them LangChain's
-faces (``messages``, ``add_messages``, ``clear``). Unlike LangChain, storing a batch is the primitive (so it can be
+faces (``messages``, ``add_messages``, ``clear``). A subclass written to LangChain's contract (overriding
+``messages``, ``add_messages`` and ``clear`` themselves) still works: the three primitives then fall back on them,
+and its messages read as it returns them. Unlike LangChain, storing a batch is the primitive (so it can be
 stored atomically) and ``add_message`` calls it. The async twins run the blocking methods in a worker thread
 (``asyncio.to_thread``), which is right for file and database stores.
 
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -37,7 +38,7 @@ FORMS: tuple[Form, ...] = ("messages", "langchain")
 LANGCHAIN_PACKAGE = "langchain_core.messages"
 
 
-class BaseChatMessageHistory(ABC):
+class BaseChatMessageHistory:
     """A stored conversation: read it with ``messages``, append with ``add_message(s)``, empty it with ``clear``.
 
     ``form`` is how ``messages`` reads before any LangChain message was added through this object: ``"messages"``
@@ -64,18 +65,27 @@ class BaseChatMessageHistory(ABC):
         ``form="langchain"``, else ctxwin messages."""
         return self.in_caller_form(self.stored_messages())
 
-    @abstractmethod
     def stored_messages(self) -> list[BaseMessage]:
         """Every stored message as ctxwin messages, oldest first (a fresh list)."""
+        return convert_to_messages(self._overridden("messages", "stored_messages").fget(self))
 
-    @abstractmethod
     def store_messages(self, batch: list[BaseMessage]) -> None:
         """Append ``batch`` (checked by ``add_messages``) in order; when this returns it is stored (durably, for
         persistent stores)."""
+        self._overridden("add_messages", "store_messages")(self, batch)
 
-    @abstractmethod
     def clear_stored(self) -> None:
         """Remove every stored message of this history."""
+        self._overridden("clear", "clear_stored")(self)
+
+    def _overridden(self, face: str, primitive: str) -> Any:
+        """A subclass's own ``face`` (LangChain's contract), for the base's ``primitive`` it did not implement."""
+        own = getattr(type(self), face)
+        if own is getattr(BaseChatMessageHistory, face):
+            raise NotImplementedError(
+                f"{type(self).__name__} implements neither {primitive}() nor {face} (LangChain's contract)"
+            )
+        return own
 
     def add_messages(self, messages: Sequence[Any]) -> None:
         """Append ``messages`` (anything ``convert_to_messages`` reads) in order; see ``store_messages``."""
