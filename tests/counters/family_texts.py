@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
 LANGUAGES = ("english", "chinese", "japanese", "korean", "russian", "ukrainian", "persian", "hindi", "thai",
              "german", "french", "portuguese", "turkish", "hebrew", "bengali", "traditionalchinese", "tamil")
 EDGE_CASES = [
@@ -45,3 +47,19 @@ def multilingual_texts(per_language: int = 12) -> list[str]:
                 break
         texts.extend(lines[:per_language])
     return texts + EDGE_CASES
+
+
+# Chats every family's framing test starts from: a bare turn, a system prompt with mixed scripts, a tool call and its
+# result between Cyrillic and Devanagari turns; each family's test adds the cases its own framing treats specially.
+CHATS: list[list[BaseMessage]] = [
+    [HumanMessage("Hi")],
+    [SystemMessage("Be brief. Antworte auf Deutsch."), HumanMessage("Wie spät ist es in 東京?")],
+    [
+        SystemMessage("You are a weather bot."),
+        HumanMessage("Погода в Киеве?"),
+        AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Київ", "unit": "c"}, "id": "c1"}]),
+        ToolMessage('{"temp": 21, "sky": "☀"}', tool_call_id="c1", name="get_weather"),
+        AIMessage("21 °C and sunny."),
+        HumanMessage("और दिल्ली?"),
+    ],
+]

@@ -34,7 +34,7 @@ from ctxwin.counters.llama import (
 from ctxwin.counters.packaged_tiktoken import build_packaged_encoding, package_folder
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from .family_texts import TOOLS, multilingual_texts
+from .family_texts import CHATS, TOOLS, multilingual_texts
 
 TEXTS = multilingual_texts()
 
@@ -97,16 +97,7 @@ def _reference_count(chat_format: Any, messages: list[BaseMessage], tools: list[
 
 
 CONVERSATIONS: list[list[BaseMessage]] = [
-    [HumanMessage("Hi")],
-    [SystemMessage("Be brief. Antworte auf Deutsch."), HumanMessage("Wie spät ist es in 東京?")],
-    [
-        SystemMessage("You are a weather bot."),
-        HumanMessage("Погода в Киеве?"),
-        AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Київ", "unit": "c"}, "id": "c1"}]),
-        ToolMessage('{"temp": 21, "sky": "☀"}', tool_call_id="c1", name="get_weather"),
-        AIMessage("21 °C and sunny."),
-        HumanMessage("और दिल्ली?"),
-    ],
+    *CHATS,
     [
         HumanMessage("Compare Paris and 서울."),
         AIMessage("Checking.",

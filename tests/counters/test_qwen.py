@@ -30,7 +30,7 @@ from ctxwin.counters.packaged_tiktoken import build_packaged_encoding, package_f
 from ctxwin.counters.qwen import QWEN2_5_ENCODING, QWEN3_5_ENCODING, QwenCounter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
 
-from .family_texts import TOOLS, multilingual_texts
+from .family_texts import CHATS, TOOLS, multilingual_texts
 
 TEMPLATES = Path(__file__).parent / "chat_templates"
 TEXTS = multilingual_texts()
@@ -64,16 +64,7 @@ def _reference(counter: QwenCounter, template: ChatTemplate, messages: list[Base
 
 
 CONVERSATIONS: list[list[BaseMessage]] = [
-    [HumanMessage("Hi")],
-    [SystemMessage("Be brief. Antworte auf Deutsch."), HumanMessage("Wie spät ist es in 東京?")],
-    [
-        SystemMessage("You are a weather bot."),
-        HumanMessage("Погода в Киеве?"),
-        AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Київ", "unit": "c"}, "id": "c1"}]),
-        ToolMessage('{"temp": 21, "sky": "☀"}', tool_call_id="c1", name="get_weather"),
-        AIMessage("21 °C and sunny."),
-        HumanMessage("और दिल्ली?"),
-    ],
+    *CHATS,
     [
         HumanMessage("Compare Paris and 서울."),
         AIMessage("Checking both.", tool_calls=[
