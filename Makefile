@@ -12,7 +12,7 @@ VENV_OK := $(shell $(BIN)/python -c "import ctxwin" >/dev/null 2>&1 && echo ok)
 
 .PHONY: demo test bench clean FORCE
 
-$(STAMP): pyproject.toml $(if $(VENV_OK),,FORCE)
+$(STAMP): pyproject.toml setup.py ctxwin/counters/approximate_speedups.c $(if $(VENV_OK),,FORCE)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "ctxwin needs Python 3.11+; set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	@$(BIN)/python -c '' >/dev/null 2>&1 || { rm -rf $(VENV); $(PYTHON) -m venv $(VENV); }

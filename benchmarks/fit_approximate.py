@@ -41,12 +41,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from corpus import TARGET_KINDS, reference_encoding
 from corpus_more import Doc, evaluation_docs
 
-from ctxwin.counters.approximate import SHORT_TEXT
 from ctxwin.counters.approximate_features import (
     ASCII_FEATURES,
     FAMILIES,
     FEATURES,
     SAFE_FEATURES,
+    SHORT_TEXT,
     looks_random,
     safe_family,
     safe_features,

@@ -35,7 +35,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES: dict[str, Path] = {module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
+# A C extension is a module too, read through its type stub.
+MODULES: dict[str, Path] = {module_name(path): path for path in sorted([*ROOT.rglob("*.py"), *ROOT.rglob("*.pyi")])}
 
 
 def _package(name: str) -> str:

@@ -19,23 +19,25 @@ What it does and does not guarantee: docs/approximate.md.
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from ctxwin.counters.approximate_accelerator import MODEL
 from ctxwin.counters.approximate_calibration import CALIBRATION, TARGETS
 from ctxwin.counters.approximate_features import (
     ASCII_FEATURES,
+    FAMILIES,
     FEATURES,
+    MIXED_SHORT_TEXT,
     SAFE_FEATURES,
-    ascii_counts,
+    SHORT_TEXT,
     dense_features,
     looks_random,
     safe_family,
-    safe_features,
+    safe_parts,
     text_parts,
+    writing_systems,
 )
-from ctxwin.counters.approximate_scripts import GROUPS
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.image_tokens import image_tokens
 
@@ -67,6 +69,12 @@ class ApproximateCounter(BaseTokenCounter):
         self._safe_bounds = {family: _bound(model) for family, model in calibration["safe"].items()}
         self._dense_bound = _bound(calibration["safe_dense"])
         self.max_relative_error = 0.0 if safe else float(calibration["max_relative_error"])
+        self._count: Callable[[str], int] = self.py_safe_count if safe else self.py_count
+        if MODEL is not None:
+            bounds = [(b.weights, b.relative, b.spread) for b in (*map(self._safe_bounds.__getitem__, FAMILIES),
+                                                                   self._dense_bound)]
+            model = MODEL(self._weights, self._floor, self._digit_floor, self._other_floor, bounds)
+            self._count = model.safe if safe else model.estimate
 
     @classmethod
     def from_spec(cls, arg: str | None) -> ApproximateCounter:
@@ -81,58 +89,46 @@ class ApproximateCounter(BaseTokenCounter):
     def count_text(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"count_text expects a str, got {type(text).__name__}")
-        if self.safe:
-            return self._safe_count(text)
-        # One call for the statistics, the rest inline: a chat message is a few hundred bytes, and each layer of
-        # calls costs what a pass over them does.
-        parts: list[tuple[int, int]]
-        if text.isascii():  # most chat text: its statistics straight away
-            counts, parts, n_bytes = ascii_counts(text.encode()), _NO_PARTS, len(text)
-        else:
-            try:
-                counts, parts, n_bytes = text_parts(text)
-            except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
-                counts, parts, n_bytes = text_parts(scalar_text(text))
+        try:
+            return self._count(text)
+        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
+            return self._count(scalar_text(text))
+
+    def py_count(self, text: str) -> int:
+        """The estimate, in Python (``count_text`` uses the C accelerator's, the same number, where it is built)."""
+        counts, parts, n_bytes = text_parts(text)
         if not n_bytes:
             return 0
-        # The seven ASCII statistics (``ASCII_FEATURES``) and their weights are spelt out, and the script groups
-        # present are added one by one (a dot product over every feature through map() costs a fifth of a short
-        # message's time).
-        letters, digits, words, spaces, space_runs, newlines, punct = counts
-        a, b, c, d, e, f, g = self._ascii_weights
-        estimate = a * letters + b * digits + c * words + d * spaces + e * space_runs + f * newlines + g * punct
+        estimate = _dot(self._ascii_weights, counts)
         if parts:
             weights, floors = self._weights, self._floor
-            floor = sum(map(operator.mul, self._ascii_floor, counts))
+            floor = _dot(self._ascii_floor, counts)
             for index, n in parts:
                 estimate += weights[index] * n
                 floor += floors[index] * n
             # Between the vocabulary's floor and the byte count (no byte-level BPE uses more tokens than bytes).
             return min(n_bytes, max(math.ceil(floor), int(estimate + 0.5))) or 1
+        digits = counts[_DIGITS]
         if estimate < self._digit_floor * digits + self._other_floor * (n_bytes - digits):
-            estimate = max(estimate, math.ceil(sum(map(operator.mul, self._ascii_floor, counts))))
+            estimate = max(estimate, math.ceil(_dot(self._ascii_floor, counts)))
         return min(n_bytes, int(estimate + 0.5)) or 1
 
-    def _safe_count(self, text: str) -> int:
-        try:
-            counts, parts, n_bytes = text_parts(text)
-        except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them
-            text = scalar_text(text)
-            counts, parts, n_bytes = text_parts(text)
+    def py_safe_count(self, text: str) -> int:
+        """Safe mode's bound, in Python (``count_text`` uses the C accelerator's where it is built)."""
+        counts, parts, n_bytes, extra = safe_parts(text)
         if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
             # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or
             # digits: such text costs up to a token a character, and no calibrated text looks like it), or too short
             # for its statistics to say much: the byte bound.
             return n_bytes
-        if n_bytes < MIXED_SHORT_TEXT and _writing_systems(counts, parts) > 1:
+        if n_bytes < MIXED_SHORT_TEXT and writing_systems(counts, parts) > 1:
             # A short text mixing writing systems: no calibrated family describes it (the tokenizer's merges break
             # at every change of script, and a few words are too few to average that out): the byte bound.
             return n_bytes
-        floor: float = sum(map(operator.mul, self._ascii_floor, counts))
+        floor = _dot(self._ascii_floor, counts)
         for index, n in parts:
             floor += self._floor[index] * n
         features = dense_features(counts, parts)
-        extra = safe_features(text, features)
         family = safe_family(features, text, extra[0] + extra[1])
         bound = _widened(self._safe_bounds[family], counts, parts, extra)
         if looks_random(extra, len(text)):
@@ -144,32 +140,7 @@ class ApproximateCounter(BaseTokenCounter):
         return image_tokens(block, upper_bound=self.safe)
 
 
-# The script parts of ASCII text (never changed).
-_NO_PARTS: list[tuple[int, int]] = []
 _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
-# Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
-SHORT_TEXT = 32
-# Texts shorter than this that mix writing systems are bounded by their byte count in safe mode: the adversarial
-# property test found texts of 40 to 52 bytes (Korean words among Latin, Cyrillic and Han) under the family bounds.
-MIXED_SHORT_TEXT = 96
-_LETTERS = FEATURES.index("letters")
-# The writing system of each script group's feature: Latin with its extensions, the CJK groups as one (Japanese mixes
-# kana and Han), each other script its own; punctuation, symbols, emoji and other non-letter groups have none.
-_SYSTEM_OF_PART: dict[int, str] = {
-    FEATURES.index(group): {"latin1": "latin", "latin_ext": "latin", "kana": "cjk", "katakana": "cjk", "han": "cjk",
-                            "han_ext": "cjk", "cjk_misc": "cjk"}.get(group, group)
-    for group in GROUPS
-    if group not in {"punctuation", "symbols", "box", "dingbats", "braille", "cjk_punct", "emoji", "forms",
-                     "fullwidth", "combining", "astral", "rare"}
-}
-
-
-def _writing_systems(counts: Sequence[int], parts: Sequence[tuple[int, int]]) -> int:
-    """How many writing systems the text's letters come from (ASCII letters are Latin)."""
-    systems = {_SYSTEM_OF_PART[index] for index, n in parts if n and index in _SYSTEM_OF_PART}
-    if counts[_LETTERS]:
-        systems.add("latin")
-    return len(systems)
 
 
 class _Bound(NamedTuple):
@@ -194,7 +165,15 @@ def _widened(bound: _Bound, counts: tuple[int, ...], parts: list[tuple[int, int]
     """A safe bound with its cross-validated margin, ``b * (1 + relative) + spread * sqrt(b)`` (which widens short
     texts most, relative to their count), for the statistics ``text_parts`` and ``safe_features`` give."""
     weights = bound.weights
-    b: float = sum(map(operator.mul, bound.ascii_weights, counts)) + sum(map(operator.mul, bound.extra_weights, extra))
+    b = _dot(bound.ascii_weights, counts) + _dot(bound.extra_weights, extra)
     for index, n in parts:
         b += weights[index] * n
     return b * (1 + bound.relative) + bound.spread * math.sqrt(b)
+
+
+def _dot(weights: Sequence[float], values: Sequence[int]) -> float:
+    """Left to right, as the C accelerator adds (``sum`` of floats compensates its rounding from Python 3.12)."""
+    total = 0.0
+    for weight, value in zip(weights, values, strict=True):
+        total += weight * value
+    return total

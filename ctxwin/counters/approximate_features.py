@@ -28,8 +28,10 @@ than Simplified). Each is one or a few ``count`` calls, made only when the scrip
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
+from typing import Any
 
-from ctxwin.counters.approximate_scripts import GROUPS, script_parts
+from ctxwin.counters.approximate_scripts import GROUPS, code_tables, script_parts
 
 # Class bytes of ASCII: letter, digit, space, newline, anything else.
 LETTER, DIGIT, SPACE, NEWLINE, OTHER = b"a", b"0", b"s", b"n", b"x"
@@ -95,6 +97,30 @@ _KANA = _INDEX["kana"], _INDEX["katakana"]
 _OTHER_SCRIPTS = operator.itemgetter(*(_INDEX[n] for n in GROUPS if n not in {
     "latin1", "latin_ext", "cyrillic", "han", "kana", "katakana", "hangul", "cjk_punct", "cjk_misc", "punctuation",
     "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"}))
+
+
+# Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
+SHORT_TEXT = 32
+# Texts shorter than this that mix writing systems are bounded by their byte count in safe mode: the adversarial
+# property test found texts of 40 to 52 bytes (Korean words among Latin, Cyrillic and Han) under the family bounds.
+MIXED_SHORT_TEXT = 96
+# The writing system of each script group's feature: Latin with its extensions, the CJK groups as one (Japanese mixes
+# kana and Han), each other script its own; punctuation, symbols, emoji and other non-letter groups have none.
+SYSTEM_OF_FEATURE: dict[int, str] = {
+    FEATURES.index(group): {"latin1": "latin", "latin_ext": "latin", "kana": "cjk", "katakana": "cjk", "han": "cjk",
+                            "han_ext": "cjk", "cjk_misc": "cjk"}.get(group, group)
+    for group in GROUPS
+    if group not in {"punctuation", "symbols", "box", "dingbats", "braille", "cjk_punct", "emoji", "forms",
+                     "fullwidth", "combining", "astral", "rare"}
+}
+
+
+def writing_systems(counts: Sequence[int], parts: Sequence[tuple[int, int]]) -> int:
+    """How many writing systems the text's letters come from (ASCII letters are Latin)."""
+    systems = {SYSTEM_OF_FEATURE[index] for index, n in parts if n and index in SYSTEM_OF_FEATURE}
+    if counts[_LETTERS]:
+        systems.add("latin")
+    return len(systems)
 
 
 def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
@@ -179,6 +205,8 @@ DIGITS = b"0123456789"
 _DIGITS_AND_CONTINUATION = DIGITS + CONTINUATION
 _UKRAINIAN = tuple("іїєІЇЄ")
 _TRADITIONAL = tuple("們個這說")
+# The code points of the lead bytes 0xD2 and 0xD3 (the other Cyrillic alphabets' letters), for the accelerator.
+_CYRILLIC_EXT_RANGE = (0x480, 0x4FF)
 
 
 def _run_counts(flags: bytes) -> tuple[int, int, int, int]:
@@ -213,7 +241,7 @@ def _chunk_run_counts(x: int) -> tuple[int, int, int, int]:
     return letters, word_starts, x.bit_count() - letters, 0
 
 
-def ascii_counts(raw: bytes) -> tuple[int, int, int, int, int, int, int]:
+def ascii_counts(raw: bytes) -> Counts:
     """The ``ASCII_FEATURES`` of ASCII text given as its bytes: the whole statistics of such text.
 
     Digits are deleted from the string whose letter runs are counted, so a word start is a letter after
@@ -228,7 +256,11 @@ def ascii_counts(raw: bytes) -> tuple[int, int, int, int, int, int, int]:
     return letters, len(raw) - n, word_starts, spaces, space_runs, newlines, n - letters - spaces - newlines
 
 
-def text_parts(text: str) -> tuple[tuple[int, int, int, int, int, int, int], list[tuple[int, int]], int]:
+Counts = tuple[int, int, int, int, int, int, int]
+Parts = list[tuple[int, int]]
+
+
+def text_parts(text: str) -> tuple[Counts, Parts, int]:
     """The statistics of ``text`` sparsely: its ``ASCII_FEATURES``, the other ``FEATURES`` present as
     ``(index in FEATURES, count)`` pairs (an index may appear twice: add them), and its UTF-8 length in bytes.
 
@@ -263,6 +295,12 @@ def text_parts(text: str) -> tuple[tuple[int, int, int, int, int, int, int], lis
     return counts, parts + subsets if subsets else parts, len(raw)
 
 
+def safe_parts(text: str) -> tuple[Counts, Parts, int, list[int]]:
+    """``text_parts`` and ``safe_features`` of ``text``."""
+    counts, parts, n_bytes = text_parts(text)
+    return counts, parts, n_bytes, safe_features(text, dense_features(counts, parts))
+
+
 def text_features(text: str) -> tuple[list[int], int]:
     """The counts named by ``FEATURES`` for ``text``, and its UTF-8 length in bytes (digits as in ``ascii_counts``)."""
     counts, parts, n_bytes = text_parts(text)
@@ -282,3 +320,27 @@ _FIRST_GROUP = FEATURES.index(GROUPS[0])
 _CYRILLIC_FEATURE, _HAN_FEATURE = FEATURES.index("cyrillic"), FEATURES.index("han")
 _UKRAINIAN_FEATURE, _CYRILLIC_EXT_FEATURE, _TRADITIONAL_FEATURE = (
     FEATURES.index(f) for f in ("ukrainian", "cyrillic_ext", "traditional"))
+
+
+
+def accelerator_tables() -> dict[str, Any]:
+    """This module's definitions in the terms of the C accelerator's ``configure`` and ``configure_safe``
+    (``approximate_accelerator``): the tables stay defined here, once."""
+    code_of_high, word_codes, feature_of_code, latin1, splits = code_tables(_FIRST_GROUP)
+    cyrillic_code, han_code = (feature_of_code.index(f) for f in (_CYRILLIC_FEATURE, _HAN_FEATURE))
+    subsets = (
+        (_CYRILLIC_FEATURE, cyrillic_code, _UKRAINIAN_FEATURE, tuple((ord(c), ord(c)) for c in _UKRAINIAN)),
+        (_CYRILLIC_FEATURE, cyrillic_code, _CYRILLIC_EXT_FEATURE, (_CYRILLIC_EXT_RANGE,)),
+        (_HAN_FEATURE, han_code, _TRADITIONAL_FEATURE, tuple((ord(c), ord(c)) for c in _TRADITIONAL)),
+    )
+    systems = sorted({*SYSTEM_OF_FEATURE.values(), "latin"})
+    roles = (_LETTERS, _LATIN1, _LATIN_EXT, *_KANA, _HAN, _HANGUL, _CYRILLIC, _CYRILLIC_EXT, _ARMENIAN, _COMBINING,
+             _RARE, _PUNCT, _DIGITS, _WORDS)
+    return {
+        "configure": (BYTE_FLAG_TABLE, CLASS_TABLE, _CASE_TABLE, code_of_high, word_codes, feature_of_code, latin1,
+                      LONG_RUN, LONG_WORD, splits, subsets),
+        "configure_safe": (len(FEATURES), FAMILIES, roles, tuple(_OTHER_SCRIPTS(range(len(FEATURES)))),
+                           tuple(systems.index(SYSTEM_OF_FEATURE[i]) if i in SYSTEM_OF_FEATURE else -1
+                                 for i in range(len(FEATURES))),
+                           systems.index("latin"), SHORT_TEXT, MIXED_SHORT_TEXT, " the "),
+    }

@@ -1,0 +1,821 @@
+/* The approximate counter's text statistics in one pass over the code points: the same numbers as
+ * ``approximate_features.py_text_parts`` and ``py_safe_features`` (a test compares them on generated text),
+ * which make several passes over the UTF-8 and UTF-16 encodings and cost a few microseconds of fixed Python
+ * overhead per message; here a chat message costs well under one.
+ *
+ * Every table comes from Python through ``configure`` (approximate_features.py holds the definitions), so this
+ * file holds the algorithm only: per code point, its class (by its UTF-8 lead byte), its script code (by its
+ * UTF-16 high byte) and the ranges split off or counted within its block.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <string.h>
+
+#define MAX_RULES 64
+#define MAX_SLOTS 64
+
+typedef struct {
+    Py_UCS4 lo, hi;
+    int slot;
+} Rule;
+
+typedef struct {
+    int feature;    /* index in FEATURES of the counted characters */
+    int code;       /* parent script code (splits) */
+    int trigger;    /* index in FEATURES whose presence emits this count (subsets), -1 for splits */
+} Slot;
+
+static int configured = 0;
+static unsigned char flag_of_lead[256];   /* bit 1: letter-like, bit 2: space (a lead byte stands for its character) */
+static unsigned char class_of_lead[256];  /* CLASS_TABLE: 'a' ASCII letter, '0' digit, ... */
+static unsigned char case_of_byte[256];   /* 'l' lower, 'u' upper, 'x' anything else */
+static unsigned char code_of_high[256];   /* script code of a UTF-16 high byte; 0 for none */
+static unsigned char word_code[256];      /* whether a script code's characters are letter-like */
+static int feature_of_code[256];
+static int latin1_feature;
+static long long long_run, long_word;
+/* Rules per script code: count code points in [lo, hi] into a slot. */
+static Rule rules[MAX_RULES];
+static int rule_start[257];
+/* The same rules for the BMP as a table: slot + 1 of each code point, 0 for none (a table read per character of a
+ * block with rules, instead of a range test per rule). */
+static unsigned char slot_of_bmp[0x10000];
+static Slot slots[MAX_SLOTS];
+static int n_slots;
+
+static int
+read_table(PyObject *obj, unsigned char *out, const char *what)
+{
+    if (!PyBytes_Check(obj) || PyBytes_GET_SIZE(obj) != 256) {
+        PyErr_Format(PyExc_TypeError, "configure: %s must be 256 bytes", what);
+        return -1;
+    }
+    memcpy(out, PyBytes_AS_STRING(obj), 256);
+    return 0;
+}
+
+/* configure(flag_of_lead, class_of_lead, case_of_byte, code_of_high, word_codes, feature_of_code, latin1_feature,
+ *           long_run, long_word, splits, subsets)
+ * splits: ((code, feature, ((lo, hi), ...)), ...) in the order they are taken off their block;
+ * subsets: ((trigger_feature, code, feature, ((lo, hi), ...)), ...) in the order they are reported. */
+static PyObject *
+configure(PyObject *self, PyObject *args)
+{
+    PyObject *flags, *classes, *cases, *codes, *words, *features, *splits, *subsets;
+    int latin1;
+    long long run, word;
+    if (!PyArg_ParseTuple(args, "OOOOOOiLLOO", &flags, &classes, &cases, &codes, &words, &features, &latin1,
+                          &run, &word, &splits, &subsets))
+        return NULL;
+    if (read_table(flags, flag_of_lead, "flag_of_lead") || read_table(classes, class_of_lead, "class_of_lead")
+        || read_table(cases, case_of_byte, "case_of_byte") || read_table(codes, code_of_high, "code_of_high")
+        || read_table(words, word_code, "word_codes"))
+        return NULL;
+    if (!PyTuple_Check(features) || PyTuple_GET_SIZE(features) != 256) {
+        PyErr_SetString(PyExc_TypeError, "configure: feature_of_code must be a tuple of 256 ints");
+        return NULL;
+    }
+    for (int i = 0; i < 256; i++) {
+        feature_of_code[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(features, i));
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    latin1_feature = latin1;
+    long_run = run;
+    long_word = word;
+    /* Rules grouped by code: collect (code, rule) pairs, then lay them out by code. */
+    Rule pending[MAX_RULES];
+    int pending_code[MAX_RULES];
+    int n_rules = 0;
+    n_slots = 0;
+    PyObject *lists[2] = {splits, subsets};
+    for (int kind = 0; kind < 2; kind++) {
+        PyObject *seq = PySequence_Fast(lists[kind], "configure: splits and subsets must be sequences");
+        if (!seq)
+            return NULL;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+            PyObject *entry = PySequence_Fast_GET_ITEM(seq, i), *ranges;
+            int trigger = -1, code, feature;
+            int ok = kind == 0 ? PyArg_ParseTuple(entry, "iiO", &code, &feature, &ranges)
+                               : PyArg_ParseTuple(entry, "iiiO", &trigger, &code, &feature, &ranges);
+            if (!ok || code < 0 || code > 255 || n_slots >= MAX_SLOTS) {
+                Py_DECREF(seq);
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "configure: bad split or subset");
+                return NULL;
+            }
+            slots[n_slots] = (Slot){feature, code, trigger};
+            PyObject *rseq = PySequence_Fast(ranges, "configure: ranges must be a sequence");
+            if (!rseq) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+            for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(rseq); j++) {
+                unsigned int lo, hi;
+                if (n_rules >= MAX_RULES || !PyArg_ParseTuple(PySequence_Fast_GET_ITEM(rseq, j), "II", &lo, &hi)) {
+                    Py_DECREF(rseq);
+                    Py_DECREF(seq);
+                    if (!PyErr_Occurred())
+                        PyErr_SetString(PyExc_ValueError, "configure: too many ranges");
+                    return NULL;
+                }
+                pending[n_rules] = (Rule){lo, hi, n_slots};
+                pending_code[n_rules++] = code;
+            }
+            Py_DECREF(rseq);
+            n_slots++;
+        }
+        Py_DECREF(seq);
+    }
+    int k = 0;
+    for (int code = 0; code < 256; code++) {
+        rule_start[code] = k;
+        for (int i = 0; i < n_rules; i++)
+            if (pending_code[i] == code)
+                rules[k++] = pending[i];
+    }
+    rule_start[256] = k;
+    memset(slot_of_bmp, 0, sizeof(slot_of_bmp));
+    for (int i = 0; i < k; i++)
+        for (Py_UCS4 cp = rules[i].lo; cp <= rules[i].hi && cp < 0x10000; cp++) {
+            if (slot_of_bmp[cp]) {
+                PyErr_SetString(PyExc_ValueError, "configure: overlapping ranges");
+                return NULL;
+            }
+            slot_of_bmp[cp] = (unsigned char)(rules[i].slot + 1);
+        }
+    configured = 1;
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    /* text_parts */
+    Py_ssize_t digits, non_digit, word_like, word_starts, spaces, space_runs, newlines, n_bytes, latin1;
+    Py_ssize_t code_count[256];
+    unsigned char order[256];
+    int n_order;
+    Py_ssize_t slot_count[MAX_SLOTS];
+    /* safe_features */
+    Py_ssize_t digit_letter, letter_digit, case_changes, long_runs, long_words;
+} Stats;
+
+/* One pass over the code points of a string of one ``kind`` (specialised by the compiler for each: the counters
+ * are locals, so that they stay in registers, and written to ``st`` at the end). */
+static inline int
+scan_kind(const int kind, const void *data, Py_ssize_t length, Stats *st, const int safe)
+{
+    Py_ssize_t digits = 0, word_like = 0, word_starts = 0, spaces = 0, space_runs = 0, newlines = 0, n_bytes = 0;
+    Py_ssize_t latin1 = 0, digit_letter = 0, letter_digit = 0, case_changes = 0, long_runs = 0, long_words = 0;
+    int prev_w = 0, prev_s = 0, prev_doubled = 0;
+    /* safe mode: the previous code point's class and case byte, the current runs of ASCII letters and of
+     * letter-like code points (a digit breaks both) */
+    unsigned char prev_class = 0, prev_case = 0;
+    long long letter_run = 0, word_run = 0;
+    for (Py_ssize_t i = 0; i < length; i++) {
+        Py_UCS4 cp = PyUnicode_READ(kind, data, i);
+        unsigned char lead;
+        if (cp < 0x80) {
+            lead = (unsigned char)cp;
+            n_bytes += 1;
+        }
+        else if (cp < 0x800) {
+            lead = (unsigned char)(0xC0 | (cp >> 6));
+            n_bytes += 2;
+        }
+        else if (cp < 0x10000) {
+            if (cp >= 0xD800 && cp < 0xE000)
+                return -1;
+            lead = (unsigned char)(0xE0 | (cp >> 12));
+            n_bytes += 3;
+        }
+        else {
+            lead = (unsigned char)(0xF0 | (cp >> 18));
+            n_bytes += 4;
+        }
+        const unsigned char cls = class_of_lead[lead];
+        const int flag = flag_of_lead[lead];
+        if (safe) {
+            const unsigned char cs = cp < 0x80 ? case_of_byte[cp] : 'x';
+            case_changes += prev_case == 'l' && cs == 'u';
+            prev_case = cs;
+            digit_letter += prev_class == '0' && cls == 'a';
+            letter_digit += prev_class == 'a' && cls == '0';
+            prev_class = cls;
+            letter_run = cls == 'a' ? letter_run + 1 : 0;
+            if (letter_run == long_run) {
+                long_runs++;
+                letter_run = 0;
+            }
+            word_run = flag & 1 ? word_run + 1 : 0;
+            if (word_run == long_word) {
+                long_words++;
+                word_run = 0;
+            }
+        }
+        if (cls == '0') {  /* digits are deleted from the flag string: they neither start nor break a run */
+            digits++;
+            continue;
+        }
+        const int w = flag & 1, s = flag >> 1, doubled = s & prev_s;
+        word_like += w;
+        word_starts += w & !prev_w;
+        spaces += s;
+        space_runs += doubled & !prev_doubled;
+        prev_w = w;
+        prev_s = s;
+        prev_doubled = doubled;
+        if (cp < 0x80) {
+            newlines += cp == '\n';
+            continue;
+        }
+        if (cp < 0x100) {
+            latin1++;
+            continue;
+        }
+        const unsigned int high = cp < 0x10000 ? cp >> 8 : 0xD8 + ((cp - 0x10000) >> 18);
+        const unsigned char code = code_of_high[high];
+        if (!st->code_count[code]++)
+            st->order[st->n_order++] = code;
+        if (cp < 0x10000) {
+            const int slot = slot_of_bmp[cp];
+            if (slot)
+                st->slot_count[slot - 1]++;
+        }
+        else
+            for (int r = rule_start[code]; r < rule_start[code + 1]; r++)
+                if (rules[r].lo <= cp && cp <= rules[r].hi)
+                    st->slot_count[rules[r].slot]++;
+    }
+    st->digits = digits;
+    st->non_digit = length - digits;
+    st->word_like = word_like;
+    st->word_starts = word_starts;
+    st->spaces = spaces;
+    st->space_runs = space_runs;
+    st->newlines = newlines;
+    st->n_bytes = n_bytes;
+    st->latin1 = latin1;
+    st->digit_letter = digit_letter;
+    st->letter_digit = letter_digit;
+    st->case_changes = case_changes;
+    st->long_runs = long_runs;
+    st->long_words = long_words;
+    return 0;
+}
+
+static int
+scan(PyObject *text, Stats *st, int safe)
+{
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    int rc;
+    st->n_order = 0;
+    memset(st->code_count, 0, sizeof(st->code_count));
+    memset(st->slot_count, 0, sizeof(st->slot_count));
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        rc = safe ? scan_kind(PyUnicode_1BYTE_KIND, data, length, st, 1)
+                  : scan_kind(PyUnicode_1BYTE_KIND, data, length, st, 0);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        rc = safe ? scan_kind(PyUnicode_2BYTE_KIND, data, length, st, 1)
+                  : scan_kind(PyUnicode_2BYTE_KIND, data, length, st, 0);
+        break;
+    default:
+        rc = safe ? scan_kind(PyUnicode_4BYTE_KIND, data, length, st, 1)
+                  : scan_kind(PyUnicode_4BYTE_KIND, data, length, st, 0);
+    }
+    if (rc) {
+        /* A lone surrogate: raise what str.encode raises. */
+        PyObject *encoded = PyUnicode_AsUTF8String(text);
+        Py_XDECREF(encoded);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "surrogate in text");
+    }
+    return rc;
+}
+
+/* The sparse statistics of a scanned text, as py_text_parts gives them: the seven ASCII counts, and the script
+ * parts as (feature, count) pairs in the same order. */
+typedef struct {
+    Py_ssize_t counts[7];
+    int feature[2 * MAX_SLOTS + 258];
+    Py_ssize_t n[2 * MAX_SLOTS + 258];
+    int n_parts;
+} Parts;
+
+static void
+collect_parts(const Stats *st, Parts *out)
+{
+    int k = 0;
+    Py_ssize_t non_ascii = st->latin1, word_scripts = st->latin1;
+    if (st->latin1) {
+        out->feature[k] = latin1_feature;
+        out->n[k++] = st->latin1;
+    }
+    for (int i = 0; i < st->n_order; i++) {
+        int code = st->order[i];
+        Py_ssize_t n = st->code_count[code];
+        non_ascii += n;
+        if (word_code[code])
+            word_scripts += n;
+        for (int s = 0; s < n_slots && n; s++) {
+            if (slots[s].trigger >= 0 || slots[s].code != code || !st->slot_count[s])
+                continue;
+            out->feature[k] = slots[s].feature;
+            out->n[k++] = st->slot_count[s];
+            n -= st->slot_count[s];
+        }
+        out->feature[k] = feature_of_code[code];
+        out->n[k++] = n;
+    }
+    /* Counts within a block, reported after the parts for each part that triggers them (in parts' order). */
+    int n_parts = k;
+    for (int p = 0; p < n_parts; p++)
+        for (int s = 0; s < n_slots; s++)
+            if (slots[s].trigger == out->feature[p]) {
+                out->feature[k] = slots[s].feature;
+                out->n[k++] = st->slot_count[s];
+            }
+    out->n_parts = k;
+    Py_ssize_t *c = out->counts;
+    c[0] = st->word_like - word_scripts;
+    c[1] = st->digits;
+    c[2] = st->word_starts;
+    c[3] = st->spaces;
+    c[4] = st->space_runs;
+    c[5] = st->newlines;
+    c[6] = st->non_digit - st->word_like - st->spaces - st->newlines - (non_ascii - word_scripts);
+}
+
+/* A tuple (or list) of ``n`` ints. */
+static PyObject *
+int_sequence(const Py_ssize_t *values, int n, int list)
+{
+    PyObject *seq = list ? PyList_New(n) : PyTuple_New(n);
+    if (!seq)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *value = PyLong_FromSsize_t(values[i]);
+        if (!value) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        if (list)
+            PyList_SET_ITEM(seq, i, value);
+        else
+            PyTuple_SET_ITEM(seq, i, value);
+    }
+    return seq;
+}
+
+/* (counts, parts, n_bytes) as py_text_parts gives them. */
+static PyObject *
+build_parts(const Stats *st)
+{
+    Parts parts;
+    collect_parts(st, &parts);
+    PyObject *list = PyList_New(parts.n_parts);
+    if (!list)
+        return NULL;
+    for (int i = 0; i < parts.n_parts; i++) {
+        PyObject *pair = Py_BuildValue("(in)", parts.feature[i], parts.n[i]);
+        if (!pair) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, pair);
+    }
+    PyObject *counts = int_sequence(parts.counts, 7, 0), *n_bytes = PyLong_FromSsize_t(st->n_bytes);
+    PyObject *result = counts && n_bytes ? PyTuple_Pack(3, counts, list, n_bytes) : NULL;
+    Py_XDECREF(counts);
+    Py_XDECREF(n_bytes);
+    Py_DECREF(list);
+    return result;
+}
+
+/* Safe mode's statistics (py_safe_features): letter-digit boundaries, case changes, long runs, a constant. */
+#define N_EXTRA 6
+static void
+extras(const Stats *st, Py_ssize_t *out)
+{
+    out[0] = st->digit_letter;
+    out[1] = st->letter_digit;
+    out[2] = st->case_changes;
+    out[3] = st->long_runs;
+    out[4] = st->long_words;
+    out[5] = 1;
+}
+
+static int
+scanned(PyObject *arg, Stats *st, int safe)
+{
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "approximate_speedups.configure() was not called");
+        return -1;
+    }
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "expected a str, got %.100s", Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+    return scan(arg, st, safe);
+}
+
+static PyObject *
+text_parts(PyObject *self, PyObject *arg)
+{
+    Stats st;
+    return scanned(arg, &st, 0) ? NULL : build_parts(&st);
+}
+
+static PyObject *
+safe_parts(PyObject *self, PyObject *arg)
+{
+    Stats st;
+    if (scanned(arg, &st, 1))
+        return NULL;
+    PyObject *result = build_parts(&st);
+    if (!result)
+        return NULL;
+    Py_ssize_t values[N_EXTRA];
+    extras(&st, values);
+    PyObject *extra = int_sequence(values, N_EXTRA, 1);
+    if (!extra) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    PyObject *full = PyTuple_Pack(4, PyTuple_GET_ITEM(result, 0), PyTuple_GET_ITEM(result, 1),
+                                  PyTuple_GET_ITEM(result, 2), extra);
+    Py_DECREF(extra);
+    Py_DECREF(result);
+    return full;
+}
+
+
+/* ---- The counter's arithmetic (ApproximateCounter's py_count and py_safe_count, in the same order of floating-point
+ * operations, so that both give the same integers; built with -ffp-contract=off: no fused multiply-add). ---- */
+
+/* Safe mode's families, in approximate_features.FAMILIES' order (checked by configure_safe). */
+enum { ENGLISH, ASCII_SYMBOLIC, ASCII_IDS, ASCII, LATIN, CHINESE, JAPANESE, KOREAN, CYRILLIC, CYRILLIC_EXT, OTHER,
+       N_FAMILIES };
+static const char *family_names[N_FAMILIES] = {"english", "ascii_symbolic", "ascii_ids", "ascii", "latin", "chinese",
+                                              "japanese", "korean", "cyrillic", "cyrillic_ext", "other"};
+/* Feature indices safe_family reads, in this order. */
+enum { F_LETTERS, F_LATIN1, F_LATIN_EXT, F_KANA, F_KATAKANA, F_HAN, F_HANGUL, F_CYRILLIC, F_CYRILLIC_EXT, F_ARMENIAN,
+       F_COMBINING, F_RARE, F_PUNCT, F_DIGITS, F_WORDS, N_ROLES };
+#define MAX_FEATURES 256
+static int safe_configured = 0;
+static int n_features;
+static int role[N_ROLES];
+static int other_script[MAX_FEATURES], n_other_scripts;
+static int system_of_feature[MAX_FEATURES], latin_system, n_systems;
+static Py_ssize_t short_text, mixed_short_text;
+static PyObject *the_word;  /* " the " */
+
+/* configure_safe(n_features, families, roles, other_scripts, system_of_feature, latin_system, short_text,
+ *                mixed_short_text, the_word) */
+static PyObject *
+configure_safe(PyObject *self, PyObject *args)
+{
+    PyObject *families, *roles, *others, *systems, *the;
+    if (!PyArg_ParseTuple(args, "iOOOOinnU", &n_features, &families, &roles, &others, &systems, &latin_system,
+                          &short_text, &mixed_short_text, &the))
+        return NULL;
+    if (n_features <= 7 || n_features > MAX_FEATURES || !PyTuple_Check(families)
+        || PyTuple_GET_SIZE(families) != N_FAMILIES || !PyTuple_Check(roles) || PyTuple_GET_SIZE(roles) != N_ROLES
+        || !PyTuple_Check(others) || PyTuple_GET_SIZE(others) > MAX_FEATURES || !PyTuple_Check(systems)
+        || PyTuple_GET_SIZE(systems) != n_features) {
+        PyErr_SetString(PyExc_ValueError, "configure_safe: bad arguments");
+        return NULL;
+    }
+    for (int i = 0; i < N_FAMILIES; i++) {
+        PyObject *name = PyTuple_GET_ITEM(families, i);
+        if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, family_names[i])) {
+            PyErr_Format(PyExc_ValueError, "configure_safe: family %d must be %s", i, family_names[i]);
+            return NULL;
+        }
+    }
+    n_systems = 0;
+    for (int i = 0; i < N_ROLES; i++)
+        role[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(roles, i));
+    n_other_scripts = (int)PyTuple_GET_SIZE(others);
+    for (int i = 0; i < n_other_scripts; i++)
+        other_script[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(others, i));
+    for (int i = 0; i < n_features; i++) {
+        system_of_feature[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(systems, i));
+        if (system_of_feature[i] >= n_systems)
+            n_systems = system_of_feature[i] + 1;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    if (latin_system < 0 || latin_system >= 64 || n_systems > 64) {
+        PyErr_SetString(PyExc_ValueError, "configure_safe: at most 64 writing systems");
+        return NULL;
+    }
+    Py_INCREF(the);
+    Py_XSETREF(the_word, the);
+    safe_configured = 1;
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    double *weights;  /* n_features, then N_EXTRA */
+    double relative, spread;
+} Bound;
+
+typedef struct {
+    PyObject_HEAD
+    double *weights, *floor;  /* the estimate's, per feature */
+    double digit_floor, other_floor;
+    int safe;
+    Bound bounds[N_FAMILIES + 1];  /* per family, then the bound of text that is not language */
+} Model;
+
+static void
+model_dealloc(Model *self)
+{
+    PyMem_Free(self->weights);
+    PyMem_Free(self->floor);
+    for (int i = 0; i <= N_FAMILIES; i++)
+        PyMem_Free(self->bounds[i].weights);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* ``n`` floats from a sequence, into a new array. */
+static double *
+doubles(PyObject *obj, Py_ssize_t n, const char *what)
+{
+    PyObject *seq = PySequence_Fast(obj, what);
+    if (!seq)
+        return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != n) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd values", what, n);
+        return NULL;
+    }
+    double *out = PyMem_Malloc(n * sizeof(double));
+    if (!out) {
+        Py_DECREF(seq);
+        return (double *)PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) {
+        PyMem_Free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Model(weights, floor, digit_floor, other_floor, bounds): ``bounds`` is None (the estimate only) or, per family
+ * and then for text that is not language, (weights per SAFE_FEATURES, relative, spread). */
+static PyObject *
+model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *weights, *floor, *bounds;
+    double digit_floor, other_floor;
+    if (!safe_configured) {
+        PyErr_SetString(PyExc_RuntimeError, "approximate_speedups.configure_safe() was not called");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOddO", &weights, &floor, &digit_floor, &other_floor, &bounds))
+        return NULL;
+    Model *self = (Model *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    self->digit_floor = digit_floor;
+    self->other_floor = other_floor;
+    self->weights = doubles(weights, n_features, "Model weights");
+    self->floor = self->weights ? doubles(floor, n_features, "Model floor") : NULL;
+    if (!self->floor)
+        goto fail;
+    self->safe = bounds != Py_None;
+    if (self->safe) {
+        PyObject *seq = PySequence_Fast(bounds, "Model bounds");
+        if (!seq)
+            goto fail;
+        if (PySequence_Fast_GET_SIZE(seq) != N_FAMILIES + 1) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "Model bounds: one per family and one for text that is not language");
+            goto fail;
+        }
+        for (int i = 0; i <= N_FAMILIES; i++) {
+            PyObject *w;
+            Bound *b = &self->bounds[i];
+            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "Odd", &w, &b->relative, &b->spread)
+                || !(b->weights = doubles(w, n_features + N_EXTRA, "Model bound weights"))) {
+                Py_DECREF(seq);
+                goto fail;
+            }
+        }
+        Py_DECREF(seq);
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static int
+model_scan(PyObject *text, Stats *st, Parts *parts, int safe)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "count_text expects a str, got %.100s", Py_TYPE(text)->tp_name);
+        return -1;
+    }
+    if (scan(text, st, safe))
+        return -1;
+    collect_parts(st, parts);
+    return 0;
+}
+
+/* The seven ASCII statistics' dot product, left to right. */
+static double
+ascii_dot(const double *w, const Py_ssize_t *counts)
+{
+    double total = 0.0;
+    for (int i = 0; i < 7; i++)
+        total += w[i] * (double)counts[i];
+    return total;
+}
+
+/* ApproximateCounter.py_count: between the vocabulary's floor and the byte count. */
+static PyObject *
+model_estimate(Model *self, PyObject *text)
+{
+    Stats st;
+    Parts p;
+    if (model_scan(text, &st, &p, 0))
+        return NULL;
+    if (!st.n_bytes)
+        return PyLong_FromLong(0);
+    const Py_ssize_t *c = p.counts;
+    double estimate = ascii_dot(self->weights, c);
+    Py_ssize_t result;
+    if (p.n_parts) {
+        double floor = ascii_dot(self->floor, c);
+        for (int i = 0; i < p.n_parts; i++) {
+            estimate += self->weights[p.feature[i]] * (double)p.n[i];
+            floor += self->floor[p.feature[i]] * (double)p.n[i];
+        }
+        Py_ssize_t low = (Py_ssize_t)ceil(floor), rounded = (Py_ssize_t)(estimate + 0.5);
+        result = low > rounded ? low : rounded;
+    }
+    else {
+        if (estimate < self->digit_floor * (double)c[1] + self->other_floor * (double)(st.n_bytes - c[1])) {
+            double low = ceil(ascii_dot(self->floor, c));
+            if (low > estimate)
+                estimate = low;
+        }
+        result = (Py_ssize_t)(estimate + 0.5);
+    }
+    if (result > st.n_bytes)
+        result = st.n_bytes;
+    return PyLong_FromSsize_t(result ? result : 1);
+}
+
+/* approximate_features.safe_family, for dense features ``f``. */
+static int
+family_of(const Py_ssize_t *f, PyObject *text, Py_ssize_t boundaries)
+{
+    Py_ssize_t accented = f[role[F_LATIN1]] + f[role[F_LATIN_EXT]];
+    Py_ssize_t latin = f[role[F_LETTERS]] + accented;
+    Py_ssize_t kana = f[role[F_KANA]] + f[role[F_KATAKANA]];
+    Py_ssize_t cjk = f[role[F_HAN]] + kana + f[role[F_HANGUL]];
+    Py_ssize_t cyrillic = f[role[F_CYRILLIC]];
+    Py_ssize_t other = 0;
+    for (int i = 0; i < n_other_scripts; i++)
+        other += f[other_script[i]];
+    Py_ssize_t top = latin;
+    if (cjk > top)
+        top = cjk;
+    if (cyrillic > top)
+        top = cyrillic;
+    if (other > top)
+        top = other;
+    if (top == cjk && cjk) {
+        if (kana * 20 > cjk)
+            return JAPANESE;
+        return f[role[F_HANGUL]] > f[role[F_HAN]] ? KOREAN : CHINESE;
+    }
+    if (top == cyrillic && cyrillic) {
+        Py_ssize_t unusual = f[role[F_CYRILLIC_EXT]] + f[role[F_ARMENIAN]] + f[role[F_COMBINING]] + f[role[F_RARE]];
+        return unusual * 50 > cyrillic ? CYRILLIC_EXT : CYRILLIC;
+    }
+    if (top == other && other)
+        return OTHER;
+    if (accented * 100 > latin)
+        return LATIN;
+    if (boundaries * 8 > latin)
+        return ASCII_IDS;
+    if ((f[role[F_PUNCT]] + f[role[F_DIGITS]]) * 10 > latin)
+        return ASCII_SYMBOLIC;
+    if (f[role[F_WORDS]] > 0) {
+        Py_ssize_t the = PyUnicode_Count(text, the_word, 0, PY_SSIZE_T_MAX);
+        if (the < 0)
+            return -1;
+        if (the * 60 >= f[role[F_WORDS]])
+            return ENGLISH;
+    }
+    return ASCII;
+}
+
+/* A safe bound with its margin (approximate._widened). */
+static double
+widened(const Bound *b, const Parts *p, const Py_ssize_t *extra)
+{
+    double ascii = ascii_dot(b->weights, p->counts), more = 0.0;
+    for (int i = 0; i < N_EXTRA; i++)
+        more += b->weights[n_features + i] * (double)extra[i];
+    double total = ascii + more;
+    for (int i = 0; i < p->n_parts; i++)
+        total += b->weights[p->feature[i]] * (double)p->n[i];
+    return total * (1 + b->relative) + b->spread * sqrt(total);
+}
+
+/* ApproximateCounter.py_safe_count. */
+static PyObject *
+model_safe(Model *self, PyObject *text)
+{
+    Stats st;
+    Parts p;
+    if (!self->safe) {
+        PyErr_SetString(PyExc_ValueError, "this Model has no safe bounds");
+        return NULL;
+    }
+    if (model_scan(text, &st, &p, 1))
+        return NULL;
+    const Py_ssize_t *c = p.counts, length = PyUnicode_GET_LENGTH(text);
+    if ((c[2] + c[6] + c[1]) * 3 > 2 * length || st.n_bytes < short_text)
+        return PyLong_FromSsize_t(st.n_bytes);
+    if (st.n_bytes < mixed_short_text) {
+        unsigned long long systems = c[0] ? 1ULL << latin_system : 0;
+        for (int i = 0; i < p.n_parts; i++)
+            if (p.n[i] && system_of_feature[p.feature[i]] >= 0)
+                systems |= 1ULL << system_of_feature[p.feature[i]];
+        if (systems & (systems - 1))  /* more than one writing system */
+            return PyLong_FromSsize_t(st.n_bytes);
+    }
+    double floor = ascii_dot(self->floor, c);
+    Py_ssize_t dense[MAX_FEATURES];
+    memcpy(dense, c, 7 * sizeof(Py_ssize_t));
+    memset(dense + 7, 0, (n_features - 7) * sizeof(Py_ssize_t));
+    for (int i = 0; i < p.n_parts; i++) {
+        floor += self->floor[p.feature[i]] * (double)p.n[i];
+        dense[p.feature[i]] += p.n[i];
+    }
+    Py_ssize_t extra[N_EXTRA];
+    extras(&st, extra);
+    int family = family_of(dense, text, extra[0] + extra[1]);
+    if (family < 0)
+        return NULL;
+    double bound = widened(&self->bounds[family], &p, extra);
+    if (extra[4] * long_word * 2 > length) {  /* looks_random */
+        double dense_bound = widened(&self->bounds[N_FAMILIES], &p, extra);
+        if (dense_bound > bound)
+            bound = dense_bound;
+    }
+    Py_ssize_t low = (Py_ssize_t)ceil(floor), high = (Py_ssize_t)ceil(bound);
+    Py_ssize_t result = low > high ? low : high;
+    return PyLong_FromSsize_t(result < st.n_bytes ? result : st.n_bytes);
+}
+
+static PyMethodDef model_methods[] = {
+    {"estimate", (PyCFunction)model_estimate, METH_O, "The estimate of a text's tokens (py_count)."},
+    {"safe", (PyCFunction)model_safe, METH_O, "Safe mode's upper bound of a text's tokens (py_safe_count)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ctxwin.counters.approximate_speedups.Model",
+    .tp_basicsize = sizeof(Model),
+    .tp_dealloc = (destructor)model_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An approximate counter's weights, floor and safe bounds, for estimate() and safe().",
+    .tp_methods = model_methods,
+    .tp_new = model_new,
+};
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS, "Set the tables (from approximate_features)."},
+    {"text_parts", text_parts, METH_O, "(counts, parts, n_bytes) of a text, as py_text_parts."},
+    {"safe_parts", safe_parts, METH_O, "text_parts and the safe-mode statistics, as py_safe_features."},
+    {"configure_safe", configure_safe, METH_VARARGS, "Set safe mode's feature roles (from approximate_features)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "approximate_speedups", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit_approximate_speedups(void)
+{
+    if (PyType_Ready(&ModelType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddObjectRef(m, "Model", (PyObject *)&ModelType) < 0)
+        Py_CLEAR(m);
+    return m;
+}

@@ -1,0 +1,167 @@
+"""The C accelerator gives the approximate counter's pure-Python numbers exactly: the same statistics and the same
+counts (estimate and safe mode, both targets), on every code point, on generated text and on the corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.approximate_accelerator import MODEL
+from ctxwin.counters.approximate_calibration import TARGETS
+from ctxwin.counters.approximate_features import FEATURES, safe_parts, text_parts
+from ctxwin.counters.base import scalar_text
+
+
+def _compiler() -> str | None:
+    """The C compiler the package's build would use, if there is one on this machine."""
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc)
+
+
+if MODEL is None:
+    if os.environ.get("CTXWIN_NO_ACCELERATOR") or not _compiler():
+        pytest.skip("the C accelerator is turned off or there is no C compiler", allow_module_level=True)
+    pytest.fail(f"a C compiler is present ({_compiler()}) but the accelerator is not built: reinstall the package "
+                "(pip install -e .) and read the build log", pytrace=False)
+
+import ctxwin.counters.approximate_speedups as speedups  # noqa: E402  (only where it is built)
+
+COUNTERS = [ApproximateCounter(target, safe=safe) for target in TARGETS for safe in (False, True)]
+
+
+def _python_count(counter: ApproximateCounter, text: str) -> int:
+    return counter.py_safe_count(text) if counter.safe else counter.py_count(text)
+
+
+def assert_same(text: str) -> None:
+    """The statistics and every counter's count of ``text``, C against Python."""
+    assert speedups.safe_parts(text) == safe_parts(text), text
+    assert speedups.text_parts(text) == text_parts(text), text
+    for counter in COUNTERS:
+        assert counter.count_text(text) == _python_count(counter, text), (counter.name, counter.target, text)
+
+
+def test_every_code_point() -> None:
+    """Each code point (surrogates aside) in runs of 61 consecutive ones, alone, among ASCII words and digits, and
+    doubled; the runs cross every block boundary, split range and counted subset."""
+    code_points = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+    for i in range(0, len(code_points), 61):
+        run = "".join(map(chr, code_points[i : i + 61]))
+        assert speedups.safe_parts(run) == safe_parts(run)
+        text = f"ab {run} 12x{run[:7]}  Zz9 {run[::-1]}"
+        assert speedups.safe_parts(text) == safe_parts(text)
+    for cp in range(0x0, 0x3100):  # the blocks with splits and subsets, one code point in context each
+        assert_same(f"The word {chr(cp)}x2 {chr(cp) * 3}")
+
+
+# Alphabets that exercise every branch: ASCII classes, runs of spaces, digits next to letters, case changes, long
+# runs, every script group, the Ukrainian and Traditional letters, emoji, and anything at all.
+_SPECIAL = " \n\t  0123456789abcXYZ the .,;{}" + "іїєІЇЄґқңө們個這說" + "éßñ" + "ʻ̀͡" + "ΑΩαωάЖжӘәԱա" + "שׁאבג"
+_SCRIPTS = "".join(chr(cp) for cp in (*range(0x600, 0x700, 7), *range(0x900, 0x1000, 5), *range(0x10A0, 0x1400, 13),
+                                      *range(0x2000, 0x2900, 11), *range(0x3000, 0x3100, 3), *range(0x4E00, 0x4F00, 9),
+                                      *range(0xAC00, 0xAD00, 17), 0x1F600, 0x1F44D, 0x200D, 0xFE0F, 0x20000, 0xFF21))
+TEXTS = st.one_of(
+    st.text(alphabet=st.sampled_from(_SPECIAL + _SCRIPTS), max_size=300),
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200),
+    st.lists(st.sampled_from(["The quick brown fox ", "Съешь же ещё ", "我们今天", "カタカナ", "한국어 ", "नमस्ते ",
+                              "ภาษาไทย ", "a1b2c3d4", "getCoreSchema", "    ", "\n", "aaaaaaaaaaaaaaaaaaaaaa"]),
+             max_size=40).map("".join),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+def test_generated_text(text: str) -> None:
+    assert_same(text)
+
+
+# Texts swept across every threshold of safe mode's decisions (family by script shares, Cyrillic alphabets, kana,
+# hangul against Han, accented letters, letter-digit boundaries, punctuation and digits, " the ", long random runs,
+# symbol soup, short and mixed short texts): a base, with ever more of a filler.
+_BASES = ["The cat sat on a mat and then the dog came in. " * 6, "Съешь же ещё этих мягких французских булок. " * 4,
+          "我们今天去公园散步，天气很好。" * 6, "한국어 문장입니다 " * 8, "नमस्ते दुनिया " * 10, "Hi"]
+_FILLERS = ["ә", "カ", "한", "中", "é", "a1", "{;}", "7", " the ", " x", "qwertyuiopasdfghjklzx", "  ", "\n", "ß"]
+
+
+@pytest.mark.parametrize("base", _BASES)
+def test_thresholds(base: str) -> None:
+    for cut in {len(base), len(base) * 3 // 4, len(base) // 2}:
+        for filler in _FILLERS:
+            for k in range(0, 48, 1 if len(filler) < 3 else 3):
+                assert_same(base[:cut] + filler * k)
+                assert_same(filler * k + base[: 3 * k])
+    for words in range(50, 70):  # " the " once in 60 words: English exactly at the threshold
+        assert_same(" the" + " word" * words + base[:2])
+
+
+def test_kana_threshold() -> None:
+    """Han text with about one kana in twenty characters: Japanese or Chinese by one character."""
+    han = "我们今天去公园散步天气很好这是一个测试句子用来看看速度"
+    for n in range(40, 400, 3):
+        for kana in range(n // 19 - 2, n // 19 + 3):
+            assert_same((han * 20)[:n] + "。" + "の" * kana)
+
+
+def test_corpus_documents_and_long_texts() -> None:
+    """Real documents of every kind, and texts longer than the Python statistics' 64K-character chunks."""
+    from corpus import build
+
+    docs = build("heldout")
+    for doc in docs[::3]:
+        assert_same(doc.text)
+    long_text = "".join(doc.text for doc in docs[:40])
+    assert len(long_text) > 200_000
+    assert_same(long_text)
+    assert_same("  " * 70_000 + "x")
+
+
+def test_surrogates_are_counted_as_their_replacement() -> None:
+    """A lone surrogate raises what ``str.encode`` raises, and count_text counts the text as tiktoken would see it."""
+    text = "caf\udce9 and more \ud83d words"
+    with pytest.raises(UnicodeEncodeError):
+        speedups.text_parts(text)
+    with pytest.raises(UnicodeEncodeError):
+        text_parts(text)
+    for counter in COUNTERS:
+        assert counter.count_text(text) == _python_count(counter, scalar_text(text))
+        assert scalar_text(text) != text
+
+
+def test_bad_input_is_a_clear_error() -> None:
+    with pytest.raises(TypeError, match="count_text expects a str, got bytes"):
+        ApproximateCounter().count_text(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="expected a str, got int"):
+        speedups.text_parts(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no safe bounds"):
+        speedups.Model([0.0] * len(FEATURES), [0.0] * len(FEATURES), 0.0, 0.0, None).safe("text")
+    with pytest.raises(ValueError, match="expected"):
+        speedups.Model([0.0] * 3, [0.0] * 3, 0.0, 0.0, None)
+
+
+def test_turned_off_it_counts_the_same_in_python() -> None:
+    """``CTXWIN_NO_ACCELERATOR=1`` (a real subprocess): the counter counts in Python, with the same numbers."""
+    texts = ["The quick brown fox jumps over the lazy dog. " * 9, "我们今天去公园散步，天气很好。" * 7,
+             "Съешь же ещё этих мягких французских булок. " * 5, '{"id": "9f86d081-884c-7d65", "n": [1, 2]}' * 4]
+    script = (
+        "import json, sys\n"
+        "from ctxwin.counters.approximate import ApproximateCounter\n"
+        "from ctxwin.counters.approximate_accelerator import MODEL\n"
+        "counters = [ApproximateCounter(t, safe=s) for t in ('o200k_base', 'cl100k_base') for s in (False, True)]\n"
+        "texts = json.loads(sys.stdin.read())\n"
+        "print(json.dumps([MODEL is None, [[c.count_text(t) for t in texts] for c in counters]]))\n"
+    )
+    env = {**os.environ, "CTXWIN_NO_ACCELERATOR": "1"}
+    done = subprocess.run([sys.executable, "-c", script], input=json.dumps(texts), capture_output=True, text=True,
+                          env=env, check=True, timeout=120)
+    python_off, counts = json.loads(done.stdout)
+    assert python_off
+    assert counts == [[c.count_text(t) for t in texts] for c in COUNTERS]
