@@ -4,8 +4,9 @@
 text kind: median and 95th-percentile absolute error of ``approximate`` and of chars/4, safe mode's worst
 under-count and median over-count, and throughput (MB/s of UTF-8) of tiktoken, the estimator, safe mode and
 chars/4; then tiktoken against the estimator on all documents, ``RUNS`` runs, with the ratio of each run, and
-the same ratio on chat-message sizes (``MESSAGE_SIZES``: slices of the held-out text). Times are the thread's CPU
-time, not wall time: on a shared machine wall time charges whichever side is running when another process takes
+the same ratio on chat-message sizes (``MESSAGE_SIZES``: slices of the held-out text). The counters run through
+the C accelerator where it is built; each is also timed in Python (``py_count``: a machine without a C compiler).
+Times are the thread's CPU time, not wall time: on a shared machine wall time charges whichever side is running when another process takes
 the core, which favours the shorter runs (the estimator's) by 30-60%.
 Under pytest (``pytest benchmarks/bench_approximate.py --benchmark-only``) the same counters are timed with
 pytest-benchmark in two rows per counter, named by what the user does: "count one chat message" (every message
@@ -76,14 +77,15 @@ def message_size_ratios(docs: tuple[Any, ...], exact: Callable[[str], Any], esti
         print(f"  {size:>5} B: " + ", ".join(cells))
 
 
-def speed_ratios(label: str, texts: list[str], exact: Callable[[str], Any], counter: ApproximateCounter) -> None:
-    """Print ``counter``'s throughput against ``exact``'s on ``texts``, ``RUNS`` runs, each timing both back to
+def speed_ratios(label: str, texts: list[str], exact: Callable[[str], Any], name: str,
+                 count: Callable[[str], Any]) -> None:
+    """Print ``count``'s throughput against ``exact``'s on ``texts``, ``RUNS`` runs, each timing both back to
     back (the machine is shared: the ratio of each run is printed as well as the medians)."""
     n_bytes = sum(len(t.encode("utf-8")) for t in texts)
-    runs = [(_throughput(exact, texts, n_bytes), _throughput(counter.count_text, texts, n_bytes)) for _ in range(RUNS)]
+    runs = [(_throughput(exact, texts, n_bytes), _throughput(count, texts, n_bytes)) for _ in range(RUNS)]
     exact_speed, approx = (statistics.median(column) for column in zip(*runs, strict=True))
     ratios = [a / e for e, a in runs]
-    print(f"{counter.name} on {label}, {RUNS} runs: median {approx:.1f} MB/s, tiktoken median {exact_speed:.1f} "
+    print(f"{name} on {label}, {RUNS} runs: median {approx:.1f} MB/s, tiktoken median {exact_speed:.1f} "
           f"MB/s; ratio per run {', '.join(f'{r:.1f}x' for r in ratios)} (median {statistics.median(ratios):.1f}x)")
 
 
@@ -126,8 +128,10 @@ def report(split: str, target: str) -> int:
           f"median {100 * statistics.median(totals['safe']):+.1f}%, under-counted documents: {under}")
     for label, texts in ((f"all {len(docs)} documents", [d.text for d in docs]),
                          ("chat-sized messages (100 B - 2 KB)", chat_messages())):
-        for counter in (estimator, safe):
-            speed_ratios(label, texts, encoding.encode_ordinary, counter)
+        for name, count in ((estimator.name, estimator.count_text), (safe.name, safe.count_text),
+                            (f"{estimator.name} in Python", estimator.py_count),
+                            (f"{safe.name} in Python", safe.py_safe_count)):
+            speed_ratios(label, texts, encoding.encode_ordinary, name, count)
     message_size_ratios(docs, encoding.encode_ordinary, estimator.count_text)
     return 1 if under else 0
 
@@ -173,6 +177,9 @@ _COUNTERS: dict[str, Callable[[], Callable[[str], Any]]] = {
     "tiktoken_o200k": lambda: reference_encoding("o200k_base").encode_ordinary,
     "approximate": lambda: ApproximateCounter().count_text,
     "approximate_safe": lambda: ApproximateCounter(safe=True).count_text,
+    # The same counters without the C accelerator (a machine where it could not be built: no C compiler).
+    "approximate_python": lambda: ApproximateCounter().py_count,
+    "approximate_safe_python": lambda: ApproximateCounter(safe=True).py_safe_count,
     "chars_over_4": lambda: chars_over_4,
 }
 # Rows named by what the user does: counting chat messages one at a time (each round counts every message of
