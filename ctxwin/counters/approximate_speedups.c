@@ -267,6 +267,10 @@ scan_kind(const int kind, const void *data, Py_ssize_t length, Stats *st, const 
 static int
 scan(PyObject *text, Stats *st, int safe)
 {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0)  /* a string built by the legacy API (Python 3.10-3.11) */
+        return -1;
+#endif
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     int rc;
