@@ -6,8 +6,8 @@ under-count and median over-count, and throughput (MB/s of UTF-8) of tiktoken, t
 chars/4; then tiktoken against the estimator on all documents, ``RUNS`` runs, with the ratio of each run, and
 the same ratio on chat-message sizes (``MESSAGE_SIZES``: slices of the held-out text). The counters run through
 the C accelerator where it is built; each is also timed in Python (``py_count``: a machine without a C compiler).
-Times are the thread's CPU time, not wall time: on a shared machine wall time charges whichever side is running when another process takes
-the core, which favours the shorter runs (the estimator's) by 30-60%.
+Times are the thread's CPU time, not wall time: on a shared machine wall time charges whichever side is running
+when another process takes the core, which favours the shorter runs (the estimator's) by 30-60%.
 Under pytest (``pytest benchmarks/bench_approximate.py --benchmark-only``) the same counters are timed with
 pytest-benchmark in two rows per counter, named by what the user does: "count one chat message" (every message
 of ``chat_messages``: 100 B to 2 KB slices of the held-out text, one call each) and "count a document" (every
