@@ -47,6 +47,8 @@ class Doc:
     kind: str
     source: str
     text: str
+    # The document's share of the fit's objective relative to the other documents of its kind (1: the same).
+    weight: float = 1.0
 
 
 def reference_encoding(name: str = "o200k_base") -> tiktoken.Encoding:

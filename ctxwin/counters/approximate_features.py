@@ -18,11 +18,14 @@ characters of each script group (``approximate_scripts``). They are counted at m
 - a count that is often zero is made only when ``in`` finds the byte (given as an int, ``in`` is a memchr, ten
   times faster than ``count``).
 
-Three statistics separate text that a script count cannot, because the same script costs very different amounts
+Five statistics separate text that a script count cannot, because the same script costs very different amounts
 in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
 than Russian), letters of other Cyrillic alphabets (U+0480-04FF: Kazakh, Tatar, Mongolian... cost about twice
-Russian) and a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
-than Simplified). Each is one or a few ``count`` calls, made only when the script (and the letter) is present.
+Russian), a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
+than Simplified), written Cantonese's commonest particles (嘅 喺 哋 咗 嚟: Cantonese costs ~10% more than Mandarin)
+and the code points of U+1380-13BF (Cherokee letters in the block the "ethiopic" group reads,
+about twice an Ethiopic syllable's price). Each is one or a few ``count`` calls, made only when the script (and
+the letter) is present.
 """
 
 from __future__ import annotations
@@ -42,9 +45,13 @@ WORD_CLASSES = b"aLGCRIXh"
 
 # The statistics of ASCII text come first; the script counts after them are all zero for it.
 ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "newlines", "punct")
-# Then two statistics that separate text a script count cannot (see the module docstring), then the characters of
-# each script group (``approximate_scripts.GROUPS``).
-FEATURES = (*ASCII_FEATURES, "ukrainian", "cyrillic_ext", "traditional", *GROUPS)
+# Then statistics that separate text a script count cannot (see the module docstring), then the characters of each
+# script group (``approximate_scripts.GROUPS``). ``cherokee_ethiopic`` is the number of code points in U+1380-U+13BF
+# (UTF-8 prefix E1 8E: the Ethiopic Supplement and the first 32 Cherokee letters, U+13A0-13BF, which the
+# "ethiopic" group holds: the "cherokee" group is U+13C0-13FF), counted only when the "ethiopic" group is present.
+# ``cantonese`` is the number of code points among U+5605 嘅, U+55BA 喺, U+54CB 哋, U+54D7 咗, U+569F 嚟 (written
+# Cantonese's commonest particles, absent from Mandarin), counted only when the "han" group is present.
+FEATURES = (*ASCII_FEATURES, "ukrainian", "cyrillic_ext", "traditional", "cherokee_ethiopic", "cantonese", *GROUPS)
 # Safe mode's extra statistics: letter-digit boundaries (hex digests, base64, identifiers like "x2y"), which
 # start pre-tokens the word count misses; lower-to-upper case changes (camelCase identifiers: "GetCoreSchema" is
 # three pre-tokens); runs of LONG_RUN ASCII letters (long words and identifiers cost more pieces); and a
@@ -179,6 +186,7 @@ DIGITS = b"0123456789"
 _DIGITS_AND_CONTINUATION = DIGITS + CONTINUATION
 _UKRAINIAN = tuple("іїєІЇЄ")
 _TRADITIONAL = tuple("們個這說")
+_CANTONESE = tuple("嘅喺哋咗嚟")
 
 
 def _run_counts(flags: bytes) -> tuple[int, int, int, int]:
@@ -260,6 +268,10 @@ def text_parts(text: str) -> tuple[tuple[int, int, int, int, int, int, int], lis
                             + (raw.count(b"\xd3") if 0xD3 in raw else 0)))
         elif index == _HAN_FEATURE:
             subsets.append((_TRADITIONAL_FEATURE, sum([text.count(c) for c in _TRADITIONAL if c in text])))
+            subsets.append((_CANTONESE_FEATURE, sum([text.count(c) for c in _CANTONESE if c in text])))
+        elif index == _ETHIOPIC_FEATURE:
+            # U+1380-13BF: Cherokee letters the "ethiopic" group holds cost twice an Ethiopic syllable.
+            subsets.append((_CHEROKEE_ETHIOPIC_FEATURE, raw.count(b"\xe1\x8e")))
     return counts, parts + subsets if subsets else parts, len(raw)
 
 
@@ -279,6 +291,6 @@ def dense_features(counts: tuple[int, ...], parts: list[tuple[int, int]]) -> lis
 
 _NO_SCRIPTS = (0,) * (len(FEATURES) - len(ASCII_FEATURES))
 _FIRST_GROUP = FEATURES.index(GROUPS[0])
-_CYRILLIC_FEATURE, _HAN_FEATURE = FEATURES.index("cyrillic"), FEATURES.index("han")
-_UKRAINIAN_FEATURE, _CYRILLIC_EXT_FEATURE, _TRADITIONAL_FEATURE = (
-    FEATURES.index(f) for f in ("ukrainian", "cyrillic_ext", "traditional"))
+_CYRILLIC_FEATURE, _HAN_FEATURE, _ETHIOPIC_FEATURE = (FEATURES.index(f) for f in ("cyrillic", "han", "ethiopic"))
+_UKRAINIAN_FEATURE, _CYRILLIC_EXT_FEATURE, _TRADITIONAL_FEATURE, _CHEROKEE_ETHIOPIC_FEATURE, _CANTONESE_FEATURE = (
+    FEATURES.index(f) for f in ("ukrainian", "cyrillic_ext", "traditional", "cherokee_ethiopic", "cantonese"))
