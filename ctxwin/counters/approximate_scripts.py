@@ -130,7 +130,7 @@ def script_counts(text: str, raw: bytes) -> list[int]:
     return counts
 
 
-def _prefix_range(prefix: bytes) -> tuple[int, int]:
+def prefix_range(prefix: bytes) -> tuple[int, int]:
     """The code points whose UTF-8 encoding starts with ``prefix`` (a lead byte, or a lead and a second byte)."""
     lo = (prefix + b"\x80" * 3)[: _utf8_width(prefix[0])].decode()
     hi = (prefix + b"\xbf" * 3)[: _utf8_width(prefix[0])].decode()
@@ -151,6 +151,6 @@ def code_tables(offset: int) -> tuple[bytes, bytes, tuple[int, ...], int, tuple[
     code_of_high = bytes(0 if high in _NONE else _TABLE[high] for high in range(256))
     word_codes = bytes(code in _WORD_CODES for code in range(256))
     feature_of_code = tuple(offset + _CODE_GROUP[code] if 0 < code < len(_CODE_GROUP) else -1 for code in range(256))
-    splits = tuple((code, offset + index, tuple(_prefix_range(p) for p in prefixes))
+    splits = tuple((code, offset + index, tuple(prefix_range(p) for p in prefixes))
                    for code, groups in _SPLIT_OFF.items() for index, prefixes in groups)
     return code_of_high, word_codes, feature_of_code, offset + _LATIN1, splits

@@ -119,11 +119,11 @@ def _chatterbot_lines(language: str) -> list[str]:
 
 @needs_corpus
 def test_hindi_chat_is_estimated_near_its_real_count() -> None:
-    # A Hindi chat was estimated at 27,413 tokens against 860 real (32 times). Still over by about a third on
-    # o200k (short conversational lines of common words: the per-character rate is fitted on costlier text).
+    # A Hindi chat was estimated at 27,413 tokens against 860 real (32 times), then over by a third, then by 14% on
+    # o200k (the per-character rate was fitted on costlier text: names, UI strings); with prose in the fit, 1% under.
     chat = "\n".join(_chatterbot_lines("hindi"))
     for target in ENCODINGS:
-        assert abs(ApproximateCounter(target).count_text(chat) / real(target, chat) - 1) <= 0.4
+        assert abs(ApproximateCounter(target).count_text(chat) / real(target, chat) - 1) <= 0.15
         assert ApproximateCounter(target, safe=True).count_text(chat) >= real(target, chat)
 
 
@@ -257,3 +257,29 @@ def test_ui_sentences_of_a_whole_catalogue(language: str) -> None:
         tokens = real(target, text)
         assert ApproximateCounter(target, safe=True).count_text(text) >= tokens
         assert abs(ApproximateCounter(target).count_text(text) / tokens - 1) <= 0.25, target
+
+
+# One language per script (the most spoken), as gflanguages holds them: the opening of the Universal Declaration of
+# Human Rights, running prose (the corpus's "udhr" source).
+_UDHR_LANGUAGES = [
+    "hi_Deva", "bn_Beng", "ta_Taml", "te_Telu", "kn_Knda", "ml_Mlym", "gu_Gujr", "pa_Guru", "or_Orya", "si_Sinh",
+    "th_Thai", "lo_Laoo", "my_Mymr", "km_Khmr", "bo_Tibt", "am_Ethi", "chr_Cher", "ar_Arab", "he_Hebr", "dv_Thaa",
+    "ka_Geor", "hy_Armn", "el_Grek", "ru_Cyrl", "mn_Mong", "ii_Yiii", "ja_Jpan", "zh_Hans", "ko_Kore",
+]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
+                    reason="gflanguages missing: pip install 'ctxwin[corpus]'")
+def test_udhr_prose_in_every_major_script() -> None:
+    # Prose, not names or UI strings: bounded by safe mode, and estimated within a quarter (before the prose came
+    # into the corpus, Gujarati prose was over-counted by half, Hindi by 45% and Cherokee under-counted by 17%;
+    # Hindi's formal UDHR is now the farthest, +21% on o200k, where the Hindi chat above is within 2%).
+    import gflanguages
+
+    languages = gflanguages.LoadLanguages()
+    for language in _UDHR_LANGUAGES:
+        text = languages[language].sample_text.specimen_16
+        for target in ENCODINGS:
+            tokens = real(target, text)
+            assert ApproximateCounter(target, safe=True).count_text(text) >= tokens, (language, target)
+            assert abs(ApproximateCounter(target).count_text(text) / tokens - 1) <= 0.25, (language, target)

@@ -64,6 +64,8 @@ def reference(text: str) -> dict[str, int]:
         counts["ukrainian"] += ch in "іїєІЇЄ"
         counts["cyrillic_ext"] += 0x480 <= cp <= 0x4FF
         counts["traditional"] += ch in "們個這說"
+        counts["cherokee_ethiopic"] += 0x1380 <= cp <= 0x13BF
+        counts["cantonese"] += ch in "嘅喺哋咗嚟"
         kinds.append("word" if wordy else "space" if ch == " " else "other")
     before = ["other", "other", *kinds]
     for i, kind in enumerate(kinds):
@@ -80,7 +82,7 @@ def features(text: str) -> dict[str, int]:
 
 _PIECES = st.sampled_from(["a", "Z", " ", "  ", "\n", "7", ".", "é", "я", "і", "中", "們", "カ", "、", "，", "ﺎ", "한",
                            "😀", "\t", "α", "ש", "क", "Ⴀ", "—", "ა", "ሰ", "Ꮳ", "ހ", "ܐ", "ꀀ", "㐀", "┌", "⠁", "ລ",
-                           "ক", "ஆ", "\u0301", "𠀀", "\ufe0f", "қ", "ә"])
+                           "ক", "ஆ", "\u0301", "𠀀", "\ufe0f", "қ", "ә", "嘅", "Ꭰ", "ᎀ"])
 # Mostly ASCII with a few other characters (the other way through ``text_features``), or anything.
 _TEXTS = st.one_of(
     st.lists(_PIECES, max_size=80).map("".join),
@@ -157,3 +159,10 @@ def test_cyrillic_family_splits_russian_from_other_alphabets() -> None:
     assert family("Привет, как дела? Сегодня хорошая погода.") == "cyrillic"
     assert family("Сәлеметсіз бе, қалыңыз қалай? Бүгін ауа райы жақсы.") == "cyrillic_ext"
     assert features("қазақ ә")["cyrillic_ext"] == 3
+
+
+def test_cherokee_letters_the_ethiopic_group_holds_are_counted_apart() -> None:
+    # U+13A0-13BF (Ꭰ-Ꮏ) fall in the block the "ethiopic" group reads; they cost about twice an Ethiopic syllable.
+    cherokee = features("ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ")
+    assert (cherokee["cherokee_ethiopic"], cherokee["ethiopic"], cherokee["cherokee"]) == (4, 4, 5)
+    assert features("የሰው ልጅ ሁሉ")["cherokee_ethiopic"] == 0
