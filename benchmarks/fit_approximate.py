@@ -20,7 +20,8 @@ Output: ``ctxwin/counters/approximate_calibration.json`` (loaded at run time wit
 - **Evaluation**: every figure printed (and written to the JSON's ``evaluation``) comes from leave-one-source-out:
   each document is estimated by weights fitted without its source.
 
-Usage: ``python benchmarks/fit_approximate.py`` (needs numpy and scipy: fitting only, never at run time).
+Usage: ``python benchmarks/fit_approximate.py [--processes N]`` (needs numpy and scipy: fitting only, never at run
+time; one process per target by default, ``--processes 1`` fits them one after the other).
 """
 
 from __future__ import annotations
