@@ -68,19 +68,31 @@ configure(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOOOiLLOO", &flags, &classes, &cases, &codes, &words, &features, &latin1,
                           &run, &word, &splits, &subsets))
         return NULL;
-    if (read_table(flags, flag_of_lead, "flag_of_lead") || read_table(classes, class_of_lead, "class_of_lead")
-        || read_table(cases, case_of_byte, "case_of_byte") || read_table(codes, code_of_high, "code_of_high")
-        || read_table(words, word_code, "word_codes"))
+    /* Configured once, at import: counting waits for a call that succeeds, and none follows it. */
+    if (configured) {
+        PyErr_SetString(PyExc_RuntimeError, "configure: already configured");
         return NULL;
+    }
     if (!PyTuple_Check(features) || PyTuple_GET_SIZE(features) != 256) {
         PyErr_SetString(PyExc_TypeError, "configure: feature_of_code must be a tuple of 256 ints");
         return NULL;
     }
+    if (read_table(flags, flag_of_lead, "flag_of_lead") || read_table(classes, class_of_lead, "class_of_lead")
+        || read_table(cases, case_of_byte, "case_of_byte") || read_table(codes, code_of_high, "code_of_high")
+        || read_table(words, word_code, "word_codes"))
+        return NULL;
     for (int i = 0; i < 256; i++) {
         feature_of_code[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(features, i));
         if (PyErr_Occurred())
             return NULL;
     }
+    /* Every code a code point can have (UTF-16 high bytes 0x01-0xDB, the high surrogates standing for astral
+     * characters, and 0xE0-0xFF) names a feature. */
+    for (int high = 1; high < 256; high++)
+        if ((high < 0xDC || high >= 0xE0) && feature_of_code[code_of_high[high]] < 0) {
+            PyErr_Format(PyExc_ValueError, "configure: UTF-16 high byte 0x%02X has no feature", high);
+            return NULL;
+        }
     latin1_feature = latin1;
     long_run = run;
     long_word = word;
@@ -486,6 +498,10 @@ configure_safe(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "iOOOOinnU", &n_features, &families, &roles, &others, &systems, &latin_system,
                           &short_text, &mixed_short_text, &the))
         return NULL;
+    if (!configured || safe_configured) {
+        PyErr_SetString(PyExc_RuntimeError, "configure_safe: call it once, after configure()");
+        return NULL;
+    }
     if (n_features <= 7 || n_features > MAX_FEATURES || !PyTuple_Check(families)
         || PyTuple_GET_SIZE(families) != N_FAMILIES || !PyTuple_Check(roles) || PyTuple_GET_SIZE(roles) != N_ROLES
         || !PyTuple_Check(others) || PyTuple_GET_SIZE(others) > MAX_FEATURES || !PyTuple_Check(systems)
@@ -513,6 +529,21 @@ configure_safe(PyObject *self, PyObject *args)
     }
     if (PyErr_Occurred())
         return NULL;
+    /* The features configure() counts into must be within the models' arrays. */
+    int highest = latin1_feature, lowest = latin1_feature;
+    for (int code = 0; code < 256; code++)
+        if (feature_of_code[code] > highest)
+            highest = feature_of_code[code];
+    for (int i = 0; i < n_slots + N_ROLES + n_other_scripts; i++) {
+        int f = i < n_slots ? slots[i].feature : i < n_slots + N_ROLES ? role[i - n_slots]
+                                                                       : other_script[i - n_slots - N_ROLES];
+        highest = f > highest ? f : highest;
+        lowest = f < lowest ? f : lowest;
+    }
+    if (highest >= n_features || lowest < 0) {
+        PyErr_Format(PyExc_ValueError, "configure_safe: features must be in 0-%d", n_features - 1);
+        return NULL;
+    }
     if (latin_system < 0 || latin_system >= 64 || n_systems > 64) {
         PyErr_SetString(PyExc_ValueError, "configure_safe: at most 64 writing systems");
         return NULL;

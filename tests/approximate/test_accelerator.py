@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.approximate_accelerator import MODEL
 from ctxwin.counters.approximate_calibration import TARGETS
-from ctxwin.counters.approximate_features import FEATURES, safe_parts, text_parts
+from ctxwin.counters.approximate_features import FEATURES, accelerator_tables, safe_parts, text_parts
 from ctxwin.counters.base import scalar_text
 
 
@@ -145,6 +145,10 @@ def test_bad_input_is_a_clear_error() -> None:
         speedups.Model([0.0] * len(FEATURES), [0.0] * len(FEATURES), 0.0, 0.0, None).safe("text")
     with pytest.raises(ValueError, match="expected"):
         speedups.Model([0.0] * 3, [0.0] * 3, 0.0, 0.0, None)
+    with pytest.raises(RuntimeError, match="already configured"):  # its tables cannot change under a counter
+        speedups.configure(*accelerator_tables()["configure"])
+    with pytest.raises(RuntimeError, match="once"):
+        speedups.configure_safe(*accelerator_tables()["configure_safe"])
 
 
 def test_turned_off_it_counts_the_same_in_python() -> None:
