@@ -28,6 +28,14 @@ kept = ctxwin.trim_messages(history, max_tokens=40, token_counter="gpt-4o", incl
 assert [m.type for m in kept] == ["system", "ai", "human"], kept
 plan = ctxwin.fit(history, "gpt-4o", context_window=200, reserve_output=50, output="anthropic")
 assert plan.fits and plan.system == "Be brief.", plan
+# The approximate counter's C accelerator is built for 3.10 too (where there is a compiler) and counts as Python does.
+import shutil
+from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.approximate_accelerator import MODEL
+assert MODEL is not None or shutil.which("cc") is None
+text = "The quick brown fox, Съешь же ещё, 我们今天去公园散步 " * 20
+for counter in (ApproximateCounter(), ApproximateCounter(safe=True)):
+    assert counter.count_text(text) == (counter.py_safe_count if counter.safe else counter.py_count)(text)
 print("ok")
 """
 
