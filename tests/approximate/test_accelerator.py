@@ -88,7 +88,8 @@ def test_generated_text(text: str) -> None:
 # hangul against Han, accented letters, letter-digit boundaries, punctuation and digits, " the ", long random runs,
 # symbol soup, short and mixed short texts): a base, with ever more of a filler.
 _BASES = ["The cat sat on a mat and then the dog came in. " * 6, "Съешь же ещё этих мягких французских булок. " * 4,
-          "我们今天去公园散步，天气很好。" * 6, "한국어 문장입니다 " * 8, "नमस्ते दुनिया " * 10, "مرحبا بالعالم " * 8, "Hi"]
+          "我们今天去公园散步，天气很好。" * 6, "한국어 문장입니다 " * 8, "नमस्ते दुनिया " * 10, "مرحبا بالعالم " * 8,
+          "Hi"]
 _FILLERS = ["ә", "カ", "한", "中", "é", "a1", "{;}", "7", " the ", " x", "qwertyuiopasdfghjklzx", "  ", "\n", "ß"]
 
 
