@@ -1,7 +1,9 @@
-/* The approximate counter's text statistics in one pass over the code points: the same numbers as
- * ``approximate_features.py_text_parts`` and ``py_safe_features`` (a test compares them on generated text),
- * which make several passes over the UTF-8 and UTF-16 encodings and cost a few microseconds of fixed Python
- * overhead per message; here a chat message costs well under one.
+/* The approximate counter in one pass over the code points: the same statistics as
+ * ``approximate_features.text_parts`` and ``safe_parts``, and the same counts as ``ApproximateCounter.py_count``
+ * and ``py_safe_count`` (tests/approximate/test_accelerator.py compares them), which make several passes over the
+ * UTF-8 and UTF-16 encodings and cost a few microseconds of fixed Python overhead per message; here a chat message
+ * costs well under one. ``text_parts`` and ``safe_parts`` are exported for that comparison; the counter uses
+ * ``Model``.
  *
  * Every table comes from Python through ``configure`` (approximate_features.py holds the definitions), so this
  * file holds the algorithm only: per code point, its class (by its UTF-8 lead byte), its script code (by its
@@ -312,7 +314,7 @@ scan(PyObject *text, Stats *st, int safe)
     return rc;
 }
 
-/* The sparse statistics of a scanned text, as py_text_parts gives them: the seven ASCII counts, and the script
+/* The sparse statistics of a scanned text, as approximate_features.text_parts gives them: the seven ASCII counts, and the script
  * parts as (feature, count) pairs in the same order. */
 typedef struct {
     Py_ssize_t counts[7];
@@ -386,7 +388,7 @@ int_sequence(const Py_ssize_t *values, int n, int list)
     return seq;
 }
 
-/* (counts, parts, n_bytes) as py_text_parts gives them. */
+/* (counts, parts, n_bytes) as approximate_features.text_parts gives them. */
 static PyObject *
 build_parts(const Stats *st)
 {
@@ -836,8 +838,8 @@ static PyTypeObject ModelType = {
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "Set the tables (from approximate_features)."},
-    {"text_parts", text_parts, METH_O, "(counts, parts, n_bytes) of a text, as py_text_parts."},
-    {"safe_parts", safe_parts, METH_O, "text_parts and the safe-mode statistics, as py_safe_features."},
+    {"text_parts", text_parts, METH_O, "(counts, parts, n_bytes) of a text, as approximate_features.text_parts."},
+    {"safe_parts", safe_parts, METH_O, "text_parts and the safe-mode statistics, as approximate_features.safe_parts."},
     {"configure_safe", configure_safe, METH_VARARGS, "Set safe mode's feature roles (from approximate_features)."},
     {NULL, NULL, 0, NULL},
 };
