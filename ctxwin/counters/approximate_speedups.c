@@ -413,7 +413,7 @@ build_parts(const Stats *st)
     return result;
 }
 
-/* Safe mode's statistics (py_safe_features): letter-digit boundaries, case changes, long runs, a constant. */
+/* Safe mode's statistics (approximate_features.safe_features): letter-digit boundaries, case changes, long runs, a constant. */
 #define N_EXTRA 6
 static void
 extras(const Stats *st, Py_ssize_t *out)
