@@ -53,10 +53,12 @@ from ctxwin.counters.approximate_features import (
     safe_features,
     text_features,
 )
+from ctxwin.counters.approximate_pieces import PIECE_GROUPS, Pieces, is_piece
 from ctxwin.counters.approximate_scripts import GROUPS, WIDTHS, script_counts
 
 TARGETS = ("o200k_base", "cl100k_base")
 OUTPUT = Path(__file__).parent.parent / "ctxwin" / "counters" / "approximate_calibration.json"
+PIECES_OUTPUT = OUTPUT.with_name("approximate_pieces.json")
 # Script groups with natural text in the corpus (chat lines, news, lorem paragraphs, CLDR names): the others are
 # charged in safe mode at least what their random strings cost.
 CALIBRATED = {
@@ -155,6 +157,19 @@ def fit_floor(target: str) -> tuple[dict[str, float], dict[str, int], float]:
     width = {**dict.fromkeys(_ASCII_CLASSES, 1), **WIDTHS}
     floor = {f: (width[f] / most[f] / k if f in most else 0.0) for f in FEATURES}
     return floor, most, k
+
+
+def vocabulary_pieces(target: str) -> list[str]:
+    """The target's tokens that are pieces (``approximate_pieces.is_piece``), sorted."""
+    pieces = []
+    for token in reference_encoding(target)._mergeable_ranks:
+        try:
+            text = token.decode("utf-8")
+        except UnicodeDecodeError:  # a token that cuts a character
+            continue
+        if is_piece(text):
+            pieces.append(text)
+    return sorted(pieces)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -285,11 +300,14 @@ def _leave_one_source_out(target: str, docs: tuple[Doc, ...], scripts: list[str]
     return evaluation, round(p95, 3)
 
 
-def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | None) -> dict[str, Any]:
-    """The calibration of one target; ``previous`` (its last calibration) skips the estimate's evaluation."""
+def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | None,
+               pieces: list[str]) -> dict[str, Any]:
+    """The calibration of one target, whose ``pieces`` are given; ``previous`` (its last calibration) skips the
+    estimate's evaluation."""
     encoding = reference_encoding(target)
     tokens = np.array([len(encoding.encode_ordinary(d.text)) for d in docs], float)
-    x = np.array([[*text_features(d.text)[0], *safe_features(d.text)] for d in docs], float)
+    table = Pieces(pieces)
+    x = np.array([[*text_features(d.text, table)[0], *safe_features(d.text)] for d in docs], float)
     n_bytes = np.array([len(d.text.encode()) for d in docs], float)
     kinds, sources = [d.kind for d in docs], [d.source for d in docs]
     boundary = [SAFE_FEATURES.index("digit_letter"), SAFE_FEATURES.index("letter_digit")]
@@ -298,9 +316,13 @@ def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | No
     m = len(FEATURES)
     floor, most, k = fit_floor(target)
     floor_w = np.array([floor[f] for f in FEATURES])
-    width = {**dict.fromkeys((*ASCII_FEATURES, *_SUBSETS), np.inf), **WIDTHS}
+    width = {**dict.fromkeys((*ASCII_FEATURES, *_SUBSETS, "pieces"), np.inf), "piece_words": 1.0, **WIDTHS}
     high = np.array([width[f] for f in FEATURES], float)
-    low = floor_w.copy()
+    # The characters of words counted in pieces cost what their pieces do: their own weight may go under the floor
+    # (which ``ApproximateCounter`` applies to the whole text anyway); ``piece_words`` takes off what
+    # ``word_starts`` charges those words.
+    low = np.where([f in PIECE_GROUPS for f in FEATURES], 0.0, floor_w)
+    low[FEATURES.index("piece_words")] = -1.0
     natural = np.array([kd != "random" for kd in kinds])
 
     # CLDR's names (many transliterated) cost more per character than prose: in scripts that have other natural
@@ -337,6 +359,8 @@ def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | No
 
     # Safe mode. Random strings' dearest rate per character of each group: the floor of uncalibrated groups.
     safe_floor = np.concatenate([weights, np.zeros(len(SAFE_FEATURES) - m)])
+    # No negative weight in a bound, which must stay positive for its margin's square root.
+    safe_floor[FEATURES.index("piece_words")] = max(0.0, safe_floor[FEATURES.index("piece_words")])
     for g in GROUPS:
         i = FEATURES.index(g)
         rows = np.array([kd == "random" and s == f"random-{g}" for kd, s in zip(kinds, sources, strict=True)])
@@ -412,11 +436,15 @@ def main() -> None:
                         help="worker processes (one target each; 1 fits them one after the other)")
     args = parser.parse_args()
     previous = json.loads(OUTPUT.read_text(encoding="utf-8"))["targets"] if args.safe_only else {}
+    pieces = {t: vocabulary_pieces(t) for t in TARGETS}
+    PIECES_OUTPUT.write_text(json.dumps({t: "\n".join(p) for t, p in pieces.items()}, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+    print(f"wrote {PIECES_OUTPUT}:", {t: len(p) for t, p in pieces.items()}, "pieces")
     docs = evaluation_docs()
     print(f"{len(docs)} documents from {len({d.source for d in docs})} sources;",
           dict(Counter(d.kind for d in docs)))
     with multiprocessing.Pool(max(1, min(args.processes, len(TARGETS)))) as pool:
-        fitted = pool.starmap(fit_target, [(t, docs, previous.get(t)) for t in TARGETS])
+        fitted = pool.starmap(fit_target, [(t, docs, previous.get(t), pieces[t]) for t in TARGETS])
     result = {"targets": dict(zip(TARGETS, fitted, strict=True))}
     OUTPUT.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n", encoding="utf-8")
     print(f"wrote {OUTPUT}; median over-count of safe mode:",

@@ -40,6 +40,7 @@ from ctxwin.counters.approximate_features import (
     text_parts,
     writing_systems,
 )
+from ctxwin.counters.approximate_pieces import target_pieces
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.image_tokens import image_tokens
 
@@ -71,11 +72,13 @@ class ApproximateCounter(BaseTokenCounter):
         self._safe_bounds = {family: _bound(model) for family, model in calibration["safe"].items()}
         self._dense_bound = _bound(calibration["safe_dense"])
         self.max_relative_error = 0.0 if safe else float(calibration["max_relative_error"])
+        self._pieces = target_pieces(target)
         self._count: Callable[[str], int] = self.py_safe_count if safe else self.py_count
         if MODEL is not None:
             bounds = [(b.weights, b.relative, b.spread) for b in (*map(self._safe_bounds.__getitem__, FAMILIES),
                                                                    self._dense_bound)]
-            model = MODEL(self._weights, self._floor, self._digit_floor, self._other_floor, bounds)
+            model = MODEL(self._weights, self._floor, self._digit_floor, self._other_floor, bounds,
+                          tuple(self._pieces.pieces))
             self._count = model.safe if safe else model.estimate
 
     @classmethod
@@ -98,7 +101,7 @@ class ApproximateCounter(BaseTokenCounter):
 
     def py_count(self, text: str) -> int:
         """The estimate, in Python (``count_text`` uses the C accelerator's, the same number, where it is built)."""
-        counts, parts, n_bytes = text_parts(text)
+        counts, parts, n_bytes = text_parts(text, self._pieces)
         if not n_bytes:
             return 0
         # The ASCII statistics' dot product spelt out (a chat message is short, and a loop costs what the rest does),
@@ -120,7 +123,7 @@ class ApproximateCounter(BaseTokenCounter):
 
     def py_safe_count(self, text: str) -> int:
         """Safe mode's bound, in Python (``count_text`` uses the C accelerator's where it is built)."""
-        counts, parts, n_bytes, extra = safe_parts(text)
+        counts, parts, n_bytes, extra = safe_parts(text, self._pieces)
         if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
             # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or
             # digits: such text costs up to a token a character, and no calibrated text looks like it), or too short

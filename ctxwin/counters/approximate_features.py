@@ -34,6 +34,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+from ctxwin.counters.approximate_pieces import PIECE_GROUPS, PIECE_RANGES, Pieces
 from ctxwin.counters.approximate_scripts import GROUPS, code_tables, prefix_range, script_parts
 
 # Class bytes of ASCII: letter, digit, space, newline, anything else.
@@ -53,7 +54,12 @@ ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "n
 # "ethiopic" group holds: the "cherokee" group is U+13C0-13FF), counted only when the "ethiopic" group is present.
 # ``cantonese`` is the number of code points among U+5605 嘅, U+55BA 喺, U+54CB 哋, U+54D7 咗, U+569F 嚟 (written
 # Cantonese's commonest particles, absent from Mandarin), counted only when the "han" group is present.
-FEATURES = (*ASCII_FEATURES, "ukrainian", "cyrillic_ext", "traditional", "cherokee_ethiopic", "cantonese", *GROUPS)
+# ``pieces`` is the number of vocabulary pieces of the words of ``approximate_pieces.PIECE_GROUPS`` and
+# ``piece_words`` the number of those words (statistics of the target: counted when a ``Pieces`` table is given and
+# one of those groups is present). Their words are also in ``word_starts``, whose weight is English's and code's:
+# ``piece_words`` takes it off, with a weight of its own (the only one that may be negative).
+FEATURES = (*ASCII_FEATURES, "ukrainian", "cyrillic_ext", "traditional", "cherokee_ethiopic", "cantonese", "pieces",
+            "piece_words", *GROUPS)
 # Safe mode's extra statistics: letter-digit boundaries (hex digests, base64, identifiers like "x2y"), which
 # start pre-tokens the word count misses; lower-to-upper case changes (camelCase identifiers: "GetCoreSchema" is
 # three pre-tokens); runs of LONG_RUN ASCII letters (long words and identifiers cost more pieces); and a
@@ -266,9 +272,10 @@ Counts = tuple[int, int, int, int, int, int, int]
 Parts = list[tuple[int, int]]
 
 
-def text_parts(text: str) -> tuple[Counts, Parts, int]:
+def text_parts(text: str, pieces: Pieces | None = None) -> tuple[Counts, Parts, int]:
     """The statistics of ``text`` sparsely: its ``ASCII_FEATURES``, the other ``FEATURES`` present as
-    ``(index in FEATURES, count)`` pairs (an index may appear twice: add them), and its UTF-8 length in bytes.
+    ``(index in FEATURES, count)`` pairs (an index may appear twice: add them), and its UTF-8 length in bytes;
+    ``pieces`` (the target's) for the ``pieces`` statistic, which is otherwise left out.
 
     One translate gives the flags (continuation bytes and digits deleted: a byte per other character), and
     ``script_parts`` the groups present; what is neither a letter-like character, a space, a newline nor a
@@ -292,18 +299,23 @@ def text_parts(text: str) -> tuple[Counts, Parts, int]:
                 + sum([raw.count(prefix) for prefix in prefixes if prefix[0] in raw]))
                for index, _ in parts if index in _SUBSET_GROUPS
                for group, feature, chars, prefixes in _SUBSETS if group == index]
-    return counts, parts + subsets if subsets else parts, len(raw)
+    if subsets:
+        parts += subsets
+    if pieces is not None and any(index in _PIECE_GROUPS for index, _ in parts):
+        n, words = pieces.count(text)
+        parts += ((_PIECES_FEATURE, n), (_PIECES_FEATURE + 1, words))
+    return counts, parts, len(raw)
 
 
-def safe_parts(text: str) -> tuple[Counts, Parts, int, list[int]]:
+def safe_parts(text: str, pieces: Pieces | None = None) -> tuple[Counts, Parts, int, list[int]]:
     """``text_parts`` and ``safe_features`` of ``text``."""
-    counts, parts, n_bytes = text_parts(text)
+    counts, parts, n_bytes = text_parts(text, pieces)
     return counts, parts, n_bytes, safe_features(text, dense_features(counts, parts))
 
 
-def text_features(text: str) -> tuple[list[int], int]:
+def text_features(text: str, pieces: Pieces | None = None) -> tuple[list[int], int]:
     """The counts named by ``FEATURES`` for ``text``, and its UTF-8 length in bytes (digits as in ``ascii_counts``)."""
-    counts, parts, n_bytes = text_parts(text)
+    counts, parts, n_bytes = text_parts(text, pieces)
     return dense_features(counts, parts), n_bytes
 
 
@@ -333,6 +345,8 @@ _SUBSETS: tuple[tuple[int, int, tuple[str, ...], tuple[bytes, ...]], ...] = (
     (_ETHIOPIC_FEATURE, _CHEROKEE_ETHIOPIC_FEATURE, (), (b"\xe1\x8e",)),
 )
 _SUBSET_GROUPS = frozenset(group for group, _, _, _ in _SUBSETS)
+_PIECES_FEATURE = FEATURES.index("pieces")  # and "piece_words" after it
+_PIECE_GROUPS = frozenset(FEATURES.index(group) for group in PIECE_GROUPS)
 
 
 def accelerator_tables() -> dict[str, Any]:
@@ -347,7 +361,7 @@ def accelerator_tables() -> dict[str, Any]:
              _RARE, _PUNCT, _DIGITS, _WORDS)
     return {
         "configure": (BYTE_FLAG_TABLE, CLASS_TABLE, _CASE_TABLE, code_of_high, word_codes, feature_of_code, latin1,
-                      LONG_RUN, LONG_WORD, splits, subsets),
+                      LONG_RUN, LONG_WORD, splits, subsets, PIECE_RANGES, _PIECES_FEATURE),
         "configure_safe": (len(FEATURES), FAMILIES, roles, tuple(_OTHER_SCRIPTS(range(len(FEATURES)))),
                            tuple(systems.index(SYSTEM_OF_FEATURE[i]) if i in SYSTEM_OF_FEATURE else -1
                                  for i in range(len(FEATURES))),

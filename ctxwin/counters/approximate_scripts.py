@@ -160,3 +160,24 @@ def code_tables(offset: int) -> tuple[bytes, bytes, tuple[int, ...], int, tuple[
     splits = tuple((code, offset + index, tuple(prefix_range(p) for p in prefixes))
                    for code, groups in _SPLIT_OFF.items() for index, prefixes in groups)
     return code_of_high, word_codes, feature_of_code, offset + _LATIN1, splits
+
+
+def group_ranges(groups: frozenset[str]) -> Ranges:
+    """The code points of the BMP whose group (as ``script_parts`` assigns it) is one of ``groups``, as sorted,
+    merged ``(lo, hi)`` ranges."""
+    member = bytearray(0x10000)
+    for high in (*range(1, 0xD8), *range(0xE0, 0x100)):
+        if GROUPS[_CODE_GROUP[_TABLE[high]]] in groups:
+            member[high << 8 : (high + 1) << 8] = b"\x01" * 256
+    for name, _, prefixes in _SPLITS:
+        for lo, hi in map(prefix_range, prefixes):
+            if hi < 0x10000:
+                member[lo : hi + 1] = (b"\x01" if name in groups else b"\x00") * (hi + 1 - lo)
+    ranges = []
+    start = member.find(1)
+    while start >= 0:
+        end = member.find(0, start)
+        end = len(member) if end < 0 else end
+        ranges.append((start, end - 1))
+        start = member.find(1, end)
+    return tuple(ranges)

@@ -45,6 +45,10 @@ static int rule_start[257];
 static unsigned char slot_of_bmp[0x10000];
 static Slot slots[MAX_SLOTS];
 static int n_slots;
+/* Whether each code point of the BMP is of a group counted in vocabulary pieces (approximate_pieces), and the
+ * feature of that count (the number of runs cut is the next feature). */
+static unsigned char piece_of_bmp[0x10000];
+static int pieces_feature;
 
 static int
 read_table(PyObject *obj, unsigned char *out, const char *what)
@@ -58,17 +62,18 @@ read_table(PyObject *obj, unsigned char *out, const char *what)
 }
 
 /* configure(flag_of_lead, class_of_lead, case_of_byte, code_of_high, word_codes, feature_of_code, latin1_feature,
- *           long_run, long_word, splits, subsets)
+ *           long_run, long_word, splits, subsets, piece_ranges, pieces_feature)
  * splits: ((code, feature, ((lo, hi), ...)), ...) in the order they are taken off their block;
- * subsets: ((trigger_feature, code, feature, ((lo, hi), ...)), ...) in the order they are reported. */
+ * subsets: ((trigger_feature, code, feature, ((lo, hi), ...)), ...) in the order they are reported;
+ * piece_ranges: ((lo, hi), ...), the BMP code points counted in vocabulary pieces. */
 static PyObject *
 configure(PyObject *self, PyObject *args)
 {
-    PyObject *flags, *classes, *cases, *codes, *words, *features, *splits, *subsets;
-    int latin1;
+    PyObject *flags, *classes, *cases, *codes, *words, *features, *splits, *subsets, *piece_ranges;
+    int latin1, piece_feature;
     long long run, word;
-    if (!PyArg_ParseTuple(args, "OOOOOOiLLOO", &flags, &classes, &cases, &codes, &words, &features, &latin1,
-                          &run, &word, &splits, &subsets))
+    if (!PyArg_ParseTuple(args, "OOOOOOiLLOOOi", &flags, &classes, &cases, &codes, &words, &features, &latin1,
+                          &run, &word, &splits, &subsets, &piece_ranges, &piece_feature))
         return NULL;
     /* Configured once, at import: counting waits for a call that succeeds, and none follows it. */
     if (configured) {
@@ -159,6 +164,23 @@ configure(PyObject *self, PyObject *args)
             }
             slot_of_bmp[cp] = (unsigned char)(rules[i].slot + 1);
         }
+    memset(piece_of_bmp, 0, sizeof(piece_of_bmp));
+    PyObject *pseq = PySequence_Fast(piece_ranges, "configure: piece_ranges must be a sequence");
+    if (!pseq)
+        return NULL;
+    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(pseq); j++) {
+        unsigned int lo, hi;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(pseq, j), "II", &lo, &hi) || lo < 0x100 || hi > 0xFFFF
+            || (hi >= 0xD800 && lo < 0xE000)) {
+            Py_DECREF(pseq);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "configure: piece ranges must be in U+0100-FFFF, off surrogates");
+            return NULL;
+        }
+        memset(piece_of_bmp + lo, 1, hi >= lo ? hi - lo + 1 : 0);
+    }
+    Py_DECREF(pseq);
+    pieces_feature = piece_feature;
     configured = 1;
     Py_RETURN_NONE;
 }
@@ -170,6 +192,7 @@ typedef struct {
     unsigned char order[256];
     int n_order;
     Py_ssize_t slot_count[MAX_SLOTS];
+    Py_ssize_t piece_chars;  /* code points counted in vocabulary pieces */
     /* safe_features */
     Py_ssize_t digit_letter, letter_digit, case_changes, long_runs, long_words;
 } Stats;
@@ -181,6 +204,7 @@ scan_kind(const int kind, const void *data, Py_ssize_t length, Stats *st, const 
 {
     Py_ssize_t digits = 0, word_like = 0, word_starts = 0, spaces = 0, space_runs = 0, newlines = 0, n_bytes = 0;
     Py_ssize_t latin1 = 0, digit_letter = 0, letter_digit = 0, case_changes = 0, long_runs = 0, long_words = 0;
+    Py_ssize_t piece_chars = 0;
     int prev_w = 0, prev_s = 0, prev_doubled = 0;
     /* safe mode: the previous code point's class and case byte, the current runs of ASCII letters and of
      * letter-like code points (a digit breaks both) */
@@ -255,6 +279,7 @@ scan_kind(const int kind, const void *data, Py_ssize_t length, Stats *st, const 
             const int slot = slot_of_bmp[cp];
             if (slot)
                 st->slot_count[slot - 1]++;
+            piece_chars += piece_of_bmp[cp];
         }
         else
             for (int r = rule_start[code]; r < rule_start[code + 1]; r++)
@@ -275,6 +300,7 @@ scan_kind(const int kind, const void *data, Py_ssize_t length, Stats *st, const 
     st->case_changes = case_changes;
     st->long_runs = long_runs;
     st->long_words = long_words;
+    st->piece_chars = piece_chars;
     return 0;
 }
 
@@ -318,8 +344,8 @@ scan(PyObject *text, Stats *st, int safe)
  * parts as (feature, count) pairs in the same order. */
 typedef struct {
     Py_ssize_t counts[7];
-    int feature[2 * MAX_SLOTS + 258];
-    Py_ssize_t n[2 * MAX_SLOTS + 258];
+    int feature[2 * MAX_SLOTS + 260];  /* splits, codes, subsets, pieces and their words */
+    Py_ssize_t n[2 * MAX_SLOTS + 260];
     int n_parts;
 } Parts;
 
@@ -532,7 +558,8 @@ configure_safe(PyObject *self, PyObject *args)
     if (PyErr_Occurred())
         return NULL;
     /* The features configure() counts into must be within the models' arrays. */
-    int highest = latin1_feature, lowest = latin1_feature;
+    int highest = latin1_feature > pieces_feature + 1 ? latin1_feature : pieces_feature + 1;
+    int lowest = latin1_feature < pieces_feature ? latin1_feature : pieces_feature;
     for (int code = 0; code < 256; code++)
         if (feature_of_code[code] > highest)
             highest = feature_of_code[code];
@@ -561,12 +588,166 @@ typedef struct {
     double relative, spread;
 } Bound;
 
+/* ---- Vocabulary pieces (approximate_pieces.Pieces) ---- */
+
+#define MAX_PIECE 64
+#define PIECE_SEED 0xCBF29CE484222325ULL
+
+/* A target's pieces in an open-addressing hash table, hashed by FNV-1a over their code points. */
+typedef struct {
+    Py_UCS4 *chars;     /* every piece's code points, one piece after another */
+    Py_ssize_t *start;  /* per piece: where its code points start in ``chars`` */
+    int *length;
+    Py_ssize_t *slot;   /* piece index + 1, 0 for an empty slot */
+    size_t mask;
+    Py_ssize_t n;
+    int longest;
+} PieceTable;
+
+static inline unsigned long long
+piece_step(unsigned long long h, Py_UCS4 cp)
+{
+    return (h ^ cp) * 0x100000001B3ULL;
+}
+
+static void
+pieces_free(PieceTable *t)
+{
+    PyMem_Free(t->chars);
+    PyMem_Free(t->start);
+    PyMem_Free(t->length);
+    PyMem_Free(t->slot);
+    memset(t, 0, sizeof(*t));
+}
+
+/* Whether code points ``pos`` to ``pos + len`` of a string (``hash`` theirs) are a piece. */
+static inline int
+is_piece(const PieceTable *t, int kind, const void *data, Py_ssize_t pos, int len, unsigned long long hash)
+{
+    for (size_t i = hash & t->mask; t->slot[i]; i = (i + 1) & t->mask) {
+        Py_ssize_t k = t->slot[i] - 1;
+        if (t->length[k] != len)
+            continue;
+        const Py_UCS4 *chars = t->chars + t->start[k];
+        int j = 0;
+        while (j < len && chars[j] == PyUnicode_READ(kind, data, pos + j))
+            j++;
+        if (j == len)
+            return 1;
+    }
+    return 0;
+}
+
+/* The table of a sequence of str (the pieces of approximate_pieces.Pieces, no two equal). */
+static int
+pieces_build(PieceTable *t, PyObject *pieces)
+{
+    PyObject *seq = PySequence_Fast(pieces, "Model pieces must be a sequence of str");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *piece = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyUnicode_Check(piece) || PyUnicode_GET_LENGTH(piece) < 1 || PyUnicode_GET_LENGTH(piece) > MAX_PIECE) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "Model pieces: each must be a str of 1 to %d characters", MAX_PIECE);
+            return -1;
+        }
+        total += PyUnicode_GET_LENGTH(piece);
+    }
+    size_t size = 16;
+    while (size < (size_t)n * 2)
+        size <<= 1;
+    t->chars = PyMem_Malloc((total ? total : 1) * sizeof(Py_UCS4));
+    t->start = PyMem_Malloc((n ? n : 1) * sizeof(Py_ssize_t));
+    t->length = PyMem_Malloc((n ? n : 1) * sizeof(int));
+    t->slot = PyMem_Calloc(size, sizeof(Py_ssize_t));
+    if (!t->chars || !t->start || !t->length || !t->slot) {
+        Py_DECREF(seq);
+        pieces_free(t);
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->mask = size - 1;
+    t->n = n;
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *piece = PySequence_Fast_GET_ITEM(seq, i);
+        int len = (int)PyUnicode_GET_LENGTH(piece), kind = PyUnicode_KIND(piece);
+        const void *data = PyUnicode_DATA(piece);
+        unsigned long long h = PIECE_SEED;
+        for (int j = 0; j < len; j++)
+            h = piece_step(h, t->chars[at + j] = PyUnicode_READ(kind, data, j));
+        t->start[i] = at;
+        t->length[i] = len;
+        if (len > t->longest)
+            t->longest = len;
+        if (!is_piece(t, PyUnicode_4BYTE_KIND, t->chars, at, len, h)) {
+            size_t k = h & t->mask;
+            while (t->slot[k])
+                k = (k + 1) & t->mask;
+            t->slot[k] = i + 1;
+        }
+        at += len;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* approximate_pieces.Pieces.count: each run of piece code points cut greedily into the longest pieces that match
+ * (one code point where none does), the first holding the space before the run if one matches. The hashes of a
+ * position's prefixes are made in one pass, then looked up from the longest. */
+static Py_ssize_t
+count_pieces(const PieceTable *t, int kind, const void *data, Py_ssize_t length, Py_ssize_t *runs)
+{
+    unsigned long long h[MAX_PIECE + 1];
+    Py_ssize_t n = 0, i = 0;
+    *runs = 0;
+    while (i < length) {
+        Py_UCS4 cp = PyUnicode_READ(kind, data, i);
+        if (cp >= 0x10000 || !piece_of_bmp[cp]) {
+            i++;
+            continue;
+        }
+        Py_ssize_t end = i + 1;
+        ++*runs;
+        while (end < length && (cp = PyUnicode_READ(kind, data, end)) < 0x10000 && piece_of_bmp[cp])
+            end++;
+        Py_ssize_t p = i;
+        if (i && PyUnicode_READ(kind, data, i - 1) == ' ') {
+            int limit = end - i + 1 < t->longest ? (int)(end - i + 1) : t->longest;
+            h[0] = PIECE_SEED;
+            for (int len = 1; len <= limit; len++)
+                h[len] = piece_step(h[len - 1], PyUnicode_READ(kind, data, i - 1 + len - 1));
+            for (int len = limit; len >= 2; len--)
+                if (is_piece(t, kind, data, i - 1, len, h[len])) {
+                    p = i - 1 + len;
+                    n++;
+                    break;
+                }
+        }
+        while (p < end) {
+            int limit = end - p < t->longest ? (int)(end - p) : t->longest, len = limit;
+            h[0] = PIECE_SEED;
+            for (int j = 1; j <= limit; j++)
+                h[j] = piece_step(h[j - 1], PyUnicode_READ(kind, data, p + j - 1));
+            while (len > 1 && !is_piece(t, kind, data, p, len, h[len]))
+                len--;
+            p += len;
+            n++;
+        }
+        i = end;
+    }
+    return n;
+}
+
 typedef struct {
     PyObject_HEAD
     double *weights, *floor;  /* the estimate's, per feature */
     double digit_floor, other_floor;
     int safe;
     Bound bounds[N_FAMILIES + 1];  /* per family, then the bound of text that is not language */
+    PieceTable pieces;             /* the target's pieces; none (n == 0) leaves the statistic out */
 } Model;
 
 static void
@@ -576,6 +757,7 @@ model_dealloc(Model *self)
     PyMem_Free(self->floor);
     for (int i = 0; i <= N_FAMILIES; i++)
         PyMem_Free(self->bounds[i].weights);
+    pieces_free(&self->pieces);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -606,18 +788,19 @@ doubles(PyObject *obj, Py_ssize_t n, const char *what)
     return out;
 }
 
-/* Model(weights, floor, digit_floor, other_floor, bounds): ``bounds`` is None (the estimate only) or, per family
- * and then for text that is not language, (weights per SAFE_FEATURES, relative, spread). */
+/* Model(weights, floor, digit_floor, other_floor, bounds, pieces=None): ``bounds`` is None (the estimate only) or,
+ * per family and then for text that is not language, (weights per SAFE_FEATURES, relative, spread); ``pieces`` the
+ * target's vocabulary pieces (approximate_pieces), or None to leave that statistic out. */
 static PyObject *
 model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *weights, *floor, *bounds;
+    PyObject *weights, *floor, *bounds, *pieces = Py_None;
     double digit_floor, other_floor;
     if (!safe_configured) {
         PyErr_SetString(PyExc_RuntimeError, "approximate_speedups.configure_safe() was not called");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOddO", &weights, &floor, &digit_floor, &other_floor, &bounds))
+    if (!PyArg_ParseTuple(args, "OOddO|O", &weights, &floor, &digit_floor, &other_floor, &bounds, &pieces))
         return NULL;
     Model *self = (Model *)type->tp_alloc(type, 0);
     if (!self)
@@ -626,7 +809,7 @@ model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->other_floor = other_floor;
     self->weights = doubles(weights, n_features, "Model weights");
     self->floor = self->weights ? doubles(floor, n_features, "Model floor") : NULL;
-    if (!self->floor)
+    if (!self->floor || (pieces != Py_None && pieces_build(&self->pieces, pieces)))
         goto fail;
     self->safe = bounds != Py_None;
     if (self->safe) {
@@ -655,8 +838,9 @@ fail:
     return NULL;
 }
 
+/* The statistics of a text, with its pieces last (approximate_features.text_parts given the Model's pieces). */
 static int
-model_scan(PyObject *text, Stats *st, Parts *parts, int safe)
+model_scan(const Model *self, PyObject *text, Stats *st, Parts *parts, int safe)
 {
     if (!PyUnicode_Check(text)) {
         PyErr_Format(PyExc_TypeError, "count_text expects a str, got %.100s", Py_TYPE(text)->tp_name);
@@ -665,6 +849,14 @@ model_scan(PyObject *text, Stats *st, Parts *parts, int safe)
     if (scan(text, st, safe))
         return -1;
     collect_parts(st, parts);
+    if (self->pieces.n && st->piece_chars) {
+        int k = parts->n_parts;
+        parts->feature[k] = pieces_feature;
+        parts->feature[k + 1] = pieces_feature + 1;
+        parts->n[k] = count_pieces(&self->pieces, PyUnicode_KIND(text), PyUnicode_DATA(text),
+                                   PyUnicode_GET_LENGTH(text), &parts->n[k + 1]);
+        parts->n_parts = k + 2;
+    }
     return 0;
 }
 
@@ -684,7 +876,7 @@ model_estimate(Model *self, PyObject *text)
 {
     Stats st;
     Parts p;
-    if (model_scan(text, &st, &p, 0))
+    if (model_scan(self, text, &st, &p, 0))
         return NULL;
     if (!st.n_bytes)
         return PyLong_FromLong(0);
@@ -782,7 +974,7 @@ model_safe(Model *self, PyObject *text)
         PyErr_SetString(PyExc_ValueError, "this Model has no safe bounds");
         return NULL;
     }
-    if (model_scan(text, &st, &p, 1))
+    if (model_scan(self, text, &st, &p, 1))
         return NULL;
     const Py_ssize_t *c = p.counts, length = PyUnicode_GET_LENGTH(text);
     if ((c[2] + c[6] + c[1]) * 3 > 2 * length || st.n_bytes < short_text)

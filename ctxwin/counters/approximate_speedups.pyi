@@ -17,6 +17,7 @@ class Model:
         digit_floor: float,
         other_floor: float,
         bounds: Sequence[tuple[Sequence[float], float, float]] | None,
+        pieces: Sequence[str] | None = None,
         /,
     ) -> None: ...
     def estimate(self, text: str, /) -> int: ...

@@ -18,6 +18,7 @@ from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.approximate_accelerator import MODEL
 from ctxwin.counters.approximate_calibration import TARGETS
 from ctxwin.counters.approximate_features import FEATURES, accelerator_tables, safe_parts, text_parts
+from ctxwin.counters.approximate_pieces import PIECE_RANGES, Pieces, target_pieces
 from ctxwin.counters.base import scalar_text
 
 
@@ -125,6 +126,34 @@ def test_corpus_documents_and_long_texts() -> None:
     assert_same("  " * 70_000 + "x")
 
 
+def _piece_counter(pieces: Pieces, feature: str) -> speedups.Model:
+    """A Model whose estimate is its text's statistic ``feature`` (weight 1 on it, 0 elsewhere, no floor)."""
+    weights = [float(f == feature) for f in FEATURES]
+    return speedups.Model(weights, [0.0] * len(FEATURES), 0.0, 0.0, None, tuple(pieces.pieces))
+
+
+# Runs of piece scripts: real words, characters the vocabulary has no piece for, and text around them.
+_PIECE_TEXT = st.lists(st.one_of(
+    st.sampled_from(["नमस्ते ", "दुनिया", " के ", "মানুষ ", "ภาษาไทย", "Բարեւ ", "مرحبا", " ", "  ", "x", "1", "-", "\n",
+                     "ক্ষ", "\u200c", "中", "á"]),
+    st.text(alphabet=st.sampled_from([chr(cp) for lo, hi in PIECE_RANGES[:6] for cp in range(lo, hi + 1, 3)]),
+            max_size=12),
+), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PIECE_TEXT)
+def test_pieces_are_cut_as_in_python(text: str) -> None:
+    """The accelerator's greedy cut gives ``Pieces.count``'s number, for the o200k table and a small one where the
+    longest piece is short (so that runs are cut often) and the space-led pieces matter."""
+    small = Pieces(["नम", "नमस्", " दु", "दुनिया", "या", " म", "ภา", "ษาไ", " Բա", "مر", "حبا"])
+    for pieces in (target_pieces("o200k_base"), small):
+        for feature, expected in zip(("pieces", "piece_words"), pieces.count(text), strict=True):
+            assert _piece_counter(pieces, feature).estimate(text) == (
+                min(len(text.encode()), max(1, expected)) if text else 0)
+    assert_same(text)
+
+
 def test_surrogates_are_counted_as_their_replacement() -> None:
     """A lone surrogate raises what ``str.encode`` raises, and count_text counts the text as tiktoken would see it."""
     text = "caf\udce9 and more \ud83d words"
@@ -146,6 +175,9 @@ def test_bad_input_is_a_clear_error() -> None:
         speedups.Model([0.0] * len(FEATURES), [0.0] * len(FEATURES), 0.0, 0.0, None).safe("text")
     with pytest.raises(ValueError, match="expected"):
         speedups.Model([0.0] * 3, [0.0] * 3, 0.0, 0.0, None)
+    for bad in (["ok", 3], ["x" * 65], [""]):
+        with pytest.raises(ValueError, match="Model pieces: each must be a str of 1 to 64 characters"):
+            speedups.Model([0.0] * len(FEATURES), [0.0] * len(FEATURES), 0.0, 0.0, None, bad)
     with pytest.raises(RuntimeError, match="already configured"):  # its tables cannot change under a counter
         speedups.configure(*accelerator_tables()["configure"])
     with pytest.raises(RuntimeError, match="once"):

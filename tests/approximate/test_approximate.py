@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.approximate_calibration import CALIBRATION
 from ctxwin.counters.approximate_features import FEATURES, text_features
+from ctxwin.counters.approximate_pieces import target_pieces
 from ctxwin.counters.image_tokens import high_detail_tokens, image_tokens
 from ctxwin.messages import AIMessage, HumanMessage
 
@@ -74,8 +75,8 @@ def test_estimate_is_the_linear_model_between_the_hard_bounds(text: str) -> None
     # the floor is below the real count, safe mode above it and below the byte count, for both encodings.
     n_bytes = len(text.encode("utf-8", "surrogatepass"))
     for target in ENCODINGS:
-        model = sum(CALIBRATION[target]["weights"][f] * n for f, n in zip(FEATURES, text_features(text)[0],
-                                                                          strict=True))
+        counts = text_features(text, target_pieces(target))[0]
+        model = sum(CALIBRATION[target]["weights"][f] * n for f, n in zip(FEATURES, counts, strict=True))
         count = ApproximateCounter(target).count_text(text)
         assert count == ((min(n_bytes, max(floor(target, text), int(model + 0.5))) or 1) if text else 0)
         assert floor(target, text) <= real(target, text)

@@ -1,0 +1,75 @@
+"""Words of scripts whose price per character depends on the word, counted in pieces of the target vocabulary.
+
+In Indic scripts, Arabic, Armenian, Georgian, Hebrew, Thai, Myanmar and Khmer, o200k_base holds thousands of whole
+words (Hindi's common words are one token each) and the rest of a word costs two to four tokens, so a price per
+character cannot serve both running prose and names: by character, Devanagari prose costs 0.37 tokens and CLDR's
+(mostly transliterated) names 0.61. Cutting each word of these scripts greedily into the longest pieces the
+vocabulary holds counts nearly what BPE does (within 2% a script, leaving whole sources out) from a plain set of
+strings: ``approximate_pieces.json``, the vocabulary's tokens made only of these scripts' characters (with or
+without a leading space), written by ``benchmarks/fit_approximate.py``. The count is one statistic of
+``approximate_features`` ("pieces"), weighted by the fit like the others.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable
+from importlib import resources
+
+from ctxwin.counters.approximate_scripts import group_ranges
+
+# The script groups counted in pieces: those with at least two hundred tokens of their own in o200k_base.
+PIECE_GROUPS = frozenset({
+    "greek", "armenian", "hebrew", "arabic", "devanagari", "bengali", "gurmukhi", "gujarati", "tamil", "telugu",
+    "kannada", "malayalam", "sinhala", "thai", "myanmar", "georgian", "khmer", "kana", "katakana",
+})
+PIECE_RANGES = group_ranges(PIECE_GROUPS)
+# A run of these characters: a word (or, in scripts written without spaces, a phrase), which BPE never merges with
+# what surrounds it but a space before it.
+_RUN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in PIECE_RANGES) + "]+")
+
+
+class Pieces:
+    """A target vocabulary's pieces; ``count`` cuts runs of ``PIECE_GROUPS`` characters into them."""
+
+    def __init__(self, pieces: Iterable[str]) -> None:
+        self.pieces = frozenset(pieces)
+        self.longest = max(map(len, self.pieces), default=1)
+
+    def count(self, text: str) -> tuple[int, int]:
+        """Pieces of the runs in ``text``, and the runs: from each position the longest piece that matches, or one
+        character where none does; a run after a space starts with the longest piece holding the space, if one
+        matches (the space is counted apart, as a space)."""
+        pieces, longest = self.pieces, self.longest
+        n = runs = 0
+        for run in _RUN.finditer(text):
+            p, end = run.span()
+            runs += 1
+            if p and text[p - 1] == " ":
+                for stop in range(min(p - 1 + longest, end), p, -1):
+                    if text[p - 1 : stop] in pieces:
+                        p, n = stop, n + 1
+                        break
+            while p < end:
+                stop = min(p + longest, end)
+                while stop > p + 1 and text[p:stop] not in pieces:
+                    stop -= 1
+                p, n = stop, n + 1
+        return n, runs
+
+
+def is_piece(token: str) -> bool:
+    """Whether a vocabulary token (decoded) is a piece: one or more characters of ``PIECE_GROUPS``, after at most
+    one space."""
+    body = token[1:] if token.startswith(" ") else token
+    return _RUN.fullmatch(body) is not None
+
+
+@functools.cache
+def target_pieces(target: str) -> Pieces:
+    """The pieces of ``target`` (an encoding name of ``approximate_calibration.TARGETS``)."""
+    data = json.loads(resources.files("ctxwin.counters").joinpath("approximate_pieces.json").read_text(
+        encoding="utf-8"))
+    return Pieces(data[target].split("\n"))
