@@ -31,33 +31,63 @@ PIECE_RANGES = group_ranges(PIECE_GROUPS)
 _RUN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in PIECE_RANGES) + "]+")
 
 
+_CACHED = 1 << 16
+
+
 class Pieces:
     """A target vocabulary's pieces; ``count`` cuts runs of ``PIECE_GROUPS`` characters into them."""
 
     def __init__(self, pieces: Iterable[str]) -> None:
         self.pieces = frozenset(pieces)
         self.longest = max(map(len, self.pieces), default=1)
+        # Every prefix of a piece, and whether it is one: a match grows while it is a prefix of some piece, a few
+        # lookups where trying every length from the longest down would take ``longest``.
+        self._prefixes: dict[str, bool] = {}
+        for piece in self.pieces:
+            for end in range(1, len(piece)):
+                self._prefixes.setdefault(piece[:end], False)
+        self._prefixes.update(dict.fromkeys(self.pieces, True))
+        # The cut of each run met (with the space before it), which words of prose repeat; emptied when it holds
+        # _CACHED runs.
+        self._cuts: dict[str, int] = {}
 
     def count(self, text: str) -> tuple[int, int]:
         """Pieces of the runs in ``text``, and the runs: from each position the longest piece that matches, or one
         character where none does; a run after a space starts with the longest piece holding the space, if one
         matches (the space is counted apart, as a space)."""
-        pieces, longest = self.pieces, self.longest
-        n = runs = 0
+        cuts, n, runs = self._cuts, 0, 0
         for run in _RUN.finditer(text):
-            p, end = run.span()
+            start, end = run.span()
             runs += 1
-            if p and text[p - 1] == " ":
-                for stop in range(min(p - 1 + longest, end), p, -1):
-                    if text[p - 1 : stop] in pieces:
-                        p, n = stop, n + 1
-                        break
-            while p < end:
-                stop = min(p + longest, end)
-                while stop > p + 1 and text[p:stop] not in pieces:
-                    stop -= 1
-                p, n = stop, n + 1
+            key = text[start - 1 : end] if start and text[start - 1] == " " else run.group()
+            cut = cuts.get(key)
+            if cut is None:
+                if len(cuts) >= _CACHED:
+                    cuts.clear()
+                cut = cuts[key] = self._cut(key)
+            n += cut
         return n, runs
+
+    def _cut(self, run: str) -> int:
+        """The pieces of one run (after a space if it starts with one)."""
+        p, n, end = 0, 0, len(run)
+        if run[0] == " ":
+            length = self._longest(run, 0, end)
+            p, n = (length, 1) if length >= 2 else (1, 0)
+        while p < end:
+            p, n = p + (self._longest(run, p, end) or 1), n + 1
+        return n
+
+    def _longest(self, text: str, start: int, end: int) -> int:
+        """The length of the longest piece at ``start`` ending by ``end``, 0 for none."""
+        prefixes, best = self._prefixes, 0
+        for stop in range(start + 1, min(start + self.longest, end) + 1):
+            whole = prefixes.get(text[start:stop])
+            if whole is None:
+                break
+            if whole:
+                best = stop - start
+        return best
 
 
 def is_piece(token: str) -> bool:

@@ -591,61 +591,77 @@ typedef struct {
 /* ---- Vocabulary pieces (approximate_pieces.Pieces) ---- */
 
 #define MAX_PIECE 64
-#define PIECE_SEED 0xCBF29CE484222325ULL
 
-/* A target's pieces in an open-addressing hash table, hashed by FNV-1a over their code points. */
+/* A target's pieces as a trie (every prefix of a piece is a node) in an open-addressing hash table keyed by
+ * (parent node, code point): a cut grows a match one code point at a time while it is a prefix of some piece, one
+ * probe each, and keeps the longest that is a piece (the same cut as Pieces.count's). */
 typedef struct {
-    Py_UCS4 *chars;     /* every piece's code points, one piece after another */
-    Py_ssize_t *start;  /* per piece: where its code points start in ``chars`` */
-    int *length;
-    Py_ssize_t *slot;   /* piece index + 1, 0 for an empty slot */
+    unsigned int parent;  /* the parent node; 0 for the root (a node of one code point) */
+    unsigned int node;    /* 0 for an empty slot */
+    unsigned int cp;
+    unsigned int flags;   /* PIECE: the node is a piece; LONGER: it is the prefix of a longer piece */
+} PieceSlot;
+
+enum { PIECE = 1, LONGER = 2 };
+
+typedef struct {
+    unsigned char *first;  /* the flags of each code point of the BMP as a node of one code point */
+    unsigned int *first_node;  /* and that node (the probes of the trie's first level, from a small table) */
+    PieceSlot *slot;
     size_t mask;
-    Py_ssize_t n;
+    int shift;             /* 64 - log2(slots): a key's slot is the top bits of its mixed hash */
+    unsigned int n;        /* nodes */
     int longest;
 } PieceTable;
-
-static inline unsigned long long
-piece_step(unsigned long long h, Py_UCS4 cp)
-{
-    return (h ^ cp) * 0x100000001B3ULL;
-}
 
 static void
 pieces_free(PieceTable *t)
 {
-    PyMem_Free(t->chars);
-    PyMem_Free(t->start);
-    PyMem_Free(t->length);
+    PyMem_Free(t->first);
+    PyMem_Free(t->first_node);
     PyMem_Free(t->slot);
     memset(t, 0, sizeof(*t));
 }
 
-/* Whether code points ``pos`` to ``pos + len`` of a string (``hash`` theirs) are a piece. */
-static inline int
-is_piece(const PieceTable *t, int kind, const void *data, Py_ssize_t pos, int len, unsigned long long hash)
+/* The slot of the child of ``parent`` by ``cp``, or the empty slot where it would go. */
+static inline PieceSlot *
+find_slot(const PieceTable *t, unsigned int parent, Py_UCS4 cp)
 {
-    for (size_t i = hash & t->mask; t->slot[i]; i = (i + 1) & t->mask) {
-        Py_ssize_t k = t->slot[i] - 1;
-        if (t->length[k] != len)
-            continue;
-        const Py_UCS4 *chars = t->chars + t->start[k];
-        int j = 0;
-        while (j < len && chars[j] == PyUnicode_READ(kind, data, pos + j))
-            j++;
-        if (j == len)
-            return 1;
+    unsigned long long h = (((unsigned long long)parent << 21) ^ cp) * 0x9E3779B97F4A7C15ULL;
+    for (size_t i = (size_t)(h >> t->shift);; i = (i + 1) & t->mask) {
+        PieceSlot *e = &t->slot[i];
+        if (!e->node || (e->parent == parent && e->cp == cp))
+            return e;
     }
+}
+
+/* Allocates ``1 << bits`` slots and places the nodes of ``old`` (``old_size`` slots) in them. */
+static int
+resize(PieceTable *t, int bits, PieceSlot *old, size_t old_size)
+{
+    PieceSlot *slots = PyMem_Calloc((size_t)1 << bits, sizeof(PieceSlot));
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->slot = slots;
+    t->mask = ((size_t)1 << bits) - 1;
+    t->shift = 64 - bits;
+    for (size_t i = 0; i < old_size; i++)
+        if (old[i].node)
+            *find_slot(t, old[i].parent, old[i].cp) = old[i];
+    PyMem_Free(old);
     return 0;
 }
 
-/* The table of a sequence of str (the pieces of approximate_pieces.Pieces, no two equal). */
+/* The table of a sequence of str (the pieces of approximate_pieces.Pieces). */
 static int
 pieces_build(PieceTable *t, PyObject *pieces)
 {
     PyObject *seq = PySequence_Fast(pieces, "Model pieces must be a sequence of str");
     if (!seq)
         return -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *piece = PySequence_Fast_GET_ITEM(seq, i);
         if (!PyUnicode_Check(piece) || PyUnicode_GET_LENGTH(piece) < 1 || PyUnicode_GET_LENGTH(piece) > MAX_PIECE) {
@@ -653,54 +669,83 @@ pieces_build(PieceTable *t, PyObject *pieces)
             PyErr_Format(PyExc_ValueError, "Model pieces: each must be a str of 1 to %d characters", MAX_PIECE);
             return -1;
         }
-        total += PyUnicode_GET_LENGTH(piece);
     }
-    size_t size = 16;
-    while (size < (size_t)n * 2)
-        size <<= 1;
-    t->chars = PyMem_Malloc((total ? total : 1) * sizeof(Py_UCS4));
-    t->start = PyMem_Malloc((n ? n : 1) * sizeof(Py_ssize_t));
-    t->length = PyMem_Malloc((n ? n : 1) * sizeof(int));
-    t->slot = PyMem_Calloc(size, sizeof(Py_ssize_t));
-    if (!t->chars || !t->start || !t->length || !t->slot) {
+    int bits = 10;
+    t->first = PyMem_Calloc(0x10000, 1);
+    t->first_node = PyMem_Calloc(0x10000, sizeof(unsigned int));
+    if (!t->first || !t->first_node || resize(t, bits, NULL, 0)) {
         Py_DECREF(seq);
         pieces_free(t);
-        PyErr_NoMemory();
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
         return -1;
     }
-    t->mask = size - 1;
-    t->n = n;
-    Py_ssize_t at = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *piece = PySequence_Fast_GET_ITEM(seq, i);
         int len = (int)PyUnicode_GET_LENGTH(piece), kind = PyUnicode_KIND(piece);
         const void *data = PyUnicode_DATA(piece);
-        unsigned long long h = PIECE_SEED;
-        for (int j = 0; j < len; j++)
-            h = piece_step(h, t->chars[at + j] = PyUnicode_READ(kind, data, j));
-        t->start[i] = at;
-        t->length[i] = len;
+        unsigned int node = 0;
         if (len > t->longest)
             t->longest = len;
-        if (!is_piece(t, PyUnicode_4BYTE_KIND, t->chars, at, len, h)) {
-            size_t k = h & t->mask;
-            while (t->slot[k])
-                k = (k + 1) & t->mask;
-            t->slot[k] = i + 1;
+        for (int j = 0; j < len; j++) {
+            Py_UCS4 cp = PyUnicode_READ(kind, data, j);
+            PieceSlot *e = find_slot(t, node, cp);
+            if (!e->node) {
+                /* Half the slots stay free: the probes end at an empty one, soon. */
+                if ((size_t)(t->n + 1) * 2 > t->mask + 1) {
+                    if (bits >= 31 || resize(t, ++bits, t->slot, t->mask + 1)) {
+                        Py_DECREF(seq);
+                        pieces_free(t);
+                        if (!PyErr_Occurred())
+                            PyErr_SetString(PyExc_ValueError, "Model pieces: too many");
+                        return -1;
+                    }
+                    e = find_slot(t, node, cp);
+                }
+                *e = (PieceSlot){node, ++t->n, cp, 0};
+            }
+            e->flags |= j + 1 == len ? PIECE : LONGER;
+            if (j == 0 && cp < 0x10000) {
+                t->first[cp] = (unsigned char)e->flags;
+                t->first_node[cp] = e->node;
+            }
+            node = e->node;
         }
-        at += len;
     }
     Py_DECREF(seq);
     return 0;
 }
 
+/* The length of the longest piece at code point ``pos`` (at most ``limit`` long), 0 for none. */
+static inline int
+longest_piece(const PieceTable *t, int kind, const void *data, Py_ssize_t pos, int limit)
+{
+    const Py_UCS4 cp = PyUnicode_READ(kind, data, pos);
+    if (cp >= 0x10000)
+        return 0;
+    int best = t->first[cp] & PIECE ? 1 : 0;
+    if (!(t->first[cp] & LONGER))
+        return best;
+    unsigned int node = t->first_node[cp];
+    for (int len = 2; len <= limit; len++) {
+        const PieceSlot *e = find_slot(t, node, PyUnicode_READ(kind, data, pos + len - 1));
+        if (!e->node)
+            break;
+        if (e->flags & PIECE)
+            best = len;
+        if (!(e->flags & LONGER))
+            break;
+        node = e->node;
+    }
+    return best;
+}
+
 /* approximate_pieces.Pieces.count: each run of piece code points cut greedily into the longest pieces that match
- * (one code point where none does), the first holding the space before the run if one matches. The hashes of a
- * position's prefixes are made in one pass, then looked up from the longest. */
+ * (one code point where none does), the first holding the space before the run if one matches; the runs in
+ * ``runs``. */
 static Py_ssize_t
 count_pieces(const PieceTable *t, int kind, const void *data, Py_ssize_t length, Py_ssize_t *runs)
 {
-    unsigned long long h[MAX_PIECE + 1];
     Py_ssize_t n = 0, i = 0;
     *runs = 0;
     while (i < length) {
@@ -715,25 +760,15 @@ count_pieces(const PieceTable *t, int kind, const void *data, Py_ssize_t length,
             end++;
         Py_ssize_t p = i;
         if (i && PyUnicode_READ(kind, data, i - 1) == ' ') {
-            int limit = end - i + 1 < t->longest ? (int)(end - i + 1) : t->longest;
-            h[0] = PIECE_SEED;
-            for (int len = 1; len <= limit; len++)
-                h[len] = piece_step(h[len - 1], PyUnicode_READ(kind, data, i - 1 + len - 1));
-            for (int len = limit; len >= 2; len--)
-                if (is_piece(t, kind, data, i - 1, len, h[len])) {
-                    p = i - 1 + len;
-                    n++;
-                    break;
-                }
+            int len = longest_piece(t, kind, data, i - 1, end - i + 1 < t->longest ? (int)(end - i + 1) : t->longest);
+            if (len >= 2) {
+                p = i - 1 + len;
+                n++;
+            }
         }
         while (p < end) {
-            int limit = end - p < t->longest ? (int)(end - p) : t->longest, len = limit;
-            h[0] = PIECE_SEED;
-            for (int j = 1; j <= limit; j++)
-                h[j] = piece_step(h[j - 1], PyUnicode_READ(kind, data, p + j - 1));
-            while (len > 1 && !is_piece(t, kind, data, p, len, h[len]))
-                len--;
-            p += len;
+            int len = longest_piece(t, kind, data, p, end - p < t->longest ? (int)(end - p) : t->longest);
+            p += len ? len : 1;
             n++;
         }
         i = end;
