@@ -46,6 +46,7 @@ from ctxwin.counters.approximate_scripts import GROUPS, script_counts
 _DOC_BYTES = 4_000
 # Script groups after Latin-1 and Latin extended (``GROUPS`` starts with those two).
 _LATIN_GROUPS = 2
+_VIETNAMESE = GROUPS.index("vietnamese")
 
 
 def _pieces(words: list[str], separator: str, rng: random.Random, limit: int = 4) -> Iterator[str]:
@@ -63,8 +64,10 @@ def _pieces(words: list[str], separator: str, rng: random.Random, limit: int = 4
 
 
 def _other_scripts(text: str) -> bool:
-    """Whether most of ``text`` is in scripts other than Latin."""
-    return sum(script_counts(text, text.encode())[_LATIN_GROUPS:]) * 2 > len(text)
+    """Whether most of ``text`` is in scripts other than Latin, or it is Vietnamese (or Yoruba): at least one character
+    in ten a tone-marked vowel of U+1E80-1EFF, which the "vietnamese" group prices apart from other accented letters."""
+    counts = script_counts(text, text.encode())
+    return sum(counts[_LATIN_GROUPS:]) * 2 > len(text) or counts[_VIETNAMESE] * 10 > len(text)
 
 
 def _cldr_docs() -> Iterator[Doc]:

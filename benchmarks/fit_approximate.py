@@ -62,8 +62,8 @@ PIECES_OUTPUT = OUTPUT.with_name("approximate_pieces.json")
 # Script groups with natural text in the corpus (chat lines, news, lorem paragraphs, CLDR names): the others are
 # charged in safe mode at least what their random strings cost.
 CALIBRATED = {
-    "latin1", "latin_ext", "greek", "cyrillic", "armenian", "hebrew", "arabic", "devanagari", "bengali", "tamil",
-    "telugu", "thai", "han", "kana", "katakana", "cjk_punct", "hangul", "fullwidth", "punctuation", "oriya",
+    "latin1", "latin_ext", "vietnamese", "greek", "cyrillic", "armenian", "hebrew", "arabic", "devanagari", "bengali",
+    "tamil", "telugu", "thai", "han", "kana", "katakana", "cjk_punct", "hangul", "fullwidth", "punctuation", "oriya",
 }
 # Calibrated groups whose random strings safe mode does not bound (no word runs to see them by).
 UNBOUNDED_RANDOM = {"han", "kana", "katakana", "cjk_punct", "fullwidth", "punctuation"}

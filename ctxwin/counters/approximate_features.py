@@ -18,6 +18,10 @@ characters of each script group (``approximate_scripts``). They are counted at m
 - a count that is often zero is made only when ``in`` finds the byte (given as an int, ``in`` is a memchr, ten
   times faster than ``count``).
 
+In the scripts of ``approximate_pieces.PIECE_GROUPS`` (Indic scripts, Arabic, Armenian, Georgian, Hebrew, Greek,
+Thai, Myanmar, Khmer, kana), where a word's price depends on the word more than on its letters, the words are also
+cut into pieces of the target vocabulary ("pieces", and "piece_words" for the words cut).
+
 Five statistics separate text that a script count cannot, because the same script costs very different amounts
 in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
 than Russian), letters of other Cyrillic alphabets (U+0480-04FF: Kazakh, Tatar, Mongolian... cost about twice
@@ -100,16 +104,16 @@ def safe_features(text: str, counts: list[int] | None = None) -> list[int]:
 
 
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
-_LETTERS, _LATIN_EXT, _DIGITS, _PUNCT, _WORDS = (
-    _INDEX[n] for n in ("letters", "latin_ext", "digits", "punct", "word_starts"))
+_LETTERS, _LATIN_EXT, _VIETNAMESE, _DIGITS, _PUNCT, _WORDS = (
+    _INDEX[n] for n in ("letters", "latin_ext", "vietnamese", "digits", "punct", "word_starts"))
 _LATIN1, _CYRILLIC, _HAN, _HANGUL = (_INDEX[n] for n in ("latin1", "cyrillic", "han", "hangul"))
 _CYRILLIC_EXT, _ARMENIAN, _COMBINING, _RARE = (_INDEX[n] for n in ("cyrillic_ext", "armenian", "combining", "rare"))
 _KANA = _INDEX["kana"], _INDEX["katakana"]
 # Letters of scripts other than Latin, Cyrillic and CJK (symbols, punctuation and emoji are in no family), read
 # with one C-level ``itemgetter`` call.
 _OTHER_SCRIPTS = operator.itemgetter(*(_INDEX[n] for n in GROUPS if n not in {
-    "latin1", "latin_ext", "cyrillic", "han", "kana", "katakana", "hangul", "cjk_punct", "cjk_misc", "punctuation",
-    "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"}))
+    "latin1", "latin_ext", "vietnamese", "cyrillic", "han", "kana", "katakana", "hangul", "cjk_punct", "cjk_misc",
+    "punctuation", "symbols", "box", "dingbats", "astral", "emoji", "forms", "fullwidth"}))
 
 
 # Texts shorter than this (UTF-8 bytes) are bounded by their byte count in safe mode.
@@ -120,7 +124,8 @@ MIXED_SHORT_TEXT = 96
 # The writing system of each script group's feature: Latin with its extensions, the CJK groups as one (Japanese mixes
 # kana and Han), each other script its own; punctuation, symbols, emoji and other non-letter groups have none.
 SYSTEM_OF_FEATURE: dict[int, str] = {
-    FEATURES.index(group): {"latin1": "latin", "latin_ext": "latin", "kana": "cjk", "katakana": "cjk", "han": "cjk",
+    FEATURES.index(group): {"latin1": "latin", "latin_ext": "latin", "vietnamese": "latin", "kana": "cjk",
+                            "katakana": "cjk", "han": "cjk",
                             "han_ext": "cjk", "cjk_misc": "cjk"}.get(group, group)
     for group in GROUPS
     if group not in {"punctuation", "symbols", "box", "dingbats", "braille", "cjk_punct", "emoji", "forms",
@@ -146,7 +151,7 @@ def safe_family(counts: list[int], text: str, boundaries: int = 0) -> str:
     ``ascii_symbolic``; ASCII prose where " the " is frequent is ``english``, other ASCII prose ``ascii``.
     A text put in a wider family than it belongs to is only over-counted more.
     """
-    accented = counts[_LATIN1] + counts[_LATIN_EXT]
+    accented = counts[_LATIN1] + counts[_LATIN_EXT] + counts[_VIETNAMESE]
     latin = counts[_LETTERS] + accented
     kana = counts[_KANA[0]] + counts[_KANA[1]]
     cjk = counts[_HAN] + kana + counts[_HANGUL]
@@ -357,8 +362,8 @@ def accelerator_tables() -> dict[str, Any]:
                      (*((ord(c), ord(c)) for c in chars), *map(prefix_range, prefixes)))
                     for group, feature, chars, prefixes in _SUBSETS)
     systems = sorted({*SYSTEM_OF_FEATURE.values(), "latin"})
-    roles = (_LETTERS, _LATIN1, _LATIN_EXT, *_KANA, _HAN, _HANGUL, _CYRILLIC, _CYRILLIC_EXT, _ARMENIAN, _COMBINING,
-             _RARE, _PUNCT, _DIGITS, _WORDS)
+    roles = (_LETTERS, _LATIN1, _LATIN_EXT, _VIETNAMESE, *_KANA, _HAN, _HANGUL, _CYRILLIC, _CYRILLIC_EXT, _ARMENIAN,
+             _COMBINING, _RARE, _PUNCT, _DIGITS, _WORDS)
     return {
         "configure": (BYTE_FLAG_TABLE, CLASS_TABLE, _CASE_TABLE, code_of_high, word_codes, feature_of_code, latin1,
                       LONG_RUN, LONG_WORD, splits, subsets, PIECE_RANGES, _PIECES_FEATURE),

@@ -506,8 +506,8 @@ enum { ENGLISH, ASCII_SYMBOLIC, ASCII_IDS, ASCII, LATIN, CHINESE, JAPANESE, KORE
 static const char *family_names[N_FAMILIES] = {"english", "ascii_symbolic", "ascii_ids", "ascii", "latin", "chinese",
                                               "japanese", "korean", "cyrillic", "cyrillic_ext", "other"};
 /* Feature indices safe_family reads, in this order. */
-enum { F_LETTERS, F_LATIN1, F_LATIN_EXT, F_KANA, F_KATAKANA, F_HAN, F_HANGUL, F_CYRILLIC, F_CYRILLIC_EXT, F_ARMENIAN,
-       F_COMBINING, F_RARE, F_PUNCT, F_DIGITS, F_WORDS, N_ROLES };
+enum { F_LETTERS, F_LATIN1, F_LATIN_EXT, F_VIETNAMESE, F_KANA, F_KATAKANA, F_HAN, F_HANGUL, F_CYRILLIC,
+       F_CYRILLIC_EXT, F_ARMENIAN, F_COMBINING, F_RARE, F_PUNCT, F_DIGITS, F_WORDS, N_ROLES };
 #define MAX_FEATURES 256
 static int safe_configured = 0;
 static int n_features;
@@ -944,7 +944,7 @@ model_estimate(Model *self, PyObject *text)
 static int
 family_of(const Py_ssize_t *f, PyObject *text, Py_ssize_t boundaries)
 {
-    Py_ssize_t accented = f[role[F_LATIN1]] + f[role[F_LATIN_EXT]];
+    Py_ssize_t accented = f[role[F_LATIN1]] + f[role[F_LATIN_EXT]] + f[role[F_VIETNAMESE]];
     Py_ssize_t latin = f[role[F_LETTERS]] + accented;
     Py_ssize_t kana = f[role[F_KANA]] + f[role[F_KATAKANA]];
     Py_ssize_t cjk = f[role[F_HAN]] + kana + f[role[F_HANGUL]];
