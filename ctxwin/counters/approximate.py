@@ -11,6 +11,14 @@ was built, 25-30x faster than exact BPE on a chat message, and the Python path e
 Every count lies between two hard bounds: the text's UTF-8 byte count (no byte-level BPE uses more tokens than
 bytes) and a floor derived from the target vocabulary itself (the most bytes of each character class one token
 holds), which no tokenization can go under.
+
+``safe=True`` (spec ``approximate:safe``) is an upper bound on o200k/cl100k counts: the larger of a linear bound for
+the text's family (English, symbol-dense ASCII, other ASCII, accented Latin, Chinese, Japanese, Korean, Russian and
+Ukrainian Cyrillic, other Cyrillic alphabets, other scripts) and one for text that is not language (random
+strings, base64, digests, emoji), each fitted one-sidedly and widened by a margin measured by leaving whole
+sources out (the second only for text that ``looks_random``); scripts without calibrated text are
+charged what their random strings cost (at most their UTF-8 length), and the result is capped by the byte count.
+What it does and does not guarantee: docs/approximate.md.
 """
 
 from __future__ import annotations
