@@ -245,11 +245,12 @@ def test_bad_image_size_raises() -> None:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("django") is None, reason="Django missing: pip install 'ctxwin[corpus]'")
-@pytest.mark.parametrize("language", ["el", "ka", "hy", "hi", "th", "ru", "kk", "ar", "km", "ja", "ko", "he"])
+@pytest.mark.parametrize("language", ["el", "ka", "hy", "hi", "th", "ru", "kk", "ar", "km", "ja", "ko", "he", "vi",
+                                      "bn", "ta", "my"])
 def test_ui_sentences_of_a_whole_catalogue(language: str) -> None:
     # Every message of Django's core catalogue in one text (the corpus has up to two samples of it): real
-    # sentences in the script, bounded by safe mode and estimated within a quarter (Greek was under-counted by 65%
-    # before the catalogues came in).
+    # sentences in the script, bounded by safe mode and estimated within 15% (Greek was under-counted by 65% before
+    # the catalogues came in; Kazakh, whose Cyrillic is not counted in pieces, is the farthest, +14% on o200k).
     import django
 
     path = Path(django.__file__).parent / "conf" / "locale" / language / "LC_MESSAGES" / "django.po"
@@ -257,7 +258,7 @@ def test_ui_sentences_of_a_whole_catalogue(language: str) -> None:
     for target in ENCODINGS:
         tokens = real(target, text)
         assert ApproximateCounter(target, safe=True).count_text(text) >= tokens
-        assert abs(ApproximateCounter(target).count_text(text) / tokens - 1) <= 0.25, target
+        assert abs(ApproximateCounter(target).count_text(text) / tokens - 1) <= 0.15, target
 
 
 # One language per script (the most spoken), as gflanguages holds them: the opening of the Universal Declaration of
@@ -265,16 +266,17 @@ def test_ui_sentences_of_a_whole_catalogue(language: str) -> None:
 _UDHR_LANGUAGES = [
     "hi_Deva", "bn_Beng", "ta_Taml", "te_Telu", "kn_Knda", "ml_Mlym", "gu_Gujr", "pa_Guru", "or_Orya", "si_Sinh",
     "th_Thai", "lo_Laoo", "my_Mymr", "km_Khmr", "bo_Tibt", "am_Ethi", "chr_Cher", "ar_Arab", "he_Hebr", "dv_Thaa",
-    "ka_Geor", "hy_Armn", "el_Grek", "ru_Cyrl", "mn_Mong", "ii_Yiii", "ja_Jpan", "zh_Hans", "ko_Kore",
+    "ka_Geor", "hy_Armn", "el_Grek", "ru_Cyrl", "mn_Mong", "ii_Yiii", "ja_Jpan", "zh_Hans", "ko_Kore", "vi_Latn",
 ]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
                     reason="gflanguages missing: pip install 'ctxwin[corpus]'")
 def test_udhr_prose_in_every_major_script() -> None:
-    # Prose, not names or UI strings: bounded by safe mode, and estimated within a quarter (before the prose came
-    # into the corpus, Gujarati prose was over-counted by half, Hindi by 45% and Cherokee under-counted by 17%;
-    # Hindi's formal UDHR is now the farthest, +21% on o200k, where the Hindi chat above is within 2%).
+    # Prose, not names or UI strings: bounded by safe mode, and estimated within 15% (before the prose came into the
+    # corpus, Gujarati prose was over-counted by half, Hindi by 45% and Cherokee under-counted by 17%; with it, Hindi
+    # by 21%, until words were counted in vocabulary pieces; Vietnamese by 31%, until its tone-marked vowels were a
+    # group of their own).
     import gflanguages
 
     languages = gflanguages.LoadLanguages()
@@ -283,7 +285,7 @@ def test_udhr_prose_in_every_major_script() -> None:
         for target in ENCODINGS:
             tokens = real(target, text)
             assert ApproximateCounter(target, safe=True).count_text(text) >= tokens, (language, target)
-            assert abs(ApproximateCounter(target).count_text(text) / tokens - 1) <= 0.25, (language, target)
+            assert abs(ApproximateCounter(target).count_text(text) / tokens - 1) <= 0.15, (language, target)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
