@@ -1,13 +1,13 @@
 """Words of scripts whose price per character depends on the word, counted in pieces of the target vocabulary.
 
-In Indic scripts, Arabic, Armenian, Georgian, Hebrew, Thai, Myanmar and Khmer, o200k_base holds thousands of whole
-words (Hindi's common words are one token each) and the rest of a word costs two to four tokens, so a price per
-character cannot serve both running prose and names: by character, Devanagari prose costs 0.37 tokens and CLDR's
-(mostly transliterated) names 0.61. Cutting each word of these scripts greedily into the longest pieces the
-vocabulary holds counts nearly what BPE does (within 2% a script, leaving whole sources out) from a plain set of
-strings: ``approximate_pieces.json``, the vocabulary's tokens made only of these scripts' characters (with or
-without a leading space), written by ``benchmarks/fit_approximate.py``. The count is one statistic of
-``approximate_features`` ("pieces"), weighted by the fit like the others.
+In the Indic scripts, Arabic, Armenian, Georgian, Hebrew, Greek, Thai, Myanmar, Khmer and kana, o200k_base holds
+thousands of whole words (Hindi's common words are one token each) and the rest of a word costs two to four tokens,
+so a price per character cannot serve both running prose and names: by character, Devanagari prose costs 0.37
+tokens and CLDR's (mostly transliterated) names 0.61. Cutting each word of these scripts greedily into the longest
+pieces the vocabulary holds counts nearly what BPE does (0.98-1.06 tokens a piece on every source of the corpus)
+from a plain set of strings: ``approximate_pieces.json``, the vocabulary's tokens made only of these scripts'
+characters (with or without a leading space), written by ``benchmarks/fit_approximate.py``. The pieces and the runs
+cut are two statistics of ``approximate_features`` ("pieces", "piece_words"), weighted by the fit like the others.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ PIECE_RANGES = group_ranges(PIECE_GROUPS)
 # A run of these characters: a word (or, in scripts written without spaces, a phrase), which BPE never merges with
 # what surrounds it but a space before it.
 _RUN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in PIECE_RANGES) + "]+")
-
-
-_CACHED = 1 << 16
+# The most runs whose cut ``Pieces`` keeps, and the longest it keeps (words repeat; long runs of unspaced scripts
+# seldom do): a few MB at most.
+_CACHED, _CACHED_RUN = 1 << 16, 32
 
 
 class Pieces:
@@ -47,7 +47,7 @@ class Pieces:
             for end in range(1, len(piece)):
                 self._prefixes.setdefault(piece[:end], False)
         self._prefixes.update(dict.fromkeys(self.pieces, True))
-        # The cut of each run met (with the space before it), which words of prose repeat; emptied when it holds
+        # The cut of each run met (with the space before it), up to _CACHED_RUN characters; emptied when it holds
         # _CACHED runs.
         self._cuts: dict[str, int] = {}
 
@@ -60,6 +60,9 @@ class Pieces:
             start, end = run.span()
             runs += 1
             key = text[start - 1 : end] if start and text[start - 1] == " " else run.group()
+            if len(key) > _CACHED_RUN:
+                n += self._cut(key)
+                continue
             cut = cuts.get(key)
             if cut is None:
                 if len(cuts) >= _CACHED:

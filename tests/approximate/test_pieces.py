@@ -102,3 +102,13 @@ def test_hindi_names_and_prose_are_both_near_their_counts() -> None:
     for text in (prose, names):
         tokens = len(encoding.encode_ordinary(text))
         assert abs(counter.count_text(text) / tokens - 1) <= 0.12, (text[:20], counter.count_text(text), tokens)
+
+
+def test_cached_cuts_count_as_fresh_ones() -> None:
+    """Runs are cut once and remembered (up to 32 characters); a text counts the same the first time, the second,
+    and by a table that has seen nothing, with runs longer than that (Thai without spaces) cut every time."""
+    o200k = target_pieces("o200k_base")
+    text = "नमस्ते दुनिया के लोग " * 50 + "ภาษาไทยเป็นภาษาที่เขียนโดยไม่เว้นวรรคระหว่างคำเลย" * 3
+    first = o200k.count(text)
+    assert first == o200k.count(text) == Pieces(o200k.pieces).count(text)
+    assert first[1] == 50 * 4 + 1
