@@ -740,11 +740,44 @@ longest_piece(const PieceTable *t, int kind, const void *data, Py_ssize_t pos, i
     return best;
 }
 
+/* The cut of recent runs (with the space before them) of up to RUN_CACHED code points, by a hash of their code
+ * points, so that the words prose repeats are cut once (a probe of a small table instead of a trie walk per piece). */
+#define RUN_CACHE 2048
+#define RUN_CACHED 16
+
+typedef struct {
+    Py_UCS4 chars[RUN_CACHED];
+    unsigned char length;  /* 0 for an empty entry */
+    unsigned char pieces;
+} RunEntry;
+
+/* The pieces of the run at code points ``start`` to ``end`` (``start`` a space before the run if ``spaced``). */
+static Py_ssize_t
+cut_run(const PieceTable *t, int kind, const void *data, Py_ssize_t start, Py_ssize_t end, int spaced)
+{
+    Py_ssize_t n = 0, p = start;
+    if (spaced) {
+        int len = longest_piece(t, kind, data, start, end - start < t->longest ? (int)(end - start) : t->longest);
+        if (len >= 2) {
+            p = start + len;
+            n++;
+        }
+        else
+            p = start + 1;
+    }
+    while (p < end) {
+        int len = longest_piece(t, kind, data, p, end - p < t->longest ? (int)(end - p) : t->longest);
+        p += len ? len : 1;
+        n++;
+    }
+    return n;
+}
+
 /* approximate_pieces.Pieces.count: each run of piece code points cut greedily into the longest pieces that match
  * (one code point where none does), the first holding the space before the run if one matches; the runs in
- * ``runs``. */
+ * ``runs``. ``cache`` (RUN_CACHE entries) remembers short runs' cuts. */
 static Py_ssize_t
-count_pieces(const PieceTable *t, int kind, const void *data, Py_ssize_t length, Py_ssize_t *runs)
+count_pieces(const PieceTable *t, RunEntry *cache, int kind, const void *data, Py_ssize_t length, Py_ssize_t *runs)
 {
     Py_ssize_t n = 0, i = 0;
     *runs = 0;
@@ -758,20 +791,27 @@ count_pieces(const PieceTable *t, int kind, const void *data, Py_ssize_t length,
         ++*runs;
         while (end < length && (cp = PyUnicode_READ(kind, data, end)) < 0x10000 && piece_of_bmp[cp])
             end++;
-        Py_ssize_t p = i;
-        if (i && PyUnicode_READ(kind, data, i - 1) == ' ') {
-            int len = longest_piece(t, kind, data, i - 1, end - i + 1 < t->longest ? (int)(end - i + 1) : t->longest);
-            if (len >= 2) {
-                p = i - 1 + len;
-                n++;
-            }
-        }
-        while (p < end) {
-            int len = longest_piece(t, kind, data, p, end - p < t->longest ? (int)(end - p) : t->longest);
-            p += len ? len : 1;
-            n++;
-        }
+        const int spaced = i && PyUnicode_READ(kind, data, i - 1) == ' ';
+        const Py_ssize_t start = i - spaced, size = end - start;
         i = end;
+        if (size > RUN_CACHED) {
+            n += cut_run(t, kind, data, start, end, spaced);
+            continue;
+        }
+        unsigned long long h = 0xCBF29CE484222325ULL;
+        for (Py_ssize_t j = start; j < end; j++)
+            h = (h ^ PyUnicode_READ(kind, data, j)) * 0x100000001B3ULL;
+        RunEntry *e = &cache[(h ^ (h >> 32)) & (RUN_CACHE - 1)];
+        int same = e->length == size;
+        for (Py_ssize_t j = 0; same && j < size; j++)
+            same = e->chars[j] == PyUnicode_READ(kind, data, start + j);
+        if (!same) {
+            e->pieces = (unsigned char)cut_run(t, kind, data, start, end, spaced);
+            e->length = (unsigned char)size;
+            for (Py_ssize_t j = 0; j < size; j++)
+                e->chars[j] = PyUnicode_READ(kind, data, start + j);
+        }
+        n += e->pieces;
     }
     return n;
 }
@@ -783,6 +823,7 @@ typedef struct {
     int safe;
     Bound bounds[N_FAMILIES + 1];  /* per family, then the bound of text that is not language */
     PieceTable pieces;             /* the target's pieces; none (n == 0) leaves the statistic out */
+    RunEntry *runs;                /* the cut of recent runs (count_pieces), with the pieces */
 } Model;
 
 static void
@@ -793,6 +834,7 @@ model_dealloc(Model *self)
     for (int i = 0; i <= N_FAMILIES; i++)
         PyMem_Free(self->bounds[i].weights);
     pieces_free(&self->pieces);
+    PyMem_Free(self->runs);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -846,6 +888,10 @@ model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->floor = self->weights ? doubles(floor, n_features, "Model floor") : NULL;
     if (!self->floor || (pieces != Py_None && pieces_build(&self->pieces, pieces)))
         goto fail;
+    if (pieces != Py_None && !(self->runs = PyMem_Calloc(RUN_CACHE, sizeof(RunEntry)))) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     self->safe = bounds != Py_None;
     if (self->safe) {
         PyObject *seq = PySequence_Fast(bounds, "Model bounds");
@@ -888,7 +934,7 @@ model_scan(const Model *self, PyObject *text, Stats *st, Parts *parts, int safe)
         int k = parts->n_parts;
         parts->feature[k] = pieces_feature;
         parts->feature[k + 1] = pieces_feature + 1;
-        parts->n[k] = count_pieces(&self->pieces, PyUnicode_KIND(text), PyUnicode_DATA(text),
+        parts->n[k] = count_pieces(&self->pieces, self->runs, PyUnicode_KIND(text), PyUnicode_DATA(text),
                                    PyUnicode_GET_LENGTH(text), &parts->n[k + 1]);
         parts->n_parts = k + 2;
     }

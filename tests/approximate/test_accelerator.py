@@ -154,6 +154,20 @@ def test_pieces_are_cut_as_in_python(text: str) -> None:
     assert_same(text)
 
 
+def test_cached_cuts_count_as_fresh_ones() -> None:
+    """The accelerator remembers the cut of short runs in a small table: thousands of distinct words (which evict
+    each other) count the same on a second pass, by a fresh Model, and as ``Pieces.count`` does."""
+    o200k = target_pieces("o200k_base")
+    letters = [chr(cp) for cp in range(0x915, 0x939)]
+    signs = ["", "\u093e", "\u093f", "\u0940", "\u0941", "\u0947", "\u094b", "\u094d"]
+    words = [a + s + b + t for a in letters[:12] for s in signs for b in letters[12:24] for t in signs[:4]]
+    text = " ".join(words * 2)
+    model = _piece_counter(o200k, "pieces")
+    first = model.estimate(text)
+    assert first == model.estimate(text) == _piece_counter(o200k, "pieces").estimate(text) == o200k.count(text)[0]
+    assert len(words) > 2 * 2048
+
+
 def test_surrogates_are_counted_as_their_replacement() -> None:
     """A lone surrogate raises what ``str.encode`` raises, and count_text counts the text as tiktoken would see it."""
     text = "caf\udce9 and more \ud83d words"
