@@ -23,9 +23,10 @@ What it does and does not guarantee: docs/approximate.md.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxwin.counters.approximate_accelerator import MODEL
 from ctxwin.counters.approximate_calibration import CALIBRATION, TARGETS
@@ -43,9 +44,12 @@ from ctxwin.counters.approximate_features import (
     text_parts,
     writing_systems,
 )
-from ctxwin.counters.approximate_pieces import target_pieces
+from ctxwin.counters.approximate_pieces import Pieces, target_pieces
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.image_tokens import image_tokens
+
+if TYPE_CHECKING:
+    from ctxwin.counters.approximate_speedups import Model
 
 
 class ApproximateCounter(BaseTokenCounter):
@@ -63,26 +67,17 @@ class ApproximateCounter(BaseTokenCounter):
         self.target = target
         self.safe = safe
         self.name = "approximate:safe" if safe else "approximate"
-        calibration = CALIBRATION[target]
-        self._weights: list[float] = [calibration["weights"][f] for f in FEATURES]
+        calibrated = _calibrated(target)
+        self._weights, self._floor = calibrated.weights, calibrated.floor
         self._ascii_weights = tuple(self._weights[: len(ASCII_FEATURES)])
-        self._floor: list[float] = [calibration["floor"][f] for f in FEATURES]
         self._ascii_floor = self._floor[: len(ASCII_FEATURES)]
-        # The floor of ASCII text is at most this per digit, and per other character: an estimate above the sum
-        # needs no floor.
-        self._digit_floor = self._ascii_floor[ASCII_FEATURES.index("digits")]
-        self._other_floor = max(w for f, w in zip(ASCII_FEATURES, self._ascii_floor, strict=True) if f != "digits")
-        self._safe_bounds = {family: _bound(model) for family, model in calibration["safe"].items()}
-        self._dense_bound = _bound(calibration["safe_dense"])
-        self.max_relative_error = 0.0 if safe else float(calibration["max_relative_error"])
-        self._pieces = target_pieces(target)
+        self._digit_floor, self._other_floor = calibrated.digit_floor, calibrated.other_floor
+        self._safe_bounds, self._dense_bound = calibrated.safe_bounds, calibrated.dense_bound
+        self.max_relative_error = 0.0 if safe else calibrated.max_relative_error
+        self._pieces = calibrated.pieces
         self._count: Callable[[str], int] = self.py_safe_count if safe else self.py_count
-        if MODEL is not None:
-            bounds = [(b.weights, b.relative, b.spread) for b in (*map(self._safe_bounds.__getitem__, FAMILIES),
-                                                                   self._dense_bound)]
-            model = MODEL(self._weights, self._floor, self._digit_floor, self._other_floor, bounds,
-                          tuple(self._pieces.pieces))
-            self._count = model.safe if safe else model.estimate
+        if calibrated.model is not None:
+            self._count = calibrated.model.safe if safe else calibrated.model.estimate
 
     @classmethod
     def from_spec(cls, arg: str | None) -> ApproximateCounter:
@@ -152,6 +147,42 @@ class ApproximateCounter(BaseTokenCounter):
 
 
 _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
+
+
+class _Calibrated(NamedTuple):
+    """A target's calibration as the counter uses it, read once per target: the estimate's weights and floor (per
+    ``FEATURES``), the ASCII floor's largest rate per digit and per other character (an estimate above their sum
+    needs no floor), safe mode's bounds, the vocabulary pieces, and the accelerator's model of all that (whose
+    pieces table takes a few milliseconds to build)."""
+
+    weights: list[float]
+    floor: list[float]
+    digit_floor: float
+    other_floor: float
+    safe_bounds: dict[str, _Bound]
+    dense_bound: _Bound
+    max_relative_error: float
+    pieces: Pieces
+    model: Model | None
+
+
+@functools.cache
+def _calibrated(target: str) -> _Calibrated:
+    calibration = CALIBRATION[target]
+    weights = [float(calibration["weights"][f]) for f in FEATURES]
+    floor = [float(calibration["floor"][f]) for f in FEATURES]
+    ascii_floor = floor[: len(ASCII_FEATURES)]
+    digit_floor = ascii_floor[ASCII_FEATURES.index("digits")]
+    other_floor = max(w for f, w in zip(ASCII_FEATURES, ascii_floor, strict=True) if f != "digits")
+    safe_bounds = {family: _bound(model) for family, model in calibration["safe"].items()}
+    dense_bound = _bound(calibration["safe_dense"])
+    pieces = target_pieces(target)
+    model = None
+    if MODEL is not None:
+        bounds = [(b.weights, b.relative, b.spread) for b in (*map(safe_bounds.__getitem__, FAMILIES), dense_bound)]
+        model = MODEL(weights, floor, digit_floor, other_floor, bounds, tuple(pieces.pieces))
+    return _Calibrated(weights, floor, digit_floor, other_floor, safe_bounds, dense_bound,
+                       float(calibration["max_relative_error"]), pieces, model)
 
 
 class _Bound(NamedTuple):
