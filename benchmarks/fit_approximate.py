@@ -48,10 +48,12 @@ from ctxwin.counters.approximate_features import (
     FEATURES,
     SAFE_FEATURES,
     SHORT_TEXT,
+    cut_latin,
+    dense_features,
     looks_random,
     safe_family,
     safe_features,
-    text_features,
+    text_parts,
 )
 from ctxwin.counters.approximate_pieces import PIECE_GROUPS, Pieces, is_piece
 from ctxwin.counters.approximate_scripts import GROUPS, WIDTHS, script_counts
@@ -159,17 +161,27 @@ def fit_floor(target: str) -> tuple[dict[str, float], dict[str, int], float]:
     return floor, most, k
 
 
-def vocabulary_pieces(target: str) -> list[str]:
-    """The target's tokens that are pieces (``approximate_pieces.is_piece``), sorted."""
+def vocabulary_pieces(target: str, *, latin: bool = False) -> list[str]:
+    """The target's tokens that are pieces (``approximate_pieces.is_piece``; ``latin``: Latin ones), sorted."""
     pieces = []
     for token in reference_encoding(target)._mergeable_ranks:
         try:
             text = token.decode("utf-8")
         except UnicodeDecodeError:  # a token that cuts a character
             continue
-        if is_piece(text):
+        if is_piece(text, latin=latin):
             pieces.append(text)
     return sorted(pieces)
+
+
+def statistics_of(text: str, pieces: Pieces, latin: Pieces) -> tuple[list[int], list[int], list[int], str]:
+    """A text's ``FEATURES`` as ``ApproximateCounter`` weighs them (Latin words cut where ``cut_latin`` cuts them),
+    the same before that cut (the floor's, and the family's), its ``safe_features`` and its family."""
+    counts, parts, _ = text_parts(text, pieces)
+    before = dense_features(counts, parts)
+    extra = safe_features(text, before)
+    family = safe_family(before, text, extra[0] + extra[1])
+    return dense_features(*cut_latin(text, counts, parts, latin, family)), before, extra, family
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -301,22 +313,24 @@ def _leave_one_source_out(target: str, docs: tuple[Doc, ...], scripts: list[str]
 
 
 def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | None,
-               pieces: list[str]) -> dict[str, Any]:
-    """The calibration of one target, whose ``pieces`` are given; ``previous`` (its last calibration) skips the
-    estimate's evaluation."""
+               pieces: list[str], latin_pieces: list[str]) -> dict[str, Any]:
+    """The calibration of one target, whose ``pieces`` and ``latin_pieces`` are given; ``previous`` (its last
+    calibration) skips the estimate's evaluation."""
     encoding = reference_encoding(target)
     tokens = np.array([len(encoding.encode_ordinary(d.text)) for d in docs], float)
-    table = Pieces(pieces)
-    x = np.array([[*text_features(d.text, table)[0], *safe_features(d.text)] for d in docs], float)
+    table, latin = Pieces(pieces), Pieces(latin_pieces, latin=True)
+    rows = [statistics_of(d.text, table, latin) for d in docs]
+    # ``x`` as the weights see the text, ``before`` as the floor does (Latin words not cut).
+    x = np.array([[*weighed, *extra] for weighed, _, extra, _ in rows], float)
+    before = np.array([[*plain, *extra] for _, plain, extra, _ in rows], float)
+    families = [family for _, _, _, family in rows]
     n_bytes = np.array([len(d.text.encode()) for d in docs], float)
     kinds, sources = [d.kind for d in docs], [d.source for d in docs]
-    boundary = [SAFE_FEATURES.index("digit_letter"), SAFE_FEATURES.index("letter_digit")]
-    families = [safe_family(row[: len(FEATURES)].astype(int).tolist(), d.text, int(row[boundary].sum()))
-                for row, d in zip(x, docs, strict=True)]
     m = len(FEATURES)
     floor, most, k = fit_floor(target)
     floor_w = np.array([floor[f] for f in FEATURES])
-    width = {**dict.fromkeys((*ASCII_FEATURES, *_SUBSETS, "pieces"), np.inf), "piece_words": 1.0, **WIDTHS}
+    width = {**dict.fromkeys((*ASCII_FEATURES, *_SUBSETS, "pieces", "latin_pieces"), np.inf), "piece_words": 1.0,
+             **WIDTHS}
     high = np.array([width[f] for f in FEATURES], float)
     # The characters of words counted in pieces cost what their pieces do: their own weight may go under the floor
     # (which ``ApproximateCounter`` applies to the whole text anyway); ``piece_words`` takes off what
@@ -340,7 +354,7 @@ def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | No
     for g in (g for g in GROUPS if g != "combining"):
         i, rows = FEATURES.index(g), np.array([s == f"random-{g}" for s in sources])
         if rows.any():
-            unseen_rate[i] = np.clip(np.median(tokens[rows] / np.maximum(x[rows, i], 1)), low[i], high[i])
+            unseen_rate[i] = np.clip(np.median(tokens[rows] / np.maximum(before[rows, i], 1)), low[i], high[i])
 
     def estimate_fit(rows: np.ndarray) -> np.ndarray:
         seen = x[rows, :m].any(axis=0)
@@ -348,7 +362,7 @@ def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | No
                             np.where(seen, low, unseen_rate), np.where(seen, high, unseen_rate), scale[rows])
 
     def clamp(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        return np.clip(np.maximum(np.rint(values), 1), np.ceil(x[rows, :m] @ floor_w), n_bytes[rows])
+        return np.clip(np.maximum(np.rint(values), 1), np.ceil(before[rows, :m] @ floor_w), n_bytes[rows])
 
     weights = estimate_fit(natural)
     if previous is None:
@@ -365,7 +379,7 @@ def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | No
         i = FEATURES.index(g)
         rows = np.array([kd == "random" and s == f"random-{g}" for kd, s in zip(kinds, sources, strict=True)])
         if g not in CALIBRATED:
-            rate = float((tokens[rows] / np.maximum(x[rows, i], 1)).max()) if rows.any() else WIDTHS[g]
+            rate = float((tokens[rows] / np.maximum(before[rows, i], 1)).max()) if rows.any() else WIDTHS[g]
             safe_floor[i] = max(safe_floor[i], rate)
     everything = np.ones(len(SAFE_FEATURES), bool)
     models: dict[str, Any] = {}
@@ -402,7 +416,7 @@ def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | No
     safe = np.minimum(np.ceil(np.where(gated, np.maximum(bound, widened(x @ dense_w, dense_margin)), bound)), n_bytes)
     # Symbol soup (half the characters ASCII punctuation or controls) and short texts are charged their byte count.
     lengths = np.array([len(d.text) for d in docs])
-    soup = x[:, [FEATURES.index(f) for f in ("word_starts", "punct", "digits")]].sum(axis=1) * 3 > 2 * lengths
+    soup = before[:, [FEATURES.index(f) for f in ("word_starts", "punct", "digits")]].sum(axis=1) * 3 > 2 * lengths
     safe = np.where(soup | (n_bytes < SHORT_TEXT), n_bytes, safe)
     ratio = safe / tokens - 1
     print(f"{target}: safe mode (bounds fitted on all sources, margins from source folds)")
@@ -436,15 +450,16 @@ def main() -> None:
                         help="worker processes (one target each; 1 fits them one after the other)")
     args = parser.parse_args()
     previous = json.loads(OUTPUT.read_text(encoding="utf-8"))["targets"] if args.safe_only else {}
-    pieces = {t: vocabulary_pieces(t) for t in TARGETS}
-    PIECES_OUTPUT.write_text(json.dumps({t: "\n".join(p) for t, p in pieces.items()}, ensure_ascii=False) + "\n",
-                             encoding="utf-8")
-    print(f"wrote {PIECES_OUTPUT}:", {t: len(p) for t, p in pieces.items()}, "pieces")
+    pieces = {kind: {t: vocabulary_pieces(t, latin=kind == "latin") for t in TARGETS} for kind in ("scripts", "latin")}
+    PIECES_OUTPUT.write_text(json.dumps({kind: {t: "\n".join(p) for t, p in of.items()} for kind, of in pieces.items()},
+                                        ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {PIECES_OUTPUT}:", {kind: {t: len(p) for t, p in of.items()} for kind, of in pieces.items()})
     docs = evaluation_docs()
     print(f"{len(docs)} documents from {len({d.source for d in docs})} sources;",
           dict(Counter(d.kind for d in docs)))
     with multiprocessing.Pool(max(1, min(args.processes, len(TARGETS)))) as pool:
-        fitted = pool.starmap(fit_target, [(t, docs, previous.get(t), pieces[t]) for t in TARGETS])
+        fitted = pool.starmap(fit_target, [(t, docs, previous.get(t), pieces["scripts"][t], pieces["latin"][t])
+                                           for t in TARGETS])
     result = {"targets": dict(zip(TARGETS, fitted, strict=True))}
     OUTPUT.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n", encoding="utf-8")
     print(f"wrote {OUTPUT}; median over-count of safe mode:",

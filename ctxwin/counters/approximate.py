@@ -37,6 +37,7 @@ from ctxwin.counters.approximate_features import (
     MIXED_SHORT_TEXT,
     SAFE_FEATURES,
     SHORT_TEXT,
+    cut_latin,
     dense_features,
     looks_random,
     safe_family,
@@ -74,7 +75,7 @@ class ApproximateCounter(BaseTokenCounter):
         self._digit_floor, self._other_floor = calibrated.digit_floor, calibrated.other_floor
         self._safe_bounds, self._dense_bound = calibrated.safe_bounds, calibrated.dense_bound
         self.max_relative_error = 0.0 if safe else calibrated.max_relative_error
-        self._pieces = calibrated.pieces
+        self._pieces, self._latin = calibrated.pieces, calibrated.latin
         self._count: Callable[[str], int] = self.py_safe_count if safe else self.py_count
         if calibrated.model is not None:
             self._count = calibrated.model.safe if safe else calibrated.model.estimate
@@ -102,16 +103,19 @@ class ApproximateCounter(BaseTokenCounter):
         counts, parts, n_bytes = text_parts(text, self._pieces)
         if not n_bytes:
             return 0
+        cut, cut_parts = cut_latin(text, counts, parts, self._latin)
         # The ASCII statistics' dot product spelt out (a chat message is short, and a loop costs what the rest does),
         # left to right as ``_dot`` adds.
-        letters, digits, words, spaces, space_runs, newlines, punct = counts
+        letters, digits, words, spaces, space_runs, newlines, punct = cut
         a, b, c, d, e, f, g = self._ascii_weights
         estimate = a * letters + b * digits + c * words + d * spaces + e * space_runs + f * newlines + g * punct
-        if parts:
+        if cut_parts:
             weights, floors = self._weights, self._floor
+            for index, n in cut_parts:
+                estimate += weights[index] * n
+            # The floor is of the text's characters, whether its words were cut or not.
             floor = _dot(self._ascii_floor, counts)
             for index, n in parts:
-                estimate += weights[index] * n
                 floor += floors[index] * n
             # Between the vocabulary's floor and the byte count (no byte-level BPE uses more tokens than bytes).
             return min(n_bytes, max(math.ceil(floor), int(estimate + 0.5))) or 1
@@ -134,8 +138,8 @@ class ApproximateCounter(BaseTokenCounter):
         floor = _dot(self._ascii_floor, counts)
         for index, n in parts:
             floor += self._floor[index] * n
-        features = dense_features(counts, parts)
-        family = safe_family(features, text, extra[0] + extra[1])
+        family = safe_family(dense_features(counts, parts), text, extra[0] + extra[1])
+        counts, parts = cut_latin(text, counts, parts, self._latin, family)
         bound = _widened(self._safe_bounds[family], counts, parts, extra)
         if looks_random(extra, len(text)):
             bound = max(bound, _widened(self._dense_bound, counts, parts, extra))
@@ -152,8 +156,8 @@ _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "
 class _Calibrated(NamedTuple):
     """A target's calibration as the counter uses it, read once per target: the estimate's weights and floor (per
     ``FEATURES``), the ASCII floor's largest rate per digit and per other character (an estimate above their sum
-    needs no floor), safe mode's bounds, the vocabulary pieces, and the accelerator's model of all that (whose
-    pieces table takes a few milliseconds to build)."""
+    needs no floor), safe mode's bounds, the vocabulary pieces (of the scripts, and Latin's), and the accelerator's
+    model of all that (whose pieces tables take a few tens of milliseconds to build)."""
 
     weights: list[float]
     floor: list[float]
@@ -163,6 +167,7 @@ class _Calibrated(NamedTuple):
     dense_bound: _Bound
     max_relative_error: float
     pieces: Pieces
+    latin: Pieces
     model: Model | None
 
 
@@ -176,13 +181,13 @@ def _calibrated(target: str) -> _Calibrated:
     other_floor = max(w for f, w in zip(ASCII_FEATURES, ascii_floor, strict=True) if f != "digits")
     safe_bounds = {family: _bound(model) for family, model in calibration["safe"].items()}
     dense_bound = _bound(calibration["safe_dense"])
-    pieces = target_pieces(target)
+    pieces, latin = target_pieces(target), target_pieces(target, latin=True)
     model = None
     if MODEL is not None:
         bounds = [(b.weights, b.relative, b.spread) for b in (*map(safe_bounds.__getitem__, FAMILIES), dense_bound)]
-        model = MODEL(weights, floor, digit_floor, other_floor, bounds, tuple(pieces.pieces))
+        model = MODEL(weights, floor, digit_floor, other_floor, bounds, tuple(pieces.pieces), tuple(latin.pieces))
     return _Calibrated(weights, floor, digit_floor, other_floor, safe_bounds, dense_bound,
-                       float(calibration["max_relative_error"]), pieces, model)
+                       float(calibration["max_relative_error"]), pieces, latin, model)
 
 
 class _Bound(NamedTuple):

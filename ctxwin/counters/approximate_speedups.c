@@ -45,8 +45,10 @@ static int rule_start[257];
 static unsigned char slot_of_bmp[0x10000];
 static Slot slots[MAX_SLOTS];
 static int n_slots;
-/* Whether each code point of the BMP is of a group counted in vocabulary pieces (approximate_pieces), and the
- * feature of that count (the number of runs cut is the next feature). */
+/* Whether each code point of the BMP is of a group counted in vocabulary pieces (SCRIPT_PIECE) or a Latin letter
+ * (LATIN_PIECE, approximate_pieces.LATIN_RANGES), and the feature of the scripts' pieces (the number of runs cut is
+ * the next feature, and Latin words' pieces the one after). */
+enum { SCRIPT_PIECE = 1, LATIN_PIECE = 2 };
 static unsigned char piece_of_bmp[0x10000];
 static int pieces_feature;
 
@@ -61,19 +63,51 @@ read_table(PyObject *obj, unsigned char *out, const char *what)
     return 0;
 }
 
+/* Marks the code points of ``ranges`` ((lo, hi), ...; at least ``lowest``, in the BMP, off surrogates) with ``flag``
+ * in piece_of_bmp, where no other flag is. */
+static int
+mark_pieces(PyObject *ranges, unsigned int lowest, unsigned char flag)
+{
+    PyObject *seq = PySequence_Fast(ranges, "configure: piece ranges must be a sequence");
+    if (!seq)
+        return -1;
+    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
+        unsigned int lo, hi;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, j), "II", &lo, &hi) || lo < lowest || hi > 0xFFFF
+            || hi < lo || (hi >= 0xD800 && lo < 0xE000)) {
+            Py_DECREF(seq);
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "configure: piece ranges must be in U+%04X-FFFF, off surrogates",
+                             lowest);
+            return -1;
+        }
+        for (unsigned int cp = lo; cp <= hi; cp++) {
+            if (piece_of_bmp[cp] & ~flag) {
+                Py_DECREF(seq);
+                PyErr_SetString(PyExc_ValueError, "configure: Latin and script piece ranges overlap");
+                return -1;
+            }
+            piece_of_bmp[cp] |= flag;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
 /* configure(flag_of_lead, class_of_lead, case_of_byte, code_of_high, word_codes, feature_of_code, latin1_feature,
- *           long_run, long_word, splits, subsets, piece_ranges, pieces_feature)
+ *           long_run, long_word, splits, subsets, piece_ranges, pieces_feature, latin_ranges)
  * splits: ((code, feature, ((lo, hi), ...)), ...) in the order they are taken off their block;
  * subsets: ((trigger_feature, code, feature, ((lo, hi), ...)), ...) in the order they are reported;
- * piece_ranges: ((lo, hi), ...), the BMP code points counted in vocabulary pieces. */
+ * piece_ranges: ((lo, hi), ...), the BMP code points counted in vocabulary pieces; latin_ranges: the Latin letters,
+ * whose words Model cuts into its Latin pieces (cut_latin). */
 static PyObject *
 configure(PyObject *self, PyObject *args)
 {
-    PyObject *flags, *classes, *cases, *codes, *words, *features, *splits, *subsets, *piece_ranges;
+    PyObject *flags, *classes, *cases, *codes, *words, *features, *splits, *subsets, *piece_ranges, *latin_ranges;
     int latin1, piece_feature;
     long long run, word;
-    if (!PyArg_ParseTuple(args, "OOOOOOiLLOOOi", &flags, &classes, &cases, &codes, &words, &features, &latin1,
-                          &run, &word, &splits, &subsets, &piece_ranges, &piece_feature))
+    if (!PyArg_ParseTuple(args, "OOOOOOiLLOOOiO", &flags, &classes, &cases, &codes, &words, &features, &latin1,
+                          &run, &word, &splits, &subsets, &piece_ranges, &piece_feature, &latin_ranges))
         return NULL;
     /* Configured once, at import: counting waits for a call that succeeds, and none follows it. */
     if (configured) {
@@ -165,21 +199,8 @@ configure(PyObject *self, PyObject *args)
             slot_of_bmp[cp] = (unsigned char)(rules[i].slot + 1);
         }
     memset(piece_of_bmp, 0, sizeof(piece_of_bmp));
-    PyObject *pseq = PySequence_Fast(piece_ranges, "configure: piece_ranges must be a sequence");
-    if (!pseq)
+    if (mark_pieces(piece_ranges, 0x100, SCRIPT_PIECE) || mark_pieces(latin_ranges, 0, LATIN_PIECE))
         return NULL;
-    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(pseq); j++) {
-        unsigned int lo, hi;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(pseq, j), "II", &lo, &hi) || lo < 0x100 || hi > 0xFFFF
-            || (hi >= 0xD800 && lo < 0xE000)) {
-            Py_DECREF(pseq);
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "configure: piece ranges must be in U+0100-FFFF, off surrogates");
-            return NULL;
-        }
-        memset(piece_of_bmp + lo, 1, hi >= lo ? hi - lo + 1 : 0);
-    }
-    Py_DECREF(pseq);
     pieces_feature = piece_feature;
     configured = 1;
     Py_RETURN_NONE;
@@ -279,7 +300,7 @@ scan_kind(const int kind, const void *data, Py_ssize_t length, Stats *st, const 
             const int slot = slot_of_bmp[cp];
             if (slot)
                 st->slot_count[slot - 1]++;
-            piece_chars += piece_of_bmp[cp];
+            piece_chars += piece_of_bmp[cp] & SCRIPT_PIECE;
         }
         else
             for (int r = rule_start[code]; r < rule_start[code + 1]; r++)
@@ -344,7 +365,7 @@ scan(PyObject *text, Stats *st, int safe)
  * parts as (feature, count) pairs in the same order. */
 typedef struct {
     Py_ssize_t counts[7];
-    int feature[2 * MAX_SLOTS + 260];  /* splits, codes, subsets, pieces and their words */
+    int feature[2 * MAX_SLOTS + 260];  /* splits, Latin-1, codes, subsets, pieces, their words, Latin pieces */
     Py_ssize_t n[2 * MAX_SLOTS + 260];
     int n_parts;
 } Parts;
@@ -577,6 +598,10 @@ configure_safe(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "configure_safe: at most 64 writing systems");
         return NULL;
     }
+    if (!PyUnicode_GET_LENGTH(the)) {
+        PyErr_SetString(PyExc_ValueError, "configure_safe: the word must not be empty");
+        return NULL;
+    }
     Py_INCREF(the);
     Py_XSETREF(the_word, the);
     safe_configured = 1;
@@ -741,18 +766,53 @@ longest_piece(const PieceTable *t, int kind, const void *data, Py_ssize_t pos, i
 }
 
 /* The cut of recent runs (with the space before them) of up to RUN_CACHED code points, by a hash of their code
- * points, so that the words prose repeats are cut once (a probe of a small table instead of a trie walk per piece). */
+ * points, so that the words prose repeats are cut once (a probe of a small table instead of a trie walk per piece):
+ * RUN_CACHE entries for the scripts' runs, LATIN_RUN_CACHE for Latin words (a Latin text has more distinct words).
+ * Runs are of BMP code points (piece_of_bmp's), so an entry holds them in 16 bits: 32 bytes, half a cache line. */
 #define RUN_CACHE 2048
-#define RUN_CACHED 16
+#define LATIN_RUN_CACHE 16384
+#define RUN_CACHED 15
 
 typedef struct {
-    Py_UCS4 chars[RUN_CACHED];
+    Py_UCS2 chars[RUN_CACHED];
     unsigned char length;  /* 0 for an empty entry */
     unsigned char pieces;
 } RunEntry;
 
+/* Two entries per hash, in one cache line: the newer first, the older evicted (two words that share a hash both
+ * stay). */
+typedef struct {
+    RunEntry *sets;  /* 2 * (mask + 1) entries, 64-byte aligned */
+    void *memory;
+    size_t mask;
+} RunCache;
+
+static int
+run_cache_init(RunCache *c, size_t entries)
+{
+    if (!(c->memory = PyMem_Calloc(entries * sizeof(RunEntry) + 64, 1))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    c->sets = (RunEntry *)(((uintptr_t)c->memory + 63) & ~(uintptr_t)63);
+    c->mask = entries / 2 - 1;
+    return 0;
+}
+
+/* Whether ``e`` holds the ``size`` code points at ``start``. */
+static inline int
+run_is(const RunEntry *e, const int kind, const void *data, Py_ssize_t start, Py_ssize_t size)
+{
+    if (e->length != size)
+        return 0;
+    for (Py_ssize_t j = 0; j < size; j++)
+        if (e->chars[j] != PyUnicode_READ(kind, data, start + j))
+            return 0;
+    return 1;
+}
+
 /* The pieces of the run at code points ``start`` to ``end`` (``start`` a space before the run if ``spaced``). */
-static Py_ssize_t
+static inline Py_ssize_t
 cut_run(const PieceTable *t, int kind, const void *data, Py_ssize_t start, Py_ssize_t end, int spaced)
 {
     Py_ssize_t n = 0, p = start;
@@ -773,47 +833,73 @@ cut_run(const PieceTable *t, int kind, const void *data, Py_ssize_t start, Py_ss
     return n;
 }
 
-/* approximate_pieces.Pieces.count: each run of piece code points cut greedily into the longest pieces that match
- * (one code point where none does), the first holding the space before the run if one matches; the runs in
- * ``runs``. ``cache`` (RUN_CACHE entries) remembers short runs' cuts. */
-static Py_ssize_t
-count_pieces(const PieceTable *t, RunEntry *cache, int kind, const void *data, Py_ssize_t length, Py_ssize_t *runs)
+/* approximate_pieces.Pieces.count: each run of code points marked ``flag`` cut greedily into the longest pieces
+ * that match (one code point where none does), the first holding the space before the run if one matches; the runs
+ * in ``runs`` and their code points in ``chars``. ``cache`` (``cache_mask`` + 1 entries) remembers short runs'
+ * cuts. Specialised by the compiler for each ``kind``, as scan_kind is. */
+static inline Py_ssize_t
+count_pieces_kind(const PieceTable *t, const RunCache *cache, unsigned char flag, const int kind, const void *data,
+                  Py_ssize_t length, Py_ssize_t *runs, Py_ssize_t *chars)
 {
-    Py_ssize_t n = 0, i = 0;
-    *runs = 0;
+    Py_ssize_t n = 0, i = 0, n_runs = 0, n_chars = 0;
     while (i < length) {
         Py_UCS4 cp = PyUnicode_READ(kind, data, i);
-        if (cp >= 0x10000 || !piece_of_bmp[cp]) {
+        if (cp >= 0x10000 || !(piece_of_bmp[cp] & flag)) {
             i++;
             continue;
         }
-        Py_ssize_t end = i + 1;
-        ++*runs;
-        while (end < length && (cp = PyUnicode_READ(kind, data, end)) < 0x10000 && piece_of_bmp[cp])
-            end++;
+        /* The run's extent and the hash of its code points (with the space before it), in one pass. */
         const int spaced = i && PyUnicode_READ(kind, data, i - 1) == ' ';
+        unsigned long long h = 0xCBF29CE484222325ULL;
+        if (spaced)
+            h = (h ^ ' ') * 0x100000001B3ULL;
+        h = (h ^ cp) * 0x100000001B3ULL;
+        Py_ssize_t end = i + 1;
+        while (end < length && (cp = PyUnicode_READ(kind, data, end)) < 0x10000 && piece_of_bmp[cp] & flag) {
+            h = (h ^ cp) * 0x100000001B3ULL;
+            end++;
+        }
+        n_runs++;
+        n_chars += end - i;
         const Py_ssize_t start = i - spaced, size = end - start;
         i = end;
         if (size > RUN_CACHED) {
             n += cut_run(t, kind, data, start, end, spaced);
             continue;
         }
-        unsigned long long h = 0xCBF29CE484222325ULL;
-        for (Py_ssize_t j = start; j < end; j++)
-            h = (h ^ PyUnicode_READ(kind, data, j)) * 0x100000001B3ULL;
-        RunEntry *e = &cache[(h ^ (h >> 32)) & (RUN_CACHE - 1)];
-        int same = e->length == size;
-        for (Py_ssize_t j = 0; same && j < size; j++)
-            same = e->chars[j] == PyUnicode_READ(kind, data, start + j);
-        if (!same) {
-            e->pieces = (unsigned char)cut_run(t, kind, data, start, end, spaced);
-            e->length = (unsigned char)size;
+        RunEntry *set = &cache->sets[2 * ((h ^ (h >> 32)) & cache->mask)];
+        if (run_is(&set[0], kind, data, start, size))
+            n += set[0].pieces;
+        else if (run_is(&set[1], kind, data, start, size))
+            n += set[1].pieces;
+        else {
+            set[1] = set[0];
+            set[0].pieces = (unsigned char)cut_run(t, kind, data, start, end, spaced);
+            set[0].length = (unsigned char)size;
             for (Py_ssize_t j = 0; j < size; j++)
-                e->chars[j] = PyUnicode_READ(kind, data, start + j);
+                set[0].chars[j] = (Py_UCS2)PyUnicode_READ(kind, data, start + j);
+            n += set[0].pieces;
         }
-        n += e->pieces;
     }
+    *runs = n_runs;
+    *chars = n_chars;
     return n;
+}
+
+static Py_ssize_t
+count_pieces(const PieceTable *t, const RunCache *cache, unsigned char flag, PyObject *text, Py_ssize_t *runs,
+             Py_ssize_t *chars)
+{
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        return count_pieces_kind(t, cache, flag, PyUnicode_1BYTE_KIND, data, length, runs, chars);
+    case PyUnicode_2BYTE_KIND:
+        return count_pieces_kind(t, cache, flag, PyUnicode_2BYTE_KIND, data, length, runs, chars);
+    default:
+        return count_pieces_kind(t, cache, flag, PyUnicode_4BYTE_KIND, data, length, runs, chars);
+    }
 }
 
 typedef struct {
@@ -823,7 +909,9 @@ typedef struct {
     int safe;
     Bound bounds[N_FAMILIES + 1];  /* per family, then the bound of text that is not language */
     PieceTable pieces;             /* the target's pieces; none (n == 0) leaves the statistic out */
-    RunEntry *runs;                /* the cut of recent runs (count_pieces), with the pieces */
+    RunCache runs;                 /* the cut of recent runs (count_pieces), with the pieces */
+    PieceTable latin;              /* the target's Latin pieces; none (n == 0) cuts no Latin word */
+    RunCache latin_runs;           /* the cut of recent Latin words, with them */
 } Model;
 
 static void
@@ -834,7 +922,9 @@ model_dealloc(Model *self)
     for (int i = 0; i <= N_FAMILIES; i++)
         PyMem_Free(self->bounds[i].weights);
     pieces_free(&self->pieces);
-    PyMem_Free(self->runs);
+    PyMem_Free(self->runs.memory);
+    pieces_free(&self->latin);
+    PyMem_Free(self->latin_runs.memory);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -865,19 +955,20 @@ doubles(PyObject *obj, Py_ssize_t n, const char *what)
     return out;
 }
 
-/* Model(weights, floor, digit_floor, other_floor, bounds, pieces=None): ``bounds`` is None (the estimate only) or,
- * per family and then for text that is not language, (weights per SAFE_FEATURES, relative, spread); ``pieces`` the
- * target's vocabulary pieces (approximate_pieces), or None to leave that statistic out. */
+/* Model(weights, floor, digit_floor, other_floor, bounds, pieces=None, latin=None): ``bounds`` is None (the
+ * estimate only) or, per family and then for text that is not language, (weights per SAFE_FEATURES, relative,
+ * spread); ``pieces`` the target's vocabulary pieces (approximate_pieces), or None to leave that statistic out;
+ * ``latin`` its Latin pieces, or None to cut no Latin word. */
 static PyObject *
 model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *weights, *floor, *bounds, *pieces = Py_None;
+    PyObject *weights, *floor, *bounds, *pieces = Py_None, *latin = Py_None;
     double digit_floor, other_floor;
     if (!safe_configured) {
         PyErr_SetString(PyExc_RuntimeError, "approximate_speedups.configure_safe() was not called");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOddO|O", &weights, &floor, &digit_floor, &other_floor, &bounds, &pieces))
+    if (!PyArg_ParseTuple(args, "OOddO|OO", &weights, &floor, &digit_floor, &other_floor, &bounds, &pieces, &latin))
         return NULL;
     Model *self = (Model *)type->tp_alloc(type, 0);
     if (!self)
@@ -888,10 +979,12 @@ model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->floor = self->weights ? doubles(floor, n_features, "Model floor") : NULL;
     if (!self->floor || (pieces != Py_None && pieces_build(&self->pieces, pieces)))
         goto fail;
-    if (pieces != Py_None && !(self->runs = PyMem_Calloc(RUN_CACHE, sizeof(RunEntry)))) {
-        PyErr_NoMemory();
+    if (pieces != Py_None && run_cache_init(&self->runs, RUN_CACHE))
         goto fail;
-    }
+    if (latin != Py_None && pieces_build(&self->latin, latin))
+        goto fail;
+    if (latin != Py_None && run_cache_init(&self->latin_runs, LATIN_RUN_CACHE))
+        goto fail;
     self->safe = bounds != Py_None;
     if (self->safe) {
         PyObject *seq = PySequence_Fast(bounds, "Model bounds");
@@ -932,12 +1025,60 @@ model_scan(const Model *self, PyObject *text, Stats *st, Parts *parts, int safe)
     collect_parts(st, parts);
     if (self->pieces.n && st->piece_chars) {
         int k = parts->n_parts;
+        Py_ssize_t chars;
         parts->feature[k] = pieces_feature;
         parts->feature[k + 1] = pieces_feature + 1;
-        parts->n[k] = count_pieces(&self->pieces, self->runs, PyUnicode_KIND(text), PyUnicode_DATA(text),
-                                   PyUnicode_GET_LENGTH(text), &parts->n[k + 1]);
+        parts->n[k] = count_pieces(&self->pieces, &self->runs, SCRIPT_PIECE, text, &parts->n[k + 1],
+                                   &chars);
         parts->n_parts = k + 2;
     }
+    return 0;
+}
+
+/* The dense features of parts (safe_family's and cut_latin's view). */
+static void
+dense_of(const Parts *p, Py_ssize_t *dense)
+{
+    memcpy(dense, p->counts, 7 * sizeof(Py_ssize_t));
+    memset(dense + 7, 0, (n_features - 7) * sizeof(Py_ssize_t));
+    for (int i = 0; i < p->n_parts; i++)
+        dense[p->feature[i]] += p->n[i];
+}
+
+static int family_of(const Py_ssize_t *f, PyObject *text, Py_ssize_t boundaries);
+
+/* approximate_features.cut_latin: the text's Latin words cut into the Model's Latin pieces if its family (``family``,
+ * or from ``dense`` where it is -1 or ASCII_IDS, without letter-digit boundaries) is LATIN or ASCII. 0, or -1 on an
+ * error. */
+static int
+cut_latin(const Model *self, PyObject *text, Parts *p, const Py_ssize_t *dense, int family)
+{
+    if (!self->latin.n)
+        return 0;
+    if (family < 0 || family == ASCII_IDS)
+        family = family_of(dense, text, 0);
+    if (family < 0)
+        return -1;
+    if (family != LATIN && family != ASCII)
+        return 0;
+    Py_ssize_t runs, chars;
+    Py_ssize_t n = count_pieces(&self->latin, &self->latin_runs, LATIN_PIECE, text, &runs, &chars);
+    const int ext = role[F_LATIN_EXT], viet = role[F_VIETNAMESE], comb = role[F_COMBINING];
+    /* The runs' Latin-1 letters: what the runs hold besides the other groups, which are in the runs whole. */
+    Py_ssize_t covered = chars - p->counts[0];
+    for (int i = 0; i < p->n_parts; i++)
+        if (p->feature[i] == ext || p->feature[i] == viet || p->feature[i] == comb)
+            covered -= p->n[i];
+    for (int i = 0; i < p->n_parts; i++) {
+        if (p->feature[i] == ext || p->feature[i] == viet || p->feature[i] == comb)
+            p->n[i] = 0;
+        else if (p->feature[i] == role[F_LATIN1])
+            p->n[i] -= covered;
+    }
+    p->feature[p->n_parts] = pieces_feature + 2;
+    p->n[p->n_parts++] = n;
+    p->counts[0] = 0;
+    p->counts[2] = p->counts[2] > runs ? p->counts[2] - runs : 0;
     return 0;
 }
 
@@ -962,20 +1103,27 @@ model_estimate(Model *self, PyObject *text)
     if (!st.n_bytes)
         return PyLong_FromLong(0);
     const Py_ssize_t *c = p.counts;
+    /* The floor is of the text's characters, whether its words are cut or not. */
+    double floor = ascii_dot(self->floor, c);
+    for (int i = 0; i < p.n_parts; i++)
+        floor += self->floor[p.feature[i]] * (double)p.n[i];
+    Py_ssize_t dense[MAX_FEATURES];
+    if (self->latin.n) {
+        dense_of(&p, dense);
+        if (cut_latin(self, text, &p, dense, -1))
+            return NULL;
+    }
     double estimate = ascii_dot(self->weights, c);
     Py_ssize_t result;
     if (p.n_parts) {
-        double floor = ascii_dot(self->floor, c);
-        for (int i = 0; i < p.n_parts; i++) {
+        for (int i = 0; i < p.n_parts; i++)
             estimate += self->weights[p.feature[i]] * (double)p.n[i];
-            floor += self->floor[p.feature[i]] * (double)p.n[i];
-        }
         Py_ssize_t low = (Py_ssize_t)ceil(floor), rounded = (Py_ssize_t)(estimate + 0.5);
         result = low > rounded ? low : rounded;
     }
     else {
         if (estimate < self->digit_floor * (double)c[1] + self->other_floor * (double)(st.n_bytes - c[1])) {
-            double low = ceil(ascii_dot(self->floor, c));
+            double low = ceil(floor);
             if (low > estimate)
                 estimate = low;
         }
@@ -986,7 +1134,23 @@ model_estimate(Model *self, PyObject *text)
     return PyLong_FromSsize_t(result ? result : 1);
 }
 
-/* approximate_features.safe_family, for dense features ``f``. */
+/* Whether ``text`` holds at least ``needed`` occurrences of " the ", not overlapping (str.count's): the search
+ * stops at the last one needed (English prose has them all in its first third). 1, 0, or -1 on an error. */
+static int
+has_the(PyObject *text, Py_ssize_t needed)
+{
+    const Py_ssize_t length = PyUnicode_GET_LENGTH(text), step = PyUnicode_GET_LENGTH(the_word);
+    Py_ssize_t at = 0;
+    for (Py_ssize_t found = 0; found < needed; found++) {
+        at = PyUnicode_Find(text, the_word, at, length, 1);
+        if (at < 0)
+            return at == -1 ? 0 : -1;
+        at += step;
+    }
+    return 1;
+}
+
+/* approximate_features.safe_family, for dense features ``f`` of ``text``; -1 on an error. */
 static int
 family_of(const Py_ssize_t *f, PyObject *text, Py_ssize_t boundaries)
 {
@@ -1022,12 +1186,10 @@ family_of(const Py_ssize_t *f, PyObject *text, Py_ssize_t boundaries)
         return ASCII_IDS;
     if ((f[role[F_PUNCT]] + f[role[F_DIGITS]]) * 10 > latin)
         return ASCII_SYMBOLIC;
-    if (f[role[F_WORDS]] > 0) {
-        Py_ssize_t the = PyUnicode_Count(text, the_word, 0, PY_SSIZE_T_MAX);
-        if (the < 0)
-            return -1;
-        if (the * 60 >= f[role[F_WORDS]])
-            return ENGLISH;
+    if (f[role[F_WORDS]] > 0) {  /* " the " once in 60 words: the * 60 >= words */
+        int english = has_the(text, (f[role[F_WORDS]] + 59) / 60);
+        if (english)
+            return english > 0 ? ENGLISH : -1;
     }
     return ASCII;
 }
@@ -1070,16 +1232,13 @@ model_safe(Model *self, PyObject *text)
     }
     double floor = ascii_dot(self->floor, c);
     Py_ssize_t dense[MAX_FEATURES];
-    memcpy(dense, c, 7 * sizeof(Py_ssize_t));
-    memset(dense + 7, 0, (n_features - 7) * sizeof(Py_ssize_t));
-    for (int i = 0; i < p.n_parts; i++) {
+    dense_of(&p, dense);
+    for (int i = 0; i < p.n_parts; i++)
         floor += self->floor[p.feature[i]] * (double)p.n[i];
-        dense[p.feature[i]] += p.n[i];
-    }
     Py_ssize_t extra[N_EXTRA];
     extras(&st, extra);
     int family = family_of(dense, text, extra[0] + extra[1]);
-    if (family < 0)
+    if (family < 0 || cut_latin(self, text, &p, dense, family))
         return NULL;
     double bound = widened(&self->bounds[family], &p, extra);
     if (extra[4] * long_word * 2 > length) {  /* looks_random */

@@ -18,6 +18,7 @@ class Model:
         other_floor: float,
         bounds: Sequence[tuple[Sequence[float], float, float]] | None,
         pieces: Sequence[str] | None = None,
+        latin: Sequence[str] | None = None,
         /,
     ) -> None: ...
     def estimate(self, text: str, /) -> int: ...
