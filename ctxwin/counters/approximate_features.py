@@ -109,7 +109,7 @@ def safe_features(text: str, counts: list[int] | None = None) -> list[int]:
 _INDEX = {name: i for i, name in enumerate(FEATURES)}
 _LETTERS, _LATIN_EXT, _VIETNAMESE, _DIGITS, _PUNCT, _WORDS = (
     _INDEX[n] for n in ("letters", "latin_ext", "vietnamese", "digits", "punct", "word_starts"))
-_LATIN1, _CYRILLIC, _HAN, _HANGUL = (_INDEX[n] for n in ("latin1", "cyrillic", "han", "hangul"))
+_LATIN1, _CYRILLIC, _HAN, _HANGUL, _NEWLINES = (_INDEX[n] for n in ("latin1", "cyrillic", "han", "hangul", "newlines"))
 _CYRILLIC_EXT, _ARMENIAN, _COMBINING, _RARE = (_INDEX[n] for n in ("cyrillic_ext", "armenian", "combining", "rare"))
 _KANA = _INDEX["kana"], _INDEX["katakana"]
 # Letters of scripts other than Latin, Cyrillic and CJK (symbols, punctuation and emoji are in no family), read
@@ -319,7 +319,7 @@ def cut_latin(text: str, counts: Counts, parts: Parts, latin: Pieces, family: st
               ) -> tuple[Counts, Parts]:
     """``text_parts``'s statistics with the text's Latin words cut into ``latin``'s pieces (``latin_pieces``), if
     its family (``safe_family`` without letter-digit boundaries: ``family`` if given, unless ``ascii_ids``) is
-    ``latin`` or ``ascii``.
+    ``latin`` or ``ascii``, or ``ascii_symbolic`` where it reads as prose (``prose_among_symbols``).
 
     There a price per letter fitted on English (whose common words are a token each) is 10-40% under (Polish,
     Swahili, Zulu...), and the pieces count what BPE counts within 8% in every language measured. English prose and
@@ -329,7 +329,10 @@ def cut_latin(text: str, counts: Counts, parts: Parts, latin: Pieces, family: st
     """
     if family is None or family == "ascii_ids":
         family = safe_family(dense_features(counts, parts), text)
-    if family not in _CUT_FAMILIES:
+    if family == "ascii_symbolic":
+        if not prose_among_symbols(dense_features(counts, parts), text):
+            return counts, parts
+    elif family not in _CUT_FAMILIES:
         return counts, parts
     n, runs, chars = latin.count(text)
     letters, digits, words, spaces, space_runs, newlines, punct = counts
@@ -338,6 +341,17 @@ def cut_latin(text: str, counts: Counts, parts: Parts, latin: Pieces, family: st
     cut = [(i, 0 if i in _CUT_GROUPS else k - covered if i == _LATIN1 else k) for i, k in parts]
     cut.append((_LATIN_PIECES, n))
     return (0, digits, max(0, words - runs), spaces, space_runs, newlines, punct), cut
+
+
+def prose_among_symbols(features: Sequence[int], text: str) -> bool:
+    """Whether ASCII text dense in symbols (family ``ascii_symbolic``) reads as prose in a language other than
+    English: UI sentences with placeholders ("%(count)s funud o nawr"), prices and dates in Malay or Welsh. Symbols
+    (punctuation, digits) at most four to ten Latin letters (JSON and data have more), twenty words a line or more
+    (code, Markdown and logs have fewer: none of the corpus's is cut), and " the " rare (English)."""
+    latin = features[_LETTERS] + features[_LATIN1] + features[_LATIN_EXT] + features[_VIETNAMESE]
+    words = features[_WORDS]
+    return ((features[_PUNCT] + features[_DIGITS]) * 10 <= latin * 4 and features[_NEWLINES] * 20 <= words
+            and text.count(" the ") * 60 < words)
 
 
 def safe_parts(text: str, pieces: Pieces | None = None) -> tuple[Counts, Parts, int, list[int]]:

@@ -1028,8 +1028,7 @@ model_scan(const Model *self, PyObject *text, Stats *st, Parts *parts, int safe)
         Py_ssize_t chars;
         parts->feature[k] = pieces_feature;
         parts->feature[k + 1] = pieces_feature + 1;
-        parts->n[k] = count_pieces(&self->pieces, &self->runs, SCRIPT_PIECE, text, &parts->n[k + 1],
-                                   &chars);
+        parts->n[k] = count_pieces(&self->pieces, &self->runs, SCRIPT_PIECE, text, &parts->n[k + 1], &chars);
         parts->n_parts = k + 2;
     }
     return 0;
@@ -1046,10 +1045,23 @@ dense_of(const Parts *p, Py_ssize_t *dense)
 }
 
 static int family_of(const Py_ssize_t *f, PyObject *text, Py_ssize_t boundaries);
+static int has_the(PyObject *text, Py_ssize_t needed);
+
+/* approximate_features.prose_among_symbols: 1, 0, or -1 on an error. */
+static int
+prose_among_symbols(const Py_ssize_t *f, PyObject *text)
+{
+    const Py_ssize_t latin = f[role[F_LETTERS]] + f[role[F_LATIN1]] + f[role[F_LATIN_EXT]] + f[role[F_VIETNAMESE]];
+    const Py_ssize_t words = f[role[F_WORDS]], newlines = f[5];  /* the ASCII statistics' order: newlines sixth */
+    if ((f[role[F_PUNCT]] + f[role[F_DIGITS]]) * 10 > latin * 4 || newlines * 20 > words)
+        return 0;
+    int english = has_the(text, (words + 59) / 60);
+    return english < 0 ? -1 : !english;
+}
 
 /* approximate_features.cut_latin: the text's Latin words cut into the Model's Latin pieces if its family (``family``,
- * or from ``dense`` where it is -1 or ASCII_IDS, without letter-digit boundaries) is LATIN or ASCII. 0, or -1 on an
- * error. */
+ * or from ``dense`` where it is -1 or ASCII_IDS, without letter-digit boundaries) is LATIN or ASCII, or
+ * ASCII_SYMBOLIC where it reads as prose. 0, or -1 on an error. */
 static int
 cut_latin(const Model *self, PyObject *text, Parts *p, const Py_ssize_t *dense, int family)
 {
@@ -1057,9 +1069,14 @@ cut_latin(const Model *self, PyObject *text, Parts *p, const Py_ssize_t *dense, 
         return 0;
     if (family < 0 || family == ASCII_IDS)
         family = family_of(dense, text, 0);
-    if (family < 0)
+    if (family == ASCII_SYMBOLIC) {
+        int prose = prose_among_symbols(dense, text);
+        if (prose <= 0)
+            return prose;
+    }
+    else if (family < 0)
         return -1;
-    if (family != LATIN && family != ASCII)
+    else if (family != LATIN && family != ASCII)
         return 0;
     Py_ssize_t runs, chars;
     Py_ssize_t n = count_pieces(&self->latin, &self->latin_runs, LATIN_PIECE, text, &runs, &chars);

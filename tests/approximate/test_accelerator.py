@@ -166,7 +166,8 @@ def test_pieces_are_cut_as_in_python(text: str) -> None:
 _LATIN_TEXT = st.lists(st.one_of(
     st.sampled_from(["Wszyscy ", "ludzie ", "rodzą ", "się ", "naïve ", "café", "Việt ", "ʻōlelo ", "sie\u0328 ",
                      "Ngwana ", "the ", " the ", "The ", "getUserName", "x2", "l'homme ", "ÀÉÎÕÜ", "ß", "«»", "°",
-                     " ", "  ", "1", "-", ",", "\n", "Жж ", "中", "नम", "{", "}"]),
+                     " ", "  ", "1", "-", ",", "\n", "Жж ", "中", "नम", "{", "}", "%(count)s ", "septiliwn ",
+                     "return ", "self.x", "=", "();"]),
     st.text(alphabet=st.sampled_from([chr(cp) for lo, hi in LATIN_RANGES for cp in range(lo, hi + 1, 7)]),
             max_size=20),
 ), max_size=40).map("".join)

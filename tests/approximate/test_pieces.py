@@ -12,7 +12,7 @@ from fit_approximate import vocabulary_pieces
 
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.approximate_calibration import TARGETS
-from ctxwin.counters.approximate_features import FEATURES, cut_latin, dense_features, text_parts
+from ctxwin.counters.approximate_features import FEATURES, cut_latin, dense_features, safe_family, text_parts
 from ctxwin.counters.approximate_pieces import _LATIN_RUN, _RUN, PIECE_GROUPS, Pieces, is_piece, target_pieces
 from ctxwin.counters.approximate_scripts import GROUPS, script_counts
 
@@ -58,13 +58,22 @@ def test_piece_statistics_only_with_a_table_and_a_piece_script() -> None:
 
 
 def test_latin_words_are_cut_outside_english_and_code() -> None:
-    """``cut_latin`` cuts the words of accented Latin text and of ASCII prose that is not English; English (" the "
-    once in sixty words), code and other scripts keep their statistics."""
+    """``cut_latin`` cuts the words of accented Latin text, of ASCII prose that is not English, and of symbol-dense
+    text whose words are expensive; English (" the " once in sixty words), code, JSON and other scripts keep their
+    statistics."""
     latin = target_pieces("o200k_base", latin=True)
     for kept in ("The cat sat on the mat, and the dog watched the door. " * 3, "def f(x):\n    return x[1] + 2\n",
                  "Съешь же ещё этих мягких французских булок", "我们今天去公园散步"):
         counts, parts, _ = text_parts(kept)
         assert cut_latin(kept, counts, parts, latin) == (counts, parts), kept
+    # Dense in symbols: code and JSON keep their statistics; UI sentences with placeholders in Welsh, whose words
+    # the vocabulary does not hold whole, are cut.
+    for symbolic, expected in (("def count(self, text):\n    return len(self.encode(text)) + 1\n" * 3, False),
+                               ('{"name": "Ada", "id": 12, "tags": ["x", "y"]}', False),
+                               ("%(count)s funud o nawr %(value).1f biliwn %(value)s septiliwn", True)):
+        counts, parts, _ = text_parts(symbolic)
+        assert safe_family(dense_features(counts, parts), symbolic) == "ascii_symbolic"
+        assert (cut_latin(symbolic, counts, parts, latin) != (counts, parts)) is expected, symbolic
     for cut in ("Wszyscy ludzie rodzą się wolni i równi pod względem swej godności i swych praw.",
                 "Watu wote wamezaliwa huru, hadhi na haki zao ni sawa.",  # ASCII, not English
                 "Mọi người sinh ra đều được tự do và bình đẳng về nhân phẩm và quyền."):
