@@ -2,11 +2,12 @@
 
 No tokenizer at run time. ``count_text`` is a linear model over the statistics of ``approximate_features``
 (ASCII classes and runs, characters per script group, and the words of Indic scripts, Arabic, Armenian, Georgian,
-Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary: ``approximate_pieces``), with
-weights fitted by ``benchmarks/fit_approximate.py`` and read from ``approximate_calibration.json``. ``py_count``
-and ``py_safe_count`` compute it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses
-the optional C accelerator (``approximate_accelerator``: one pass over the code points, the same integers) where it
-was built, 25-30x faster than exact BPE on a chat message, and the Python path elsewhere (2-6x).
+Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary: ``approximate_pieces``; Latin
+words too, in text that is not English prose or code: ``approximate_features.cut_latin``), with weights fitted by
+``benchmarks/fit_approximate.py`` and read from ``approximate_calibration.json``. ``py_count`` and ``py_safe_count``
+compute it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses the optional C
+accelerator (``approximate_accelerator``: one pass over the code points, the same integers) where it was built,
+about 20-25x faster than exact BPE on a chat message, and the Python path elsewhere (2-4x).
 
 Every count lies between two hard bounds: the text's UTF-8 byte count (no byte-level BPE uses more tokens than
 bytes) and a floor derived from the target vocabulary itself (the most bytes of each character class one token

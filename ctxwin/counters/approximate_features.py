@@ -347,7 +347,7 @@ def prose_among_symbols(features: Sequence[int], text: str) -> bool:
     """Whether ASCII text dense in symbols (family ``ascii_symbolic``) reads as prose in a language other than
     English: UI sentences with placeholders ("%(count)s funud o nawr"), prices and dates in Malay or Welsh. Symbols
     (punctuation, digits) at most four to ten Latin letters (JSON and data have more), twenty words a line or more
-    (code, Markdown and logs have fewer: none of the corpus's is cut), and " the " rare (English)."""
+    (code and Markdown have fewer: none of the corpus's is cut), and " the " rare (English)."""
     latin = features[_LETTERS] + features[_LATIN1] + features[_LATIN_EXT] + features[_VIETNAMESE]
     words = features[_WORDS]
     return ((features[_PUNCT] + features[_DIGITS]) * 10 <= latin * 4 and features[_NEWLINES] * 20 <= words
