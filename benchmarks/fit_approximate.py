@@ -1,6 +1,7 @@
 """Fit the approximate counter on every source, evaluate it by leaving whole sources out, and write the calibration.
 
-Output: ``ctxwin/counters/approximate_calibration.json`` (loaded at run time with ``importlib.resources``).
+Output: ``ctxwin/counters/approximate_calibration.json`` (loaded at run time with ``importlib.resources``), and the
+vocabulary pieces ``approximate_pieces.json`` and ``approximate_latin_pieces.json`` (``approximate_pieces``).
 
 - **Floor** (per target): the largest number of bytes of each character class (ASCII letters, digits, spaces,
   newlines, punctuation, each script group) one token of the real vocabulary holds, ``M[c]``, and ``K``, the largest
@@ -60,7 +61,9 @@ from ctxwin.counters.approximate_scripts import GROUPS, WIDTHS, script_counts
 
 TARGETS = ("o200k_base", "cl100k_base")
 OUTPUT = Path(__file__).parent.parent / "ctxwin" / "counters" / "approximate_calibration.json"
-PIECES_OUTPUT = OUTPUT.with_name("approximate_pieces.json")
+# The pieces of the scripts (``approximate_pieces.PIECE_GROUPS``), and the Latin ones.
+PIECES_OUTPUT = {latin: OUTPUT.with_name(name) for latin, name in ((False, "approximate_pieces.json"),
+                                                                   (True, "approximate_latin_pieces.json"))}
 # Script groups with natural text in the corpus (chat lines, news, lorem paragraphs, CLDR names): the others are
 # charged in safe mode at least what their random strings cost.
 CALIBRATED = {
@@ -181,7 +184,7 @@ def statistics_of(text: str, pieces: Pieces, latin: Pieces) -> tuple[list[int], 
     before = dense_features(counts, parts)
     extra = safe_features(text, before)
     family = safe_family(before, text, extra[0] + extra[1])
-    return dense_features(*cut_latin(text, counts, parts, latin, family)), before, extra, family
+    return dense_features(*cut_latin(text, counts, parts, lambda: latin, family)), before, extra, family
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -450,15 +453,16 @@ def main() -> None:
                         help="worker processes (one target each; 1 fits them one after the other)")
     args = parser.parse_args()
     previous = json.loads(OUTPUT.read_text(encoding="utf-8"))["targets"] if args.safe_only else {}
-    pieces = {kind: {t: vocabulary_pieces(t, latin=kind == "latin") for t in TARGETS} for kind in ("scripts", "latin")}
-    PIECES_OUTPUT.write_text(json.dumps({kind: {t: "\n".join(p) for t, p in of.items()} for kind, of in pieces.items()},
-                                        ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {PIECES_OUTPUT}:", {kind: {t: len(p) for t, p in of.items()} for kind, of in pieces.items()})
+    pieces = {latin: {t: vocabulary_pieces(t, latin=latin) for t in TARGETS} for latin in (False, True)}
+    for latin, output in PIECES_OUTPUT.items():
+        output.write_text(json.dumps({t: "\n".join(p) for t, p in pieces[latin].items()}, ensure_ascii=False) + "\n",
+                          encoding="utf-8")
+        print(f"wrote {output}:", {t: len(p) for t, p in pieces[latin].items()}, "pieces")
     docs = evaluation_docs()
     print(f"{len(docs)} documents from {len({d.source for d in docs})} sources;",
           dict(Counter(d.kind for d in docs)))
     with multiprocessing.Pool(max(1, min(args.processes, len(TARGETS)))) as pool:
-        fitted = pool.starmap(fit_target, [(t, docs, previous.get(t), pieces["scripts"][t], pieces["latin"][t])
+        fitted = pool.starmap(fit_target, [(t, docs, previous.get(t), pieces[False][t], pieces[True][t])
                                            for t in TARGETS])
     result = {"targets": dict(zip(TARGETS, fitted, strict=True))}
     OUTPUT.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n", encoding="utf-8")

@@ -157,8 +157,8 @@ _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "
 class _Calibrated(NamedTuple):
     """A target's calibration as the counter uses it, read once per target: the estimate's weights and floor (per
     ``FEATURES``), the ASCII floor's largest rate per digit and per other character (an estimate above their sum
-    needs no floor), safe mode's bounds, the vocabulary pieces (of the scripts, and Latin's), and the accelerator's
-    model of all that (whose pieces tables take a few tens of milliseconds to build)."""
+    needs no floor), safe mode's bounds, the vocabulary pieces (of the scripts, and Latin's, read at the first text
+    whose Latin words are cut: they take 0.15 s to read and build), and the accelerator's model of all that."""
 
     weights: list[float]
     floor: list[float]
@@ -168,7 +168,7 @@ class _Calibrated(NamedTuple):
     dense_bound: _Bound
     max_relative_error: float
     pieces: Pieces
-    latin: Pieces
+    latin: Callable[[], Pieces]
     model: Model | None
 
 
@@ -182,13 +182,19 @@ def _calibrated(target: str) -> _Calibrated:
     other_floor = max(w for f, w in zip(ASCII_FEATURES, ascii_floor, strict=True) if f != "digits")
     safe_bounds = {family: _bound(model) for family, model in calibration["safe"].items()}
     dense_bound = _bound(calibration["safe_dense"])
-    pieces, latin = target_pieces(target), target_pieces(target, latin=True)
+    pieces, latin = target_pieces(target), functools.partial(target_pieces, target, latin=True)
     model = None
     if MODEL is not None:
         bounds = [(b.weights, b.relative, b.spread) for b in (*map(safe_bounds.__getitem__, FAMILIES), dense_bound)]
-        model = MODEL(weights, floor, digit_floor, other_floor, bounds, tuple(pieces.pieces), tuple(latin.pieces))
+        model = MODEL(weights, floor, digit_floor, other_floor, bounds, tuple(pieces.pieces),
+                      functools.partial(_latin_pieces, target))
     return _Calibrated(weights, floor, digit_floor, other_floor, safe_bounds, dense_bound,
                        float(calibration["max_relative_error"]), pieces, latin, model)
+
+
+def _latin_pieces(target: str) -> tuple[str, ...]:
+    """The accelerator's Latin pieces of ``target``, which its model asks for at its first Latin text to cut."""
+    return tuple(target_pieces(target, latin=True).pieces)
 
 
 class _Bound(NamedTuple):

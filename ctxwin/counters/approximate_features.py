@@ -36,7 +36,7 @@ the letter) is present.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxwin.counters.approximate_pieces import LATIN_RANGES, PIECE_GROUPS, PIECE_RANGES, Pieces
@@ -315,9 +315,10 @@ def text_parts(text: str, pieces: Pieces | None = None) -> tuple[Counts, Parts, 
     return counts, parts, len(raw)
 
 
-def cut_latin(text: str, counts: Counts, parts: Parts, latin: Pieces, family: str | None = None
+def cut_latin(text: str, counts: Counts, parts: Parts, latin: Callable[[], Pieces], family: str | None = None
               ) -> tuple[Counts, Parts]:
-    """``text_parts``'s statistics with the text's Latin words cut into ``latin``'s pieces (``latin_pieces``), if
+    """``text_parts``'s statistics with the text's Latin words cut into the pieces ``latin()`` gives (called only for
+    a text to cut: a counter's Latin pieces are read then), as ``latin_pieces``, if
     its family (``safe_family`` without letter-digit boundaries: ``family`` if given, unless ``ascii_ids``) is
     ``latin`` or ``ascii``, or ``ascii_symbolic`` where it reads as prose (``prose_among_symbols``).
 
@@ -334,7 +335,7 @@ def cut_latin(text: str, counts: Counts, parts: Parts, latin: Pieces, family: st
             return counts, parts
     elif family not in _CUT_FAMILIES:
         return counts, parts
-    n, runs, chars = latin.count(text)
+    n, runs, chars = latin().count(text)
     letters, digits, words, spaces, space_runs, newlines, punct = counts
     # The runs' Latin-1 letters: what the runs hold besides the other groups, which are in the runs whole.
     covered = chars - letters - sum([k for i, k in parts if i in _CUT_GROUPS])
@@ -365,7 +366,7 @@ def text_features(text: str, pieces: Pieces | None = None, latin: Pieces | None 
     ``cut_latin`` cuts them, if given), and its UTF-8 length in bytes (digits as in ``ascii_counts``)."""
     counts, parts, n_bytes = text_parts(text, pieces)
     if latin is not None:
-        counts, parts = cut_latin(text, counts, parts, latin)
+        counts, parts = cut_latin(text, counts, parts, lambda: latin)
     return dense_features(counts, parts), n_bytes
 
 

@@ -12,7 +12,8 @@ cut are two statistics of ``approximate_features`` ("pieces", "piece_words"), we
 Latin-script words are cut the same way (``LATIN_RANGES``, the vocabulary's tokens of Latin letters: 117,280 in
 o200k_base), but only in text that is not English prose or code (``approximate_features.cut_latin``): the greedy cut
 counts BPE's tokens within 8% for each of 44 languages' UDHR (Polish, Swahili, Zulu, Vietnamese...), where a price
-per letter fitted on English is 10-40% under, and English and code keep the cheaper statistics they fit well.
+per letter fitted on English is 10-40% under, and English and code keep the cheaper statistics they fit well. They are
+``approximate_latin_pieces.json``, loaded at the first text cut.
 """
 
 from __future__ import annotations
@@ -127,15 +128,13 @@ def is_piece(token: str, *, latin: bool = False) -> bool:
     return (_LATIN_RUN if latin else _RUN).fullmatch(body) is not None
 
 
-@functools.cache
-def _packaged() -> dict[str, dict[str, str]]:
-    text = resources.files("ctxwin.counters").joinpath("approximate_pieces.json").read_text(encoding="utf-8")
-    data: dict[str, dict[str, str]] = json.loads(text)
-    return data
+# The packaged pieces of each kind: {target: the pieces joined by newlines}.
+_FILES = {False: "approximate_pieces.json", True: "approximate_latin_pieces.json"}
 
 
 @functools.cache
 def target_pieces(target: str, *, latin: bool = False) -> Pieces:
     """The pieces of ``target`` (an encoding name of ``approximate_calibration.TARGETS``); ``latin``: its Latin
-    ones."""
-    return Pieces(_packaged()["latin" if latin else "scripts"][target].split("\n"), latin=latin)
+    ones (a file of their own, read only when a text's Latin words are cut)."""
+    data = json.loads(resources.files("ctxwin.counters").joinpath(_FILES[latin]).read_text(encoding="utf-8"))
+    return Pieces(data[target].split("\n"), latin=latin)

@@ -912,6 +912,7 @@ typedef struct {
     RunCache runs;                 /* the cut of recent runs (count_pieces), with the pieces */
     PieceTable latin;              /* the target's Latin pieces; none (n == 0) cuts no Latin word */
     RunCache latin_runs;           /* the cut of recent Latin words, with them */
+    PyObject *latin_source;        /* what gives the Latin pieces, called at the first text to cut (ensure_latin) */
 } Model;
 
 static void
@@ -925,6 +926,7 @@ model_dealloc(Model *self)
     PyMem_Free(self->runs.memory);
     pieces_free(&self->latin);
     PyMem_Free(self->latin_runs.memory);
+    Py_XDECREF(self->latin_source);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -958,7 +960,8 @@ doubles(PyObject *obj, Py_ssize_t n, const char *what)
 /* Model(weights, floor, digit_floor, other_floor, bounds, pieces=None, latin=None): ``bounds`` is None (the
  * estimate only) or, per family and then for text that is not language, (weights per SAFE_FEATURES, relative,
  * spread); ``pieces`` the target's vocabulary pieces (approximate_pieces), or None to leave that statistic out;
- * ``latin`` its Latin pieces, or None to cut no Latin word. */
+ * ``latin`` its Latin pieces, or a callable that returns them (called at the first text to cut: most text is never
+ * cut, and the table takes a tenth of a second to build), or None to cut no Latin word. */
 static PyObject *
 model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -981,9 +984,10 @@ model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         goto fail;
     if (pieces != Py_None && run_cache_init(&self->runs, RUN_CACHE))
         goto fail;
-    if (latin != Py_None && pieces_build(&self->latin, latin))
-        goto fail;
-    if (latin != Py_None && run_cache_init(&self->latin_runs, LATIN_RUN_CACHE))
+    if (PyCallable_Check(latin))
+        self->latin_source = Py_NewRef(latin);
+    else if (latin != Py_None && (pieces_build(&self->latin, latin)
+                                  || run_cache_init(&self->latin_runs, LATIN_RUN_CACHE)))
         goto fail;
     self->safe = bounds != Py_None;
     if (self->safe) {
@@ -1062,10 +1066,36 @@ prose_among_symbols(const Py_ssize_t *f, PyObject *text)
 /* approximate_features.cut_latin: the text's Latin words cut into the Model's Latin pieces if its family (``family``,
  * or from ``dense`` where it is -1 or ASCII_IDS, without letter-digit boundaries) is LATIN or ASCII, or
  * ASCII_SYMBOLIC where it reads as prose. 0, or -1 on an error. */
+/* The Latin pieces' table, built from what ``latin_source`` gives if it is not built yet. 0, or -1 on an error. */
 static int
-cut_latin(const Model *self, PyObject *text, Parts *p, const Py_ssize_t *dense, int family)
+ensure_latin(Model *self)
 {
-    if (!self->latin.n)
+    if (self->latin_runs.memory || !self->latin_source)
+        return 0;
+    PyObject *pieces = PyObject_CallNoArgs(self->latin_source);
+    if (!pieces)
+        return -1;
+    /* The call ran Python code, where another thread may have built the table. */
+    if (!self->latin_runs.memory) {
+        PieceTable table = {0};
+        RunCache runs = {0};
+        if (pieces_build(&table, pieces) || run_cache_init(&runs, LATIN_RUN_CACHE)) {
+            pieces_free(&table);
+            Py_DECREF(pieces);
+            return -1;
+        }
+        self->latin = table;
+        self->latin_runs = runs;
+        Py_CLEAR(self->latin_source);
+    }
+    Py_DECREF(pieces);
+    return 0;
+}
+
+static int
+cut_latin(Model *self, PyObject *text, Parts *p, const Py_ssize_t *dense, int family)
+{
+    if (!self->latin.n && !self->latin_source)
         return 0;
     if (family < 0 || family == ASCII_IDS)
         family = family_of(dense, text, 0);
@@ -1077,6 +1107,10 @@ cut_latin(const Model *self, PyObject *text, Parts *p, const Py_ssize_t *dense, 
     else if (family < 0)
         return -1;
     else if (family != LATIN && family != ASCII)
+        return 0;
+    if (ensure_latin(self))
+        return -1;
+    if (!self->latin.n)
         return 0;
     Py_ssize_t runs, chars;
     Py_ssize_t n = count_pieces(&self->latin, &self->latin_runs, LATIN_PIECE, text, &runs, &chars);
@@ -1125,7 +1159,7 @@ model_estimate(Model *self, PyObject *text)
     for (int i = 0; i < p.n_parts; i++)
         floor += self->floor[p.feature[i]] * (double)p.n[i];
     Py_ssize_t dense[MAX_FEATURES];
-    if (self->latin.n) {
+    if (self->latin.n || self->latin_source) {
         dense_of(&p, dense);
         if (cut_latin(self, text, &p, dense, -1))
             return NULL;

@@ -1,5 +1,5 @@
 # The C accelerator's interface (ctxwin/counters/approximate_speedups.c); configured by approximate_accelerator.
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 def configure(*tables: Any) -> None: ...
@@ -18,7 +18,7 @@ class Model:
         other_floor: float,
         bounds: Sequence[tuple[Sequence[float], float, float]] | None,
         pieces: Sequence[str] | None = None,
-        latin: Sequence[str] | None = None,
+        latin: Sequence[str] | Callable[[], Sequence[str]] | None = None,
         /,
     ) -> None: ...
     def estimate(self, text: str, /) -> int: ...

@@ -3,6 +3,7 @@ counts (estimate and safe mode, both targets), on every code point, on generated
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -183,9 +184,35 @@ def test_latin_words_are_cut_as_in_python(text: str) -> None:
         weights = [float(f == "latin_pieces") for f in FEATURES]
         model = speedups.Model(weights, [0.0] * len(FEATURES), 0.0, 0.0, None, (), tuple(latin.pieces))
         counts, parts, n_bytes = text_parts(text)
-        expected = dense_features(*cut_latin(text, counts, parts, latin))[FEATURES.index("latin_pieces")]
+        expected = dense_features(*cut_latin(text, counts, parts, functools.partial(target_pieces, target, latin=True))
+                                  )[FEATURES.index("latin_pieces")]
         assert model.estimate(text) == (min(n_bytes, max(1, expected)) if text else 0), target
     assert_same(text)
+
+
+def test_latin_pieces_are_read_at_the_first_text_to_cut() -> None:
+    """A Model given a callable for its Latin pieces calls it at the first text whose Latin words are cut, once (most
+    text is never cut: building the table takes a tenth of a second); an error from it reaches the caller, and the
+    next text to cut tries again."""
+    calls: list[int] = []
+    latin = target_pieces("o200k_base", latin=True)
+
+    def source() -> tuple[str, ...]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("pieces unreadable")
+        return tuple(latin.pieces)
+
+    weights = [float(f == "latin_pieces") for f in FEATURES]
+    model = speedups.Model(weights, [0.0] * len(FEATURES), 0.0, 0.0, None, (), source)
+    polish = "Wszyscy ludzie rodzą się wolni i równi pod względem swej godności i swych praw."
+    for kept in ("The cat sat on the mat, and the dog watched the door.", "def f(x):\n    return x + 1\n", "中文"):
+        model.estimate(kept)
+    assert calls == []
+    with pytest.raises(OSError, match="pieces unreadable"):
+        model.estimate(polish)
+    assert model.estimate(polish) == latin.count(polish)[0] == model.estimate(polish)
+    assert calls == [1, 1]
 
 
 def test_cached_cuts_count_as_fresh_ones() -> None:
@@ -226,6 +253,11 @@ def test_bad_input_is_a_clear_error() -> None:
     for bad in (["ok", 3], ["x" * 65], [""]):
         with pytest.raises(ValueError, match="Model pieces: each must be a str of 1 to 64 characters"):
             speedups.Model([0.0] * len(FEATURES), [0.0] * len(FEATURES), 0.0, 0.0, None, bad)
+        latin = speedups.Model([0.0] * len(FEATURES), [0.0] * len(FEATURES), 0.0, 0.0, None, (), lambda bad=bad: bad)
+        with pytest.raises(ValueError, match="Model pieces: each must be a str of 1 to 64 characters"):
+            latin.estimate("Wszyscy ludzie rodzą się wolni")
+    with pytest.raises(TypeError, match="Model pieces must be a sequence of str"):
+        speedups.Model([0.0] * len(FEATURES), [0.0] * len(FEATURES), 0.0, 0.0, None, (), 3)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="already configured"):  # its tables cannot change under a counter
         speedups.configure(*accelerator_tables()["configure"])
     with pytest.raises(RuntimeError, match="once"):

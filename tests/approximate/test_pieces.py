@@ -65,7 +65,7 @@ def test_latin_words_are_cut_outside_english_and_code() -> None:
     for kept in ("The cat sat on the mat, and the dog watched the door. " * 3, "def f(x):\n    return x[1] + 2\n",
                  "Съешь же ещё этих мягких французских булок", "我们今天去公园散步"):
         counts, parts, _ = text_parts(kept)
-        assert cut_latin(kept, counts, parts, latin) == (counts, parts), kept
+        assert cut_latin(kept, counts, parts, lambda: latin) == (counts, parts), kept
     # Dense in symbols: code and JSON keep their statistics; UI sentences with placeholders in Welsh, whose words
     # the vocabulary does not hold whole, are cut.
     for symbolic, expected in (("def count(self, text):\n    return len(self.encode(text)) + 1\n" * 3, False),
@@ -73,12 +73,12 @@ def test_latin_words_are_cut_outside_english_and_code() -> None:
                                ("%(count)s funud o nawr %(value).1f biliwn %(value)s septiliwn", True)):
         counts, parts, _ = text_parts(symbolic)
         assert safe_family(dense_features(counts, parts), symbolic) == "ascii_symbolic"
-        assert (cut_latin(symbolic, counts, parts, latin) != (counts, parts)) is expected, symbolic
+        assert (cut_latin(symbolic, counts, parts, lambda: latin) != (counts, parts)) is expected, symbolic
     for cut in ("Wszyscy ludzie rodzą się wolni i równi pod względem swej godności i swych praw.",
                 "Watu wote wamezaliwa huru, hadhi na haki zao ni sawa.",  # ASCII, not English
                 "Mọi người sinh ra đều được tự do và bình đẳng về nhân phẩm và quyền."):
         counts, parts, _ = text_parts(cut)
-        before, after = dense_features(counts, parts), dense_features(*cut_latin(cut, counts, parts, latin))
+        before, after = dense_features(counts, parts), dense_features(*cut_latin(cut, counts, parts, lambda: latin))
         pieces, runs, _ = latin.count(cut)
         assert after[FEATURES.index("latin_pieces")] == pieces > 0
         # The words' letters and starts leave the other statistics; digits, spaces and punctuation stay.
