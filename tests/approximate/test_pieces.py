@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from corpus import reference_encoding
@@ -110,6 +111,15 @@ def test_packaged_tables_are_the_vocabularies_pieces(target: str, latin: bool) -
             per_group[GROUPS[max(range(len(GROUPS)), key=script_counts(body, body.encode()).__getitem__)]] += 1
         assert set(per_group) == PIECE_GROUPS
         assert min(per_group.values()) >= 200
+
+
+def test_every_table_is_package_data() -> None:
+    """The wheel carries the pieces files (setuptools installs only what ``package-data`` names)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    root = Path(__file__).parents[2]
+    listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ctxwin"]
+    for path in (root / "ctxwin" / "counters").glob("approximate*.json"):
+        assert f"counters/{path.name}" in listed, path.name
 
 
 def test_is_piece() -> None:

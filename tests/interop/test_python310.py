@@ -33,9 +33,12 @@ import shutil
 from ctxwin.counters.approximate import ApproximateCounter
 from ctxwin.counters.approximate_accelerator import MODEL
 assert MODEL is not None or shutil.which("cc") is None
-text = "The quick brown fox, Съешь же ещё, 我们今天去公园散步 " * 20
-for counter in (ApproximateCounter(), ApproximateCounter(safe=True)):
-    assert counter.count_text(text) == (counter.py_safe_count if counter.safe else counter.py_count)(text)
+# Latin words of other languages and Hindi's are cut into the packaged pieces (both files must be installed).
+for text in ("The quick brown fox, Съешь же ещё, 我们今天去公园散步 " * 20,
+             "Wszyscy ludzie rodzą się wolni i równi pod względem swej godności i swych praw. " * 5,
+             "सभी मनुष्यों को गौरव और अधिकारों के मामले में जन्मजात स्वतन्त्रता प्राप्त है। " * 5):
+    for counter in (ApproximateCounter(), ApproximateCounter(safe=True)):
+        assert counter.count_text(text) == (counter.py_safe_count if counter.safe else counter.py_count)(text)
 print("ok")
 """
 
