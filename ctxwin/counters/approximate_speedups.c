@@ -835,8 +835,8 @@ cut_run(const PieceTable *t, int kind, const void *data, Py_ssize_t start, Py_ss
 
 /* approximate_pieces.Pieces.count: each run of code points marked ``flag`` cut greedily into the longest pieces
  * that match (one code point where none does), the first holding the space before the run if one matches; the runs
- * in ``runs`` and their code points in ``chars``. ``cache`` (``cache_mask`` + 1 entries) remembers short runs'
- * cuts. Specialised by the compiler for each ``kind``, as scan_kind is. */
+ * in ``runs`` and their code points in ``chars``. ``cache`` remembers short runs' cuts. Specialised by the compiler
+ * for each ``kind``, as scan_kind is. */
 static inline Py_ssize_t
 count_pieces_kind(const PieceTable *t, const RunCache *cache, unsigned char flag, const int kind, const void *data,
                   Py_ssize_t length, Py_ssize_t *runs, Py_ssize_t *chars)
