@@ -57,7 +57,6 @@ class Pieces:
 
     def __init__(self, pieces: Iterable[str], *, latin: bool = False) -> None:
         self.pieces = frozenset(pieces)
-        self.latin = latin
         self.longest = max(map(len, self.pieces), default=1)
         self._run = _LATIN_RUN if latin else _RUN
         # Every prefix of a piece, and whether it is one (a match grows while it is a prefix of some piece, a few
