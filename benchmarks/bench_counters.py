@@ -33,10 +33,10 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from side_by_side import o200k_callable, ours, theirs
 
 from ctxwin.counters import get_counter
-from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.approximate.counter import ApproximateCounter
 from ctxwin.counters.base import BaseTokenCounter
-from ctxwin.counters.hf_counter import HFCounter
-from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.counters.families.hf_counter import HFCounter
+from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 
 PIECE = 300
 

@@ -50,7 +50,7 @@ from conversations import KINDS
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
 from ctxwin import tracing
-from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import Planner
 from ctxwin.strategies.meter import Meter

@@ -1,7 +1,7 @@
 """Fit the approximate counter on every source, evaluate it by leaving whole sources out, and write the calibration.
 
-Output: ``ctxwin/counters/approximate_calibration.json`` (loaded at run time with ``importlib.resources``), and the
-vocabulary pieces ``approximate_pieces.json`` and ``approximate_latin_pieces.json`` (``approximate_pieces``).
+Output: ``ctxwin/counters/approximate/calibration.json`` (loaded at run time with ``importlib.resources``), and the
+vocabulary pieces ``pieces.json`` and ``latin_pieces.json`` (``pieces``).
 
 - **Floor** (per target): the largest number of bytes of each character class (ASCII letters, digits, spaces,
   newlines, punctuation, each script group) one token of the real vocabulary holds, ``M[c]``, and ``K``, the largest
@@ -11,7 +11,7 @@ vocabulary pieces ``approximate_pieces.json`` and ``approximate_latin_pieces.jso
 - **Estimate**: non-negative weights, between the floor's and the class's UTF-8 width (no character costs more
   tokens than bytes), minimising the mean absolute relative error, every kind of text weighted equally; random
   strings are left out (nobody writes them).
-- **Safe mode**: per family of text (``approximate_features.safe_family``), the bound with the smallest mean
+- **Safe mode**: per family of text (``features.safe_family``), the bound with the smallest mean
   over-count that keeps every non-random document at or above its real count, every weight at least the
   estimate's; script groups without natural text in the corpus (``UNCALIBRATED``) at least at the dearest rate
   random strings of that group reach. Its margin ``(relative, spread)``, widening a bound ``b`` to
@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from corpus import TARGET_KINDS, reference_encoding
 from corpus_more import Doc, evaluation_docs
 
-from ctxwin.counters.approximate_features import (
+from ctxwin.counters.approximate.features import (
     ASCII_FEATURES,
     FAMILIES,
     FEATURES,
@@ -56,14 +56,14 @@ from ctxwin.counters.approximate_features import (
     safe_features,
     text_parts,
 )
-from ctxwin.counters.approximate_pieces import PIECE_GROUPS, Pieces, is_piece
-from ctxwin.counters.approximate_scripts import GROUPS, WIDTHS, script_counts
+from ctxwin.counters.approximate.pieces import PIECE_GROUPS, Pieces, is_piece
+from ctxwin.counters.approximate.scripts import GROUPS, WIDTHS, script_counts
 
 TARGETS = ("o200k_base", "cl100k_base")
-OUTPUT = Path(__file__).parent.parent / "ctxwin" / "counters" / "approximate_calibration.json"
-# The pieces of the scripts (``approximate_pieces.PIECE_GROUPS``), and the Latin ones.
-PIECES_OUTPUT = {latin: OUTPUT.with_name(name) for latin, name in ((False, "approximate_pieces.json"),
-                                                                   (True, "approximate_latin_pieces.json"))}
+OUTPUT = Path(__file__).parent.parent / "ctxwin" / "counters" / "approximate" / "calibration.json"
+# The pieces of the scripts (``pieces.PIECE_GROUPS``), and the Latin ones.
+PIECES_OUTPUT = {latin: OUTPUT.with_name(name) for latin, name in ((False, "pieces.json"),
+                                                                   (True, "latin_pieces.json"))}
 # Script groups with natural text in the corpus (chat lines, news, lorem paragraphs, CLDR names): the others are
 # charged in safe mode at least what their random strings cost.
 CALIBRATED = {
@@ -165,7 +165,7 @@ def fit_floor(target: str) -> tuple[dict[str, float], dict[str, int], float]:
 
 
 def vocabulary_pieces(target: str, *, latin: bool = False) -> list[str]:
-    """The target's tokens that are pieces (``approximate_pieces.is_piece``; ``latin``: Latin ones), sorted."""
+    """The target's tokens that are pieces (``pieces.is_piece``; ``latin``: Latin ones), sorted."""
     pieces = []
     for token in reference_encoding(target)._mergeable_ranks:
         try:

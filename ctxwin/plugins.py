@@ -37,7 +37,10 @@ from ctxwin import hookspecs
 
 ENTRY_POINT_GROUP = "ctxwin"
 LOAD_PLUGINS_ENV = "CTXWIN_LOAD_PLUGINS"
-DEFAULT_PLUGINS: tuple[str, ...] = ("ctxwin.counters.builtin_plugin", "ctxwin.strategies.builtin_plugin")
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "ctxwin.counters.approximate.plugin", "ctxwin.counters.families.plugin", "ctxwin.counters.api.plugin",
+    "ctxwin.counters.models_plugin", "ctxwin.strategies.builtin_plugin",
+)
 
 pm = pluggy.PluginManager("ctxwin")
 pm.add_hookspecs(hookspecs)

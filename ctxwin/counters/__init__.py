@@ -1,12 +1,12 @@
 """Token counters: the TokenCounter protocol, BaseTokenCounter, the built-in counters, ModelSpec and the lookups.
 
-The tokenizer-backed counters live in their own modules (``ctxwin.counters.tiktoken_counter.TiktokenCounter``,
-``ctxwin.counters.hf_counter.HFCounter``) so that importing this package does not load tiktoken, tokenizers or
-jinja2; ``get_counter`` builds them on demand from what the plugins registered (``ctxwin.counters.builtin_plugin``
-registers the built-in ones).
+The tokenizer-backed counters live in their own modules (``ctxwin.counters.families.tiktoken_counter.TiktokenCounter``,
+``ctxwin.counters.families.hf_counter.HFCounter``) so that importing this package does not load tiktoken, tokenizers or
+jinja2; ``get_counter`` builds them on demand from what the plugins registered (the built-in ones are registered by
+the ``plugin`` modules of ``approximate/``, ``families/`` and ``api/``, and the models by ``models_plugin``).
 """
 
-from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.approximate.counter import ApproximateCounter
 from ctxwin.counters.base import BaseTokenCounter, TokenCounter
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.image_tokens import ImageSizeWarning

@@ -102,6 +102,18 @@ def image_pricing(name: str) -> ImagePricing:
     return pricing
 
 
+def split_images_option(form: str, arg: str) -> tuple[str, ImagePricing | None]:
+    """``<arg>[,images=<pricing>]`` split into a counter's own argument and the image pricing, if named; ``form``
+    is the counter's spec form, for the error."""
+    own, _, option = arg.partition(",")
+    if not option:
+        return own, None
+    key, _, pricing = option.partition("=")
+    if key != "images" or not pricing:
+        raise ValueError(f"expected '{form}' or '{form},images=<pricing>', got {arg!r}")
+    return own, image_pricing(pricing)
+
+
 def openai_tiles(width: int, height: int) -> int:
     """512 px tiles of an image after OpenAI's high-detail scaling (fit 2048x2048, then shortest side 768)."""
     fit = min(1.0, 2048 / max(width, height))

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.approximate import ApproximateCounter
-from ctxwin.counters.approximate_accelerator import MODEL
-from ctxwin.counters.approximate_calibration import TARGETS
-from ctxwin.counters.approximate_features import (
+from ctxwin.counters.approximate.accelerator import MODEL
+from ctxwin.counters.approximate.calibration import TARGETS
+from ctxwin.counters.approximate.counter import ApproximateCounter
+from ctxwin.counters.approximate.features import (
     FEATURES,
     accelerator_tables,
     cut_latin,
@@ -26,7 +26,7 @@ from ctxwin.counters.approximate_features import (
     safe_parts,
     text_parts,
 )
-from ctxwin.counters.approximate_pieces import LATIN_RANGES, PIECE_RANGES, Pieces, target_pieces
+from ctxwin.counters.approximate.pieces import LATIN_RANGES, PIECE_RANGES, Pieces, target_pieces
 from ctxwin.counters.base import scalar_text
 
 
@@ -42,7 +42,7 @@ if MODEL is None:
     pytest.fail(f"a C compiler is present ({_compiler()}) but the accelerator is not built: reinstall the package "
                 "(pip install -e .) and read the build log", pytrace=False)
 
-import ctxwin.counters.approximate_speedups as speedups  # noqa: E402  (only where it is built)
+import ctxwin.counters.approximate.speedups as speedups  # noqa: E402  (only where it is built)
 
 COUNTERS = [ApproximateCounter(target, safe=safe) for target in TARGETS for safe in (False, True)]
 
@@ -270,8 +270,8 @@ def test_turned_off_it_counts_the_same_in_python() -> None:
              "Съешь же ещё этих мягких французских булок. " * 5, '{"id": "9f86d081-884c-7d65", "n": [1, 2]}' * 4]
     script = (
         "import json, sys\n"
-        "from ctxwin.counters.approximate import ApproximateCounter\n"
-        "from ctxwin.counters.approximate_accelerator import MODEL\n"
+        "from ctxwin.counters.approximate.counter import ApproximateCounter\n"
+        "from ctxwin.counters.approximate.accelerator import MODEL\n"
         "counters = [ApproximateCounter(t, safe=s) for t in ('o200k_base', 'cl100k_base') for s in (False, True)]\n"
         "texts = json.loads(sys.stdin.read())\n"
         "print(json.dumps([MODEL is None, [[c.count_text(t) for t in texts] for c in counters]]))\n"

@@ -16,10 +16,10 @@ from fit_approximate import CALIBRATED, UNBOUNDED_RANDOM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.approximate import ApproximateCounter
-from ctxwin.counters.approximate_calibration import CALIBRATION
-from ctxwin.counters.approximate_features import FEATURES, text_features
-from ctxwin.counters.approximate_pieces import target_pieces
+from ctxwin.counters.approximate.calibration import CALIBRATION
+from ctxwin.counters.approximate.counter import ApproximateCounter
+from ctxwin.counters.approximate.features import FEATURES, text_features
+from ctxwin.counters.approximate.pieces import target_pieces
 from ctxwin.counters.image_tokens import high_detail_tokens, image_tokens
 from ctxwin.messages import AIMessage, HumanMessage
 

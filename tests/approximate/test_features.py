@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.approximate_features import (
+from ctxwin.counters.approximate.features import (
     ASCII_FEATURES,
     FAMILIES,
     FEATURES,

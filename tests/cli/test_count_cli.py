@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.approximate.counter import ApproximateCounter
 from ctxwin.messages import convert_to_messages
 
 ROOT = Path(__file__).resolve().parents[2]

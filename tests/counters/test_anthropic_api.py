@@ -15,9 +15,9 @@ import pytest
 
 from ctxwin import trim_messages
 from ctxwin.counters import get_counter
-from ctxwin.counters.anthropic_api import AnthropicApiCounter
-from ctxwin.counters.api_cache import StoredCounts
-from ctxwin.counters.api_counter import CountRequestError
+from ctxwin.counters.api.anthropic import AnthropicApiCounter
+from ctxwin.counters.api.counter import CountRequestError
+from ctxwin.counters.api.store import StoredCounts
 from ctxwin.counters.errors import TokenizerDataError
 from tests.counters.count_server import (
     CONVERSATION,

@@ -12,9 +12,9 @@ import pytest
 import tokenizers
 
 from ctxwin.counters import TokenizerDataError, get_counter, get_model
-from ctxwin.counters.deepseek import BOS, DeepSeekV4Counter, render, render_tools
-from ctxwin.counters.hf_counter import HFCounter
-from ctxwin.counters.hf_sources import DEEPSEEK_SHA256, deepseek_tokenizer
+from ctxwin.counters.families.deepseek import BOS, DeepSeekV4Counter, render, render_tools
+from ctxwin.counters.families.hf_counter import HFCounter
+from ctxwin.counters.families.hf_sources import DEEPSEEK_SHA256, deepseek_tokenizer
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 
 CASE = json.loads((Path(__file__).parent / "data" / "deepseek_v4_encoding_case1.json").read_text(encoding="utf-8"))

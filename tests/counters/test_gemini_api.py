@@ -15,10 +15,10 @@ import pytest
 
 from ctxwin import trim_messages
 from ctxwin.counters import get_counter
-from ctxwin.counters.api_cache import StoredCounts
-from ctxwin.counters.api_counter import CountRequestError
+from ctxwin.counters.api.counter import CountRequestError
+from ctxwin.counters.api.gemini import GeminiApiCounter
+from ctxwin.counters.api.store import StoredCounts
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.gemini_api import GeminiApiCounter
 from tests.counters.count_server import (
     CONVERSATION,
     IMAGE,

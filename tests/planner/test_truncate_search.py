@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import ToolMessage
 from ctxwin.strategies.fitting import longest_fitting
 from ctxwin.strategies.meter import Meter

@@ -138,7 +138,7 @@ def _mutated_spec() -> ModelSpec:
     ({"register_models": lambda register: register(ModelSpec("orphan", 10, 1, "nosuch"))}, "register_models",
      "no counter 'nosuch' is registered"),
     ({"register_counters": lambda register: register("tiktoken", lambda arg: Chars())}, "register_counters",
-     "already registered by plugin 'ctxwin.counters.builtin_plugin'"),
+     "already registered by plugin 'ctxwin.counters.families.plugin'"),
     ({"register_models": lambda register: register(ModelSpec("dup", 10, 1, "approximate", ("gpt-4o",)))},
      "register_models", "model name 'gpt-4o' is already registered"),
     # issue 19: nothing a hook raises ends the host, and garbage is refused by name

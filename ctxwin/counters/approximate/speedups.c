@@ -477,7 +477,7 @@ static int
 scanned(PyObject *arg, Stats *st, int safe)
 {
     if (!configured) {
-        PyErr_SetString(PyExc_RuntimeError, "approximate_speedups.configure() was not called");
+        PyErr_SetString(PyExc_RuntimeError, "speedups.configure() was not called");
         return -1;
     }
     if (!PyUnicode_Check(arg)) {
@@ -968,7 +968,7 @@ model_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     PyObject *weights, *floor, *bounds, *pieces = Py_None, *latin = Py_None;
     double digit_floor, other_floor;
     if (!safe_configured) {
-        PyErr_SetString(PyExc_RuntimeError, "approximate_speedups.configure_safe() was not called");
+        PyErr_SetString(PyExc_RuntimeError, "speedups.configure_safe() was not called");
         return NULL;
     }
     if (!PyArg_ParseTuple(args, "OOddO|OO", &weights, &floor, &digit_floor, &other_floor, &bounds, &pieces, &latin))
@@ -1310,7 +1310,7 @@ static PyMethodDef model_methods[] = {
 
 static PyTypeObject ModelType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "ctxwin.counters.approximate_speedups.Model",
+    .tp_name = "ctxwin.counters.approximate.speedups.Model",
     .tp_basicsize = sizeof(Model),
     .tp_dealloc = (destructor)model_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1327,10 +1327,10 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "approximate_speedups", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "speedups", NULL, -1, methods};
 
 PyMODINIT_FUNC
-PyInit_approximate_speedups(void)
+PyInit_speedups(void)
 {
     if (PyType_Ready(&ModelType) < 0)
         return NULL;

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.openai_tools import function_of
+from ctxwin.counters.families.openai_tools import function_of
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages.convert import MessageLike, read_messages
 from ctxwin.messages.openai_format import openai_role

@@ -1,4 +1,4 @@
-# The C accelerator's interface (ctxwin/counters/approximate_speedups.c); configured by approximate_accelerator.
+# The C accelerator's interface (ctxwin/counters/approximate/speedups.c); configured by accelerator.py.
 from collections.abc import Callable, Sequence
 from typing import Any
 

@@ -4,11 +4,11 @@ o200k/cl100k split text into pre-tokens (letter runs with one leading space or s
 punctuation runs, newlines, whitespace runs) before merging bytes, so token counts follow a few countable
 things: letter runs (words), letters (long words cost more pieces), digits, spaces, runs of two or more spaces
 (indentation: about one token each, whatever their width), newlines, punctuation, and for other scripts the
-characters of each script group (``approximate_scripts``). They are counted at memory speed:
+characters of each script group (``scripts``). They are counted at memory speed:
 
 - one ``bytes.translate`` of the UTF-8 bytes gives a flag byte per character (continuation bytes and digits
   deleted: the digit count is a length difference; a lead byte stands for its character and tells letters of
-  spaced scripts from the rest), and ``approximate_scripts.script_parts`` the script groups present;
+  spaced scripts from the rest), and ``scripts.script_parts`` the script groups present;
 - letters, spaces and runs (word starts, runs of spaces) come from that flag string (a bit for letter-like
   characters, one for spaces) read as one big integer: ``flags ^ (flags << 8)`` marks where runs start and
   end, ``flags & (flags << 8)`` the characters that continue one, and ``int.bit_count`` counts the bits
@@ -18,7 +18,7 @@ characters of each script group (``approximate_scripts``). They are counted at m
 - a count that is often zero is made only when ``in`` finds the byte (given as an int, ``in`` is a memchr, ten
   times faster than ``count``).
 
-In the scripts of ``approximate_pieces.PIECE_GROUPS`` (Indic scripts, Arabic, Armenian, Georgian, Hebrew, Greek,
+In the scripts of ``pieces.PIECE_GROUPS`` (Indic scripts, Arabic, Armenian, Georgian, Hebrew, Greek,
 Thai, Myanmar, Khmer, kana), where a word's price depends on the word more than on its letters, the words are also
 cut into pieces of the target vocabulary ("pieces", and "piece_words" for the words cut). In text whose family
 (``safe_family``) is accented Latin or ASCII prose other than English, Latin words are cut too (``cut_latin``).
@@ -39,8 +39,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ctxwin.counters.approximate_pieces import LATIN_RANGES, PIECE_GROUPS, PIECE_RANGES, Pieces
-from ctxwin.counters.approximate_scripts import GROUPS, code_tables, prefix_range, script_parts
+from ctxwin.counters.approximate.pieces import LATIN_RANGES, PIECE_GROUPS, PIECE_RANGES, Pieces
+from ctxwin.counters.approximate.scripts import GROUPS, code_tables, prefix_range, script_parts
 
 # Class bytes of ASCII: letter, digit, space, newline, anything else.
 LETTER, DIGIT, SPACE, NEWLINE, OTHER = b"a", b"0", b"s", b"n", b"x"
@@ -54,12 +54,12 @@ WORD_CLASSES = b"aLGCRIXh"
 # The statistics of ASCII text come first; the script counts after them are all zero for it.
 ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "newlines", "punct")
 # Then statistics that separate text a script count cannot (see the module docstring), then the characters of each
-# script group (``approximate_scripts.GROUPS``). ``cherokee_ethiopic`` is the number of code points in U+1380-U+13BF
+# script group (``scripts.GROUPS``). ``cherokee_ethiopic`` is the number of code points in U+1380-U+13BF
 # (UTF-8 prefix E1 8E: the Ethiopic Supplement and the first 32 Cherokee letters, U+13A0-13BF, which the
 # "ethiopic" group holds: the "cherokee" group is U+13C0-13FF), counted only when the "ethiopic" group is present.
 # ``cantonese`` is the number of code points among U+5605 嘅, U+55BA 喺, U+54CB 哋, U+54D7 咗, U+569F 嚟 (written
 # Cantonese's commonest particles, absent from Mandarin), counted only when the "han" group is present.
-# ``pieces`` is the number of vocabulary pieces of the words of ``approximate_pieces.PIECE_GROUPS`` and
+# ``pieces`` is the number of vocabulary pieces of the words of ``pieces.PIECE_GROUPS`` and
 # ``piece_words`` the number of those words (statistics of the target: counted when a ``Pieces`` table is given and
 # one of those groups is present). Their words are also in ``word_starts``, whose weight is English's and code's:
 # ``piece_words`` takes it off, with a weight of its own (the only one that may be negative). ``latin_pieces`` is
@@ -408,7 +408,7 @@ _CUT_FAMILIES = frozenset({"latin", "ascii"})
 
 def accelerator_tables() -> dict[str, Any]:
     """This module's definitions in the terms of the C accelerator's ``configure`` and ``configure_safe``
-    (``approximate_accelerator``): the tables stay defined here, once."""
+    (``accelerator``): the tables stay defined here, once."""
     code_of_high, word_codes, feature_of_code, latin1, splits = code_tables(_FIRST_GROUP)
     subsets = tuple((group, feature_of_code.index(group), feature,
                      (*((ord(c), ord(c)) for c in chars), *map(prefix_range, prefixes)))

@@ -17,14 +17,14 @@ from typing import Any
 import tiktoken
 
 from ctxwin.counters.base import BaseTokenCounter
-from ctxwin.counters.image_tokens import OPENAI_PRICING, ImagePricing, image_tokens
-from ctxwin.counters.openai_tools import (
+from ctxwin.counters.families.openai_tools import (
     GPT4_TOOL_OVERHEADS,
     GPT4O_TOOL_OVERHEADS,
     ToolOverheads,
     count_tool_definitions,
 )
-from ctxwin.counters.tiktoken_encodings import encoding_origin, load_encoding
+from ctxwin.counters.families.tiktoken_encodings import encoding_origin, load_encoding
+from ctxwin.counters.image_tokens import OPENAI_PRICING, ImagePricing, image_tokens
 from ctxwin.cpus import available_cpus
 
 __all__ = ["TiktokenCounter", "encoding_origin", "load_encoding"]

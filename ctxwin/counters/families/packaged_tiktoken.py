@@ -20,7 +20,7 @@ from pathlib import Path
 import tiktoken
 
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.tiktoken_encodings import parse_ranks
+from ctxwin.counters.families.tiktoken_encodings import parse_ranks
 
 
 @dataclass(frozen=True)

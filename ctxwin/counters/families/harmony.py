@@ -23,8 +23,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ctxwin.counters.openai_tools import function_of
-from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.counters.families.openai_tools import function_of
+from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 from ctxwin.messages.openai_format import openai_role

@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxwin.counters.api_cache import StoredCounts
+from ctxwin.counters.api.store import StoredCounts
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
 from ctxwin.messages.convert import MessageLike, read_messages

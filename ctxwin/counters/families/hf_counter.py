@@ -32,10 +32,10 @@ from typing import Any
 import tokenizers
 
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
-from ctxwin.counters.chat_template import ChatTemplate
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.hf_sources import HF_SOURCES
-from ctxwin.counters.hub import hub_tokenizer, is_repo_id
+from ctxwin.counters.families.chat_template import ChatTemplate
+from ctxwin.counters.families.hf_sources import HF_SOURCES
+from ctxwin.counters.families.hub import hub_tokenizer, is_repo_id
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 
@@ -74,8 +74,8 @@ class HFCounter(BaseTokenCounter):
 
     ``source`` is a tokenizer.json path (or its directory), a ``tokenizers.Tokenizer``, a registered name such
     as ``"deepseek-v3"``, or a Hugging Face Hub repo id (``"meta-llama/Llama-3.1-8B-Instruct"``, ``@revision``
-    optional; see ``ctxwin.counters.hub``). With a path, name or repo id, a ``tokenizer_config.json`` beside the
-    file supplies the chat template; ``chat_template`` overrides it (pass one explicitly for an in-memory
+    optional; see ``ctxwin.counters.families.hub``). With a path, name or repo id, a ``tokenizer_config.json``
+    beside the file supplies the chat template; ``chat_template`` overrides it (pass one explicitly for an in-memory
     Tokenizer).
     """
 

@@ -64,7 +64,7 @@ WIDTHS: dict[str, int] = {
 
 
 # Codes of the string ``script_parts`` counts: group ``i`` is code ``i + 1``, except that "rare" blocks where
-# letters make words (the lead-byte classes of ``approximate_features.WORD_CLASSES``: U+0080-1FFF, U+A000-DFFF,
+# letters make words (the lead-byte classes of ``features.WORD_CLASSES``: U+0080-1FFF, U+A000-DFFF,
 # U+E000-EFFF) have a code of their own, so that every code is either letter-like or not.
 _RARE = GROUPS.index("rare")
 _RARE_WORD = len(GROUPS) + 1
@@ -155,7 +155,7 @@ Ranges = tuple[tuple[int, int], ...]
 
 
 def code_tables(offset: int) -> tuple[bytes, bytes, tuple[int, ...], int, tuple[tuple[int, int, Ranges], ...]]:
-    """``script_parts``'s tables in the terms of the C accelerator (``approximate_speedups.configure``): the script
+    """``script_parts``'s tables in the terms of the C accelerator (``speedups.configure``): the script
     code of each UTF-16 high byte (0 for none), which codes are letter-like, the feature index (``offset`` + group)
     of each code, Latin-1's feature index, and per code the groups split off it as code-point ranges."""
     code_of_high = bytes(0 if high in _NONE else _TABLE[high] for high in range(256))

@@ -34,9 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxwin.counters.openai_tools import function_of
-from ctxwin.counters.packaged_tiktoken import PackagedEncoding, load_packaged_encoding
-from ctxwin.counters.tiktoken_counter import TiktokenCounter
+from ctxwin.counters.families.openai_tools import function_of
+from ctxwin.counters.families.packaged_tiktoken import PackagedEncoding, load_packaged_encoding
+from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
 from ctxwin.messages.convert import MessageLike, read_messages
 from ctxwin.messages.openai_format import openai_role

@@ -29,10 +29,10 @@ from typing import Any
 
 import tokenizers
 
-from ctxwin.counters.chat_template import ChatTemplate
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.hf_counter import HFCounter
-from ctxwin.counters.hf_sources import deepseek_tokenizer
+from ctxwin.counters.families.chat_template import ChatTemplate
+from ctxwin.counters.families.hf_counter import HFCounter
+from ctxwin.counters.families.hf_sources import deepseek_tokenizer
 from ctxwin.messages import AIMessage, BaseMessage
 
 BOS, EOS = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"

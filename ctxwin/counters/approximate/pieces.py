@@ -5,15 +5,15 @@ thousands of whole words (Hindi's common words are one token each) and the rest 
 so a price per character cannot serve both running prose and names: by character, Devanagari prose costs 0.37
 tokens and CLDR's (mostly transliterated) names 0.61. Cutting each word of these scripts greedily into the longest
 pieces the vocabulary holds counts nearly what BPE does (0.98-1.06 tokens a piece on every source of the corpus)
-from a plain set of strings: ``approximate_pieces.json``, the vocabulary's tokens made only of these scripts'
+from a plain set of strings: ``pieces.json``, the vocabulary's tokens made only of these scripts'
 characters (with or without a leading space), written by ``benchmarks/fit_approximate.py``. The pieces and the runs
-cut are two statistics of ``approximate_features`` ("pieces", "piece_words"), weighted by the fit like the others.
+cut are two statistics of ``features`` ("pieces", "piece_words"), weighted by the fit like the others.
 
 Latin-script words are cut the same way (``LATIN_RANGES``, the vocabulary's tokens of Latin letters: 117,280 in
-o200k_base), but only in text that is not English prose or code (``approximate_features.cut_latin``): the greedy cut
+o200k_base), but only in text that is not English prose or code (``features.cut_latin``): the greedy cut
 counts BPE's tokens within 8% for each of 44 languages' UDHR (Polish, Swahili, Zulu, Vietnamese...), where a price
 per letter fitted on English is 10-40% under, and English and code keep the cheaper statistics they fit well. They are
-``approximate_latin_pieces.json``, loaded at the first text cut.
+``latin_pieces.json``, loaded at the first text cut.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from importlib import resources
 
-from ctxwin.counters.approximate_scripts import group_ranges
+from ctxwin.counters.approximate.scripts import group_ranges
 
 # The script groups counted in pieces: those with at least two hundred tokens of their own in o200k_base.
 PIECE_GROUPS = frozenset({
@@ -128,12 +128,13 @@ def is_piece(token: str, *, latin: bool = False) -> bool:
 
 
 # The packaged pieces of each kind: {target: the pieces joined by newlines}.
-_FILES = {False: "approximate_pieces.json", True: "approximate_latin_pieces.json"}
+_FILES = {False: "pieces.json", True: "latin_pieces.json"}
 
 
 @functools.cache
 def target_pieces(target: str, *, latin: bool = False) -> Pieces:
-    """The pieces of ``target`` (an encoding name of ``approximate_calibration.TARGETS``); ``latin``: its Latin
+    """The pieces of ``target`` (an encoding name of ``calibration.TARGETS``); ``latin``: its Latin
     ones (a file of their own, read only when a text's Latin words are cut)."""
-    data = json.loads(resources.files("ctxwin.counters").joinpath(_FILES[latin]).read_text(encoding="utf-8"))
+    text = resources.files("ctxwin.counters.approximate").joinpath(_FILES[latin]).read_text(encoding="utf-8")
+    data = json.loads(text)
     return Pieces(data[target].split("\n"), latin=latin)

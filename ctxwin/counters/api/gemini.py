@@ -7,7 +7,7 @@ from ``GOOGLE_GEMINI_BASE_URL`` (a proxy or local server needs no key), a timeou
 Developer API's count_tokens takes contents only (the SDK refuses ``system_instruction`` and ``tools`` outside
 Vertex AI), so system messages are counted as a first user turn and tool definitions as the text of their JSON in
 it: exact for conversations without them, close (a few tokens of framing apart) with them. How messages are
-counted and cached: ``ctxwin.counters.api_counter``.
+counted and cached: ``ctxwin.counters.api.counter``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxwin.counters.anthropic_api import data_url
-from ctxwin.counters.api_counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens, transport_errors
+from ctxwin.counters.api.anthropic import data_url
+from ctxwin.counters.api.counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens, transport_errors
 from ctxwin.counters.errors import TokenizerDataError
 
 GEMINI_FIX = "pip install 'ctxwin[gemini]'"

@@ -4,7 +4,7 @@
 request (``model``, ``messages``, ``system``, ``tools``) and answers ``{"input_tokens": <int>}``; it is free but
 rate-limited, and needs the network. The ``anthropic`` SDK sends it, with the key from ``ANTHROPIC_API_KEY`` and
 the server from ``ANTHROPIC_BASE_URL`` (a proxy or local server needs no key), a timeout and no retries. How
-messages are counted and cached: ``ctxwin.counters.api_counter``.
+messages are counted and cached: ``ctxwin.counters.api.counter``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxwin.counters.api_counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens
+from ctxwin.counters.api.counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens
 from ctxwin.counters.errors import TokenizerDataError
 
 ANTHROPIC_FIX = "pip install 'ctxwin[anthropic]'"

@@ -1,12 +1,12 @@
 """Approximate token counter: estimates o200k_base / cl100k_base counts from cheap text statistics.
 
-No tokenizer at run time. ``count_text`` is a linear model over the statistics of ``approximate_features``
+No tokenizer at run time. ``count_text`` is a linear model over the statistics of ``features``
 (ASCII classes and runs, characters per script group, and the words of Indic scripts, Arabic, Armenian, Georgian,
-Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary: ``approximate_pieces``; Latin
-words too, in text that is not English prose or code: ``approximate_features.cut_latin``), with weights fitted by
-``benchmarks/fit_approximate.py`` and read from ``approximate_calibration.json``. ``py_count`` and ``py_safe_count``
+Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary: ``pieces``; Latin
+words too, in text that is not English prose or code: ``features.cut_latin``), with weights fitted by
+``benchmarks/fit_approximate.py`` and read from ``calibration.json``. ``py_count`` and ``py_safe_count``
 compute it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses the optional C
-accelerator (``approximate_accelerator``: one pass over the code points, the same integers) where it was built,
+accelerator (``accelerator``: one pass over the code points, the same integers) where it was built,
 about 20-25x faster than exact BPE on a chat message, and the Python path elsewhere (2-4x).
 
 Every count lies between two hard bounds: the text's UTF-8 byte count (no byte-level BPE uses more tokens than
@@ -29,9 +29,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ctxwin.counters.approximate_accelerator import MODEL
-from ctxwin.counters.approximate_calibration import CALIBRATION, TARGETS
-from ctxwin.counters.approximate_features import (
+from ctxwin.counters.approximate.accelerator import MODEL
+from ctxwin.counters.approximate.calibration import CALIBRATION, TARGETS
+from ctxwin.counters.approximate.features import (
     ASCII_FEATURES,
     FAMILIES,
     FEATURES,
@@ -46,12 +46,12 @@ from ctxwin.counters.approximate_features import (
     text_parts,
     writing_systems,
 )
-from ctxwin.counters.approximate_pieces import Pieces, target_pieces
+from ctxwin.counters.approximate.pieces import Pieces, target_pieces
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.image_tokens import image_tokens
 
 if TYPE_CHECKING:
-    from ctxwin.counters.approximate_speedups import Model
+    from ctxwin.counters.approximate.speedups import Model
 
 
 class ApproximateCounter(BaseTokenCounter):

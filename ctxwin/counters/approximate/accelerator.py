@@ -1,5 +1,5 @@
-"""The C accelerator of the approximate counter (``approximate_speedups.c``), configured from
-``approximate_features``' tables: where it was built, ``ApproximateCounter`` counts through it.
+"""The C accelerator of the approximate counter (``speedups.c``), configured from
+``features``' tables: where it was built, ``ApproximateCounter`` counts through it.
 
 It computes the same statistics in one pass over the code points and does the counter's arithmetic in the same
 order of floating-point operations, so the two give the same integers (tests/approximate/test_accelerator.py):
@@ -13,17 +13,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ctxwin.counters.approximate_features import accelerator_tables
+from ctxwin.counters.approximate.features import accelerator_tables
 
 if TYPE_CHECKING:
-    from ctxwin.counters.approximate_speedups import Model
+    from ctxwin.counters.approximate.speedups import Model
 
 
 def _load() -> type[Model] | None:
     if os.environ.get("CTXWIN_NO_ACCELERATOR"):
         return None
     try:
-        import ctxwin.counters.approximate_speedups as speedups
+        import ctxwin.counters.approximate.speedups as speedups
     except ImportError:  # not built: no C compiler when the package was installed
         return None
     tables = accelerator_tables()
