@@ -17,7 +17,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ctxwin.batch.conversation import Conversation, ConversationFileError
 from ctxwin.batch.progress import Progress
@@ -139,7 +139,7 @@ def _read(path: str) -> tuple[list[Conversation], int]:
     return conversations, errors
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     chosen = counter_for(args, None)
     if isinstance(chosen, int):
         return chosen
@@ -185,10 +185,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return status
 
 
-def add_bench_parser(commands: Any) -> None:
-    bench = commands.add_parser(
-        "bench", help="compare trimming strategies on your conversations: tokens kept, turns kept, time"
-    )
+
+def add_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("file", help="JSON or JSONL conversations (one per line) in OpenAI chat format, or -")
     bench.add_argument("--model", "-m", help="the model whose counter measures the conversations")
     bench.add_argument("--counter", "-c", help="a counter spec instead of the model's, e.g. tiktoken:o200k_base")
@@ -208,4 +206,3 @@ def add_bench_parser(commands: Any) -> None:
     bench.add_argument("--tools", help="a JSON file with the tool definitions sent with each request")
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
     bench.add_argument("--plot", metavar="PNG", help="also write a chart to this PNG file (needs ctxwin[plot])")
-    bench.set_defaults(run=cmd_bench, parser=bench)

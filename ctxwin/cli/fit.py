@@ -194,7 +194,7 @@ def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None)
     }
 
 
-def cmd_fit(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     usage = _check_flags(args)
     if usage is not None:
         return usage
@@ -395,10 +395,9 @@ def _keep_last(text: str) -> int:
     return count
 
 
-def add_fit_parser(commands: Any) -> None:
-    fit = commands.add_parser(
-        "fit", help="fit conversations to a model's token budget and write them out", epilog=EXIT_CODES_HELP
-    )
+
+def add_arguments(fit: argparse.ArgumentParser) -> None:
+    fit.epilog = EXIT_CODES_HELP
     fit.add_argument("file", help="JSON or JSONL conversation(s) in OpenAI chat format, or - for stdin")
     fit.add_argument("--model", "-m", help=f"the model to fit for (see `ctxwin models`; default {FIT_MODEL})")
     fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (see `ctxwin counters`)")
@@ -434,7 +433,6 @@ def add_fit_parser(commands: Any) -> None:
         help="print the OpenTelemetry span tree of the run (steps, durations, attributes) to stderr; needs "
         "opentelemetry-sdk",
     )
-    fit.set_defaults(run=cmd_fit, parser=fit)
 
 
 def _worker_count(text: str) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
@@ -64,3 +65,13 @@ def counter_for(args: argparse.Namespace, default: str | None) -> tuple[ModelSpe
         return error(exc)
     except (ValueError, TypeError) as exc:
         return usage_error(parser, "--counter" if args.counter else "--model", exc)
+
+
+def plugin_column(row: dict[str, Any]) -> str:
+    """The plugin that registered a row's counter or strategy, with its distribution unless it is built in."""
+    return str(row["plugin"]) + (f" ({row['source']})" if row["source"] != "built-in" else "")
+
+
+def json_flag(parser: argparse.ArgumentParser) -> None:
+    """The one option of the listing commands."""
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")

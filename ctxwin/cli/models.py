@@ -1,0 +1,45 @@
+"""``ctxwin models``: the registered models, their limits and counters, and which are counted approximately."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ctxwin.cli.output import EXIT_OK, json_flag
+from ctxwin.counters import list_models, model_plugin
+from ctxwin.plural import plural
+
+add_arguments = json_flag
+
+def run(args: argparse.Namespace) -> int:
+    rows: list[dict[str, Any]] = [
+        {
+            "name": m.name,
+            "context_window": m.context_window,
+            "max_output_tokens": m.max_output_tokens,
+            "counter": m.counter,
+            "approximate": m.approximate,
+            "exact": m.exact,
+            "aliases": list(m.aliases),
+            "note": m.note,
+            "plugin": model_plugin(m.name),
+        }
+        for m in list_models()
+    ]
+    if args.json:
+        print(json.dumps({"models": rows}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    print(f"{'model':<22} {'context':>9} {'output':>7}  {'counter':<38} {'exact':<5} note")
+    for row in rows:
+        print(
+            f"{row['name']:<22} {row['context_window']:>9,} {row['max_output_tokens']:>7,}  {row['counter']:<38} "
+            f"{'yes' if row['exact'] else 'no':<5} {row['note']}"
+        )
+    approximate = [r["name"] for r in rows if r["approximate"]]
+    if approximate:
+        print(
+            f"\n{plural(len(approximate), 'model')} {'has' if len(approximate) == 1 else 'have'} no public "
+            "tokenizer and use the approximate counter in safe mode: " + ", ".join(approximate)
+        )
+    return EXIT_OK
