@@ -29,8 +29,9 @@ from ctxwin.cli.bench.chains import DEFAULT_CHAINS, parse_chains
 from ctxwin.cli.bench.plot import PlotUnavailable, write_plot
 from ctxwin.cli.bench.runner import BenchResult, run_bench
 from ctxwin.cli.budgets import parse_budgets
+from ctxwin.cli.counter_choice import counter_for
 from ctxwin.cli.io import read_conversations, read_tools
-from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, counter_for, error
+from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
 from ctxwin.plural import plural
 
 DEFAULT_BUDGETS = "4k,16k,64k"
