@@ -34,6 +34,7 @@ from ctxwin.cli.output import (
     error,
     warning,
 )
+from ctxwin.counters.errors import PluginCounterError
 from ctxwin.plugins import plugin_errors
 
 # The subcommands, in the order ``ctxwin --help`` lists them, with their one-line help (kept here so that listing
@@ -140,6 +141,8 @@ def _run(args: argparse.Namespace) -> int:
         return error(nesting_error())
     except MemoryError:
         return error("out of memory")
+    except PluginCounterError as exc:  # a plugin's counter failed: its message names the plugin to blame
+        return error(exc)
     except Exception as exc:  # a bug: still one line, with what to do about it
         return error(f"unexpected {type(exc).__name__}: {exc} (a ctxwin bug: please report it with the input)")
     return result

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin.counters.base import CheckedCounter, TokenCounter
-from ctxwin.counters.errors import TokenizerDataError
+from ctxwin.counters.errors import PluginCounterError, TokenizerDataError
 from ctxwin.counters.models import ModelSpec, name_candidates
 from ctxwin.plugins import CtrlCWatch, Registrations, describe, plugin_source, unknown_name
 
@@ -110,7 +110,8 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
     """Call the factory; whatever goes wrong names the spec and (unless built in) the plugin.
 
     A bad argument (ValueError, TypeError) or unusable tokenizer data (TokenizerDataError) keeps its type, so
-    callers can tell a user's mistake from a broken plugin (RuntimeError, also for SystemExit and the like).
+    callers can tell a user's mistake from a broken plugin (PluginCounterError, also for OSError, SystemExit and
+    the like) or a broken built-in counter (RuntimeError: a ctxwin bug).
     """
     builtin = plugin_source(info.plugin) == "built-in"
     whose = f"counter {spec!r}" + ("" if builtin else f" (plugin {info.plugin!r})")
@@ -126,7 +127,8 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
         except BaseException as exc:  # a plugin's own failure, SystemExit and KeyboardInterrupt included
             if watch.fatal(exc):
                 raise
-            raise RuntimeError(f"{whose} failed to build: {describe(exc)}") from exc
+            failed = RuntimeError if builtin else PluginCounterError
+            raise failed(f"{whose} failed to build: {describe(exc)}") from exc
     missing = [m for m in _REQUIRED_METHODS if not callable(getattr(counter, m, None))]
     if missing or not isinstance(getattr(counter, "name", None), str):
         raise TypeError(
