@@ -124,13 +124,13 @@ class FitBatch:
                 else {"messages": conversation, "tools": tools}
             )
         result = self.fitter.fit(index, conversation)
-        if result.plan is None:
+        if result.error is not None:
             return None, None, result.error
         try:
-            fitted = json.dumps(result.plan.messages, ensure_ascii=False)
+            fitted = json.dumps(result.messages, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             return None, None, f"the fitted messages cannot be written as JSON: {describe(exc)}"
-        return fitted, result.plan.summary(), None
+        return fitted, result.summary, None
 
 
 def _compute(concurrency: int | tuple[int, int] | None) -> Any:

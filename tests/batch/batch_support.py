@@ -136,12 +136,13 @@ def expected(conversation: Any, **fit_kwargs: Any) -> Plan | str:
 
 
 class ProcessTag:
-    """A strategy that changes nothing and notes which process and which instance applied it."""
+    """A strategy that changes nothing and warns which process and which instance applied it (a warning, so that
+    it reaches ``plan.summary()``)."""
 
     name = "process_tag"
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
-        return StepResult(list(messages), notes=[f"{os.getpid()}:{id(self)}"])
+        return StepResult(list(messages), warnings=[f"{os.getpid()}:{id(self)}"])
 
 
 KILL = "kill this worker"
