@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections.abc import Callable
 from typing import Any
 
+from ctxwin.batch.shards import Mapped
 from ctxwin.messages import BaseMessage
 from ctxwin.planner import Plan, fit
 from ctxwin.strategies.base import StepContext, StepResult
@@ -153,3 +155,20 @@ def die_on_marker(item: Any) -> Any:
     if item == KILL:
         os._exit(70)
     return item
+
+
+def numbered(number: int, line: bytes) -> Mapped | None:
+    """A line mapper for ``map_file``: ``N:text``; blank lines skipped, ``bad`` ones an error, ``fat`` ones
+    flagged, and the ``KILL`` marker kills its worker process."""
+    text = line.decode("utf-8").strip()
+    if not text:
+        return None
+    if text == KILL:
+        os._exit(70)
+    if "bad" in text:
+        return Mapped(error=f"bad line {text!r}")
+    return Mapped(f"{number}:{text}\n", flagged="fat" in text)
+
+
+def make_numbered() -> Callable[[int, bytes], Mapped | None]:
+    return numbered
