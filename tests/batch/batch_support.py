@@ -172,3 +172,18 @@ def numbered(number: int, line: bytes) -> Mapped | None:
 
 def make_numbered() -> Callable[[int, bytes], Mapped | None]:
     return numbered
+
+
+EXPLODE = "make the strategy raise"
+
+
+class Exploding:
+    """A strategy that raises an exception no input error is made of, on a conversation that says ``EXPLODE`` (and
+    is over budget: the chain runs only then)."""
+
+    name = "exploding"
+
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        if any(EXPLODE in str(message.content) for message in messages):
+            raise RuntimeError(EXPLODE)
+        return StepResult(list(messages))
