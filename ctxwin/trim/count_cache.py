@@ -11,15 +11,13 @@ A message is written with ``marshal`` (its class and field values, in C, exact a
   object holds it (a history read back from storage), and a message changed anywhere, however deep, gets another
   key and is counted again. Values marshal cannot write (an arbitrary ``artifact`` object) are keyed by their type
   and ``repr`` instead.
-* **By identity**, for the same object seen again (a chat loop re-trimming ``history + [new]``): its id -> a *stamp*,
-  the field values read back from the serialization (a deep copy made in C), and its count. Recalling it is one
-  comparison of the stamp with the object's fields in C: a field reassigned, a nested value changed in place, a list
-  that grew all show. A nested number changed in place into an equal one of another type (``1`` into ``True``) does
-  not; that message keeps its count until it is counted again by content. An id reused by another object is
-  recalled only when that object's fields equal the stamp, and then the count is right.
+* **By identity**, for the same object seen again (a chat loop re-trimming ``history + [new]``): its id -> its
+  serialization and count. Recalling it writes the object again and compares the bytes, all in C, with no digest
+  and no look-up by content: a field reassigned, a nested value changed in place, a list that grew all show. An id
+  reused by another object is recalled only when that object is written the same, and then the count is right.
 
-Making both costs about what copying the message's text does, a fraction of tokenizing it, so a cold trim pays
-little for the cache, and a re-trim pays one comparison per message it reaches.
+Writing a message costs about what copying its text does, a fraction of tokenizing it, so a cold trim pays little
+for the cache, and a re-trim pays one serialization and comparison per message it reaches.
 
 ``CountView`` is the cache as one plan sees it: a plan's messages do not change while it runs (steps copy, never
 mutate), so a plan looks each message up in the cache once and then by identity in the view.
@@ -44,22 +42,19 @@ DEFAULT_MAX_ENTRIES = 1 << 17
 
 Kind = Literal["message", "list"]
 
-# marshal format 2: no back-references, whose flags follow reference counts and would make equal content differ.
-_MARSHAL_VERSION = 2
+# marshal format 2 (``_written_bytes``): no back-references, whose flags follow reference counts and would make equal
+# content differ.
 _dumps = marshal.dumps
-
-
-def _written(message: Any) -> tuple[Any, ...]:
-    return (*message.__dict__.values(), message.__pydantic_extra__)
 
 
 def content_key(message: Any) -> Hashable:
     """A message's content key: equal for equal messages, different when any field differs (see the module
     docstring). Works for any pydantic model: ctxwin's messages and a caller's LangChain messages alike."""
-    try:
-        return message.__class__, _digest(_dumps(_written(message), _MARSHAL_VERSION))
-    except ValueError:  # a value marshal cannot write: its type and repr stand for it
-        return message.__class__, tuple((value.__class__, repr(value)) for value in _written(message))
+    data = _written_bytes(message)
+    if data is not None:
+        return message.__class__, _digest(data)
+    values = (*message.__dict__.values(), message.__pydantic_extra__)  # a value marshal cannot write:
+    return message.__class__, tuple((value.__class__, repr(value)) for value in values)  # type and repr
 
 
 def _digest(data: bytes) -> bytes:
@@ -74,7 +69,7 @@ class CountCache:
             raise ValueError(f"max_entries must be at least 1, got {max_entries}")
         self.max_entries = max_entries
         self._by_content: OrderedDict[Hashable, float] = OrderedDict()
-        self._by_id: dict[int, tuple[tuple[Any, ...], float]] = {}
+        self._by_id: dict[int, tuple[bytes, float]] = {}
         self._lock = threading.Lock()
         self.kind: Kind | None = None
 
@@ -82,18 +77,23 @@ class CountCache:
         return len(self._by_content)
 
     def recall(self, messages: Sequence[Any]) -> list[float | None]:
-        """The counts of the messages recalled by identity (None for the others): one comparison of each message's
-        fields with its stamp, nothing serialized."""
+        """The counts of the messages recalled by identity (None for the others): each message noted before is
+        written again and compared with what was noted; messages never noted are not written."""
         with self._lock:
             noted = list(map(self._by_id.get, map(id, messages)))
-        try:
+        if noted.count(None) == len(noted):
+            return noted  # type: ignore[return-value]  # all None
+        try:  # _written_bytes inlined: this runs for every message a re-trim reaches
             return [
-                entry[1] if entry is not None and entry[0] == (*m.__dict__.values(), m.__pydantic_extra__) else None
+                entry[1]
+                if entry is not None
+                and entry[0] == _dumps((m.__class__.__qualname__, *m.__dict__.values(), m.__pydantic_extra__), 2)
+                else None
                 for m, entry in zip(messages, noted, strict=True)
             ]
-        except Exception:  # a value whose comparison raises (changed in place into a foreign object)
+        except ValueError:  # a message marshal cannot write (changed in place into one): never noted by identity
             return [
-                entry[1] if entry is not None and _same(entry[0], m) else None
+                entry[1] if entry is not None and entry[0] == _written_bytes(m) else None
                 for m, entry in zip(messages, noted, strict=True)
             ]
 
@@ -127,9 +127,9 @@ class CountCache:
                 del by_id[next(iter(by_id))]
 
     def _note_id(self, message: Any, note: tuple[Hashable, bytes | None], count: float) -> None:
-        if note[1] is not None:  # written by marshal: the stamp is read back from it
+        if note[1] is not None:  # written by marshal: recalled by identity by writing it again
             self._by_id.pop(id(message), None)
-            self._by_id[id(message)] = (marshal.loads(note[1]), count)
+            self._by_id[id(message)] = (note[1], count)
 
     def clear(self) -> None:
         with self._lock:
@@ -139,19 +139,19 @@ class CountCache:
 
 
 def _note_of(message: Any) -> tuple[Hashable, bytes | None]:
-    """A message's content key, and its serialization (None when marshal cannot write it: no identity stamp)."""
-    try:
-        data = _dumps(_written(message), _MARSHAL_VERSION)
-    except ValueError:
+    """A message's content key, and its serialization (None when marshal cannot write it: not noted by identity)."""
+    data = _written_bytes(message)
+    if data is None:
         return content_key(message), None
     return (message.__class__, _digest(data)), data
 
 
-def _same(stamp: tuple[Any, ...], message: Any) -> bool:
+def _written_bytes(message: Any) -> bytes | None:
+    """The message's class name and field values written by marshal; None when marshal cannot write them."""
     try:
-        return bool(stamp == _written(message))
-    except Exception:
-        return False
+        return _dumps((message.__class__.__qualname__, *message.__dict__.values(), message.__pydantic_extra__), 2)
+    except ValueError:
+        return None
 
 
 class CountView:
