@@ -180,7 +180,10 @@ class DeepSeekV4Format(ChatTemplate):
 
 
 class DeepSeekV4Counter(HFCounter):
-    """DeepSeek-V4 (Flash and Pro) in chat mode, or in thinking mode; see the module docstring."""
+    """DeepSeek-V4 (Flash and Pro) in chat mode, or in thinking mode; see the module docstring. Its template joins
+    neighbouring turns, so a request's count is not the sum of its messages' counts."""
+
+    additive = False
 
     def __init__(self, *, thinking: bool = False) -> None:
         path = deepseek_tokenizer("deepseek-v4")
