@@ -59,6 +59,7 @@ def assert_same(text: str) -> None:
         assert counter.count_text(text) == _python_count(counter, text), (counter.name, counter.target, text)
 
 
+@pytest.mark.slow
 def test_every_code_point() -> None:
     """Each code point (surrogates aside) in runs of 61 consecutive ones, alone, among ASCII words and digits, and
     doubled; the runs cross every block boundary, split range and counted subset."""
@@ -87,6 +88,7 @@ TEXTS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(TEXTS)
 def test_generated_text(text: str) -> None:
@@ -102,6 +104,7 @@ _BASES = ["The cat sat on a mat and then the dog came in. " * 6, "Съешь ж�
 _FILLERS = ["ә", "カ", "한", "中", "é", "a1", "{;}", "7", " the ", " x", "qwertyuiopasdfghjklzx", "  ", "\n", "ß"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("base", _BASES)
 def test_thresholds(base: str) -> None:
     for cut in {len(base), len(base) * 3 // 4, len(base) // 2}:
@@ -121,6 +124,7 @@ def test_kana_threshold() -> None:
             assert_same((han * 20)[:n] + "。" + "の" * kana)
 
 
+@pytest.mark.slow
 def test_corpus_documents_and_long_texts() -> None:
     """Real documents of every kind, and texts longer than the Python statistics' 64K-character chunks."""
     from corpus import build
@@ -149,6 +153,7 @@ _PIECE_TEXT = st.lists(st.one_of(
 ), max_size=30).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_PIECE_TEXT)
 def test_pieces_are_cut_as_in_python(text: str) -> None:
@@ -174,6 +179,7 @@ _LATIN_TEXT = st.lists(st.one_of(
 ), max_size=40).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_LATIN_TEXT)
 def test_latin_words_are_cut_as_in_python(text: str) -> None:

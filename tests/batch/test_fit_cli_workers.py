@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from batch_support import TOOLS, conversations, expected
 
 from ctxwin.cli.fit import keep_null_content
@@ -53,6 +54,7 @@ def json_ready(items: list[Any]) -> list[Any]:
     ]
 
 
+@pytest.mark.slow
 def test_workers_give_the_same_output_as_one_process(tmp_path: Path) -> None:
     source = tmp_path / "many.jsonl"
     by_line = write_jsonl(source, json_ready(conversations(90, seed=11, bad_every=17)))
@@ -78,6 +80,7 @@ def test_workers_give_the_same_output_as_one_process(tmp_path: Path) -> None:
     assert all(f"{source}:{n}: " in two.stderr for n in failed)
 
 
+@pytest.mark.slow
 def test_all_cores_json_reports_and_stdin(tmp_path: Path) -> None:
     items = json_ready(conversations(20, seed=12))
     items = [{"messages": c, "tools": TOOLS} if i % 3 == 0 and isinstance(c, list) else c for i, c in enumerate(items)]
@@ -91,6 +94,7 @@ def test_all_cores_json_reports_and_stdin(tmp_path: Path) -> None:
     assert first["ctxwin"]["line"] == 1 and plan["tools_tokens"] > 0 and "steps" in plan
 
 
+@pytest.mark.slow
 def test_a_bad_worker_count_is_a_usage_error(tmp_path: Path) -> None:
     source = tmp_path / "one.jsonl"
     source.write_text('[{"role": "user", "content": "hi"}]\n', encoding="utf-8")
