@@ -204,6 +204,7 @@ def test_latin_words_are_cut_as_in_python(text: str) -> None:
     assert_same(text)
 
 
+@pytest.mark.slow
 def test_latin_pieces_are_read_at_the_first_text_to_cut() -> None:
     """A Model given a callable for its Latin pieces calls it at the first text whose Latin words are cut, once (most
     text is never cut: building the table takes a tenth of a second); an error from it reaches the caller, and the
@@ -297,6 +298,7 @@ def test_configure_again_rebuilds_the_same_tables() -> None:
     assert [[counter.count_text(t) for t in texts] for counter in COUNTERS] == before
 
 
+@pytest.mark.slow
 def test_reimporting_ctxwin_in_the_same_process() -> None:
     """``importlib.reload`` of the accelerator module and a fresh ``import ctxwin`` after dropping it from
     ``sys.modules`` (test runners, IPython's autoreload) keep counting the same (a real subprocess: its own
@@ -327,6 +329,7 @@ def test_reimporting_ctxwin_in_the_same_process() -> None:
     assert first == again and safe == "True"
 
 
+@pytest.mark.slow
 def test_turned_off_it_counts_the_same_in_python() -> None:
     """``CTXWIN_NO_ACCELERATOR=1`` (a real subprocess): the counter counts in Python, with the same numbers."""
     texts = ["The quick brown fox jumps over the lazy dog. " * 9, "我们今天去公园散步，天气很好。" * 7,

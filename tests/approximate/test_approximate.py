@@ -200,6 +200,7 @@ def test_max_relative_error_is_the_leave_one_source_out_p95(target: str) -> None
     assert p95(errors) == pytest.approx(ApproximateCounter(target).max_relative_error, abs=0.005)
 
 
+@pytest.mark.slow
 @needs_corpus
 def test_safe_never_undercounts_the_corpus() -> None:
     for doc in build("heldout"):

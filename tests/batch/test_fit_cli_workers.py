@@ -131,6 +131,7 @@ def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
     return process, temp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("signum", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
@@ -150,6 +151,7 @@ def test_ctrl_c_or_sigterm_with_workers_leaves_no_partial_output(
     assert _workers_of(process.pid) == []
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_is_replaced_and_the_output_is_whole(tmp_path: Path) -> None:
     source = _big(tmp_path / "big.jsonl", 1_500)
     one = run("fit", str(source), *FIT_ARGS)
@@ -163,6 +165,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_output_is_whole(tmp_path: P
     assert stderr.decode().splitlines() == one.stderr.splitlines()
 
 
+@pytest.mark.slow
 def test_stdin_with_workers_is_fitted_from_a_copy(tmp_path: Path) -> None:
     source = _big(tmp_path / "some.jsonl", 200)
     text = source.read_text(encoding="utf-8")
@@ -172,6 +175,7 @@ def test_stdin_with_workers_is_fitted_from_a_copy(tmp_path: Path) -> None:
     assert two.stdout == one.stdout and two.stderr == one.stderr and "error: <stdin>:31: " in two.stderr
 
 
+@pytest.mark.slow
 def test_fit_file_writes_what_the_command_writes(tmp_path: Path) -> None:
     source = tmp_path / "many.jsonl"
     write_jsonl(source, json_ready(conversations(150, seed=14, bad_every=13)))

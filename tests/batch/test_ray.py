@@ -132,6 +132,7 @@ def test_any_failure_is_the_rows_error_and_the_order_is_kept_on_every_cpu(ray_in
     check_rows([rows[i] for i in kept], [json.loads(texts[i]) for i in kept], **options)
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_read_jsonl_reads_in_ranges_and_rejoins_by_offset(ray_instance: Any, tmp_path: Path) -> None:

@@ -131,6 +131,7 @@ def _tool_share(messages: list[dict[str, Any]]) -> float:
     return sum(m["role"] == "tool" for m in messages) / len(messages)
 
 
+@pytest.mark.slow
 def test_agent_traces_have_parallel_calls_large_outputs_and_errors() -> None:
     messages = corpus.generate("agent", 2_000, 1)
     calls = [len(m["tool_calls"]) for m in messages if m.get("tool_calls")]

@@ -53,6 +53,7 @@ def test_each_session_plan_equals_planning_all_its_messages(
         assert report(session.plan()) == report(planner.plan(messages[:added]))
 
 
+@pytest.mark.slow
 def test_a_turn_tokenizes_only_the_new_messages() -> None:
     messages = conversation(5, turns=600, big_tool=300)
     counter = RecordingCounter()
