@@ -63,6 +63,7 @@ def v4() -> DeepSeekV4Counter:
     return counter
 
 
+@pytest.mark.slow
 def test_both_tokenizers_say_hello_world_alike() -> None:
     assert get_counter("deepseek-v3").tokenizer.encode("hello world", add_special_tokens=False).ids == [33310, 2058]
     if Path(_v4_available() or "").is_file():
@@ -71,6 +72,7 @@ def test_both_tokenizers_say_hello_world_alike() -> None:
         assert v4.count_text("hello world") == 2
 
 
+@pytest.mark.slow
 @needs_v4
 @pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v4"])
 def test_text_counts_equal_tokenizers_on_multilingual_text(name: str) -> None:
@@ -96,6 +98,7 @@ def test_v4_renders_the_readme_quick_start() -> None:
     assert render(messages) == expected.replace("<think>", "</think>")
 
 
+@pytest.mark.slow
 @needs_v4
 def test_v4_counts_the_published_test_case_as_tokenizers_does() -> None:
     counter = get_counter("deepseek:v4-thinking")
@@ -142,6 +145,7 @@ def test_v4_full_request_equals_tokenizers_on_the_rendered_prompt(v4: DeepSeekV4
     assert v4.count_messages(chat, tools=TOOLS) == len(v4.tokenizer.encode(prompt, add_special_tokens=False).ids)
 
 
+@pytest.mark.slow
 def test_v3_request_equals_its_jinja_template_rendered_with_jinja2() -> None:
     counter = get_counter("deepseek-chat")
     assert isinstance(counter, HFCounter)

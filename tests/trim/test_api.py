@@ -29,6 +29,7 @@ def lc_error(**kwargs: Any) -> BaseException:
     return info.value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -92,6 +93,7 @@ def test_max_tokens_may_be_a_float() -> None:
     )
 
 
+@pytest.mark.slow
 def test_merge_message_runs_is_linear() -> None:
     """The fuzzing findings: 2,000 AI messages with a tool call each took 46 s, 80,000 string messages did not
     finish in two minutes (each message was merged into the growing result, copying it). Merged once per run,
