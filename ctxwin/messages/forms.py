@@ -32,10 +32,11 @@ from typing import Any, Literal
 
 from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.base import BaseMessage
-from ctxwin.messages.convert import is_langchain_message, read_messages
+from ctxwin.messages.convert import INSTRUCTIONS, is_langchain_message, read_messages
 from ctxwin.messages.openai_format import convert_to_openai_messages
 from ctxwin.messages.responses_format import convert_to_responses_items
 from ctxwin.messages.stamp import stamp_of
+from ctxwin.messages.system import SystemMessage
 
 Output = Literal["messages", "openai", "responses", "anthropic"]
 OUTPUTS: tuple[Output, ...] = ("messages", "openai", "responses", "anthropic")
@@ -202,11 +203,14 @@ def read_for(messages: Iterable[Any] | Any, output: Output) -> tuple[list[BaseMe
 
 def give_back(messages: list[BaseMessage], output: Output, forms: CallerForms | None) -> tuple[list[Any], Any]:
     """The messages in the ``output`` form (the caller's form for ``"messages"``), and the Anthropic request's
-    top-level ``system`` (None for the other forms, whose system messages stay in the list)."""
+    top-level ``system`` or the Responses request's ``instructions`` when the conversation came with them (None
+    otherwise: system messages stay in the list)."""
     if output == "anthropic":
         request = convert_to_anthropic(messages)
         return list(request["messages"]), request.get("system")
     if output == "responses":
+        if messages and messages[0].additional_kwargs.get(INSTRUCTIONS) and isinstance(messages[0], SystemMessage):
+            return list(convert_to_responses_items(messages[1:])), messages[0].text
         return list(convert_to_responses_items(messages)), None
     if output == "openai" and not isinstance(forms, OpenAIDicts):
         return convert_to_openai_messages(messages), None

@@ -25,10 +25,11 @@ from typing_extensions import TypedDict, Unpack
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import BaseMessage, SystemMessage, convert_to_openai_messages
+from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, convert_to_openai_messages
 from ctxwin.messages.convert import is_langchain_message, is_request, request_tools
 from ctxwin.messages.forms import OUTPUTS, CallerForms, OpenAIDicts, Output, give_back, read_for
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
+from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.strategies.base import (
@@ -44,6 +45,7 @@ from ctxwin.strategies.base import (
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies.pins import pinned_indexes
+from ctxwin.strategies.placement import PlaceMedia
 
 BrokenToolPairs = Literal["drop", "keep"]
 
@@ -51,13 +53,27 @@ BrokenToolPairs = Literal["drop", "keep"]
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
 _MAX_TOOL_VARIANTS = 64
 
+# The reply's default reserve: a model's max output is what it may write, not what a reply needs, and models whose
+# max output equals their window (Llama 3.x, gpt-oss) would give half of it away. The default is the max output,
+# at most an eighth of the window (but 8,192 when the window allows: replies, with reasoning, need a few thousand),
+# and never more than half the window.
+RESERVE_SHARE = 8
+RESERVE_FLOOR = 8_192
+
+
+def default_reserve(max_output: int, window: int) -> int:
+    """``min(max_output, max(window // 8, 8_192), window // 2)``: 16,384 of gpt-4o's 128k (its max output),
+    16,384 of llama-3.1-8b-instruct's 131,072, 25,000 of a 200k Claude's, 4,096 of gpt-4's 8,192."""
+    return min(max_output, max(window // RESERVE_SHARE, RESERVE_FLOOR), window // 2)
+
 
 class _Options(TypedDict, total=False):
     """The keyword options ``fit`` and ``Planner`` share (see ``Planner``), for their typed overloads on ``output``."""
 
     context_window: int | None
     reserve_output: int | None
-    tools: Sequence[dict[str, Any]] | None
+    tools: Sequence[Any] | None
+    tool_choice: Any
     summarizer: Any
     keep_last: int | None
     counter: TokenCounter | str | None
@@ -88,7 +104,11 @@ class Planner(Generic[M]):
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
     ``output`` is the form of ``Plan.messages`` (``ctxwin.messages.forms``, docs/interop.md): ``"messages"`` (the
     caller's: LangChain in, LangChain out; else ctxwin messages), ``"openai"``, ``"responses"`` or ``"anthropic"``,
-    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``).
+    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``); ``Plan.request`` is then the whole
+    request body (``ctxwin.messages.request_body``).
+    ``tools`` are OpenAI function tools, Responses or Anthropic tools, or LangChain tools (``tool_forms``), counted
+    in the budget and sent in the output's form with ``tool_choice`` (any provider's form). ``reserve_output``
+    defaults to ``default_reserve`` and is the request's reply limit.
     """
 
     @overload
@@ -125,7 +145,8 @@ class Planner(Generic[M]):
         *,
         context_window: int | None = None,
         reserve_output: int | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
+        tools: Sequence[Any] | None = None,
+        tool_choice: Any = None,
         counter: TokenCounter | str | None = None,
         summarizer: Any = None,
         keep_last: int | None = None,
@@ -148,8 +169,8 @@ class Planner(Generic[M]):
         for label, value in (("context_window", window), ("reserve_output", reserve), ("keep_last", keep_last)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"{label} must be a non-negative int, got {value!r}")
-        if reserve_output is None:  # the model's max output, but at least half the window left for the input
-            reserve = min(reserve, window // 2)
+        if reserve_output is None:
+            reserve = default_reserve(reserve, window)
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         if output not in OUTPUTS:
@@ -158,7 +179,10 @@ class Planner(Generic[M]):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
         if summarizer is not None and not callable(summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
-        self.tools = list(tools) if tools else None
+        self.tools = openai_tools(tools)
+        if tool_choice is not None:
+            check_tool_choice(tool_choice)
+        self.tool_choice = tool_choice
         self._variants: dict[str, Planner] = {}  # with_tools' planners, by the JSON of their tools
         error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
         margin = safety_margin if safety_margin is not None else math.ceil(error * (window - reserve))
@@ -173,13 +197,13 @@ class Planner(Generic[M]):
         self.strategies = chain or default_chain(summarizer is not None or keep_last is not None)
         self._later_keeps = later_keeps(self.strategies)
 
-    def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner[M]:
+    def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
 
         ``self`` for the same tools. Variants are remembered by the tools' JSON, so a dataset whose conversations
         all carry the same tool definitions counts them once, not once per conversation.
         """
-        wanted = list(tools) if tools else None
+        wanted = openai_tools(tools)
         if wanted == self.tools:
             return self
         key = json.dumps(wanted, sort_keys=True, ensure_ascii=False)
@@ -261,6 +285,10 @@ class Planner(Generic[M]):
             )
         if last_user_index(messages) is None:
             warnings.append("the conversation has no user message")
+        if self.output == "anthropic" and not self.tools and any(isinstance(m, AIMessage) and m.tool_calls
+                                                                 for m in messages):
+            warnings.append("the conversation has tool calls but no tools were given: Anthropic rejects tool_use "
+                            "blocks in a request without tools (pass tools=)")
         inputs = run.lists[0]
         if self.keep_last and messages is not inputs:
             present = set(map(id, messages))
@@ -276,6 +304,7 @@ class Planner(Generic[M]):
         plan = Plan(
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
+            tools=self.tools, tool_choice=self.tool_choice,
         )
         if top is not None:
             top.set_attributes(_plan_attributes(plan, inputs, messages))
@@ -296,17 +325,31 @@ class Planner(Generic[M]):
             return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
         return meter.exact(messages) <= self.budget.max_input_tokens
 
+    def for_request(self, request: Any) -> Planner[M]:
+        """This planner for a whole request (``{"messages"|"input", "tools", "tool_choice", ...}``): the
+        request's tools and tool_choice replace the planner's, as they are what is sent; ``self`` for anything else."""
+        if not is_request(request):
+            return self
+        tools = request_tools(request)
+        planner = self.with_tools(tools) if tools is not None else self
+        choice = request.get("tool_choice")
+        if choice is not None and choice != planner.tool_choice:
+            check_tool_choice(choice)
+            planner = copy.copy(planner)
+            planner.tool_choice = choice
+        return planner
+
     def plan(self, messages: Any) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
         items, forms = read_for(messages, self.output)
-        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        planner = self.for_request(messages)
         return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
 
     async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
         items, forms = read_for(messages, self.output)
-        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        planner = self.for_request(messages)
         return await planner._aplan(
             list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
         )
@@ -448,8 +491,14 @@ class _Run:
         self.figures = Figures(lambda messages: self.planner._request_tokens(messages, self.meter), self.lists)
 
     def pending(self) -> Iterator[tuple[BaseStrategy, StepContext]]:
-        """The strategies still to apply, each with its context, stopping as soon as the conversation fits."""
+        """The strategies still to apply, each with its context, stopping as soon as the conversation fits; first,
+        for a provider output, media moved to where that API takes it (a step reported when it changed anything)."""
         planner = self.planner
+        if planner.output != "messages":
+            placing = PlaceMedia(planner.output)
+            result = placing.apply(self.current, self.context)
+            if result.messages is not self.current:
+                self.record(placing, result)
         for strategy, keeps in zip(planner.strategies, planner._later_keeps, strict=True):
             if planner._fits(self.current, self.meter):
                 return
@@ -549,7 +598,8 @@ def fit(
     *,
     context_window: int | None = None,
     reserve_output: int | None = None,
-    tools: Sequence[dict[str, Any]] | None = None,
+    tools: Sequence[Any] | None = None,
+    tool_choice: Any = None,
     strategies: Sequence[Strategy | str] | str | None = None,
     summarizer: Any = None,
     keep_last: int | None = None,
@@ -565,6 +615,7 @@ def fit(
         context_window=context_window,
         reserve_output=reserve_output,
         tools=tools,
+        tool_choice=tool_choice,
         counter=counter,
         summarizer=summarizer,
         keep_last=keep_last,
