@@ -48,9 +48,10 @@ def is_request(conversation: Any) -> bool:
 class Fitter:
     """Fits conversations with one ``Planner`` built from ``fit``'s keyword arguments, once per process.
 
-    A conversation is anything ``fit`` accepts, or a request mapping ``{"messages": [...], "tools": [...]}`` whose
-    tools (when given and non-empty) replace the ``tools`` argument for that conversation, as ``ctxwin fit`` does
-    for JSONL lines that carry their tools. ``fit`` itself reads such a mapping as a single (invalid) message.
+    A conversation is anything ``fit`` accepts, a whole request mapping included (``{"messages": [...], "tools":
+    [...]}``, Anthropic's with its ``system``, Responses' ``input``), whose tools (when given and non-empty)
+    replace the ``tools`` argument for that conversation (``Planner.for_request``), as ``ctxwin fit`` does for
+    JSONL lines that carry their tools.
     """
 
     def __init__(self, fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | None = None) -> None:
@@ -77,4 +78,4 @@ class Fitter:
         for i, tool in enumerate(tools or []):
             if not isinstance(tool, Mapping):
                 raise TypeError(f"tools[{i}] must be a tool definition (a dict), got {type(tool).__name__}")
-        return (self.planner.with_tools(tools) if tools else self.planner), conversation["messages"]
+        return self.planner, conversation  # the planner reads the whole request: system, tools, tool_choice

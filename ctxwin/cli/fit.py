@@ -1,12 +1,14 @@
-"""``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them in OpenAI format.
+"""``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them back in their own form.
 
 One conversation (JSON, or JSONL of messages): a budget bar and one row per step go to stderr (``--json``: a JSON
 report to stdout, nothing on stderr but warnings), the fitted conversation to ``-o OUT`` or, without ``-o`` (or
-with ``-o -``), to stdout, in the shape it came in: a list stays a list, ``{"messages": ..., "tools": ..., ...}``
-keeps its other keys. Many conversations (JSONL, one per line, read as a stream): one output line each, in input
-order, the line's own object with ``messages`` replaced and ``"ctxwin": {"line": N, "plan": {...}}`` added, fitted
-by ``ctxwin.batch.fit_many`` on ``--workers`` processes (the output does not depend on how many); a bad line is
-reported on stderr and the run goes on. A progress bar is drawn on stderr when it is a terminal.
+with ``-o -``), to stdout, in the shape and request form it came in (``ctxwin.cli.io.fitted_document``): a list
+stays a list, a request object (chat completions', Anthropic's with its ``system``, Responses' with ``input`` and
+``instructions``) keeps its other keys, its messages in its own form. Many conversations (JSONL, one per line,
+read as a stream): one output line each, in input order, the line's own object with its messages replaced and
+``"ctxwin": {"line": N, "plan": {...}}`` added, fitted by ``ctxwin.batch.fit_many`` on ``--workers`` processes
+(the output does not depend on how many); a bad line is reported on stderr and the run goes on. A progress bar
+is drawn on stderr when it is a terminal.
 
 Files are never lost: flags are checked first (a bad one is a usage error naming it, exit 2, before anything is
 read), ``-o`` may not be an input, the output is opened only after the input was read (a JSONL batch streams into
@@ -35,6 +37,7 @@ from ctxwin.cli.atomic import AtomicOutput, same_file
 from ctxwin.cli.io import (
     ConversationLine,
     RawConversation,
+    fitted_document,
     loads,
     read_raw_conversations,
     read_tools,
@@ -52,7 +55,6 @@ from ctxwin.cli.output import (
 from ctxwin.cli.trace import SDK_MISSING, printed_trace
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.messages import convert_to_openai_messages
 from ctxwin.planner import Plan
 from ctxwin.planner.chain import build_chain
 from ctxwin.plural import plural
@@ -191,6 +193,7 @@ def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None)
         "counter": args.counter,
         "keep_last": args.keep_last,
         "summarizer": extractive_summarizer if args.summarize else None,
+        "output": "request",  # each conversation written back in the request form it came in
     }
 
 
@@ -251,14 +254,13 @@ def _fit_one(
         return usage_error(
             args.parser, "--tools", f"{item.source} has its own 'tools', which differ from {args.tools}; give one"
         )
-    result = fitter.fit(0, {"messages": item.messages, "tools": item.tools})
+    result = fitter.fit(0, item.request)
     if result.plan is None:
         return error(f"{item.source}: {result.error}")
     plan = result.plan
-    messages = keep_null_content(item.messages, convert_to_openai_messages(plan.messages))
-    fitted: Any = messages if item.document is None else {**item.document, "messages": messages}
+    fitted = fitted_document(item.messages if item.document is None else item.document, plan.request)
     if args.json:
-        report = {**_report(plan), **({} if output.path else {"messages": messages})}
+        report = {**_report(plan), **({} if output.path else {"messages": plan.messages})}
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print("\n".join(plan_lines(plan, item.source)), file=sys.stderr)
@@ -290,7 +292,7 @@ def _verdict(over: int, total: int, args: argparse.Namespace, output: AtomicOutp
 def request_with_tools(text: bytes, tools: list[dict[str, Any]]) -> dict[str, Any]:
     """``request_from_json`` for a run with ``--tools``: a line's own tools must be the same, or be absent."""
     request = request_from_json(text)
-    if request["tools"] and request["tools"] != tools:
+    if request.get("tools") and request["tools"] != tools:
         raise ConversationFileError("the line has its own 'tools', which differ from --tools; give one")
     return request
 
@@ -317,7 +319,7 @@ def _fit_lines(
 
     decode = request_from_json if tools is None else functools.partial(request_with_tools, tools=tools)
     results = fit_many(
-        texts(), workers=args.workers or None, progress=progress, decode=decode, output="openai", **arguments
+        texts(), workers=args.workers or None, progress=progress, decode=decode, **arguments
     )
     out = output.stream()
     fitted = over = 0
@@ -328,7 +330,7 @@ def _fit_lines(
             continue
         report = _report(result.plan) if args.json else result.plan.summary()
         try:
-            text = _output_line(line, result.plan.messages, report)
+            text = _output_line(line, result.plan.request, report)
         except ConversationFileError as exc:
             progress.error(f"error: {line.where}: {exc}")
             continue
@@ -342,37 +344,16 @@ def _fit_lines(
     return EXIT_INPUT if progress.errors else status
 
 
-def _output_line(line: ConversationLine, messages: list[Any], report: dict[str, Any]) -> str:
-    """The input line's object with the fitted messages and the plan; a bare list of messages becomes an object."""
+def _output_line(line: ConversationLine, request: dict[str, Any], report: dict[str, Any]) -> str:
+    """The input line's object with the fitted request (``fitted_document``) and the plan; a bare list of
+    messages becomes an object."""
     original = loads(line.text)
-    extra = original if isinstance(original, dict) else {}
-    raw = extra.get("messages") if extra else original
-    fitted = {**extra, "messages": keep_null_content(raw, messages), PLAN_KEY: {"line": line.line, "plan": report}}
+    document = fitted_document(original if isinstance(original, dict) else {"messages": original}, request)
+    fitted = {**document, PLAN_KEY: {"line": line.line, "plan": report}}
     try:
         return json.dumps(fitted, ensure_ascii=False) + "\n"
     except RecursionError:
         raise nesting_error() from None
-
-
-def keep_null_content(raw: Any, fitted: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``"content": null`` again on the assistant messages with tool calls that had it in the input.
-
-    Messages hold text, so a null content is read as ``""``; the tool-call ids say which fitted message had null.
-    """
-    nulls = {
-        call.get("id")
-        for message in (raw if isinstance(raw, list) else [])
-        if isinstance(message, dict) and "content" in message and message["content"] is None
-        for call in (message.get("tool_calls") or [])
-        if isinstance(call, dict)
-    }
-    if not nulls:
-        return fitted
-    for message in fitted:
-        calls = message.get("tool_calls") or []
-        if message.get("content") == "" and calls and all(c.get("id") in nulls for c in calls):
-            message["content"] = None
-    return fitted
 
 
 def _token_amount(*, zero: bool) -> Any:

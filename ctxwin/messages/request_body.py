@@ -9,8 +9,8 @@ its parts, so other request decorations (prompt caching marks) compose with it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from ctxwin.messages.tool_forms import anthropic_tools, responses_tools, tool_choice_for
 
@@ -46,3 +46,46 @@ def request_body(
     if max_output_tokens:
         body[LIMIT_KEYS[output]] = max_output_tokens
     return body
+
+
+def request_limit(request: Mapping[str, Any]) -> int | None:
+    """The reply limit a request sets (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``), or None;
+    ValueError for one that is not a positive int."""
+    for key in ("max_completion_tokens", "max_output_tokens", "max_tokens"):
+        value = request.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"the request's {key!r} must be a positive int, got {value!r}")
+        return value
+    return None
+
+
+_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document"})
+_RESPONSES_ITEMS = frozenset({"message", "function_call", "function_call_output", "reasoning"})
+
+
+def _anthropic_block(block: Any) -> bool:
+    return isinstance(block, Mapping) and (
+        block.get("type") in _ANTHROPIC_BLOCKS or (block.get("type") == "image" and "source" in block)
+    )
+
+
+def request_form(request: Any) -> Literal["openai", "responses", "anthropic"]:
+    """The provider form ``request`` is in: ``"responses"`` (a request with ``input``, or Responses items),
+    ``"anthropic"`` (a request with a top-level ``system`` or ``input_schema`` tools, or messages holding Anthropic
+    blocks), else ``"openai"`` (chat completions, and anything else: message objects, tuples)."""
+    if isinstance(request, Mapping) and "input" in request and "messages" not in request:
+        return "responses"
+    if isinstance(request, Mapping):
+        tools = request.get("tools") or []
+        if "system" in request or any(isinstance(t, Mapping) and "input_schema" in t for t in tools):
+            return "anthropic"
+        request = request.get("messages")
+    items = request if isinstance(request, (list, tuple)) else []
+    if any(isinstance(item, Mapping) and item.get("type") in _RESPONSES_ITEMS for item in items):
+        return "responses"
+    if any(isinstance(item, Mapping) and isinstance(item.get("content"), list)
+           and any(map(_anthropic_block, item["content"])) for item in items):
+        return "anthropic"
+    return "openai"

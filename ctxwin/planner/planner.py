@@ -28,6 +28,7 @@ from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, convert_to_openai_messages
 from ctxwin.messages.convert import is_langchain_message, is_request, request_tools
 from ctxwin.messages.forms import OUTPUTS, CallerForms, OpenAIDicts, Output, give_back, read_for
+from ctxwin.messages.request_body import request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
@@ -183,9 +184,11 @@ class Planner(Generic[M]):
         if tool_choice is not None:
             check_tool_choice(tool_choice)
         self.tool_choice = tool_choice
-        self._variants: dict[str, Planner] = {}  # with_tools' planners, by the JSON of their tools
-        error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
-        margin = safety_margin if safety_margin is not None else math.ceil(error * (window - reserve))
+        self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
+        self._error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
+        self._margin_given = safety_margin is not None
+        self._reserve_given = reserve_output is not None
+        margin = safety_margin if safety_margin is not None else math.ceil(self._error * (window - reserve))
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
         self.strict = strict
@@ -206,16 +209,49 @@ class Planner(Generic[M]):
         wanted = openai_tools(tools)
         if wanted == self.tools:
             return self
-        key = json.dumps(wanted, sort_keys=True, ensure_ascii=False)
+        return self._variant(wanted, self.output, self.tool_choice, self.budget.reserve_output)
+
+    def _variant(
+        self, tools: list[dict[str, Any]] | None, output: Output, tool_choice: Any, reserve: int
+    ) -> Planner[M]:
+        """This planner with other tools, output, tool_choice or reserve (remembered by their JSON)."""
+        key = json.dumps([tools, output, tool_choice, reserve], sort_keys=True, ensure_ascii=False, default=repr)
         other = self._variants.get(key)
         if other is None:
             if len(self._variants) >= _MAX_TOOL_VARIANTS:
                 self._variants.clear()
             other = copy.copy(self)  # shares _variants: every variant derives from the same settings
-            other.tools = wanted
-            other.budget = dataclasses.replace(self.budget, tools_tokens=other._tools_tokens())
+            other.tools, other.output, other.tool_choice = tools, output, tool_choice
+            budget = self.budget
+            margin = budget.safety_margin if self._margin_given else math.ceil(self._error * (budget.context_window
+                                                                                               - reserve))
+            other.budget = Budget(budget.context_window, reserve,
+                                  other._tools_tokens() if tools != self.tools else budget.tools_tokens, margin)
             self._variants[key] = other
         return other
+
+    def for_request(self, request: Any) -> Planner[M]:
+        """This planner for ``request`` (a message list, or a whole request ``{"messages"|"input", "tools",
+        "tool_choice", "max_tokens", ...}``): the request's tools and tool_choice replace the planner's, as they
+        are what is sent, its reply limit is the reserve unless ``reserve_output`` was given, and
+        ``output="request"`` becomes the form the request is in (``request_body.request_form``)."""
+        output: Output = request_form(request) if self.output == "request" else self.output
+        tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
+        if is_request(request):
+            found = request_tools(request)
+            tools = found if found is not None else tools
+            if request.get("tool_choice") is not None:
+                check_tool_choice(request["tool_choice"])
+                choice = request["tool_choice"]
+            limit = request_limit(request)
+            if limit is not None and not self._reserve_given:
+                if limit >= self.budget.context_window:
+                    raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
+                                     f"({self.budget.context_window})")
+                reserve = limit
+        if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
+            return self
+        return self._variant(tools, output, choice, reserve)
 
     def _tools_tokens(self) -> int:
         if not self.tools:
@@ -325,37 +361,26 @@ class Planner(Generic[M]):
             return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
         return meter.exact(messages) <= self.budget.max_input_tokens
 
-    def for_request(self, request: Any) -> Planner[M]:
-        """This planner for a whole request (``{"messages"|"input", "tools", "tool_choice", ...}``): the
-        request's tools and tool_choice replace the planner's, as they are what is sent; ``self`` for anything else."""
-        if not is_request(request):
-            return self
-        tools = request_tools(request)
-        planner = self.with_tools(tools) if tools is not None else self
-        choice = request.get("tool_choice")
-        if choice is not None and choice != planner.tool_choice:
-            check_tool_choice(choice)
-            planner = copy.copy(planner)
-            planner.tool_choice = choice
-        return planner
-
     def plan(self, messages: Any) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
-        items, forms = read_for(messages, self.output)
         planner = self.for_request(messages)
+        items, forms = read_for(messages, planner.output)
         return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
 
     async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
-        items, forms = read_for(messages, self.output)
         planner = self.for_request(messages)
+        items, forms = read_for(messages, planner.output)
         return await planner._aplan(
             list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
         )
 
     def session(self, messages: Any = None) -> PlanSession[M]:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
+        if self.output == "request":
+            raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
+                             "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
         session = PlanSession(self)
         if messages is not None:
             session.add_messages(messages)
