@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ctxwin.messages import BaseMessage
 from ctxwin.messages.placement import place_media
-from ctxwin.strategies.base import BaseStrategy, StepContext, StepKeeps, StepResult
+from ctxwin.strategies.base import BaseStrategy, Change, StepContext, StepKeeps, StepResult
 
 
 @dataclass
@@ -25,4 +25,5 @@ class PlaceMedia(BaseStrategy):
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         placed = place_media(messages, self.output)
-        return StepResult(placed.messages, placed.notes, warnings=placed.warnings, replaced=placed.replaced)
+        changes = [Change("replaced", [old for old, _ in placed.replaced], [new for _, new in placed.replaced])]
+        return StepResult(placed.messages, placed.notes, changes if placed.replaced else [], warnings=placed.warnings)

@@ -246,5 +246,5 @@ def test_typed_usage_needs_no_cast() -> None:
 
 def test_an_unknown_output_is_named() -> None:
     with pytest.raises(ValueError, match=r"^output must be one of 'messages', 'openai', 'responses', 'anthropic', "
-                                         r"got 'gemini'"):
+                                         r"'request', got 'gemini'"):
         ctxwin.Planner("gpt-4o", output="gemini")  # type: ignore[call-overload]
