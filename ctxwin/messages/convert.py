@@ -133,8 +133,8 @@ def request_tools(obj: Any) -> list[dict[str, Any]] | None:
     if not is_request(obj) or not obj.get("tools"):
         return None
     tools = obj["tools"]
-    if not isinstance(tools, (list, tuple)) or not all(isinstance(t, Mapping) for t in tools):
-        raise TypeError("a request's 'tools' must be a list of tool definition dicts")
+    if not isinstance(tools, (list, tuple)):
+        raise TypeError(f"a request's 'tools' must be a list of tool definition dicts, got {type(tools).__name__}")
     return openai_tools(tools)
 
 

@@ -58,7 +58,7 @@ def openai_tool(tool: Any, index: int = 0) -> dict[str, Any]:
                     "parameters": _schema_of(tool)}
         return {"type": "function", "function": function}
     if not isinstance(tool, Mapping):
-        raise TypeError(f"tools[{index}]: expected a tool definition (a dict, or a LangChain tool), got "
+        raise TypeError(f"tools[{index}]: expected a dict tool definition (or a LangChain tool), got "
                         f"{type(tool).__name__}")
     if "function" in tool:  # chat completions' own form
         return dict(tool)

@@ -151,7 +151,7 @@ def test_a_bad_tool_choice_is_named(choice: Any) -> None:
 
 
 def test_a_bad_tool_is_named() -> None:
-    with pytest.raises(TypeError, match=r"^tools\[1\]: expected a tool definition"):
+    with pytest.raises(TypeError, match=r"^tools\[1\]: expected a dict tool definition"):
         ctxwin.Planner("gpt-4o", tools=[OPENAI_TOOLS[0], 42])
 
 
