@@ -18,30 +18,20 @@ The summarizer is the step's own, else the planner's (``StepContext.summarizer``
 The summary message is a system message whose ``response_metadata`` (never sent to providers) records the ids and
 number of the messages it stands for.
 
-The extractive summarizer: one line per message, built from what the message itself says.
-
-No model is called: each message contributes its first sentence (or the start of it), tool calls their names and
-arguments, tool results their first words. An earlier summary is carried over line by line, so summaries grow
-incrementally instead of being rewritten.
-
-Given a token cap (the ``summarize`` step passes its room), the summary covers the whole span it replaces: the lines
-share the cap (short lines whole, long ones cut to one common length), and when there are more messages than the
-cap has room for lines, lines evenly spread across the span are quoted and the summary's first line says so. It
-never covers the oldest messages and stops, which would misreport what was summarised.
+The built-in summarizer is the offline one of ``salience``: excerpts chosen for the facts, requests, decisions and
+errors they carry, filling the room the step gives it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-import json
-import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin import tracing
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import (
     BaseStrategy,
@@ -54,12 +44,14 @@ from ctxwin.strategies.base import (
     leading_system_count,
     must_keep_with_partners,
 )
+from ctxwin.strategies.facts import find_facts
 from ctxwin.strategies.fitting import longest_fitting
 from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.salience import SUMMARY_HEADER, extractive_summarizer, extractive_summary
 from ctxwin.trim.tool_pairs import ToolPairs
 
 SUMMARY_KEY = "ctxwin_summary"
-SUMMARY_HEADER = "Summary of the earlier conversation:"
+
 
 
 def is_summary(message: BaseMessage) -> bool:
@@ -87,109 +79,15 @@ def summary_message(text: str, replaced: list[BaseMessage], count: int) -> Syste
     )
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
-LINE_CHARS = 160
-# A line cut shorter than this says nothing; with less room per line, fewer lines are quoted instead.
-MIN_LINE_CHARS = 40
-# Rounds of fitting the text to the cap: each rescales the characters allowed by the measured tokens per character.
-_ROUNDS = 4
-
-
-def _first_sentence(text: str, limit: int = LINE_CHARS) -> str:
-    text = " ".join(text.split())
-    sentence = _SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
-    return _shorten(sentence, limit)
-
-
-def _shorten(line: str, limit: int) -> str:
-    return line if len(line) <= limit else line[: max(limit - 1, 0)] + "…"
-
-
-def _lines(message: BaseMessage) -> list[str]:
-    """The summary lines of one message (an earlier summary: its own lines)."""
-    if is_summary(message):
-        body = message.text.removeprefix(SUMMARY_HEADER).strip()
-        return [line for line in body.split("\n") if line and not line.startswith("(")]  # not its coverage line
-    role = {"ai": "assistant", "human": "user"}.get(message.type, message.type)
-    text = _first_sentence(message.text)
-    if isinstance(message, ToolMessage):
-        return [f"- tool result {message.name or message.tool_call_id}: {text}"]
-    lines = [f"- {role}: {text}"] if text else []
-    if isinstance(message, AIMessage):
-        for call in message.tool_calls:
-            args = json.dumps(call["args"], ensure_ascii=False)
-            lines.append(f"- assistant called {call['name']}({_first_sentence(args, 80)})")
-    return lines
-
-
-@dataclass(frozen=True)
-class Extract:
-    """A summary text and how much of its span it quotes (``quoted`` of ``lines`` lines, each whole or cut)."""
-
-    text: str
-    lines: int
-    quoted: int
-
-
-def extractive_summary(
-    messages: Sequence[BaseMessage], max_tokens: int | None = None, count: Callable[[str], int] | None = None
-) -> Extract:
-    """The summary of ``messages`` within ``max_tokens`` (as ``count`` counts them), covering the whole span."""
-    lines = [line for message in messages for line in _lines(message)]
-    full = "\n".join(lines)
-    if max_tokens is None or count is None or not lines:
-        return Extract(full, len(lines), len(lines))
-    sample = full[:4000]
-    chars = max(len(sample) / max(count(sample), 1), 1.0) * max_tokens  # characters the cap holds, first guess
-    if len(full) <= chars and count(full) <= max_tokens:
-        return Extract(full, len(lines), len(lines))
-    extract = Extract(full, len(lines), len(lines))
-    for _ in range(_ROUNDS):
-        extract = _within(lines, int(chars))
-        tokens = count(extract.text)
-        if tokens <= max_tokens:
-            break
-        chars *= 0.97 * max_tokens / tokens
-    return extract  # may still be a little over: the summarize step cuts it to the cap
-
-
-def _within(lines: list[str], chars: int) -> Extract:
-    """The lines within about ``chars`` characters: all of them sharing the room, or evenly spread ones."""
-    header = f"(covers {len(lines)} lines; " + "{what})"
-    room = chars - len(header) - 40
-    per_line = room // len(lines) - 1
-    if per_line >= MIN_LINE_CHARS:
-        picked = lines
-        what = "long lines shortened"
-    else:
-        wanted = max(room // (MIN_LINE_CHARS + 1), 1)
-        step = (len(lines) - 1) / max(wanted - 1, 1)
-        picked = [lines[round(k * step)] for k in range(min(wanted, len(lines)))]
-        what = f"{len(picked)} quoted, evenly spread"
-    level = _level([len(line) for line in picked], room - len(picked))
-    text = "\n".join([header.format(what=what), *(_shorten(line, level) for line in picked)])
-    return Extract(text, len(lines), len(picked))
-
-
-def _level(lengths: list[int], room: int) -> int:
-    """The largest line length ``L`` with ``sum(min(length, L)) <= room``: short lines whole, long ones cut evenly."""
-    remaining, left = room, len(lengths)
-    for length in sorted(lengths):
-        if length * left > remaining:
-            return max(remaining // left, 1)
-        remaining -= length
-        left -= 1
-    return max(lengths, default=1)
-
-
-def extractive_summarizer(messages: list[BaseMessage]) -> str:
-    """One line per message: who said what first, which tools were called with what, what they returned. The
-    ``summarize`` step calls the capped form (``extractive_summary``) so that the summary covers its whole span."""
-    return extractive_summary(messages).text
-
-
 # A summary squeezed below this many tokens says nothing useful; the step is skipped instead.
 MIN_SUMMARY_TOKENS = 16
+# An extension shorter than this would say little of its messages: the earlier summary is rewritten with them.
+MIN_EXTENSION_TOKENS = 64
+# An earlier summary larger than this share of the messages budget is rewritten with the new span (compressed by
+# the summarizer), not extended: else summaries would grow until nothing stays verbatim.
+MAX_EXTENDED_SHARE = 0.5
+# Dropped facts named in the step's note; the rest are counted.
+NAMED_DROPPED = 8
 
 
 @dataclass
@@ -207,8 +105,8 @@ class _Call:
     replaced: list[BaseMessage]
     room: int
     text: Any
-    quoted: int | None = None  # the built-in summarizer: lines quoted of those it covers (None: all of them)
-    lines: int = 0
+    excerpts: int | None = None  # the built-in summarizer: the excerpts it quotes
+    previous: str = ""  # the body of the earlier summary this one extends (kept byte for byte), or ""
 
 
 @dataclass
@@ -255,8 +153,13 @@ class Summarize(BaseStrategy):
         last_user = last_user_index(messages)
         if last_user is None:
             return None
-        # The newest messages that fit beside the summary stay verbatim; keep_last only ever keeps more.
-        room = budget.messages_budget - sum(meter.each(messages[:start])) - self.max_summary_tokens
+        # The newest messages that fit beside the summary stay verbatim; keep_last only ever keeps more. An earlier
+        # summary up to MAX_EXTENDED_SHARE of the budget is kept whole and extended: room is left for it as well.
+        reserve = self.max_summary_tokens
+        if start < len(messages) and is_summary(messages[start]):
+            previous = meter.count(messages[start])
+            reserve += previous if previous <= MAX_EXTENDED_SHARE * budget.messages_budget else 0
+        room = budget.messages_budget - sum(meter.each(messages[:start])) - reserve
         if self.keep_last_tokens is not None:
             room = max(room, self.keep_last_tokens)
         cut = meter.suffix_start(messages, room, start)
@@ -296,28 +199,32 @@ class Summarize(BaseStrategy):
         span, replaced, room = call.span, call.replaced, call.room
         if not isinstance(text, str) or not text.strip():
             return StepResult(list(messages), ["summarizer returned no text; nothing summarised"], skipped=True)
-        text = text.strip()
+        part = text.strip()
+        prefix = f"{call.previous}\n" if call.previous else ""
         count = _covered(replaced)
         kept = [messages[i] for i in span.kept]
-        tokens = meter.text(text)
+        tokens = meter.text(prefix + part)
         cut_note = ""
-        if tokens > room:
+        if tokens > room:  # the new part is cut, never the earlier summary it extends
             limit = room - meter.text("…")
-            if limit < MIN_SUMMARY_TOKENS:
+            if limit - meter.text(prefix) < MIN_SUMMARY_TOKENS:
                 note = f"no room for a summary: {max(room, 0)} tokens left beside the messages that must stay"
                 return StepResult(list(messages), [note], skipped=True)
-            text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]), limit)[0]] + "…"
-            tokens = meter.text(text)
+            fits = longest_fitting(len(part), len(part) // 2, lambda k: meter.text(prefix + part[:k]), limit)[0]
+            part = part[:fits] + "…"
+            tokens = meter.text(prefix + part)
             cut_note = "; the summarizer's text was cut to fit"
-        summary = summary_message(text, replaced, count)
+        summary = summary_message(prefix + part, replaced, count)
         out = [*messages[: span.start], summary, *kept, *messages[span.end :]]
         originals = [m for m in replaced if not is_summary(m)]
         note = f"summarised {plural(len(originals), 'message')} into {plural(tokens, 'token')}"
-        if any(is_summary(m) for m in replaced):
+        if call.previous:
             note += f" (extending the summary of {len(summarized_ids(replaced[0])) or 'earlier'} messages)"
-        if call.quoted is not None and call.quoted < call.lines:
-            note += f"; the summary quotes {call.quoted:,} of their {call.lines:,} lines, evenly spread"
-        return StepResult(out, [note + cut_note], summarized=originals)
+        elif any(is_summary(m) for m in replaced):
+            note += " (rewriting the earlier summary with them: too little room to extend it)"
+        if call.excerpts is not None:
+            note += f" ({plural(call.excerpts, 'excerpt')} chosen by salience)"
+        return StepResult(out, [note + cut_note, *_dropped(originals, part)], summarized=originals)
 
     def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:
         # The exception's type only: its text may echo conversation content or secrets into the report.
@@ -336,11 +243,18 @@ class Summarize(BaseStrategy):
         replaced = [m for i, m in enumerate(messages[span.start : span.end], span.start) if i not in kept]
         others = [*messages[: span.start], *(messages[i] for i in span.kept), *messages[span.end :]]
         room = self._room(others, meter.count(summary_message("", replaced, _covered(replaced))), budget, meter)
+        # An earlier summary opening the span is extended with the new messages alone: its text stays the new
+        # summary's prefix, byte for byte, when the room leaves MIN_EXTENSION_TOKENS beside it; else it is rewritten.
+        previous, part_room, summarizing = "", room, replaced
+        if len(replaced) > 1 and is_summary(replaced[0]):
+            body = summary_body(replaced[0])
+            if room - meter.text(f"{body}\n") >= MIN_EXTENSION_TOKENS:
+                previous, part_room, summarizing = body, room - meter.text(f"{body}\n"), replaced[1:]
         try:
-            if summarizer is extractive_summarizer:  # the built-in one covers the whole span within the room
-                extract = extractive_summary(replaced, max(room, MIN_SUMMARY_TOKENS), meter.text)
-                return _Call(span, replaced, room, extract.text, extract.quoted, extract.lines)
-            return _Call(span, replaced, room, summarizer(replaced))
+            if summarizer is extractive_summarizer:  # the built-in one fills the room it is given
+                extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), meter.text)
+                return _Call(span, replaced, room, extract.text, extract.excerpts, previous)
+            return _Call(span, replaced, room, summarizer(summarizing), None, previous)
         except Exception as exc:
             return self._failed(messages, exc)
 
@@ -363,6 +277,23 @@ class Summarize(BaseStrategy):
         except Exception as exc:
             return self._failed(messages, exc)
         return self._result(messages, call, text, context.meter)
+
+
+def summary_body(message: BaseMessage) -> str:
+    """A summary message's text without its first line (``SUMMARY_HEADER``)."""
+    return message.text.removeprefix(SUMMARY_HEADER).removeprefix("\n")
+
+
+def _dropped(originals: list[BaseMessage], summary: str) -> list[str]:
+    """The note naming the facts of ``originals`` the summary does not quote (the user's first), or none."""
+    facts = find_facts(originals)
+    lost = sorted((f for f in facts if f.text not in summary), key=lambda f: not f.user)
+    if not lost:
+        return []
+    users = sum(f.user for f in lost)
+    named = ", ".join(f.text for f in lost[:NAMED_DROPPED]) + (", …" if len(lost) > NAMED_DROPPED else "")
+    return [f"the summary dropped {len(lost):,} of the {plural(len(facts), 'fact')} of what it replaced "
+            f"({users:,} stated by the user): {named}"]
 
 
 def _covered(replaced: list[BaseMessage]) -> int:
