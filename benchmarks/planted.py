@@ -233,7 +233,7 @@ def _place(messages: list[Message], end: int, placement: str, sentence: str, kin
 def evaluate(style: str, seed: int, phrasing: str, *, tokens: int = 25_000, budget: int = 8_000) -> dict[str, Any]:
     """Fit one planted conversation into ``budget`` with the issue's chain; the facts kept and whether it fits."""
     from ctxwin import fit
-    from ctxwin.benchmark.retention import probes_kept
+    from ctxwin.cli.bench.retention import probes_kept
     from ctxwin.counters import get_counter
     from ctxwin.messages import convert_to_messages
 
