@@ -56,13 +56,14 @@ _PATTERNS = (
     ("phone", r"\+\d{1,3}(?:[ -]?\(?\d{2,4}\)?){2,5}"),
     ("time", rf"{_L}\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:\s?(?:[ap]\.?m\.?|UTC|GMT|CET|CEST|PST|EST|JST))?{_R}"),
     ("quantity", rf"[$€£¥]\s?\d(?:[\d,.]*\d)?(?:\s?[kKmMbB]n?)?|{_L}\d(?:[\d,.]*\d)?(?:\s?(?:{_UNITS}))(?![\w/])"),
-    ("file", rf"{_L}[A-Za-z0-9_-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|ini|cfg|md|rst|csv|tsv|txt|log|sql|sh|go"
+    ("file", rf"{_L}[A-Za-z0-9_-]{{1,64}}\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|ini|cfg|md|rst|csv|tsv|txt|log|sql|sh|go"
              rf"|rs|c|h|cc|cpp|hpp|java|kt|rb|php|html|css|xml|pdf|docx?|xlsx?|pptx?|png|jpe?g|svg|zip|gz|tar|whl"
              rf"|lock){_R}"),
     ("symbol", rf"{_L}[A-Za-z_]{_W}*(?:\.[A-Za-z_]{_W}*)*\(\)|{_L}[A-Za-z_]{_W}*(?:\.[A-Za-z_]{_W}*)+{_R}"
                rf"|{_L}[a-z]+[A-Z]{_W}*{_R}|{_L}[A-Z][a-z]+[A-Z]{_W}*{_R}|{_L}_*[A-Za-z]+_{_W}+{_R}"),
-    ("id", rf"#\d{{3,}}{_R}|{_L}(?=[A-Za-z0-9_.-]*\d)(?=[A-Za-z0-9_.-]*[A-Za-z])[A-Za-z0-9](?:[A-Za-z0-9_.-]*"
-           rf"[A-Za-z0-9])?{_R}|{_L}\d[\d-]{{4,}}\d{_R}"),
+    # (the look-aheads are bounded: from every start of "a-a-a-…" an unbounded one would rescan the rest)
+    ("id", rf"#\d{{3,}}{_R}|{_L}(?=[A-Za-z0-9_.-]{{0,63}}\d)(?=[A-Za-z0-9_.-]{{0,63}}[A-Za-z])"
+           rf"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?{_R}|{_L}\d[\d-]{{4,}}\d{_R}"),
     ("name", rf"{_L}[A-Z][a-zà-ÿ]+(?:[ -][A-Z][a-zà-ÿ]+)+{_R}"),
 )
 # Every fact starts at one of these characters, after none of the word characters: most positions are rejected

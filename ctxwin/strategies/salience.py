@@ -170,6 +170,7 @@ def extractive_summary(
         for text, f in facts.items()
     }
     excerpts: list[_Excerpt] = []
+    seen: set[str] = set()  # a sentence said again adds nothing: its first saying is quoted
     for index, role in enumerate(roles):
         who = role.split()[0]
         errors = 0
@@ -185,7 +186,8 @@ def extractive_summary(
                 if errors <= 2 or name != "error":  # a log's hundredth error line adds little to its first two
                     worth += bonus
             worth *= CODE_WORTH if code else 1.0
-            if found_facts or _long_enough(piece):
+            if (found_facts or _long_enough(piece)) and piece not in seen:
+                seen.add(piece)
                 excerpts.append(_Excerpt(index, len(excerpts), _narrow(piece, found_facts), found_facts, worth, scale))
     return _choose(excerpts, roles, weight, len(messages), max_tokens, count)
 
