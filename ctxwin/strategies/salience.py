@@ -38,16 +38,17 @@ KIND_WEIGHTS = {
 # The first line of a summary message (the summarize step writes it; it sits here, below that step, so that this
 # module reads earlier summaries without importing the step).
 SUMMARY_HEADER = "Summary of the earlier conversation:"
-USER_FACT = 3.0  # a fact the user stated weighs this many times more
+# A fact in prose weighs this many times more when the user states it, or the assistant (a decision, an answer).
+PROSE_FACT = {"user": 3.0, "assistant": 2.0, "summary": 2.0}
 CUES = {
-    "request": (1.5, r"please|pls|need|want|must|should|have to|make sure|ensure|don't|do not|never|always|only|"
+    "request": (1.0, r"please|pls|need|want|must|should|have to|make sure|ensure|don't|do not|never|always|only|"
                      r"without|require|deadline|remember|keep in mind|can you|could you|bitte|muss|nicht vergessen|"
                      r"por favor|necesito|debe|s'il vous plaît|il faut|请|需要|必须|不要|务必|记住|ください|必要|"
                      r"しないで|忘れ|해 주세요|해주세요|필요|하지 마|пожалуйста|нужно|надо|должен|не забудь|запомни"),
-    "decision": (1.0, r"decided|decision|let's|we'll|we will|going with|go with|agreed|chose|conclusion|root cause|"
+    "decision": (0.8, r"decided|decision|let's|we'll|we will|going with|go with|agreed|chose|conclusion|root cause|"
                       r"the fix|fixed by|instead|switch to|the plan|决定|决定了|方案|原因|結論|決定|原因|결정|결론|"
                       r"원인|решили|решение|причина|итог"),
-    "error": (1.0, r"error|exception|traceback|failed|failure|fatal|panic|denied|refused|timed out|not found|crash|"
+    "error": (0.8, r"error|exception|traceback|failed|failure|fatal|panic|denied|refused|timed out|not found|crash|"
                    r"错误|失败|异常|エラー|失敗|例外|오류|실패|예외|ошибк|сбой|исключени"),
 }
 _CUES = {name: (bonus, re.compile(rf"(?<![A-Za-z])(?:{words})", re.IGNORECASE)) for name, (bonus, words) in
@@ -177,8 +178,8 @@ def extractive_summary(
         for (piece, code), pairs in zip(pieces[index], found[index], strict=True):
             found_facts = [item for item, _ in pairs if item in facts]
             worth = ROLE_WORTH.get(who, 0.05)
-            # a user's prose states facts; a tool's output is data, code or not; code elsewhere is mostly symbols
-            scale = USER_FACT if who == "user" and not code else CODE_WORTH if code and who != "tool" else 1.0
+            # prose states facts, the user's most; a tool's output is data, code or not; code elsewhere is symbols
+            scale = CODE_WORTH if code and who != "tool" else PROSE_FACT.get(who, 1.0) if not code else 1.0
             for name, (bonus, pattern) in _CUES.items():
                 if (name == "request" and who != "user") or not pattern.search(piece):
                     continue

@@ -81,6 +81,9 @@ def summary_message(text: str, replaced: list[BaseMessage], count: int) -> Syste
 
 # A summary squeezed below this many tokens says nothing useful; the step is skipped instead.
 MIN_SUMMARY_TOKENS = 16
+# The summary's reserved room by default: this share of the messages budget, at least MIN_SUMMARY_CAP tokens.
+SUMMARY_SHARE = 0.125
+MIN_SUMMARY_CAP = 512
 # An extension shorter than this would say little of its messages: the earlier summary is rewritten with them.
 MIN_EXTENSION_TOKENS = 64
 # An earlier summary larger than this share of the messages budget is rewritten with the new span (compressed by
@@ -113,12 +116,13 @@ class _Call:
 class Summarize(BaseStrategy):
     """Summarise the oldest turns, keeping at least the last ``keep_last_messages`` messages or ``keep_last_tokens``
     tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary. Unset,
-    ``summarizer`` and ``keep_last_messages`` are the planner's (see the module docstring)."""
+    ``summarizer`` and ``keep_last_messages`` are the planner's (see the module docstring), and
+    ``max_summary_tokens`` is ``SUMMARY_SHARE`` of the messages budget, at least ``MIN_SUMMARY_CAP``."""
 
     summarizer: Summarizer | None = None
     keep_last_messages: int | None = None
     keep_last_tokens: int | None = None
-    max_summary_tokens: int = 512
+    max_summary_tokens: int | None = None
     name: str = field(default="summarize")
 
     def __post_init__(self) -> None:
@@ -128,8 +132,15 @@ class Summarize(BaseStrategy):
             value = getattr(self, label)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"summarize {label} must be a non-negative int, got {value!r}")
-        if self.max_summary_tokens < 1:
+        if self.max_summary_tokens is not None and self.max_summary_tokens < 1:
             raise ValueError(f"summarize max_summary_tokens must be at least 1, got {self.max_summary_tokens}")
+
+    def _cap(self, budget: Budget) -> int:
+        """The summary's reserved room: ``max_summary_tokens``, or by default a share of the budget (the summary
+        stands for most of a long conversation: a fixed 512 tokens would be one line per thousand at 128k)."""
+        if self.max_summary_tokens is not None:
+            return self.max_summary_tokens
+        return max(MIN_SUMMARY_CAP, int(SUMMARY_SHARE * budget.messages_budget))
 
     @property
     def keeps(self) -> StepKeeps:
@@ -155,7 +166,7 @@ class Summarize(BaseStrategy):
             return None
         # The newest messages that fit beside the summary stay verbatim; keep_last only ever keeps more. An earlier
         # summary up to MAX_EXTENDED_SHARE of the budget is kept whole and extended: room is left for it as well.
-        reserve = self.max_summary_tokens
+        reserve = self._cap(budget)
         if start < len(messages) and is_summary(messages[start]):
             previous = meter.count(messages[start])
             reserve += previous if previous <= MAX_EXTENDED_SHARE * budget.messages_budget else 0
@@ -189,11 +200,11 @@ class Summarize(BaseStrategy):
         room reserved beside it: the summary gets what is left rather than leaving it unused); else
         ``max_summary_tokens``, or less when the budget left beside the part that no later step may drop (the
         summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
-        room = budget.messages_budget - framing
-        if meter.within(others, room - self.max_summary_tokens):  # counts from the newest only until over
+        room, cap = budget.messages_budget - framing, self._cap(budget)
+        if meter.within(others, room - cap):  # counts from the newest only until over
             return room - meter.total(others)
         kept = [others[i] for i in sorted(must_keep_with_partners(others, meter))]
-        return min(self.max_summary_tokens, room - meter.total(kept))
+        return min(cap, room - meter.total(kept))
 
     def _result(self, messages: list[BaseMessage], call: _Call, text: Any, meter: Meter) -> StepResult:
         span, replaced, room = call.span, call.replaced, call.room
