@@ -62,16 +62,18 @@ MIN_EXCERPT_CHARS = 12
 MIN_CJK_CHARS = 5
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 _MARKUP = re.compile(r"^(?:[#>*+|\s-]|\d+[.)]\s)+|[|*`]+$")
-# A line of code, a traceback or JSON outside a fence: a keyword first, a bracket or ``"key":`` first, a block opener
-# or a statement end last, a traceback's frame.
+# A line of code, a traceback or JSON outside a fence: a keyword first, a lone bracket or ``"key":`` first, a block
+# opener or a statement end last, a traceback's frame (a log line's "[02:00:05]" is no code).
 _CODE_LINE = re.compile(
     r'^(?:def|class|return|import|from|if|elif|else|for|while|try|except|raise|with|async|await|const|let|var|func|'
-    r'fn|pub|impl|struct|package|public|private|static|#include|SELECT|INSERT|UPDATE|CREATE)\b|^[{}\[\]]|^"[^"]*":|'
-    r'[{;(\[]$|\):$|^File "[^"]+", line \d+'
+    r'fn|pub|impl|struct|package|public|private|static|#include|SELECT|INSERT|UPDATE|CREATE)\b|'
+    r'^[{}\[\]],?$|^[{\[]\s*"|^"[^"]*":|[{;(\[]$|\):$|^File "[^"]+", line \d+'
 )
 CODE_WORTH = 0.4  # facts in code count this much (a source file is full of symbols, a traceback of paths)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _ROUNDS = 6
+_DIGITS = re.compile(r"\d+")
+TEMPLATE_CHARS = 32
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,7 @@ def extractive_summary(
     }
     excerpts: list[_Excerpt] = []
     seen: set[str] = set()  # a sentence said again adds nothing: its first saying is quoted
+    templates: Counter[str] = Counter()  # ... and the n-th line of a shape is worth 1/n of the first (facts aside)
     for index, role in enumerate(roles):
         who = role.split()[0]
         errors = 0
@@ -187,6 +190,9 @@ def extractive_summary(
                 if errors <= 2 or name != "error":  # a log's hundredth error line adds little to its first two
                     worth += bonus
             worth *= CODE_WORTH if code else 1.0
+            template = _DIGITS.sub("9", piece)[:TEMPLATE_CHARS]  # log lines alike but for their numbers
+            worth /= 1 + templates[template]
+            templates[template] += 1
             if (found_facts or _long_enough(piece)) and piece not in seen:
                 seen.add(piece)
                 excerpts.append(_Excerpt(index, len(excerpts), _narrow(piece, found_facts), found_facts, worth, scale))
