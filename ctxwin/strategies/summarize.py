@@ -12,8 +12,8 @@ rewritten. The summary is capped at ``max_summary_tokens`` and at the room the b
 (skipped when that is under ``MIN_SUMMARY_TOKENS``). A summarizer that raises or returns nothing skips the
 step (the planner reports it); its error text never becomes the summary.
 
-The summarizer is the step's own, else the planner's (``StepContext.summarizer``), else the extractive one below;
-``keep_last_messages`` likewise falls back to the planner's ``keep_last``.
+The summarizer is the step's own (the planner builds the step with its ``summarizer`` and ``keep_last`` when the
+step leaves them unset: ``with_defaults``), else the offline one of ``salience``.
 
 The summary message is a system message whose ``response_metadata`` (never sent to providers) records the ids and
 number of the messages it stands for.
@@ -25,6 +25,7 @@ errors they carry, filling the room the step gives it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ from ctxwin.plural import plural
 from ctxwin.strategies.base import (
     BaseStrategy,
     Budget,
+    Change,
+    Counts,
     StepContext,
     StepKeeps,
     StepResult,
@@ -46,12 +49,11 @@ from ctxwin.strategies.base import (
 )
 from ctxwin.strategies.facts import find_facts
 from ctxwin.strategies.fitting import longest_fitting
-from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.salience import SUMMARY_HEADER, extractive_summarizer, extractive_summary
+from ctxwin.strategies.walk import suffix_start, within
 from ctxwin.trim.tool_pairs import ToolPairs
 
 SUMMARY_KEY = "ctxwin_summary"
-
 
 
 def is_summary(message: BaseMessage) -> bool:
@@ -115,9 +117,9 @@ class _Call:
 @dataclass
 class Summarize(BaseStrategy):
     """Summarise the oldest turns, keeping at least the last ``keep_last_messages`` messages or ``keep_last_tokens``
-    tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary. Unset,
-    ``summarizer`` and ``keep_last_messages`` are the planner's (see the module docstring), and
-    ``max_summary_tokens`` is ``SUMMARY_SHARE`` of the messages budget, at least ``MIN_SUMMARY_CAP``."""
+    tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary. ``summarizer``
+    unset: the offline one (see the module docstring); ``max_summary_tokens`` unset: ``SUMMARY_SHARE`` of the
+    messages budget, at least ``MIN_SUMMARY_CAP``."""
 
     summarizer: Summarizer | None = None
     keep_last_messages: int | None = None
@@ -134,6 +136,15 @@ class Summarize(BaseStrategy):
                 raise ValueError(f"summarize {label} must be a non-negative int, got {value!r}")
         if self.max_summary_tokens is not None and self.max_summary_tokens < 1:
             raise ValueError(f"summarize max_summary_tokens must be at least 1, got {self.max_summary_tokens}")
+
+    def with_defaults(self, summarizer: Summarizer | None, keep_last: int | None) -> Summarize:
+        """This step with the planner's ``summarizer`` and ``keep_last`` where it leaves its own unset (``self``
+        when nothing changes)."""
+        summarizer = self.summarizer if self.summarizer is not None else summarizer
+        keep_last = self.keep_last_messages if self.keep_last_messages is not None else keep_last
+        if summarizer is self.summarizer and keep_last == self.keep_last_messages:
+            return self
+        return dataclasses.replace(self, summarizer=summarizer, keep_last_messages=keep_last)
 
     def _cap(self, budget: Budget) -> int:
         """The summary's reserved room: ``max_summary_tokens``, or by default a share of the budget (the summary
@@ -153,8 +164,8 @@ class Summarize(BaseStrategy):
     def _span(
         self, messages: list[BaseMessage], context: StepContext, protected: set[int]
     ) -> _Span | None:
-        budget, meter = context.budget, context.meter
-        keep_last = self.keep_last_messages if self.keep_last_messages is not None else context.keep_last
+        budget, counts = context.budget, context.counts
+        keep_last = self.keep_last_messages
 
         start = leading_system_count(messages)
         if start < len(messages) and is_summary(messages[start]):
@@ -168,12 +179,12 @@ class Summarize(BaseStrategy):
         # summary up to MAX_EXTENDED_SHARE of the budget is kept whole and extended: room is left for it as well.
         reserve = self._cap(budget)
         if start < len(messages) and is_summary(messages[start]):
-            previous = meter.count(messages[start])
+            previous = counts.count(messages[start])
             reserve += previous if previous <= MAX_EXTENDED_SHARE * budget.messages_budget else 0
-        room = budget.messages_budget - sum(meter.each(messages[:start])) - reserve
+        room = budget.messages_budget - sum(counts.each(messages[:start])) - reserve
         if self.keep_last_tokens is not None:
             room = max(room, self.keep_last_tokens)
-        cut = meter.suffix_start(messages, room, start)
+        cut = suffix_start(counts, messages, room, start)
         floor = len(messages) if keep_last is None else len(messages) - keep_last
         cut = max(min(cut, last_user, floor), start)
         # Cut only where a user turn starts and no tool pair straddles (a user message may sit between a call and
@@ -194,19 +205,20 @@ class Summarize(BaseStrategy):
             return None
         return _Span(start, cut, kept)
 
-    def _room(self, others: list[BaseMessage], framing: int, budget: Budget, meter: Meter) -> int:
+    def _room(self, others: list[BaseMessage], framing: int, context: StepContext) -> int:
         """Summary tokens allowed: all the budget leaves beside ``others`` (the messages the summary joins) when that
         is more than ``max_summary_tokens`` (the span ends at a turn start, so the verbatim part seldom fills the
         room reserved beside it: the summary gets what is left rather than leaving it unused); else
         ``max_summary_tokens``, or less when the budget left beside the part that no later step may drop (the
         summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
-        room, cap = budget.messages_budget - framing, self._cap(budget)
-        if meter.within(others, room - cap):  # counts from the newest only until over
-            return room - meter.total(others)
-        kept = [others[i] for i in sorted(must_keep_with_partners(others, meter))]
-        return min(cap, room - meter.total(kept))
+        counts = context.counts
+        room, cap = context.budget.messages_budget - framing, self._cap(context.budget)
+        if within(counts, others, room - cap):  # counts from the newest only until over
+            return room - counts.total(others)
+        kept = [others[i] for i in sorted(must_keep_with_partners(others, context.pinned))]
+        return min(cap, room - counts.total(kept))
 
-    def _result(self, messages: list[BaseMessage], call: _Call, text: Any, meter: Meter) -> StepResult:
+    def _result(self, messages: list[BaseMessage], call: _Call, text: Any, counts: Counts) -> StepResult:
         span, replaced, room = call.span, call.replaced, call.room
         if not isinstance(text, str) or not text.strip():
             return StepResult(list(messages), ["summarizer returned no text; nothing summarised"], skipped=True)
@@ -214,16 +226,16 @@ class Summarize(BaseStrategy):
         prefix = f"{call.previous}\n" if call.previous else ""
         count = _covered(replaced)
         kept = [messages[i] for i in span.kept]
-        tokens = meter.text(prefix + part)
+        tokens = counts.text(prefix + part)
         cut_note = ""
         if tokens > room:  # the new part is cut, never the earlier summary it extends
-            limit = room - meter.text("…")
-            if limit - meter.text(prefix) < MIN_SUMMARY_TOKENS:
+            limit = room - counts.text("…")
+            if limit - counts.text(prefix) < MIN_SUMMARY_TOKENS:
                 note = f"no room for a summary: {max(room, 0)} tokens left beside the messages that must stay"
                 return StepResult(list(messages), [note], skipped=True)
-            fits = longest_fitting(len(part), len(part) // 2, lambda k: meter.text(prefix + part[:k]), limit)[0]
+            fits = longest_fitting(len(part), len(part) // 2, lambda k: counts.text(prefix + part[:k]), limit)[0]
             part = part[:fits] + "…"
-            tokens = meter.text(prefix + part)
+            tokens = counts.text(prefix + part)
             cut_note = "; the summarizer's text was cut to fit"
         summary = summary_message(prefix + part, replaced, count)
         out = [*messages[: span.start], summary, *kept, *messages[span.end :]]
@@ -235,7 +247,7 @@ class Summarize(BaseStrategy):
             note += " (rewriting the earlier summary with them: too little room to extend it)"
         if call.excerpts is not None:
             note += f" ({plural(call.excerpts, 'excerpt')} chosen by salience)"
-        return StepResult(out, [note + cut_note, *_dropped(originals, part)], summarized=originals)
+        return StepResult(out, [note + cut_note, *_dropped(originals, part)], [Change("summarized", originals)])
 
     def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:
         # The exception's type only: its text may echo conversation content or secrets into the report.
@@ -244,26 +256,26 @@ class Summarize(BaseStrategy):
 
     def _call(self, messages: list[BaseMessage], context: StepContext) -> StepResult | _Call:
         """The span and what the summarizer returned for it (maybe an awaitable), or the skipped step."""
-        budget, meter = context.budget, context.meter
-        summarizer = self.summarizer or context.summarizer or extractive_summarizer
-        protected = must_keep_with_partners(messages, meter)
+        counts = context.counts
+        summarizer = self.summarizer or extractive_summarizer
+        protected = must_keep_with_partners(messages, context.pinned)
         span = self._span(messages, context, protected)
         if span is None:
             return StepResult(list(messages), ["nothing to summarise"], skipped=True)
         kept = set(span.kept)
         replaced = [m for i, m in enumerate(messages[span.start : span.end], span.start) if i not in kept]
         others = [*messages[: span.start], *(messages[i] for i in span.kept), *messages[span.end :]]
-        room = self._room(others, meter.count(summary_message("", replaced, _covered(replaced))), budget, meter)
+        room = self._room(others, counts.count(summary_message("", replaced, _covered(replaced))), context)
         # An earlier summary opening the span is extended with the new messages alone: its text stays the new
         # summary's prefix, byte for byte, when the room leaves MIN_EXTENSION_TOKENS beside it; else it is rewritten.
         previous, part_room, summarizing = "", room, replaced
         if len(replaced) > 1 and is_summary(replaced[0]):
             body = summary_body(replaced[0])
-            if room - meter.text(f"{body}\n") >= MIN_EXTENSION_TOKENS:
-                previous, part_room, summarizing = body, room - meter.text(f"{body}\n"), replaced[1:]
+            if room - counts.text(f"{body}\n") >= MIN_EXTENSION_TOKENS:
+                previous, part_room, summarizing = body, room - counts.text(f"{body}\n"), replaced[1:]
         try:
             if summarizer is extractive_summarizer:  # the built-in one fills the room it is given
-                extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), meter.text)
+                extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), counts.text)
                 return _Call(span, replaced, room, extract.text, extract.excerpts, previous)
             return _Call(span, replaced, room, summarizer(summarizing), None, previous)
         except Exception as exc:
@@ -277,7 +289,7 @@ class Summarize(BaseStrategy):
             text = _run_sync(call.text) if inspect.isawaitable(call.text) else call.text
         except Exception as exc:
             return self._failed(messages, exc)
-        return self._result(messages, call, text, context.meter)
+        return self._result(messages, call, text, context.counts)
 
     async def aapply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         call = self._call(messages, context)
@@ -287,7 +299,7 @@ class Summarize(BaseStrategy):
             text = await call.text if inspect.isawaitable(call.text) else call.text
         except Exception as exc:
             return self._failed(messages, exc)
-        return self._result(messages, call, text, context.meter)
+        return self._result(messages, call, text, context.counts)
 
 
 def summary_body(message: BaseMessage) -> str:
