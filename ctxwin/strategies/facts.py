@@ -6,10 +6,11 @@ A fact is a string of one of these kinds, read from a message's text and its too
   ``file`` names with a known extension (``report.pdf``);
 - ``date`` (``2025-03-15``, ``15.03.2025``, ``3/15/2025``, ``March 15, 2025``, ``15 March 2025``, ``2025年3月15日``)
   and ``time`` (``14:30``, ``9:05 pm``, ``14:30 UTC``);
-- ``quantity``: a number with a unit or a currency (``250 ms``, ``3.5 GB``, ``$14,250.00``, ``40%``, ``12 kg``),
+- ``quantity``: a number with a unit or a currency (``250 ms``, ``3.5 GB``, ``$14,250.00``, ``40%``, ``63k EUR``),
   and ``phone`` numbers (``+49 30 1234 5678``) and IPv4 addresses;
 - ``id``: a word of letters and digits with at least one of each (``INC-48213``, ``v4.18.2-rc3``, ``9f3c2ab1``,
-  ``A7X-993``), ``#1234``, or a number of five digits or more (``48213921``, ``555-0142``);
+  ``A7X-993``), ``#1234``, or a number of five digits or more (``48213``, ``555-0142``);
+- ``number``: a number of four digits (``7731``, a PIN, a room, a year);
 - ``symbol``: code symbols: ``name()``, ``dotted.names``, ``snake_case``, ``camelCase``, ``PascalCase`` with an inner
   capital, ``UPPER_CASE`` with an underscore;
 - ``name``: two or more capitalised words in a row (``Priya Raman``), not led by a word that often opens a sentence.
@@ -55,7 +56,8 @@ _PATTERNS = (
     ("ip", rf"{_L}\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?::\d+)?{_R}"),
     ("phone", r"\+\d{1,3}(?:[ -]?\(?\d{2,4}\)?){2,5}"),
     ("time", rf"{_L}\d{{1,2}}:\d{{2}}(?::\d{{2}})?(?:\s?(?:[ap]\.?m\.?|UTC|GMT|CET|CEST|PST|EST|JST))?{_R}"),
-    ("quantity", rf"[$€£¥]\s?\d(?:[\d,.]*\d)?(?:\s?[kKmMbB]n?)?|{_L}\d(?:[\d,.]*\d)?(?:\s?(?:{_UNITS}))(?![\w/])"),
+    ("quantity", rf"[$€£¥]\s?\d(?:[\d,.]*\d)?(?:\s?[kKmMbB]n?)?"
+                 rf"|{_L}\d(?:[\d,.]*\d)?[kKMB]?(?:\s?(?:{_UNITS}))(?![\w/])"),
     ("file", rf"{_L}[A-Za-z0-9_-]{{1,64}}\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|ini|cfg|md|rst|csv|tsv|txt|log|sql|sh|go"
              rf"|rs|c|h|cc|cpp|hpp|java|kt|rb|php|html|css|xml|pdf|docx?|xlsx?|pptx?|png|jpe?g|svg|zip|gz|tar|whl"
              rf"|lock){_R}"),
@@ -63,7 +65,8 @@ _PATTERNS = (
                rf"|{_L}[a-z]+[A-Z]{_W}*{_R}|{_L}[A-Z][a-z]+[A-Z]{_W}*{_R}|{_L}_*[A-Za-z]+_{_W}+{_R}"),
     # (the look-aheads are bounded: from every start of "a-a-a-…" an unbounded one would rescan the rest)
     ("id", rf"#\d{{3,}}{_R}|{_L}(?=[A-Za-z0-9_.-]{{0,63}}\d)(?=[A-Za-z0-9_.-]{{0,63}}[A-Za-z])"
-           rf"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?{_R}|{_L}\d[\d-]{{4,}}\d{_R}"),
+           rf"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?{_R}|{_L}\d[\d-]{{3,}}\d{_R}"),
+    ("number", rf"{_L}\d{{4}}{_R}"),
     ("name", rf"{_L}[A-Z][a-zà-ÿ]+(?:[ -][A-Z][a-zà-ÿ]+)+{_R}"),
 )
 # Every fact starts at one of these characters, after none of the word characters: most positions are rejected

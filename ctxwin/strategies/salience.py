@@ -5,10 +5,14 @@ around its facts). An excerpt's worth is what it adds to those already chosen:
 
 - its facts (``ctxwin.strategies.facts``) not yet in the summary, each weighed by its kind, by how rare its shape
   is in the span (one ``ABC-12345`` among a thousand log timestamps stands out; the thousandth timestamp does not),
-  by how few messages repeat it, and three times over when the user stated it;
+  by how few messages repeat it, and by where it is said: 3x in the user's prose, 2x in the assistant's, 0.4x in
+  pasted code;
 - a user's request or constraint ("please", "must", "don't", "bitte", "请", "ください", "нужно", ...), a decision
   ("decided", "root cause", "going with", "决定", ...) and an error ("Traceback", "failed", "错误", "エラー", ...);
 - a little for who said it (the user, then the assistant, then a tool), so that what is left fills the room.
+
+A sentence said again is quoted once, and the n-th line of one shape (log lines alike but for their numbers) is
+worth 1/n of the first, facts aside.
 
 Excerpts are chosen greedily by worth per token until the room is full (the greedy rule of weighted coverage), then
 quoted in conversation order, one line per message, under a first line that says what the summary covers. Token
@@ -33,7 +37,7 @@ from ctxwin.strategies.facts import find_facts, items, message_text
 # (a source file holds hundreds of symbols; the name rule also catches headings).
 KIND_WEIGHTS = {
     "id": 3.0, "url": 3.0, "email": 3.0, "path": 2.0, "file": 2.0, "date": 2.0, "time": 1.5, "quantity": 2.0,
-    "phone": 3.0, "ip": 2.5, "symbol": 1.0, "name": 1.5,
+    "phone": 3.0, "ip": 2.5, "symbol": 1.0, "name": 1.5, "number": 1.0,
 }
 # The first line of a summary message (the summarize step writes it; it sits here, below that step, so that this
 # module reads earlier summaries without importing the step).
@@ -41,7 +45,9 @@ SUMMARY_HEADER = "Summary of the earlier conversation:"
 # A fact in prose weighs this many times more when the user states it, or the assistant (a decision, an answer).
 PROSE_FACT = {"user": 3.0, "assistant": 2.0, "summary": 2.0}
 CUES = {
+    # (and what the user says of themselves: "my manager is ...", "our budget is ...")
     "request": (1.0, r"please|pls|need|want|must|should|have to|make sure|ensure|don't|do not|never|always|only|"
+                     r"my |our |I'm |we're |我的|我们的|私の|제 |мой |моя |наш|mein|unser|"
                      r"without|require|deadline|remember|keep in mind|can you|could you|bitte|muss|nicht vergessen|"
                      r"por favor|necesito|debe|s'il vous plaît|il faut|请|需要|必须|不要|务必|记住|ください|必要|"
                      r"しないで|忘れ|해 주세요|해주세요|필요|하지 마|пожалуйста|нужно|надо|должен|не забудь|запомни"),
@@ -101,17 +107,13 @@ def _role(message: BaseMessage, tool_names: dict[str, str]) -> str:
     if isinstance(message, ToolMessage):
         return f"tool {message.name or tool_names.get(message.tool_call_id, 'result')}"
     if isinstance(message, SystemMessage):
-        return "summary" if _is_summary_text(message.text) else "system"
+        return "summary" if message.text.startswith(SUMMARY_HEADER) else "system"
     return "assistant" if isinstance(message, AIMessage) else message.type
-
-
-def _is_summary_text(text: str) -> bool:
-    return text.startswith(SUMMARY_HEADER)
 
 
 def _pieces(text: str) -> list[tuple[str, bool]]:
     """The sentences and lines of a text, markup stripped, each with whether it is code (in a fence, indented, or
-    mostly punctuation: pasted code, tracebacks, JSON, which state facts less than prose does)."""
+    shaped like code: pasted code, tracebacks, JSON, which state facts less than prose does)."""
     out: list[tuple[str, bool]] = []
     fenced = False
     for raw in text.split("\n"):
@@ -135,18 +137,16 @@ def _narrow(text: str, facts: list[str]) -> str:
     if len(text) <= EXCERPT_CHARS:
         return text
     spans: list[list[int]] = []
-    for fact in facts:
-        at = text.find(fact)
+    for at, length in sorted((text.find(fact), len(fact)) for fact in set(facts)):
         if at < 0:
             continue
-        start, end = max(at - CONTEXT_CHARS, 0), min(at + len(fact) + CONTEXT_CHARS, len(text))
+        start, end = max(at - CONTEXT_CHARS, 0), min(at + length + CONTEXT_CHARS, len(text))
         if spans and start <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], end)
         else:
             spans.append([start, end])
     if not spans:
         return text[: EXCERPT_CHARS - 1].rstrip() + "…"
-    spans.sort()
     parts = [("…" if s > 0 else "") + text[s:e].strip() + ("…" if e < len(text) else "") for s, e in spans]
     return " ".join(parts)
 

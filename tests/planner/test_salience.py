@@ -131,3 +131,12 @@ def test_the_facts_a_summary_dropped_are_named_the_users_first() -> None:
     [dropped] = [n for n in notes if n.startswith("the summary dropped")]
     user_values = [v for v in values[:5] if v in dropped]
     assert user_values and "stated by the user" in dropped
+
+
+@pytest.mark.parametrize("window", [3_000, 8_000, 24_000])
+def test_the_summary_is_given_an_eighth_of_the_budget_by_default(window: int) -> None:
+    messages, _ = planted(8, "agent", turns=120)
+    plan = fit(messages, counter=COUNTER, model=None, context_window=window, reserve_output=0, strategies=CHAIN)
+    [summary] = [m for m in plan.messages if is_summary(m)]
+    assert plan.fits
+    assert COUNTER.count_message(summary) >= 0.9 * max(512, window // 8)  # at least what was reserved, nearly
