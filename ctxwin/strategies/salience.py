@@ -23,6 +23,7 @@ language, facts are read with ASCII word edges so a CJK sentence does not hide a
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import re
@@ -31,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.strategies.facts import find_facts, items, message_text
+from ctxwin.strategies.facts import Fact, find_facts, items, message_text
 
 # The weight of one fact, by kind: identifiers and the kinds people ask about most, then code symbols and names
 # (a source file holds hundreds of symbols; the name rule also catches headings).
@@ -57,8 +58,13 @@ CUES = {
     "error": (0.8, r"error|exception|traceback|failed|failure|fatal|panic|denied|refused|timed out|not found|crash|"
                    r"错误|失败|异常|エラー|失敗|例外|오류|실패|예외|ошибк|сбой|исключени"),
 }
-_CUES = {name: (bonus, re.compile(rf"(?<![A-Za-z])(?:{words})", re.IGNORECASE)) for name, (bonus, words) in
-         CUES.items()}
+# One scan finds every kind of cue in a lower-cased excerpt; a look-ahead at the cues' first characters rejects most
+# positions (a CJK character, which no word edge guards) before the alternatives are tried.
+_CUE_WORDS = {name: words.lower().split("|") for name, (_, words) in CUES.items()}
+_CUES = re.compile(
+    "(?<![a-z])(?=[" + re.escape("".join(sorted({w[0] for ws in _CUE_WORDS.values() for w in ws}))) + "])(?:"
+    + "|".join(f"(?P<{name}>{'|'.join(words)})" for name, words in _CUE_WORDS.items()) + ")"
+)
 ROLE_WORTH = {"user": 0.6, "summary": 0.6, "assistant": 0.25, "tool": 0.05}
 # An excerpt longer than this many characters is narrowed to the clauses around its facts.
 EXCERPT_CHARS = 220
@@ -84,11 +90,12 @@ TEMPLATE_CHARS = 32
 
 @dataclass(frozen=True)
 class Extract:
-    """A summary text, and how many excerpts it quotes of the messages it covers."""
+    """A summary text, how many excerpts it quotes of the messages it covers, and their facts."""
 
     text: str
     messages: int
     excerpts: int
+    facts: tuple[Fact, ...] = ()
 
 
 @dataclass
@@ -183,12 +190,11 @@ def extractive_summary(
             worth = ROLE_WORTH.get(who, 0.05)
             # prose states facts, the user's most; a tool's output is data, code or not; code elsewhere is symbols
             scale = CODE_WORTH if code and who != "tool" else PROSE_FACT.get(who, 1.0) if not code else 1.0
-            for name, (bonus, pattern) in _CUES.items():
-                if (name == "request" and who != "user") or not pattern.search(piece):
-                    continue
+            cues = {m.lastgroup or "" for m in _CUES.finditer(piece.lower())}
+            for name in cues - ({"request"} if who != "user" else set()):
                 errors += name == "error"
                 if errors <= 2 or name != "error":  # a log's hundredth error line adds little to its first two
-                    worth += bonus
+                    worth += CUES[name][0]
             worth *= CODE_WORTH if code else 1.0
             template = _DIGITS.sub("9", piece)[:TEMPLATE_CHARS]  # log lines alike but for their numbers
             worth /= 1 + templates[template]
@@ -196,7 +202,8 @@ def extractive_summary(
             if (found_facts or _long_enough(piece)) and piece not in seen:
                 seen.add(piece)
                 excerpts.append(_Excerpt(index, len(excerpts), _narrow(piece, found_facts), found_facts, worth, scale))
-    return _choose(excerpts, roles, weight, len(messages), max_tokens, count)
+    extract = _choose(excerpts, roles, weight, len(messages), max_tokens, count)
+    return dataclasses.replace(extract, facts=tuple(facts.values()))
 
 
 def _body(text: str, role: str) -> str:

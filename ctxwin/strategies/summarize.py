@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +47,7 @@ from ctxwin.strategies.base import (
     leading_system_count,
     must_keep_with_partners,
 )
-from ctxwin.strategies.facts import find_facts
+from ctxwin.strategies.facts import Fact, find_facts
 from ctxwin.strategies.fitting import longest_fitting
 from ctxwin.strategies.salience import SUMMARY_HEADER, extractive_summarizer, extractive_summary
 from ctxwin.strategies.walk import suffix_start, within
@@ -111,6 +111,7 @@ class _Call:
     room: int
     text: Any
     excerpts: int | None = None  # the built-in summarizer: the excerpts it quotes
+    facts: tuple[Fact, ...] | None = None  # ... and the facts of what it was given (None: read them when needed)
     previous: str = ""  # the body of the earlier summary this one extends (kept byte for byte), or ""
 
 
@@ -247,7 +248,8 @@ class Summarize(BaseStrategy):
             note += " (rewriting the earlier summary with them: too little room to extend it)"
         if call.excerpts is not None:
             note += f" ({plural(call.excerpts, 'excerpt')} chosen by salience)"
-        return StepResult(out, [note + cut_note, *_dropped(originals, part)], [Change("summarized", originals)])
+        facts = call.facts if call.facts is not None else find_facts(originals)
+        return StepResult(out, [note + cut_note, *_dropped(facts, part)], [Change("summarized", originals)])
 
     def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:
         # The exception's type only: its text may echo conversation content or secrets into the report.
@@ -276,8 +278,8 @@ class Summarize(BaseStrategy):
         try:
             if summarizer is extractive_summarizer:  # the built-in one fills the room it is given
                 extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), counts.text)
-                return _Call(span, replaced, room, extract.text, extract.excerpts, previous)
-            return _Call(span, replaced, room, summarizer(summarizing), None, previous)
+                return _Call(span, replaced, room, extract.text, extract.excerpts, extract.facts, previous)
+            return _Call(span, replaced, room, summarizer(summarizing), previous=previous)
         except Exception as exc:
             return self._failed(messages, exc)
 
@@ -307,9 +309,8 @@ def summary_body(message: BaseMessage) -> str:
     return message.text.removeprefix(SUMMARY_HEADER).removeprefix("\n")
 
 
-def _dropped(originals: list[BaseMessage], summary: str) -> list[str]:
-    """The note naming the facts of ``originals`` the summary does not quote (the user's first), or none."""
-    facts = find_facts(originals)
+def _dropped(facts: Sequence[Fact], summary: str) -> list[str]:
+    """The note naming the ``facts`` (of what the summary replaced) it does not quote (the user's first), or none."""
     lost = sorted((f for f in facts if f.text not in summary), key=lambda f: not f.user)
     if not lost:
         return []
