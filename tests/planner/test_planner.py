@@ -282,6 +282,7 @@ def test_input_is_never_mutated() -> None:
     assert json.dumps([m.model_dump() for m in messages], default=str) == snapshot
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), window=st.integers(300, 5000), turns=st.integers(1, 25))
 def test_plan_invariants(seed: int, window: int, turns: int) -> None:
