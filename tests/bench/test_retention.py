@@ -115,3 +115,21 @@ def test_bench_rejects_probes_about_a_missing_conversation(tmp_path: Path) -> No
     probes.write_text("{")
     result = run("bench", str(chats), "-c", "tiktoken:o200k_base", "--probes", str(probes))
     assert result.returncode == 1 and "not JSON or JSONL probes" in result.stderr
+
+
+def test_the_chart_has_a_facts_panel_and_a_probes_panel_when_there_are_probes(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")  # the optional plot extra; test_bench_cli covers the error without it
+    from ctxwin.cli.bench.plot import write_plot
+    from ctxwin.cli.bench.runner import BenchResult
+
+    def row(strategy: str, budget: int, probes: int) -> BenchResult:
+        result = BenchResult(strategy, budget, conversations=2, seconds=0.01, tokens_used=budget, tokens_total=budget)
+        result.facts_shares, result.probes, result.probes_answerable = [0.5, 0.7], probes, probes // 2
+        return result
+
+    widths = []
+    for probes in (0, 4):
+        out = tmp_path / f"chart{probes}.png"
+        write_plot([row("last", 1000, probes), row("last", 4000, probes)], out)
+        widths.append(int.from_bytes(out.read_bytes()[16:20], "big"))  # the PNG header's width
+    assert widths[1] * 4 == widths[0] * 5  # four panels, then five (probes answerable)
