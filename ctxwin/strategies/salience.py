@@ -44,7 +44,7 @@ KIND_WEIGHTS = {
 # module reads earlier summaries without importing the step).
 SUMMARY_HEADER = "Summary of the earlier conversation:"
 # A fact in prose weighs this many times more when the user states it, or the assistant (a decision, an answer).
-PROSE_FACT = {"user": 3.0, "assistant": 2.0, "summary": 2.0}
+PROSE_FACT = {"user": 3.0, "assistant": 2.0, "summary": 2.0, "system": 2.0}
 CUES = {
     # (and what the user says of themselves: "my manager is ...", "our budget is ...")
     "request": (1.0, r"please|pls|need|want|must|should|have to|make sure|ensure|don't|do not|never|always|only|"
@@ -65,7 +65,7 @@ _CUES = re.compile(
     "(?<![a-z])(?=[" + re.escape("".join(sorted({w[0] for ws in _CUE_WORDS.values() for w in ws}))) + "])(?:"
     + "|".join(f"(?P<{name}>{'|'.join(words)})" for name, words in _CUE_WORDS.items()) + ")"
 )
-ROLE_WORTH = {"user": 0.6, "summary": 0.6, "assistant": 0.25, "tool": 0.05}
+ROLE_WORTH = {"user": 0.6, "summary": 0.6, "system": 0.6, "assistant": 0.25, "tool": 0.05}
 # An excerpt longer than this many characters is narrowed to the clauses around its facts.
 EXCERPT_CHARS = 220
 CONTEXT_CHARS = 48  # characters kept on each side of a fact in a narrowed excerpt
@@ -207,10 +207,8 @@ def extractive_summary(
 
 
 def _body(text: str, role: str) -> str:
-    """What a message contributes excerpts from: nothing for a system prompt; an earlier summary without its header
-    and coverage line."""
-    if role == "system":
-        return ""
+    """What a message contributes excerpts from: its text; an earlier summary's without its header and coverage
+    line. (A system message in the span is not the system prompt, which never is: an instruction given mid-way.)"""
     if role == "summary":
         return "\n".join(line for line in text.removeprefix(SUMMARY_HEADER).split("\n") if not line.startswith("("))
     return text

@@ -140,3 +140,11 @@ def test_the_summary_is_given_an_eighth_of_the_budget_by_default(window: int) ->
     [summary] = [m for m in plan.messages if is_summary(m)]
     assert plan.fits
     assert COUNTER.count_message(summary) >= 0.9 * max(512, window // 8)  # at least what was reserved, nearly
+
+
+def test_a_system_message_in_the_span_is_summarised_too() -> None:
+    messages: list[BaseMessage] = [HumanMessage("Could you look at why the nightly export is slower than last week?")]
+    messages += [SystemMessage("Operator note: the escalation contact is ops.4412@example.org.")]
+    messages += [AIMessage(f"I think the cache is not invalidated when the settings change ({n}).") for n in range(40)]
+    text = extractive_summary(messages, 80, COUNTER.count_text).text
+    assert "ops.4412@example.org" in text and "- system: Operator note" in text
