@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conversations import generate
 
 import ctxwin
-from ctxwin.benchmark.budgets import parse_budget
-from ctxwin.benchmark.metrics import recent_turns_kept, user_turns
+from ctxwin.cli.bench.metrics import recent_turns_kept, user_turns
+from ctxwin.cli.budgets import parse_budget
 
 KINDS = ("agent", "code", "multilingual")
 

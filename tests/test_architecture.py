@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("trim engine", ("ctxwin.trim",)),
     ("strategies", ("ctxwin.strategies",)),
     ("planner", ("ctxwin.planner",)),
-    ("applications", ("ctxwin.history", "ctxwin.batch", "ctxwin.benchmark", "ctxwin.integrations")),
+    ("applications", ("ctxwin.history", "ctxwin.batch", "ctxwin.integrations")),
     ("cli", ("ctxwin.cli", "ctxwin.__main__")),
     ("public API", ("ctxwin",)),
 ]

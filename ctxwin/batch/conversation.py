@@ -1,5 +1,5 @@
-"""A conversation read from a file, and the errors of reading one: what the CLI reads and the batch and benchmark
-code take (they sit below the CLI, so these live here)."""
+"""A conversation read from a file, and the errors of reading one: what the CLI reads and the batch code takes (it
+sits below the CLI, so these live here)."""
 
 from __future__ import annotations
 

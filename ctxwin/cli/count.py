@@ -9,8 +9,9 @@ import unicodedata
 from typing import Any
 
 from ctxwin.batch.conversation import Conversation, ConversationFileError, nesting_error
+from ctxwin.cli.counter_choice import counter_for
 from ctxwin.cli.io import read_conversations
-from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, counter_for, error
+from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
 from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.models import ModelSpec
 from ctxwin.messages import AIMessage, BaseMessage

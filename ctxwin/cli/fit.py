@@ -30,8 +30,8 @@ from ctxwin.batch import fit_many
 from ctxwin.batch.conversation import ConversationFileError, nesting_error
 from ctxwin.batch.item import FIT_MODEL, Fitter
 from ctxwin.batch.progress import Progress
-from ctxwin.benchmark.budgets import parse_budget
 from ctxwin.cli.atomic import AtomicOutput, same_file
+from ctxwin.cli.budgets import parse_budget
 from ctxwin.cli.io import (
     ConversationLine,
     RawConversation,

@@ -2,7 +2,8 @@
 
 One module per subcommand, ``ctxwin.cli.<command>`` (``count``, ``fit``, ``bench``, ``counters``, ``models``,
 ``strategies``), each with ``add_arguments(parser)`` and ``run(args) -> exit code``. Only the module of the
-command being run is imported (``ctxwin --help`` imports none of them), so start-up pays for one command's imports.
+command being run is imported (``ctxwin --help`` imports none of them, nor anything else of ctxwin that needs
+pydantic or a tokenizer), so start-up pays for one command's imports.
 A new subcommand is a module of that shape and its line in ``COMMANDS`` (name and one-line help).
 
 Exit codes (``ctxwin.cli.output``, listed in ``ctxwin --help``): 0 done; 1 bad input (unreadable file, malformed
@@ -17,14 +18,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 
-from ctxwin.batch.conversation import nesting_error
 from ctxwin.cli.output import (
     EXIT_CODES_HELP,
     EXIT_INPUT,
@@ -34,7 +33,6 @@ from ctxwin.cli.output import (
     error,
     warning,
 )
-from ctxwin.plugins import plugin_errors
 
 # The subcommands, in the order ``ctxwin --help`` lists them, with their one-line help (kept here so that listing
 # them imports no command module).
@@ -48,11 +46,21 @@ COMMANDS = {
 }
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("ctxwin")
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown (not installed)"
+class _Version(argparse.Action):
+    """``--version``, reading the installed version only when asked (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        import importlib.metadata
+
+        try:
+            version = importlib.metadata.version("ctxwin")
+        except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+            version = "unknown (not installed)"
+        print(f"ctxwin {version}")
+        parser.exit()
 
 
 def _chosen_command(argv: Sequence[str] | None) -> str | None:
@@ -69,7 +77,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Fit chat prompts into a model's token budget.",
         epilog=EXIT_CODES_HELP,
     )
-    parser.add_argument("--version", action="version", version=f"ctxwin {_version()}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True)
     chosen = _chosen_command(argv)
     for name, help_text in COMMANDS.items():
@@ -86,6 +94,8 @@ def _plugin_warnings(args: argparse.Namespace) -> None:
     """One line per plugin that failed to load (``ctxwin counters`` lists them in full)."""
     if args.command == "counters":
         return
+    from ctxwin.plugins import plugin_errors  # loaded by then, by the command
+
     for problem in {e.plugin: e for e in plugin_errors()}.values():
         warning(f"{problem} (the other plugins work; see `ctxwin counters`)")
 
@@ -137,6 +147,8 @@ def _run(args: argparse.Namespace) -> int:
         error("terminated")
         return EXIT_TERMINATED
     except RecursionError:
+        from ctxwin.batch.conversation import nesting_error  # imported by the command that read the input
+
         return error(nesting_error())
     except MemoryError:
         return error("out of memory")

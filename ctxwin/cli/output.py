@@ -1,5 +1,5 @@
-"""What every ``ctxwin`` command prints besides its data: exit codes, one-line errors and warnings, plurals; and
-the ``--model`` / ``--counter`` check the commands share.
+"""What every ``ctxwin`` command prints besides its data: exit codes, one-line errors and warnings, plugin columns.
+It imports nothing of ctxwin, so ``ctxwin.cli.main`` can use it and still start fast.
 
 Scripts rely on these: every problem is one line on stderr starting ``error:`` (or ``warning:``, or argparse's
 ``ctxwin CMD: error: --flag: ...`` for usage errors), and the exit code says which kind of failure it was.
@@ -10,11 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
-
-from ctxwin.counters import get_counter, get_model
-from ctxwin.counters.base import TokenCounter
-from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.models import ModelSpec
 
 EXIT_OK = 0  # done (ctxwin fit: every conversation fits, or --strict was not given)
 EXIT_INPUT = 1  # bad input, an I/O error, missing tokenizer data
@@ -47,24 +42,6 @@ def usage_error(parser: argparse.ArgumentParser, flag: str, text: object) -> int
     """argparse's form (``ctxwin fit: error: --keep-last: ...``) on one line, for checks argparse cannot make."""
     print(f"{parser.prog}: error: {flag}: {one_line(text)}", file=sys.stderr)
     return EXIT_USAGE
-
-
-def counter_for(args: argparse.Namespace, default: str | None) -> tuple[ModelSpec | None, TokenCounter] | int:
-    """``--model`` / ``--counter`` as a model and a counter, or the exit code after reporting the bad flag."""
-    parser = args.parser
-    try:
-        model = get_model(args.model) if args.model else None
-    except ValueError as exc:
-        return usage_error(parser, "--model", exc)
-    spec = args.counter or (model.counter if model else default)
-    if spec is None:
-        return usage_error(parser, "--model", "give a model (see `ctxwin models`), or --counter SPEC")
-    try:
-        return model, get_counter(spec)
-    except TokenizerDataError as exc:  # the counter exists, its data is missing here
-        return error(exc)
-    except (ValueError, TypeError) as exc:
-        return usage_error(parser, "--counter" if args.counter else "--model", exc)
 
 
 def plugin_column(row: dict[str, Any]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxwin.benchmark.budgets import parse_budget, parse_budgets
+from ctxwin.cli.budgets import parse_budget, parse_budgets
 
 
 @pytest.mark.parametrize(

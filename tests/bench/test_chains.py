@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ctxwin.benchmark.chains import DEFAULT_CHAINS, Chain, parse_chains, step_names
+from ctxwin.cli.bench.chains import DEFAULT_CHAINS, Chain, parse_chains, step_names
 from ctxwin.hookspecs import hookimpl
 from ctxwin.plugins import register_plugin, unregister_plugin
 from ctxwin.strategies.base import StepResult

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bench_support import turn
 
-from ctxwin.benchmark.metrics import (
+from ctxwin.cli.bench.metrics import (
     measure,
     messages_summarized,
     recent_turns_kept,

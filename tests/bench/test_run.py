@@ -10,8 +10,8 @@ from bench_support import generated, turn
 
 from ctxwin.batch.conversation import Conversation
 from ctxwin.batch.progress import Progress
-from ctxwin.benchmark.chains import DEFAULT_CHAINS, parse_chains
-from ctxwin.benchmark.run import BenchResult, run_bench
+from ctxwin.cli.bench.chains import DEFAULT_CHAINS, parse_chains
+from ctxwin.cli.bench.runner import BenchResult, run_bench
 from ctxwin.counters import get_counter
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import Planner

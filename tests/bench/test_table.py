@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxwin.benchmark.run import BenchResult
 from ctxwin.cli.bench import WIDTH, table
+from ctxwin.cli.bench.runner import BenchResult
 
 
 def result(strategy: str, budget: int, tokens: int, **extra: int) -> BenchResult:

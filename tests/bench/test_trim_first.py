@@ -7,7 +7,7 @@ from bench_support import generated, turn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.benchmark.metrics import tool_pairs_intact
+from ctxwin.cli.bench.metrics import tool_pairs_intact
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import Planner

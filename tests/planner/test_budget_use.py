@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from ctxwin.benchmark.metrics import recent_turns_kept, user_turns
+from ctxwin.cli.bench.metrics import recent_turns_kept, user_turns
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner, fit

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ctxwin.benchmark.run import BenchResult
+from ctxwin.cli.bench.runner import BenchResult
 
 INSTALL_HINT = "pip install 'ctxwin[plot]'"
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")

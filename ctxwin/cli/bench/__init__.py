@@ -7,6 +7,10 @@ when it is a terminal.
 Exit codes: 0 success; 1 bad input (unreadable file, a bad conversation line, unreadable tool definitions) or the
 chart could not be written (the table is printed first); 2 usage error named by its flag (bad ``--budgets`` or
 ``--strategies``, an unknown ``--model`` or ``--counter``, neither of them given).
+
+What the command runs lives beside it, used by nothing else in ctxwin: ``chains`` names the chains, ``runner`` times
+the plans and aggregates, ``metrics`` says what one fitted conversation kept of its original, ``plot`` draws the
+chart (matplotlib, imported only when a chart is asked for).
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ from typing import TypeVar
 
 from ctxwin.batch.conversation import Conversation, ConversationFileError
 from ctxwin.batch.progress import Progress
-from ctxwin.benchmark.budgets import parse_budgets
-from ctxwin.benchmark.chains import DEFAULT_CHAINS, parse_chains
-from ctxwin.benchmark.plot import PlotUnavailable, write_plot
-from ctxwin.benchmark.run import BenchResult, run_bench
+from ctxwin.cli.bench.chains import DEFAULT_CHAINS, parse_chains
+from ctxwin.cli.bench.plot import PlotUnavailable, write_plot
+from ctxwin.cli.bench.runner import BenchResult, run_bench
+from ctxwin.cli.budgets import parse_budgets
+from ctxwin.cli.counter_choice import counter_for
 from ctxwin.cli.io import read_conversations, read_tools
-from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, counter_for, error
+from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
 from ctxwin.plural import plural
 
 DEFAULT_BUDGETS = "4k,16k,64k"

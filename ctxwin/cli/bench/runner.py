@@ -23,8 +23,8 @@ from typing import Any
 
 from ctxwin.batch.conversation import Conversation
 from ctxwin.batch.progress import Progress
-from ctxwin.benchmark.chains import Chain
-from ctxwin.benchmark.metrics import Kept, measure
+from ctxwin.cli.bench.chains import Chain
+from ctxwin.cli.bench.metrics import Kept, measure
 from ctxwin.counters.base import TokenCounter
 from ctxwin.planner import Plan, Planner
 

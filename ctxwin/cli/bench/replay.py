@@ -25,8 +25,8 @@ from typing import Any, Protocol
 
 from ctxwin.batch.conversation import Conversation
 from ctxwin.batch.progress import Progress
-from ctxwin.benchmark.billing import Bill, Biller
-from ctxwin.benchmark.metrics import recent_turns_verbatim, tool_pairs_intact
+from ctxwin.cli.bench.billing import Bill, Biller
+from ctxwin.cli.bench.metrics import recent_turns_verbatim, tool_pairs_intact
 from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.caching import CachingRules
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage, convert_to_messages, convert_to_openai_messages
