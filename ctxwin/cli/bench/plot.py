@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ctxwin.cli.bench.replay import SessionResult
 from ctxwin.cli.bench.runner import BenchResult
 
 INSTALL_HINT = "pip install 'ctxwin[plot]'"
@@ -73,4 +74,34 @@ def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
         ax.set_ylim(0, max(105, ax.get_ylim()[1]))
     axes[0].axhline(100, color="grey", linewidth=1)
     axes[0].legend(fontsize=8)
+    figure.savefig(path, format="png")
+
+
+def write_session_plot(results: Sequence[SessionResult], path: str | Path) -> None:
+    """``--session``'s chart: per budget, each policy's billed input tokens so far against the requests made (the
+    mean over the conversations that reached that request, up to as many requests as half of them made);
+    PlotUnavailable without matplotlib."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+    budgets = list(dict.fromkeys(r.budget for r in results))
+    figure = Figure(figsize=(6.5 * len(budgets), 4.6), dpi=110, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(budgets), squeeze=False)[0]
+    for ax, budget in zip(axes, budgets, strict=True):
+        for n, result in enumerate(r for r in results if r.budget == budget):
+            lengths = sorted(len(c) for c in result.curves)
+            longest = lengths[(len(lengths) - 1) // 2] if lengths else 0
+            mean = []
+            for turn in range(longest):
+                reached = [c[turn] for c in result.curves if len(c) > turn]
+                mean.append(sum(reached) / len(reached))
+            ax.plot(range(1, longest + 1), mean, linestyle=STYLES[n % len(STYLES)], label=result.chain)
+        ax.set_title(f"billed input tokens so far, budget {_budget_label(budget)}", fontsize=10)
+        ax.set_xlabel("requests (turns and tool rounds)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
     figure.savefig(path, format="png")
