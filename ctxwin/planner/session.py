@@ -283,8 +283,11 @@ class PlanSession(Generic[M]):
         """Fit later plans to the budget in counted tokens that the measured ratio keeps within the real one."""
         planner = self.planner
         bound = self._ratio * (1 + OBSERVE_MARGIN)
-        estimating = bool(getattr(planner.counter, "max_relative_error", 0.0))
-        if bound <= 1 and not estimating:  # an exact counter is only ever tightened
+        counter = planner.counter
+        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or str(getattr(counter, "name", "")).startswith(
+            "approximate"
+        )  # safe mode's error bound is 0 on o200k counts, not on the provider's
+        if self._ratio <= 1 and not estimating:  # an exact counter is tightened only when the provider counted more
             self._active = planner
             return
         budget = planner.budget

@@ -27,6 +27,13 @@ class Usage:
     cached_tokens: int = 0
     cache_write_tokens: int = 0
 
+    def __post_init__(self) -> None:
+        if self.cached_tokens + self.cache_write_tokens > self.input_tokens:
+            raise ValueError(
+                f"usage: {self.cached_tokens} cached and {self.cache_write_tokens} written tokens are more than the "
+                f"{self.input_tokens} input tokens"
+            )
+
 
 def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
