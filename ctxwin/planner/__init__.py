@@ -2,7 +2,8 @@
 
 ``planner.py`` holds ``Planner`` and ``fit``, ``session.py`` the cache-stable ``PlanSession`` (``planning.py`` what
 it needs of a planner, ``usage.py`` reading a provider's usage); ``chain.py`` builds the chain of strategies;
-``report.py`` holds what a plan reports (``Plan``, ``StepReport``, ``BudgetExceeded``).
+``report.py`` holds what a plan reports (``Plan``, ``StepReport``, ``BudgetExceeded``); ``spans.py`` what its
+trace spans say.
 """
 
 from ctxwin.planner.planner import Planner, fit

@@ -1,35 +1,47 @@
 """The planner's chain of strategies: what ``strategies=`` names, built into ``BaseStrategy`` objects once.
 
-A name is looked up in the registry (``register_strategies`` hook) and built with no options: a step reads the
-planner's options from its ``StepContext``. An object that is a ``BaseStrategy`` is used as it is; any other object
-with a ``name`` and an ``apply(messages, context)`` is adapted here, once, as is the old three-parameter
-``apply(messages, budget, meter)`` (with a DeprecationWarning), so that the planner calls every step the same way.
+A name is looked up in the registry (``register_strategies`` hook) and built with no options. The planner's
+``summarizer`` and ``keep_last`` are options of the summarize step: its default chain builds it with them, and a
+``Summarize`` in a given chain (by name or as an object) takes them where it leaves its own unset. An object that is
+a ``BaseStrategy`` is used as it is; any other object with a ``name`` and an ``apply(messages, context)`` is adapted
+here, once, so that the planner calls every step the same way.
 """
 
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ctxwin.messages import BaseMessage
 from ctxwin.strategies import get_strategy
-from ctxwin.strategies.base import BaseStrategy, Keeps, StepContext, StepKeeps, StepResult, Strategy
+from ctxwin.strategies.base import BaseStrategy, Keeps, StepContext, StepKeeps, StepResult, Strategy, Summarizer
 from ctxwin.strategies.filter import FilterMessages
 from ctxwin.strategies.summarize import Summarize
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
 
 
-def default_chain(summarize: bool) -> list[BaseStrategy]:
-    """``filter``, ``truncate_tool_output``, ``summarize`` (with a planner summarizer or keep_last), ``trim``."""
-    return [FilterMessages(), TruncateToolOutput(), *([Summarize()] if summarize else []), TrimToBudget()]
+def default_chain(summarizer: Summarizer | None, keep_last: int | None) -> list[BaseStrategy]:
+    """``filter``, ``truncate_tool_output``, ``summarize`` (with a summarizer or keep_last, built with them),
+    ``trim``."""
+    summarize = summarizer is not None or keep_last is not None
+    return [
+        FilterMessages(),
+        TruncateToolOutput(),
+        *([Summarize(summarizer=summarizer, keep_last_messages=keep_last)] if summarize else []),
+        TrimToBudget(),
+    ]
 
 
-def build_chain(strategies: Sequence[Strategy | str] | str | None) -> list[BaseStrategy] | None:
-    """``strategies`` as strategy objects (None when not given: the planner's default chain); one name alone is a
-    chain of one (``"trim"``, not the letters of it). ValueError/TypeError naming ``strategies[i]`` at fault."""
+def build_chain(
+    strategies: Sequence[Strategy | str] | str | None,
+    summarizer: Summarizer | None = None,
+    keep_last: int | None = None,
+) -> list[BaseStrategy] | None:
+    """``strategies`` as strategy objects (None when not given: the planner's default chain), a ``Summarize`` with
+    ``summarizer`` and ``keep_last`` where it has none of its own; one name alone is a chain of one (``"trim"``,
+    not the letters of it). ValueError/TypeError naming ``strategies[i]`` at fault."""
     if strategies is None:
         return None
     if isinstance(strategies, str):
@@ -40,7 +52,8 @@ def build_chain(strategies: Sequence[Strategy | str] | str | None) -> list[BaseS
         raise TypeError(
             f"strategies must be a strategy name or a list of names and Strategy objects, got {strategies!r}"
         ) from None
-    return [as_strategy(item, f"strategies[{i}]") for i, item in enumerate(items)]
+    chain = [as_strategy(item, f"strategies[{i}]") for i, item in enumerate(items)]
+    return [s.with_defaults(summarizer, keep_last) if isinstance(s, Summarize) else s for s in chain]
 
 
 def as_strategy(item: object, where: str) -> BaseStrategy:
@@ -59,48 +72,31 @@ def as_strategy(item: object, where: str) -> BaseStrategy:
             f"{where} must be a registered name or a strategy (a BaseStrategy, or an object with a name and "
             f"apply(messages, context)), got {item!r}"
         )
-    return Adapted(item, name, _legacy(apply, where))
+    _check_apply(apply, where)
+    return Adapted(item, name)
 
 
-def _legacy(apply: Any, where: str) -> bool:
-    """Whether ``apply`` takes the old ``(messages, budget, meter)``; TypeError when it takes neither form."""
+def _check_apply(apply: Any, where: str) -> None:
+    """TypeError unless ``apply`` takes ``(messages, context)`` (an apply without a readable signature passes)."""
     try:
-        parameters = [
-            p for p in inspect.signature(apply).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-        ]
-    except (TypeError, ValueError):  # no signature to read: take it for the current form
-        return False
-    if len(parameters) == 3:
-        warnings.warn(
-            f"{where}: apply(messages, budget, meter) is deprecated; take apply(messages, context) and read "
-            "context.budget and context.meter (see docs/planner.md, 'Writing a strategy')",
-            DeprecationWarning,
-            stacklevel=_outside_ctxwin(),
-        )
-        return True
-    if len(parameters) != 2:
-        raise TypeError(f"{where}: apply must take (messages, context), got apply{inspect.signature(apply)}")
-    return False
-
-
-def _outside_ctxwin() -> int:
-    """The ``stacklevel`` of the first caller outside ctxwin (``fit``, ``Planner``, ``fit_many`` ... call here), so
-    a warning points at the user's line."""
-    frame, level = inspect.currentframe(), 1
-    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("ctxwin."):
-        frame, level = frame.f_back, level + 1
-    return level - 1
+        signature = inspect.signature(apply)
+    except (TypeError, ValueError):
+        return
+    required = [
+        p for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    if len(required) != 2:
+        raise TypeError(f"{where}: apply must take (messages, context), got apply{signature}")
 
 
 class Adapted(BaseStrategy):
     """A strategy object that is not a BaseStrategy, called as one; its ``keeps`` and ``aapply``, when it has them,
     are read here once."""
 
-    def __init__(self, inner: Any, name: str, legacy: bool) -> None:
+    def __init__(self, inner: Any, name: str) -> None:
         self.inner = inner
         self.name = name
-        self._legacy = legacy
         keeps = getattr(inner, "keeps", None)
         self._keeps: StepKeeps = keeps if keeps in ("last", "first", "all") else None
         aapply = getattr(inner, "aapply", None)
@@ -111,15 +107,11 @@ class Adapted(BaseStrategy):
         return self._keeps
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
-        if self._legacy:
-            return self._checked(self.inner.apply(messages, context.budget, context.meter))
         return self._checked(self.inner.apply(messages, context))
 
     async def aapply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         if self._aapply is None:
             return self.apply(messages, context)
-        if self._legacy:
-            return self._checked(await self._aapply(messages, context.budget, context.meter))
         return self._checked(await self._aapply(messages, context))
 
     def _checked(self, result: object) -> StepResult:

@@ -25,13 +25,14 @@ from typing_extensions import TypedDict, Unpack
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import BaseMessage, SystemMessage, convert_to_openai_messages
+from ctxwin.messages import BaseMessage, SystemMessage
 from ctxwin.messages.convert import request_tools
 from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.session import PlanSession, SessionOptions
+from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
 from ctxwin.strategies.base import (
     BaseStrategy,
     Budget,
@@ -44,6 +45,7 @@ from ctxwin.strategies.base import (
 )
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
+from ctxwin.strategies.walk import within
 
 BrokenToolPairs = Literal["drop", "keep"]
 
@@ -82,7 +84,8 @@ class Planner(Generic[M]):
 
     ``strategies`` are Strategy objects or registered names (or one name), built once (``ctxwin.planner.chain``); by
     default ``filter``, ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or ``keep_last`` is
-    given) and ``trim``. ``summarizer`` and ``keep_last`` reach the steps through their ``StepContext``.
+    given) and ``trim``. ``summarizer`` and ``keep_last`` are the summarize step's options: it is built with them
+    (a ``Summarize`` in ``strategies`` takes them where it leaves its own unset).
     ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
     ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
@@ -176,9 +179,8 @@ class Planner(Generic[M]):
         self.cache_control = cache_control
         self.caching = spec.caching if spec else None
         self.keep_last = keep_last
-        self.summarizer = summarizer
-        chain = build_chain(strategies)
-        self.strategies = chain or default_chain(summarizer is not None or keep_last is not None)
+        chain = build_chain(strategies, summarizer, keep_last)
+        self.strategies = chain or default_chain(summarizer, keep_last)
         self._later_keeps = later_keeps(self.strategies)
 
     def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner[M]:
@@ -211,9 +213,9 @@ class Planner(Generic[M]):
         return self.counter.count_messages(probe, tools=self.tools) - self.counter.count_messages(probe)
 
     def _context(self, meter: Meter) -> StepContext:
-        return StepContext(self.budget, meter, summarizer=self.summarizer, keep_last=self.keep_last)
+        return StepContext(self.budget, meter, pinned=meter.pinned)
 
-    def _check_pairs(self, run: _Run) -> None:
+    def _check_pairs(self, run: _Run, meter: Meter) -> None:
         """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and
         reported as the input's or as a step's. Only the fitted conversation is scanned (the input only when it has
         some), so a plan far over budget does not read the history it drops."""
@@ -231,38 +233,26 @@ class Planner(Generic[M]):
             )
             from_input = BrokenPairs()
         if from_input:
-            self._repair(run, from_input, "the input has")
+            self._repair(run, meter, from_input, "the input has")
             if from_steps:  # indexes moved: find the rest again in the repaired list
                 from_steps = find_broken_pairs(run.current)
         if from_steps:
-            self._repair(run, from_steps, "the fitting steps left")
+            self._repair(run, meter, from_steps, "the fitting steps left")
 
-    def _repair(self, run: _Run, broken: BrokenPairs, reason: str) -> None:
+    def _repair(self, run: _Run, meter: Meter, broken: BrokenPairs, reason: str) -> None:
         repair = RepairToolPairs(broken=broken, reason=reason)
-        run.record(repair, repair.apply(run.current, run.context))
+        run.record(repair.name, repair.apply(run.current, self._context(meter)))
 
-    @staticmethod
-    def _report(name: str, result: StepResult, labels: Labels, figures: Figures, index: int) -> StepReport:
-        labels.copies_of(result)
-        return StepReport(
-            name,
-            list(result.notes),
-            result.skipped,
-            touched=Touched(labels, result.dropped, result.truncated, result.summarized),
-            figures=figures,
-            index=index,
-        )
-
-    def _finish(self, run: _Run, top: Any = None) -> Plan[M]:
-        self._check_pairs(run)
-        messages, meter = run.current, run.meter
+    def _finish(self, run: _Run, meter: Meter, forms: CallerForms | None, top: Any) -> Plan[M]:
+        self._check_pairs(run, meter)
+        messages = run.current
         after = self._request_tokens(messages, meter)
         run.figures.known(len(run.lists) - 1, after)
         fits = after <= self.budget.max_input_tokens
         steps = run.steps
         warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes] + run.warnings
         if not fits:
-            kept = [messages[i] for i in must_keep(messages, meter)]
+            kept = [messages[i] for i in must_keep(messages, meter.pinned)]
             warnings.append(
                 f"does not fit: {after} tokens for a budget of {self.budget.max_input_tokens}; the must-keep part "
                 f"(system, pinned, last user message) alone needs {self._request_tokens(kept, meter)}"
@@ -279,7 +269,7 @@ class Planner(Generic[M]):
                     "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
                 )
         name = getattr(self.counter, "name", type(self.counter).__name__)
-        out, top_system = give_back(messages, self.output, run.forms)
+        out, top_system = give_back(messages, self.output, forms)
         system = sum(meter.each(messages[: leading_system_count(messages)]))
         plan = Plan(
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
@@ -287,7 +277,7 @@ class Planner(Generic[M]):
             cache_breakpoints=(-1,) if self.cache_control else None,
         )
         if top is not None:
-            top.set_attributes(_plan_attributes(plan, inputs, messages))
+            top.set_attributes(plan_attributes(plan, inputs, messages))
         if self.strict and not fits:
             raise BudgetExceeded(plan)
         return plan
@@ -295,14 +285,14 @@ class Planner(Generic[M]):
     def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
         if not messages:
             return meter.exact(messages)  # an empty request still has the reply priming (and the tools)
-        if meter.is_additive(messages):
+        if meter.overhead is not None:
             return meter.total(messages) + self.budget.tools_tokens
         return meter.exact(messages)
 
     def _fits(self, messages: list[BaseMessage], meter: Meter) -> bool:
         """Whether the request fits, tokenizing from the newest message back only until it does not."""
-        if messages and meter.is_additive(messages):
-            return meter.within(messages, self.budget.max_input_tokens - self.budget.tools_tokens)
+        if messages and meter.overhead is not None:
+            return within(meter, messages, self.budget.max_input_tokens - self.budget.tools_tokens)
         return meter.exact(messages) <= self.budget.max_input_tokens
 
     def plan(self, messages: Any) -> Plan[M]:
@@ -335,155 +325,82 @@ class Planner(Generic[M]):
 
         ``target``: the steps fit the messages to that many input tokens instead of the budget (a session's cut to
         its low-water mark); the plan still reports, and ``fits`` means, the budget."""
-        runner = self if target is None or target >= self.budget.max_input_tokens else self._lowered(target)
-        run = _Run(runner, messages, Labels(messages), meter, forms)
-        plan = self._execute(run)
-        return plan, run.current
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+            run = self._start(messages, meter)
+            for strategy, step_context in self._runner(target)._steps(run, meter):
+                with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                    run.record(strategy.name, strategy.apply(run.current, step_context), span)
+            return self._finish(run, meter, forms, top), run.current
 
     async def aplan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan_run`` for async code (see ``aplan``)."""
-        runner = self if target is None or target >= self.budget.max_input_tokens else self._lowered(target)
-        run = _Run(runner, messages, Labels(messages), meter, forms)
-        plan = await self._aexecute(run)
-        return plan, run.current
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+            run = self._start(messages, meter)
+            for strategy, step_context in self._runner(target)._steps(run, meter):
+                with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                    run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
+            return self._finish(run, meter, forms, top), run.current
 
-    def _lowered(self, target: int) -> Planner[M]:
-        """This planner with an input budget of ``target`` tokens (the difference taken as safety margin)."""
-        lowered = copy.copy(self)
+    def _runner(self, target: int | None) -> Planner[M]:
+        """The planner whose steps run: this one, or for a ``target`` below the budget this one with an input
+        budget of ``target`` tokens (the difference taken as safety margin)."""
         budget = self.budget
+        if target is None or target >= budget.max_input_tokens:
+            return self
+        lowered = copy.copy(self)
         lowered.budget = dataclasses.replace(
             budget, safety_margin=budget.safety_margin + budget.max_input_tokens - max(target, 0)
         )
         return lowered
 
-    def _span_attributes(self, messages: list[BaseMessage]) -> dict[str, tracing.AttributeValue]:
-        """What a plan's span says from the start: model, counter, budget, input size."""
-        budget = self.budget
-        attributes: dict[str, tracing.AttributeValue] = {
-            "ctxwin.counter.name": str(getattr(self.counter, "name", type(self.counter).__name__)),
-            "ctxwin.counter.exact": not getattr(self.counter, "max_relative_error", 0.0),
-            "ctxwin.budget.max_input_tokens": budget.max_input_tokens,
-            "ctxwin.budget.context_window": budget.context_window,
-            "ctxwin.budget.reserve_output": budget.reserve_output,
-            "ctxwin.budget.tools_tokens": budget.tools_tokens,
-            "ctxwin.budget.safety_margin": budget.safety_margin,
-            "ctxwin.messages.input": len(messages),
-        }
-        if self.model is not None:
-            attributes["gen_ai.request.model"] = self.model
-        return attributes
+    def _steps(self, run: _Run, meter: Meter) -> Iterator[tuple[BaseStrategy, StepContext]]:
+        """The strategies still to apply, each with its context, stopping as soon as the conversation fits."""
+        context = self._context(meter)
+        for strategy, keeps in zip(self.strategies, self._later_keeps, strict=True):
+            if self._fits(run.current, meter):
+                return
+            yield strategy, dataclasses.replace(context, later_keeps=keeps)
+
+    def _start(self, messages: list[BaseMessage], meter: Meter) -> _Run:
+        lists = [messages]
+        return _Run(lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
 
     def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        return self._execute(_Run(self, messages, Labels(messages), meter, forms))
+        return self.plan_run(messages, meter, forms)[0]
 
     async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        return await self._aexecute(_Run(self, messages, Labels(messages), meter, forms))
-
-    def _execute(self, run: _Run) -> Plan[M]:
-        """Run the steps (with the run's planner: a session's cut plans to a lower budget) and finish the plan."""
-        with tracing.span("ctxwin.plan", self._span_attributes(run.current) if tracing.enabled() else None) as top:
-            for strategy, context in run.pending():
-                with tracing.span(f"ctxwin.step {strategy.name}") as step:
-                    run.record(strategy, strategy.apply(run.current, context), step)
-            return self._finish(run, top)
-
-    async def _aexecute(self, run: _Run) -> Plan[M]:
-        with tracing.span("ctxwin.plan", self._span_attributes(run.current) if tracing.enabled() else None) as top:
-            for strategy, context in run.pending():
-                with tracing.span(f"ctxwin.step {strategy.name}") as step:
-                    run.record(strategy, await strategy.aapply(run.current, context), step)
-            return self._finish(run, top)
+        return (await self.aplan_run(messages, meter, forms))[0]
 
 
 @dataclass
 class _Run:
-    """One plan in progress: the message list after each step so far, and the reports."""
+    """One plan in progress: the message list after each step so far (``lists``, shared with ``figures``), and what
+    the steps reported."""
 
-    planner: Planner
-    current: list[BaseMessage]
+    lists: list[list[BaseMessage]]
     labels: Labels
-    meter: Meter
-    forms: CallerForms | None  # the caller's LangChain messages, to give the result back as such
+    figures: Figures
     steps: list[StepReport] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
 
-    def __post_init__(self) -> None:
-        self.context = self.planner._context(self.meter)
-        self.lists = [self.current]
-        self.figures = Figures(lambda messages: self.planner._request_tokens(messages, self.meter), self.lists)
+    @property
+    def current(self) -> list[BaseMessage]:
+        return self.lists[-1]
 
-    def pending(self) -> Iterator[tuple[BaseStrategy, StepContext]]:
-        """The strategies still to apply, each with its context, stopping as soon as the conversation fits."""
-        planner = self.planner
-        for strategy, keeps in zip(planner.strategies, planner._later_keeps, strict=True):
-            if planner._fits(self.current, self.meter):
-                return
-            yield strategy, dataclasses.replace(self.context, later_keeps=keeps)
-
-    def record(self, strategy: BaseStrategy, result: StepResult, span: Any = None) -> None:
+    def record(self, name: str, result: StepResult, span: Any = None) -> None:
+        self.labels.copies_of(result)
         index = len(self.lists) - 1
-        report = self.planner._report(strategy.name, result, self.labels, self.figures, index)
+        report = StepReport(
+            name, list(result.notes), result.skipped, touched=Touched(self.labels, result), figures=self.figures,
+            index=index,
+        )
         self.steps.append(report)
-        self.warnings.extend(f"{strategy.name}: {warning}" for warning in result.warnings)
+        self.warnings.extend(f"{name}: {warning}" for warning in result.warnings)
         if span is not None:
-            span.set_attributes(_step_attributes(report, result, self.labels, len(self.current)))
-        self.current = result.messages
-        self.lists.append(self.current)
-
-
-def _touched(result: StepResult, labels: Labels) -> dict[str, tracing.AttributeValue]:
-    """How many messages a step dropped, shortened and summarised, and the first ``tracing.MAX_IDS`` of their ids
-    (named now only for a traced step, and at most that many)."""
-    attributes: dict[str, tracing.AttributeValue] = {}
-    for kind, messages in (("dropped", result.dropped), ("truncated", result.truncated),
-                           ("summarized", result.summarized)):
-        attributes[f"ctxwin.messages.{kind}"] = len(messages)
-        if messages:
-            attributes[f"ctxwin.messages.{kind}_ids"] = labels.names(messages[: tracing.MAX_IDS])
-    return attributes
-
-
-def _tokens(figures: Figures, before: int, after: int) -> dict[str, tracing.AttributeValue]:
-    """The token figures the plan has counted already: a trace never makes it tokenize what it dropped unread."""
-    values = {"ctxwin.tokens.before": figures.counted(before), "ctxwin.tokens.after": figures.counted(after)}
-    return {key: value for key, value in values.items() if value is not None}
-
-
-def _step_attributes(
-    report: StepReport, result: StepResult, labels: Labels, before: int
-) -> dict[str, tracing.AttributeValue]:
-    return {
-        "ctxwin.step.name": report.name,
-        "ctxwin.step.index": report.index,
-        "ctxwin.step.skipped": report.skipped,
-        "ctxwin.step.notes": list(report.notes),
-        "ctxwin.step.warnings": list(result.warnings),
-        "ctxwin.messages.before": before,
-        "ctxwin.messages.after": len(result.messages),
-        **_touched(result, labels),
-        **_tokens(report.figures, report.index, report.index + 1),
-    }
-
-
-def _plan_attributes(plan: Plan, inputs: list[BaseMessage], messages: list[BaseMessage]) -> dict[str, Any]:
-    """What a plan's span says at the end: the outcome, totals over the steps, the content only when opted in."""
-    attributes: dict[str, Any] = {
-        "gen_ai.usage.input_tokens": plan.tokens_after,
-        "ctxwin.fits": plan.fits,
-        "ctxwin.warnings": list(plan.warnings),
-        "ctxwin.steps": [step.name for step in plan.steps],
-        "ctxwin.messages.output": len(messages),
-        **_tokens(plan.figures, 0, len(plan.figures) - 1),
-    }
-    for position, kind in enumerate(("dropped", "truncated", "summarized")):
-        attributes[f"ctxwin.messages.{kind}"] = sum(step.touched.counts[position] for step in plan.steps)
-    if tracing.content_enabled():
-        attributes["ctxwin.content.input"] = json.dumps(convert_to_openai_messages(inputs), ensure_ascii=False)
-        attributes["ctxwin.content.output"] = json.dumps(convert_to_openai_messages(messages), ensure_ascii=False)
-    return attributes
-
+            span.set_attributes(step_attributes(report, result, self.labels, len(self.current)))
+        self.lists.append(result.messages)
 
 
 @overload

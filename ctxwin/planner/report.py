@@ -15,19 +15,19 @@ from typing_extensions import TypeVar
 
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages.anthropic_cache import mark_cache_breakpoints
-from ctxwin.strategies.base import Budget, StepResult
+from ctxwin.strategies.base import Budget, Change, ChangeKind, StepResult
 
 
 class Labels:
     """How reports name messages: the id, else ``#i`` (the position in the input); a copy a step made (a shortened
-    message, ``StepResult.replaced``) is named like the input message it replaced. Positions are looked up only
+    message, a ``Change``'s ``copy``) is named like the input message it replaced. Positions are looked up only
     when a message without an id is named."""
 
     def __init__(self, inputs: list[BaseMessage]) -> None:
         self._inputs = inputs
         self._positions: dict[int, int] | None = None
         self._copies: dict[int, BaseMessage] = {}  # id(copy) -> the message it replaced
-        self._held: list[list[tuple[BaseMessage, BaseMessage]]] = []  # the copies, so that no id is reused
+        self._held: list[list[Change]] = []  # the copies, so that no id is reused
 
     def name(self, message: BaseMessage) -> str:
         original = self._copies.get(id(message))
@@ -47,9 +47,12 @@ class Labels:
 
     def copies_of(self, result: StepResult) -> None:
         """Name the copies a step made like the messages they replaced."""
-        if result.replaced:
-            self._held.append(result.replaced)
-            self._copies.update((id(copy), original) for original, copy in result.replaced)
+        copied = [change for change in result.changes if change.copies is not None]
+        if copied:
+            self._held.append(copied)
+            for change in copied:
+                assert change.copies is not None  # as filtered
+                self._copies.update(zip(map(id, change.copies), change.messages, strict=True))
 
 
 class BudgetExceeded(ValueError):
@@ -98,28 +101,37 @@ class Figures:
 
 
 class Touched:
-    """The messages one step dropped, shortened and summarised, named (id or ``#index``) when first read: a step
-    that drops thousands of messages spends nothing on their names unless the report is read."""
+    """The messages one step dropped, shortened and summarised (its ``StepResult.changes``), named (id or
+    ``#index``) when first read: a step that drops thousands of messages spends nothing on their names unless the
+    report is read."""
 
-    def __init__(self, labels: Labels, dropped: list[BaseMessage], truncated: list[BaseMessage],
-                 summarized: list[BaseMessage]) -> None:
+    KINDS: tuple[ChangeKind, ChangeKind, ChangeKind] = ("dropped", "truncated", "summarized")  # not "replaced"
+
+    def __init__(self, labels: Labels, result: StepResult) -> None:
         self._labels: Labels | None = labels
-        self._messages = (dropped, truncated, summarized)
+        self._result: StepResult | None = result
         self._ids: tuple[list[str], list[str], list[str]] | None = None
 
     @property
     def ids(self) -> tuple[list[str], list[str], list[str]]:
         if self._ids is None:
-            assert self._labels is not None  # only a pickled copy lacks them, and it has the ids
-            dropped, truncated, summarized = (self._labels.names(m) for m in self._messages)
+            assert self._labels is not None and self._result is not None  # a pickled copy has the ids
+            dropped, truncated, summarized = (self._labels.names(self._result.touched(k)) for k in self.KINDS)
             self._ids = (dropped, truncated, summarized)
         return self._ids
 
     @property
     def counts(self) -> tuple[int, int, int]:
         """How many messages were dropped, shortened and summarised, without naming them."""
-        dropped, truncated, summarized = self._ids if self._ids is not None else self._messages
-        return len(dropped), len(truncated), len(summarized)
+        if self._ids is not None:
+            dropped, truncated, summarized = map(len, self._ids)
+        else:
+            assert self._result is not None
+            changes = self._result.changes
+            dropped, truncated, summarized = (
+                sum(len(c.messages) for c in changes if c.kind == kind) for kind in self.KINDS
+            )
+        return dropped, truncated, summarized
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Touched) and self.ids == other.ids
@@ -127,7 +139,7 @@ class Touched:
     __hash__ = None  # type: ignore[assignment]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"_labels": None, "_messages": ([], [], []), "_ids": self.ids}
+        return {"_labels": None, "_result": None, "_ids": self.ids}
 
 
 @dataclass(frozen=True)

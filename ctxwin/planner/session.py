@@ -42,6 +42,7 @@ from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pins import pinned_indexes
+from ctxwin.strategies.walk import within
 
 # The low-water mark a cut plans down to, as a share of the input budget: measured on chat-style and agent-style
 # replays (docs/sessions.md), 0.65 bills about a third of a sliding trim with a cache hit on ~95% of requests while
@@ -192,8 +193,8 @@ class PlanSession(Generic[M]):
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
         budget = self._active.budget
-        if self._meter.is_additive(candidate):
-            return self._meter.within(candidate, budget.max_input_tokens - budget.tools_tokens)
+        if candidate and self._meter.overhead is not None:
+            return within(self._meter, candidate, budget.max_input_tokens - budget.tools_tokens)
         return self._meter.exact(candidate) <= budget.max_input_tokens
 
     def plan(self) -> Plan[M]:

@@ -1,10 +1,11 @@
 """The strategy contract: ``BaseStrategy``, the ``StepContext`` a step is given, the ``StepResult`` it returns, and
 the part of a conversation that must stay.
 
-A strategy gets the messages and a context (the budget, a ``Meter`` of cached token counts for the planner's
-counter, which end a later step keeps, the planner's options) and returns a ``StepResult``: the new messages plus
-the input messages it dropped, shortened (with their copies) or summarised, so the planner can report every removed
-token by message.
+A strategy is built with its options (``Summarize(summarizer=..., keep_last_messages=...)``), then given the
+messages and a ``StepContext``: the budget, ``counts`` (the plan's token counts, a small ``Counts`` protocol), which
+end of the conversation a later step keeps, and how to find pinned messages. It returns a ``StepResult``: the new
+messages and one list of ``Change`` records (each input message it dropped, shortened, summarised or replaced by a
+changed copy), so the planner can report every removed token by message.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pins import pinned_indexes
 from ctxwin.trim.tool_pairs import ToolPairs
 
@@ -50,21 +50,24 @@ def last_user_index(messages: Sequence[BaseMessage]) -> int | None:
     return None
 
 
-def must_keep(messages: Sequence[BaseMessage], meter: Meter | None = None) -> list[int]:
+Pinned = Callable[[Sequence[BaseMessage]], list[int]]
+
+
+def must_keep(messages: Sequence[BaseMessage], pinned: Pinned = pinned_indexes) -> list[int]:
     """Indexes no strategy may remove: the leading system messages, pinned messages and the last user message.
-    During a plan (``meter`` given), pinned messages are found through ``Meter.pinned``."""
+    During a plan, pass ``StepContext.pinned``, which follows the pins across the plan's lists."""
     keep = set(range(leading_system_count(messages)))
-    keep.update(meter.pinned(messages) if meter is not None else pinned_indexes(messages))
+    keep.update(pinned(messages))
     last = last_user_index(messages)
     if last is not None:
         keep.add(last)
     return sorted(keep)
 
 
-def must_keep_with_partners(messages: Sequence[BaseMessage], meter: Meter | None = None) -> set[int]:
+def must_keep_with_partners(messages: Sequence[BaseMessage], pinned: Pinned = pinned_indexes) -> set[int]:
     """``must_keep`` plus the tool partners of those messages: what no later step can drop, since a call and its
     results are kept or dropped together."""
-    return with_partners(messages, set(must_keep(messages, meter)))
+    return with_partners(messages, set(must_keep(messages, pinned)))
 
 
 def with_partners(messages: Sequence[BaseMessage], keep: set[int]) -> set[int]:
@@ -121,34 +124,81 @@ class Budget:
         return max(self.max_input_tokens - self.tools_tokens, 0)
 
 
+class Counts(Protocol):
+    """The token counts a step works with: one counter's, each message counted once per plan (the planner's
+    ``Meter``). Counts include each message's framing; ``total`` is the messages as one request (without tool
+    definitions). ``overhead`` is what a non-empty request adds to the sum of its messages' counts, or None when the
+    counter is not additive (a total is then not a sum: only ``total`` answers for a list). ``known`` tells the
+    counts already made without tokenizing, so a walk counts only what it reaches (``ctxwin.strategies.walk``:
+    ``within``, ``suffix_start``)."""
+
+    @property
+    def overhead(self) -> int | None: ...
+
+    def count(self, message: BaseMessage) -> int: ...
+
+    def each(self, messages: Sequence[BaseMessage]) -> list[int]: ...
+
+    def known(self, messages: Sequence[BaseMessage]) -> list[int | None]: ...
+
+    def total(self, messages: Sequence[BaseMessage]) -> int: ...
+
+    def text(self, text: str) -> int: ...
+
+    def texts(self, texts: list[str]) -> list[int]:
+        """Counts of ``texts``, counted together (the tiktoken counter spreads them over threads)."""
+        ...
+
+
 @dataclass(frozen=True)
 class StepContext:
-    """What a step is given besides the messages: the budget, the plan's meter, which end of the conversation the
-    first later step that drops by position keeps (a shrinking step leaves alone what it drops anyway), and the
-    planner's options (a step reads those it uses: ``summarize`` the summarizer and ``keep_last``)."""
+    """What a step is given besides the messages: the budget, the plan's ``counts``, which end of the conversation
+    the first later step that drops by position keeps (a shrinking step leaves alone what it drops anyway), and
+    ``pinned`` (the indexes of a list's pinned messages; the planner's follows them across the plan's lists, so no
+    step scans a long history for pins again)."""
 
     budget: Budget
-    meter: Meter
+    counts: Counts
     later_keeps: Keeps | None = None
-    summarizer: Summarizer | None = None
-    keep_last: int | None = None
+    pinned: Pinned = pinned_indexes
+
+
+ChangeKind = Literal["dropped", "truncated", "summarized", "replaced"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a step did to some of its input messages: ``dropped`` them; ``truncated`` them (shortened: ``copies``
+    are the shorter copies in the result, in the same order); ``summarized`` them (a summary stands for them); or
+    ``replaced`` them by changed ``copies`` that are none of those (a call that lost a dropped result's call).
+    Reports name a copy like the message it replaced. One record holds many messages, so a trim that drops
+    thousands of messages builds one list, not a record each."""
+
+    kind: ChangeKind
+    messages: Sequence[BaseMessage]
+    copies: Sequence[BaseMessage] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("dropped", "truncated", "summarized", "replaced"):
+            raise ValueError(f"Change.kind must be dropped, truncated, summarized or replaced, got {self.kind!r}")
+        if self.copies is not None and len(self.copies) != len(self.messages):
+            raise ValueError(f"Change: {len(self.copies)} copies for {len(self.messages)} messages")
 
 
 @dataclass
 class StepResult:
-    """The messages after a strategy, and which of the input messages it dropped, shortened or summarised."""
+    """The messages after a strategy, what it did to the input messages, and what it says about it: ``notes`` for
+    the report, ``warnings`` the caller must see, ``skipped`` when it did nothing on purpose."""
 
     messages: list[BaseMessage]
     notes: list[str] = field(default_factory=list)
-    dropped: list[BaseMessage] = field(default_factory=list)
-    truncated: list[BaseMessage] = field(default_factory=list)
-    summarized: list[BaseMessage] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     skipped: bool = False
-    # What the plan must tell its caller (a must-keep part it could not keep whole, a repaired input, ...).
     warnings: list[str] = field(default_factory=list)
-    # (input message, the copy of it in ``messages``) for each message the step replaced by a changed copy, so
-    # reports name the copy like its original.
-    replaced: list[tuple[BaseMessage, BaseMessage]] = field(default_factory=list)
+
+    def touched(self, kind: ChangeKind) -> list[BaseMessage]:
+        """The input messages of the changes of ``kind``, in order."""
+        return [message for change in self.changes if change.kind == kind for message in change.messages]
 
 
 @runtime_checkable
@@ -168,8 +218,8 @@ class BaseStrategy(ABC):
     ``keeps`` says which messages the step keeps by position: ``"last"`` (the newest, as trim and summarize do),
     ``"first"``, or ``"all"`` for one that only shrinks or filters (filter, truncate_tool_output). Earlier shrinking
     steps then leave alone what it drops anyway (``StepContext.later_keeps``); with None (the default) they shrink
-    everything they would otherwise. ``summarizes``: the step reads the planner's ``summarizer`` and ``keep_last``
-    (a planner given those expects such a step in its chain). ``aapply`` runs ``apply`` unless overridden.
+    everything they would otherwise. ``summarizes``: the step summarises (a planner's ``summarizer`` and
+    ``keep_last`` fill in the options it leaves unset). ``aapply`` runs ``apply`` unless overridden.
     """
 
     name: str = ""

@@ -18,6 +18,7 @@ from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import (
     BaseStrategy,
+    Change,
     StepContext,
     StepKeeps,
     StepResult,
@@ -108,7 +109,7 @@ class FilterMessages(BaseStrategy):
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         drop: set[int] = set()
         if self.exclude_types or self.exclude_names or self.exclude_ids:
-            protected = set(must_keep(messages, context.meter))
+            protected = set(must_keep(messages, context.pinned))
             drop = {i for i, m in enumerate(messages) if i not in protected and self._excluded(m)}
         kept, removed = drop_with_partners(messages, drop) if drop else (messages, [])
         dropped = [messages[i] for i in removed]
@@ -132,7 +133,7 @@ class FilterMessages(BaseStrategy):
             (self.drop_old_reasoning, REASONING_BLOCKS, None, "reasoning blocks"),
             (self.drop_old_images, IMAGE_BLOCKS, IMAGE_PLACEHOLDER, "images"),
         ]
-        truncated: dict[int, None] = {}  # positions reported in order, once however many passes slim them
+        truncated: set[int] = set()  # positions slimmed, by either pass
         for enabled, kinds, replacement, label in passes:
             if not enabled:
                 continue
@@ -142,7 +143,7 @@ class FilterMessages(BaseStrategy):
                 kept = list(messages)  # never write into the input
             for i, slimmer in shrunk.replacements.items():
                 kept[i] = slimmer
-            truncated.update(dict.fromkeys(shrunk.replacements))
+            truncated.update(shrunk.replacements)
             changed.update(shrunk.replacements)
             if shrunk.replacements:
                 notes.append(f"removed old {label} from {plural(len(shrunk.replacements), 'message')}")
@@ -150,10 +151,10 @@ class FilterMessages(BaseStrategy):
                 notes.append(shrunk.note)
             if not blocks_seen:  # the next pass would search the same messages the same way, and find none either
                 break
-        return StepResult(
-            kept,
-            notes,
-            dropped=dropped,
-            truncated=[origins[i] for i in truncated],
-            replaced=[(origins[i], kept[i]) for i in sorted(changed)],
-        )
+        result = StepResult(kept, notes, [Change("dropped", dropped)] if dropped else [])
+        slimmed, other = sorted(truncated), sorted(changed - truncated)
+        if slimmed:
+            result.changes.append(Change("truncated", [origins[i] for i in slimmed], [kept[i] for i in slimmed]))
+        if other:
+            result.changes.append(Change("replaced", [origins[i] for i in other], [kept[i] for i in other]))
+        return result

@@ -21,7 +21,7 @@ from itertools import compress, count, repeat
 from operator import attrgetter
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
-from ctxwin.strategies.base import BaseStrategy, StepContext, StepKeeps, StepResult
+from ctxwin.strategies.base import BaseStrategy, Change, StepContext, StepKeeps, StepResult
 from ctxwin.trim.tool_pairs import call_ids, keep_tool_calls
 
 # The message types that can take part in a pair; every other message is passed over by a C loop.
@@ -132,7 +132,6 @@ class RepairToolPairs(BaseStrategy):
         if not broken:
             return StepResult(list(messages))
         dropped = set(broken.orphans)
-        result = StepResult([])
         replaced: dict[int, BaseMessage] = {}
         for i, ids in broken.unanswered.items():
             call = messages[i]
@@ -142,14 +141,16 @@ class RepairToolPairs(BaseStrategy):
                 dropped.add(i)
                 continue
             replaced[i] = smaller
-            result.replaced.append((messages[i], smaller))
-            result.truncated.append(messages[i])
-        result.messages = [replaced.get(i, m) for i, m in enumerate(messages) if i not in dropped]
-        result.dropped = [messages[i] for i in sorted(dropped)]
         what = broken.describe(messages)
-        result.notes.append(f"{self.reason} {what}: dropped orphan results and removed unanswered calls")
-        result.warnings.append(f"{self.reason} {what}, which providers reject; repaired (see docs/planner.md)")
-        return result
+        return StepResult(
+            [replaced.get(i, m) for i, m in enumerate(messages) if i not in dropped],
+            [f"{self.reason} {what}: dropped orphan results and removed unanswered calls"],
+            [
+                Change("dropped", [messages[i] for i in sorted(dropped)]),
+                Change("truncated", [messages[i] for i in replaced], list(replaced.values())),
+            ],
+            warnings=[f"{self.reason} {what}, which providers reject; repaired (see docs/planner.md)"],
+        )
 
 
 def _keeping(lost: set[str]) -> Callable[[str | None], bool]:

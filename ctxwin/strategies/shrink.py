@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ctxwin.messages import BaseMessage, HumanMessage
-from ctxwin.strategies.base import StepContext, last_turn, must_keep_with_partners
-from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.base import Counts, StepContext, last_turn, must_keep_with_partners
+from ctxwin.strategies.walk import walk
 from ctxwin.trim.tool_pairs import ToolPairs
 
 # Rounds of cutting by degrees: the first cuts by the counts' estimate, the next ones take what the real cuts left
@@ -67,13 +67,14 @@ def shrink_until_fits(
             made[i] = shrink([i], [None])[0]
         return made[i]
 
-    keeps, meter, limit = context.later_keeps, context.meter, context.budget.messages_budget
+    keeps, counts, limit = context.later_keeps, context.counts, context.budget.messages_budget
     region: list[int] | None = None  # what the later step keeps, when it drops the rest anyway
     at_cut = range(0)  # the unit at the later step's cut, shrunk down to floor_at_cut
     note = None
-    if keeps and meter.is_additive(messages) and messages:
-        protected = must_keep_with_partners(messages, meter)
-        cut = _overflow(messages, wanted, whole, limit, meter, floor, floor_at_cut, keeps, protected)
+    overhead = counts.overhead
+    if keeps and overhead is not None and messages:
+        protected = must_keep_with_partners(messages, context.pinned)
+        cut = _overflow(messages, wanted, whole, limit - overhead, counts, floor, floor_at_cut, keeps, protected)
         if cut is not None:
             edge, at_cut = cut.edge, cut.unit
             reachable = range(edge + 1, len(messages)) if keeps == "last" else range(edge)
@@ -88,7 +89,7 @@ def shrink_until_fits(
     done = Shrunk()
     for _ in range(_ROUNDS if floor is not None else 1):
         current = [done.replacements.get(i, messages[i]) for i in (range(len(messages)) if region is None else region)]
-        need = meter.total(current) - limit
+        need = counts.total(current) - limit
         if need <= 0:
             break
         picked: list[int] = []
@@ -98,12 +99,12 @@ def shrink_until_fits(
                 break
             if not wanted(i):
                 continue
-            now = meter.count(done.replacements.get(i, messages[i]))
+            now = counts.count(done.replacements.get(i, messages[i]))
             if floor is None:  # all or nothing: shrink it and see
                 smaller = whole(i)
                 if smaller is not None:
                     done.replacements[i] = smaller
-                    need -= now - meter.count(smaller)
+                    need -= now - counts.count(smaller)
                 continue
             spare = now - (floor_at_cut(i) if floor_at_cut is not None and i in at_cut else floor(i))
             if spare > 0:
@@ -135,7 +136,7 @@ def _overflow(
     wanted: Callable[[int], bool],
     whole: Callable[[int], BaseMessage | None],
     limit: int,
-    meter: Meter,
+    counts: Counts,
     floor: Callable[[int], int] | None,
     floor_at_cut: Callable[[int], int] | None,
     keeps: str,
@@ -143,18 +144,19 @@ def _overflow(
 ) -> _Cut | None:
     """Where the later step's cut will fall: walking from the kept end beside the ``protected`` messages, the
     newest whole user turns that fit count whole (``"last"``: what a plain trim keeps verbatim), the older messages
-    each as shrunk; the index where that first overflows ``limit`` (None if it never does), moved past the unit
-    there when ``floor_at_cut`` makes that unit fit (see ``_fill_at_cut``)."""
-    room = limit - meter.overhead(messages) - sum(meter.each([messages[i] for i in sorted(protected)]))
+    each as shrunk; the index where that first overflows ``limit`` (the messages' own counts: the request overhead
+    is taken out), None if it never does, moved past the unit there when ``floor_at_cut`` makes that unit fit (see
+    ``_fill_at_cut``)."""
+    room = limit - sum(counts.each([messages[i] for i in sorted(protected)]))
     newest_first = keeps == "last"
-    verbatim = _verbatim_start(messages, meter, room, protected) if newest_first else len(messages)
+    verbatim = _verbatim_start(messages, counts, room, protected) if newest_first else len(messages)
     if newest_first and floor_at_cut is not None and verbatim == len(messages):
-        whole_turn = _last_turn_cut(messages, wanted, meter, floor_at_cut, protected, room)
+        whole_turn = _last_turn_cut(messages, wanted, counts, floor_at_cut, protected, room)
         if whole_turn is not None:
             return whole_turn
     used = 0
     counted: dict[int, int] = {}  # what each walked message counted as
-    for i, count in meter.walk(messages, room, newest_first=newest_first):
+    for i, count in walk(counts, messages, room, newest_first=newest_first):
         if i in protected:
             continue
         if i < verbatim and wanted(i):
@@ -162,12 +164,14 @@ def _overflow(
                 count = min(count, floor(i))
             else:
                 smaller = whole(i)
-                count = meter.count(smaller) if smaller is not None else count
+                count = counts.count(smaller) if smaller is not None else count
         used += count
         counted[i] = count
         if used > room:
             if newest_first and floor_at_cut is not None:
-                return _fill_at_cut(messages, wanted, meter, floor_at_cut, protected, i, room - used, counted, verbatim)
+                return _fill_at_cut(
+                    messages, wanted, counts, floor_at_cut, protected, i, room - used, counted, verbatim
+                )
             return _Cut(i)
     return None
 
@@ -175,7 +179,7 @@ def _overflow(
 def _fill_at_cut(
     messages: Sequence[BaseMessage],
     wanted: Callable[[int], bool],
-    meter: Meter,
+    counts: Counts,
     floor_at_cut: Callable[[int], int],
     protected: set[int],
     edge: int,
@@ -201,10 +205,10 @@ def _fill_at_cut(
     question = next((q for q in range(lo - 1, -1, -1) if isinstance(messages[q], HumanMessage)), None)
     if question is None:
         return _Cut(edge)  # the later step drops a turn's tail end without its question
-    least = [floor_at_cut(i) if wanted(i) else meter.count(messages[i]) for i in unit if i not in protected]
+    least = [floor_at_cut(i) if wanted(i) else counts.count(messages[i]) for i in unit if i not in protected]
     free += sum(counted.get(i, 0) for i in unit) - sum(least)
     if question not in protected:
-        free -= meter.count(messages[question])
+        free -= counts.count(messages[question])
     if free < 0:
         return _Cut(edge)
     return _Cut(lo - 1, unit, (question,))
@@ -213,7 +217,7 @@ def _fill_at_cut(
 def _last_turn_cut(
     messages: Sequence[BaseMessage],
     wanted: Callable[[int], bool],
-    meter: Meter,
+    counts: Counts,
     floor_at_cut: Callable[[int], int],
     protected: set[int],
     room: float,
@@ -224,17 +228,17 @@ def _last_turn_cut(
     turn = last_turn(messages)
     if not turn:
         return None
-    least = sum(floor_at_cut(i) if wanted(i) else meter.count(messages[i]) for i in turn if i not in protected)
+    least = sum(floor_at_cut(i) if wanted(i) else counts.count(messages[i]) for i in turn if i not in protected)
     if least > room:
         return None
     first = min(turn)
     return _Cut(first - 1, range(first, len(messages)))
 
 
-def _verbatim_start(messages: Sequence[BaseMessage], meter: Meter, room: float, protected: set[int]) -> int:
+def _verbatim_start(messages: Sequence[BaseMessage], counts: Counts, room: float, protected: set[int]) -> int:
     """Where the newest whole user turns that fit in ``room`` (beside the protected messages) start."""
     used, start = 0, len(messages)
-    for i, count in meter.walk(messages, room):
+    for i, count in walk(counts, messages, room):
         if i not in protected:
             used += count
         if used > room:

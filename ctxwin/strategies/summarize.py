@@ -12,8 +12,8 @@ rewritten. The summary is capped at ``max_summary_tokens`` and at the room the b
 (skipped when that is under ``MIN_SUMMARY_TOKENS``). A summarizer that raises or returns nothing skips the
 step (the planner reports it); its error text never becomes the summary.
 
-The summarizer is the step's own, else the planner's (``StepContext.summarizer``), else the extractive one below;
-``keep_last_messages`` likewise falls back to the planner's ``keep_last``.
+The summarizer is the step's own (the planner builds the step with its ``summarizer`` and ``keep_last`` when the
+step leaves them unset: ``with_defaults``), else the extractive one below.
 
 The summary message is a system message whose ``response_metadata`` (never sent to providers) records the ids and
 number of the messages it stands for.
@@ -33,6 +33,7 @@ never covers the oldest messages and stops, which would misreport what was summa
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import re
@@ -45,7 +46,8 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage,
 from ctxwin.plural import plural
 from ctxwin.strategies.base import (
     BaseStrategy,
-    Budget,
+    Change,
+    Counts,
     StepContext,
     StepKeeps,
     StepResult,
@@ -55,7 +57,7 @@ from ctxwin.strategies.base import (
     must_keep_with_partners,
 )
 from ctxwin.strategies.fitting import longest_fitting
-from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.walk import suffix_start, within
 from ctxwin.trim.tool_pairs import ToolPairs
 
 SUMMARY_KEY = "ctxwin_summary"
@@ -214,8 +216,8 @@ class _Call:
 @dataclass
 class Summarize(BaseStrategy):
     """Summarise the oldest turns, keeping at least the last ``keep_last_messages`` messages or ``keep_last_tokens``
-    tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary. Unset,
-    ``summarizer`` and ``keep_last_messages`` are the planner's (see the module docstring)."""
+    tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary. ``summarizer``
+    unset: the extractive one (see the module docstring)."""
 
     summarizer: Summarizer | None = None
     keep_last_messages: int | None = None
@@ -241,11 +243,20 @@ class Summarize(BaseStrategy):
     def summarizes(self) -> bool:
         return True
 
+    def with_defaults(self, summarizer: Summarizer | None, keep_last: int | None) -> Summarize:
+        """This step with the planner's ``summarizer`` and ``keep_last`` where it leaves its own unset (``self``
+        when nothing changes)."""
+        summarizer = self.summarizer if self.summarizer is not None else summarizer
+        keep_last = self.keep_last_messages if self.keep_last_messages is not None else keep_last
+        if summarizer is self.summarizer and keep_last == self.keep_last_messages:
+            return self
+        return dataclasses.replace(self, summarizer=summarizer, keep_last_messages=keep_last)
+
     def _span(
         self, messages: list[BaseMessage], context: StepContext, protected: set[int]
     ) -> _Span | None:
-        budget, meter = context.budget, context.meter
-        keep_last = self.keep_last_messages if self.keep_last_messages is not None else context.keep_last
+        budget, counts = context.budget, context.counts
+        keep_last = self.keep_last_messages
 
         start = leading_system_count(messages)
         if start < len(messages) and is_summary(messages[start]):
@@ -256,10 +267,10 @@ class Summarize(BaseStrategy):
         if last_user is None:
             return None
         # The newest messages that fit beside the summary stay verbatim; keep_last only ever keeps more.
-        room = budget.messages_budget - sum(meter.each(messages[:start])) - self.max_summary_tokens
+        room = budget.messages_budget - sum(counts.each(messages[:start])) - self.max_summary_tokens
         if self.keep_last_tokens is not None:
             room = max(room, self.keep_last_tokens)
-        cut = meter.suffix_start(messages, room, start)
+        cut = suffix_start(counts, messages, room, start)
         floor = len(messages) if keep_last is None else len(messages) - keep_last
         cut = max(min(cut, last_user, floor), start)
         # Cut only where a user turn starts and no tool pair straddles (a user message may sit between a call and
@@ -280,34 +291,35 @@ class Summarize(BaseStrategy):
             return None
         return _Span(start, cut, kept)
 
-    def _room(self, others: list[BaseMessage], framing: int, budget: Budget, meter: Meter) -> int:
+    def _room(self, others: list[BaseMessage], framing: int, context: StepContext) -> int:
         """Summary tokens allowed: all the budget leaves beside ``others`` (the messages the summary joins) when that
         is more than ``max_summary_tokens`` (the span ends at a turn start, so the verbatim part seldom fills the
         room reserved beside it: the summary gets what is left rather than leaving it unused); else
         ``max_summary_tokens``, or less when the budget left beside the part that no later step may drop (the
         summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
-        room = budget.messages_budget - framing
-        if meter.within(others, room - self.max_summary_tokens):  # counts from the newest only until over
-            return room - meter.total(others)
-        kept = [others[i] for i in sorted(must_keep_with_partners(others, meter))]
-        return min(self.max_summary_tokens, room - meter.total(kept))
+        counts = context.counts
+        room = context.budget.messages_budget - framing
+        if within(counts, others, room - self.max_summary_tokens):  # counts from the newest only until over
+            return room - counts.total(others)
+        kept = [others[i] for i in sorted(must_keep_with_partners(others, context.pinned))]
+        return min(self.max_summary_tokens, room - counts.total(kept))
 
-    def _result(self, messages: list[BaseMessage], call: _Call, text: Any, meter: Meter) -> StepResult:
+    def _result(self, messages: list[BaseMessage], call: _Call, text: Any, counts: Counts) -> StepResult:
         span, replaced, room = call.span, call.replaced, call.room
         if not isinstance(text, str) or not text.strip():
             return StepResult(list(messages), ["summarizer returned no text; nothing summarised"], skipped=True)
         text = text.strip()
         count = _covered(replaced)
         kept = [messages[i] for i in span.kept]
-        tokens = meter.text(text)
+        tokens = counts.text(text)
         cut_note = ""
         if tokens > room:
-            limit = room - meter.text("…")
+            limit = room - counts.text("…")
             if limit < MIN_SUMMARY_TOKENS:
                 note = f"no room for a summary: {max(room, 0)} tokens left beside the messages that must stay"
                 return StepResult(list(messages), [note], skipped=True)
-            text = text[: longest_fitting(len(text), limit * 2, lambda k: meter.text(text[:k]), limit)[0]] + "…"
-            tokens = meter.text(text)
+            text = text[: longest_fitting(len(text), limit * 2, lambda k: counts.text(text[:k]), limit)[0]] + "…"
+            tokens = counts.text(text)
             cut_note = "; the summarizer's text was cut to fit"
         summary = summary_message(text, replaced, count)
         out = [*messages[: span.start], summary, *kept, *messages[span.end :]]
@@ -317,7 +329,7 @@ class Summarize(BaseStrategy):
             note += f" (extending the summary of {len(summarized_ids(replaced[0])) or 'earlier'} messages)"
         if call.quoted is not None and call.quoted < call.lines:
             note += f"; the summary quotes {call.quoted:,} of their {call.lines:,} lines, evenly spread"
-        return StepResult(out, [note + cut_note], summarized=originals)
+        return StepResult(out, [note + cut_note], [Change("summarized", originals)])
 
     def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:
         # The exception's type only: its text may echo conversation content or secrets into the report.
@@ -326,19 +338,19 @@ class Summarize(BaseStrategy):
 
     def _call(self, messages: list[BaseMessage], context: StepContext) -> StepResult | _Call:
         """The span and what the summarizer returned for it (maybe an awaitable), or the skipped step."""
-        budget, meter = context.budget, context.meter
-        summarizer = self.summarizer or context.summarizer or extractive_summarizer
-        protected = must_keep_with_partners(messages, meter)
+        counts = context.counts
+        summarizer = self.summarizer or extractive_summarizer
+        protected = must_keep_with_partners(messages, context.pinned)
         span = self._span(messages, context, protected)
         if span is None:
             return StepResult(list(messages), ["nothing to summarise"], skipped=True)
         kept = set(span.kept)
         replaced = [m for i, m in enumerate(messages[span.start : span.end], span.start) if i not in kept]
         others = [*messages[: span.start], *(messages[i] for i in span.kept), *messages[span.end :]]
-        room = self._room(others, meter.count(summary_message("", replaced, _covered(replaced))), budget, meter)
+        room = self._room(others, counts.count(summary_message("", replaced, _covered(replaced))), context)
         try:
             if summarizer is extractive_summarizer:  # the built-in one covers the whole span within the room
-                extract = extractive_summary(replaced, max(room, MIN_SUMMARY_TOKENS), meter.text)
+                extract = extractive_summary(replaced, max(room, MIN_SUMMARY_TOKENS), counts.text)
                 return _Call(span, replaced, room, extract.text, extract.quoted, extract.lines)
             return _Call(span, replaced, room, summarizer(replaced))
         except Exception as exc:
@@ -352,7 +364,7 @@ class Summarize(BaseStrategy):
             text = _run_sync(call.text) if inspect.isawaitable(call.text) else call.text
         except Exception as exc:
             return self._failed(messages, exc)
-        return self._result(messages, call, text, context.meter)
+        return self._result(messages, call, text, context.counts)
 
     async def aapply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         call = self._call(messages, context)
@@ -362,7 +374,7 @@ class Summarize(BaseStrategy):
             text = await call.text if inspect.isawaitable(call.text) else call.text
         except Exception as exc:
             return self._failed(messages, exc)
-        return self._result(messages, call, text, context.meter)
+        return self._result(messages, call, text, context.counts)
 
 
 def _covered(replaced: list[BaseMessage]) -> int:

@@ -21,6 +21,8 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import (
     BaseStrategy,
+    Change,
+    Counts,
     StepContext,
     StepKeeps,
     StepResult,
@@ -28,8 +30,8 @@ from ctxwin.strategies.base import (
     must_keep_with_partners,
     without,
 )
-from ctxwin.strategies.meter import Meter
-from ctxwin.trim import trim_stored
+from ctxwin.strategies.walk import within
+from ctxwin.trim import trim_counted
 from ctxwin.trim.tool_pairs import ToolPairs
 
 _MAX_ROUNDS = 6  # re-trims for a counter that is not additive; each round tightens by the measured overshoot
@@ -52,24 +54,27 @@ class TrimToBudget(BaseStrategy):
         return self.strategy
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
-        budget, meter = context.budget, context.meter
-        protected_set = must_keep_with_partners(messages, meter)
+        budget, counts = context.budget, context.counts
+        protected_set = must_keep_with_partners(messages, context.pinned)
         turn = last_turn(messages)
         whole = sorted(protected_set | turn)
-        if meter.within([messages[i] for i in whole], budget.messages_budget):  # counts only until over
+        if within(counts, [messages[i] for i in whole], budget.messages_budget):  # counts only until over
             protected_set = set(whole)  # the last turn stays whole when it fits beside what must stay
         protected = sorted(protected_set)
         fixed = [messages[i] for i in protected]
         rest = without(messages, protected)
-        limit = budget.messages_budget - sum(meter.each(fixed))
+        limit = budget.messages_budget - sum(counts.each(fixed))
         notes: list[str] = []
         warnings: list[str] = []
         kept = protected
-        metered = meter.as_counter() if meter.is_additive(messages) else meter.counter
+        overhead = counts.overhead  # None: the counter is not additive, the engine counts whole lists
+        each, count_list = (counts.each, None) if overhead is not None else (None, counts.total)
         end_on = "ai" if self.strategy == "first" else None
+
         def engine(room: int) -> list[int]:
             kept_rest = (
-                trim_stored(rest, max_tokens=room, token_counter=metered, strategy=self.strategy, end_on=end_on)
+                trim_counted(rest, max_tokens=room, each=each, overhead=overhead or 0, known=counts.known,
+                             count_list=count_list, strategy=self.strategy, end_on=end_on)
                 if room > 0
                 else []
             )
@@ -80,8 +85,8 @@ class TrimToBudget(BaseStrategy):
             if self.strategy == "last":
                 whole_turns = _start_on_user_turn(messages, kept, protected_set)
                 if whole_turns != kept:  # a turn's tail end: keep it with its question, or drop it
-                    kept = _with_question(messages, kept, whole_turns, protected_set, limit, meter, engine)
-            over = meter.total([messages[i] for i in kept]) - budget.messages_budget
+                    kept = _with_question(messages, kept, whole_turns, protected_set, limit, counts, engine)
+            over = counts.total([messages[i] for i in kept]) - budget.messages_budget
             if over <= 0 or limit <= 0:
                 break
             limit -= over
@@ -94,7 +99,9 @@ class TrimToBudget(BaseStrategy):
                 f"budget beside what must stay: {lost} of its messages were dropped"
             )
         notes.append(f"kept {len(kept):,} of {plural(len(messages), 'message')}")
-        return StepResult([messages[i] for i in kept], notes, dropped=without(messages, kept), warnings=warnings)
+        return StepResult(
+            [messages[i] for i in kept], notes, [Change("dropped", without(messages, kept))], warnings=warnings
+        )
 
 
 def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: list[int], from_end: bool) -> list[int]:
@@ -117,7 +124,7 @@ def _with_question(
     whole_turns: list[int],
     protected: set[int],
     limit: int,
-    meter: Meter,
+    counts: Counts,
     engine: Callable[[int], list[int]],
 ) -> list[int]:
     """The kept messages when the oldest kept turn is only a tail end: that tail with the user message that opens
@@ -128,7 +135,7 @@ def _with_question(
     question = next((i for i in range(first_gone - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
     if question is None or question in protected:
         return whole_turns
-    fuller = _start_on_user_turn(messages, sorted({*engine(limit - meter.count(messages[question])), question}),
+    fuller = _start_on_user_turn(messages, sorted({*engine(limit - counts.count(messages[question])), question}),
                                  protected)
     next_turn = next((i for i in whole_turns if i > question and i not in protected), len(messages))
     if not any(question < i < next_turn and i not in protected for i in fuller):

@@ -17,9 +17,8 @@ from typing import Any
 
 from ctxwin.messages import BaseMessage, ToolMessage
 from ctxwin.plural import plural
-from ctxwin.strategies.base import BaseStrategy, StepContext, StepKeeps, StepResult
+from ctxwin.strategies.base import BaseStrategy, Change, Counts, StepContext, StepKeeps, StepResult
 from ctxwin.strategies.fitting import fitting_search, run_in_step
-from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pins import is_pinned
 from ctxwin.strategies.shrink import shrink_until_fits
 
@@ -54,19 +53,29 @@ def _slack(limit: int) -> int:
 
 
 def heads_and_tails(
-    texts: Sequence[tuple[str, int]], max_tokens: int | Sequence[int], meter: Meter, head_share: float = 2 / 3
+    texts: Sequence[tuple[str, int]], max_tokens: int | Sequence[int], counts: Counts, head_share: float = 2 / 3
 ) -> list[tuple[str, int]]:
     """Each ``(text, total)`` (``total`` its tokens) cut to about ``max_tokens`` (one limit, or one per text): head,
     a marker naming the cut, tail; and the tokens cut. The texts are searched in step, so each round's probes are
     tokenized in one batch."""
     limits = [max_tokens] * len(texts) if isinstance(max_tokens, int) else list(max_tokens)
     searches = [_cut(text, total, limit, head_share) for (text, total), limit in zip(texts, limits, strict=True)]
-    return run_in_step(searches, meter.texts)
+    return run_in_step(searches, counts.texts)
 
 
-def head_and_tail(text: str, total: int, max_tokens: int, meter: Meter, head_share: float = 2 / 3) -> tuple[str, int]:
+def head_and_tail(
+    text: str, total: int, max_tokens: int, counts: Counts, head_share: float = 2 / 3
+) -> tuple[str, int]:
     """``heads_and_tails`` for one text."""
-    return heads_and_tails([(text, total)], max_tokens, meter, head_share)[0]
+    return heads_and_tails([(text, total)], max_tokens, counts, head_share)[0]
+
+
+def content_tokens(counts: Counts, message: BaseMessage) -> int:
+    """The tokens a message's text content adds to it, from its count and that of an empty copy, so a large text is
+    not tokenized a second time (for the built-in counters: exactly its text's tokens)."""
+    if not isinstance(message.content, str):
+        return counts.text(message.text)
+    return counts.count(message) - counts.count(message.model_copy(update={"content": ""}))
 
 
 @dataclass
@@ -92,8 +101,8 @@ class TruncateToolOutput(BaseStrategy):
         return "all"
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
-        meter = context.meter
-        marker_tokens = meter.text(MARKER.format(cut=10**6))
+        counts = context.counts
+        marker_tokens = counts.text(MARKER.format(cut=10**6))
         least = min(self.min_tokens, self.max_tokens)
         text_tokens: dict[int, int] = {}  # of the outputs that may be cut
         cuts: dict[int, int] = {}
@@ -105,14 +114,14 @@ class TruncateToolOutput(BaseStrategy):
             """Whether output ``i``'s text is over ``least`` tokens; the cached message count bounds its text's, so
             most outputs are never tokenized again."""
             message = messages[i]
-            if meter.count(message) <= least:
+            if counts.count(message) <= least:
                 return False
             if i not in text_tokens:
-                text_tokens[i] = meter.content_tokens(message)
+                text_tokens[i] = content_tokens(counts, message)
             return text_tokens[i] > least
 
         def floor(i: int, least: int = self.max_tokens) -> int:
-            count = meter.count(messages[i])
+            count = counts.count(messages[i])
             return count - text_tokens[i] + least + marker_tokens if over(i, least) else count
 
         def shorten(indexes: list[int], targets: list[int | None]) -> list[BaseMessage | None]:
@@ -124,10 +133,10 @@ class TruncateToolOutput(BaseStrategy):
             ]
             limits = [
                 self.max_tokens if t is None
-                else max(text_tokens[i] - (meter.count(messages[i]) - t) - marker_tokens, least)
+                else max(text_tokens[i] - (counts.count(messages[i]) - t) - marker_tokens, least)
                 for i, t in long
             ]
-            cut = heads_and_tails([(messages[i].text, text_tokens[i]) for i, _ in long], limits, meter)
+            cut = heads_and_tails([(messages[i].text, text_tokens[i]) for i, _ in long], limits, counts)
             short = dict(zip((i for i, _ in long), cut, strict=True))
             cuts.update((i, tokens) for i, (_, tokens) in short.items())
             return [_with_text(messages[i], short[i][0]) if i in short and short[i][1] else None for i in indexes]
@@ -135,13 +144,13 @@ class TruncateToolOutput(BaseStrategy):
         shrunk = shrink_until_fits(messages, wanted, shorten, context, floor, lambda i: floor(i, least))
         out = list(messages) if shrunk.replacements else messages
         result = StepResult(out)
-        for i, short in sorted(shrunk.replacements.items()):
-            out[i] = short
-            result.replaced.append((messages[i], short))
-            result.truncated.append(messages[i])
-        if result.truncated:
-            cut = sum(cuts[i] for i in shrunk.replacements)
-            result.notes.append(f"cut {plural(cut, 'token')} from {plural(len(result.truncated), 'tool output')}")
+        if shrunk.replacements:
+            indexes = sorted(shrunk.replacements)
+            for i in indexes:
+                out[i] = shrunk.replacements[i]
+            result.changes.append(Change("truncated", [messages[i] for i in indexes], [out[i] for i in indexes]))
+            cut = sum(cuts[i] for i in indexes)
+            result.notes.append(f"cut {plural(cut, 'token')} from {plural(len(indexes), 'tool output')}")
         if shrunk.note:
             result.notes.append(shrunk.note)
         return result

@@ -21,13 +21,15 @@ from ctxwin import tracing
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import BaseMessage
 from ctxwin.messages.forms import CallerForms, in_caller_form
-from ctxwin.trim.measure import make_measure
+from ctxwin.trim.measure import AdditiveMeasure, ListMeasure, make_measure
 from ctxwin.trim.search import TrimRequest, default_text_splitter, trim_first, trim_last
 from ctxwin.trim.selection import TypeSpec, parse_type_spec
 from ctxwin.trim.selection import filter_messages as _filter_messages
 from ctxwin.trim.selection import merge_message_runs as _merge_message_runs
 
-__all__ = ["MessageTransform", "filter_messages", "merge_message_runs", "trim_messages", "trim_stored"]
+__all__ = [
+    "MessageTransform", "filter_messages", "merge_message_runs", "trim_counted", "trim_messages", "trim_stored"
+]
 
 TypeArg = str | type[BaseMessage] | Sequence[str | type[BaseMessage]]
 
@@ -321,6 +323,42 @@ def trim_stored(
         tool_pairs=tool_pairs,
     )
     return trim.run_checked(messages)
+
+
+def trim_counted(
+    messages: Sequence[BaseMessage],
+    *,
+    max_tokens: float,
+    each: Callable[[Sequence[BaseMessage]], Sequence[int]] | None = None,
+    overhead: int = 0,
+    known: Callable[[Sequence[BaseMessage]], Sequence[int | None]] | None = None,
+    count_list: Callable[[list[BaseMessage]], int] | None = None,
+    strategy: Literal["first", "last"] = "last",
+    end_on: TypeArg | None = None,
+) -> list[BaseMessage]:
+    """The trim engine over counts its caller keeps (the planner's trim step hands over its plan's counts): ``each``
+    gives per-message counts, a list counting their sum plus ``overhead``, and ``known`` the counts the caller holds
+    already (None for the others), so the engine's walk tokenizes only the messages it reaches; or, for a counter
+    that is not additive, ``count_list`` counts whole lists. Tool pairs stay whole; the messages are ``BaseMessage``
+    objects already."""
+    if (each is None) == (count_list is None):
+        raise TypeError("trim_counted takes one of each= and count_list=")
+    if not messages:
+        return []
+    measure = (
+        AdditiveMeasure(each, counter=each, overhead=overhead, known=known)
+        if each is not None
+        else ListMeasure(count_list, counter=count_list)  # type: ignore[arg-type]  # one of them is given
+    )
+    request = TrimRequest(
+        limit=max_tokens,
+        measure=measure,
+        keep_pairs=True,
+        allow_partial=False,
+        text_splitter=default_text_splitter,
+        end_on=parse_type_spec(end_on, "end_on") if end_on else None,
+    )
+    return trim_first(request, messages) if strategy == "first" else trim_last(request, messages)
 
 
 @overload

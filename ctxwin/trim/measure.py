@@ -101,8 +101,7 @@ class AdditiveMeasure(Measure):
         self._counter = counter  # what errors name when a count is bad
         self.overhead = overhead
         self._cache = cache
-        # For a counter without a cache of ours that holds counts itself (the planner's meter): those counts,
-        # None where it has none.
+        # The counts a caller holds itself (``trim_counted``: the planner's), None where it has none.
         self._known = known
         # The caller's object for each message (``make_measure``): the cache keys those, the caller's own objects.
         self._view = view
@@ -409,12 +408,7 @@ def _counter_measure(counter: TokenCounter) -> Measure:
         def batch(messages: Sequence[BaseMessage]) -> list[int]:
             return [counter.count_message(m) for m in messages]
 
-    # A counter that remembers counts itself (the planner's meter) may say which it holds, so that a trim walks
-    # past them without tokenizing the chunk beyond.
-    known = getattr(counter, "known_counts", None) if cache is None else None
-    return AdditiveMeasure(
-        batch, counter=counter, overhead=overhead[0], cache=cache, known=known if callable(known) else None
-    )
+    return AdditiveMeasure(batch, counter=counter, overhead=overhead[0], cache=cache)
 
 
 def _count_one_by_one(fn: Callable[[BaseMessage], Any]) -> Callable[[Sequence[BaseMessage]], list[Any]]:

@@ -21,7 +21,8 @@ from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pins import pin, pinned_indexes
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
-from ctxwin.trim import trim_messages
+from ctxwin.strategies.walk import within
+from ctxwin.trim import trim_counted, trim_messages
 
 from .test_planner import assert_tool_pairs_intact, conversation
 
@@ -155,7 +156,7 @@ def test_within_agrees_with_the_total(sizes: list[int], limit: int) -> None:
 
     messages: list[BaseMessage] = [HumanMessage("word " * size) for size in sizes]
     counter = TiktokenCounter("o200k_base")
-    assert Meter(counter).within(messages, limit) == (Meter(counter).total(messages) <= limit)
+    assert within(Meter(counter), messages, limit) == (Meter(counter).total(messages) <= limit)
 
 
 def test_the_trim_step_tokenizes_nothing_past_the_counts_the_plan_already_holds() -> None:
@@ -165,7 +166,7 @@ def test_the_trim_step_tokenizes_nothing_past_the_counts_the_plan_already_holds(
     limit = meter.total(messages[-40:])
     assert isinstance(meter.counter, RecordingCounter)
     before = meter.counter.texts
-    kept = trim_messages(messages, max_tokens=limit, token_counter=meter.as_counter())
+    kept = trim_counted(messages, max_tokens=limit, each=meter.each, overhead=meter.overhead or 0, known=meter.known)
     tokenized = set(meter.counter.seen[before:])
     assert not tokenized & {m.text for m in messages[:-41]}, "the engine tokenized messages beyond the cut"
     expected = trim_messages(messages, max_tokens=limit, token_counter=TiktokenCounter("o200k_base"))

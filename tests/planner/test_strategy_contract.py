@@ -1,11 +1,10 @@
-"""The strategy contract: an explicit ``StepContext``, ``BaseStrategy`` defaults, objects of the ``Strategy`` shape
-adapted once (the old ``apply(messages, budget, meter)`` with a DeprecationWarning), what a step replaced reported
-by reference to its input, and the planner's options reaching the steps that read them."""
+"""The strategy contract: a ``StepContext`` of the budget and the plan's counts, ``BaseStrategy`` defaults, objects of
+the ``Strategy`` shape adapted once (any other ``apply`` signature refused), one list of ``Change`` records naming
+copies by their input messages, and the planner's options given to the summarize step's constructor."""
 
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any
 
 import pytest
@@ -14,7 +13,15 @@ from ctxwin.counters import get_counter
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage
 from ctxwin.planner import Planner
 from ctxwin.planner.chain import build_chain
-from ctxwin.strategies import BaseStrategy, StepContext, StepResult, Summarize, TrimToBudget, TruncateToolOutput
+from ctxwin.strategies import (
+    BaseStrategy,
+    Change,
+    StepContext,
+    StepResult,
+    Summarize,
+    TrimToBudget,
+    TruncateToolOutput,
+)
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.summarize import is_summary
 
@@ -33,29 +40,19 @@ class KeepNewestHalf(BaseStrategy):
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         self.contexts.append(context)
         cut = len(messages) // 2
-        return StepResult(messages[cut:], [f"dropped {cut}"], dropped=messages[:cut])
-
-
-class OldStyle:
-    """A user strategy of the old shape: ``apply(messages, budget, meter)``."""
-
-    name = "old_half"
-    keeps = "last"
-
-    def apply(self, messages: list[BaseMessage], budget: Any, meter: Any) -> StepResult:
-        assert budget.messages_budget > 0 and meter.total(messages) > 0  # what old strategies read
-        cut = len(messages) // 2
-        return StepResult(messages[cut:], [f"dropped {cut}"], dropped=messages[:cut])
+        return StepResult(messages[cut:], [f"dropped {cut}"], [Change("dropped", messages[:cut])])
 
 
 class NewShape:
     """An object of the Strategy shape that is not a BaseStrategy."""
 
     name = "new_half"
+    keeps = "last"
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        assert context.budget.messages_budget > 0 and context.counts.total(messages) > 0
         cut = len(messages) // 2
-        return StepResult(messages[cut:], [f"dropped {cut}"], dropped=messages[:cut])
+        return StepResult(messages[cut:], [f"dropped {cut}"], [Change("dropped", messages[:cut])])
 
 
 def planner(*strategies: Any, **options: Any) -> Planner:
@@ -70,23 +67,25 @@ def test_a_step_gets_a_frozen_context_saying_what_later_steps_keep() -> None:
     assert context.budget.messages_budget == 1500
     with pytest.raises(dataclasses.FrozenInstanceError):
         context.later_keeps = None  # type: ignore[misc]
-    assert not hasattr(context.meter, "later_keeps")
+    assert [f.name for f in dataclasses.fields(context)] == ["budget", "counts", "later_keeps", "pinned"]
 
 
-def test_an_old_style_strategy_still_works_with_a_deprecation_warning() -> None:
+def test_an_object_of_the_strategy_shape_runs_as_a_base_strategy_would() -> None:
     messages = conversation(2, turns=60)
-    with pytest.warns(
-        DeprecationWarning, match=r"strategies\[0\]: apply\(messages, budget, meter\) is deprecated"
-    ) as record:
-        old = planner(OldStyle(), "trim")
-    assert record[0].filename == __file__  # the warning points at the caller's line, not into ctxwin
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        new = planner(NewShape(), "trim")
-    old_plan, new_plan = old.plan(messages), new.plan(messages)
-    assert old_plan.messages == new_plan.messages
-    assert [s.as_dict() | {"name": ""} for s in old_plan.steps] == [s.as_dict() | {"name": ""} for s in new_plan.steps]
-    assert old.strategies[0].keeps == "last"  # the old protocol's keeps attribute, read once
+    shaped, based = planner(NewShape(), "trim"), planner(KeepNewestHalf(), "trim")
+    shaped_plan, based_plan = shaped.plan(messages), based.plan(messages)
+    assert shaped_plan.messages == based_plan.messages
+    assert [s.as_dict() | {"name": ""} for s in shaped_plan.steps] == [
+        s.as_dict() | {"name": ""} for s in based_plan.steps
+    ]
+    assert shaped_plan.steps[0].dropped_ids == [m.id for m in messages[: len(messages) // 2]]
+    assert shaped.strategies[0].keeps == "last"  # its keeps attribute, read once
+
+
+def test_the_old_three_argument_apply_is_refused_when_the_planner_is_built() -> None:
+    old = type("Old", (), {"name": "old", "apply": lambda self, messages, budget, meter: None})()
+    with pytest.raises(TypeError, match=r"strategies\[0\]: apply must take \(messages, context\)"):
+        planner(old)
 
 
 @pytest.mark.parametrize(
@@ -108,22 +107,47 @@ def test_an_adapted_strategy_must_return_a_step_result() -> None:
         planner(bad).plan(conversation(3, turns=60))
 
 
-def test_replaced_pairs_each_input_message_with_its_copy() -> None:
+def test_a_truncated_change_pairs_each_input_message_with_its_copy() -> None:
     messages = conversation(4, turns=6, big_tool=3000)
     budget = Planner(counter=COUNTER, context_window=4000, reserve_output=0).budget
     result = TruncateToolOutput().apply(messages, StepContext(budget, Meter(get_counter(COUNTER))))
-    assert result.replaced and len(result.replaced) == len(result.truncated)
-    for (original, copy), truncated in zip(result.replaced, result.truncated, strict=True):
-        assert original is truncated and any(original is m for m in messages)
+    (change,) = result.changes
+    assert change.kind == "truncated" and change.copies is not None and change.messages
+    assert result.touched("truncated") == list(change.messages) and result.touched("dropped") == []
+    for original, copy in zip(change.messages, change.copies, strict=True):
+        assert any(original is m for m in messages)
         assert copy is result.messages[messages.index(original)] and isinstance(copy, ToolMessage)
         assert copy.id == original.id and copy.text != original.text
 
 
-def test_the_planners_summarizer_reaches_a_summarize_step_given_as_an_object() -> None:
+def test_a_change_with_a_copy_count_that_does_not_match_is_an_error() -> None:
+    messages = conversation(4, turns=2)
+    with pytest.raises(ValueError, match="1 copies for 2 messages"):
+        Change("truncated", messages[:2], messages[:1])
+    with pytest.raises(ValueError, match=r"Change\.kind must be"):
+        Change("lost", messages)  # type: ignore[arg-type]
+
+
+def test_a_step_that_replaced_messages_is_reported_under_the_ids_of_the_originals() -> None:
+    messages = conversation(4, turns=6, big_tool=3000)
+    plan = Planner(counter=COUNTER, context_window=4000, reserve_output=0, strategies=["truncate_tool_output"]).plan(
+        messages
+    )
+    (step,) = plan.steps
+    assert step.truncated_ids and set(step.truncated_ids) <= {m.id for m in messages if isinstance(m, ToolMessage)}
+
+
+def test_the_planners_summarizer_goes_to_the_constructor_of_a_summarize_step_left_without_one() -> None:
     messages = conversation(5, turns=40)
-    plan = planner(Summarize(), "trim", summarizer=lambda ms: f"{len(ms)} earlier messages").plan(messages)
-    summary = next(m for m in plan.messages if is_summary(m))
+    given = Summarize()
+    built = planner(given, "trim", summarizer=lambda ms: f"{len(ms)} earlier messages", keep_last=3)
+    step = built.strategies[0]
+    assert isinstance(step, Summarize) and step is not given and given.summarizer is None
+    assert step.keep_last_messages == 3 and step.summarizer is not None
+    summary = next(m for m in built.plan(messages).messages if is_summary(m))
     assert "earlier messages" in summary.text
+    own = Summarize(summarizer=lambda ms: "mine", keep_last_messages=1)
+    assert planner(own, "trim", summarizer=lambda ms: "planner's", keep_last=3).strategies[0] is own
 
 
 def test_summarizing_is_a_property_of_the_step_not_of_its_name() -> None:

@@ -11,7 +11,7 @@ from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import ToolMessage
 from ctxwin.strategies.fitting import longest_fitting
 from ctxwin.strategies.meter import Meter
-from ctxwin.strategies.truncate import MARKER, head_and_tail, heads_and_tails
+from ctxwin.strategies.truncate import MARKER, content_tokens, head_and_tail, heads_and_tails
 
 COUNTER = TiktokenCounter("o200k_base")
 LINE = st.text(st.sampled_from(list("abc xyz 数据模型 {}[]:,\"\n0123456789é")), min_size=1, max_size=80)
@@ -54,7 +54,7 @@ def test_longest_fitting_on_real_text_never_exceeds_the_limit(lines: list[str], 
 def test_head_and_tail_stays_within_the_limit_and_reports_the_cut(lines: list[str], limit: int) -> None:
     text = "\n".join(lines)
     meter = Meter(COUNTER)
-    total = meter.content_tokens(ToolMessage(text, tool_call_id="c"))
+    total = content_tokens(meter, ToolMessage(text, tool_call_id="c"))
     assert total == COUNTER.count_text(text)  # the content's tokens, from the cached message counts
     short, cut = head_and_tail(text, total, limit, meter)
     if total <= limit:
