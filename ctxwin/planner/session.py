@@ -44,14 +44,17 @@ from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pins import pinned_indexes
 from ctxwin.strategies.walk import within
 
-# The low-water mark a cut plans down to, as a share of the input budget: measured on chat-style and agent-style
-# replays (docs/sessions.md), 0.65 bills about a third of a sliding trim with a cache hit on ~95% of requests while
-# sending ~0.85x its tokens; lower marks cut less often but send less context.
-DEFAULT_LOW_WATER = 0.65
+# The low-water mark a cut plans down to, as a share of the input budget. Measured on chat, code and agent replays
+# at 20,000 tokens (docs/sessions.md): 0.6 has a cache hit on 90-92% of requests while sending 0.80-0.93x the tokens
+# of a sliding trim; 0.5 hits a point more and sends ~0.77x; 0.7 sends ~0.87x and hits 88-90%.
+DEFAULT_LOW_WATER = 0.6
 # A cut leaves room for the growth of the recent turns (the largest of the last few), at most this share of the
 # budget (a single huge tool output must not make the session throw its history away).
 _MAX_HEADROOM = 0.6
-_GROWTH_TURNS = 4
+_GROWTH_TURNS = 8
+# ...and room for this many requests of the recent median growth, so that a conversation whose turns are large for
+# the budget (an agent's tool outputs) is not cut every few requests.
+_TURNS_BETWEEN_CUTS = 8
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
 OBSERVE_MARGIN = 0.05
 
@@ -179,13 +182,16 @@ class PlanSession(Generic[M]):
             self._meter.retain([*self._messages, *keep])
 
     def _target(self) -> int:
-        """The input tokens a cut plans down to: the low-water mark, lower when the recent turns grew by more than
-        the room it leaves times the turns a cache write takes to pay for itself."""
+        """The input tokens a cut plans down to: the low-water mark, lower when the room it leaves would not hold
+        the largest recent growth times the requests a cache write takes to pay for itself, or
+        ``_TURNS_BETWEEN_CUTS`` requests of the median recent growth (at most ``_MAX_HEADROOM`` of the budget)."""
         budget = self._active.budget.max_input_tokens
         headroom = (1 - self.low_water) * budget
         if self._growth:
             wanted = _payback_turns(self.rules if self.cache_control or self._automatic() else None)
-            headroom = max(headroom, min(wanted * max(self._growth), _MAX_HEADROOM * budget))
+            typical = sorted(self._growth)[len(self._growth) // 2]
+            room = max(wanted * max(self._growth), _TURNS_BETWEEN_CUTS * typical)
+            headroom = max(headroom, min(room, _MAX_HEADROOM * budget))
         return math.floor(budget - headroom)
 
     def _automatic(self) -> bool:
