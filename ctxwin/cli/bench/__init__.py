@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from ctxwin.batch.conversation import Conversation, ConversationFileError
 from ctxwin.batch.progress import Progress
 from ctxwin.cli.bench.chains import DEFAULT_CHAINS, Chain, parse_chains
-from ctxwin.cli.bench.plot import PlotUnavailable, write_plot
+from ctxwin.cli.bench.plot import save_chart, write_plot
 from ctxwin.cli.bench.replay import DEFAULT_SESSION_CHAINS, parse_session_chains
 from ctxwin.cli.bench.runner import BenchResult, run_bench
 from ctxwin.cli.bench.session import run_session
@@ -204,16 +204,8 @@ def _run_chains(
         )
         print("\n".join(table(results, heading, time.perf_counter() - started)))
     status = EXIT_INPUT if read_errors or progress.errors else EXIT_OK
-    if args.plot:
-        sys.stdout.flush()
-        try:
-            write_plot(results, args.plot)
-        except PlotUnavailable as exc:
-            return error(exc)
-        except OSError as exc:
-            return error(f"cannot write the chart to {args.plot}: {exc.strerror or exc}")
-        print(f"chart written to {args.plot}", file=sys.stderr)
-    return status
+    problem = save_chart(lambda path: write_plot(results, path), args.plot) if args.plot else None
+    return error(problem) if problem else status
 
 
 

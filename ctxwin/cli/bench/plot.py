@@ -1,5 +1,6 @@
-"""The ``--plot`` chart: per strategy against the budget, the share of the budget used (mean over the conversations;
-the table shows the largest), recent turns kept and time per conversation.
+"""The ``--plot`` charts: per strategy against the budget, the share of the budget used (mean over the conversations;
+the table shows the largest), recent turns kept and time per conversation; with ``--session``, each policy's billed
+input tokens against the requests made.
 
 matplotlib is the optional ``plot`` extra, imported only here and only when a chart is asked for. The figure is
 drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and no global state changes.
@@ -7,6 +8,7 @@ drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and n
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -105,3 +107,17 @@ def write_session_plot(results: Sequence[SessionResult], path: str | Path) -> No
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     figure.savefig(path, format="png")
+
+
+def save_chart(draw: Callable[[str], None], path: str) -> str | None:
+    """Draw a chart to ``path`` (stdout flushed first, so the table comes before any message); what went wrong, or
+    None (then a note on stderr says where it was written)."""
+    sys.stdout.flush()
+    try:
+        draw(path)
+    except PlotUnavailable as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot write the chart to {path}: {exc.strerror or exc}"
+    print(f"chart written to {path}", file=sys.stderr)
+    return None

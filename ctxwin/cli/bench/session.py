@@ -15,7 +15,7 @@ from typing import Any
 from ctxwin.batch.conversation import Conversation
 from ctxwin.batch.progress import Progress
 from ctxwin.cli.bench.billing import STANDARD_RULES
-from ctxwin.cli.bench.plot import PlotUnavailable, write_session_plot
+from ctxwin.cli.bench.plot import save_chart, write_session_plot
 from ctxwin.cli.bench.replay import SessionResult, run_session_bench
 from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
 from ctxwin.counters.base import TokenCounter
@@ -103,13 +103,5 @@ def run_session(
         print("\n".join(table(results, heading)))
         print(f"replayed in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     status = EXIT_INPUT if read_errors or progress.errors else EXIT_OK
-    if args.plot:
-        sys.stdout.flush()
-        try:
-            write_session_plot(results, args.plot)
-        except PlotUnavailable as exc:
-            return error(exc)
-        except OSError as exc:
-            return error(f"cannot write the chart to {args.plot}: {exc.strerror or exc}")
-        print(f"chart written to {args.plot}", file=sys.stderr)
-    return status
+    problem = save_chart(lambda path: write_session_plot(results, path), args.plot) if args.plot else None
+    return error(problem) if problem else status
