@@ -27,10 +27,14 @@ def _openai(input_price: float, cached: float, output: float) -> CachingRules:
                         ttl=_OPENAI_TTL)
 
 
-def _anthropic(input_price: float, output: float, min_prefix: int) -> CachingRules:
-    # Anthropic prices caching by multiples of the input price: a read 0.1x, a 5-minute write 1.25x (1-hour: 2x).
-    return CachingRules("explicit", min_prefix, 1, input_price, round(input_price * 0.1, 4),
-                        round(input_price * 1.25, 4), output, _ANTHROPIC, _READ, ttl="5m", max_breakpoints=4)
+def _anthropic(input_price: float, output: float, min_prefix: int, read: float | None = None,
+               write: float | None = None) -> CachingRules:
+    # Anthropic prices caching by multiples of the input price, a read 0.1x and a 5-minute write 1.25x (1-hour: 2x),
+    # except Claude 3 Haiku's, which its page lists on their own.
+    read = read if read is not None else round(input_price * 0.1, 4)
+    write = write if write is not None else round(input_price * 1.25, 4)
+    return CachingRules("explicit", min_prefix, 1, input_price, read, write, output, _ANTHROPIC, _READ, ttl="5m",
+                        max_breakpoints=4)
 
 
 def _gemini(input_price: float, cached: float, output: float, min_prefix: int, assumed: str = "") -> CachingRules:
@@ -62,7 +66,7 @@ BUILTIN_CACHING: dict[str, CachingRules] = {
     "o3": _openai(2.00, 0.50, 8.00),
     "o3-mini": _openai(1.10, 0.55, 4.40),
     "o4-mini": _openai(1.10, 0.275, 4.40),
-    "claude-3-haiku": _anthropic(0.25, 1.25, 2048),
+    "claude-3-haiku": _anthropic(0.25, 1.25, 2048, read=0.03, write=0.30),
     "claude-3-opus": _anthropic(15.00, 75.00, 1024),
     "claude-3-5-haiku": _anthropic(0.80, 4.00, 2048),
     "claude-3-5-sonnet": _anthropic(3.00, 15.00, 1024),
