@@ -3,6 +3,9 @@ built-in providers, and a plugin's model carrying its own rules."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -92,3 +95,13 @@ def test_a_plugin_registers_rules_for_its_models() -> None:
         assert get_model("house-model-1").caching == rules
     finally:
         unregister_plugin(name)
+
+
+def test_ctxwin_models_json_lists_the_rules() -> None:
+    code = "import sys\nfrom ctxwin.cli import main\nsys.exit(main(sys.argv[1:]))"
+    result = subprocess.run([sys.executable, "-c", code, "models", "--json"], capture_output=True, text=True,
+                            timeout=120, env={"CTXWIN_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)["models"]}
+    assert rows["gpt-4o"]["caching"]["min_prefix"] == 1024 and rows["gpt-4o"]["caching"]["cached_input"] == 1.25
+    assert rows["gpt-3.5-turbo"]["caching"] is None
