@@ -149,9 +149,11 @@ def read_conversations(path: str) -> Iterator[Conversation | ConversationFileErr
         yield Conversation(item.source, item.line, messages, request["tools"])
 
 
-def read_raw_conversations(path: str) -> Iterator[RawConversation | ConversationLine]:
-    """The file's one ``RawConversation``, or its lines of conversations one by one, as they are read."""
-    name = "<stdin>" if path == "-" else path
+def read_raw_conversations(path: str, name: str | None = None) -> Iterator[RawConversation | ConversationLine]:
+    """The file's one ``RawConversation``, or its lines of conversations one by one, as they are read.
+
+    ``name``: what reports call the file (default: ``path``, ``<stdin>`` for ``-``), e.g. for a copy of stdin."""
+    name = name or ("<stdin>" if path == "-" else path)
     with _open(path) as handle:
         try:
             yield from _read_raw(handle, name)

@@ -25,10 +25,10 @@ def test_an_item_that_kills_its_worker_is_that_items_error_and_the_run_goes_on()
     assert [r.index for r in results] == list(range(len(items)))
     for result, want in zip(results, reference, strict=True):
         if items[result.index] == KILL:
-            assert result.error == WORKER_DIED and result.plan is None
+            assert result.error == WORKER_DIED and result.messages is None
         else:
-            assert result.ok and result.plan is not None and want.plan is not None
-            assert result.plan.messages == want.plan.messages
+            assert result.ok and result.messages is not None and want.messages is not None
+            assert result.messages == want.messages and result.summary == want.summary
 
 
 def _script(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:

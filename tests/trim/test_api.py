@@ -107,7 +107,7 @@ def test_merge_message_runs_is_linear() -> None:
 def test_bad_counter_results_raise_clear_errors() -> None:
     with pytest.raises(TypeError, match=r"token counter .*<lambda> returned 'many' for a one-message list"):
         trim_messages(CONVERSATION, max_tokens=10, token_counter=lambda m: "many")
-    with pytest.raises(ValueError, match=r"<lambda> returned -1 for a one-message list; expected a number >= 0"):
+    with pytest.raises(ValueError, match=r"<lambda> returned -1 for a one-message list; expected a number from 0"):
         trim_messages(CONVERSATION, max_tokens=10, token_counter=lambda ms: -1)
     with pytest.raises(TypeError, match="must return a list of strings"):
         trim_messages(
