@@ -41,6 +41,7 @@ from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
 from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.pairs import RepairToolPairs
 from ctxwin.strategies.pins import pinned_indexes
 from ctxwin.strategies.walk import within
 
@@ -250,7 +251,11 @@ class PlanSession(Generic[M]):
         if self.cache_control and plan.messages:
             stable = not cut and 0 < self._sent_out < len(plan.messages)
             plan.cache_breakpoints = (self._sent_out - 1, -1) if stable else (-1,)
-        self._sent, self._covered, self._sent_out = sent, len(self._messages), len(plan.messages)
+        # A request that appended and had to repair a tool pair among what it appended (a call whose results came
+        # after a user message) is not the base of the next one: the next request appends to the previous base
+        # again, so the results, once they come, are sent with their call.
+        if cut or not any(step.name == RepairToolPairs.name for step in plan.steps):
+            self._sent, self._covered, self._sent_out = sent, len(self._messages), len(plan.messages)
         self._last = plan
         self._forget(sent)
         return plan

@@ -79,13 +79,28 @@ def test_session_invariants(seed: int, window: int, low_water: float, summarize:
         assert not find_broken_pairs(sent)  # tool pairs whole
         last_user = next(m for m in reversed(history) if isinstance(m, HumanMessage))
         assert any(m is last_user for m in sent)  # the last user message, verbatim
-        if previous is not None and not plan.cache.cut:  # between cuts: the previous request, byte for byte
+        if previous is not None and not plan.cache.cut:  # between cuts: the previous base, byte for byte
             assert sent[: len(previous)] == previous and as_json(sent[: len(previous)]) == as_json(previous)
             appended = iter(m.id for m in history)  # then history's new messages, in order (some repaired)
             assert all(m.id in appended for m in sent[len(previous):])
             priming = EXACT.count_messages(previous[:1]) - EXACT.count_message(previous[0])
             assert plan.cache.shared_tokens == EXACT.count_messages(previous, tools=wanted) - priming
-        previous = sent
+        if plan.cache.cut or all(step.name != "repair_tool_pairs" for step in plan.steps):
+            previous = sent  # the next request's base (a request that repaired what it appended is none)
+
+
+def test_results_that_come_after_an_interruption_are_sent_with_their_call() -> None:
+    call = {"name": "search", "args": {"q": "x"}, "id": "c1"}
+    session = Planner(counter=COUNTER, context_window=4_000, reserve_output=0).session(chat(3))
+    session.plan()
+    session.add_messages([AIMessage("", tool_calls=[call], id="ask"), HumanMessage("wait, also this", id="wait")])
+    interrupted = session.plan()
+    assert not find_broken_pairs(interrupted.messages)  # the unanswered call was repaired for this request
+    session.add_messages([ToolMessage("found it", tool_call_id="c1", id="res"), HumanMessage("so?", id="so")])
+    plan = session.plan()
+    sent = {m.id: m for m in plan.messages}
+    assert "res" in sent and isinstance(sent["ask"], AIMessage) and sent["ask"].tool_calls
+    assert not find_broken_pairs(plan.messages)
 
 
 def chat(turns: int, words: int = 120) -> list[BaseMessage]:
