@@ -7,7 +7,8 @@ request before it (``billing``). The policies (``--strategies`` of ``ctxwin benc
 - ``sliding``: LangChain's ``trim_messages(strategy="last", include_system=True, start_on="human")`` of the whole
   history on every request, run by ctxwin's LangChain-compatible ``trim_messages`` (the same messages);
 - ``langchain``: the same with langchain_core's own ``trim_messages`` (needs langchain-core), given a per-message
-  counter that tokenizes with the bench's counter, as a LangChain user passes one;
+  counter that tokenizes with the bench's counter, as a LangChain user passes one (and a budget lowered by the
+  request's reply priming, which per-message counts leave out);
 - ``refit``: ``Planner.plan`` of the whole history on every request (``planner.session(cache_stable=False)``);
 - ``session``: the cache-stable ``PlanSession``, ``session@0.5`` with another low-water mark.
 
@@ -84,6 +85,9 @@ class _LangChain(_Sliding):
         except ImportError as exc:
             raise ValueError("the 'langchain' policy needs langchain-core: pip install langchain-core") from exc
         self._convert, self._trim = lc_convert, lc_trim
+        # per-message counts leave out the request's reply priming: the budget is lowered by it, as a user would
+        probe = HumanMessage("x")
+        self.limit -= self.counter.count_messages([probe]) - self.counter.count_message(probe)
         self.lc_history: list[Any] = []
         self.originals: dict[int, BaseMessage] = {}
         counter = self.counter
