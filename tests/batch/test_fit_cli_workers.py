@@ -15,7 +15,9 @@ import pytest
 from batch_support import TOOLS, conversations, expected
 from test_shards import _workers_of
 
-from ctxwin.cli.fit_file import fit_file, keep_null_content
+from ctxwin.cli.fit_file import fit_file
+from ctxwin.cli.io import fitted_document
+from ctxwin.messages.request_body import request_form
 from ctxwin.planner import Plan
 
 FIT_ARGS = ["-m", "gpt-4o", "--context-window", "2500", "--reserve", "500"]
@@ -58,6 +60,7 @@ def json_ready(items: list[Any]) -> list[Any]:
     ]
 
 
+@pytest.mark.slow
 def test_workers_give_the_same_output_as_one_process(tmp_path: Path) -> None:
     source = tmp_path / "many.jsonl"
     by_line = write_jsonl(source, json_ready(conversations(90, seed=11, bad_every=17)))
@@ -72,17 +75,18 @@ def test_workers_give_the_same_output_as_one_process(tmp_path: Path) -> None:
     assert numbers == sorted(numbers)
     for row in rows:
         item = by_line[row["ctxwin"]["line"]]
-        want = expected(item, **{**FIT, "output": "openai"})
+        want = expected(item, **{**FIT, "output": request_form(item)})  # written back in its own form
         assert isinstance(want, Plan)
-        # fit gives "" for a tool-call message's null content; the CLI writes the null back
-        assert row["messages"] == keep_null_content(item.get("messages") if isinstance(item, dict) else item,
-                                                    want.messages)
+        # output="openai" gives the caller's own dicts back for the kept messages (a null content as given)
+        original = item if isinstance(item, dict) else {"messages": item}
+        assert row == {**fitted_document(original, want.request), "ctxwin": row["ctxwin"]}
         assert row["ctxwin"]["plan"] == want.summary()
     failed = {n for n, item in by_line.items() if not isinstance(expected(item, **FIT), Plan)}
     assert failed and failed.isdisjoint(numbers)
     assert all(f"{source}:{n}: " in two.stderr for n in failed)
 
 
+@pytest.mark.slow
 def test_all_cores_json_reports_and_stdin(tmp_path: Path) -> None:
     items = json_ready(conversations(20, seed=12))
     items = [{"messages": c, "tools": TOOLS} if i % 3 == 0 and isinstance(c, list) else c for i, c in enumerate(items)]
@@ -96,6 +100,7 @@ def test_all_cores_json_reports_and_stdin(tmp_path: Path) -> None:
     assert first["ctxwin"]["line"] == 1 and plan["tools_tokens"] > 0 and "steps" in plan
 
 
+@pytest.mark.slow
 def test_a_bad_worker_count_is_a_usage_error(tmp_path: Path) -> None:
     source = tmp_path / "one.jsonl"
     source.write_text('[{"role": "user", "content": "hi"}]\n', encoding="utf-8")
@@ -128,6 +133,7 @@ def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
     return process, temp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("signum", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
@@ -147,6 +153,7 @@ def test_ctrl_c_or_sigterm_with_workers_leaves_no_partial_output(
     assert _workers_of(process.pid) == []
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_is_replaced_and_the_output_is_whole(tmp_path: Path) -> None:
     source = _big(tmp_path / "big.jsonl", 1_500)
     one = run("fit", str(source), *FIT_ARGS)
@@ -160,6 +167,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_output_is_whole(tmp_path: P
     assert stderr.decode().splitlines() == one.stderr.splitlines()
 
 
+@pytest.mark.slow
 def test_stdin_with_workers_is_fitted_from_a_copy(tmp_path: Path) -> None:
     source = _big(tmp_path / "some.jsonl", 200)
     text = source.read_text(encoding="utf-8")
@@ -169,6 +177,7 @@ def test_stdin_with_workers_is_fitted_from_a_copy(tmp_path: Path) -> None:
     assert two.stdout == one.stdout and two.stderr == one.stderr and "error: <stdin>:31: " in two.stderr
 
 
+@pytest.mark.slow
 def test_fit_file_writes_what_the_command_writes(tmp_path: Path) -> None:
     source = tmp_path / "many.jsonl"
     write_jsonl(source, json_ready(conversations(150, seed=14, bad_every=13)))

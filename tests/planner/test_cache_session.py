@@ -177,6 +177,18 @@ def test_anthropic_sessions_mark_cache_breakpoints() -> None:
     assert report.written_tokens == plan.tokens_after - report.cached_tokens > 0  # the rest is written
 
 
+def test_with_tools_the_four_breakpoints_are_tools_system_previous_and_last() -> None:
+    planner = Planner("claude-sonnet-4-5", context_window=8_000, reserve_output=1_000, output="anthropic",
+                      tools=TOOLS)
+    session = planner.session(chat(4))
+    sent = len(session.plan().request["messages"])
+    session.add_messages([AIMessage("An answer."), HumanMessage("One more question.")])
+    request = session.plan().request
+    assert request["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" in request["system"][-1] and "cache_control" in request["messages"][sent - 1]["content"][-1]
+    assert json.dumps(request).count('"cache_control"') == 4
+
+
 def test_one_off_plans_mark_breakpoints_only_when_asked() -> None:
     history = chat(4)
     plain = Planner("claude-sonnet-4-5", context_window=8_000, reserve_output=0, output="anthropic").plan(history)
