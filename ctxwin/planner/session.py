@@ -189,14 +189,11 @@ class PlanSession(Generic[M]):
         budget = self._active.budget.max_input_tokens
         headroom = (1 - self.low_water) * budget
         if self._growth:
-            wanted = _payback_turns(self.rules if self.cache_control or self._automatic() else None)
+            wanted = _payback_turns(self.rules if self.cache_control else None)  # writes cost extra only if marked
             typical = sorted(self._growth)[len(self._growth) // 2]
             room = max(wanted * max(self._growth), _TURNS_BETWEEN_CUTS * typical)
             headroom = max(headroom, min(room, _MAX_HEADROOM * budget))
         return math.floor(budget - headroom)
-
-    def _automatic(self) -> bool:
-        return self.rules is not None and self.rules.mode == "automatic"
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
         budget = self._active.budget
