@@ -53,9 +53,11 @@ DEFAULT_LOW_WATER = 0.6
 # budget (a single huge tool output must not make the session throw its history away).
 _MAX_HEADROOM = 0.6
 _GROWTH_TURNS = 8
-# ...and room for this many requests of the recent median growth, so that a conversation whose turns are large for
-# the budget (an agent's tool outputs) is not cut every few requests.
-_TURNS_BETWEEN_CUTS = 8
+# ...and room for this many requests of the mean growth of the last _MEAN_TURNS requests: a cache hit on nine
+# requests in ten needs a cut every ten requests or fewer, whatever the turns weigh against the budget (an agent's
+# tool outputs). The mean, not the median: a few large tool outputs are what brings the next cut closer.
+_TURNS_BETWEEN_CUTS = 10
+_MEAN_TURNS = 32
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
 OBSERVE_MARGIN = 0.05
 
@@ -124,7 +126,7 @@ class PlanSession(Generic[M]):
         self._sent: list[BaseMessage] | None = None  # the ctxwin messages of the last request
         self._covered = 0  # how many of the added messages the last request stands for
         self._sent_out = 0  # how many messages (in the output form) the last request had
-        self._growth: deque[int] = deque(maxlen=_GROWTH_TURNS)
+        self._growth: deque[int] = deque(maxlen=_MEAN_TURNS)
         self._last: Plan[M] | None = None
         self._ratio = 0.0  # the largest measured ratio of the provider's input tokens to the counted ones
 
@@ -185,13 +187,13 @@ class PlanSession(Generic[M]):
     def _target(self) -> int:
         """The input tokens a cut plans down to: the low-water mark, lower when the room it leaves would not hold
         the largest recent growth times the requests a cache write takes to pay for itself, or
-        ``_TURNS_BETWEEN_CUTS`` requests of the median recent growth (at most ``_MAX_HEADROOM`` of the budget)."""
+        ``_TURNS_BETWEEN_CUTS`` requests of the mean recent growth (at most ``_MAX_HEADROOM`` of the budget)."""
         budget = self._active.budget.max_input_tokens
         headroom = (1 - self.low_water) * budget
         if self._growth:
             wanted = _payback_turns(self.rules if self.cache_control else None)  # writes cost extra only if marked
-            typical = sorted(self._growth)[len(self._growth) // 2]
-            room = max(wanted * max(self._growth), _TURNS_BETWEEN_CUTS * typical)
+            recent = list(self._growth)[-_GROWTH_TURNS:]
+            room = max(wanted * max(recent), _TURNS_BETWEEN_CUTS * sum(self._growth) / len(self._growth))
             headroom = max(headroom, min(room, _MAX_HEADROOM * budget))
         return math.floor(budget - headroom)
 
