@@ -334,7 +334,8 @@ def add_arguments(fit: argparse.ArgumentParser) -> None:
     fit.add_argument(
         "--reserve",
         type=_token_amount(zero=True),
-        help="tokens reserved for the reply (default: the model's max output, at most half the context window)",
+        help="tokens reserved for the reply (default: the request's own max_tokens, else the model's max output, at "
+        "most an eighth of the window (8k when the window allows) and half of it)",
     )
     fit.add_argument("--tools", help="a JSON file with the tool definitions sent with the request")
     fit.add_argument("--strategy", help="comma-separated strategies, e.g. truncate_tool_output,trim")

@@ -65,7 +65,7 @@ RESERVE_FLOOR = 8_192
 
 
 def default_reserve(max_output: int, window: int) -> int:
-    """``min(max_output, max(window // 8, 8_192), window // 2)``: 16,384 of gpt-4o's 128k (its max output),
+    """``min(max_output, max(window // 8, 8_192), window // 2)``: 16,000 of gpt-4o's 128,000 (max output 16,384),
     16,384 of llama-3.1-8b-instruct's 131,072, 25,000 of a 200k Claude's, 4,096 of gpt-4's 8,192."""
     return min(max_output, max(window // RESERVE_SHARE, RESERVE_FLOOR), window // 2)
 
