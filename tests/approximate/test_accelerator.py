@@ -48,7 +48,7 @@ COUNTERS = [ApproximateCounter(target, safe=safe) for target in TARGETS for safe
 
 
 def _python_count(counter: ApproximateCounter, text: str) -> int:
-    return counter.py_safe_count(text) if counter.safe else counter.py_count(text)
+    return counter.py_safe_bound(text) if counter.safe else counter.py_count(text)
 
 
 def _c_count(counter: ApproximateCounter, text: str) -> int:
@@ -67,6 +67,7 @@ def assert_same(text: str) -> None:
         assert _c_count(counter, text) == _python_count(counter, text), (counter.name, counter.target, text)
 
 
+@pytest.mark.slow
 def test_every_code_point() -> None:
     """Each code point (surrogates aside) in runs of 61 consecutive ones, alone, among ASCII words and digits, and
     doubled; the runs cross every block boundary, split range and counted subset."""
@@ -95,6 +96,7 @@ TEXTS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(TEXTS)
 def test_generated_text(text: str) -> None:
@@ -110,6 +112,7 @@ _BASES = ["The cat sat on a mat and then the dog came in. " * 6, "Съешь ж�
 _FILLERS = ["ә", "カ", "한", "中", "é", "a1", "{;}", "7", " the ", " x", "qwertyuiopasdfghjklzx", "  ", "\n", "ß"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("base", _BASES)
 def test_thresholds(base: str) -> None:
     for cut in {len(base), len(base) * 3 // 4, len(base) // 2}:
@@ -129,6 +132,7 @@ def test_kana_threshold() -> None:
             assert_same((han * 20)[:n] + "。" + "の" * kana)
 
 
+@pytest.mark.slow
 def test_corpus_documents_and_long_texts() -> None:
     """Real documents of every kind, and texts longer than the Python statistics' 64K-character chunks."""
     from corpus import build
@@ -157,6 +161,7 @@ _PIECE_TEXT = st.lists(st.one_of(
 ), max_size=30).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_PIECE_TEXT)
 def test_pieces_are_cut_as_in_python(text: str) -> None:
@@ -182,6 +187,7 @@ _LATIN_TEXT = st.lists(st.one_of(
 ), max_size=40).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_LATIN_TEXT)
 def test_latin_words_are_cut_as_in_python(text: str) -> None:
@@ -198,6 +204,7 @@ def test_latin_words_are_cut_as_in_python(text: str) -> None:
     assert_same(text)
 
 
+@pytest.mark.slow
 def test_latin_pieces_are_read_at_the_first_text_to_cut() -> None:
     """A Model given a callable for its Latin pieces calls it at the first text whose Latin words are cut, once (most
     text is never cut: building the table takes a tenth of a second); an error from it reaches the caller, and the
@@ -291,6 +298,7 @@ def test_configure_again_rebuilds_the_same_tables() -> None:
     assert [[counter.count_text(t) for t in texts] for counter in COUNTERS] == before
 
 
+@pytest.mark.slow
 def test_reimporting_ctxwin_in_the_same_process() -> None:
     """``importlib.reload`` of the accelerator module and a fresh ``import ctxwin`` after dropping it from
     ``sys.modules`` (test runners, IPython's autoreload) keep counting the same (a real subprocess: its own
@@ -321,6 +329,7 @@ def test_reimporting_ctxwin_in_the_same_process() -> None:
     assert first == again and safe == "True"
 
 
+@pytest.mark.slow
 def test_turned_off_it_counts_the_same_in_python() -> None:
     """``CTXWIN_NO_ACCELERATOR=1`` (a real subprocess): the counter counts in Python, with the same numbers."""
     texts = ["The quick brown fox jumps over the lazy dog. " * 9, "我们今天去公园散步，天气很好。" * 7,

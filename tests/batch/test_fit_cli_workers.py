@@ -60,6 +60,7 @@ def json_ready(items: list[Any]) -> list[Any]:
     ]
 
 
+@pytest.mark.slow
 def test_workers_give_the_same_output_as_one_process(tmp_path: Path) -> None:
     source = tmp_path / "many.jsonl"
     by_line = write_jsonl(source, json_ready(conversations(90, seed=11, bad_every=17)))
@@ -85,6 +86,7 @@ def test_workers_give_the_same_output_as_one_process(tmp_path: Path) -> None:
     assert all(f"{source}:{n}: " in two.stderr for n in failed)
 
 
+@pytest.mark.slow
 def test_all_cores_json_reports_and_stdin(tmp_path: Path) -> None:
     items = json_ready(conversations(20, seed=12))
     items = [{"messages": c, "tools": TOOLS} if i % 3 == 0 and isinstance(c, list) else c for i, c in enumerate(items)]
@@ -98,6 +100,7 @@ def test_all_cores_json_reports_and_stdin(tmp_path: Path) -> None:
     assert first["ctxwin"]["line"] == 1 and plan["tools_tokens"] > 0 and "steps" in plan
 
 
+@pytest.mark.slow
 def test_a_bad_worker_count_is_a_usage_error(tmp_path: Path) -> None:
     source = tmp_path / "one.jsonl"
     source.write_text('[{"role": "user", "content": "hi"}]\n', encoding="utf-8")
@@ -130,6 +133,7 @@ def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
     return process, temp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("signum", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
@@ -149,6 +153,7 @@ def test_ctrl_c_or_sigterm_with_workers_leaves_no_partial_output(
     assert _workers_of(process.pid) == []
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_is_replaced_and_the_output_is_whole(tmp_path: Path) -> None:
     source = _big(tmp_path / "big.jsonl", 1_500)
     one = run("fit", str(source), *FIT_ARGS)
@@ -162,6 +167,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_output_is_whole(tmp_path: P
     assert stderr.decode().splitlines() == one.stderr.splitlines()
 
 
+@pytest.mark.slow
 def test_stdin_with_workers_is_fitted_from_a_copy(tmp_path: Path) -> None:
     source = _big(tmp_path / "some.jsonl", 200)
     text = source.read_text(encoding="utf-8")
@@ -171,6 +177,7 @@ def test_stdin_with_workers_is_fitted_from_a_copy(tmp_path: Path) -> None:
     assert two.stdout == one.stdout and two.stderr == one.stderr and "error: <stdin>:31: " in two.stderr
 
 
+@pytest.mark.slow
 def test_fit_file_writes_what_the_command_writes(tmp_path: Path) -> None:
     source = tmp_path / "many.jsonl"
     write_jsonl(source, json_ready(conversations(150, seed=14, bad_every=13)))

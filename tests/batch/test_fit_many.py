@@ -19,7 +19,7 @@ from ctxwin.batch import FitResult, fit_many
 from ctxwin.batch.chunks import IN_FLIGHT_PER_WORKER, chunked
 from ctxwin.batch.progress import Progress
 from ctxwin.planner import Plan
-from ctxwin.strategies.summarize import extractive_summarizer
+from ctxwin.strategies.salience import extractive_summarizer
 
 # A budget small enough that most generated conversations need truncating or trimming (real o200k counts).
 FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500}
@@ -50,6 +50,7 @@ def reference() -> list[Plan | str]:
     return [expected(item, **FIT) for item in ITEMS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_results_equal_fit_on_each_conversation(workers: int, reference: list[Plan | str]) -> None:
     results = list(fit_many(ITEMS, workers=workers, chunksize=7, **FIT))
@@ -59,6 +60,7 @@ def test_results_equal_fit_on_each_conversation(workers: int, reference: list[Pl
     assert len(changed) > 50 and len(failed) == 300 // 23  # the budget bites, and every bad row is reported
 
 
+@pytest.mark.slow
 def test_summaries_and_openai_output_equal_fit_in_a_pool() -> None:
     options = {
         "counter": "approximate",
@@ -84,6 +86,7 @@ def test_strict_plans_that_cannot_fit_are_errors_with_the_figures() -> None:
     assert any(r.error and "budget allows" in r.error for r in results)
 
 
+@pytest.mark.slow
 def test_each_worker_is_its_own_process_with_one_planner() -> None:
     items = conversations(80, seed=4)
     results = list(fit_many(items, workers=2, chunksize=4, strategies=[ProcessTag(), "trim"], **FIT))
@@ -99,6 +102,7 @@ def test_each_worker_is_its_own_process_with_one_planner() -> None:
     assert all(len(ids) == 1 for ids in instances.values())  # one planner per worker, reused for every item
 
 
+@pytest.mark.slow
 def test_the_input_is_read_only_a_few_chunks_ahead_of_the_results() -> None:
     pulled = 0
 
@@ -115,6 +119,7 @@ def test_the_input_is_read_only_a_few_chunks_ahead_of_the_results() -> None:
     assert pulled <= 30 + (IN_FLIGHT_PER_WORKER * 2 + 1) * 5
 
 
+@pytest.mark.slow
 def test_conversations_that_cannot_be_pickled_are_still_fitted() -> None:
     base = [c for c in conversations(12, seed=5) if isinstance(c, list)]
     items: list[Any] = [(m for m in c) if i % 2 else c for i, c in enumerate(base)]  # generators do not pickle
@@ -174,6 +179,7 @@ def test_conversations_must_be_an_iterable_of_conversations(conversations_arg: A
         fit_many(conversations_arg, **FIT)
 
 
+@pytest.mark.slow
 def test_a_given_progress_bar_is_stepped_once_per_item() -> None:
     stream = io.StringIO()
     bar = Progress("fitted", stream=stream)
@@ -182,6 +188,7 @@ def test_a_given_progress_bar_is_stepped_once_per_item() -> None:
     assert stream.getvalue() == ""  # not a terminal: no bar drawn, and fit_many prints nothing itself
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.integers(), max_size=40), st.integers(min_value=1, max_value=9))
 def test_chunks_cover_the_input_in_order(values: list[int], size: int) -> None:

@@ -5,6 +5,7 @@ One Ray instance (2 CPUs) serves the whole module; each pipeline run starts its 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -23,15 +24,12 @@ from ctxwin.planner import Plan
 FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500, "output": "openai"}
 
 
-def ray_missing() -> bool:
-    try:
-        import ray.data  # noqa: F401
-    except ImportError:
-        return True
-    return False
-
-
-needs_ray = pytest.mark.skipif(ray_missing(), reason="Ray Data is not installed (pip install 'ctxwin[ray]')")
+# Ray Data is ray and pyarrow; found without importing them (ray alone takes most of a second), so collecting stays
+# cheap. An installed but broken Ray fails these tests instead of skipping them.
+needs_ray = pytest.mark.skipif(
+    any(importlib.util.find_spec(name) is None for name in ("ray", "pyarrow")),
+    reason="Ray Data is not installed (pip install 'ctxwin[ray]')",
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +67,7 @@ def check_rows(rows: list[dict[str, Any]], items: list[Any], **fit_kwargs: Any) 
             assert row["fit_error"] == want
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_arrow_struct_rows_equal_fit(ray_instance: Any) -> None:
@@ -84,6 +83,7 @@ def test_arrow_struct_rows_equal_fit(ray_instance: Any) -> None:
     assert any(row["fit_plan"]["dropped"] for row in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_json_rows_with_tools_and_bad_rows(ray_instance: Any) -> None:
@@ -106,6 +106,7 @@ def test_json_rows_with_tools_and_bad_rows(ray_instance: Any) -> None:
     assert rows[odd]["fit_plan"]["tokens_before"] > without_tools.tokens_before
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_any_failure_is_the_rows_error_and_the_order_is_kept_on_every_cpu(ray_instance: Any) -> None:
@@ -129,6 +130,7 @@ def test_any_failure_is_the_rows_error_and_the_order_is_kept_on_every_cpu(ray_in
     check_rows([rows[i] for i in kept], [json.loads(texts[i]) for i in kept], **options)
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_read_jsonl_reads_in_ranges_and_rejoins_by_offset(ray_instance: Any, tmp_path: Path) -> None:
@@ -169,6 +171,7 @@ def test_bad_arguments_fail_in_the_driver(ray_instance: Any) -> None:
         fit_dataset([{"messages": []}])  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_a_missing_column_is_named(ray_instance: Any) -> None:
@@ -179,6 +182,7 @@ def test_a_missing_column_is_named(ray_instance: Any) -> None:
         fit_dataset(ds, concurrency=1).take_all()
 
 
+@pytest.mark.slow
 def test_ray_is_imported_only_when_used_and_its_absence_is_explained() -> None:
     code = (
         "import sys; sys.modules['ray'] = None\n"  # makes `import ray` fail, as on a machine without the extra
@@ -220,7 +224,8 @@ message = st.fixed_dictionaries(
 )
 
 
-@pytest.mark.skipif(ray_missing(), reason="pyarrow comes with the 'ray' extra")
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None, reason="pyarrow comes with the 'ray' extra")
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(message, max_size=4), min_size=1, max_size=5))
 def test_arrow_null_filling_is_undone(rows: list[list[dict[str, Any]]]) -> None:

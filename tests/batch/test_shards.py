@@ -62,6 +62,7 @@ def test_every_line_is_in_exactly_one_range_with_its_number(
     assert got == want
 
 
+@pytest.mark.slow
 def test_two_workers_give_what_one_process_gives(tmp_path: Path) -> None:
     text = "".join(f"{WORDS[i % len(WORDS)]} {i}\n" if i % 9 else "\n" for i in range(3_000))
     path = tmp_path / "lines.txt"
@@ -72,6 +73,7 @@ def test_two_workers_give_what_one_process_gives(tmp_path: Path) -> None:
     assert mapped(path, 2, 1 << 20) == want  # a single range
 
 
+@pytest.mark.slow
 def test_a_line_that_kills_its_worker_is_that_lines_error(tmp_path: Path) -> None:
     lines = [f"line {i}" for i in range(400)]
     lines[57] = lines[301] = KILL
@@ -100,6 +102,7 @@ def _workers_of(parent: int) -> list[int]:
     return [pid for pid in descendants if not children.get(pid)]  # leaves: the workers, not the fork server
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
 def test_a_worker_killed_from_outside_mid_run_is_replaced_and_nothing_is_lost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -226,6 +226,7 @@ def test_openai_dicts_come_back_as_the_callers_own() -> None:
     assert out[3]["role"] == "tool" and len(str(out[3]["content"])) < len(history[3]["content"])
 
 
+@pytest.mark.slow
 def test_anthropic_merging_is_linear() -> None:
     """100,000 tool results in a row merge into one user turn in one pass (a quadratic merge would take minutes)."""
     results = [ToolMessage("ok", tool_call_id=f"c{i}") for i in range(100_000)]
@@ -234,6 +235,7 @@ def test_anthropic_merging_is_linear() -> None:
     assert len(request["messages"]) == 3 and len(request["messages"][2]["content"]) == 100_000
 
 
+@pytest.mark.slow
 def test_typed_usage_needs_no_cast() -> None:
     """mypy --strict accepts passing the typed outputs to the SDK calls (tests/interop/typed_usage.py)."""
     root = Path(__file__).resolve().parents[2]

@@ -173,6 +173,7 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
                                "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow
 def test_ctxwin_counters_names_the_refused_taker() -> None:
     done = _cli("counters", "--json")
     assert done.returncode == 0, done.stderr
@@ -190,6 +191,7 @@ def test_ctxwin_counters_names_the_refused_taker() -> None:
     assert "plugin error: taker (register_counters): counter 'gpt-4o' is already a model name" in table
 
 
+@pytest.mark.slow
 def test_counter_and_model_flags_give_one_count(tmp_path: Path) -> None:
     conversation = tmp_path / "chat.json"
     conversation.write_text(json.dumps([{"role": "user", "content": TEXT}]), encoding="utf-8")

@@ -116,6 +116,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "message"), [
     ("raise OSError(2, 'No such file or directory', '/opt/acme/vocab.bin')",
      "counter 'returns' (plugin 'acme-counters') failed to build: FileNotFoundError"),

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_spans import SECRET, conversation
 
 from ctxwin.messages import convert_to_openai_messages
@@ -23,6 +24,7 @@ def ctxwin(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_trace_prints_the_span_tree_to_stderr(tmp_path: Path) -> None:
     source = tmp_path / "chat.json"
     source.write_text(json.dumps(convert_to_openai_messages(conversation())), encoding="utf-8")
@@ -42,6 +44,7 @@ def test_trace_prints_the_span_tree_to_stderr(tmp_path: Path) -> None:
     assert SECRET not in traced.stderr
 
 
+@pytest.mark.slow
 def test_trace_over_many_lines_needs_this_process(tmp_path: Path) -> None:
     source = tmp_path / "chats.jsonl"
     line = json.dumps(convert_to_openai_messages(conversation(2)))
@@ -53,6 +56,7 @@ def test_trace_over_many_lines_needs_this_process(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "--trace:" in refused.stderr and "--workers" in refused.stderr
 
 
+@pytest.mark.slow
 def test_trace_without_the_sdk_is_a_usage_error(tmp_path: Path) -> None:
     source = tmp_path / "chat.json"
     source.write_text(json.dumps(convert_to_openai_messages(conversation(2))), encoding="utf-8")

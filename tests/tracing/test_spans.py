@@ -56,6 +56,7 @@ def summarize_first(messages: list[BaseMessage]) -> str:
     return f"{len(messages)} earlier messages about alpha and gamma"
 
 
+@pytest.mark.slow
 def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
     planner = Planner("gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize_first, keep_last=12)
     with provider.get_tracer("agent").start_as_current_span("agent run") as parent:
