@@ -325,7 +325,10 @@ def _keep_last(text: str) -> int:
 
 def add_arguments(fit: argparse.ArgumentParser) -> None:
     fit.epilog = EXIT_CODES_HELP
-    fit.add_argument("file", help="JSON or JSONL conversation(s) in OpenAI chat format, or - for stdin")
+    fit.add_argument(
+        "file", help="JSON or JSONL conversation(s): chat messages, or chat completions, Anthropic or Responses "
+        "requests (written back in their form); - for stdin"
+    )
     fit.add_argument("--model", "-m", help=f"the model to fit for (see `ctxwin models`; default {FIT_MODEL})")
     fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (see `ctxwin counters`)")
     fit.add_argument(

@@ -100,9 +100,10 @@ class Planner(Generic[M]):
     keep a ``session()`` per growing conversation (a chat loop).
 
     ``strategies`` are Strategy objects or registered names (or one name), built once (``ctxwin.planner.chain``); by
-    default ``filter``, ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or ``keep_last`` is
-    given) and ``trim``. ``summarizer`` and ``keep_last`` are the summarize step's options: it is built with them
-    (a ``Summarize`` in ``strategies`` takes them where it leaves its own unset).
+    default ``clear_reasoning``, ``filter``, ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or
+    ``keep_last`` is given) and ``trim``; a provider output runs ``place_media`` first. ``summarizer`` and
+    ``keep_last`` are the summarize step's options: it is built with them (a ``Summarize`` in ``strategies`` takes
+    them where it leaves its own unset).
     ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
     ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
