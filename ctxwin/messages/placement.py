@@ -104,8 +104,9 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
             elif kind in nowhere:
                 label = _label(kind)
                 content.append({"type": "text", "text": f"[{label} removed: the {output} API takes no {label}]"})
-                placed.warnings.append(f"{_where(message, index)}: a {label} part has no place in the {output} API; "
-                                       "replaced by a note")
+                article = "an" if label[0] in "aeiou" else "a"
+                placed.warnings.append(f"{_where(message, index)}: {article} {label} part has no place in the "
+                                       f"{output} API; replaced by a note")
             else:
                 content.append({"type": "text", "text": f"[{_label(kind)} moved to the next user message]"})
                 moved.append(block)
