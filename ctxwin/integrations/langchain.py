@@ -252,10 +252,11 @@ class _RequestFitter:
         return await (session.aplan() if session is not None else planner.aplan(inputs))
 
     def outcome(
-        self, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
+        self, planner: Planner, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
     ) -> tuple[SystemMessage | None, list[AnyMessage]]:
         """The fitted system message and history; ``BudgetExceeded`` when they do not fit, ``TurnDoesNotFit`` when
-        they fit only without part of the current turn (or, with no user message, without the newest message)."""
+        they fit only without part of the current turn (or, with no user message, without the newest message), with
+        the tokens the turn needs: the request of the system message, the tool definitions and the whole turn."""
         fitted: list[AnyMessage] = list(plan.messages)
         head = fitted[0] if system is not None and fitted and isinstance(fitted[0], SystemMessage) else None
         history = fitted[1:] if head is not None else fitted
@@ -263,7 +264,9 @@ class _RequestFitter:
             raise BudgetExceeded(plan)
         turn, what = _current_turn(inputs[system is not None :])
         if _current_turn(history)[0] != turn:
-            raise TurnDoesNotFit(plan, f"{self.owner}: {what}")
+            needed = [*inputs[: system is not None], *inputs[len(inputs) - turn :]]
+            tokens = planner.counter.count_messages(needed, tools=planner.tools)
+            raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
         return head, history
 
 
@@ -280,13 +283,15 @@ def _current_turn(messages: Sequence[Any]) -> tuple[int, str]:
 class TurnDoesNotFit(BudgetExceeded):
     """The conversation fits only without part of its current turn (the last user message and the agent's tool
     calls and results after it): sent so, the model would not see the results it asked for and would call the tools
-    again, so nothing is sent. ``plan`` is the plan that dropped them."""
+    again, so nothing is sent. ``plan`` is the plan that dropped them; ``tokens`` is what the turn needs (the
+    request with the system message, the tool definitions and the whole turn), not what the plan kept."""
 
-    def __init__(self, plan: Plan, what: str) -> None:
+    def __init__(self, plan: Plan, what: str, tokens: int) -> None:
         super().__init__(plan)
+        self.tokens = tokens
         self.args = (
-            f"{what} cannot be sent whole within the budget of {self.limit} tokens beside what must stay (the "
-            f"system prompt, {plan.budget.tools_tokens} tokens of tool definitions, pinned messages); without it the "
+            f"{what} needs {tokens} tokens with the system prompt and {plan.budget.tools_tokens} tokens of tool "
+            f"definitions, over the budget of {self.limit} tokens, so it cannot be sent whole; without it the "
             "model would not see what it is answering (and would call its tools again), so nothing was sent; "
             + "; ".join(plan.warnings),
         )
@@ -329,9 +334,11 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The planner every request is fitted with (before its tools are counted)."""
         return self.fitter.planner
 
-    def _fitted(self, request: ModelRequest[Any], plan: Plan, inputs: list[Any]) -> ModelRequest[Any] | AIMessage:
+    def _fitted(
+        self, request: ModelRequest[Any], planner: Planner, plan: Plan, inputs: list[Any]
+    ) -> ModelRequest[Any] | AIMessage:
         try:
-            system, history = self.fitter.outcome(plan, request.system_message, inputs)
+            system, history = self.fitter.outcome(planner, plan, request.system_message, inputs)
         except BudgetExceeded as error:
             if self.strict:
                 raise
@@ -348,7 +355,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage:
         """The fitted request to ``handler``; or, when it cannot fit, the AI message that ends the run."""
         planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, self.fitter.plan(planner, inputs), inputs)
+        fitted = self._fitted(request, planner, self.fitter.plan(planner, inputs), inputs)
         return fitted if isinstance(fitted, AIMessage) else handler(fitted)
 
     async def awrap_model_call(
@@ -358,7 +365,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage:
         """``wrap_model_call`` for ``ainvoke``: an async summarizer is awaited."""
         planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, await self.fitter.aplan(planner, inputs), inputs)
+        fitted = self._fitted(request, planner, await self.fitter.aplan(planner, inputs), inputs)
         return fitted if isinstance(fitted, AIMessage) else await handler(fitted)
 
 
@@ -397,19 +404,19 @@ def pre_model_hook(
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
     agent_tools = list(tools)
 
-    def update(plan: Plan, inputs: list[Any]) -> dict[str, Any]:
-        _, history = fitter.outcome(plan, system, inputs)
+    def update(planner: Planner, plan: Plan, inputs: list[Any]) -> dict[str, Any]:
+        _, history = fitter.outcome(planner, plan, system, inputs)
         if not rewrite_state:
             return {"llm_input_messages": history}
         return {"llm_input_messages": history, "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *history]}
 
     def hook(state: Any) -> dict[str, Any]:
         planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(fitter.plan(planner, inputs), inputs)
+        return update(planner, fitter.plan(planner, inputs), inputs)
 
     async def ahook(state: Any) -> dict[str, Any]:
         planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(await fitter.aplan(planner, inputs), inputs)
+        return update(planner, await fitter.aplan(planner, inputs), inputs)
 
     return RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
 

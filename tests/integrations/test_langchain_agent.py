@@ -185,6 +185,10 @@ def test_a_turn_whose_tool_results_cannot_fit_ends_instead_of_looping() -> None:
     answer = result["messages"][-1]
     assert isinstance(answer, AIMessage) and "the current turn (3 messages" in answer.text
     assert isinstance(result["messages"][-2], ToolMessage)  # the tool ran; its result stays in the state
+    turn = result["messages"][-4:-1]  # what the refused call would have needed: the system prompt and the turn
+    needed = counter.count_messages([SystemMessage(SYSTEM_PROMPT), *turn], tools=tools)
+    assert answer.response_metadata["ctxwin"] == {"tokens": needed, "limit": budget} and needed > budget
+    assert f"needs {needed} tokens" in answer.text
 
     strict = create_agent(RecordingChatModel(), TOOLS, system_prompt=SYSTEM_PROMPT,
                           middleware=[ContextWindowMiddleware(MODEL, max_tokens=budget, strict=True)])

@@ -83,7 +83,8 @@ def test_nothing_left_but_the_prompt_is_refused() -> None:
     send the whole history, so the hook refuses."""
     model = RecordingChatModel()
     agent = react_agent(model, max_tokens=300)
-    with pytest.raises(BudgetExceeded, match=r"the newest message \(the conversation has no user message\) cannot"):
+    with pytest.raises(BudgetExceeded,
+                       match=r"the newest message \(the conversation has no user message\) needs \d+ tokens"):
         agent.invoke({"messages": [AIMessage(filler(2, 400), id="a")]})
     assert model.calls == []
 
