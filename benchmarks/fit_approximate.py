@@ -33,6 +33,7 @@ import multiprocessing
 import statistics
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +255,95 @@ def widened(bound: np.ndarray, margin: tuple[float, float]) -> np.ndarray:
     return bound * (1 + relative) + spread * np.sqrt(np.maximum(bound, 0))
 
 
+@dataclass(frozen=True)
+class Measured:
+    """Documents as one target's fit sees them: statistics as the weights see them (``x``, ``safe_features``
+    included) and as the floor does (``before``: Latin words not cut), safe-mode families, real counts, sizes, the
+    estimate's bounds per weight and each document's share of its objective."""
+
+    docs: tuple[Doc, ...]
+    x: np.ndarray
+    before: np.ndarray
+    families: list[str]
+    scripts: list[str]
+    tokens: np.ndarray
+    n_bytes: np.ndarray
+    floor_w: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    unseen_rate: np.ndarray
+    scale: np.ndarray
+
+    @property
+    def kinds(self) -> list[str]:
+        return [d.kind for d in self.docs]
+
+    @property
+    def sources(self) -> list[str]:
+        return [d.source for d in self.docs]
+
+    @property
+    def natural(self) -> np.ndarray:
+        return np.array([d.kind != "random" for d in self.docs])
+
+    def fit_estimate(self, rows: np.ndarray) -> np.ndarray:
+        """The estimate's weights fitted on the documents of ``rows`` (a weight no row uses is charged its unseen
+        rate)."""
+        m = len(FEATURES)
+        seen = self.x[rows, :m].any(axis=0)
+        return fit_estimate([kd for kd, r in zip(self.kinds, rows, strict=True) if r], self.x[rows, :m],
+                            self.tokens[rows], np.where(seen, self.low, self.unseen_rate),
+                            np.where(seen, self.high, self.unseen_rate), self.scale[rows])
+
+    def estimate(self, weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The counts ``ApproximateCounter`` gives the documents of ``rows`` with ``weights``: rounded, at least 1,
+        between the floor and the byte count."""
+        m = len(FEATURES)
+        values = self.x[rows, :m] @ weights
+        return np.clip(np.maximum(np.rint(values), 1), np.ceil(self.before[rows, :m] @ self.floor_w),
+                       self.n_bytes[rows])
+
+
+def measure_docs(target: str, docs: tuple[Doc, ...], table: Pieces, latin: Pieces,
+                 floor: dict[str, float]) -> Measured:
+    """``docs`` measured for ``target`` with its pieces (``table``, ``latin``) and its floor (``fit_floor``)."""
+    encoding = reference_encoding(target)
+    tokens = np.array([len(encoding.encode_ordinary(d.text)) for d in docs], float)
+    rows = [statistics_of(d.text, table, latin) for d in docs]
+    x = np.array([[*weighed, *extra] for weighed, _, extra, _ in rows], float)
+    before = np.array([[*plain, *extra] for _, plain, extra, _ in rows], float)
+    sources = [d.source for d in docs]
+    floor_w = np.array([floor[f] for f in FEATURES])
+    width = {**dict.fromkeys((*ASCII_FEATURES, *_SUBSETS, "pieces", "latin_pieces"), np.inf), "piece_words": 1.0,
+             **WIDTHS}
+    high = np.array([width[f] for f in FEATURES], float)
+    # The characters of words counted in pieces cost what their pieces do: their own weight may go under the floor
+    # (which ``ApproximateCounter`` applies to the whole text anyway); ``piece_words`` takes off what
+    # ``word_starts`` charges those words.
+    low = np.where([f in PIECE_GROUPS for f in FEATURES], 0.0, floor_w)
+    low[FEATURES.index("piece_words")] = -1.0
+
+    # CLDR's names (many transliterated) cost more per character than prose: in scripts that have other natural
+    # text, they count CLDR_SHARE as much in the estimate's objective (where they are all there is, in full). Each
+    # document's share is also its own ``weight`` (the UDHR's languages of a script share theirs by speakers).
+    scripts = [script_of(d.text) for d in docs]
+    prose_scripts = {s for s, d in zip(scripts, docs, strict=True) if d.kind not in {"cldr", "random"}}
+    scale = np.array([(CLDR_SHARE if d.kind == "cldr" and s in prose_scripts else 1.0) * d.weight
+                      for s, d in zip(scripts, docs, strict=True)])
+
+    # A script group without natural text among the rows fitted (one that only random strings have, or whose only
+    # source is left out) is charged what its random strings cost a character, not the floor the fit would leave;
+    # but combining marks, which merge with the letter before them in text and not in random strings.
+    unseen_rate = low.copy()
+    for g in (g for g in GROUPS if g != "combining"):
+        i, random_rows = FEATURES.index(g), np.array([s == f"random-{g}" for s in sources])
+        if random_rows.any():
+            unseen_rate[i] = np.clip(np.median(tokens[random_rows] / np.maximum(before[random_rows, i], 1)), low[i],
+                                     high[i])
+    return Measured(docs, x, before, [family for _, _, _, family in rows], scripts, tokens,
+                    np.array([len(d.text.encode()) for d in docs], float), floor_w, low, high, unseen_rate, scale)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 
 
@@ -282,18 +372,23 @@ def _by_source(scripts: list[str], sources: list[str], errors: np.ndarray, natur
         print(f"    {script:12}", ", ".join(parts))
 
 
-def _leave_one_source_out(target: str, docs: tuple[Doc, ...], scripts: list[str], x: np.ndarray, tokens: np.ndarray,
-                          natural: np.ndarray, estimate_fit: Any, clamp: Any) -> tuple[dict[str, Any], float]:
+def estimates_without_their_source(target: str, data: Measured, names: set[str]) -> np.ndarray:
+    """Each document of the sources ``names`` estimated by weights fitted on the natural documents of every other
+    source (NaN for the documents of other sources)."""
+    estimates = np.full(len(data.docs), np.nan)
+    for name in sorted(names):
+        out = np.array([s == name for s in data.sources])
+        estimates[out] = data.estimate(data.fit_estimate(data.natural & ~out), out)
+        print(f"  {target} fold {name}", file=sys.stderr)
+    return estimates
+
+
+def _leave_one_source_out(target: str, data: Measured) -> tuple[dict[str, Any], float]:
     """The estimate's errors, each natural document estimated by weights fitted without its source; the 95th
     percentile over the kinds with accuracy targets."""
-    m = len(FEATURES)
-    sources, kinds = [d.source for d in docs], [d.kind for d in docs]
-    loso = np.empty(len(docs))
-    for name in sorted(set(s for s, r in zip(sources, natural, strict=True) if r)):
-        out = np.array([s == name for s in sources])
-        loso[out] = clamp(x[out, :m] @ estimate_fit(natural & ~out), out)
-        print(f"  {target} fold {name}", file=sys.stderr)
-    errors = loso / tokens - 1
+    sources, kinds, scripts, natural = data.sources, data.kinds, data.scripts, data.natural
+    loso = estimates_without_their_source(target, data, {s for s, r in zip(sources, natural, strict=True) if r})
+    errors = loso / data.tokens - 1
     print(f"{target}: estimate, leave-one-source-out")
     nat_kinds = [kd for kd, r in zip(kinds, natural, strict=True) if r]
     running = natural & np.array([k not in WORD_LISTS for k in kinds])
@@ -319,57 +414,15 @@ def fit_target(target: str, docs: tuple[Doc, ...], previous: dict[str, Any] | No
                pieces: list[str], latin_pieces: list[str]) -> dict[str, Any]:
     """The calibration of one target, whose ``pieces`` and ``latin_pieces`` are given; ``previous`` (its last
     calibration) skips the estimate's evaluation."""
-    encoding = reference_encoding(target)
-    tokens = np.array([len(encoding.encode_ordinary(d.text)) for d in docs], float)
-    table, latin = Pieces(pieces), Pieces(latin_pieces, latin=True)
-    rows = [statistics_of(d.text, table, latin) for d in docs]
-    # ``x`` as the weights see the text, ``before`` as the floor does (Latin words not cut).
-    x = np.array([[*weighed, *extra] for weighed, _, extra, _ in rows], float)
-    before = np.array([[*plain, *extra] for _, plain, extra, _ in rows], float)
-    families = [family for _, _, _, family in rows]
-    n_bytes = np.array([len(d.text.encode()) for d in docs], float)
-    kinds, sources = [d.kind for d in docs], [d.source for d in docs]
-    m = len(FEATURES)
     floor, most, k = fit_floor(target)
-    floor_w = np.array([floor[f] for f in FEATURES])
-    width = {**dict.fromkeys((*ASCII_FEATURES, *_SUBSETS, "pieces", "latin_pieces"), np.inf), "piece_words": 1.0,
-             **WIDTHS}
-    high = np.array([width[f] for f in FEATURES], float)
-    # The characters of words counted in pieces cost what their pieces do: their own weight may go under the floor
-    # (which ``ApproximateCounter`` applies to the whole text anyway); ``piece_words`` takes off what
-    # ``word_starts`` charges those words.
-    low = np.where([f in PIECE_GROUPS for f in FEATURES], 0.0, floor_w)
-    low[FEATURES.index("piece_words")] = -1.0
-    natural = np.array([kd != "random" for kd in kinds])
+    data = measure_docs(target, docs, Pieces(pieces), Pieces(latin_pieces, latin=True), floor)
+    x, before, tokens, n_bytes, families = data.x, data.before, data.tokens, data.n_bytes, data.families
+    kinds, sources, natural = data.kinds, data.sources, data.natural
+    m = len(FEATURES)
 
-    # CLDR's names (many transliterated) cost more per character than prose: in scripts that have other natural
-    # text, they count CLDR_SHARE as much in the estimate's objective (where they are all there is, in full). Each
-    # document's share is also its own ``weight`` (the UDHR's languages of a script share theirs by speakers).
-    scripts = [script_of(d.text) for d in docs]
-    prose_scripts = {s for s, d in zip(scripts, docs, strict=True) if d.kind not in {"cldr", "random"}}
-    scale = np.array([(CLDR_SHARE if d.kind == "cldr" and s in prose_scripts else 1.0) * d.weight
-                      for s, d in zip(scripts, docs, strict=True)])
-
-    # A script group without natural text among the rows fitted (one that only random strings have, or whose only
-    # source is left out) is charged what its random strings cost a character, not the floor the fit would leave;
-    # but combining marks, which merge with the letter before them in text and not in random strings.
-    unseen_rate = low.copy()
-    for g in (g for g in GROUPS if g != "combining"):
-        i, rows = FEATURES.index(g), np.array([s == f"random-{g}" for s in sources])
-        if rows.any():
-            unseen_rate[i] = np.clip(np.median(tokens[rows] / np.maximum(before[rows, i], 1)), low[i], high[i])
-
-    def estimate_fit(rows: np.ndarray) -> np.ndarray:
-        seen = x[rows, :m].any(axis=0)
-        return fit_estimate([kd for kd, r in zip(kinds, rows, strict=True) if r], x[rows, :m], tokens[rows],
-                            np.where(seen, low, unseen_rate), np.where(seen, high, unseen_rate), scale[rows])
-
-    def clamp(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        return np.clip(np.maximum(np.rint(values), 1), np.ceil(before[rows, :m] @ floor_w), n_bytes[rows])
-
-    weights = estimate_fit(natural)
+    weights = data.fit_estimate(natural)
     if previous is None:
-        evaluation, p95 = _leave_one_source_out(target, docs, scripts, x, tokens, natural, estimate_fit, clamp)
+        evaluation, p95 = _leave_one_source_out(target, data)
     else:  # --safe-only: the estimate and its evaluation as last written
         evaluation = {k: v for k, v in previous["evaluation"].items() if k.startswith("estimate")}
         p95 = previous["max_relative_error"]

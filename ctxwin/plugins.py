@@ -116,7 +116,7 @@ _generation = 0  # bumped whenever the set of plugins changes; what was collecte
 _load_errors: list[PluginError] = []
 _sources: dict[str, str] = {}  # plugin name -> "built-in" or "<distribution> <version>"
 _collecting: set[str] = set()  # the hooks being collected (only by the thread holding _lock)
-_declared: list[Registrations[Any]] = []  # every hook's Registrations, so plugin_errors() can run them all
+_declared: list[Registrations[Any] | SharedNames] = []  # so plugin_errors() can run every hook and check
 
 
 def _normalize(name: str) -> str:
@@ -201,6 +201,13 @@ def plugin_source(name: str) -> str:
     return _sources.get(name, "unknown")
 
 
+def _precedence() -> Callable[[str], tuple[bool, int]]:
+    """Which plugin keeps a name two register: the built-in plugins, then the others in the order they were
+    registered (pluggy's tryfirst/trylast order the calls of a hook, never who owns a name)."""
+    order = {name: index for index, name in enumerate(plugin_names())}
+    return lambda plugin: (_sources.get(plugin) != "built-in", order.get(plugin, len(order)))
+
+
 class Registrations(Generic[T]):
     """What one hook registers, by name, collected from every plugin and cached until the set of plugins changes.
 
@@ -208,39 +215,44 @@ class Registrations(Generic[T]):
     plugin's name, to ``validate``, which returns the names the registration takes and the value stored under them
     (or raises). A plugin whose hook raises, returns something, or registers something ``validate`` refuses loses
     all its registrations from this hook; a name already taken by an earlier plugin is refused on its own. Either
-    way a ``PluginError`` names the plugin. ``what`` names the kind of thing in those errors (``"counter"``).
+    way a ``PluginError`` names the plugin. Plugins are asked in order of precedence (``_precedence``: built-in
+    first, then by registration), so a name's first registration keeps it. ``what`` names the kind of thing in
+    those errors (``"counter"``).
     """
 
     def __init__(self, hook_name: str, validate: Callable[..., tuple[Iterable[str], T]], what: str) -> None:
         if not hasattr(pm.hook, hook_name):
             raise ValueError(f"no hook named {hook_name!r} in ctxwin.hookspecs")
         self.hook_name, self.validate, self.what = hook_name, validate, what
-        self._collected: tuple[int, dict[str, T], list[PluginError]] | None = None
+        self._collected: _Collected[T] | None = None
         _declared.append(self)
 
     def by_name(self) -> Mapping[str, T]:
         """Every registered name and its value, plugins loaded and the hook run on first use."""
-        return self._current()[1]
+        return self._current().by_name
+
+    def owners(self) -> Mapping[str, str]:
+        """The plugin that registered each name."""
+        return self._current().owners
 
     def errors(self) -> list[PluginError]:
-        return self._current()[2]
+        return self._current().errors
 
-    def _current(self) -> tuple[int, dict[str, T], list[PluginError]]:
+    def _current(self) -> _Collected[T]:
         collected = self._collected
-        if collected is not None and collected[0] == _generation:
+        if collected is not None and collected.generation == _generation:
             return collected
         with _lock:
             if self.hook_name in _collecting:  # only the collecting thread gets past the lock: a hook recursed
                 raise PluginReentryError(self.hook_name)
             load_plugins()
-            if self._collected is None or self._collected[0] != _generation:
+            if self._collected is None or self._collected.generation != _generation:
                 generation = _generation
                 _collecting.add(self.hook_name)
                 try:
-                    by_name, errors = self._collect()
+                    self._collected = _Collected(generation, *self._collect())
                 finally:
                     _collecting.discard(self.hook_name)
-                self._collected = (generation, by_name, errors)
             return self._collected
 
     def _register_callback(self, plugin: str, staged: list[tuple[tuple[str, ...], T]]) -> Callable[..., None]:
@@ -252,12 +264,14 @@ class Registrations(Generic[T]):
 
         return register
 
-    def _collect(self) -> tuple[dict[str, T], list[PluginError]]:
+    def _collect(self) -> tuple[dict[str, T], dict[str, str], list[PluginError]]:
         by_name: dict[str, T] = {}
         owners: dict[str, str] = {}
         errors: list[PluginError] = []
+        precedence = _precedence()
+        impls = sorted(getattr(pm.hook, self.hook_name).get_hookimpls(), key=lambda impl: precedence(impl.plugin_name))
         with CtrlCWatch() as watch:
-            for impl in getattr(pm.hook, self.hook_name).get_hookimpls():
+            for impl in impls:
                 plugin = impl.plugin_name
                 staged: list[tuple[tuple[str, ...], T]] = []
                 register = self._register_callback(plugin, staged)
@@ -283,7 +297,72 @@ class Registrations(Generic[T]):
                         continue
                     for name in names:
                         by_name[name], owners[name] = value, plugin
-        return by_name, errors
+        return by_name, owners, errors
+
+
+@dataclass(frozen=True)
+class _Collected(Generic[T]):
+    """What ``Registrations`` collected for one generation of the plugins."""
+
+    generation: int
+    by_name: dict[str, T]
+    owners: dict[str, str]
+    errors: list[PluginError]
+
+
+class SharedNames:
+    """Two hooks whose names are one namespace (counter and model names: ``--counter X`` and ``--model X`` must
+    never give two counts): a name both register is kept by the plugin of precedence (``_precedence``: built-in
+    first, then by registration) and refused to the other, whose ``PluginError`` says so (``plugin_errors()``).
+    ``key`` is how the second hook's names compare with the first's (model names are matched case-insensitively);
+    ``agree(first's value, second's value)`` says when the two are one thing (a model named after its own counter),
+    which both keep.
+    """
+
+    def __init__(self, first: Registrations[Any], second: Registrations[Any], key: Callable[[str], str],
+                 agree: Callable[[Any, Any], bool]) -> None:
+        self.first, self.second, self.key, self.agree = first, second, key, agree
+        self._checked: tuple[int, tuple[dict[str, Any], dict[str, Any]], list[PluginError]] | None = None
+        _declared.append(self)
+
+    def by_name(self) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+        """Each hook's ``by_name`` without the names refused to it. While the second hook's plugins register (a
+        models hook may look up a counter), the first's names as they are: nothing is refused before both are in."""
+        checked = self._checked
+        if checked is not None and checked[0] == _generation:
+            return checked[1]
+        with _lock:  # the collecting thread holds it; any other waits for the collection to end
+            if self.second.hook_name in _collecting:
+                return self.first.by_name(), {}
+            return self._current()[1]
+
+    def errors(self) -> list[PluginError]:
+        return self._current()[2]
+
+    def _current(self) -> tuple[int, tuple[dict[str, Any], dict[str, Any]], list[PluginError]]:
+        checked = self._checked
+        if checked is not None and checked[0] == _generation:
+            return checked
+        with _lock:
+            generation = _generation
+            hooks = (self.first, self.second)
+            kept = (dict(self.first.by_name()), dict(self.second.by_name()))
+            firsts, seconds = self.first.owners(), self.second.owners()
+            precedence = _precedence()
+            errors: list[PluginError] = []
+            for name, owner in firsts.items():
+                other = seconds.get(self.key(name))
+                if other is None or self.agree(self.first.by_name()[name], self.second.by_name()[self.key(name)]):
+                    continue
+                loser = int(precedence(owner) < precedence(other))  # 1: the second hook's registration loses
+                names, owners = (name, self.key(name)), (owner, other)
+                kept[loser].pop(names[loser], None)
+                errors.append(PluginError(owners[loser], hooks[loser].hook_name,
+                                          f"{hooks[loser].what} {names[loser]!r} is already a "
+                                          f"{hooks[1 - loser].what} of plugin {owners[1 - loser]!r}; ignored (one "
+                                          "name, one count)"))
+            self._checked = (generation, kept, errors)
+            return self._checked
 
 
 def unknown_name(kind: str, name: str, known: Iterable[str], listed_by: str, *, match: str | None = None) -> ValueError:

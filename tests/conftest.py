@@ -5,7 +5,7 @@ set before anything asks for a counter; tests that need a plugin register it exp
 subprocess of their own).
 
 CI runs the property tests on a fixed sequence of examples, so a red run is reproducible and a landing never depends
-on luck; locally they explore new examples on every run.
+on luck; locally they explore new examples on every run. ``--hypothesis-profile=fuzz`` runs many more examples.
 """
 
 import os
@@ -15,5 +15,7 @@ from hypothesis import settings
 os.environ["CTXWIN_LOAD_PLUGINS"] = ""
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
+# Long fuzzing of the property tests that scale with the profile (tests/approximate/test_safe_adversarial.py).
+settings.register_profile("fuzz", max_examples=20_000, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")

@@ -1,4 +1,5 @@
-"""Worker processes for ``fit_many``: one ``Fitter`` per process, chunks of conversations in, results out in order.
+"""Worker processes for batch runs: each builds one state object (a ``Fitter``, a line mapper) once and runs tasks
+with it; a dead worker is replaced by a new pool.
 
 Start method: ``forkserver`` where the platform has it, else ``spawn``; never ``fork``. The tiktoken counter
 tokenizes large batches on a thread pool, and the caller (a notebook, a Ray driver, a web server) may run threads
@@ -6,138 +7,99 @@ of its own; a child forked while another thread holds a lock (the pool's queue, 
 deadlock. The fork server is a fresh single-threaded process, so workers start from a clean state, and each one
 forks from it instead of starting a whole interpreter as ``spawn`` does.
 
-At most ``IN_FLIGHT_PER_WORKER`` chunks per worker are submitted and not yet consumed: the input is read only as
-fast as results are taken, so a generator over millions of conversations is never held in memory.
+The state is built in the workers only: a bad argument (an unknown model, a strategy that cannot be built) raises
+there, and ``WorkerPool`` raises it again in the caller when the pool starts, so the caller never builds a planner
+of its own.
 """
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import signal
-from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
-
-from ctxwin.batch.item import FitResult, Fitter
+from typing import Any, TypeVar
 
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-# Two chunks per worker: one being fitted, one queued, so a worker never waits for the next chunk's transfer.
-IN_FLIGHT_PER_WORKER = 2
-
-Chunk = list[tuple[int, Any]]
 WORKER_DIED = "the worker process died while fitting this item (crashed, killed or out of memory)"
 
-_fitter: Fitter | None = None  # the worker process's own, built by the pool initializer
+R = TypeVar("R")
+
+_state: Any = None  # the worker process's own, built by the pool initializer
+_failure: Exception | None = None  # what building it raised, raised again by every task
 
 
-def _start_worker(fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | None) -> None:
-    global _fitter
+def _start_worker(build: Callable[[], Any]) -> None:
+    global _state, _failure
     # Ctrl-C reaches the whole process group: the caller stops the pool; a worker's traceback would only be noise.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _fitter = Fitter(fit_kwargs, decode)
-
-
-def _fit_chunk(chunk: Chunk) -> list[FitResult]:
-    if _fitter is None:  # only reachable if the pool was built without its initializer
-        raise RuntimeError("fit_many worker used before its initializer ran")
-    return [_fitter.fit(index, conversation) for index, conversation in chunk]
-
-
-def chunked(items: Iterable[tuple[int, Any]], size: int) -> Iterator[Chunk]:
-    iterator = iter(items)
-    while chunk := list(itertools.islice(iterator, size)):
-        yield chunk
-
-
-def fit_in_pool(
-    items: Iterable[tuple[int, Any]],
-    fit_kwargs: Mapping[str, Any],
-    *,
-    workers: int,
-    chunksize: int,
-    local: Fitter,
-) -> Generator[FitResult, None, None]:
-    """Fit ``(index, item)`` pairs on ``workers`` processes, each with a Fitter like ``local``; yield the results in
-    input order.
-
-    A chunk that cannot travel to a worker or back (a conversation given as a generator, an object whose class
-    the worker cannot import) is fitted by ``local`` in this process instead, so it still gets its own results.
-    An item that kills its worker (a crash in a tokenizer or plugin, the OOM killer) gets that as its error and
-    the run goes on in a new pool; see ``_Pool.collect``.
-    """
-    pool = _Pool(workers, fit_kwargs, local)
-    pending: deque[tuple[Chunk, Future[list[FitResult]]]] = deque()
     try:
-        for chunk in chunked(items, chunksize):
-            pending.append((chunk, pool.submit(chunk)))
-            if len(pending) >= IN_FLIGHT_PER_WORKER * workers:
-                yield from pool.collect(pending)
-        while pending:
-            yield from pool.collect(pending)
-    finally:  # also when the caller stops early: queued chunks are dropped, running ones finish
-        pool.shutdown()
+        _state = build()
+    except Exception as exc:  # an initializer that raises breaks the pool; a task raising it says why instead
+        _failure = exc
 
 
-class _Pool:
-    """The executor, replaced by a new one when a worker dies."""
+def _call(task: Callable[..., R], *args: Any) -> R:
+    if _failure is not None:
+        raise _failure
+    return task(_state, *args)
 
-    def __init__(self, workers: int, fit_kwargs: Mapping[str, Any], local: Fitter) -> None:
-        self.workers, self.fit_kwargs, self.local = workers, dict(fit_kwargs), local
+
+def _ready(state: Any) -> None:
+    """A task that does nothing: it raises what building the state raised."""
+
+
+class WorkerPool:
+    """``workers`` processes, each with ``build()``'s state; ``submit(task, *args)`` runs ``task(state, *args)``.
+
+    Starting it waits for one worker to have built its state and raises what building it raised, so a bad
+    argument is reported once, in the caller. ``restart()`` replaces a pool a dead worker broke.
+    """
+
+    def __init__(self, workers: int, build: Callable[[], Any]) -> None:
+        self.workers, self.build = workers, build
         self.executor = self._start()
+        try:
+            self._check()
+        except BaseException:
+            self.shutdown(kill=True)
+            raise
 
     def _start(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context(START_METHOD),
             initializer=_start_worker,
-            initargs=(self.fit_kwargs, self.local.decode),
+            initargs=(self.build,),
         )
 
-    def submit(self, chunk: Chunk) -> Future[list[FitResult]]:
-        return self.executor.submit(_fit_chunk, chunk)
-
-    def shutdown(self) -> None:
-        self.executor.shutdown(wait=True, cancel_futures=True)
-
-    def collect(self, pending: deque[tuple[Chunk, Future[list[FitResult]]]]) -> list[FitResult]:
-        """The results of the oldest pending chunk.
-
-        When the pool broke, any chunk in flight may have killed it: a new pool fits the oldest chunk one item at a
-        time (an item that breaks it again is the culprit and gets the error), then the other pending chunks are
-        sent again. A pool that cannot even start (its planner cannot be built there) raises.
-        """
-        chunk, future = pending.popleft()
+    def _check(self) -> None:
         try:
-            return future.result()
-        except BrokenProcessPool:
-            pass
-        except Exception:  # the chunk could not be pickled to the worker or back: fit it here
-            return [self.local.fit(index, conversation) for index, conversation in chunk]
-        self._restart()
-        results = [self._isolated(index, conversation) for index, conversation in chunk]
-        for i, (other, _) in enumerate(pending):
-            pending[i] = (other, self.submit(other))
-        return results
-
-    def _isolated(self, index: int, conversation: Any) -> FitResult:
-        try:
-            return self.submit([(index, conversation)]).result()[0]
-        except BrokenProcessPool:
-            self._restart()
-            return FitResult(index, error=WORKER_DIED)
-        except Exception:
-            return self.local.fit(index, conversation)
-
-    def _restart(self) -> None:
-        self.executor.shutdown(wait=True, cancel_futures=True)
-        self.executor = self._start()
-        try:
-            self.executor.submit(_fit_chunk, []).result()  # a pool that cannot start must not loop
+            self.submit(_ready).result()
         except BrokenProcessPool as exc:
             raise RuntimeError(
-                "fit_many worker processes cannot start (killed, out of memory, their planner could not be built "
-                'there, or the main script runs fit_many again outside `if __name__ == "__main__":`)'
+                "worker processes cannot start (killed, out of memory, or the main script starts the pool again "
+                'outside `if __name__ == "__main__":`)'
             ) from exc
+
+    def submit(self, task: Callable[..., R], *args: Any) -> Future[R]:
+        return self.executor.submit(_call, task, *args)
+
+    def restart(self) -> None:
+        self.shutdown(kill=True)
+        self.executor = self._start()
+        self._check()  # a pool that cannot start must not loop
+
+    def shutdown(self, *, kill: bool = False) -> None:
+        """Stop the workers: after their running tasks, or at once (``kill``: an interrupt, a broken pool)."""
+        if not kill:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            return
+        processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join()

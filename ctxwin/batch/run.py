@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import math
 import pickle
@@ -10,12 +11,13 @@ import sys
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sized
 from typing import Any
 
+from ctxwin.batch.chunks import IN_FLIGHT_PER_WORKER, fit_in_pool
 from ctxwin.batch.item import FitResult, Fitter
-from ctxwin.batch.pool import IN_FLIGHT_PER_WORKER, fit_in_pool
+from ctxwin.batch.pool import WorkerPool
 from ctxwin.batch.progress import Progress
 from ctxwin.cpus import available_cpus
 
-# Conversations per chunk sent to a worker; see benchmarks/README.batch.md for the measurement behind it.
+# Conversations per chunk sent to a worker; benchmarks/README.md ("Chunk size") has the measurement behind it.
 DEFAULT_CHUNKSIZE = 16
 # Fewer than this many chunks per worker are fitted in the calling process: the pool would not pay for itself.
 SMALL_INPUT_CHUNKS = 2
@@ -32,27 +34,31 @@ def fit_many(
 ) -> Generator[FitResult, None, None]:
     """Fit each conversation as ``ctxwin.fit(conversation, **fit_kwargs)`` would; yield a ``FitResult`` per item.
 
-    Results come in input order and carry the item's index, its ``Plan`` (``plan.messages``, ``plan.summary()``)
-    or the text of its error; an error never stops the run. Stopping early (``close()``, or dropping the generator)
-    shuts the worker pool down. ``conversations`` is read lazily, a few chunks ahead
-    of the results taken, so it can be a generator over millions of items. Each item is anything ``fit`` accepts,
-    or ``{"messages": [...], "tools": [...]}`` to send that conversation with its own tools.
+    Results come in input order and carry the item's index, the fitted ``messages`` (in the ``output`` form asked
+    for), the plan's ``summary()``, or the text of its error; an error never stops the run. Stopping early
+    (``close()``, or dropping the generator) stops the worker pool. ``conversations`` is read lazily, a few chunks
+    ahead of the results taken, so it can be a generator over millions of items. Each item is anything ``fit``
+    accepts, or ``{"messages": [...], "tools": [...]}`` to send that conversation with its own tools.
 
     ``workers``: processes to use, ``None`` for every CPU this process may use; ``1`` fits in this process, no
     pool, and so does an input shorter than ``SMALL_INPUT_CHUNKS`` chunks per worker (the results are the same). A
     script that starts the pool from its top level without ``if __name__ == "__main__":`` gets a RuntimeError
     saying so, before any process starts (each worker would run the script again). An item that kills its worker
     process gets that as its error; the others are fitted in a new pool.
-    Each worker builds one planner (counter, tokenizer, strategies) from ``fit_kwargs`` and keeps it; the
-    conversations are converted to messages in the workers. ``fit_kwargs`` are therefore pickled once per worker:
-    a ``summarizer`` or ``Strategy`` must be importable (a module-level function, not a lambda).
+
+    With a pool, each worker builds one planner (counter, tokenizer, strategies) from ``fit_kwargs`` and keeps it;
+    this process builds none. Per item it only takes the item from ``conversations``, pickles it into a chunk for
+    a worker and unpickles the compact result (messages and summary); decoding, converting, planning and the
+    summary's figures are the worker's. ``fit_kwargs`` are pickled once per worker: a ``summarizer`` or
+    ``Strategy`` must be importable (a module-level function, not a lambda).
     ``progress``: a bar on stderr when it is a terminal (``None`` or ``True``), none (``False``), or a
     ``ctxwin.batch.progress.Progress`` to step (the caller closes it). ``chunksize``: conversations per transfer to a
     worker (default: ``DEFAULT_CHUNKSIZE``, smaller when a sized input would leave workers idle). ``decode``: a
     function applied to each item in the worker before fitting, so that parsing runs on every core too (e.g.
     ``json.loads`` over the lines of a JSONL file); what it raises is that item's error.
 
-    Arguments are checked here, before any work: a bad model, strategy or budget raises at once, as ``fit`` does.
+    Arguments are checked here, before any work: a bad model, strategy or budget raises at once, as ``fit`` does
+    (with a pool, the first worker to build its planner reports it).
     """
     if isinstance(conversations, (str, bytes, Mapping)) or not isinstance(conversations, Iterable):
         raise TypeError(
@@ -62,7 +68,6 @@ def fit_many(
     count = _worker_count(workers)
     if chunksize is not None and (isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1):
         raise ValueError(f"chunksize must be a positive int, got {chunksize!r}")
-    fitter = Fitter(fit_kwargs, decode)  # builds the planner here: configuration errors surface in the caller, once
     total = len(conversations) if isinstance(conversations, Sized) else None
     items: Iterator[tuple[int, Any]] = enumerate(conversations)
     if count > 1:
@@ -75,10 +80,13 @@ def fit_many(
             check_main_guard()
         items = itertools.chain(head, items)
     if count == 1:
+        fitter = Fitter(fit_kwargs, decode)  # builds the planner now: configuration errors surface at the call
         results: Generator[FitResult, None, None] = (fitter.fit(index, conversation) for index, conversation in items)
     else:
+        pool = WorkerPool(count, functools.partial(Fitter, dict(fit_kwargs), decode))  # raises a bad argument
+        local = functools.cache(functools.partial(Fitter, fit_kwargs, decode))  # only for items that cannot travel
         size = chunksize or _default_chunksize(total, count)
-        results = fit_in_pool(items, fit_kwargs, workers=count, chunksize=size, local=fitter)
+        results = fit_in_pool(items, pool, chunksize=size, local=local)
     if progress is False:
         return results
     bar = progress if isinstance(progress, Progress) else Progress("fitted", total)

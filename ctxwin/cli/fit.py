@@ -1,12 +1,14 @@
-"""``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them in OpenAI format.
+"""``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them back in their own form.
 
 One conversation (JSON, or JSONL of messages): a budget bar and one row per step go to stderr (``--json``: a JSON
 report to stdout, nothing on stderr but warnings), the fitted conversation to ``-o OUT`` or, without ``-o`` (or
-with ``-o -``), to stdout, in the shape it came in: a list stays a list, ``{"messages": ..., "tools": ..., ...}``
-keeps its other keys. Many conversations (JSONL, one per line, read as a stream): one output line each, in input
-order, the line's own object with ``messages`` replaced and ``"ctxwin": {"line": N, "plan": {...}}`` added, fitted
-by ``ctxwin.batch.fit_many`` on ``--workers`` processes (the output does not depend on how many); a bad line is
-reported on stderr and the run goes on. A progress bar is drawn on stderr when it is a terminal.
+with ``-o -``), to stdout, in the shape and request form it came in (``ctxwin.cli.io.fitted_document``): a list
+stays a list, a request object (chat completions', Anthropic's with its ``system``, Responses' with ``input`` and
+``instructions``) keeps its other keys, its messages in its own form. Many conversations (JSONL, one per line,
+read as a stream): one output line each, in input order, the line's own object likewise, with ``"ctxwin":
+{"line": N, "plan": {...}}`` added, fitted on ``--workers`` processes (``ctxwin.cli.fit_file``; the output does
+not depend on how many); a bad line is reported on stderr and the run goes on. A progress bar is drawn on stderr
+when it is a terminal.
 
 Files are never lost: flags are checked first (a bad one is a usage error naming it, exit 2, before anything is
 read), ``-o`` may not be an input, the output is opened only after the input was read (a JSONL batch streams into
@@ -22,23 +24,21 @@ import functools
 import itertools
 import json
 import sys
-from collections import deque
 from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import Any, cast
 
-from ctxwin.batch import fit_many
-from ctxwin.batch.conversation import ConversationFileError, nesting_error
-from ctxwin.batch.item import FIT_MODEL, Fitter
+from ctxwin.batch.item import FIT_MODEL, Fitter, describe
 from ctxwin.batch.progress import Progress
 from ctxwin.cli.atomic import AtomicOutput, same_file
 from ctxwin.cli.budgets import parse_budget
+from ctxwin.cli.fit_file import FitLines, fit_lines, full_report, seekable
 from ctxwin.cli.io import (
     ConversationLine,
     RawConversation,
-    loads,
+    fitted_document,
     read_raw_conversations,
     read_tools,
-    request_from_json,
 )
 from ctxwin.cli.output import (
     EXIT_CODES_HELP,
@@ -52,15 +52,14 @@ from ctxwin.cli.output import (
 from ctxwin.cli.trace import SDK_MISSING, printed_trace
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.messages import convert_to_openai_messages
+from ctxwin.cpus import available_cpus
 from ctxwin.planner import Plan
 from ctxwin.planner.chain import build_chain
 from ctxwin.plural import plural
 from ctxwin.strategies import get_strategy_factory
-from ctxwin.strategies.summarize import extractive_summarizer
+from ctxwin.strategies.salience import extractive_summarizer
 
 BAR_WIDTH = 60
-PLAN_KEY = "ctxwin"  # the key JSONL output lines get for the line number and the plan; an earlier run's is replaced
 NO_ROOM_HINT = "lower --reserve, raise --context-window, or add --summarize"
 
 
@@ -102,19 +101,6 @@ def plan_lines(plan: Plan, where: str) -> list[str]:
     )
     lines += [f"warning: {w}" for w in plan.warnings]
     return lines
-
-
-def _report(plan: Plan) -> dict[str, Any]:
-    return {
-        **plan.summary(),
-        "model": plan.model,
-        "counter": plan.counter,
-        "context_window": plan.budget.context_window,
-        "reserve_output": plan.budget.reserve_output,
-        "tools_tokens": plan.budget.tools_tokens,
-        "safety_margin": plan.budget.safety_margin,
-        "steps": [s.as_dict() for s in plan.steps],
-    }
 
 
 def _strategies(args: argparse.Namespace) -> list[str] | None:
@@ -191,6 +177,7 @@ def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None)
         "counter": args.counter,
         "keep_last": args.keep_last,
         "summarizer": extractive_summarizer if args.summarize else None,
+        "output": "request",  # each conversation written back in the request form it came in
     }
 
 
@@ -209,10 +196,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    workers = args.workers or available_cpus()
     try:
         tools = read_tools(args.tools)
         arguments = _fit_arguments(args, tools)
-        fitter = Fitter(arguments)  # builds the planner: bad arguments are reported before any file is read
+        # Builds the planner: bad arguments are reported before any file is read (workers build their own).
+        fitter = Fitter(arguments) if workers == 1 else None
     except (ValueError, TypeError, TokenizerDataError) as exc:  # ConversationFileError, bad tool definitions
         return error(exc)
     output = AtomicOutput(args.output)
@@ -220,16 +209,21 @@ def _run(args: argparse.Namespace) -> int:
         output.check()
     except OSError as exc:
         return error(f"cannot write {output.name}: {exc.strerror or exc}")
+    name = "<stdin>" if args.file == "-" else args.file
     with output:
         try:
-            items = read_raw_conversations(args.file)
-            first = next(items)
-            if isinstance(first, RawConversation):  # the file is one conversation
-                status = _fit_one(first, fitter, output, args, tools)
-            else:  # the file is lines of conversations, all of them ConversationLine
-                lines = cast(Iterator[ConversationLine], itertools.chain([first], items))
-                status = _fit_lines(lines, arguments, output, args, tools)
-        except ConversationFileError as exc:  # unreadable, or a broken document: nothing written
+            with seekable(args.file) if workers > 1 else nullcontext(args.file) as path:
+                items = read_raw_conversations(path, name)
+                first = next(items)
+                if isinstance(first, RawConversation):  # the file is one conversation
+                    status = _fit_one(first, fitter or Fitter(arguments), output, args, tools)
+                elif workers > 1:  # lines of conversations: the workers read them from the file themselves
+                    status = _fit_lines(path, None, arguments, output, args, tools, workers)
+                else:  # lines of conversations, all of them ConversationLine, fitted here as they are read
+                    lines = cast(Iterator[ConversationLine], itertools.chain([first], items))
+                    status = _fit_lines(path, lines, arguments, output, args, tools, 1)
+        except (ValueError, TypeError, TokenizerDataError) as exc:
+            # unreadable, a broken document, or an argument the workers' planners refused: nothing written
             return error(exc)
         except OSError as exc:
             return error(f"cannot write {output.name}: {exc.strerror or exc}")
@@ -251,14 +245,13 @@ def _fit_one(
         return usage_error(
             args.parser, "--tools", f"{item.source} has its own 'tools', which differ from {args.tools}; give one"
         )
-    result = fitter.fit(0, {"messages": item.messages, "tools": item.tools})
-    if result.plan is None:
-        return error(f"{item.source}: {result.error}")
-    plan = result.plan
-    messages = keep_null_content(item.messages, convert_to_openai_messages(plan.messages))
-    fitted: Any = messages if item.document is None else {**item.document, "messages": messages}
+    try:
+        plan = fitter.plan(item.request)
+    except Exception as exc:  # as fit_many reports an item: the input's error, or what else stopped it
+        return error(f"{item.source}: {describe(exc)}")
+    fitted = fitted_document(item.messages if item.document is None else item.document, plan.request)
     if args.json:
-        report = {**_report(plan), **({} if output.path else {"messages": messages})}
+        report = {**full_report(plan), **({} if output.path else {"messages": plan.messages})}
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print("\n".join(plan_lines(plan, item.source)), file=sys.stderr)
@@ -287,92 +280,26 @@ def _verdict(over: int, total: int, args: argparse.Namespace, output: AtomicOutp
     return EXIT_OK
 
 
-def request_with_tools(text: bytes, tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """``request_from_json`` for a run with ``--tools``: a line's own tools must be the same, or be absent."""
-    request = request_from_json(text)
-    if request["tools"] and request["tools"] != tools:
-        raise ConversationFileError("the line has its own 'tools', which differ from --tools; give one")
-    return request
-
-
 def _fit_lines(
-    lines: Iterator[ConversationLine],
+    path: str,
+    lines: Iterator[ConversationLine] | None,
     arguments: dict[str, Any],
     output: AtomicOutput,
     args: argparse.Namespace,
     tools: list[dict[str, Any]] | None,
+    workers: int,
 ) -> int:
-    """One output line per conversation, in input order, fitted by ``fit_many`` on ``--workers`` processes.
-
-    The workers decode and parse the lines too (``decode``); this process reads lines, and parses each again only
-    to write its other fields back.
-    """
+    """One output line per conversation, in input order: fitted here as ``lines`` are read, or by ``workers``
+    processes that read the file ``path`` themselves (``ctxwin.cli.fit_file``)."""
     progress = Progress("fitted")
-    in_flight: deque[ConversationLine] = deque()  # in input order, as the results come back
-
-    def texts() -> Iterator[bytes]:
-        for line in lines:
-            in_flight.append(line)
-            yield line.text
-
-    decode = request_from_json if tools is None else functools.partial(request_with_tools, tools=tools)
-    results = fit_many(
-        texts(), workers=args.workers or None, progress=progress, decode=decode, output="openai", **arguments
-    )
-    out = output.stream()
-    fitted = over = 0
-    for result in results:
-        line = in_flight.popleft()
-        if result.plan is None:
-            progress.error(f"error: {line.where}: {' '.join(str(result.error).split())}")
-            continue
-        report = _report(result.plan) if args.json else result.plan.summary()
-        try:
-            text = _output_line(line, result.plan.messages, report)
-        except ConversationFileError as exc:
-            progress.error(f"error: {line.where}: {exc}")
-            continue
-        out.write(text)
-        fitted += 1
-        over += not result.plan.fits
+    mapper = functools.partial(FitLines, arguments, tools, args.json)
+    name = "<stdin>" if args.file == "-" else args.file
+    result = fit_lines(path, lines, output.stream(), mapper, workers=workers, progress=progress, name=name)
     progress.close()
-    status = _verdict(over, fitted, args, output)
-    if status == EXIT_OK and fitted:  # not when no line could be fitted: an empty file would replace -o
+    status = _verdict(result.over_budget, result.fitted, args, output)
+    if status == EXIT_OK and result.fitted:  # not when no line could be fitted: an empty file would replace -o
         output.commit()
-    return EXIT_INPUT if progress.errors else status
-
-
-def _output_line(line: ConversationLine, messages: list[Any], report: dict[str, Any]) -> str:
-    """The input line's object with the fitted messages and the plan; a bare list of messages becomes an object."""
-    original = loads(line.text)
-    extra = original if isinstance(original, dict) else {}
-    raw = extra.get("messages") if extra else original
-    fitted = {**extra, "messages": keep_null_content(raw, messages), PLAN_KEY: {"line": line.line, "plan": report}}
-    try:
-        return json.dumps(fitted, ensure_ascii=False) + "\n"
-    except RecursionError:
-        raise nesting_error() from None
-
-
-def keep_null_content(raw: Any, fitted: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``"content": null`` again on the assistant messages with tool calls that had it in the input.
-
-    Messages hold text, so a null content is read as ``""``; the tool-call ids say which fitted message had null.
-    """
-    nulls = {
-        call.get("id")
-        for message in (raw if isinstance(raw, list) else [])
-        if isinstance(message, dict) and "content" in message and message["content"] is None
-        for call in (message.get("tool_calls") or [])
-        if isinstance(call, dict)
-    }
-    if not nulls:
-        return fitted
-    for message in fitted:
-        calls = message.get("tool_calls") or []
-        if message.get("content") == "" and calls and all(c.get("id") in nulls for c in calls):
-            message["content"] = None
-    return fitted
+    return EXIT_INPUT if result.errors else status
 
 
 def _token_amount(*, zero: bool) -> Any:

@@ -153,5 +153,9 @@ def _run(args: argparse.Namespace) -> int:
     except MemoryError:
         return error("out of memory")
     except Exception as exc:  # a bug: still one line, with what to do about it
+        from ctxwin.counters.errors import PluginCounterError  # imported by the command that built a counter
+
+        if isinstance(exc, PluginCounterError):  # a plugin's counter failed: its message names the plugin
+            return error(exc)
         return error(f"unexpected {type(exc).__name__}: {exc} (a ctxwin bug: please report it with the input)")
     return result

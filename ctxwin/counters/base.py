@@ -13,12 +13,14 @@ candidate lists with ``count_messages``.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import math
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterator, Sequence
 from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
+from ctxwin.counters.errors import PluginCounterError
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
 from ctxwin.messages.content import block_text
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
@@ -28,6 +30,10 @@ from ctxwin.messages.openai_format import openai_role
 DEFAULT_BLOCK_TOKENS = 255
 # Labels remembered per counter before the memo starts over (call ids are unique, so it must not grow forever).
 _LABEL_MEMO_SIZE = 4096
+# The largest count accepted: counts are scaled and compared as floats, exact up to 2**53 (no text has that many).
+MAX_COUNT = 2**53
+# How errors name a plugin's counter, also when its own BaseTokenCounter methods check its counts (CheckedCounter).
+_PLUGIN_LABELS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def counter_label(counter: Any) -> str:
@@ -35,6 +41,10 @@ def counter_label(counter: Any) -> str:
     else its repr."""
     if isinstance(counter, CheckedCounter):
         return counter.label
+    try:
+        return _PLUGIN_LABELS[counter]
+    except (KeyError, TypeError):  # not a plugin's, or not weakly referable
+        pass
     name = getattr(counter, "name", None)
     if isinstance(name, str):
         return repr(name)
@@ -43,19 +53,20 @@ def counter_label(counter: Any) -> str:
 
 
 def checked_count(value: Any, counter: Any, what: str) -> Any:
-    """``value`` if it is a count (a finite number >= 0, not a bool; a number of another type as a float), else a
-    TypeError/ValueError naming the counter and what it returned: a plugin's bad count must not turn into a
-    negative total or a crash further on."""
-    if value.__class__ is int and value >= 0:
+    """``value`` if it is a count (a number from 0 to ``MAX_COUNT``, not a bool; a number of another type as a
+    float), else a TypeError/ValueError naming the counter and what it returned: a plugin's bad count must not turn
+    into a negative total or a crash further on."""
+    if value.__class__ is int and 0 <= value <= MAX_COUNT:
         return value
     if isinstance(value, Real) and not isinstance(value, bool):
-        number = float(value)
-        if math.isfinite(number) and number >= 0:
-            return value if isinstance(value, int) else number
+        number: Any = value  # compared as it is: 10**400 overflows a float; NaN compares false
+        if 0 <= number <= MAX_COUNT:
+            return value if isinstance(value, int) else float(value)
         kind: type[Exception] = ValueError
     else:
         kind = TypeError
-    raise kind(f"token counter {counter_label(counter)} returned {value!r} for {what}; expected a number >= 0")
+    raise kind(f"token counter {counter_label(counter)} returned {value!r} for {what}; expected a number from 0 "
+               f"to 2**53")
 
 
 def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], describe: Any = None) -> list[Any]:
@@ -64,7 +75,7 @@ def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], de
     if not isinstance(values, Sequence) or len(values) != len(items):
         got = f"{len(values)} counts" if isinstance(values, Sequence) else repr(values)
         raise ValueError(f"token counter {counter_label(counter)} returned {got} for {len(items)} items")
-    if set(map(type, values)) <= {int} and (not values or min(values) >= 0):
+    if set(map(type, values)) <= {int} and (not values or (min(values) >= 0 and max(values) <= MAX_COUNT)):
         return list(values)
     name = describe or (lambda item: f"{str(item)[:40]!r}")
     return [checked_count(value, counter, name(item)) for value, item in zip(values, items, strict=True)]
@@ -72,37 +83,64 @@ def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], de
 
 class CheckedCounter:
     """A plugin's counter whose every count is checked where it is produced (``checked_count``): a count that is
-    None, a string, NaN or negative names the plugin's counter instead of becoming a negative total or a crash
-    further on. Every other attribute is the wrapped counter's, so its optional methods keep working."""
+    None, a string, NaN, negative or beyond ``MAX_COUNT`` names the plugin's counter instead of becoming a negative
+    total or a crash further on, and so does an exception from its counting (a ``PluginCounterError``), also when
+    its own ``BaseTokenCounter`` methods check its counts. Every other attribute is the wrapped counter's, so its
+    optional methods keep working."""
 
     def __init__(self, counter: Any, label: str) -> None:
         self._counter = counter
         self.name: str = counter.name
         self.label = label
+        with contextlib.suppress(TypeError):  # not weakly referable: its own checks name it by its name only
+            _PLUGIN_LABELS[counter] = label
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__") or attr in ("_counter", "label"):  # pickling and copying probe before __init__
             raise AttributeError(attr)
         value = getattr(self._counter, attr)
         if attr == "count_texts" and callable(value):
-            return lambda texts: checked_counts(value(texts), self, texts)
+            return lambda texts: self._checked_list(value, texts, None)
         if attr == "count_message_batch" and callable(value):
-            return lambda messages: checked_counts(value(messages), self, messages, _describe_message)
+            return lambda messages: self._checked_list(value, messages, _describe_message)
         return value
 
+    @contextlib.contextmanager
+    def _blamed(self, what: str) -> Iterator[None]:
+        """The plugin's exceptions while counting ``what``, as a PluginCounterError naming it (ours pass as they
+        are: they name it already)."""
+        try:
+            yield
+        except Exception as exc:
+            if str(exc).startswith(f"token counter {self.label}"):
+                raise
+            raise PluginCounterError(f"token counter {self.label} failed on {what}: {type(exc).__name__}: "
+                                     f"{exc}") from exc
+
+    def _checked_list(self, method: Any, items: Sequence[Any], describe: Any) -> list[Any]:
+        with self._blamed(f"{len(items)} items"):
+            counts = method(items)
+        return checked_counts(counts, self, items, describe)
+
     def count_text(self, text: str) -> int:
-        return checked_count(self._counter.count_text(text), self, f"text {text[:40]!r}")  # type: ignore[no-any-return]
+        with self._blamed(f"text {text[:40]!r}"):
+            count = self._counter.count_text(text)
+        return checked_count(count, self, f"text {text[:40]!r}")  # type: ignore[no-any-return]
 
     def count_message(self, message: MessageLike) -> int:
         if not isinstance(message, BaseMessage):  # the plugin's counter sees ctxwin messages only
             return sum(self.count_message(m) for m in read_messages([message]))
-        return checked_count(self._counter.count_message(message), self, "a message")  # type: ignore[no-any-return]
+        with self._blamed("a message"):
+            count = self._counter.count_message(message)
+        return checked_count(count, self, "a message")  # type: ignore[no-any-return]
 
     def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
         tools = request_tools(messages) if tools is None else tools
         messages = read_messages(messages)
-        value = self._counter.count_messages(messages, tools=tools)
-        return checked_count(value, self, f"a list of {len(messages)} messages")  # type: ignore[no-any-return]
+        what = f"a list of {len(messages)} messages"
+        with self._blamed(what):
+            count = self._counter.count_messages(messages, tools=tools)
+        return checked_count(count, self, what)  # type: ignore[no-any-return]
 
 
 def _describe_message(message: BaseMessage) -> str:
@@ -221,6 +259,9 @@ class BaseTokenCounter:
         if message.name:
             fixed += self.tokens_per_name + label(message.name)
         if isinstance(message, AIMessage):
+            reasoning = message.additional_kwargs.get("reasoning_content")
+            if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
+                texts.append(reasoning)
             for call in message.tool_calls:
                 texts.append(json.dumps(call["args"], ensure_ascii=False))
                 fixed += label(call["name"]) + label(call.get("id") or "")

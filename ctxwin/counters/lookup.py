@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin.counters.base import CheckedCounter, TokenCounter
-from ctxwin.counters.errors import TokenizerDataError
+from ctxwin.counters.errors import PluginCounterError, TokenizerDataError
 from ctxwin.counters.models import ModelSpec, name_candidates
-from ctxwin.plugins import CtrlCWatch, Registrations, describe, plugin_source, unknown_name
+from ctxwin.plugins import CtrlCWatch, Registrations, SharedNames, describe, plugin_source, unknown_name
 
 _REQUIRED_METHODS = ("count_text", "count_message", "count_messages")
 
@@ -66,6 +66,17 @@ def _model(plugin: str, spec: ModelSpec) -> tuple[Iterable[str], _Model]:
 
 _COUNTERS = Registrations("register_counters", _counter_info, "counter")
 _MODELS = Registrations("register_models", _model, "model name")
+# A counter and a model never share a name (get_counter("gpt-4o") and get_model("gpt-4o") give one count), unless
+# the model counts with that very counter.
+_NAMES = SharedNames(_COUNTERS, _MODELS, str.lower, lambda info, model: model.spec.counter == info.name)
+
+
+def _counters() -> Mapping[str, CounterInfo]:
+    return _NAMES.by_name()[0]
+
+
+def _models() -> Mapping[str, _Model]:
+    return _NAMES.by_name()[1]
 
 
 def _unknown(kind: str, name: str, known: Iterable[str], *, match: str | None = None) -> ValueError:
@@ -73,7 +84,7 @@ def _unknown(kind: str, name: str, known: Iterable[str], *, match: str | None = 
 
 
 def _find_model(name: str) -> _Model | None:
-    models = _MODELS.by_name()
+    models = _models()
     for candidate in name_candidates(name):
         model = models.get(candidate.lower())
         if model is not None:
@@ -87,12 +98,12 @@ def get_model(name: str) -> ModelSpec:
         raise TypeError(f"model name must be a str, got {type(name).__name__}")
     model = _find_model(name)
     if model is None:
-        raise _unknown("model", name, _MODELS.by_name(), match=name_candidates(name)[-1])
+        raise _unknown("model", name, _models(), match=name_candidates(name)[-1])
     return model.spec
 
 
 def list_models() -> list[ModelSpec]:
-    return sorted({model.spec for model in _MODELS.by_name().values()}, key=lambda spec: spec.name)
+    return sorted({model.spec for model in _models().values()}, key=lambda spec: spec.name)
 
 
 def model_plugin(name: str) -> str:
@@ -103,14 +114,15 @@ def model_plugin(name: str) -> str:
 
 
 def list_counters() -> list[CounterInfo]:
-    return sorted(_COUNTERS.by_name().values(), key=lambda info: info.name)
+    return sorted(_counters().values(), key=lambda info: info.name)
 
 
 def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
     """Call the factory; whatever goes wrong names the spec and (unless built in) the plugin.
 
     A bad argument (ValueError, TypeError) or unusable tokenizer data (TokenizerDataError) keeps its type, so
-    callers can tell a user's mistake from a broken plugin (RuntimeError, also for SystemExit and the like).
+    callers can tell a user's mistake from a broken plugin (PluginCounterError, also for OSError, SystemExit and
+    the like) or a broken built-in counter (RuntimeError: a ctxwin bug).
     """
     builtin = plugin_source(info.plugin) == "built-in"
     whose = f"counter {spec!r}" + ("" if builtin else f" (plugin {info.plugin!r})")
@@ -126,7 +138,8 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
         except BaseException as exc:  # a plugin's own failure, SystemExit and KeyboardInterrupt included
             if watch.fatal(exc):
                 raise
-            raise RuntimeError(f"{whose} failed to build: {describe(exc)}") from exc
+            failed = RuntimeError if builtin else PluginCounterError
+            raise failed(f"{whose} failed to build: {describe(exc)}") from exc
     missing = [m for m in _REQUIRED_METHODS if not callable(getattr(counter, m, None))]
     if missing or not isinstance(getattr(counter, "name", None), str):
         raise TypeError(
@@ -140,7 +153,7 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
 
 def _resolve(spec: str) -> tuple[CounterInfo, str | None, str]:
     """The registration, its factory's argument, and the canonical spec string for ``spec``."""
-    counters = _COUNTERS.by_name()
+    counters = _counters()
     model = None if spec in counters else _find_model(spec)
     target = spec if model is None else model.spec.counter  # a model's counter was checked when it registered
     base, sep, arg = target.partition(":")
@@ -151,7 +164,7 @@ def _resolve(spec: str) -> tuple[CounterInfo, str | None, str]:
     if sep:  # suggest the counter names close to the part before the colon, with the argument kept
         close = difflib.get_close_matches(base, list(counters), n=3, cutoff=0.6)
         raise _unknown("counter or model", spec, [f"{name}:{arg}" for name in close])
-    raise _unknown("counter or model", spec, [*counters, *_MODELS.by_name()], match=name_candidates(spec)[-1])
+    raise _unknown("counter or model", spec, [*counters, *_models()], match=name_candidates(spec)[-1])
 
 
 def get_counter(spec: str) -> TokenCounter:

@@ -1,18 +1,25 @@
 """Fit a Ray Dataset of conversations: ``fit_dataset(ds, model="gpt-4o", ...)`` adds the fitted conversation, the
-plan's summary and the error (if any) as columns, with results identical to ``ctxwin.fit`` on each row.
+plan's summary and the error (if any) as columns, with results identical to ``ctxwin.fit`` on each row, in input
+order; ``read_jsonl(path)`` reads a JSONL file in byte ranges, one read task each, so no task holds the whole file.
 
-It is one ``map_batches`` over an actor pool: each actor builds its planner (counter, tokenizer data, strategies)
-once, in ``FitBatch.__init__``, and reuses it for every batch it is given. Ray is the optional ``ray`` extra and is
-imported only when ``fit_dataset`` is called.
+It is one ``map_batches``. By default it runs as Ray tasks, which Ray Data schedules on every CPU alongside the
+read and write tasks (and fuses with them); each worker process keeps the ``FitBatch`` (planner, counter,
+tokenizer data, strategies) it built for the first batch and reuses it. With ``concurrency`` it is an actor pool
+instead, each actor building its ``FitBatch`` once. Ray is the optional ``ray`` extra and is imported only when
+``fit_dataset`` or ``read_jsonl`` is called.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ctxwin.batch.item import Fitter, describe, is_request
+from ctxwin.batch.shards import lines_in, ranges
 
 if TYPE_CHECKING:
     import pyarrow  # type: ignore[import-untyped]
@@ -20,6 +27,10 @@ if TYPE_CHECKING:
 
 # Conversations per batch: large enough that Ray's per-batch cost is noise next to fitting them.
 DEFAULT_BATCH_SIZE = 128
+# Bytes of a JSONL file per read task: what one task holds in memory at most (its lines and their Arrow block).
+DEFAULT_SHARD_BYTES = 16 << 20
+
+_BATCHES: dict[str, FitBatch] = {}  # this worker process's FitBatch, by fit_dataset call (tasks, not actors)
 
 
 def _arrow_filled(value: Any) -> Any:
@@ -84,7 +95,10 @@ class FitBatch:
         plans: list[dict[str, Any] | None] = []
         errors: list[str | None] = []
         for index, (conversation, row_tools) in enumerate(zip(conversations, tools, strict=True)):
-            output, plan, error = self._fit_row(index, conversation, row_tools)
+            try:
+                output, plan, error = self._fit_row(index, conversation, row_tools)
+            except Exception as exc:  # a row's failure is that row's error, whatever it is: the job goes on
+                output, plan, error = None, None, describe(exc)
             fitted.append(output)
             plans.append(plan)
             errors.append(error)
@@ -114,8 +128,10 @@ class FitBatch:
         if conversation is None:
             return None, None, "the row has no conversation (null)"
         try:
-            conversation, tools = (json.loads(v) if isinstance(v, str | bytes) else v for v in (conversation, tools))
-        except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+            conversation, tools = (_json(v) for v in (conversation, tools))
+        except RecursionError as exc:
+            return None, None, describe(exc)
+        except ValueError as exc:  # JSONDecodeError, bytes that are not UTF-8, an integer too long to convert
             return None, None, f"not valid JSON: {exc}"
         if tools is not None:
             conversation = (
@@ -124,20 +140,30 @@ class FitBatch:
                 else {"messages": conversation, "tools": tools}
             )
         result = self.fitter.fit(index, conversation)
-        if result.plan is None:
+        if result.error is not None:
             return None, None, result.error
         try:
-            fitted = json.dumps(result.plan.messages, ensure_ascii=False)
+            fitted = json.dumps(result.messages, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             return None, None, f"the fitted messages cannot be written as JSON: {describe(exc)}"
-        return fitted, result.plan.summary(), None
+        return fitted, result.summary, None
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _fit_batch(key: str, arguments: dict[str, Any], batch: pyarrow.Table) -> pyarrow.Table:
+    """``map_batches``' function when it runs as tasks: the process's ``FitBatch`` for this call, built once."""
+    fit_batch = _BATCHES.get(key)
+    if fit_batch is None:
+        fit_batch = _BATCHES[key] = FitBatch(**arguments)
+    return fit_batch(batch)
 
 
 def _compute(concurrency: int | tuple[int, int] | None) -> Any:
     from ray.data import ActorPoolStrategy
 
-    if concurrency is None:
-        return None  # Ray's default for a callable class: an autoscaling actor pool
     if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency >= 1:
         return ActorPoolStrategy(size=concurrency)
     if (
@@ -160,6 +186,7 @@ def fit_dataset(
     tools_column: str | None = None,
     concurrency: int | tuple[int, int] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    preserve_order: bool = True,
     **fit_kwargs: Any,
 ) -> ray.data.Dataset:
     """``ds`` with three columns added, each row fitted as ``ctxwin.fit(row[column], **fit_kwargs)`` would be.
@@ -176,11 +203,18 @@ def fit_dataset(
     ``tool_call_id`` on others; ``json.loads`` gives back exactly the list ``fit(..., output="openai")``
     returns); ``plan_column`` — ``Plan.summary()`` as a struct (fits, tokens_before, tokens_after, budget,
     budget_used, recent_turns_verbatim, dropped, truncated, summarized, warnings); ``error_column`` — null, or why
-    that row could not be fitted (its other two columns are then null). A bad row never fails the job.
+    that row could not be fitted (its other two columns are then null). A bad row never fails the job, whatever
+    its failure (bad JSON, nesting thousands of levels deep, any exception of a counter or strategy).
 
-    ``concurrency``: actors (each holds one CPU): ``n``, ``(min, max)`` for an autoscaling pool, or ``None`` for
-    Ray's default (autoscaling). A fixed ``n`` equal to all CPUs starves the read tasks of a file-backed dataset and
-    the job never finishes; leave some, or use a range. ``batch_size``: rows per call. ``fit_kwargs`` are
+    Rows come out in input order (``preserve_order``: it sets ``execution_options.preserve_order`` on the
+    context ``ds`` shares with the Datasets derived from it; ``False`` lets Ray Data emit blocks as they finish,
+    and ``read_jsonl``'s ``path`` and ``offset`` columns then rejoin rows to their input).
+
+    ``concurrency``: ``None`` (the default) runs the fitting as Ray tasks, on every CPU of the cluster, sharing
+    them with the read and write tasks (each worker process builds its planner once); ``n`` or ``(min, max)``
+    runs it on an actor pool of that size, each actor holding one CPU for as long as the pipeline runs (a fixed
+    ``n`` equal to all CPUs starves the read tasks of a file-backed dataset). ``batch_size``: rows per call.
+    ``fit_kwargs`` are
     ``ctxwin.fit``'s (``model``, ``tools``, ``context_window``, ``reserve_output``, ``strategies``, ``summarizer``,
     ...); they are checked here, in the driver, and shipped once to each actor. The result is lazy, like any
     Dataset.
@@ -198,18 +232,60 @@ def fit_dataset(
         raise ValueError("fit_dataset writes OpenAI-format messages; output= cannot be changed")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    Fitter(fit_kwargs)  # a bad model, strategy or budget fails here, not in every actor
+    compute = None if concurrency is None else _compute(concurrency)
+    Fitter(fit_kwargs)  # a bad model, strategy or budget fails here, not in every task or actor
+    arguments = {
+        "fit_kwargs": fit_kwargs,
+        "column": column,
+        "tools_column": tools_column,
+        "output_column": output_column,
+        "plan_column": plan_column,
+        "error_column": error_column,
+    }
+    if preserve_order:
+        ds.context.execution_options.preserve_order = True
+    if compute is None:
+        fit_batch = functools.partial(_fit_batch, uuid.uuid4().hex, arguments)
+        return ds.map_batches(fit_batch, batch_format="pyarrow", batch_size=batch_size)
     return ds.map_batches(
-        FitBatch,
-        fn_constructor_kwargs={
-            "fit_kwargs": fit_kwargs,
-            "column": column,
-            "tools_column": tools_column,
-            "output_column": output_column,
-            "plan_column": plan_column,
-            "error_column": error_column,
-        },
-        batch_format="pyarrow",
-        batch_size=batch_size,
-        compute=_compute(concurrency),
+        FitBatch, fn_constructor_kwargs=arguments, batch_format="pyarrow", batch_size=batch_size, compute=compute
     )
+
+
+def _read_range(batch: dict[str, Any]) -> dict[str, list[Any]]:
+    rows: dict[str, list[Any]] = {"path": [], "offset": [], "text": []}
+    for path, start, end in zip(batch["path"], batch["start"], batch["end"], strict=True):
+        with open(path, "rb") as handle:
+            for offset, _, line in lines_in(handle, int(start), int(end), 0):
+                if line.strip():
+                    rows["path"].append(path)
+                    rows["offset"].append(offset)
+                    rows["text"].append(line)
+    return rows
+
+
+def read_jsonl(paths: str | list[str], *, shard_bytes: int = DEFAULT_SHARD_BYTES) -> ray.data.Dataset:
+    """A Dataset of the lines of JSONL files, read in byte ranges of ``shard_bytes``: one read task per range, so
+    memory does not grow with the file (``ray.data.read_text`` reads a file in one task, whole).
+
+    Columns: ``path``, ``offset`` (the line's byte offset in its file: with ``path``, a key to join results back
+    to the input) and ``text``, the line as bytes (blank lines are left out; a line that is not UTF-8 is that
+    row's error in ``fit_dataset``). Give it to ``fit_dataset(ds, column="text", ...)``. The files are split here,
+    in the driver, by their size alone (a range holds the lines that start in it); every node that runs a task
+    must see them at the same path (a shared file system).
+    """
+    try:
+        import ray.data
+    except ImportError as exc:
+        raise ImportError("ctxwin.integrations.ray needs Ray Data: pip install 'ctxwin[ray]'") from exc
+    if isinstance(shard_bytes, bool) or not isinstance(shard_bytes, int) or shard_bytes < 1:
+        raise ValueError(f"shard_bytes must be a positive int, got {shard_bytes!r}")
+    spans = [
+        {"path": os.path.abspath(path), "start": start, "end": end}
+        for path in ([paths] if isinstance(paths, str) else paths)
+        for start, end in ranges(os.path.getsize(path), shard_bytes)
+    ]
+    if not spans:
+        raise ValueError(f"no lines to read: {paths!r} is empty")
+    ranges_ds = ray.data.from_items(spans, override_num_blocks=len(spans))
+    return ranges_ds.map_batches(_read_range, batch_size=1, batch_format="numpy")

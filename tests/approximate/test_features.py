@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,6 +96,7 @@ _TEXTS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(_TEXTS)
 def test_statistics_match_the_reference(text: str) -> None:
@@ -107,6 +109,7 @@ def test_ascii_counts_are_the_ascii_part_of_the_statistics(text: str) -> None:
     assert list(ascii_counts(text.encode())) == text_features(text)[0][: len(ASCII_FEATURES)]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["a", "B", "cD", "Ef", "7", " ", "é", "中", "\n", "abcdefgh"]), max_size=60)
        .map("".join))
@@ -120,6 +123,7 @@ def test_safe_statistics_match_the_reference(text: str) -> None:
     assert extra["long_words"] == sum(len(run) // 16 for run in re.findall("[A-Za-zé]+", text))
 
 
+@pytest.mark.slow
 def test_long_texts_are_counted_exactly_across_chunks() -> None:
     # Runs straddling the 64 KiB chunk boundaries of the integer reads must be counted once, whichever side of
     # a boundary they end on.

@@ -91,6 +91,7 @@ def test_latin_words_are_cut_outside_english_and_code() -> None:
             assert after[FEATURES.index(feature)] == before[FEATURES.index(feature)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("latin", [False, True])
 @pytest.mark.parametrize("target", TARGETS)
 def test_packaged_tables_are_the_vocabularies_pieces(target: str, latin: bool) -> None:
@@ -132,6 +133,7 @@ def test_is_piece() -> None:
     assert not is_piece("नम", latin=True) and not is_piece("it's", latin=True) and not is_piece("a1", latin=True)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
                     reason="gflanguages missing: pip install 'ctxwin[corpus]'")
 def test_pieces_count_what_bpe_counts_on_prose() -> None:
@@ -152,6 +154,7 @@ def test_pieces_count_what_bpe_counts_on_prose() -> None:
         assert counted and abs(tokens / counted - 1) <= 0.08, (language, tokens, counted)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
                     reason="gflanguages missing: pip install 'ctxwin[corpus]'")
 @pytest.mark.parametrize("target", TARGETS)

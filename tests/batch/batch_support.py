@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import random
+from collections.abc import Callable
 from typing import Any
 
+from ctxwin.batch.shards import Mapped
 from ctxwin.messages import BaseMessage
 from ctxwin.planner import Plan, fit
 from ctxwin.strategies.base import StepContext, StepResult
@@ -124,24 +126,22 @@ def openai_conversations(count: int, seed: int = 0) -> list[list[dict[str, Any]]
 def expected(conversation: Any, **fit_kwargs: Any) -> Plan | str:
     """What ``fit`` gives for one item: its plan, or the text of the input error it raises.
 
-    A request mapping is ``fit`` on its messages with its tools (when it has some) in place of ``tools``.
+    ``fit`` reads a request mapping whole: its tools (when it has some) in place of ``tools``.
     """
-    messages, tools = conversation, fit_kwargs.get("tools")
-    if isinstance(conversation, dict) and "messages" in conversation:
-        messages, tools = conversation["messages"], conversation.get("tools") or tools
     try:
-        return fit(messages, **{**fit_kwargs, "tools": tools})
+        return fit(conversation, **fit_kwargs)
     except (ValueError, TypeError) as exc:
         return str(exc)
 
 
 class ProcessTag:
-    """A strategy that changes nothing and notes which process and which instance applied it."""
+    """A strategy that changes nothing and warns which process and which instance applied it (a warning, so that
+    it reaches ``plan.summary()``)."""
 
     name = "process_tag"
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
-        return StepResult(list(messages), notes=[f"{os.getpid()}:{id(self)}"])
+        return StepResult(list(messages), warnings=[f"{os.getpid()}:{id(self)}"])
 
 
 KILL = "kill this worker"
@@ -152,3 +152,35 @@ def die_on_marker(item: Any) -> Any:
     if item == KILL:
         os._exit(70)
     return item
+
+
+def numbered(number: int, line: bytes) -> Mapped | None:
+    """A line mapper for ``map_file``: ``N:text``; blank lines skipped, ``bad`` ones an error, ``fat`` ones
+    flagged, and the ``KILL`` marker kills its worker process."""
+    text = line.decode("utf-8").strip()
+    if not text:
+        return None
+    if text == KILL:
+        os._exit(70)
+    if "bad" in text:
+        return Mapped(error=f"bad line {text!r}")
+    return Mapped(f"{number}:{text}\n", flagged="fat" in text)
+
+
+def make_numbered() -> Callable[[int, bytes], Mapped | None]:
+    return numbered
+
+
+EXPLODE = "make the strategy raise"
+
+
+class Exploding:
+    """A strategy that raises an exception no input error is made of, on a conversation that says ``EXPLODE`` (and
+    is over budget: the chain runs only then)."""
+
+    name = "exploding"
+
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        if any(EXPLODE in str(message.content) for message in messages):
+            raise RuntimeError(EXPLODE)
+        return StepResult(list(messages))

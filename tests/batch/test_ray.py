@@ -5,14 +5,17 @@ One Ray instance (2 CPUs) serves the whole module; each pipeline run starts its 
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from batch_support import TOOLS, conversations, expected, openai_conversations
+from batch_support import EXPLODE, TOOLS, Exploding, conversations, expected, openai_conversations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,15 +24,12 @@ from ctxwin.planner import Plan
 FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500, "output": "openai"}
 
 
-def ray_missing() -> bool:
-    try:
-        import ray.data  # noqa: F401
-    except ImportError:
-        return True
-    return False
-
-
-needs_ray = pytest.mark.skipif(ray_missing(), reason="Ray Data is not installed (pip install 'ctxwin[ray]')")
+# Ray Data is ray and pyarrow; found without importing them (ray alone takes most of a second), so collecting stays
+# cheap. An installed but broken Ray fails these tests instead of skipping them.
+needs_ray = pytest.mark.skipif(
+    any(importlib.util.find_spec(name) is None for name in ("ray", "pyarrow")),
+    reason="Ray Data is not installed (pip install 'ctxwin[ray]')",
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,17 +37,21 @@ def ray_instance() -> Iterator[Any]:
     import ray
     import ray.data
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    saved = os.environ.get("PYTHONPATH")
+    # Ray's worker processes inherit it from the local instance started here: they import batch_support too.
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), *filter(None, [saved])])
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    finally:
+        os.environ.pop("PYTHONPATH") if saved is None else os.environ.update(PYTHONPATH=saved)
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield ray
     ray.shutdown()
 
 
 def with_tools(item: Any) -> Any:
-    """An item as sent with the tools column's definitions."""
-    if isinstance(item, list):
-        return {"messages": item, "tools": TOOLS}
-    return {**item, "tools": TOOLS} if isinstance(item, dict) else item
+    """An item as sent with the tools column's definitions (a request with them, as fit_dataset makes it)."""
+    return {**item, "tools": TOOLS} if isinstance(item, dict) else {"messages": item, "tools": TOOLS}
 
 
 def check_rows(rows: list[dict[str, Any]], items: list[Any], **fit_kwargs: Any) -> None:
@@ -63,6 +67,7 @@ def check_rows(rows: list[dict[str, Any]], items: list[Any], **fit_kwargs: Any) 
             assert row["fit_error"] == want
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_arrow_struct_rows_equal_fit(ray_instance: Any) -> None:
@@ -72,11 +77,13 @@ def test_arrow_struct_rows_equal_fit(ray_instance: Any) -> None:
     items = openai_conversations(120, seed=21)
     ds = ray_instance.data.from_items([{"id": i, "messages": c} for i, c in enumerate(items)])
     assert str(ds.schema().base_schema.field("messages").type).startswith("list<item: struct<")
-    rows = sorted(fit_dataset(ds, concurrency=2, batch_size=16, **FIT).take_all(), key=lambda row: row["id"])
+    rows = fit_dataset(ds, concurrency=2, batch_size=16, **FIT).take_all()  # two actors, and still in input order
+    assert [row["id"] for row in rows] == list(range(len(items)))
     check_rows(rows, items, **FIT)
     assert any(row["fit_plan"]["dropped"] for row in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_json_rows_with_tools_and_bad_rows(ray_instance: Any) -> None:
@@ -88,7 +95,8 @@ def test_json_rows_with_tools_and_bad_rows(ray_instance: Any) -> None:
     tools = [json.dumps(TOOLS) if i % 2 else None for i in range(len(texts))]
     ds = ray_instance.data.from_items([{"i": i, "text": texts[i], "tools": tools[i]} for i in range(len(texts))])
     fitted = fit_dataset(ds, column="text", tools_column="tools", concurrency=1, batch_size=8, **FIT)
-    rows = sorted(fitted.take_all(), key=lambda row: row["i"])
+    rows = fitted.take_all()
+    assert [row["i"] for row in rows] == list(range(len(texts)))
     sent = [with_tools(item) if i % 2 else item for i, item in enumerate(items)]
     check_rows(rows[: len(items)], sent, **FIT)
     assert rows[-1]["fit_error"].startswith("not valid JSON")
@@ -96,6 +104,50 @@ def test_json_rows_with_tools_and_bad_rows(ray_instance: Any) -> None:
     without_tools = expected(items[odd], **FIT)
     assert isinstance(without_tools, Plan)  # the tools column's definitions are counted in the request:
     assert rows[odd]["fit_plan"]["tokens_before"] > without_tools.tokens_before
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+@needs_ray
+def test_any_failure_is_the_rows_error_and_the_order_is_kept_on_every_cpu(ray_instance: Any) -> None:
+    """Default concurrency (tasks on both CPUs), many blocks: a row 5,000 levels deep, bad JSON, a strategy that
+    raises; the job completes, every row in input order."""
+    from ctxwin.integrations.ray import fit_dataset
+
+    items = [c for c in conversations(300, seed=23) if isinstance(c, list)]
+    texts = [json.dumps([list(m) if isinstance(m, tuple) else m for m in c], ensure_ascii=False) for c in items]
+    texts[10] = "[" * 5_000 + "]" * 5_000
+    texts[20] = "{not json"
+    texts[30] = json.dumps([{"role": "user", "content": EXPLODE + " and more" * 3_000}])
+    ds = ray_instance.data.from_items([{"i": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=16)
+    options = {**FIT, "strategies": [Exploding(), "trim"]}
+    rows = fit_dataset(ds, column="text", batch_size=8, **options).take_all()
+    assert [row["i"] for row in rows] == list(range(len(texts)))
+    assert rows[10]["fit_error"].startswith("nested too deeply") and rows[10]["fit_plan"] is None
+    assert rows[20]["fit_error"].startswith("not valid JSON")
+    assert rows[30]["fit_error"] == f"RuntimeError: {EXPLODE}"
+    kept = [i for i in range(len(texts)) if i not in (10, 20, 30)]
+    check_rows([rows[i] for i in kept], [json.loads(texts[i]) for i in kept], **options)
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+@needs_ray
+def test_read_jsonl_reads_in_ranges_and_rejoins_by_offset(ray_instance: Any, tmp_path: Path) -> None:
+    from ctxwin.integrations.ray import fit_dataset, read_jsonl
+
+    items = openai_conversations(150, seed=24)
+    lines = [json.dumps(c, ensure_ascii=False) for c in items]
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join(lines[:40]) + "\n\n" + "\n".join(lines[40:]) + "\n", encoding="utf-8")
+    data = path.read_bytes()
+    ds = read_jsonl(str(path), shard_bytes=len(data) // 12)
+    assert ds.materialize().num_blocks() >= 12  # one block per range: no task holds the whole file
+    out = tmp_path / "out"
+    fit_dataset(ds, column="text", preserve_order=False, **FIT).write_json(str(out))
+    rows = sorted(ray_instance.data.read_json(str(out)).take_all(), key=lambda row: row["offset"])
+    assert [data[row["offset"]:].split(b"\n", 1)[0].decode() for row in rows] == lines  # the offset is the key
+    check_rows(rows, items, **FIT)
 
 
 @pytest.mark.ray
@@ -119,6 +171,7 @@ def test_bad_arguments_fail_in_the_driver(ray_instance: Any) -> None:
         fit_dataset([{"messages": []}])  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_a_missing_column_is_named(ray_instance: Any) -> None:
@@ -129,6 +182,7 @@ def test_a_missing_column_is_named(ray_instance: Any) -> None:
         fit_dataset(ds, concurrency=1).take_all()
 
 
+@pytest.mark.slow
 def test_ray_is_imported_only_when_used_and_its_absence_is_explained() -> None:
     code = (
         "import sys; sys.modules['ray'] = None\n"  # makes `import ray` fail, as on a machine without the extra
@@ -170,7 +224,8 @@ message = st.fixed_dictionaries(
 )
 
 
-@pytest.mark.skipif(ray_missing(), reason="pyarrow comes with the 'ray' extra")
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None, reason="pyarrow comes with the 'ray' extra")
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(message, max_size=4), min_size=1, max_size=5))
 def test_arrow_null_filling_is_undone(rows: list[list[dict[str, Any]]]) -> None:

@@ -30,6 +30,7 @@ def chats(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_jsonl(path, [generated(seed, turns=12) for seed in range(8)])
 
 
+@pytest.mark.slow
 def test_table_for_every_default_chain_and_budget(chats: Path) -> None:
     result = run("bench", str(chats), "-m", "gpt-4o-mini", "--budgets", "1k,4000")
     assert result.returncode == 0, result.stderr
@@ -43,6 +44,7 @@ def test_table_for_every_default_chain_and_budget(chats: Path) -> None:
     assert all(len(line) <= 100 for line in lines[1:])
 
 
+@pytest.mark.slow
 def test_json_rows(chats: Path, tmp_path: Path) -> None:
     small = write_jsonl(tmp_path / "small.jsonl", [[SystemMessage("be brief"), *turn(0, tool=True), HumanMessage("q")]])
     tools = tmp_path / "tools.json"
@@ -81,6 +83,7 @@ def test_json_rows(chats: Path, tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_counter_instead_of_a_model(chats: Path) -> None:
     result = run("bench", str(chats), "-c", "approximate", "--budgets", "3k", "--strategies", "last", "--json")
     assert result.returncode == 0, result.stderr
@@ -88,6 +91,7 @@ def test_counter_instead_of_a_model(chats: Path) -> None:
     assert row["conversations"] == 8 and 0 < row["tokens_used"] <= 3000
 
 
+@pytest.mark.slow
 def test_plot_writes_a_png(chats: Path, tmp_path: Path) -> None:
     out = tmp_path / "chart.png"
     result = run("bench", str(chats), "-m", "gpt-4o-mini", "--budgets", "1k,2k,4k", "--plot", str(out))
@@ -96,6 +100,7 @@ def test_plot_writes_a_png(chats: Path, tmp_path: Path) -> None:
     assert f"chart written to {out}" in result.stderr
 
 
+@pytest.mark.slow
 def test_plot_without_matplotlib_says_how_to_install_it(chats: Path, tmp_path: Path) -> None:
     out = tmp_path / "chart.png"
     block = "import sys\nsys.modules['matplotlib'] = None  # any import of matplotlib now fails"
@@ -106,6 +111,7 @@ def test_plot_without_matplotlib_says_how_to_install_it(chats: Path, tmp_path: P
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_chart_that_cannot_be_written(chats: Path, tmp_path: Path) -> None:
     out = tmp_path / "no-such-dir" / "chart.png"
     result = run(
@@ -115,6 +121,7 @@ def test_a_chart_that_cannot_be_written(chats: Path, tmp_path: Path) -> None:
     assert f"cannot write the chart to {out}" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_line_is_reported_and_the_rest_measured(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "mixed.jsonl", [generated(1, turns=3), generated(2, turns=3)], ["not json"])
     result = run("bench", str(path), "-m", "gpt-4o-mini", "--budgets", "1k", "--strategies", "last", "--json")
@@ -123,6 +130,7 @@ def test_a_bad_line_is_reported_and_the_rest_measured(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["results"][0]["conversations"] == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "error"),
     [
@@ -137,9 +145,10 @@ def test_usage_errors_exit_2(chats: Path, args: list[str], error: str) -> None:
     result = run("bench", str(chats), "-m", "gpt-4o-mini", *args)
     assert result.returncode == 2 and error in result.stderr and not result.stdout
     if "lats" in error:
-        assert "valid names: last, first, truncate-tools, fit, filter" in result.stderr
+        assert "valid names: last, first, truncate-tools, fit, clear_reasoning, filter" in result.stderr
 
 
+@pytest.mark.slow
 def test_model_or_counter_is_required(chats: Path) -> None:
     result = run("bench", str(chats))
     assert result.returncode == 2 and result.stderr == (
@@ -147,6 +156,7 @@ def test_model_or_counter_is_required(chats: Path) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "error"),
     [

@@ -103,6 +103,7 @@ def test_a_conversation_the_planner_rejects_is_left_out_of_every_row() -> None:
     assert errors.count("error: test:2: tools[0]") == 1
 
 
+@pytest.mark.slow
 def test_the_order_of_the_chains_does_not_change_the_figures() -> None:
     convs = conversations(*(generated(seed) for seed in range(6)))
     forward, _ = bench(convs, "last,first,summarize+trim,fit", [800, 3000])
@@ -114,6 +115,7 @@ def test_the_order_of_the_chains_does_not_change_the_figures() -> None:
     assert figures(forward) == figures(backward)
 
 
+@pytest.mark.slow
 def test_built_in_chains_never_go_over_budget() -> None:
     # 30 generated chats (tool calls, outputs up to ~3k tokens, CJK), at budgets where the must-keep part fits
     convs = conversations(*(generated(seed) for seed in range(30)))
@@ -131,6 +133,7 @@ def test_summarize_never_makes_a_fitting_conversation_unfittable() -> None:
     assert summarize.over_budget == 0
 
 
+@pytest.mark.slow
 def test_budget_used_is_the_share_of_the_budget_spent_on_conversations_over_it() -> None:
     convs = conversations(*(generated(seed, turns=20) for seed in range(8)), pre_flight())
     budget = 3000

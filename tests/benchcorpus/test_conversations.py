@@ -84,6 +84,7 @@ def digest(messages: list[dict[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(messages, ensure_ascii=False).encode()).hexdigest()
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(kind=st.sampled_from(KINDS), n=st.integers(1, 300), seed=st.integers(0, 10**9))
 def test_exact_size_valid_and_convertible(kind: str, n: int, seed: int) -> None:
@@ -93,6 +94,7 @@ def test_exact_size_valid_and_convertible(kind: str, n: int, seed: int) -> None:
     as_ctxwin(messages)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_same_seed_same_conversation_in_another_process(kind: str) -> None:
     """Nothing depends on hash order or process state: a fresh interpreter with another hash seed agrees."""
@@ -108,11 +110,13 @@ def test_same_seed_same_conversation_in_another_process(kind: str) -> None:
         assert run.stdout.strip() == digest(corpus.generate(kind, 300, 7))
 
 
+@pytest.mark.slow
 def test_seeds_and_kinds_give_different_conversations() -> None:
     digests = {digest(corpus.generate(kind, 50, seed)) for kind in KINDS for seed in (0, 1, 2)}
     assert len(digests) == 3 * len(KINDS)
 
 
+@pytest.mark.slow
 def test_hundred_thousand_messages() -> None:
     messages = corpus.generate("agent", 100_000, 3)
     assert len(messages) == 100_000
@@ -127,6 +131,7 @@ def _tool_share(messages: list[dict[str, Any]]) -> float:
     return sum(m["role"] == "tool" for m in messages) / len(messages)
 
 
+@pytest.mark.slow
 def test_agent_traces_have_parallel_calls_large_outputs_and_errors() -> None:
     messages = corpus.generate("agent", 2_000, 1)
     calls = [len(m["tool_calls"]) for m in messages if m.get("tool_calls")]
@@ -194,6 +199,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_cli_writes_one_conversation_per_line_cycling_kinds(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     run = run_cli("--kind", "mixed", "--messages", "30", "--count", "4", "--seed", "5", "-o", str(out))
@@ -202,6 +208,7 @@ def test_cli_writes_one_conversation_per_line_cycling_kinds(tmp_path: Path) -> N
     assert lines == [corpus.generate(KINDS[i % 3], 30, 5 + i) for i in range(4)]
 
 
+@pytest.mark.slow
 def test_cli_writes_the_standard_set(tmp_path: Path) -> None:
     run = run_cli("--standard", str(tmp_path / "set"))
     assert run.returncode == 0, run.stderr

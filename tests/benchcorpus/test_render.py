@@ -93,6 +93,7 @@ def cli(run: Path, readme: Path, chart: Path) -> subprocess.CompletedProcess[str
     return subprocess.run(command, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_only_the_marked_region_changes_and_rendering_again_is_stable(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     run, readme, chart = write_inputs(tmp_path)

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_support import ENV, command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -117,6 +118,7 @@ def run_in_process(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
@@ -136,6 +138,7 @@ def test_generated_files_give_a_result_or_one_line_errors(data: bytes, subcomman
         assert not [name for name in os.listdir(folder) if ".ctxwin-tmp-" in name]
 
 
+@pytest.mark.slow
 @settings(max_examples=max(3, EXAMPLES // 10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=files, subcommand=st.sampled_from(["count", "fit"]))
 def test_generated_files_in_real_subprocesses(data: bytes, subcommand: str) -> None:

@@ -31,6 +31,7 @@ def test_count_table_matches_the_library() -> None:
     assert f"{len(messages)} messages" in result.stdout
 
 
+@pytest.mark.slow
 def test_count_json_and_stdin() -> None:
     convo = [{"role": "user", "content": "hello there"}, {"role": "assistant", "content": "你好"}]
     result = run("count", "-", "--json", stdin=json.dumps(convo))
@@ -43,6 +44,7 @@ def test_count_json_and_stdin() -> None:
     assert [row["role"] for row in report["messages"]] == ["user", "assistant"]
 
 
+@pytest.mark.slow
 def test_jsonl_conversations_report_bad_lines_and_continue(tmp_path: Path) -> None:
     path = tmp_path / "many.jsonl"
     path.write_text(
@@ -65,6 +67,7 @@ def test_jsonl_conversations_report_bad_lines_and_continue(tmp_path: Path) -> No
     assert f"{path}:3: messages[0]: unexpected message type: 'wizard'" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
@@ -82,6 +85,7 @@ def test_bad_files_exit_1_with_a_clear_message(tmp_path: Path, content: str, exp
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_missing_file_and_usage_errors() -> None:
     missing = run("count", "/definitely/not/here.json")
     assert missing.returncode == 1 and "no such file" in missing.stderr
@@ -89,6 +93,7 @@ def test_missing_file_and_usage_errors() -> None:
     assert usage.returncode == 2
 
 
+@pytest.mark.slow
 def test_jsonl_of_messages_with_a_corrupt_line_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "messages.jsonl"
     path.write_text(
@@ -99,6 +104,7 @@ def test_jsonl_of_messages_with_a_corrupt_line_is_an_error(tmp_path: Path) -> No
     assert f"{path}:2: not valid JSON" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     """`ctxwin count big.json | head -1`: the closed pipe ends the run quietly."""
     big = tmp_path / "big.json"

@@ -27,6 +27,7 @@ def test_help_lists_the_exit_codes_and_version_and_python_m_ctxwin_work() -> Non
     assert {s["name"] for s in listed} == set(names) and all(s["description"] for s in listed)
 
 
+@pytest.mark.slow
 def test_gpt_4_fits_out_of_the_box_with_half_its_window_reserved(tmp_path: Path) -> None:
     source = write_json(tmp_path / "chat.json", CHAT)
     result = run("fit", str(source), "-m", "gpt-4")  # max output 8,192 = its window
@@ -51,6 +52,7 @@ def test_over_budget_warns_and_strict_exits_3_leaving_the_output(tmp_path: Path)
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("over", "total", "text"), [(2, 3, "2 of 3 conversations do not fit"), (1, 2, "1 of 2 conversations does not fit")]
 )
@@ -82,6 +84,7 @@ def test_a_batch_names_how_many_do_not_fit(tmp_path: Path, over: int, total: int
         (["--workers", "-1"], "argument --workers/-w: expected a number of processes"),
     ],
 )
+@pytest.mark.slow
 def test_usage_errors_exit_2_naming_the_flag(tmp_path: Path, args: list[str], error: str) -> None:
     source = write_json(tmp_path / "chat.json", CHAT)
     out = tmp_path / "out.json"
@@ -94,6 +97,7 @@ def test_usage_errors_exit_2_naming_the_flag(tmp_path: Path, args: list[str], er
     assert_one_line_errors(result.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["count", "bench"])
 def test_unknown_models_and_counters_are_usage_errors_in_every_command(tmp_path: Path, command: str) -> None:
     source = write_json(tmp_path / "chat.json", CHAT)
@@ -112,6 +116,7 @@ def test_token_amounts_are_read_like_bench_budgets(text: str, tokens: int) -> No
         assert parse_budget(text) == tokens
 
 
+@pytest.mark.slow
 def test_fit_reads_token_amounts_and_json_prints_only_json(tmp_path: Path) -> None:
     source = write_json(tmp_path / "chat.json", CHAT)
     result = run("fit", str(source), "-c", "approximate", "--context-window", "8,000", "--reserve", "1.5k", "--json")
@@ -120,6 +125,7 @@ def test_fit_reads_token_amounts_and_json_prints_only_json(tmp_path: Path) -> No
     assert report["context_window"] == 8000 and report["reserve_output"] == 1500 and report["messages"] == CHAT
 
 
+@pytest.mark.slow
 def test_tools_given_twice_must_agree(tmp_path: Path) -> None:
     tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
     other = [{"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}]
@@ -138,6 +144,7 @@ def test_tools_given_twice_must_agree(tmp_path: Path) -> None:
     assert batch.stderr == f"error: {lines}:1: the line has its own 'tools', which differ from --tools; give one\n"
 
 
+@pytest.mark.slow
 def test_a_broken_pretty_printed_file_is_one_error_with_line_and_column(tmp_path: Path) -> None:
     text = json.dumps(CHAT, indent=2).replace('"hello"', '"hello",,')
     source = tmp_path / "pretty.json"
@@ -149,6 +156,7 @@ def test_a_broken_pretty_printed_file_is_one_error_with_line_and_column(tmp_path
             "quotes at line 12 column 24\n"
 
 
+@pytest.mark.slow
 def test_count_figures_have_separators_and_right_plurals(tmp_path: Path) -> None:
     one = write_json(tmp_path / "one.json", [{"role": "user", "content": "word " * 3000}])
     result = run("count", str(one), "-m", "gpt-4")
@@ -158,6 +166,7 @@ def test_count_figures_have_separators_and_right_plurals(tmp_path: Path) -> None
     assert last[-1] == "context window 8,192 (max output 8,192)"
 
 
+@pytest.mark.slow
 def test_a_broken_plugin_is_one_warning_line(tmp_path: Path) -> None:
     site = tmp_path / "site"
     info = site / "ctxwin_broken-1.0.dist-info"

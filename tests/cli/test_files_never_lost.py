@@ -26,6 +26,7 @@ def target(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "error"),
     [
@@ -44,6 +45,7 @@ def test_a_bad_input_leaves_the_target_as_it_was(tmp_path: Path, target: Path, c
     assert target.read_text(encoding="utf-8") == OLD and leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["FILE", "--tools"])
 def test_an_output_that_is_an_input_is_refused_before_anything_is_read(tmp_path: Path, flag: str) -> None:
     source = write_json(tmp_path / "chat.json", CHAT)
@@ -58,6 +60,7 @@ def test_an_output_that_is_an_input_is_refused_before_anything_is_read(tmp_path:
         assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "link.json"} == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("output", "reason"),
     [
@@ -76,6 +79,7 @@ def test_an_unwritable_output_is_one_line_and_exit_1(tmp_path: Path, output: str
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_the_output_replaces_the_target_whole_keeping_its_permissions(tmp_path: Path, target: Path) -> None:
     source = write_json(tmp_path / "chat.json", CHAT)
     target.chmod(0o640)
@@ -120,6 +124,7 @@ def _start_mid_run(tmp_path: Path, target: Path) -> subprocess.Popen[bytes]:
     raise AssertionError("the batch never started writing")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("signum", "code", "said"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
@@ -134,6 +139,7 @@ def test_ctrl_c_or_sigterm_mid_batch_leaves_the_old_file_and_no_temporary_file(
     assert target.read_text(encoding="utf-8") == OLD and leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_ctrl_c_with_workers_stops_them_quietly(tmp_path: Path, target: Path) -> None:
     source = _batch(tmp_path / "big.jsonl", 5_000)
     process = subprocess.Popen(
@@ -152,6 +158,7 @@ def test_ctrl_c_with_workers_stops_them_quietly(tmp_path: Path, target: Path) ->
     assert target.read_text(encoding="utf-8") == OLD and leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_sigkill_mid_batch_never_touches_the_target(tmp_path: Path, target: Path) -> None:
     process = _start_mid_run(tmp_path, target)
     process.kill()
@@ -167,6 +174,7 @@ def test_sigkill_mid_batch_never_touches_the_target(tmp_path: Path, target: Path
     assert not target.exists()
 
 
+@pytest.mark.slow
 def test_a_batch_that_completes_replaces_the_target(tmp_path: Path, target: Path) -> None:
     source = _batch(tmp_path / "small.jsonl", 3)
     result = run("fit", str(source), *FAST, "-o", str(target))
@@ -175,6 +183,7 @@ def test_a_batch_that_completes_replaces_the_target(tmp_path: Path, target: Path
     assert [row["id"] for row in rows] == [0, 1, 2] and leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_batch_of_only_bad_lines_does_not_empty_the_target(tmp_path: Path, target: Path) -> None:
     source = tmp_path / "bad.jsonl"
     source.write_text('{"messages": [{"role": "ghost", "content": "x"}]}\nnot json\n', encoding="utf-8")

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ctxwin.counters import get_counter
 from ctxwin.messages import convert_to_messages
 
@@ -36,6 +38,7 @@ def test_fit_writes_a_conversation_that_fits(tmp_path: Path) -> None:
     assert f"({round(100 * tokens / 5000)}% used, " in verdict and " verbatim)" in verdict  # the budget-use figure
 
 
+@pytest.mark.slow
 def test_fit_json_report_accounts_for_the_tokens() -> None:
     result = run("fit", str(LONG), "-m", "gpt-4o-mini", "--context-window", "6000", "--reserve", "1000", "--json")
     assert result.returncode == 0, result.stderr
@@ -47,6 +50,7 @@ def test_fit_json_report_accounts_for_the_tokens() -> None:
     assert report["tokens_after"] == get_counter("gpt-4o-mini").count_messages(convert_to_messages(report["messages"]))
 
 
+@pytest.mark.slow
 def test_fit_many_keeps_order_and_reports_bad_lines(tmp_path: Path) -> None:
     conversation: list[dict[str, Any]] = json.loads(LONG.read_text(encoding="utf-8"))
     lines = [
@@ -71,6 +75,7 @@ def test_fit_many_keeps_order_and_reports_bad_lines(tmp_path: Path) -> None:
     assert all(counter.count_messages(convert_to_messages(row["messages"])) <= 3500 for row in rows)
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_2_naming_the_flag() -> None:
     unknown = run("fit", str(LONG), "-m", "gpt-99-ultra")
     assert unknown.returncode == 2 and unknown.stderr.startswith("ctxwin fit: error: --model: unknown model")

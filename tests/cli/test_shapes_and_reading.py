@@ -20,6 +20,7 @@ CALL = [
 TOOLS = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
 
 
+@pytest.mark.slow
 def test_an_object_comes_back_as_the_same_object(tmp_path: Path) -> None:
     document = {"id": "chat-1", "messages": CALL, "tools": TOOLS, "metadata": {"source": "prod"}}
     source = write_json(tmp_path / "chat.json", document)
@@ -29,6 +30,7 @@ def test_an_object_comes_back_as_the_same_object(tmp_path: Path) -> None:
     assert list(json.loads(result.stdout)) == ["id", "messages", "tools", "metadata"]
 
 
+@pytest.mark.slow
 def test_jsonl_lines_keep_their_fields_and_get_the_plan_under_ctxwin(tmp_path: Path) -> None:
     lines = [
         {"id": 1, "messages": CALL, "split": "train", "ctxwin": "from an earlier run"},
@@ -47,6 +49,7 @@ def test_jsonl_lines_keep_their_fields_and_get_the_plan_under_ctxwin(tmp_path: P
     assert rows[2]["tools"] == TOOLS and rows[2]["weight"] == 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["json", "jsonl", "stdin"])
 def test_a_byte_order_mark_is_accepted(tmp_path: Path, layout: str) -> None:
     text = json.dumps(CHAT) if layout != "jsonl" else "\n".join(json.dumps(m) for m in CHAT)
@@ -70,6 +73,7 @@ BAD_LINES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["count", "fit", "bench"])
 def test_a_bad_line_is_that_lines_error_and_the_run_goes_on(tmp_path: Path, command: str) -> None:
     surrogate = b'[{"role": "user", "content": "lone \\ud800 surrogate"}]'
@@ -90,6 +94,7 @@ def test_a_bad_line_is_that_lines_error_and_the_run_goes_on(tmp_path: Path, comm
         assert result.stdout.count("request overhead") == 3
 
 
+@pytest.mark.slow
 def test_a_file_nested_too_deeply_is_one_clear_error(tmp_path: Path) -> None:
     source = tmp_path / "deep.json"
     source.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
@@ -103,6 +108,7 @@ def test_a_file_nested_too_deeply_is_one_clear_error(tmp_path: Path) -> None:
     assert result.stderr == f"error: {pretty}: nested too deeply (limit about 1,000 levels)\n"
 
 
+@pytest.mark.slow
 def test_lone_surrogates_round_trip_through_an_output_file(tmp_path: Path) -> None:
     messages = [{"role": "user", "content": "a \ud800 b \udfff c"}]
     source = tmp_path / "s.json"
@@ -115,6 +121,7 @@ def test_lone_surrogates_round_trip_through_an_output_file(tmp_path: Path) -> No
     assert counted.returncode == 0 and json.loads(counted.stdout)["conversations"][0]["messages"][0]["preview"]
 
 
+@pytest.mark.slow
 def test_a_big_broken_document_is_read_once(tmp_path: Path) -> None:
     """200,000 lines with a broken last line: one error, not 200,000, in one pass (a quadratic reader takes hours)."""
     messages = [{"role": "user", "content": f"message {i}"} for i in range(50_000)]

@@ -3,6 +3,7 @@ endpoint (tests/counters/count_server.py cites the documented shapes); counts ca
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -32,7 +33,11 @@ from tests.counters.count_server import (
     count_server,
 )
 
-pytest.importorskip("anthropic")
+# Checked without importing the SDK (ctxwin imports it when a request is made): collecting stays cheap.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("anthropic") is None,
+    reason="the anthropic extra is not installed: pip install 'ctxwin[anthropic]'",
+)
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountServer]:
@@ -47,6 +52,7 @@ def counter(server: CountServer, tmp_path: Path) -> AnthropicApiCounter:
     return AnthropicApiCounter("claude-sonnet-4-5", cache=StoredCounts(tmp_path / "counts.sqlite"))
 
 
+@pytest.mark.slow
 def test_request_shape_and_count(server: CountServer, counter: AnthropicApiCounter) -> None:
     total = counter.count_messages(CONVERSATION, tools=TOOLS)
     (path, body), = server.requests
@@ -66,6 +72,7 @@ def test_request_shape_and_count(server: CountServer, counter: AnthropicApiCount
     assert total == REQUEST + (SYSTEM + 3) + 4 * TURN + (3 + 3 + 1 + 3 + 3 + 4) + IMAGE + (TOOL + 13)
 
 
+@pytest.mark.slow
 def test_one_request_per_new_message_set(server: CountServer, counter: AnthropicApiCounter, tmp_path: Path) -> None:
     first = counter.count_messages(CONVERSATION)
     assert counter.count_messages(CONVERSATION) == first
@@ -81,6 +88,7 @@ def test_one_request_per_new_message_set(server: CountServer, counter: Anthropic
     assert len(server.requests) == 3
 
 
+@pytest.mark.slow
 def test_per_message_counts(server: CountServer, counter: AnthropicApiCounter) -> None:
     user = {"role": "user", "content": "four words right here"}
     assert counter.count_message(user) == TURN + 4  # what it adds after a user and an assistant turn
@@ -93,6 +101,7 @@ def test_per_message_counts(server: CountServer, counter: AnthropicApiCounter) -
     assert counter.count_text("") == 0 and counter.count_text("five words in this text") == 5
 
 
+@pytest.mark.slow
 def test_trim_is_exact_and_cached(server: CountServer, counter: AnthropicApiCounter) -> None:
     history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i} " + "word " * i}
                for i in range(12)]
@@ -120,6 +129,7 @@ def test_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         offline.count_messages([{"role": "user", "content": "hi"}])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("reply", "error", "match"), [
     ((200, b'{"tokens": 3}'), CountRequestError, r"malformed response: expected a token count .* got None"),
     ((200, b'{"input_tokens": -1}'), CountRequestError, "malformed response: expected a token count"),
@@ -165,6 +175,7 @@ def test_missing_sdk_names_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         AnthropicApiCounter("claude-sonnet-4-5")
 
 
+@pytest.mark.slow
 def test_cli_count_and_cache_across_processes(server: CountServer, tmp_path: Path) -> None:
     chat = tmp_path / "chat.json"
     chat.write_text(json.dumps({"messages": CONVERSATION, "tools": TOOLS}))

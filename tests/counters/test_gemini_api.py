@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -31,7 +32,11 @@ from tests.counters.count_server import (
     count_server,
 )
 
-pytest.importorskip("google.genai")
+# Checked without importing the SDK (ctxwin imports it when a request is made): collecting stays cheap.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("google.genai") is None,
+    reason="the gemini extra is not installed: pip install 'ctxwin[gemini]'",
+)
 
 
 @pytest.fixture
@@ -48,6 +53,7 @@ def counter(server: CountServer, tmp_path: Path) -> GeminiApiCounter:
     return GeminiApiCounter("gemini-2.5-flash", cache=StoredCounts(tmp_path / "counts.sqlite"))
 
 
+@pytest.mark.slow
 def test_request_shape_and_count(server: CountServer, counter: GeminiApiCounter) -> None:
     total = counter.count_messages(CONVERSATION, tools=TOOLS)
     (path, body), = server.requests
@@ -65,6 +71,7 @@ def test_request_shape_and_count(server: CountServer, counter: GeminiApiCounter)
     assert total == REQUEST + 5 * TURN + (3 + len(json.dumps(TOOLS).split())) + (3 + IMAGE) + 7 + 5 + 4
 
 
+@pytest.mark.slow
 def test_one_request_per_new_message_set(server: CountServer, counter: GeminiApiCounter, tmp_path: Path) -> None:
     first = counter.count_messages(CONVERSATION)
     assert counter.count_messages(CONVERSATION) == first
@@ -76,6 +83,7 @@ def test_one_request_per_new_message_set(server: CountServer, counter: GeminiApi
     assert len(server.requests) == 2
 
 
+@pytest.mark.slow
 def test_cache_across_processes(server: CountServer, tmp_path: Path) -> None:
     script = ("import json, sys; from ctxwin.counters import get_counter; "
               "print(get_counter('gemini-api:gemini-2.5-pro').count_messages(json.loads(sys.argv[1])))")
@@ -86,6 +94,7 @@ def test_cache_across_processes(server: CountServer, tmp_path: Path) -> None:
     assert len(server.requests) == 1
 
 
+@pytest.mark.slow
 def test_per_message_counts(server: CountServer, counter: GeminiApiCounter) -> None:
     assert counter.count_message({"role": "user", "content": "four words right here"}) == TURN + 4
     assert len(server.requests) == 2
@@ -95,6 +104,7 @@ def test_per_message_counts(server: CountServer, counter: GeminiApiCounter) -> N
     assert counter.count_text("five words in this text") == 5
 
 
+@pytest.mark.slow
 def test_trim_is_exact_and_cached(server: CountServer, counter: GeminiApiCounter) -> None:
     history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i} " + "word " * i}
                for i in range(12)]
@@ -106,6 +116,7 @@ def test_trim_is_exact_and_cached(server: CountServer, counter: GeminiApiCounter
     assert len(server.requests) == sent
 
 
+@pytest.mark.slow
 def test_timeout_without_retry(server: CountServer, tmp_path: Path) -> None:
     server.delay = 2.0
     slow = GeminiApiCounter("gemini-2.5-flash", cache=StoredCounts(tmp_path / "c.sqlite"), timeout=0.2)
@@ -114,6 +125,7 @@ def test_timeout_without_retry(server: CountServer, tmp_path: Path) -> None:
     assert len(server.requests) == 1
 
 
+@pytest.mark.slow
 def test_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", f"http://127.0.0.1:{closed_port()}")
     offline = GeminiApiCounter("gemini-2.5-flash", cache=StoredCounts(tmp_path / "c.sqlite"))
@@ -121,6 +133,7 @@ def test_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         offline.count_messages([{"role": "user", "content": "hi"}])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("reply", "error", "match"), [
     ((200, b'{"tokens": 3}'), CountRequestError, r"malformed response: expected a token count .* got None"),
     ((200, b'{"totalTokens": -1}'), CountRequestError, "malformed response: expected a token count"),

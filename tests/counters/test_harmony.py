@@ -86,11 +86,13 @@ CONVERSATIONS: list[list[BaseMessage]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("messages", CONVERSATIONS)
 def test_counts_equal_openai_harmony(reference: object, messages: list[BaseMessage]) -> None:
     assert get_counter("gpt-oss-20b").count_messages(messages) == _reference_count(reference, messages)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["system", "user", "assistant"]), st.text(max_size=40)),
                 min_size=1, max_size=5))
@@ -117,6 +119,7 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("messages", CONVERSATIONS)
 @pytest.mark.parametrize("tools", [TOOLS, TOOLS[1:2], TOOLS[:1]])
 def test_tool_definitions_equal_openai_harmony(reference: object, messages: list[BaseMessage],
@@ -127,6 +130,7 @@ def test_tool_definitions_equal_openai_harmony(reference: object, messages: list
         reference, [HumanMessage("x")])  # a request without a system message: the tools' own developer message
 
 
+@pytest.mark.slow
 def test_encoding_and_models() -> None:
     encoding = load_encoding("o200k_harmony")
     assert encoding.encode("<|start|>", allowed_special="all") == [200006]

@@ -39,11 +39,13 @@ def reference() -> tokenizers.Tokenizer:
     return tokenizers.Tokenizer.from_file(str(deepseek_v3_tokenizer()))
 
 
+@pytest.mark.slow
 def test_deepseek_hello_world(deepseek: HFCounter) -> None:
     assert deepseek.tokenizer.encode("hello world", add_special_tokens=False).ids == [33310, 2058]
     assert get_counter("deepseek-v3").count_text("hello world") == 2
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(texts=st.lists(st.text(max_size=300), min_size=1, max_size=6))
 def test_counts_agree_with_tokenizers(deepseek: HFCounter, reference: tokenizers.Tokenizer, texts: list[str]) -> None:
@@ -118,6 +120,7 @@ def test_without_template_framing_is_documented_approximation(reference: tokeniz
     assert counter.count_messages([message]) == counter.count_message(message) + 3
 
 
+@pytest.mark.slow
 def test_padding_and_truncation_are_switched_off(tmp_path: Path) -> None:
     padded = tokenizers.Tokenizer.from_file(str(deepseek_v3_tokenizer()))
     padded.enable_padding(length=64)

@@ -91,6 +91,7 @@ def test_not_a_repo_id(spec: str) -> None:
     assert not is_repo_id(spec)
 
 
+@pytest.mark.slow
 def test_cached_snapshot_offline(tmp_path: Path) -> None:
     snapshot(tmp_path)
     (snapshot(tmp_path, "acme/broken") / "tokenizer.json").write_text('{"model": "not a tokenizer"}')
@@ -101,12 +102,14 @@ def test_cached_snapshot_offline(tmp_path: Path) -> None:
     assert "models--acme--broken" in str(broken["error"]) and "not a loadable tokenizer.json" in str(broken["error"])
 
 
+@pytest.mark.slow
 def test_cached_snapshot_needs_no_hub(tmp_path: Path) -> None:
     snapshot(tmp_path)
     result = run("hf:acme/tiny", HF_HUB_CACHE=str(tmp_path), HF_ENDPOINT=f"http://127.0.0.1:{closed_port()}")
     assert result["count"] == expected()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("offline", [True, False])
 def test_uncached_fails_at_once(tmp_path: Path, offline: bool) -> None:
     env = {"HF_HUB_OFFLINE": "1"} if offline else {"HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}"}
@@ -177,6 +180,7 @@ def hub() -> Iterator[HubServer]:
     server.server_close()
 
 
+@pytest.mark.slow
 def test_download_caches(tmp_path: Path, hub: HubServer) -> None:
     env = {"HF_HUB_CACHE": str(tmp_path), "HF_ENDPOINT": f"http://127.0.0.1:{hub.server_port}"}
     assert run("hf:acme/tiny", **env) == {"count": expected(), "template": True}
@@ -189,6 +193,7 @@ def test_download_caches(tmp_path: Path, hub: HubServer) -> None:
     assert hub.requests == []  # the second use is served by the cache
 
 
+@pytest.mark.slow
 def test_hub_errors(tmp_path: Path, hub: HubServer) -> None:
     hub.status = 500  # for the files it has; others are 404, as the Hub answers for a file a repo does not have
     failing, empty = run_all(["hf:acme/tiny", "hf:acme/empty"], HF_HUB_CACHE=str(tmp_path),
@@ -202,6 +207,7 @@ def test_hub_errors(tmp_path: Path, hub: HubServer) -> None:
                             "HEAD /acme/empty/resolve/main/tokenizer.json"]
 
 
+@pytest.mark.slow
 def test_local_directory_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A relative path that exists is a path, though it has the shape of a repo id."""
     files = snapshot(tmp_path)

@@ -109,6 +109,7 @@ CONVERSATIONS: list[list[BaseMessage]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["3", "4"])
 def test_text_matches_the_packages_tokenizer(references: dict[str, Any], version: str) -> None:
     tokenizer, _ = references[version]
@@ -118,6 +119,7 @@ def test_text_matches_the_packages_tokenizer(references: dict[str, Any], version
     assert counter.encoding.encode_ordinary(TEXTS[20]) == tokenizer.encode(TEXTS[20], bos=False, eos=False)
 
 
+@pytest.mark.slow
 def test_hello_world_ids() -> None:
     assert LlamaCounter("3").encoding.encode("hello world") == [15339, 1917]
     assert LlamaCounter("4").encoding.encode("hello world") == [25681, 3817]

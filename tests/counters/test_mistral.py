@@ -109,6 +109,7 @@ def test_requests_with_tools_equal_mistral_common(name: str, system: bool) -> No
     assert counter.count_messages(chat) == _reference_count(name, chat)
 
 
+@pytest.mark.slow
 def test_tekken_request_with_tools_equals_mistral_common() -> None:
     counter = get_counter("open-mistral-nemo")  # tekken takes seconds to load: the counter's file is the reference
     assert isinstance(counter, MistralCounter)
@@ -128,6 +129,7 @@ def test_v1_chat_without_tools_equals_mistral_common() -> None:
         MistralCounter("v1").count_messages(chat, tools=TOOLS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["v3", "v7"])
 def test_share_of_each_message_adds_up_to_the_request(name: str) -> None:
     # No system message before v7 and no two neighbouring messages of one role: exactly additive.
@@ -238,6 +240,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
                           check=False, env={"CTXWIN_LOAD_PLUGINS": "", "PATH": ""})
 
 
+@pytest.mark.slow
 def test_missing_package_names_the_extra() -> None:
     # A real interpreter in which mistral_common cannot be found (a None entry in sys.modules blocks the import).
     result = _run("""

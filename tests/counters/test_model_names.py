@@ -47,6 +47,7 @@ def test_unknown_names_get_at_most_three_suggestions(name: str, suggested: str) 
     assert suggested in suggestions and len(suggestions) <= 3
 
 
+@pytest.mark.slow
 def test_every_model_has_limits_and_a_counter_that_builds() -> None:
     for model in BUILTIN_MODELS:
         assert 0 < model.max_output_tokens <= model.context_window
@@ -57,6 +58,7 @@ def test_every_model_has_limits_and_a_counter_that_builds() -> None:
         assert get_counter(model.name).count_text("hello") > 0
 
 
+@pytest.mark.slow
 def test_suffix_stripping_is_bounded() -> None:
     # A name of 100,000 stacked suffixes: a loop stripping them one by one over the whole string would be quadratic.
     name = "gpt-4o" + "-latest" * 100_000

@@ -117,6 +117,7 @@ def test_text_matches_the_packages_own_tokenizer(qwen25: QwenCounter) -> None:
                                                          for t in texts[:20]]
 
 
+@pytest.mark.slow
 def test_qwen3_5_matches_the_packages_own_tokenizer_even_on_added_tokens() -> None:
     counter = QwenCounter("3.5")
     reference = get_tokenizer("qwen3.6-27b")

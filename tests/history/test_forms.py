@@ -174,6 +174,7 @@ def test_a_single_langchain_message_is_refused_by_add_messages(history: BaseChat
     assert history.messages == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backing", ["memory", "sqlite"])
 def test_the_window_gives_langchain_objects(tmp_path: Path, backing: str) -> None:
     store: BaseChatMessageHistory = (

@@ -125,6 +125,7 @@ def check_window_shape(window: list[BaseMessage], start_on: str | tuple[str, ...
         assert not isinstance(item, ToolMessage) or item.tool_call_id in calls, "orphan tool result"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["memory", "jsonl", "sqlite"])
 @FUZZ
 @given(

@@ -67,6 +67,7 @@ def test_unserializable_content_is_refused_by_persistent_stores(history: BaseCha
         assert history.messages[-1] is message  # only the in-memory store can hold arbitrary objects
 
 
+@pytest.mark.slow
 def test_many_async_tasks(history: BaseChatMessageHistory) -> None:
     async def worker(n: int) -> None:
         for i in range(5):

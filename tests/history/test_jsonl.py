@@ -198,6 +198,7 @@ except OSError as exc:
 """
 
 
+@pytest.mark.slow
 def test_failed_batch_write_stores_nothing_so_a_retry_does_not_duplicate(path: Path) -> None:
     """The fuzzing finding: a batch that hit a full disk had stored its first lines; retrying duplicated them.
 
@@ -222,6 +223,7 @@ def test_full_device_stores_nothing_and_names_the_file(path: Path) -> None:
     assert error.value.errno == errno.ENOSPC and error.value.filename == str(path)
 
 
+@pytest.mark.slow
 def test_a_crash_at_any_byte_of_a_batch_leaves_a_readable_prefix(path: Path) -> None:
     """What a writer killed mid-``write()`` leaves, at every byte: the earlier lines, whole batch lines, then a torn
     line that is skipped; and the next append seals it and goes on."""

@@ -5,6 +5,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 
 def _run_without_fcntl(code: str) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter in which ``import fcntl`` raises ImportError, as on Windows."""
@@ -14,6 +16,7 @@ def _run_without_fcntl(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_import_ctxwin_without_fcntl() -> None:
     result = _run_without_fcntl(
         """
@@ -29,6 +32,7 @@ def test_import_ctxwin_without_fcntl() -> None:
     assert result.stdout.strip() == "hi"
 
 
+@pytest.mark.slow
 def test_jsonl_history_without_fcntl_says_why_at_first_use(tmp_path: Path) -> None:
     result = _run_without_fcntl(
         f"""

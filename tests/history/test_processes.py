@@ -42,6 +42,7 @@ def acks(output: str) -> list[int]:
     return [int(line.split()[1]) for line in output.splitlines() if line.startswith("ack ")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_concurrent_appenders_store_every_message_once_in_writer_order(
     kind: str, tmp_path: Path, spawn_writer: Spawn
@@ -64,6 +65,7 @@ def test_concurrent_appenders_store_every_message_once_in_writer_order(
     assert by_writer(contents) == {name: list(range(count)) for name in names}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_sigkilled_writer_loses_nothing_it_acknowledged(kind: str, tmp_path: Path, spawn_writer: Spawn) -> None:
     path = store_path(kind, tmp_path)
@@ -103,6 +105,7 @@ def test_sigkilled_writer_loses_nothing_it_acknowledged(kind: str, tmp_path: Pat
     assert after["victim"] == stored
 
 
+@pytest.mark.slow
 def test_jsonl_writer_killed_repeatedly_mid_line_keeps_the_file_readable(tmp_path: Path, spawn_writer: Spawn) -> None:
     """Kill writers of very large lines at random points; every restart must append cleanly after any torn tail."""
     path = tmp_path / "history.jsonl"

@@ -165,6 +165,7 @@ plain = st.builds(lambda i, t: HumanMessage(t, id=i), ids, st.text(max_size=3))
 state = st.lists(plain, max_size=6, unique_by=lambda m: m.id if m.id is not None else str(uuid.uuid4()))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(state, st.lists(plain, max_size=6))
 def test_invariants_of_merging_without_removals(left: list[BaseMessage], right: list[BaseMessage]) -> None:

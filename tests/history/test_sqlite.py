@@ -206,6 +206,7 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
         file.chmod(0o644)
 
 
+@pytest.mark.slow
 def test_reads_a_history_in_a_read_only_directory_without_writing(read_only_dir: Path) -> None:
     files = {p.name: p.read_bytes() for p in read_only_dir.iterdir()}
     assert set(files) == {"chat.db"}  # closed cleanly: no -wal or -shm left, so SQLite cannot make its index
@@ -216,6 +217,7 @@ def test_reads_a_history_in_a_read_only_directory_without_writing(read_only_dir:
     assert {p.name: p.read_bytes() for p in read_only_dir.iterdir()} == files  # nothing created or changed
 
 
+@pytest.mark.slow
 def test_reads_a_read_only_file_in_a_writable_directory(read_only_dir: Path) -> None:
     database = read_only_dir / "chat.db"
     database.chmod(0o444)
@@ -236,6 +238,7 @@ os._exit(0)  # no checkpoint on close: the message lives in chat.db-wal, with it
 """
 
 
+@pytest.mark.slow
 def test_commits_left_in_a_wal_file_are_read_or_refused_never_missed(read_only_dir: Path) -> None:
     database = read_only_dir / "chat.db"
     subprocess.run([sys.executable, "-c", WRITE_AND_DIE, str(database)], check=True, timeout=60)
@@ -250,6 +253,7 @@ def test_commits_left_in_a_wal_file_are_read_or_refused_never_missed(read_only_d
     assert report["error"].startswith(f"PermissionError: {database}: cannot read this WAL database read-only")
 
 
+@pytest.mark.slow
 def test_empty_database_file_in_a_read_only_directory_is_an_empty_history(tmp_path: Path) -> None:
     directory = tmp_path / "ro"
     directory.mkdir()

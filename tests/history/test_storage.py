@@ -62,6 +62,7 @@ def test_tuples_are_refused_by_persistent_stores(history: BaseChatMessageHistory
     refused_or_kept(history, message, TypeError, r"messages\[1\]: additional_kwargs\['pair'\]\[1\] is a tuple")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("levels", [MAX_DEPTH, MAX_DEPTH + 1, 100_000])
 def test_nesting_beyond_the_limit_is_refused(history: BaseChatMessageHistory, levels: int) -> None:
     message = HumanMessage("x")

@@ -35,6 +35,7 @@ def conversation(turns: int) -> list[BaseMessage]:
     return messages
 
 
+@pytest.mark.slow
 def test_the_summarizer_model_summarises_inside_a_plan() -> None:
     model = RecordingChatModel(replies=[SUMMARY])
     messages = conversation(12)

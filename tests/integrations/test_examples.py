@@ -13,6 +13,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CALL = re.compile(r"model call: (\d+) messages, (\d+) tokens \(budget (\d+)\)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["langchain_agent.py", "langgraph_agent.py"])
 def test_example_runs_and_every_call_fits(name: str) -> None:
     result = subprocess.run(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from agent_support import MODEL, SYSTEM_PROMPT, TOOLS, Call, RecordingChatModel, check_call, filler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,6 +37,7 @@ def histories(draw: Any) -> list[BaseMessage]:
     return messages
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=histories(), budget=st.integers(150, 4000))
 def test_the_hook_fits_or_refuses(history: list[BaseMessage], budget: int) -> None:

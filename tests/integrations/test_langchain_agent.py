@@ -39,6 +39,7 @@ def run_turns(agent: object, model: RecordingChatModel, turns: int = TURNS) -> l
     return history
 
 
+@pytest.mark.slow
 def test_thirty_turns_every_call_within_the_budget() -> None:
     model = RecordingChatModel()
     middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0)
@@ -211,6 +212,7 @@ def test_a_turn_whose_tool_results_cannot_fit_ends_instead_of_looping() -> None:
         strict.invoke({"messages": [first]})
 
 
+@pytest.mark.slow
 def test_sync_agent_with_a_chat_model_summarizer_asks_it_once_per_span() -> None:
     summarizer = RecordingChatModel(replies=["Builds failed in the linker on the early turns."])
     model = RecordingChatModel()

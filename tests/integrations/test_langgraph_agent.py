@@ -40,6 +40,7 @@ def react_agent(model: RecordingChatModel, prompt: Any = SYSTEM_PROMPT, **option
         return create_react_agent(model, TOOLS, prompt=prompt, pre_model_hook=hook)
 
 
+@pytest.mark.slow
 def test_thirty_turns_every_call_within_the_budget() -> None:
     model = RecordingChatModel()
     agent = react_agent(model)
@@ -57,6 +58,7 @@ def test_thirty_turns_every_call_within_the_budget() -> None:
     assert not any(m.id == "user-0" for m in model.calls[-1].messages)
 
 
+@pytest.mark.slow
 def test_rewrite_state_replaces_the_stored_history_by_the_fitted_one() -> None:
     model = RecordingChatModel()
     agent = react_agent(model, rewrite_state=True)

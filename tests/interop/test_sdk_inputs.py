@@ -67,6 +67,7 @@ ANTHROPIC_REQUEST: dict[str, Any] = {
 COUNTERS = ["gpt-4o", "approximate", "tiktoken:cl100k_base", "gpt-oss-20b"]
 
 
+@pytest.mark.slow
 def test_a_chat_completion_message_object_reads_like_its_dict() -> None:
     message = ChatCompletion.model_validate(COMPLETION).choices[0].message
     as_dict = COMPLETION["choices"][0]["message"]
@@ -100,6 +101,7 @@ def test_responses_items_read_with_their_parts_as_text() -> None:
     assert messages[4].id == "msg_1"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", COUNTERS)
 def test_responses_items_are_counted_by_their_text(spec: str) -> None:
     """Each item's tokens grow with its text (no flat per-block estimate), as the same text in chat form does."""
@@ -202,6 +204,7 @@ def test_a_bad_request_system_or_tools_is_named() -> None:
         convert_to_messages({"messages": 3})
 
 
+@pytest.mark.slow
 def test_a_long_run_of_function_calls_reads_in_linear_time() -> None:
     """A turn of 100,000 parallel calls is read in one pass (a quadratic reader would take minutes)."""
     calls = [{"type": "function_call", "call_id": f"c{i}", "name": "f", "arguments": "{}"} for i in range(100_000)]

@@ -47,6 +47,7 @@ def openai_call(arguments: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_nesting_depth_counts_levels_without_recursion() -> None:
     assert nesting_depth(["text", None, 3]) == 0
     assert nesting_depth([{}, []]) == 1

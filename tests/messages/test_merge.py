@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +46,7 @@ def outcome(merge: Callable[..., Any], values: list[Any], one_by_one: bool) -> t
         return "error", type(exc).__name__
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.sampled_from([merge_lists, merge_dicts, merge_content, merge_obj]), st.data())
 def test_many_at_once_is_one_after_the_other(merge: Callable[..., Any], data: st.DataObject) -> None:

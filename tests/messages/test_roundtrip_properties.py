@@ -6,6 +6,7 @@ import json
 import string
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,6 +85,7 @@ def openai_conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(openai_conversation())
 def test_openai_dicts_round_trip(conversation: list[dict[str, Any]]) -> None:
@@ -138,6 +140,7 @@ any_message = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(any_message, max_size=6))
 def test_messages_round_trip_through_json(messages: list[Any]) -> None:

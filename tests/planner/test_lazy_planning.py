@@ -117,6 +117,7 @@ def test_truncation_skips_outputs_the_trim_drops(keeps: str) -> None:
         assert lazy.recent_turns_verbatim >= plain.recent_turns_verbatim > 0
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     seed=st.integers(0, 10_000),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,7 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage,
 from ctxwin.planner import fit
 from ctxwin.strategies.pairs import find_broken_pairs
 from ctxwin.strategies.pins import pin
-from ctxwin.strategies.summarize import extractive_summarizer
+from ctxwin.strategies.salience import extractive_summarizer
 
 from .test_planner import COUNTER, WORDS
 
@@ -56,6 +57,7 @@ def random_conversation(seed: int) -> tuple[list[BaseMessage], int]:
     return out, last_turn
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 100_000),

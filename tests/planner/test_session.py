@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.planner import Plan, Planner
 from ctxwin.strategies.pins import pin
-from ctxwin.strategies.summarize import extractive_summarizer
+from ctxwin.strategies.salience import extractive_summarizer
 
 from .test_lazy_planning import RecordingCounter
 from .test_plan_properties import COUNTER, TOOLS, random_conversation
@@ -25,6 +26,7 @@ def report(plan: Plan) -> tuple[Any, ...]:
             plan.recent_turns_verbatim, [step.as_dict() for step in plan.steps])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     seed=st.integers(0, 100_000),
@@ -51,6 +53,7 @@ def test_each_session_plan_equals_planning_all_its_messages(
         assert report(session.plan()) == report(planner.plan(messages[:added]))
 
 
+@pytest.mark.slow
 def test_a_turn_tokenizes_only_the_new_messages() -> None:
     messages = conversation(5, turns=600, big_tool=300)
     counter = RecordingCounter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ COUNTER = TiktokenCounter("o200k_base")
 LINE = st.text(st.sampled_from(list("abc xyz 数据模型 {}[]:,\"\n0123456789é")), min_size=1, max_size=80)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(0, 5), min_size=1, max_size=3000), st.integers(0, 4000), st.integers(1, 5000))
 def test_longest_fitting_finds_the_largest_fitting_length_of_a_growing_count(

@@ -17,6 +17,7 @@ def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, dic
     return code, json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_count_with_model_matches_api_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     chat = tmp_path / "chat.json"
     chat.write_text(json.dumps(COOKBOOK_MESSAGES))

@@ -63,6 +63,7 @@ def run(site: Path, code_or_args: list[str], load: str | None) -> subprocess.Com
     return subprocess.run([sys.executable, *code_or_args], capture_output=True, text=True, env=env, timeout=60)
 
 
+@pytest.mark.slow
 def test_listed_by_ctxwin_counters(site: Path) -> None:
     result = run(site, ["-m", "ctxwin.cli", "counters", "--json"], load=f" ctxwin-wordcount,{ALL_BROKEN}, ")
     assert result.returncode == 0, result.stderr
@@ -81,6 +82,7 @@ def test_listed_by_ctxwin_counters(site: Path) -> None:
     assert "PluginWarning" not in result.stderr  # reported once, in the listing: no raw warnings
 
 
+@pytest.mark.slow
 def test_ctxwin_load_plugins_ignores_spaces_and_empty_items(site: Path) -> None:
     """Issue 19: "a, b" looked for a plugin named " b"."""
     result = run(site, ["-m", "ctxwin.cli", "counters", "--json"], load=" ctxwin-wordcount , ,Broken ,")
@@ -89,6 +91,7 @@ def test_ctxwin_load_plugins_ignores_spaces_and_empty_items(site: Path) -> None:
     assert [e["plugin"] for e in report["plugin_errors"]] == ["broken"]  # selected too, and nothing "not installed"
 
 
+@pytest.mark.slow
 def test_a_real_ctrl_c_while_a_plugin_imports_still_interrupts(tmp_path: Path) -> None:
     """A plugin raising KeyboardInterrupt is an error like any other; the user's own Ctrl-C is not swallowed."""
     install_module_plugin(tmp_path, "slow", "import sys, time\nprint('importing', file=sys.stderr, flush=True)\n"
@@ -105,6 +108,7 @@ def test_a_real_ctrl_c_while_a_plugin_imports_still_interrupts(tmp_path: Path) -
     assert child.returncode != 0 and "KeyboardInterrupt" in err and "carried on" not in out
 
 
+@pytest.mark.slow
 def test_found_by_get_counter_and_get_model(site: Path) -> None:
     code = ("from ctxwin.counters import get_counter, get_model; from ctxwin.messages import HumanMessage;"
             "c = get_counter('words'); print(c.count_text('one two three'), get_counter('words:2').count_text('a b'),"
@@ -116,6 +120,7 @@ def test_found_by_get_counter_and_get_model(site: Path) -> None:
     assert "broken" not in result.stderr  # not selected by CTXWIN_LOAD_PLUGINS
 
 
+@pytest.mark.slow
 def test_ctxwin_load_plugins_empty_loads_none(site: Path) -> None:
     result = run(site, ["-m", "ctxwin.cli", "counters", "--json"], load="")
     report = json.loads(result.stdout)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_spans import SECRET, conversation
 
 from ctxwin.messages import convert_to_openai_messages
@@ -23,6 +24,7 @@ def ctxwin(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_trace_prints_the_span_tree_to_stderr(tmp_path: Path) -> None:
     source = tmp_path / "chat.json"
     source.write_text(json.dumps(convert_to_openai_messages(conversation())), encoding="utf-8")
@@ -34,14 +36,15 @@ def test_trace_prints_the_span_tree_to_stderr(tmp_path: Path) -> None:
     names = [line.split(" (")[0] for line in tree]
     assert names[:2] == ["ctxwin.fit_many.item", "  ctxwin.plan"]
     steps = [name.strip() for name in names if name.startswith("    ctxwin.step ")]
-    assert steps == ["ctxwin.step filter", "ctxwin.step truncate_tool_output", "ctxwin.step summarize",
-                     "ctxwin.step trim"]
+    assert steps == ["ctxwin.step clear_reasoning", "ctxwin.step filter", "ctxwin.step truncate_tool_output",
+                     "ctxwin.step summarize", "ctxwin.step trim"]
     step_lines = [line for line in tree if line.startswith("    ctxwin.step ")]
     assert all(" ms)  " in line and "ctxwin.step.name=" in line for line in step_lines)
-    assert "ctxwin.messages.summarized=" in step_lines[2] and "gen_ai.request.model=gpt-4o" in tree[1]
+    assert "ctxwin.messages.summarized=" in step_lines[3] and "gen_ai.request.model=gpt-4o" in tree[1]
     assert SECRET not in traced.stderr
 
 
+@pytest.mark.slow
 def test_trace_over_many_lines_needs_this_process(tmp_path: Path) -> None:
     source = tmp_path / "chats.jsonl"
     line = json.dumps(convert_to_openai_messages(conversation(2)))
@@ -53,6 +56,7 @@ def test_trace_over_many_lines_needs_this_process(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "--trace:" in refused.stderr and "--workers" in refused.stderr
 
 
+@pytest.mark.slow
 def test_trace_without_the_sdk_is_a_usage_error(tmp_path: Path) -> None:
     source = tmp_path / "chat.json"
     source.write_text(json.dumps(convert_to_openai_messages(conversation(2))), encoding="utf-8")

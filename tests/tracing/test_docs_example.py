@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DOC = Path(__file__).parents[2] / "docs" / "tracing.md"
 
 
@@ -18,6 +20,7 @@ def example(section: str) -> str:
     return found.group(1)
 
 
+@pytest.mark.slow
 def test_the_console_example_prints_the_plan_under_the_callers_span() -> None:
     done = subprocess.run(
         [sys.executable, "-c", example("Printing spans to the console")], capture_output=True, text=True,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 FIT = """
 import sys
 {prelude}
@@ -26,14 +28,17 @@ def loaded(prelude: str = "") -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 def test_installed_but_unused_is_never_imported() -> None:
     assert loaded() == "[]"
 
 
+@pytest.mark.slow
 def test_absent_package_costs_nothing() -> None:
     assert loaded("sys.modules['opentelemetry'] = None") == "[]"
 
 
+@pytest.mark.slow
 def test_imported_without_a_provider_records_nothing() -> None:
     """The application imported the API but set no provider: ctxwin finds the proxy and makes no span."""
     prelude = (

@@ -32,6 +32,7 @@ def lc_char_counter(message: lc.BaseMessage) -> int:
     return len(message.text) + 1
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(conversations(), trim_args())
 def test_same_result_as_langchain_when_pairs_are_ignored(messages: list[BaseMessage], args: dict[str, Any]) -> None:
@@ -45,6 +46,7 @@ def test_same_result_as_langchain_when_pairs_are_ignored(messages: list[BaseMess
     assert ours == from_langchain(theirs)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(conversations(), trim_args())
 def test_same_result_as_langchain_when_its_result_keeps_tool_pairs(
@@ -83,6 +85,7 @@ def test_langchain_partial_can_go_over_budget_and_ctxwin_does_not() -> None:
     assert over  # the case this guards against really happens with LangChain
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     conversations(),
@@ -101,6 +104,7 @@ def test_filter_messages_matches_langchain(messages: list[BaseMessage], args: di
     assert filter_messages(messages, **args) == from_langchain(lc.filter_messages(to_langchain(messages), **args))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(conversations(tools=True), st.sampled_from(["\n", "", " | "]))
 def test_merge_message_runs_matches_langchain(messages: list[BaseMessage], separator: str) -> None:

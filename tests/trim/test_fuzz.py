@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from trim_support import conversations, fuzz_settings
@@ -102,6 +103,7 @@ def converted(items: list[Any]) -> list[BaseMessage] | None:
         return None
 
 
+@pytest.mark.slow
 @fuzz_settings(150)
 @given(st.lists(message_likes, max_size=3))
 def test_convert_to_messages_gives_messages_or_names_the_bad_one(items: list[Any]) -> None:
@@ -133,6 +135,7 @@ def openai_conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 @fuzz_settings(150)
 @given(openai_conversations())
 def test_openai_round_trip_keeps_whatever_the_model_said(conversation: list[dict[str, Any]]) -> None:
@@ -159,6 +162,7 @@ trim_arguments = st.fixed_dictionaries(
 counters = st.sampled_from(["approximate", "tiktoken:o200k_base", len, lambda m: len(m.text), "gpt-4o", "nope"])
 
 
+@pytest.mark.slow
 @fuzz_settings(100)
 @given(conversations(max_size=10), trim_arguments, counters)
 def test_trim_messages_gives_a_result_or_a_clean_error(
@@ -186,6 +190,7 @@ filter_arguments = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @fuzz_settings(100)
 @given(conversations(max_size=10), filter_arguments, st.sampled_from(["\n", "", 3, None]))
 def test_filter_and_merge_give_a_result_or_a_clean_error(

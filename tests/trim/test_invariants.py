@@ -5,6 +5,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trim_support import ENCODING, O200K, conversations, ctxwin_counter, pairs_intact, trim_args
@@ -41,6 +42,7 @@ def is_subsequence_plus_one_partial(result: list[BaseMessage], source: list[Base
     return partials <= 1
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conversations(), trim_args(), st.sampled_from(sorted(COUNTERS)))
 def test_invariants(messages: list[BaseMessage], args: dict[str, Any], counter_name: str) -> None:

