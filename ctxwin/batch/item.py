@@ -70,22 +70,21 @@ class Fitter:
 
     def fit(self, index: int, item: Any) -> FitResult:
         """Item ``index``: decoded (when a ``decode`` was given), then planned; any failure is its error."""
-        with tracing.span("ctxwin.fit_many.item", {"ctxwin.batch.index": index}) as span:
-            try:
-                plan = self.plan(self.decode(item) if self.decode is not None else item)
-                return FitResult(index, plan.messages, plan.summary(), system=plan.system, request=plan.request)
-            except Exception as exc:  # one bad conversation never stops a run over millions
-                tracing.fail(span, exc)
-                return FitResult(index, error=describe(exc))
+        try:
+            plan = self.plan(self.decode(item) if self.decode is not None else item, index)
+            return FitResult(index, plan.messages, plan.summary(), system=plan.system, request=plan.request)
+        except Exception as exc:  # one bad conversation never stops a run over millions
+            return FitResult(index, error=describe(exc))
 
-    def plan(self, conversation: Any) -> Plan:
-        """The plan for one conversation or request; raises what ``fit`` raises."""
-        if not is_request(conversation):
-            return self.planner.plan(conversation)
-        tools = conversation.get("tools")
-        if tools is not None and not isinstance(tools, list):
-            raise TypeError(f"'tools' must be a list of tool definitions, got {type(tools).__name__}")
-        for i, tool in enumerate(tools or []):
-            if not isinstance(tool, Mapping):
-                raise TypeError(f"tools[{i}] must be a tool definition (a dict), got {type(tool).__name__}")
-        return self.planner.plan(conversation)  # the whole request: its system, tools and tool_choice
+    def plan(self, conversation: Any, index: int = 0) -> Plan:
+        """The plan for one conversation or request (item ``index`` of a run: its ``ctxwin.fit_many.item`` span);
+        raises what ``fit`` raises."""
+        with tracing.span("ctxwin.fit_many.item", {"ctxwin.batch.index": index}):
+            if is_request(conversation):
+                tools = conversation.get("tools")
+                if tools is not None and not isinstance(tools, list):
+                    raise TypeError(f"'tools' must be a list of tool definitions, got {type(tools).__name__}")
+                for i, tool in enumerate(tools or []):
+                    if not isinstance(tool, Mapping):
+                        raise TypeError(f"tools[{i}] must be a tool definition (a dict), got {type(tool).__name__}")
+            return self.planner.plan(conversation)  # a whole request brings its system, tools and tool_choice

@@ -85,7 +85,7 @@ class FitLines:
             return None
         try:
             request = request_from_json(line) if self.tools is None else request_with_tools(line, self.tools)
-            plan = self.fitter.plan(request)
+            plan = self.fitter.plan(request, number - 1)
             text = output_line(line, number, plan.request, full_report(plan) if self.full else plan.summary())
         except Exception as exc:  # the line's error: unreadable, not a conversation, or what stopped its plan
             return Mapped(error=describe(exc))

@@ -16,7 +16,7 @@ import copy
 import dataclasses
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, overload
 
@@ -26,13 +26,14 @@ from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
-from ctxwin.messages.convert import is_langchain_message, is_request, request_tools
-from ctxwin.messages.forms import OUTPUTS, CallerForms, OpenAIDicts, Output, give_back, read_for
+from ctxwin.messages.convert import is_request, request_tools
+from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
 from ctxwin.messages.request_body import request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
+from ctxwin.planner.session import PlanSession, SessionOptions
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
 from ctxwin.strategies.base import (
     BaseStrategy,
@@ -46,7 +47,6 @@ from ctxwin.strategies.base import (
 )
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
-from ctxwin.strategies.pins import pinned_indexes
 from ctxwin.strategies.placement import PlaceMedia
 from ctxwin.strategies.walk import within
 
@@ -112,7 +112,9 @@ class Planner(Generic[M]):
     request body (``ctxwin.messages.request_body``).
     ``tools`` are OpenAI function tools, Responses or Anthropic tools, or LangChain tools (``tool_forms``), counted
     in the budget and sent in the output's form with ``tool_choice`` (any provider's form). ``reserve_output``
-    defaults to ``default_reserve`` and is the request's reply limit.
+    defaults to ``default_reserve`` and is the request's reply limit. ``cache_control=True`` (with
+    ``output="anthropic"``) marks Anthropic cache breakpoints in ``Plan.request`` (tools, system, the last
+    message); sessions mark them by default (``ctxwin.planner.session``).
     """
 
     @overload
@@ -158,6 +160,7 @@ class Planner(Generic[M]):
         strict: bool = False,
         output: Output = "messages",
         broken_tool_pairs: BrokenToolPairs = "drop",
+        cache_control: bool = False,
     ) -> None:
         spec = get_model(model) if model is not None else None
         if counter is None and spec is None:
@@ -181,6 +184,9 @@ class Planner(Generic[M]):
             raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {output!r}")
         if broken_tool_pairs not in ("drop", "keep"):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
+        if not isinstance(cache_control, bool) or (cache_control and output != "anthropic"):
+            raise ValueError(f"cache_control=True marks Anthropic cache breakpoints: it needs output='anthropic' "
+                             f"(got cache_control={cache_control!r}, output={output!r})")
         if summarizer is not None and not callable(summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
         self.tools = openai_tools(tools)
@@ -197,6 +203,8 @@ class Planner(Generic[M]):
         self.strict = strict
         self.output = output
         self.broken_tool_pairs = broken_tool_pairs
+        self.cache_control = cache_control
+        self.caching = spec.caching if spec else None
         self.keep_last = keep_last
         chain = build_chain(strategies, summarizer, keep_last)
         self.strategies = chain or default_chain(summarizer, keep_last)
@@ -331,6 +339,7 @@ class Planner(Generic[M]):
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
             tools=self.tools, tool_choice=self.tool_choice,
+            cache_breakpoints=(-1,) if self.cache_control else None,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
@@ -366,15 +375,53 @@ class Planner(Generic[M]):
             list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
         )
 
-    def session(self, messages: Any = None) -> PlanSession[M]:
-        """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
+    def session(self, messages: Any = None, **options: Unpack[SessionOptions]) -> PlanSession[M]:
+        """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``;
+        cache-stable unless ``cache_stable=False`` (``ctxwin.planner.session`` has the options)."""
         if self.output == "request":
             raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
                              "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
-        session = PlanSession(self)
+        session: PlanSession[M] = PlanSession(self, **options)
         if messages is not None:
             session.add_messages(messages)
         return session
+
+    def plan_run(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+    ) -> tuple[Plan[M], list[BaseMessage]]:
+        """``plan`` of ctxwin ``messages`` with ``meter`` (a session's), and the ctxwin messages the plan sends.
+
+        ``target``: the steps fit the messages to that many input tokens instead of the budget (a session's cut to
+        its low-water mark); the plan still reports, and ``fits`` means, the budget."""
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+            run = self._start(messages, meter)
+            for strategy, step_context in self._runner(target)._steps(run, meter):
+                with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                    run.record(strategy.name, strategy.apply(run.current, step_context), span)
+            return self._finish(run, meter, forms, top), run.current
+
+    async def aplan_run(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+    ) -> tuple[Plan[M], list[BaseMessage]]:
+        """``plan_run`` for async code (see ``aplan``)."""
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+            run = self._start(messages, meter)
+            for strategy, step_context in self._runner(target)._steps(run, meter):
+                with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                    run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
+            return self._finish(run, meter, forms, top), run.current
+
+    def _runner(self, target: int | None) -> Planner[M]:
+        """The planner whose steps run: this one, or for a ``target`` below the budget this one with an input
+        budget of ``target`` tokens (the difference taken as safety margin)."""
+        budget = self.budget
+        if target is None or target >= budget.max_input_tokens:
+            return self
+        lowered = copy.copy(self)
+        lowered.budget = dataclasses.replace(
+            budget, safety_margin=budget.safety_margin + budget.max_input_tokens - max(target, 0)
+        )
+        return lowered
 
     def _steps(self, run: _Run, meter: Meter) -> Iterator[tuple[BaseStrategy, StepContext]]:
         """The strategies still to apply, each with its context, stopping as soon as the conversation fits."""
@@ -397,98 +444,10 @@ class Planner(Generic[M]):
         return run
 
     def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
-            run = self._start(messages, meter)
-            for strategy, step_context in self._steps(run, meter):
-                with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                    run.record(strategy.name, strategy.apply(run.current, step_context), span)
-            return self._finish(run, meter, forms, top)
+        return self.plan_run(messages, meter, forms)[0]
 
     async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
-            run = self._start(messages, meter)
-            for strategy, step_context in self._steps(run, meter):
-                with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                    run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
-            return self._finish(run, meter, forms, top)
-
-
-class PlanSession(Generic[M]):
-    """A conversation that grows by appended messages, planned after each turn by one ``Planner``: what a chat
-    product keeps beside its history. ``add_messages`` the turn's messages, then ``plan()``; the plan is the one
-    ``Planner.plan`` gives for all the messages added so far.
-
-    A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
-    the pinned ones, so a plan tokenizes and scans for pins only the new messages, and then walks back from the
-    newest only as far as the budget reaches. The messages given are taken as they are: mutating one afterwards is
-    not noticed (start a new session, or use ``Planner.plan``, which notices).
-    """
-
-    # The meter also holds the counts of the copies past plans made (shortened tool outputs, summaries); past twice
-    # the conversation's length it forgets them (a pass over the conversation at most every length/2 turns' worth
-    # of copies, so constant per turn).
-    _RETAIN_FACTOR = 2
-    _RETAIN_SLACK = 64
-
-    def __init__(self, planner: Planner[M]) -> None:
-        self.planner = planner
-        self._messages: list[BaseMessage] = []
-        self._pinned: list[int] = []
-        self._meter = Meter(planner.counter, planner.tools)
-        # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
-        # one form: plans give them back (docs/interop.md). A turn in another form makes the session a mix.
-        self._forms: CallerForms | None = None
-        self._mixed = False
-
-    def __len__(self) -> int:
-        return len(self._messages)
-
-    @property
-    def messages(self) -> list[Any]:
-        """A copy of the messages added so far: the caller's LangChain messages if every turn gave LangChain
-        messages, else ctxwin messages."""
-        forms = self._caller_forms()
-        if forms is None or isinstance(forms, OpenAIDicts):
-            return list(self._messages)
-        return forms.back_all(self._messages)
-
-    @property
-    def counted(self) -> int:
-        """How many messages the session holds token counts of (its own, and copies its last plans made)."""
-        return self._meter.held
-
-    def add_messages(self, messages: Any) -> None:
-        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation."""
-        start = len(self._messages)
-        if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
-            messages = [messages]
-        items, forms = read_for(messages, self.planner.output)
-        self._messages += items
-        self._pinned += pinned_indexes(self._messages, start)
-        if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
-            self._mixed = True
-        elif self._forms is None:
-            self._forms = forms
-        else:
-            self._forms.add(items, messages)
-
-    def _caller_forms(self) -> CallerForms | None:
-        return None if self._mixed else self._forms
-
-    def _prepared(self) -> list[BaseMessage]:
-        messages = list(self._messages)  # the plan's input: later additions do not change it
-        if self._meter.held > self._RETAIN_FACTOR * len(messages) + self._RETAIN_SLACK:
-            self._meter.retain(messages)
-        self._meter.follow(messages, list(self._pinned))
-        return messages
-
-    def plan(self) -> Plan[M]:
-        """The plan for every message added so far (``Planner.plan`` of them)."""
-        return self.planner._plan(self._prepared(), self._meter, self._caller_forms())
-
-    async def aplan(self) -> Plan[M]:
-        """``plan`` for async code (see ``Planner.aplan``)."""
-        return await self.planner._aplan(self._prepared(), self._meter, self._caller_forms())
+        return (await self.aplan_run(messages, meter, forms))[0]
 
 
 @dataclass
