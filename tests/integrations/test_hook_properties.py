@@ -41,7 +41,7 @@ def histories(draw: Any) -> list[BaseMessage]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=histories(), budget=st.integers(150, 4000))
 def test_the_hook_fits_or_refuses(history: list[BaseMessage], budget: int) -> None:
-    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT, max_tokens=budget)
+    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT, context_window=budget, reserve_output=0)
     counter = get_counter(MODEL)
     system = SystemMessage(SYSTEM_PROMPT)
     try:
