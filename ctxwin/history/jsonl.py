@@ -20,9 +20,10 @@ from ctxwin.history.jsonl_format import (
     Line,
     SkippedLine,
     check_first_line,
+    check_record,
+    check_torn_tail,
     decode,
     encode_messages,
-    is_torn,
     parse_history,
     seal_record,
     split_lines,
@@ -51,7 +52,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         self.skipped_lines: list[SkippedLine] = []
         self._state = threading.Lock()
         self._warned: set[tuple[int, int]] = set()
-        self._checked_file: tuple[int, int] | None = None
+        self._checked_files: set[tuple[int, int, bool]] = set()
         self._dir_synced = False
 
     def stored_messages(self) -> list[BaseMessage]:
@@ -80,7 +81,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         fd = os.open(self.file_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _flock(fd, exclusive=True)
-            self._check_ours(fd)
+            self._check_ours(fd, whole=True)
             _append_whole(fd, _tail_repair(fd, str(self.file_path)) + payload, str(self.file_path))
         finally:
             os.close(fd)  # also releases the lock
@@ -95,7 +96,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
             return
         try:
             _flock(fd, exclusive=True)
-            self._check_ours(fd)
+            self._check_ours(fd, whole=False)
             os.ftruncate(fd, 0)
             os.fsync(fd)
         finally:
@@ -103,11 +104,20 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         with self._state:
             self._warned.clear()
 
-    def _check_ours(self, fd: int) -> None:
-        """Before the first change to a file, make sure it is one of ours (or empty)."""
+    def _check_ours(self, fd: int, *, whole: bool) -> None:
+        """Before the first change to a file, make sure it is one of ours (or empty): before clearing it, by its
+        first line (a damaged history may be cleared); before appending to it, ``whole``, by every line, so that
+        nothing is appended after damage (later appends check the tail: ``_tail_repair``)."""
         stat = os.fstat(fd)
-        identity = (stat.st_dev, stat.st_ino)
-        if identity == self._checked_file:
+        identity = (stat.st_dev, stat.st_ino, whole)
+        if identity in self._checked_files:
+            return
+        if whole:
+            try:
+                parse_history(_read_all(fd), str(self.file_path))
+            except HistoryFormatError as exc:
+                raise HistoryFormatError(f"{exc}; refusing to append") from None
+            self._checked_files.add(identity)
             return
         first = b""
         while b"\n" not in first and len(first) < stat.st_size:
@@ -116,7 +126,19 @@ class FileChatMessageHistory(BaseChatMessageHistory):
                 break
             first += block
         check_first_line(Line(1, 0, first.split(b"\n", 1)[0]) if first else None, str(self.file_path))
-        self._checked_file = identity
+        self._checked_files.add(identity)
+
+
+def _read_all(fd: int) -> bytes:
+    """The file behind ``fd`` (opened for appending, so read by offset), up to its size (a device such as
+    /dev/full has none, and would read forever)."""
+    size = os.fstat(fd).st_size
+    blocks: list[bytes] = []
+    offset = 0
+    while offset < size and (block := os.pread(fd, min(_CHUNK * 16, size - offset), offset)):
+        blocks.append(block)
+        offset += len(block)
+    return b"".join(blocks)
 
 
 def _flock(fd: int, *, exclusive: bool) -> None:
@@ -132,9 +154,11 @@ def _flock(fd: int, *, exclusive: bool) -> None:
 
 
 def _tail_repair(fd: int, path: str) -> bytes:
-    """What to write before new lines so they do not glue onto a torn tail: a newline and/or a seal record."""
+    """What to write before new lines so they do not glue onto a torn tail: a newline and/or a seal record. A tail
+    a crash cannot have left (a damaged last line, complete or not) raises ``HistoryFormatError``: nothing is
+    appended after damage."""
     size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 2, max(0, size - 2)).endswith(b"}\n"):
+    if size == 0:
         return b""
     ends_with_newline = os.pread(fd, 1, size - 1) == b"\n"
     span = _CHUNK
@@ -144,22 +168,32 @@ def _tail_repair(fd: int, path: str) -> bytes:
         if start > 0:
             lines = lines[1:]  # may begin mid-line; re-read with a wider span if the scan gets that far
         torn: list[Line] = []
-        for line in reversed(lines):
-            if not line.data.strip():
-                continue
-            if decode(line, path) is not None:
-                break
-            if not is_torn(line.data):
-                raise HistoryFormatError(
-                    f"{path}: line at byte {line.offset} is not JSON; the file is corrupt, refusing to append"
-                )
-            torn.append(line)
-        else:
-            if start > 0:
-                span *= 4
-                continue
-        torn.reverse()
+        try:
+            for line in reversed(lines):
+                if not line.data.strip():
+                    continue
+                record = decode(line, path)
+                if record is not None:
+                    check_record(record, line, path, lambda line: _where(fd, line))
+                    break
+                torn.append(line)
+            else:
+                if start > 0:
+                    span *= 4
+                    continue
+            torn.reverse()
+            check_torn_tail(torn, not ends_with_newline, path, lambda line: _where(fd, line))
+        except HistoryFormatError as exc:
+            raise HistoryFormatError(f"{exc}; refusing to append") from None
         return (b"" if ends_with_newline else b"\n") + (seal_record(torn) if torn else b"")
+
+
+def _where(fd: int, line: Line) -> str:
+    """A line found by its offset, named by its number (the file read up to it: on the way to an error only)."""
+    number = 1
+    for offset in range(0, line.offset, _CHUNK):
+        number += os.pread(fd, min(_CHUNK, line.offset - offset), offset).count(b"\n")
+    return f"line {number} (byte {line.offset})"
 
 
 def _append_whole(fd: int, data: bytes, path: str) -> None:

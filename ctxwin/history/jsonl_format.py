@@ -1,17 +1,20 @@
 """The on-disk format of FileChatMessageHistory and how to read it back after a crash.
 
 One ``message_to_dict`` JSON object per line, every line written as ``{"type": "...`` by one ``write()``. A crash
-can leave the last line cut short (a *torn* line: a prefix of a line we write, possibly followed by NUL bytes after
-a power loss). Readers skip torn lines at the end of the file. The next appender closes them off: it ends the torn
-line with a newline and writes a *seal* record, ``{"ctxwin_torn_lines": [[offset, length], ...]}``, naming exactly
-the torn lines before it. So a torn line may only appear at the end of the file or right before the seal naming
-it; anything else that is not a message is corruption (or a foreign file) and raises ``HistoryFormatError``.
+can leave the last line cut short (a *torn* line: a prefix of a line we write, without its newline, possibly
+followed by NUL bytes after a power loss). Readers skip a torn last line with a warning. The next appender closes
+it off: it ends the torn line with a newline and writes a *seal* record, ``{"ctxwin_torn_lines": [[offset, length],
+...]}``, naming exactly the torn lines before it (if that appender crashes too, its seal is torn in turn, and the
+next seals both). So a line that is not JSON is a crash's only as the file's last line without a newline, as a
+line followed by a torn seal, or as a line a seal names; anything else is damage (or a foreign file): a complete
+line (it ends with its newline) that does not parse was not cut short, and raises ``HistoryFormatError`` naming the
+file and line, so no acknowledged message is ever dropped with only a warning.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,9 +57,39 @@ def seal_record(torn: list[Line]) -> bytes:
 
 
 def is_torn(data: bytes) -> bool:
-    """Whether an unparsable line looks like the start of one of our lines, cut short (NUL padding allowed)."""
+    """Whether an unparsable line can be one of our lines cut short (NUL padding allowed): it starts as ours do, and
+    holds no whole JSON value with more after it (a line whose newline was damaged, not a crash's prefix)."""
     stripped = data.rstrip(b"\x00")
-    return any(p.startswith(stripped) or stripped.startswith(p) for p in (RECORD_PREFIX, SEAL_PREFIX))
+    if not any(p.startswith(stripped) or stripped.startswith(p) for p in (RECORD_PREFIX, SEAL_PREFIX)):
+        return False
+    try:
+        json.JSONDecoder().raw_decode(stripped.decode("utf-8", "replace"))
+    except ValueError:
+        return True
+    except RecursionError:
+        return False
+    return False
+
+
+def check_torn_tail(torn: list[Line], unterminated: bool, path: str, where: Callable[[Line], str]) -> None:
+    """Refuse the unparsable lines that end a file (``torn``, in order; ``unterminated``: the file does not end
+    with a newline) unless a crash can have left them: the last without its newline, each other one followed by a
+    torn seal (its appender crashed while sealing it). ``where(line)`` names a line in the error."""
+    for index, line in enumerate(torn):
+        last = index == len(torn) - 1
+        cut = unterminated if last else is_seal_prefix(torn[index + 1].data)
+        if not (cut and is_torn(line.data)):
+            raise HistoryFormatError(
+                f"{path}: {where(line)} is damaged: it is not JSON, and a crash cannot have left it (only the last "
+                "line, without its newline, is cut short by one); no message was skipped: restore the file or "
+                "remove that line"
+            )
+
+
+def is_seal_prefix(data: bytes) -> bool:
+    """Whether a line is the start of a seal record, cut short."""
+    stripped = data.rstrip(b"\x00")
+    return SEAL_PREFIX.startswith(stripped) or stripped.startswith(SEAL_PREFIX)
 
 
 def split_lines(data: bytes, start: int = 0, first_number: int = 1) -> Iterator[Line]:
@@ -69,9 +102,10 @@ def split_lines(data: bytes, start: int = 0, first_number: int = 1) -> Iterator[
 
 
 def decode(line: Line, path: str) -> Any:
-    """The JSON value of a line, or ``None`` when it does not parse (not JSON, not UTF-8, an over-long integer)."""
+    """The JSON value of a line, or ``None`` when it does not parse (not JSON, not UTF-8, an over-long integer).
+    NUL bytes after it are a power loss's padding, not part of it: a whole record before them is kept."""
     try:
-        return json.loads(line.data)
+        return json.loads(line.data.rstrip(b"\x00"))
     except ValueError:
         return None
     except RecursionError:
@@ -112,6 +146,7 @@ def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[Skipp
                     "follow it with no record of a crash; the file is corrupt"
                 )
             messages.append(_message(record, line, path))
+    check_torn_tail(pending, not data.endswith(b"\n"), path, lambda p: f"line {p.number} (byte {p.offset})")
     skipped.extend(SkippedLine(p.number, p.offset, len(p.data), False) for p in pending)
     return messages, skipped
 
@@ -124,14 +159,22 @@ def check_first_line(line: Line | None, path: str) -> None:
     if record is None:
         if not is_torn(line.data):
             raise HistoryFormatError(f"{path}: not a ctxwin JSONL chat history (line 1 is not JSON); not modified")
-    elif not (isinstance(record, dict) and set(record) == {SEAL_KEY}):
-        _message(record, line, path)
+    else:
+        check_record(record, line, path)
 
 
-def _message(record: Any, line: Line, path: str) -> BaseMessage:
+def check_record(record: Any, line: Line, path: str, where: Callable[[Line], str] | None = None) -> None:
+    """Refuse a parsed line that is neither a seal nor a message record; ``where(line)`` names it (by default by
+    its number)."""
+    if not (isinstance(record, dict) and set(record) == {SEAL_KEY}):
+        _message(record, line, path, where)
+
+
+def _message(record: Any, line: Line, path: str, where: Callable[[Line], str] | None = None) -> BaseMessage:
     try:
         return message_from_dict(record)
     except (TypeError, ValueError, RecursionError) as exc:
         raise HistoryFormatError(
-            f"{path}: line {line.number} is not a ctxwin message record ({exc}); is this a ctxwin JSONL chat history?"
+            f"{path}: {where(line) if where else f'line {line.number}'} is not a ctxwin message record ({exc}); is "
+            "this a ctxwin JSONL chat history?"
         ) from None

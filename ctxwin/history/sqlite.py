@@ -13,7 +13,8 @@ Concurrency and durability, and why:
 - One connection per thread (SQLite connections must not be used by two threads at once), re-made after a
   ``fork``; the async methods run in worker threads, each with its own connection.
 - The schema is versioned in a ``ctxwin_meta`` table; a foreign database, a newer schema or a file that is not
-  SQLite raises ``HistoryFormatError`` and is left untouched.
+  SQLite raises ``HistoryFormatError`` and is left untouched, and so does a damaged one (SQLite's "database disk
+  image is malformed" wherever it is met, opening, reading or writing): the error names the file.
 - An existing database whose file or directory this process may not write (a read-only mount, someone else's
   history) is opened read-only: no switch to WAL, no schema, no write at all, and every write raises
   ``PermissionError``. Reading a WAL database needs its ``-shm`` index; where none exists and none can be made,
@@ -23,12 +24,13 @@ Concurrency and durability, and why:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -93,11 +95,12 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         conn = self._connection()
         if not self._has_schema:  # an empty database opened read-only: nothing was ever stored
             return []
-        rows = conn.execute(  # as bytes, so text that is not UTF-8 is a corrupt row, not a bare sqlite3 error
-            "SELECT seq, CAST(message AS BLOB) FROM ctxwin_messages WHERE session_id = ? ORDER BY seq",
-            (self.session_id,),
-        )
-        return [self._decode(seq, data) for seq, data in rows]
+        with self._damage_named():
+            rows = conn.execute(  # as bytes, so text that is not UTF-8 is a corrupt row, not a bare sqlite3 error
+                "SELECT seq, CAST(message AS BLOB) FROM ctxwin_messages WHERE session_id = ? ORDER BY seq",
+                (self.session_id,),
+            )
+            return [self._decode(seq, data) for seq, data in rows]
 
     def store_messages(self, batch: list[BaseMessage]) -> None:
         rows = [(self.session_id, message_json(m, i)) for i, m in enumerate(batch)]
@@ -124,7 +127,8 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         """SQLite's ``data_version`` of this thread's connection changes whenever another connection (another
         process, thread or history object) commits to the file; this object's own writes are counted."""
         conn = self._connection()
-        return (os.getpid(), id(conn), conn.execute("PRAGMA data_version").fetchone()[0]), self._writes
+        with self._damage_named():
+            return (os.getpid(), id(conn), conn.execute("PRAGMA data_version").fetchone()[0]), self._writes
 
     def _wrote(self) -> None:
         with self._registry:
@@ -204,16 +208,31 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         except sqlite3.OperationalError as exc:
             raise sqlite3.OperationalError(f"{self.path}: {exc}") from None
         try:
-            prepare(conn)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            if isinstance(exc, sqlite3.OperationalError):
-                raise
-            raise HistoryFormatError(f"{self.path}: not a usable SQLite database ({exc})") from None
+            with self._damage_named():
+                prepare(conn)
         except BaseException:
             conn.close()
             raise
         return conn
+
+    @contextlib.contextmanager
+    def _damage_named(self) -> Iterator[None]:
+        """SQLite's errors about the file as errors naming it: a damaged or foreign file (a ``DatabaseError`` such as
+        "database disk image is malformed", a schema without the columns our statements name, text that is not
+        UTF-8) is a ``HistoryFormatError``; any other ``OperationalError`` (disk I/O, locks) keeps its type, with the
+        path."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if str(exc).startswith(("no such table", "no such column")):  # our own statements: the schema is damaged
+                raise HistoryFormatError(f"{self.path}: not a usable ctxwin history, damaged ({exc}); not "
+                                         "modified") from None
+            if str(self.path) in str(exc):
+                raise
+            raise sqlite3.OperationalError(f"{self.path}: {exc}") from exc
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise HistoryFormatError(f"{self.path}: not a usable SQLite database, damaged or foreign ({exc}); not "
+                                     "modified") from None
 
     def _schema_ok(self, conn: sqlite3.Connection) -> bool:
         """True when the ctxwin schema is there; False when the database is empty; an error when it is foreign."""
@@ -257,14 +276,15 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
                 "cannot add or clear messages"
             )
         conn = self._connection() if conn is None else conn
-        _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
-        try:
-            work(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        with self._damage_named():
+            _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
 
 def _retry_busy(action: Callable[[], T]) -> T:

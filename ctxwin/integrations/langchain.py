@@ -55,10 +55,15 @@ __all__ = [
     "pre_model_hook",
 ]
 
+# Identifiers verbatim: a summary that writes "the ticket" for "INC-48213" loses what the user will ask about, and
+# the summarize step names the facts a summary dropped (docs/bench.md, "Retention").
 DEFAULT_SUMMARY_PROMPT = (
-    "Summarise the conversation below for the assistant who continues it. Keep the user's goals and constraints, "
-    "decisions made, facts learned from tool results (names, numbers, ids) and open questions; drop pleasantries. "
-    "If it opens with an earlier summary, extend that summary. Answer with the summary only."
+    "Summarise the conversation below for the assistant who continues it. Keep the user's goals, requests and "
+    "constraints, decisions made, errors met, facts learned from tool results and open questions; drop "
+    "pleasantries. Copy every identifier exactly as written, character for character: ticket, order and account "
+    "numbers, ids, names, email addresses, dates and times, amounts and quantities with their units, file paths, "
+    "URLs, hosts, versions, commit hashes and code symbols; never paraphrase, round or translate them. If it opens "
+    "with an earlier summary, keep what still matters of it. Answer with the summary only."
 )
 
 

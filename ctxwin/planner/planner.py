@@ -25,10 +25,12 @@ from typing_extensions import TypedDict, Unpack
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import BaseMessage, SystemMessage
+from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
 from ctxwin.messages.convert import is_langchain_message, is_request, request_tools
 from ctxwin.messages.forms import OUTPUTS, CallerForms, OpenAIDicts, Output, give_back, read_for
+from ctxwin.messages.request_body import request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
+from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
@@ -45,6 +47,7 @@ from ctxwin.strategies.base import (
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies.pins import pinned_indexes
+from ctxwin.strategies.placement import PlaceMedia
 from ctxwin.strategies.walk import within
 
 BrokenToolPairs = Literal["drop", "keep"]
@@ -53,13 +56,27 @@ BrokenToolPairs = Literal["drop", "keep"]
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
 _MAX_TOOL_VARIANTS = 64
 
+# The reply's default reserve: a model's max output is what it may write, not what a reply needs, and models whose
+# max output equals their window (Llama 3.x, gpt-oss) would give half of it away. The default is the max output,
+# at most an eighth of the window (but 8,192 when the window allows: replies, with reasoning, need a few thousand),
+# and never more than half the window.
+RESERVE_SHARE = 8
+RESERVE_FLOOR = 8_192
+
+
+def default_reserve(max_output: int, window: int) -> int:
+    """``min(max_output, max(window // 8, 8_192), window // 2)``: 16,384 of gpt-4o's 128k (its max output),
+    16,384 of llama-3.1-8b-instruct's 131,072, 25,000 of a 200k Claude's, 4,096 of gpt-4's 8,192."""
+    return min(max_output, max(window // RESERVE_SHARE, RESERVE_FLOOR), window // 2)
+
 
 class _Options(TypedDict, total=False):
     """The keyword options ``fit`` and ``Planner`` share (see ``Planner``), for their typed overloads on ``output``."""
 
     context_window: int | None
     reserve_output: int | None
-    tools: Sequence[dict[str, Any]] | None
+    tools: Sequence[Any] | None
+    tool_choice: Any
     summarizer: Any
     keep_last: int | None
     counter: TokenCounter | str | None
@@ -91,7 +108,11 @@ class Planner(Generic[M]):
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
     ``output`` is the form of ``Plan.messages`` (``ctxwin.messages.forms``, docs/interop.md): ``"messages"`` (the
     caller's: LangChain in, LangChain out; else ctxwin messages), ``"openai"``, ``"responses"`` or ``"anthropic"``,
-    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``).
+    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``); ``Plan.request`` is then the whole
+    request body (``ctxwin.messages.request_body``).
+    ``tools`` are OpenAI function tools, Responses or Anthropic tools, or LangChain tools (``tool_forms``), counted
+    in the budget and sent in the output's form with ``tool_choice`` (any provider's form). ``reserve_output``
+    defaults to ``default_reserve`` and is the request's reply limit.
     """
 
     @overload
@@ -128,7 +149,8 @@ class Planner(Generic[M]):
         *,
         context_window: int | None = None,
         reserve_output: int | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
+        tools: Sequence[Any] | None = None,
+        tool_choice: Any = None,
         counter: TokenCounter | str | None = None,
         summarizer: Any = None,
         keep_last: int | None = None,
@@ -151,8 +173,8 @@ class Planner(Generic[M]):
         for label, value in (("context_window", window), ("reserve_output", reserve), ("keep_last", keep_last)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"{label} must be a non-negative int, got {value!r}")
-        if reserve_output is None:  # the model's max output, but at least half the window left for the input
-            reserve = min(reserve, window // 2)
+        if reserve_output is None:
+            reserve = default_reserve(reserve, window)
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         if output not in OUTPUTS:
@@ -161,10 +183,15 @@ class Planner(Generic[M]):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
         if summarizer is not None and not callable(summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
-        self.tools = list(tools) if tools else None
-        self._variants: dict[str, Planner] = {}  # with_tools' planners, by the JSON of their tools
-        error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
-        margin = safety_margin if safety_margin is not None else math.ceil(error * (window - reserve))
+        self.tools = openai_tools(tools)
+        if tool_choice is not None:
+            check_tool_choice(tool_choice)
+        self.tool_choice = tool_choice
+        self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
+        self._error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
+        self._margin_given = safety_margin is not None
+        self._reserve_given = reserve_output is not None
+        margin = safety_margin if safety_margin is not None else math.ceil(self._error * (window - reserve))
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
         self.strict = strict
@@ -175,25 +202,58 @@ class Planner(Generic[M]):
         self.strategies = chain or default_chain(summarizer, keep_last)
         self._later_keeps = later_keeps(self.strategies)
 
-    def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner[M]:
+    def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
 
         ``self`` for the same tools. Variants are remembered by the tools' JSON, so a dataset whose conversations
         all carry the same tool definitions counts them once, not once per conversation.
         """
-        wanted = list(tools) if tools else None
+        wanted = openai_tools(tools)
         if wanted == self.tools:
             return self
-        key = json.dumps(wanted, sort_keys=True, ensure_ascii=False)
+        return self._variant(wanted, self.output, self.tool_choice, self.budget.reserve_output)
+
+    def _variant(
+        self, tools: list[dict[str, Any]] | None, output: Output, tool_choice: Any, reserve: int
+    ) -> Planner[M]:
+        """This planner with other tools, output, tool_choice or reserve (remembered by their JSON)."""
+        key = json.dumps([tools, output, tool_choice, reserve], sort_keys=True, ensure_ascii=False, default=repr)
         other = self._variants.get(key)
         if other is None:
             if len(self._variants) >= _MAX_TOOL_VARIANTS:
                 self._variants.clear()
             other = copy.copy(self)  # shares _variants: every variant derives from the same settings
-            other.tools = wanted
-            other.budget = dataclasses.replace(self.budget, tools_tokens=other._tools_tokens())
+            other.tools, other.output, other.tool_choice = tools, output, tool_choice
+            budget = self.budget
+            margin = budget.safety_margin if self._margin_given else math.ceil(self._error * (budget.context_window
+                                                                                               - reserve))
+            other.budget = Budget(budget.context_window, reserve,
+                                  other._tools_tokens() if tools != self.tools else budget.tools_tokens, margin)
             self._variants[key] = other
         return other
+
+    def for_request(self, request: Any) -> Planner[M]:
+        """This planner for ``request`` (a message list, or a whole request ``{"messages"|"input", "tools",
+        "tool_choice", "max_tokens", ...}``): the request's tools and tool_choice replace the planner's, as they
+        are what is sent, its reply limit is the reserve unless ``reserve_output`` was given, and
+        ``output="request"`` becomes the form the request is in (``request_body.request_form``)."""
+        output: Output = request_form(request) if self.output == "request" else self.output
+        tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
+        if is_request(request):
+            found = request_tools(request)
+            tools = found if found is not None else tools
+            if request.get("tool_choice") is not None:
+                check_tool_choice(request["tool_choice"])
+                choice = request["tool_choice"]
+            limit = request_limit(request)
+            if limit is not None and not self._reserve_given:
+                if limit >= self.budget.context_window:
+                    raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
+                                     f"({self.budget.context_window})")
+                reserve = limit
+        if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
+            return self
+        return self._variant(tools, output, choice, reserve)
 
     def _tools_tokens(self) -> int:
         if not self.tools:
@@ -251,6 +311,10 @@ class Planner(Generic[M]):
             )
         if last_user_index(messages) is None:
             warnings.append("the conversation has no user message")
+        if self.output == "anthropic" and not self.tools and any(isinstance(m, AIMessage) and m.tool_calls
+                                                                 for m in messages):
+            warnings.append("the conversation has tool calls but no tools were given: Anthropic rejects tool_use "
+                            "blocks in a request without tools (pass tools=)")
         inputs = run.lists[0]
         if self.keep_last and messages is not inputs:
             present = set(map(id, messages))
@@ -266,6 +330,7 @@ class Planner(Generic[M]):
         plan = Plan(
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
+            tools=self.tools, tool_choice=self.tool_choice,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
@@ -289,20 +354,23 @@ class Planner(Generic[M]):
     def plan(self, messages: Any) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
-        items, forms = read_for(messages, self.output)
-        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        planner = self.for_request(messages)
+        items, forms = read_for(messages, planner.output)
         return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
 
     async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
-        items, forms = read_for(messages, self.output)
-        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        planner = self.for_request(messages)
+        items, forms = read_for(messages, planner.output)
         return await planner._aplan(
             list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
         )
 
     def session(self, messages: Any = None) -> PlanSession[M]:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
+        if self.output == "request":
+            raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
+                             "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
         session = PlanSession(self)
         if messages is not None:
             session.add_messages(messages)
@@ -317,8 +385,16 @@ class Planner(Generic[M]):
             yield strategy, dataclasses.replace(context, later_keeps=keeps)
 
     def _start(self, messages: list[BaseMessage], meter: Meter) -> _Run:
+        """The plan's run, and for a provider output its first step: media moved to where that API takes it
+        (``place_media``, reported when it changed anything)."""
         lists = [messages]
-        return _Run(lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
+        run = _Run(lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
+        if self.output != "messages":
+            placing = PlaceMedia(self.output)
+            result = placing.apply(messages, self._context(meter))
+            if result.messages is not messages:
+                run.record(placing.name, result)
+        return run
 
     def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
@@ -474,7 +550,8 @@ def fit(
     *,
     context_window: int | None = None,
     reserve_output: int | None = None,
-    tools: Sequence[dict[str, Any]] | None = None,
+    tools: Sequence[Any] | None = None,
+    tool_choice: Any = None,
     strategies: Sequence[Strategy | str] | str | None = None,
     summarizer: Any = None,
     keep_last: int | None = None,
@@ -490,6 +567,7 @@ def fit(
         context_window=context_window,
         reserve_output=reserve_output,
         tools=tools,
+        tool_choice=tool_choice,
         counter=counter,
         summarizer=summarizer,
         keep_last=keep_last,

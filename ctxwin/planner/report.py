@@ -14,6 +14,7 @@ from typing import Any, Generic
 from typing_extensions import TypeVar
 
 from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.messages.request_body import request_body
 from ctxwin.strategies.base import Budget, Change, ChangeKind, StepResult
 
 
@@ -218,15 +219,21 @@ class Plan(Generic[M]):
     figures: Figures = field(kw_only=True, repr=False, compare=False)
     system: Any = field(default=None, kw_only=True)
     output: str = field(default="messages", kw_only=True)
+    tools: list[dict[str, Any]] | None = field(default=None, kw_only=True)  # OpenAI function tools, as counted
+    tool_choice: Any = field(default=None, kw_only=True)
 
     @property
     def request(self) -> dict[str, Any]:
-        """The fitted conversation as the SDK call's keyword arguments: ``{"input": ...}`` for ``"responses"``
-        (``client.responses.create(model=..., **plan.request)``), ``{"system": ..., "messages": ...}`` for
-        ``"anthropic"`` (``system`` only when there is one), else ``{"messages": ...}``."""
-        if self.output == "responses":
-            return {"input": self.messages}
-        return {"messages": self.messages, **({"system": self.system} if self.system is not None else {})}
+        """The whole request body, for ``client.chat.completions.create(model=..., **plan.request)`` (``"openai"``),
+        ``client.responses.create`` (``"responses"``) or ``client.messages.create`` (``"anthropic"``): the
+        messages (``input``), the system (Anthropic) or instructions (Responses, when the input had them), the
+        tools in the provider's form with ``tool_choice``, and the reply limit (``max_completion_tokens`` /
+        ``max_output_tokens`` / ``max_tokens``) from ``budget.reserve_output`` (see
+        ``ctxwin.messages.request_body``). For ``"messages"``: ``{"messages": ...}``."""
+        return request_body(
+            self.output, self.messages, system=self.system, tools=self.tools, tool_choice=self.tool_choice,
+            max_output_tokens=self.budget.reserve_output,
+        )
 
     @property
     def tokens_before(self) -> int:

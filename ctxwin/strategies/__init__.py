@@ -19,7 +19,8 @@ from ctxwin.strategies.base import (
 from ctxwin.strategies.filter import FilterMessages
 from ctxwin.strategies.lookup import StrategyInfo, get_strategy, get_strategy_factory, list_strategies
 from ctxwin.strategies.pins import is_pinned, pin
-from ctxwin.strategies.summarize import Summarize, extractive_summarizer
+from ctxwin.strategies.salience import extractive_summarizer
+from ctxwin.strategies.summarize import Summarize
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
 

@@ -1,33 +1,27 @@
-"""``summarize``: replace the oldest part of the conversation with one summary message; the summary message; and
-the offline extractive summarizer that writes it by default. Changing how summarisation behaves means this module.
-
-``summarize``: replace the oldest part of the conversation with one summary message.
+"""``summarize``: replace the oldest part of the conversation with one summary message; the summary message.
+Changing how the step summarises means this module; what the built-in summarizer writes is ``salience``'s.
 
 The span ends at the start of a user turn that no tool pair straddles, so a tool call is never separated from its
 results and no turn is cut in the middle; the leading system messages and the last user turn are never in it, and
 pinned messages in it stay, with their tool partners, right after the summary. The newest messages that fit beside
-the summary stay verbatim (``keep_last_*`` only keeps more). An existing
-summary at the start of the span is passed to the summarizer with the new messages, so it is extended rather than
-rewritten. The summary is capped at ``max_summary_tokens`` and at the room the budget leaves beside what must stay
-(skipped when that is under ``MIN_SUMMARY_TOKENS``). A summarizer that raises or returns nothing skips the
-step (the planner reports it); its error text never becomes the summary.
+the summary stay verbatim (``keep_last_*`` only keeps more). The summary is capped at ``max_summary_tokens`` (by
+default an eighth of the messages budget) and at the room the budget leaves beside what must stay (skipped when
+that is under ``MIN_SUMMARY_TOKENS``). A summarizer that raises or returns nothing skips the step (the planner
+reports it); its error text never becomes the summary.
+
+Summaries build on each other: when the span opens with an earlier summary, the summarizer is called once, with the
+newly cut messages only, and its text is appended to the earlier summary's, which stays the new summary's prefix
+byte for byte (a session's cached prefix survives the cut). Room is kept for it while the verbatim part is chosen;
+an earlier summary over ``MAX_EXTENDED_SHARE`` of the budget, or one that leaves under ``MIN_EXTENSION_TOKENS``
+beside it, is given to the summarizer with the new messages and rewritten. The step's notes name the facts
+(``facts``) of the replaced messages the summary does not quote.
 
 The summarizer is the step's own (the planner builds the step with its ``summarizer`` and ``keep_last`` when the
-step leaves them unset: ``with_defaults``), else the extractive one below.
+step leaves them unset: ``with_defaults``), else the offline one of ``salience``: excerpts chosen for the facts,
+requests, decisions and errors they carry, filling the room the step gives it.
 
 The summary message is a system message whose ``response_metadata`` (never sent to providers) records the ids and
 number of the messages it stands for.
-
-The extractive summarizer: one line per message, built from what the message itself says.
-
-No model is called: each message contributes its first sentence (or the start of it), tool calls their names and
-arguments, tool results their first words. An earlier summary is carried over line by line, so summaries grow
-incrementally instead of being rewritten.
-
-Given a token cap (the ``summarize`` step passes its room), the summary covers the whole span it replaces: the lines
-share the cap (short lines whole, long ones cut to one common length), and when there are more messages than the
-cap has room for lines, lines evenly spread across the span are quoted and the summary's first line says so. It
-never covers the oldest messages and stops, which would misreport what was summarised.
 """
 
 from __future__ import annotations
@@ -35,17 +29,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-import json
-import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin import tracing
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import (
     BaseStrategy,
+    Budget,
     Change,
     Counts,
     StepContext,
@@ -56,12 +49,13 @@ from ctxwin.strategies.base import (
     leading_system_count,
     must_keep_with_partners,
 )
+from ctxwin.strategies.facts import Fact, find_facts
 from ctxwin.strategies.fitting import longest_fitting
+from ctxwin.strategies.salience import SUMMARY_HEADER, extractive_summarizer, extractive_summary
 from ctxwin.strategies.walk import suffix_start, within
 from ctxwin.trim.tool_pairs import ToolPairs
 
 SUMMARY_KEY = "ctxwin_summary"
-SUMMARY_HEADER = "Summary of the earlier conversation:"
 
 
 def is_summary(message: BaseMessage) -> bool:
@@ -89,109 +83,18 @@ def summary_message(text: str, replaced: list[BaseMessage], count: int) -> Syste
     )
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
-LINE_CHARS = 160
-# A line cut shorter than this says nothing; with less room per line, fewer lines are quoted instead.
-MIN_LINE_CHARS = 40
-# Rounds of fitting the text to the cap: each rescales the characters allowed by the measured tokens per character.
-_ROUNDS = 4
-
-
-def _first_sentence(text: str, limit: int = LINE_CHARS) -> str:
-    text = " ".join(text.split())
-    sentence = _SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
-    return _shorten(sentence, limit)
-
-
-def _shorten(line: str, limit: int) -> str:
-    return line if len(line) <= limit else line[: max(limit - 1, 0)] + "…"
-
-
-def _lines(message: BaseMessage) -> list[str]:
-    """The summary lines of one message (an earlier summary: its own lines)."""
-    if is_summary(message):
-        body = message.text.removeprefix(SUMMARY_HEADER).strip()
-        return [line for line in body.split("\n") if line and not line.startswith("(")]  # not its coverage line
-    role = {"ai": "assistant", "human": "user"}.get(message.type, message.type)
-    text = _first_sentence(message.text)
-    if isinstance(message, ToolMessage):
-        return [f"- tool result {message.name or message.tool_call_id}: {text}"]
-    lines = [f"- {role}: {text}"] if text else []
-    if isinstance(message, AIMessage):
-        for call in message.tool_calls:
-            args = json.dumps(call["args"], ensure_ascii=False)
-            lines.append(f"- assistant called {call['name']}({_first_sentence(args, 80)})")
-    return lines
-
-
-@dataclass(frozen=True)
-class Extract:
-    """A summary text and how much of its span it quotes (``quoted`` of ``lines`` lines, each whole or cut)."""
-
-    text: str
-    lines: int
-    quoted: int
-
-
-def extractive_summary(
-    messages: Sequence[BaseMessage], max_tokens: int | None = None, count: Callable[[str], int] | None = None
-) -> Extract:
-    """The summary of ``messages`` within ``max_tokens`` (as ``count`` counts them), covering the whole span."""
-    lines = [line for message in messages for line in _lines(message)]
-    full = "\n".join(lines)
-    if max_tokens is None or count is None or not lines:
-        return Extract(full, len(lines), len(lines))
-    sample = full[:4000]
-    chars = max(len(sample) / max(count(sample), 1), 1.0) * max_tokens  # characters the cap holds, first guess
-    if len(full) <= chars and count(full) <= max_tokens:
-        return Extract(full, len(lines), len(lines))
-    extract = Extract(full, len(lines), len(lines))
-    for _ in range(_ROUNDS):
-        extract = _within(lines, int(chars))
-        tokens = count(extract.text)
-        if tokens <= max_tokens:
-            break
-        chars *= 0.97 * max_tokens / tokens
-    return extract  # may still be a little over: the summarize step cuts it to the cap
-
-
-def _within(lines: list[str], chars: int) -> Extract:
-    """The lines within about ``chars`` characters: all of them sharing the room, or evenly spread ones."""
-    header = f"(covers {len(lines)} lines; " + "{what})"
-    room = chars - len(header) - 40
-    per_line = room // len(lines) - 1
-    if per_line >= MIN_LINE_CHARS:
-        picked = lines
-        what = "long lines shortened"
-    else:
-        wanted = max(room // (MIN_LINE_CHARS + 1), 1)
-        step = (len(lines) - 1) / max(wanted - 1, 1)
-        picked = [lines[round(k * step)] for k in range(min(wanted, len(lines)))]
-        what = f"{len(picked)} quoted, evenly spread"
-    level = _level([len(line) for line in picked], room - len(picked))
-    text = "\n".join([header.format(what=what), *(_shorten(line, level) for line in picked)])
-    return Extract(text, len(lines), len(picked))
-
-
-def _level(lengths: list[int], room: int) -> int:
-    """The largest line length ``L`` with ``sum(min(length, L)) <= room``: short lines whole, long ones cut evenly."""
-    remaining, left = room, len(lengths)
-    for length in sorted(lengths):
-        if length * left > remaining:
-            return max(remaining // left, 1)
-        remaining -= length
-        left -= 1
-    return max(lengths, default=1)
-
-
-def extractive_summarizer(messages: list[BaseMessage]) -> str:
-    """One line per message: who said what first, which tools were called with what, what they returned. The
-    ``summarize`` step calls the capped form (``extractive_summary``) so that the summary covers its whole span."""
-    return extractive_summary(messages).text
-
-
 # A summary squeezed below this many tokens says nothing useful; the step is skipped instead.
 MIN_SUMMARY_TOKENS = 16
+# The summary's reserved room by default: this share of the messages budget, at least MIN_SUMMARY_CAP tokens.
+SUMMARY_SHARE = 0.125
+MIN_SUMMARY_CAP = 512
+# An extension shorter than this would say little of its messages: the earlier summary is rewritten with them.
+MIN_EXTENSION_TOKENS = 64
+# An earlier summary larger than this share of the messages budget is rewritten with the new span (compressed by
+# the summarizer), not extended: else summaries would grow until nothing stays verbatim.
+MAX_EXTENDED_SHARE = 0.5
+# Dropped facts named in the step's note; the rest are counted.
+NAMED_DROPPED = 8
 
 
 @dataclass
@@ -209,20 +112,22 @@ class _Call:
     replaced: list[BaseMessage]
     room: int
     text: Any
-    quoted: int | None = None  # the built-in summarizer: lines quoted of those it covers (None: all of them)
-    lines: int = 0
+    excerpts: int | None = None  # the built-in summarizer: the excerpts it quotes
+    facts: tuple[Fact, ...] | None = None  # ... and the facts of what it was given (None: read them when needed)
+    previous: str = ""  # the body of the earlier summary this one extends (kept byte for byte), or ""
 
 
 @dataclass
 class Summarize(BaseStrategy):
     """Summarise the oldest turns, keeping at least the last ``keep_last_messages`` messages or ``keep_last_tokens``
     tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary. ``summarizer``
-    unset: the extractive one (see the module docstring)."""
+    unset: the offline one (see the module docstring); ``max_summary_tokens`` unset: ``SUMMARY_SHARE`` of the
+    messages budget, at least ``MIN_SUMMARY_CAP``."""
 
     summarizer: Summarizer | None = None
     keep_last_messages: int | None = None
     keep_last_tokens: int | None = None
-    max_summary_tokens: int = 512
+    max_summary_tokens: int | None = None
     name: str = field(default="summarize")
 
     def __post_init__(self) -> None:
@@ -232,16 +137,8 @@ class Summarize(BaseStrategy):
             value = getattr(self, label)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"summarize {label} must be a non-negative int, got {value!r}")
-        if self.max_summary_tokens < 1:
+        if self.max_summary_tokens is not None and self.max_summary_tokens < 1:
             raise ValueError(f"summarize max_summary_tokens must be at least 1, got {self.max_summary_tokens}")
-
-    @property
-    def keeps(self) -> StepKeeps:
-        return "last"
-
-    @property
-    def summarizes(self) -> bool:
-        return True
 
     def with_defaults(self, summarizer: Summarizer | None, keep_last: int | None) -> Summarize:
         """This step with the planner's ``summarizer`` and ``keep_last`` where it leaves its own unset (``self``
@@ -251,6 +148,21 @@ class Summarize(BaseStrategy):
         if summarizer is self.summarizer and keep_last == self.keep_last_messages:
             return self
         return dataclasses.replace(self, summarizer=summarizer, keep_last_messages=keep_last)
+
+    def _cap(self, budget: Budget) -> int:
+        """The summary's reserved room: ``max_summary_tokens``, or by default a share of the budget (the summary
+        stands for most of a long conversation: a fixed 512 tokens would be one line per thousand at 128k)."""
+        if self.max_summary_tokens is not None:
+            return self.max_summary_tokens
+        return max(MIN_SUMMARY_CAP, int(SUMMARY_SHARE * budget.messages_budget))
+
+    @property
+    def keeps(self) -> StepKeeps:
+        return "last"
+
+    @property
+    def summarizes(self) -> bool:
+        return True
 
     def _span(
         self, messages: list[BaseMessage], context: StepContext, protected: set[int]
@@ -266,8 +178,13 @@ class Summarize(BaseStrategy):
         last_user = last_user_index(messages)
         if last_user is None:
             return None
-        # The newest messages that fit beside the summary stay verbatim; keep_last only ever keeps more.
-        room = budget.messages_budget - sum(counts.each(messages[:start])) - self.max_summary_tokens
+        # The newest messages that fit beside the summary stay verbatim; keep_last only ever keeps more. An earlier
+        # summary up to MAX_EXTENDED_SHARE of the budget is kept whole and extended: room is left for it as well.
+        reserve = self._cap(budget)
+        if start < len(messages) and is_summary(messages[start]):
+            previous = counts.count(messages[start])
+            reserve += previous if previous <= MAX_EXTENDED_SHARE * budget.messages_budget else 0
+        room = budget.messages_budget - sum(counts.each(messages[:start])) - reserve
         if self.keep_last_tokens is not None:
             room = max(room, self.keep_last_tokens)
         cut = suffix_start(counts, messages, room, start)
@@ -298,38 +215,43 @@ class Summarize(BaseStrategy):
         ``max_summary_tokens``, or less when the budget left beside the part that no later step may drop (the
         summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
         counts = context.counts
-        room = context.budget.messages_budget - framing
-        if within(counts, others, room - self.max_summary_tokens):  # counts from the newest only until over
+        room, cap = context.budget.messages_budget - framing, self._cap(context.budget)
+        if within(counts, others, room - cap):  # counts from the newest only until over
             return room - counts.total(others)
         kept = [others[i] for i in sorted(must_keep_with_partners(others, context.pinned))]
-        return min(self.max_summary_tokens, room - counts.total(kept))
+        return min(cap, room - counts.total(kept))
 
     def _result(self, messages: list[BaseMessage], call: _Call, text: Any, counts: Counts) -> StepResult:
         span, replaced, room = call.span, call.replaced, call.room
         if not isinstance(text, str) or not text.strip():
             return StepResult(list(messages), ["summarizer returned no text; nothing summarised"], skipped=True)
-        text = text.strip()
+        part = text.strip()
+        prefix = f"{call.previous}\n" if call.previous else ""
         count = _covered(replaced)
         kept = [messages[i] for i in span.kept]
-        tokens = counts.text(text)
+        tokens = counts.text(prefix + part)
         cut_note = ""
-        if tokens > room:
+        if tokens > room:  # the new part is cut, never the earlier summary it extends
             limit = room - counts.text("…")
-            if limit < MIN_SUMMARY_TOKENS:
+            if limit - counts.text(prefix) < MIN_SUMMARY_TOKENS:
                 note = f"no room for a summary: {max(room, 0)} tokens left beside the messages that must stay"
                 return StepResult(list(messages), [note], skipped=True)
-            text = text[: longest_fitting(len(text), limit * 2, lambda k: counts.text(text[:k]), limit)[0]] + "…"
-            tokens = counts.text(text)
+            fits = longest_fitting(len(part), len(part) // 2, lambda k: counts.text(prefix + part[:k]), limit)[0]
+            part = part[:fits] + "…"
+            tokens = counts.text(prefix + part)
             cut_note = "; the summarizer's text was cut to fit"
-        summary = summary_message(text, replaced, count)
+        summary = summary_message(prefix + part, replaced, count)
         out = [*messages[: span.start], summary, *kept, *messages[span.end :]]
         originals = [m for m in replaced if not is_summary(m)]
         note = f"summarised {plural(len(originals), 'message')} into {plural(tokens, 'token')}"
-        if any(is_summary(m) for m in replaced):
+        if call.previous:
             note += f" (extending the summary of {len(summarized_ids(replaced[0])) or 'earlier'} messages)"
-        if call.quoted is not None and call.quoted < call.lines:
-            note += f"; the summary quotes {call.quoted:,} of their {call.lines:,} lines, evenly spread"
-        return StepResult(out, [note + cut_note], [Change("summarized", originals)])
+        elif any(is_summary(m) for m in replaced):
+            note += " (rewriting the earlier summary with them: too little room to extend it)"
+        if call.excerpts is not None:
+            note += f" ({plural(call.excerpts, 'excerpt')} chosen by salience)"
+        facts = call.facts if call.facts is not None else find_facts(originals)
+        return StepResult(out, [note + cut_note, *_dropped(facts, part)], [Change("summarized", originals)])
 
     def _failed(self, messages: list[BaseMessage], exc: BaseException) -> StepResult:
         # The exception's type only: its text may echo conversation content or secrets into the report.
@@ -348,11 +270,18 @@ class Summarize(BaseStrategy):
         replaced = [m for i, m in enumerate(messages[span.start : span.end], span.start) if i not in kept]
         others = [*messages[: span.start], *(messages[i] for i in span.kept), *messages[span.end :]]
         room = self._room(others, counts.count(summary_message("", replaced, _covered(replaced))), context)
+        # An earlier summary opening the span is extended with the new messages alone: its text stays the new
+        # summary's prefix, byte for byte, when the room leaves MIN_EXTENSION_TOKENS beside it; else it is rewritten.
+        previous, part_room, summarizing = "", room, replaced
+        if len(replaced) > 1 and is_summary(replaced[0]):
+            body = summary_body(replaced[0])
+            if room - counts.text(f"{body}\n") >= MIN_EXTENSION_TOKENS:
+                previous, part_room, summarizing = body, room - counts.text(f"{body}\n"), replaced[1:]
         try:
-            if summarizer is extractive_summarizer:  # the built-in one covers the whole span within the room
-                extract = extractive_summary(replaced, max(room, MIN_SUMMARY_TOKENS), counts.text)
-                return _Call(span, replaced, room, extract.text, extract.quoted, extract.lines)
-            return _Call(span, replaced, room, summarizer(replaced))
+            if summarizer is extractive_summarizer:  # the built-in one fills the room it is given
+                extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), counts.text)
+                return _Call(span, replaced, room, extract.text, extract.excerpts, extract.facts, previous)
+            return _Call(span, replaced, room, summarizer(summarizing), previous=previous)
         except Exception as exc:
             return self._failed(messages, exc)
 
@@ -375,6 +304,22 @@ class Summarize(BaseStrategy):
         except Exception as exc:
             return self._failed(messages, exc)
         return self._result(messages, call, text, context.counts)
+
+
+def summary_body(message: BaseMessage) -> str:
+    """A summary message's text without its first line (``SUMMARY_HEADER``)."""
+    return message.text.removeprefix(SUMMARY_HEADER).removeprefix("\n")
+
+
+def _dropped(facts: Sequence[Fact], summary: str) -> list[str]:
+    """The note naming the ``facts`` (of what the summary replaced) it does not quote (the user's first), or none."""
+    lost = sorted((f for f in facts if f.text not in summary), key=lambda f: not f.user)
+    if not lost:
+        return []
+    users = sum(f.user for f in lost)
+    named = ", ".join(f.text for f in lost[:NAMED_DROPPED]) + (", …" if len(lost) > NAMED_DROPPED else "")
+    return [f"the summary dropped {len(lost):,} of the {plural(len(facts), 'fact')} of what it replaced "
+            f"({users:,} stated by the user): {named}"]
 
 
 def _covered(replaced: list[BaseMessage]) -> int:

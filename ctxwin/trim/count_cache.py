@@ -1,162 +1,213 @@
-"""The trim engine's one cache: per counter, the token count of every message it has counted.
+"""The one cache of message counts: per counter, the token count of every message it has counted.
 
 Each counter object (a TokenCounter, or a per-message callable) gets one ``CountCache``, made on first use and held
 weakly by the counter, so it goes when the counter goes. A bound method is keyed by its object and function, because
-``obj.method`` builds a new method object on every access. The cache finds a message's count two ways:
+``obj.method`` builds a new method object on every access.
 
-* **By identity**, for the same message object seen again (a chat loop re-trimming ``history + [new]``). Each
-  counted message is noted with a *stamp* (``ctxwin.messages.stamp``) and recalled when it is the same object and
-  its fields compare equal to the stamp; a message changed in place is recounted. Messages are noted from their
-  first sighting, so the first re-trim after an append recalls every old message this way, and forgotten when they
-  are collected. Messages without a stamp (holding non-JSON values) are never noted.
-* **By content**, for an equal message that is another object (a history read back from a file each turn):
-  ``message_key`` -> count, a bounded LRU.
+A message is written with ``marshal`` (its class and field values, in C, exact about types: ``1``, ``1.0`` and
+``True`` count differently), and the cache finds its count two ways:
 
-It also remembers what was learned about the counter itself: whether a bare callable counts one message or a list
-(``kind``), and a TokenCounter's request overhead (``overhead``), so neither is probed again on every call.
+* **By content**: a digest of that serialization -> count, a bounded LRU. Equal content gives the same key whatever
+  object holds it (a history read back from storage), and a message changed anywhere, however deep, gets another
+  key and is counted again. Values marshal cannot write (an arbitrary ``artifact`` object) are keyed by their type
+  and ``repr`` instead.
+* **By identity**, for the same object seen again (a chat loop re-trimming ``history + [new]``): its id -> its
+  serialization and count. Recalling it writes the object again and compares the bytes, all in C, with no digest
+  and no look-up by content: a field reassigned, a nested value changed in place, a list that grew all show. An id
+  reused by another object is recalled only when that object is written the same, and then the count is right.
+
+Writing a message costs about what copying its text does, a fraction of tokenizing it, so a cold trim pays little
+for the cache, and a re-trim pays one serialization and comparison per message it reaches.
+
+``CountView`` is the cache as one plan sees it: a plan's messages do not change while it runs (steps copy, never
+mutate), so a plan looks each message up in the cache once and then by identity in the view.
+
+The cache also remembers whether a bare callable counts one message or a list (``kind``), so that is detected once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import marshal
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Literal
 
 from ctxwin.messages import BaseMessage
-from ctxwin.messages.stamp import stamp_of, unchanged
 
 DEFAULT_MAX_ENTRIES = 1 << 17
 
 Kind = Literal["message", "list"]
 
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-_CONTAINERS = frozenset({dict, list})
+# marshal format 2 (``_written_bytes``): no back-references, whose flags follow reference counts and would make equal
+# content differ.
+_dumps = marshal.dumps
 
 
-def message_key(message: BaseMessage) -> Hashable:
-    """A content key: equal messages get equal keys, and changing any field changes the key.
-
-    The message's class and its field values in declaration order. Strings, numbers and None go in as they are (a
-    string's hash is cached on the object, so re-keying is cheap); empty dicts and lists become their type; anything
-    else is tagged with its type and ``repr``. Two values with the same type and repr are taken as equal: true for
-    the JSON-like data messages carry; for other objects a change that does not show in their repr keeps the count.
-    """
-    parts: list[object] = [message.__class__]
-    for value in message.__dict__.values():
-        kind = value.__class__
-        if kind in _ATOMS:
-            parts.append(value)
-        elif kind in _CONTAINERS and not value:
-            parts.append(kind)
-        else:
-            parts.append((kind, repr(value)))
-    extra = message.__pydantic_extra__
-    if extra:
-        parts.append((dict, repr(extra)))
-    return tuple(parts)
+def content_key(message: Any) -> Hashable:
+    """A message's content key: equal for equal messages, different when any field differs (see the module
+    docstring). Works for any pydantic model: ctxwin's messages and a caller's LangChain messages alike."""
+    data = _written_bytes(message)
+    if data is not None:
+        return message.__class__, _digest(data)
+    values = (*message.__dict__.values(), message.__pydantic_extra__)  # a value marshal cannot write:
+    return message.__class__, tuple((value.__class__, repr(value)) for value in values)  # type and repr
 
 
-class _Noted(weakref.ref[BaseMessage]):
-    """An identity entry: a weak reference to the message carrying its stamp and count."""
-
-    __slots__ = ("count", "key", "stamp")
-
-    key: int
-    stamp: tuple[Any, ...]
-    count: float
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class CountCache:
-    """Per-message counts of one counter, by identity and by content; bounded, thread-safe (one lock per batch)."""
+    """Per-message counts of one counter, by content and by identity; bounded, thread-safe (one lock per batch)."""
 
     def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, got {max_entries}")
         self.max_entries = max_entries
-        self._by_key: OrderedDict[Hashable, float] = OrderedDict()
-        self._by_id: dict[int, _Noted] = {}
-        self._dead: list[_Noted] = []  # entries of collected messages, dropped under the lock at the next write
+        self._by_content: OrderedDict[Hashable, float] = OrderedDict()
+        self._by_id: dict[int, tuple[bytes, float]] = {}
         self._lock = threading.Lock()
         self.kind: Kind | None = None
-        self.overhead: tuple[int, bool] | None = None  # (request overhead, whether the counter is additive)
 
     def __len__(self) -> int:
-        return len(self._by_key)
+        return len(self._by_content)
 
-    def recall(self, messages: Sequence[BaseMessage]) -> list[float | None]:
-        """The counts of the messages recalled by identity (None for the others); no message is keyed or read
-        beyond one comparison of its fields with its stamp."""
-        by_id = self._by_id
+    def recall(self, messages: Sequence[Any]) -> list[float | None]:
+        """The counts of the messages recalled by identity (None for the others): each message noted before is
+        written again and compared with what was noted; messages never noted are not written."""
         with self._lock:
-            noted_of = [by_id.get(id(message)) for message in messages]
-        try:  # one pass in C as far as possible: a stamp compared with the fields it recorded
+            noted = list(map(self._by_id.get, map(id, messages)))
+        if noted.count(None) == len(noted):
+            return noted  # type: ignore[return-value]  # all None
+        try:  # _written_bytes inlined: this runs for every message a re-trim reaches
             return [
-                noted.count
-                if noted is not None
-                and noted() is message
-                and noted.stamp == (message.__class__, *message.__dict__.values(), message.__pydantic_extra__)
+                entry[1]
+                if entry is not None
+                and entry[0] == _dumps((m.__class__.__qualname__, *m.__dict__.values(), m.__pydantic_extra__), 2)
                 else None
-                for message, noted in zip(messages, noted_of, strict=True)
+                for m, entry in zip(messages, noted, strict=True)
             ]
-        except Exception:  # a value whose comparison raises (changed in place into a foreign object, or too deep)
+        except ValueError:  # a message marshal cannot write (changed in place into one): never noted by identity
             return [
-                noted.count if noted is not None and noted() is message and unchanged(noted.stamp, message) else None
-                for message, noted in zip(messages, noted_of, strict=True)
+                entry[1] if entry is not None and entry[0] == _written_bytes(m) else None
+                for m, entry in zip(messages, noted, strict=True)
             ]
 
-    def by_content(self, messages: Sequence[BaseMessage]) -> tuple[list[float | None], list[Hashable]]:
-        """The counts of equal messages seen before (None where none was), and every message's content key, under
-        which ``store`` files the counts made for the others. Messages found are noted by identity."""
-        keys = list(map(message_key, messages))
+    def lookup(self, messages: Sequence[Any]) -> tuple[list[float | None], list[Any]]:
+        """The counts of messages counted before, found by content (None for the others), and a note per message
+        for ``store``, which files the counts made for the others. Messages found are noted by identity."""
+        notes = list(map(_note_of, messages))
+        keys = [note[0] for note in notes]
         with self._lock:
-            found = [self._by_key.get(key) for key in keys]
-            for key, count in zip(keys, found, strict=True):
-                if count is not None:
-                    self._by_key.move_to_end(key)
-        recalled = [(m, k, c) for m, k, c in zip(messages, keys, found, strict=True) if c is not None]
-        self._note(recalled, by_content=False)
-        return found, keys
+            counts = self._by_content
+            found = list(map(counts.get, keys))
+            if found.count(None) < len(found):
+                for message, note, count in zip(messages, notes, found, strict=True):
+                    if count is not None:
+                        counts.move_to_end(note[0])
+                        self._note_id(message, note, count)
+        return found, notes
 
-    def store(self, counted: Sequence[tuple[BaseMessage, Hashable, float]]) -> None:
-        """Remember freshly counted messages (message, content key, count) by content and by identity."""
-        self._note(counted, by_content=True)
-
-    def _note(self, counted: Sequence[tuple[BaseMessage, Hashable, float]], *, by_content: bool) -> None:
-        if not counted:
-            return
-        entries: list[_Noted] = []
-        for message, _, count in counted:
-            stamp = stamp_of(message)
-            if stamp is not None:
-                noted = _Noted(message, self._dead.append)
-                noted.key, noted.stamp, noted.count = id(message), stamp, count
-                entries.append(noted)
+    def store(self, messages: Sequence[Any], notes: Sequence[Any], counts: Sequence[float]) -> None:
+        """Remember the counts made for ``messages`` (with their ``lookup`` notes), by content and by identity,
+        dropping the oldest past ``max_entries``."""
         with self._lock:
-            by_id, by_key = self._by_id, self._by_key
-            while self._dead:
-                dead = self._dead.pop()
-                if by_id.get(dead.key) is dead:
-                    del by_id[dead.key]
-            for noted in entries:
-                by_id.pop(noted.key, None)
-                by_id[noted.key] = noted
+            by_content = self._by_content
+            for message, note, count in zip(messages, notes, counts, strict=True):
+                by_content[note[0]] = count
+                self._note_id(message, note, count)
+            while len(by_content) > self.max_entries:
+                by_content.popitem(last=False)
+            by_id = self._by_id
             while len(by_id) > self.max_entries:
                 del by_id[next(iter(by_id))]
-            if by_content:
-                for _, key, count in counted:
-                    by_key[key] = count
-                    by_key.move_to_end(key)
-                while len(by_key) > self.max_entries:
-                    by_key.popitem(last=False)
+
+    def _note_id(self, message: Any, note: tuple[Hashable, bytes | None], count: float) -> None:
+        if note[1] is not None:  # written by marshal: recalled by identity by writing it again
+            self._by_id.pop(id(message), None)
+            self._by_id[id(message)] = (note[1], count)
 
     def clear(self) -> None:
         with self._lock:
-            self._by_key.clear()
+            self._by_content.clear()
             self._by_id.clear()
-            self.kind = self.overhead = None
+            self.kind = None
+
+
+def _note_of(message: Any) -> tuple[Hashable, bytes | None]:
+    """A message's content key, and its serialization (None when marshal cannot write it: not noted by identity)."""
+    data = _written_bytes(message)
+    if data is None:
+        return content_key(message), None
+    return (message.__class__, _digest(data)), data
+
+
+def _written_bytes(message: Any) -> bytes | None:
+    """The message's class name and field values written by marshal; None when marshal cannot write them."""
+    try:
+        return _dumps((message.__class__.__qualname__, *message.__dict__.values(), message.__pydantic_extra__), 2)
+    except ValueError:
+        return None
+
+
+class CountView:
+    """The cache as one plan (or one ``PlanSession``) sees it: counts by message identity, each message keyed in the
+    cache once. The messages counted are held, so no id is reused while the view lives; ``retain`` forgets the
+    others. ``count_batch`` counts the messages the cache does not know (None: no cache, e.g. a counter that cannot
+    be held weakly)."""
+
+    def __init__(self, cache: CountCache | None, count_batch: Callable[[Sequence[BaseMessage]], list[int]]) -> None:
+        self._cache = cache
+        self._count_batch = count_batch
+        self._counts: dict[int, int] = {}
+        self._held: list[BaseMessage] = []
+
+    def each(self, messages: Sequence[BaseMessage]) -> list[int]:
+        """Per-message counts; unseen messages are looked up in the cache, the rest counted in one batch."""
+        counts: list[Any] = list(map(self._counts.get, map(id, messages)))  # C loops: totals run on every step
+        if None in counts:
+            missing = [i for i, count in enumerate(counts) if count is None]
+            fresh_messages = [messages[i] for i in missing]
+            for i, message, count in zip(missing, fresh_messages, self._fresh(fresh_messages), strict=True):
+                self._counts[id(message)] = counts[i] = count
+            self._held += fresh_messages
+        return counts
+
+    def _fresh(self, messages: list[BaseMessage]) -> list[int]:
+        if self._cache is None:
+            return self._count_batch(messages)
+        found: list[Any] = self._cache.recall(messages)
+        missing = [i for i, count in enumerate(found) if count is None]
+        if missing:
+            looked, notes = self._cache.lookup([messages[i] for i in missing])
+            unknown = [k for k, value in enumerate(looked) if value is None]
+            if unknown:
+                fresh = self._count_batch([messages[missing[k]] for k in unknown])
+                for k, made in zip(unknown, fresh, strict=True):
+                    looked[k] = made
+                self._cache.store([messages[missing[k]] for k in unknown], [notes[k] for k in unknown], fresh)
+            for i, value in zip(missing, looked, strict=True):
+                found[i] = value
+        return found
+
+    def known(self, messages: Sequence[BaseMessage]) -> list[int | None]:
+        """The counts this view holds for ``messages`` (None for the others), tokenizing and keying nothing."""
+        return list(map(self._counts.get, map(id, messages)))
+
+    def retain(self, messages: Sequence[BaseMessage]) -> None:
+        """Forget the counts of every message but ``messages`` (a session drops the copies its past plans made)."""
+        counts = self._counts
+        self._counts = {id(m): counts[id(m)] for m in messages if id(m) in counts}
+        self._held = [m for m in messages if id(m) in self._counts]
+
+    @property
+    def held(self) -> int:
+        """How many messages the view holds counts of."""
+        return len(self._held)
 
 
 _registry_lock = threading.Lock()

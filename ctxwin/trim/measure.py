@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from ctxwin.counters.base import TokenCounter, checked_count, checked_counts
-from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.counters.base import TokenCounter, checked_count, checked_counts, declared_overhead
+from ctxwin.messages import BaseMessage
 from ctxwin.trim.count_cache import CountCache, Kind, cache_for
 
 FIRST_CHUNK = 32  # messages counted before the average size is known
@@ -116,8 +116,6 @@ class AdditiveMeasure(Measure):
 
     def counts(self, batch: Sequence[BaseMessage]) -> list[float]:
         """Per-message counts of ``batch``, from the cache where possible, the rest counted in one batch call."""
-        if self._cache is None and self._known is None:
-            return self._fresh(batch)
         return list(self._walk(batch, backwards=False))
 
     def _walk(self, batch: Sequence[BaseMessage], *, backwards: bool) -> Iterator[float]:
@@ -128,8 +126,9 @@ class AdditiveMeasure(Measure):
             counts = self._fresh(batch)
             yield from reversed(counts) if backwards else counts
             return
+        keyed = batch if self._view is None else list(map(self._view, batch))
         if cache is not None:
-            found = cache.recall(batch if self._view is None else list(map(self._view, batch)))
+            found = cache.recall(keyed)
         else:
             assert self._known is not None
             found = list(self._known(batch))
@@ -143,23 +142,22 @@ class AdditiveMeasure(Measure):
                 else:
                     while run_end < size and found[run_end] is None:
                         run_end += 1
-                found[run_start:run_end] = self._count_run(batch[run_start:run_end])
+                found[run_start:run_end] = self._count_run(batch[run_start:run_end], keyed[run_start:run_end])
             yield found[i]  # type: ignore[misc]
 
-    def _count_run(self, run: Sequence[BaseMessage]) -> list[float]:
+    def _count_run(self, run: Sequence[BaseMessage], keyed: Sequence[Any]) -> list[float]:
         """Counts of messages not recalled by identity: equal messages' counts from the cache, the rest counted in
         one batch and stored."""
         cache = self._cache
         if cache is None:
             return self._fresh(run)
-        keyed = run if self._view is None else list(map(self._view, run))
-        found, keys = cache.by_content(keyed)
+        found, notes = cache.lookup(keyed)
         unknown = [j for j, count in enumerate(found) if count is None]
         if unknown:
             fresh = self._fresh([run[j] for j in unknown])
             for j, count in zip(unknown, fresh, strict=True):
                 found[j] = count
-            cache.store([(keyed[j], keys[j], fresh[n]) for n, j in enumerate(unknown)])
+            cache.store([keyed[j] for j in unknown], [notes[j] for j in unknown], fresh)
         return found  # type: ignore[return-value]
 
     def cut_last(
@@ -310,11 +308,11 @@ def _snapped(fits: Callable[[int], bool], allowed: Callable[[int], bool] | None)
     return snapped
 
 
-# How whatever was passed as ``token_counter`` becomes a Measure. Accepted: a TokenCounter (additive, so per-message
-# counts are cached; its request overhead is measured, not assumed, and a counter that turns out not to be additive
-# is used as a list counter); an object with ``get_num_tokens_from_messages`` (a LangChain chat model); ``len``
-# (counts messages, as in LangChain); a callable over one message; a callable over a list of messages. Spec strings
-# are resolved by the public face (``ctxwin.trim``), never here.
+# How whatever was passed as ``token_counter`` becomes a Measure. Accepted: a TokenCounter (one that declares itself
+# additive, with its request overhead, has its per-message counts cached; any other is used as a list counter); an
+# object with ``get_num_tokens_from_messages`` (a LangChain chat model); ``len`` (counts messages, as in LangChain); a
+# callable over one message; a callable over a list of messages. Spec strings are resolved by the public face
+# (``ctxwin.trim``), never here.
 #
 # A callable is per-message when its first parameter is annotated with a message class (ctxwin's or LangChain's
 # ``BaseMessage``, a subclass, or a union of them), also when the annotation is a string under
@@ -390,25 +388,20 @@ def callable_kind(fn: Callable[..., Any], sample: BaseMessage) -> Kind:
 
 
 def _counter_measure(counter: TokenCounter) -> Measure:
-    cache = cache_for(counter)
-    overhead = cache.overhead if cache is not None else None
+    overhead = declared_overhead(counter)  # the counter says whether it is additive; nothing is probed
     if overhead is None:
-        probe = HumanMessage("ctxwin")
-        one = checked_count(counter.count_message(probe), counter, "a message")
-        first = checked_count(counter.count_messages([probe]), counter, "a list of 1 message") - one
-        second = checked_count(counter.count_messages([probe, probe]), counter, "a list of 2 messages") - 2 * one
-        overhead = (first, first == second)
-        if cache is not None:
-            cache.overhead = overhead
-    if not overhead[1]:
         return ListMeasure(counter.count_messages, counter=counter)
+    return AdditiveMeasure(message_batch(counter), counter=counter, overhead=overhead, cache=cache_for(counter))
+
+
+def message_batch(counter: TokenCounter) -> Callable[[Sequence[BaseMessage]], list[int]]:
+    """The counter's ``count_message_batch`` (tokenizing many messages at once), else ``count_message`` each; the
+    counts checked."""
     batch = getattr(counter, "count_message_batch", None)
-    if not callable(batch):
-
-        def batch(messages: Sequence[BaseMessage]) -> list[int]:
-            return [counter.count_message(m) for m in messages]
-
-    return AdditiveMeasure(batch, counter=counter, overhead=overhead[0], cache=cache)
+    count: Callable[[Sequence[BaseMessage]], Any] = (
+        batch if callable(batch) else (lambda messages: [counter.count_message(m) for m in messages])
+    )
+    return lambda messages: checked_counts(count(messages), counter, messages, _describe)
 
 
 def _count_one_by_one(fn: Callable[[BaseMessage], Any]) -> Callable[[Sequence[BaseMessage]], list[Any]]:

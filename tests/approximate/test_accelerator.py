@@ -48,7 +48,7 @@ COUNTERS = [ApproximateCounter(target, safe=safe) for target in TARGETS for safe
 
 
 def _python_count(counter: ApproximateCounter, text: str) -> int:
-    return counter.py_safe_count(text) if counter.safe else counter.py_count(text)
+    return counter.py_safe_bound(text) if counter.safe else counter.py_count(text)
 
 
 def _c_count(counter: ApproximateCounter, text: str) -> int:

@@ -19,7 +19,7 @@ from ctxwin.batch import FitResult, fit_many
 from ctxwin.batch.chunks import IN_FLIGHT_PER_WORKER, chunked
 from ctxwin.batch.progress import Progress
 from ctxwin.planner import Plan
-from ctxwin.strategies.summarize import extractive_summarizer
+from ctxwin.strategies.salience import extractive_summarizer
 
 # A budget small enough that most generated conversations need truncating or trimming (real o200k counts).
 FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500}

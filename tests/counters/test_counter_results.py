@@ -3,6 +3,7 @@ value, never a negative total or a crash further on."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,9 +33,12 @@ class WordCounter(BaseTokenCounter):
 
 
 class DuckCounter:
-    """A counter that is no BaseTokenCounter: only the protocol's methods."""
+    """A counter that is no BaseTokenCounter: the protocol's methods, and its declaration that a request counts the
+    sum of its messages plus 3."""
 
     name = "duck"
+    additive = True
+    request_overhead = 3
 
     def __init__(self, result: Any) -> None:
         self.result = result
@@ -72,6 +76,40 @@ def test_a_counter_outside_the_base_class_is_checked_by_the_engine(value: Any) -
         value = {"tokens": 1}
     with pytest.raises(error_for(value), match=r"token counter 'duck' returned .* expected a number from 0 to 2\*\*53"):
         trim_messages(MESSAGES, max_tokens=100, token_counter=DuckCounter(value))
+
+
+def test_a_counter_that_declares_nothing_is_counted_by_whole_lists() -> None:
+    class Undeclared:
+        name = "plain"
+
+        def __init__(self) -> None:
+            self.lists: list[int] = []
+
+        def count_text(self, text: str) -> int:
+            return len(text.split())
+
+        def count_message(self, message: BaseMessage) -> int:
+            raise AssertionError("an undeclared counter is never asked for one message's count")
+
+        def count_messages(self, messages: Sequence[BaseMessage], *, tools: Any = None) -> int:
+            self.lists.append(len(messages))
+            return sum(len(m.text.split()) for m in messages) + 3
+
+    counter = Undeclared()
+    kept = trim_messages(MESSAGES, max_tokens=counter.count_messages(MESSAGES[-1:]), token_counter=counter)
+    assert kept == MESSAGES[-1:] and counter.lists
+
+
+@pytest.mark.parametrize(
+    ("additive", "overhead", "match"),
+    [("yes", 3, "additive must be a bool, got 'yes'"), (True, -1, "request_overhead must be an int >= 0, got -1"),
+     (True, None, "request_overhead must be an int >= 0, got None")],
+)
+def test_a_bad_declaration_is_a_type_error_naming_the_counter(additive: Any, overhead: Any, match: str) -> None:
+    counter = DuckCounter(1)
+    counter.additive, counter.request_overhead = additive, overhead  # type: ignore[misc]
+    with pytest.raises(TypeError, match=rf"token counter 'duck'.*{re.escape(match)}"):
+        trim_messages(MESSAGES, max_tokens=100, token_counter=counter)
 
 
 def test_a_batch_of_the_wrong_length_is_named() -> None:

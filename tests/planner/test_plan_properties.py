@@ -15,7 +15,7 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage,
 from ctxwin.planner import fit
 from ctxwin.strategies.pairs import find_broken_pairs
 from ctxwin.strategies.pins import pin
-from ctxwin.strategies.summarize import extractive_summarizer
+from ctxwin.strategies.salience import extractive_summarizer
 
 from .test_planner import COUNTER, WORDS
 

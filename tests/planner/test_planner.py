@@ -149,10 +149,15 @@ def test_summary_records_ids_and_is_extended_incrementally() -> None:
     assert sorted(step.summarized_ids) == sorted(replaced)
 
     grown = [*first.messages, *conversation(6, turns=8)[1:]]
+    calls = len(seen)
     second = planner.plan(grown)
-    assert is_summary(seen[-1][0]), "the earlier summary is passed on to be extended, not rebuilt"
+    # one call for the cut, given only the newly cut messages; the earlier summary is the new one's prefix
+    assert len(seen) == calls + 1 and not any(is_summary(m) for m in seen[-1])
+    assert {m.id for m in seen[-1]} <= {m.id for m in grown[2:]}
     [new_summary] = [m for m in second.messages if is_summary(m)]
+    assert new_summary.text == f"{summary.text}\nsummary of {len(seen[-1])} messages"
     assert set(replaced) <= set(new_summary.response_metadata["ctxwin_summary"]["summarized_ids"])
+    assert "extending the summary" in next(s for s in second.steps if s.name == "summarize").notes[0]
 
 
 def test_async_summarizer_with_aplan() -> None:

@@ -300,9 +300,9 @@ def test_cache_is_bounded_per_counter_and_thread_safe() -> None:
         for i in range(200):
             message = HumanMessage(f"thread {k}, message {i}")
             assert cache.recall([message]) == [None]
-            found, keys = cache.by_content([message])
+            found, notes = cache.lookup([message])
             assert found == [None]
-            cache.store([(message, keys[0], i)])
+            cache.store([message], notes, [i])
             assert cache.recall([message]) == [i]
 
     threads = [threading.Thread(target=fill, args=(k,)) for k in range(4)]
@@ -311,6 +311,11 @@ def test_cache_is_bounded_per_counter_and_thread_safe() -> None:
     for thread in threads:
         thread.join()
     assert len(cache) == 50
+    found, notes = cache.lookup([HumanMessage("an equal message")])
+    assert found == [None]
+    cache.store([HumanMessage("an equal message")], notes, [7])
+    assert cache.lookup([HumanMessage("an equal message")])[0] == [7]
+    assert cache.lookup([HumanMessage("an equal message", name="bob")])[0] == [None]
     assert cache_for(ctxwin_counter) is cache_for(ctxwin_counter) is not cache_for(langchain_counter)
     with pytest.raises(ValueError, match="max_entries"):
         CountCache(0)

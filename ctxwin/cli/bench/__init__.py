@@ -4,13 +4,13 @@ Prints one table (grouped by budget, one row per chain) or, with ``--json``, ``{
 out.png`` also writes a chart (matplotlib, the ``plot`` extra). A progress bar over conversations goes to stderr
 when it is a terminal.
 
-Exit codes: 0 success; 1 bad input (unreadable file, a bad conversation line, unreadable tool definitions) or the
-chart could not be written (the table is printed first); 2 usage error named by its flag (bad ``--budgets`` or
-``--strategies``, an unknown ``--model`` or ``--counter``, neither of them given).
+Exit codes: 0 success; 1 bad input (unreadable file, a bad conversation line, unreadable tool definitions or
+probes) or the chart could not be written (the table is printed first); 2 usage error named by its flag (bad
+``--budgets`` or ``--strategies``, an unknown ``--model`` or ``--counter``, neither of them given).
 
 What the command runs lives beside it, used by nothing else in ctxwin: ``chains`` names the chains, ``runner`` times
-the plans and aggregates, ``metrics`` says what one fitted conversation kept of its original, ``plot`` draws the
-chart (matplotlib, imported only when a chart is asked for).
+the plans and aggregates, ``metrics`` says what one fitted conversation kept of its original, ``retention`` which
+facts and probes it kept, ``plot`` draws the chart (matplotlib, imported only when a chart is asked for).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ctxwin.batch.conversation import Conversation, ConversationFileError
 from ctxwin.batch.progress import Progress
 from ctxwin.cli.bench.chains import DEFAULT_CHAINS, parse_chains
 from ctxwin.cli.bench.plot import PlotUnavailable, write_plot
+from ctxwin.cli.bench.retention import read_probes
 from ctxwin.cli.bench.runner import BenchResult, run_bench
 from ctxwin.cli.budgets import parse_budgets
 from ctxwin.cli.counter_choice import counter_for
@@ -35,13 +36,16 @@ from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
 from ctxwin.plural import plural
 
 DEFAULT_BUDGETS = "4k,16k,64k"
-WIDTH = 100  # the table's default columns fit; a long chain name or file path may run over
+WIDTH = 100  # the table's default columns fit; --probes, a long chain name or file path may run over
 LEGEND = (
     "ms/conv: mean planning time per conversation. tokens used: the largest request over the conversations, "
     "recounted by the counter (tool definitions included). min use: the least share of the budget used by a "
-    "conversation that was over it. turns kept: the most recent user turns kept verbatim, "
-    "as a mean fraction of each conversation's turns. pairs: conversations with every tool call/result pair "
-    "intact. system: conversations whose system prompt was kept. summarised: messages replaced by summaries "
+    "conversation that was over it. turns: the most recent user turns kept verbatim, "
+    "as a mean fraction of each conversation's turns. facts: the conversation's rare, checkable strings (ids, "
+    "numbers with units, dates, paths, URLs, code symbols, names) still in the request verbatim, the user's "
+    "weighing 3x, mean over the conversations (docs/bench.md, Retention). probes: questions of --probes whose "
+    "strings are all still there. pairs: conversations with every tool call/result pair "
+    "intact. sys: conversations whose system prompt was kept. summ.: messages replaced by summaries "
     "(total). ! over budget (see the notes below)."
 )
 
@@ -72,7 +76,10 @@ def _milliseconds(seconds: float | None) -> str:
     return f"{ms:.0f}" if ms >= 100 else f"{ms:.2f}"
 
 
-HEADERS = ("strategy", "ms/conv", "tokens used / budget", "min use", "turns kept", "pairs", "system", "summarised")
+HEADERS = (
+    "strategy", "ms/conv", "tokens used / budget", "min use", "turns", "facts", "probes", "pairs", "sys", "summ."
+)
+PROBES = HEADERS.index("probes")  # a column only when probes were given
 
 
 def _cells(result: BenchResult) -> tuple[str, ...]:
@@ -84,6 +91,8 @@ def _cells(result: BenchResult) -> tuple[str, ...]:
         f"{result.tokens_used:>{len(f'{result.budget:,}')},} / {result.budget:,} {share:>6}{mark}",
         _percent(result.budget_used_min),
         _percent(result.recent_turns_kept),
+        _percent(result.facts_kept),
+        _percent(result.probes_kept),
         _percent(result.tool_pairs_intact),
         _percent(result.system_kept),
         f"{result.messages_summarized:,}",
@@ -95,7 +104,7 @@ def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
     name, *figures = cells
     parts = [name.ljust(widths[0])]
     for i, cell in enumerate(figures, start=1):
-        parts.append(cell.ljust(widths[i]) if HEADERS[i].startswith("tokens") else cell.rjust(widths[i]))
+        parts.append(cell.ljust(widths[i]) if i == 2 else cell.rjust(widths[i]))  # i == 2: the tokens
     return "  " + "  ".join(parts).rstrip()
 
 
@@ -118,12 +127,14 @@ def _footnote(result: BenchResult) -> list[str]:
 
 def table(results: Sequence[BenchResult], heading: str, seconds: float) -> list[str]:
     """The human-readable comparison: one block per budget, one row per chain, a legend and notes."""
-    rows = {id(r): _cells(r) for r in results}
-    widths = [max(len(h), *(len(c[i]) for c in rows.values())) for i, h in enumerate(HEADERS)]
+    shown = [i for i in range(len(HEADERS)) if i != PROBES or any(r.probes for r in results)]
+    headers = [HEADERS[i] for i in shown]
+    rows = {id(r): [_cells(r)[i] for i in shown] for r in results}
+    widths = [max(len(h), *(len(c[i]) for c in rows.values())) for i, h in enumerate(headers)]
     widths[2] = max(len(c[2]) for c in rows.values())  # "tokens used / budget" may run over, the figures not
     lines = [heading]
     for budget in dict.fromkeys(r.budget for r in results):
-        lines += ["", f"budget {budget:,} input tokens", _line(HEADERS, widths)]
+        lines += ["", f"budget {budget:,} input tokens", _line(headers, widths)]
         lines += [_line(rows[id(r)], widths) for r in results if r.budget == budget]
     lines += ["", *textwrap.wrap(LEGEND, WIDTH), *(line for r in results if r.over_budget for line in _footnote(r))]
     plans = sum(r.conversations for r in results)
@@ -151,11 +162,16 @@ def run(args: argparse.Namespace) -> int:
     model, counter = chosen
     try:
         tools = read_tools(args.tools)
+        probes = read_probes(args.probes) if args.probes else None
         conversations, read_errors = _read(args.file)
-    except (ValueError, TypeError) as exc:  # ConversationFileError included
+    except (ValueError, TypeError) as exc:  # ConversationFileError and ProbeFileError included
         return error(exc)
     if not conversations:
         return error(f"{args.file}: no conversation could be read")
+    lines = {c.line or 1 for c in conversations}
+    missing = sorted(line for line in probes or {} if line is not None and line not in lines)
+    if missing:
+        return error(f"{args.probes}: probes about conversation {missing[0]}, but {args.file} has none on that line")
     for budget in args.budgets:
         if model is not None and budget > model.context_window:
             print(
@@ -165,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress("benchmarked", len(conversations))
     started = time.perf_counter()
     results = run_bench(
-        conversations, args.strategies, args.budgets, counter=counter, model=args.model, tools=tools, progress=progress
+        conversations, args.strategies, args.budgets, counter=counter, model=args.model, tools=tools, progress=progress,
+        probes=probes,
     )
     progress.close()
     if args.json:
@@ -209,5 +226,11 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         f"registered strategy (default: {DEFAULT_CHAINS})",
     )
     bench.add_argument("--tools", help="a JSON file with the tool definitions sent with each request")
+    bench.add_argument(
+        "--probes",
+        metavar="FILE",
+        help='JSON or JSONL probes, each {"needs": [strings an answer needs], "question": ..., "conversation": '
+        "line}: the share answerable from each fitted request",
+    )
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
     bench.add_argument("--plot", metavar="PNG", help="also write a chart to this PNG file (needs ctxwin[plot])")

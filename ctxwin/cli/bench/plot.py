@@ -1,5 +1,6 @@
 """The ``--plot`` chart: per strategy against the budget, the share of the budget used (mean over the conversations;
-the table shows the largest), recent turns kept and time per conversation.
+the table shows the largest), recent turns kept, facts kept (and probes kept, when there are probes) and time per
+conversation.
 
 matplotlib is the optional ``plot`` extra, imported only here and only when a chart is asked for. The figure is
 drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and no global state changes.
@@ -21,12 +22,18 @@ class PlotUnavailable(ImportError):
     """matplotlib is not installed; the message says how to install it."""
 
 
-def _panels() -> list[tuple[str, Callable[[BenchResult], float | None]]]:
+def _panels(probes: bool) -> list[tuple[str, Callable[[BenchResult], float | None]]]:
     def percent_used(r: BenchResult) -> float | None:
         return None if r.mean_tokens_used is None else 100 * r.mean_tokens_used / r.budget
 
     def recent(r: BenchResult) -> float | None:
         return None if r.recent_turns_kept is None else 100 * r.recent_turns_kept
+
+    def facts(r: BenchResult) -> float | None:
+        return None if r.facts_kept is None else 100 * r.facts_kept
+
+    def answerable(r: BenchResult) -> float | None:
+        return None if r.probes_kept is None else 100 * r.probes_kept
 
     def milliseconds(r: BenchResult) -> float | None:
         return None if r.seconds_per_conversation is None else 1000 * r.seconds_per_conversation
@@ -34,6 +41,8 @@ def _panels() -> list[tuple[str, Callable[[BenchResult], float | None]]]:
     return [
         ("tokens used (% of the budget, mean)", percent_used),
         ("recent user turns kept verbatim (%)", recent),
+        ("facts kept (%, the user's weigh 3x, mean)", facts),
+        *([("probes answerable (%)", answerable)] if probes else []),
         ("time per conversation (ms)", milliseconds),
     ]
 
@@ -52,10 +61,11 @@ def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
     budgets = sorted({r.budget for r in results})
     strategies = list(dict.fromkeys(r.strategy for r in results))
     by_key = {(r.strategy, r.budget): r for r in results}
-    figure = Figure(figsize=(15, 4.6), dpi=110, layout="constrained")
+    panels = _panels(any(r.probes for r in results))
+    figure = Figure(figsize=(5 * len(panels), 4.6), dpi=110, layout="constrained")
     FigureCanvasAgg(figure)
-    axes = figure.subplots(1, 3)
-    for ax, (title, value) in zip(axes, _panels(), strict=True):
+    axes = figure.subplots(1, len(panels))
+    for ax, (title, value) in zip(axes, panels, strict=True):
         for n, strategy in enumerate(strategies):
             points = [(b, value(by_key[strategy, b])) for b in budgets if (strategy, b) in by_key]
             xs = [b for b, v in points if v is not None]
@@ -69,7 +79,7 @@ def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
         ax.set_xlabel("input budget (tokens)")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-    for ax in axes[:2]:  # percentages: the whole range, and room above 100% to show a chain over budget
+    for ax in axes[:-1]:  # percentages: the whole range, and room above 100% to show a chain over budget
         ax.set_ylim(0, max(105, ax.get_ylim()[1]))
     axes[0].axhline(100, color="grey", linewidth=1)
     axes[0].legend(fontsize=8)

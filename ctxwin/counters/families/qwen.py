@@ -154,6 +154,11 @@ class QwenCounter(TiktokenCounter):
     def __repr__(self) -> str:
         return f"QwenCounter({self.chat.name!r})"
 
+    @property
+    def request_overhead(self) -> int:
+        """The template's frame of an empty conversation: its default system prompt and the reply priming."""
+        return self.count_text(self.render([])[0])
+
     def _turn(self, message: BaseMessage) -> tuple[_Turn, int]:
         """A message as the template sees it (joined text, tool calls, reasoning) and the tokens of its images."""
         texts, fixed = self.content_parts(message.content)

@@ -1,0 +1,211 @@
+"""Damaged histories (issue 32): a JSONL file tells a crash's torn tail (the last line without its newline: a warning,
+that line skipped) from damage (a complete line that does not parse: an error naming the file and line, nothing
+dropped, no append accepted after it); a damaged SQLite file is a ``HistoryFormatError`` naming it. Reproducers,
+then random damage of real files and real SQLite databases.
+
+``CTXWIN_FUZZ_EXAMPLES=2000 pytest tests/history/test_damage.py`` is the longer run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+import tempfile
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxwin.history.errors import HistoryFormatError, TornLineWarning
+from ctxwin.history.jsonl import FileChatMessageHistory
+from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+
+EXAMPLES = int(os.environ.get("CTXWIN_FUZZ_EXAMPLES") or 200)
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MESSAGES: list[BaseMessage] = [
+    HumanMessage("What is the capital of France?"), AIMessage("Paris. Anything else?"),
+    HumanMessage("Its population, in ünïcode: 2.1 million?"), AIMessage("About 2.1 million in the city proper."),
+    HumanMessage("Thanks"),
+]
+
+
+def jsonl_history(directory: Path) -> Path:
+    path = directory / "chat.jsonl"
+    FileChatMessageHistory(path).add_messages(MESSAGES)
+    return path
+
+
+def read(path: Path) -> tuple[list[BaseMessage], list[warnings.WarningMessage]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        messages = FileChatMessageHistory(path).messages
+    return messages, list(caught)
+
+
+# ---- JSONL: the issue's reproducer and its neighbours ----
+
+@pytest.mark.parametrize("where", [-5, -20, -40])
+def test_one_damaged_byte_in_the_last_line_is_an_error_naming_the_file_and_line(tmp_path: Path, where: int) -> None:
+    path = jsonl_history(tmp_path)
+    data = bytearray(path.read_bytes())
+    assert data.endswith(b"}\n")
+    data[where] = ord("\x01")  # the line still ends with its newline: no crash cut it short
+    path.write_bytes(bytes(data))
+    with pytest.raises(HistoryFormatError, match=rf"{path}: line 5 \(byte \d+\) is damaged") as error:
+        read(path)
+    assert "no message was skipped" in str(error.value)
+    with pytest.raises(HistoryFormatError, match=r"line 5 .* is damaged.*refusing to append"):
+        FileChatMessageHistory(path).add_message(HumanMessage("after the damage"))
+    assert path.read_bytes() == bytes(data)  # nothing appended
+
+
+def test_a_damaged_last_newline_is_not_a_torn_line(tmp_path: Path) -> None:
+    path = jsonl_history(tmp_path)
+    path.write_bytes(path.read_bytes()[:-1] + b"\x07")  # a whole record, then a byte that is not its newline
+    with pytest.raises(HistoryFormatError, match=r"line 5 \(byte \d+\) is (damaged|not JSON)"):
+        read(path)
+
+
+def test_an_append_after_damage_deep_in_the_file_is_refused(tmp_path: Path) -> None:
+    path = jsonl_history(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[data.index(b"Paris")] = ord("\n")  # line 2 cut in two, both halves complete lines that do not parse
+    path.write_bytes(bytes(data))
+    history = FileChatMessageHistory(path)
+    with pytest.raises(HistoryFormatError, match=rf"{path}: line [23] .*refusing to append"):
+        history.add_message(HumanMessage("after"))
+    assert path.read_bytes() == bytes(data)
+
+
+def test_an_append_after_the_last_line_was_damaged_between_appends_is_refused(tmp_path: Path) -> None:
+    path = jsonl_history(tmp_path)
+    history = FileChatMessageHistory(path)
+    history.add_message(HumanMessage("checked the file whole"))
+    data = bytearray(path.read_bytes())
+    data[-10] = ord("\x00")
+    path.write_bytes(bytes(data))
+    with pytest.raises(HistoryFormatError, match=r"line 6 \(byte \d+\) is damaged.*refusing to append"):
+        history.add_message(HumanMessage("second"))  # the same instance: only the tail is checked again
+
+
+def test_a_torn_tail_is_still_a_warning_and_sealed(tmp_path: Path) -> None:
+    path = jsonl_history(tmp_path)
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-15])  # a crash mid-write: the last line without its newline
+    messages, caught = read(path)
+    assert messages == MESSAGES[:-1]
+    assert [w.category for w in caught] == [TornLineWarning]
+    FileChatMessageHistory(path).add_message(HumanMessage("after the crash"))
+    assert read(path)[0] == [*MESSAGES[:-1], HumanMessage("after the crash")]
+
+
+# ---- JSONL: random damage of a real file ----
+
+damage = st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=4)
+
+
+@FUZZ
+@given(damage)
+def test_random_damage_never_drops_a_message_with_only_a_warning(changes: list[tuple[int, int]]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = jsonl_history(Path(directory))
+        data = bytearray(path.read_bytes())
+        for position, value in changes:
+            data[position % len(data)] = value
+        path.write_bytes(bytes(data))
+        try:
+            messages, _ = read(path)
+        except HistoryFormatError as exc:
+            assert str(path) in str(exc) and "line " in str(exc)
+            with pytest.raises(HistoryFormatError):  # nothing appended after damage either
+                FileChatMessageHistory(path).add_message(HumanMessage("after"))
+            assert path.read_bytes() == bytes(data)
+            return
+        # Damage that still parses (a letter changed inside a text) cannot be seen, but no message goes missing.
+        assert len(messages) == len(MESSAGES)
+        FileChatMessageHistory(path).add_message(HumanMessage("after"))
+        assert len(read(path)[0]) == len(MESSAGES) + 1
+
+
+@FUZZ
+@given(st.integers(1, 10_000), st.integers(0, 8))
+def test_a_crash_at_any_byte_loses_only_the_line_being_written(cut: int, nuls: int) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = jsonl_history(Path(directory))
+        whole = path.read_bytes()
+        cut %= len(whole)
+        path.write_bytes(whole[:cut] + b"\x00" * nuls)  # a crash, with a power loss's zero padding
+        messages, caught = read(path)
+        complete = whole[:cut].count(b"\n")
+        assert messages[:complete] == MESSAGES[:complete]
+        assert len(messages) <= complete + 1
+        assert all(issubclass(w.category, TornLineWarning) for w in caught)
+
+
+# ---- SQLite ----
+
+def sqlite_history(directory: Path) -> Path:
+    path = directory / "chat.db"
+    with SQLiteChatMessageHistory(path, session_id="s") as history:
+        history.add_messages(MESSAGES * 20)
+    assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
+    return path
+
+
+@functools.cache
+def pristine() -> bytes:
+    with tempfile.TemporaryDirectory() as directory:
+        return sqlite_history(Path(directory)).read_bytes()
+
+
+def use(path: Path) -> None:
+    """Open, read, append and read again. (Damage SQLite does not notice, such as an index entry gone, can hide a
+    row without an error: only ``PRAGMA integrity_check``, a read of the whole file, finds that.)"""
+    with SQLiteChatMessageHistory(path, session_id="s") as history:
+        _ = history.messages
+        history.add_message(HumanMessage("after"))
+        _ = history.messages
+
+
+def test_damaged_pages_are_a_history_format_error_naming_the_file(tmp_path: Path) -> None:
+    # The issue's finding: single-bit flips that sqlite3 reports as a bare "database disk image is malformed".
+    found = []
+    for page in range(1, len(pristine()) // 4096):
+        data = bytearray(pristine())
+        data[page * 4096 + 3 : page * 4096 + 5] = b"\xff\xff"  # the b-tree page's number of cells
+        path = tmp_path / f"page{page}.db"
+        path.write_bytes(bytes(data))
+        try:
+            use(path)
+        except HistoryFormatError as exc:
+            assert str(path) in str(exc)
+            found.append(str(exc))
+    assert any("database disk image is malformed" in error for error in found), found
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(0, 2**31), st.integers(0, 7)), min_size=1, max_size=3))
+def test_random_bit_flips_in_a_database_are_named(flips: list[tuple[int, int]]) -> None:
+    data = bytearray(pristine())
+    for position, bit in flips:
+        data[position % len(data)] ^= 1 << bit
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "chat.db"
+        path.write_bytes(bytes(data))
+        try:
+            use(path)
+        except HistoryFormatError as exc:
+            assert str(path) in str(exc)
+        except sqlite3.OperationalError as exc:  # I/O or locking, never damage: named too
+            assert str(path) in str(exc) and "malformed" not in str(exc), exc
+
+
+def test_the_pristine_copy_reads(tmp_path: Path) -> None:
+    path = tmp_path / "copy.db"
+    path.write_bytes(pristine())
+    with SQLiteChatMessageHistory(path, session_id="s") as history:
+        assert history.messages == MESSAGES * 20
