@@ -253,6 +253,7 @@ def conversations(draw: st.DrawFn) -> list[Any]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conversations(), st.integers(300, 3_000))
 def test_random_fits_with_media_are_valid_chat_completions(messages: list[Any], window: int) -> None:
