@@ -92,6 +92,24 @@ def test_fit_many_one_core(benchmark: BenchmarkFixture) -> None:
     report(benchmark, len(items))
 
 
+@pytest.mark.parametrize("workers", [1, 2], ids=["workers=1", "workers=2"])
+def test_fit_file(benchmark: BenchmarkFixture, workers: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``fit_file`` (``ctxwin fit FILE --workers N``): the workers read byte ranges of the file and write chunks."""
+    from ctxwin.cli.fit_file import fit_file
+
+    folder = tmp_path_factory.mktemp("fit_file")
+    source = folder / "in.jsonl"
+    source.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in CORPUS), encoding="utf-8")
+    benchmark.group = f"fit_many: {len(CORPUS)} conversations x {MESSAGES} messages, o200k"
+
+    def run() -> int:
+        return fit_file(str(source), str(folder / "out.jsonl"), workers=workers, **FIT).fitted
+
+    done = benchmark.pedantic(run, setup=cold(CORPUS), rounds=ROUNDS)
+    assert done == len(CORPUS)
+    report(benchmark, len(CORPUS))
+
+
 @pytest.mark.parametrize("chunksize", [1, 4, 16, 64])
 def test_chunksize(benchmark: BenchmarkFixture, chunksize: int) -> None:
     benchmark.group = f"fit_many chunk size: {SHORT_COUNT} conversations x {SHORT_MESSAGES} messages, workers=2"

@@ -23,10 +23,11 @@ FIT_MODEL = inspect.signature(fit).parameters["model"].default
 class FitResult:
     """Item ``index`` of the input (counting from 0): what its plan gave, or the text of the ``error`` that stopped it.
 
-    ``messages`` is ``plan.messages`` (in the ``output`` form asked for), ``summary`` is ``plan.summary()`` and
-    ``system`` is ``plan.system`` (``output="anthropic"``: the request's top-level system), all computed where the
-    item was fitted. The ``Plan`` itself does not travel back from a worker: reading its figures there would count
-    in the calling process, and pickling it counts every figure of its report in the worker.
+    ``messages`` is ``plan.messages`` (in the ``output`` form asked for), ``summary`` is ``plan.summary()``,
+    ``system`` is ``plan.system`` (``output="anthropic"``: the request's top-level system) and ``request`` is
+    ``plan.request`` (the whole request body for a provider output), all computed where the item was fitted. The
+    ``Plan`` itself does not travel back from a worker: reading its figures there would count in the calling
+    process, and pickling it counts every figure of its report in the worker.
     """
 
     index: int
@@ -34,6 +35,7 @@ class FitResult:
     summary: dict[str, Any] | None = None
     error: str | None = None
     system: Any = None
+    request: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -56,9 +58,10 @@ def is_request(conversation: Any) -> bool:
 class Fitter:
     """Fits conversations with one ``Planner`` built from ``fit``'s keyword arguments, once per process.
 
-    A conversation is anything ``fit`` accepts, or a request mapping ``{"messages": [...], "tools": [...]}`` whose
-    tools (when given and non-empty) replace the ``tools`` argument for that conversation, as ``ctxwin fit`` does
-    for JSONL lines that carry their tools. ``fit`` itself reads such a mapping as a single (invalid) message.
+    A conversation is anything ``fit`` accepts, a whole request mapping included (``{"messages": [...], "tools":
+    [...]}``, Anthropic's with its ``system``, Responses' ``input``), whose tools (when given and non-empty)
+    replace the ``tools`` argument for that conversation (``Planner.for_request``), as ``ctxwin fit`` does for
+    JSONL lines that carry their tools.
     """
 
     def __init__(self, fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | None = None) -> None:
@@ -67,22 +70,21 @@ class Fitter:
 
     def fit(self, index: int, item: Any) -> FitResult:
         """Item ``index``: decoded (when a ``decode`` was given), then planned; any failure is its error."""
-        with tracing.span("ctxwin.fit_many.item", {"ctxwin.batch.index": index}) as span:
-            try:
-                plan = self.plan(self.decode(item) if self.decode is not None else item)
-                return FitResult(index, plan.messages, plan.summary(), system=plan.system)
-            except Exception as exc:  # one bad conversation never stops a run over millions
-                tracing.fail(span, exc)
-                return FitResult(index, error=describe(exc))
+        try:
+            plan = self.plan(self.decode(item) if self.decode is not None else item, index)
+            return FitResult(index, plan.messages, plan.summary(), system=plan.system, request=plan.request)
+        except Exception as exc:  # one bad conversation never stops a run over millions
+            return FitResult(index, error=describe(exc))
 
-    def plan(self, conversation: Any) -> Plan:
-        """The plan for one conversation or request; raises what ``fit`` raises."""
-        if not is_request(conversation):
-            return self.planner.plan(conversation)
-        tools = conversation.get("tools")
-        if tools is not None and not isinstance(tools, list):
-            raise TypeError(f"'tools' must be a list of tool definitions, got {type(tools).__name__}")
-        for i, tool in enumerate(tools or []):
-            if not isinstance(tool, Mapping):
-                raise TypeError(f"tools[{i}] must be a tool definition (a dict), got {type(tool).__name__}")
-        return (self.planner.with_tools(tools) if tools else self.planner).plan(conversation["messages"])
+    def plan(self, conversation: Any, index: int = 0) -> Plan:
+        """The plan for one conversation or request (item ``index`` of a run: its ``ctxwin.fit_many.item`` span);
+        raises what ``fit`` raises."""
+        with tracing.span("ctxwin.fit_many.item", {"ctxwin.batch.index": index}):
+            if is_request(conversation):
+                tools = conversation.get("tools")
+                if tools is not None and not isinstance(tools, list):
+                    raise TypeError(f"'tools' must be a list of tool definitions, got {type(tools).__name__}")
+                for i, tool in enumerate(tools or []):
+                    if not isinstance(tool, Mapping):
+                        raise TypeError(f"tools[{i}] must be a tool definition (a dict), got {type(tool).__name__}")
+            return self.planner.plan(conversation)  # a whole request brings its system, tools and tool_choice

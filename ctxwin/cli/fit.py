@@ -1,12 +1,14 @@
-"""``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them in OpenAI format.
+"""``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them back in their own form.
 
 One conversation (JSON, or JSONL of messages): a budget bar and one row per step go to stderr (``--json``: a JSON
 report to stdout, nothing on stderr but warnings), the fitted conversation to ``-o OUT`` or, without ``-o`` (or
-with ``-o -``), to stdout, in the shape it came in: a list stays a list, ``{"messages": ..., "tools": ..., ...}``
-keeps its other keys. Many conversations (JSONL, one per line, read as a stream): one output line each, in input
-order, the line's own object with ``messages`` replaced and ``"ctxwin": {"line": N, "plan": {...}}`` added, fitted
-by ``ctxwin.batch.fit_many`` on ``--workers`` processes (the output does not depend on how many); a bad line is
-reported on stderr and the run goes on. A progress bar is drawn on stderr when it is a terminal.
+with ``-o -``), to stdout, in the shape and request form it came in (``ctxwin.cli.io.fitted_document``): a list
+stays a list, a request object (chat completions', Anthropic's with its ``system``, Responses' with ``input`` and
+``instructions``) keeps its other keys, its messages in its own form. Many conversations (JSONL, one per line,
+read as a stream): one output line each, in input order, the line's own object likewise, with ``"ctxwin":
+{"line": N, "plan": {...}}`` added, fitted on ``--workers`` processes (``ctxwin.cli.fit_file``; the output does
+not depend on how many); a bad line is reported on stderr and the run goes on. A progress bar is drawn on stderr
+when it is a terminal.
 
 Files are never lost: flags are checked first (a bad one is a usage error naming it, exit 2, before anything is
 read), ``-o`` may not be an input, the output is opened only after the input was read (a JSONL batch streams into
@@ -30,10 +32,11 @@ from ctxwin.batch.item import FIT_MODEL, Fitter, describe
 from ctxwin.batch.progress import Progress
 from ctxwin.cli.atomic import AtomicOutput, same_file
 from ctxwin.cli.budgets import parse_budget
-from ctxwin.cli.fit_file import FitLines, fit_lines, full_report, keep_null_content, seekable
+from ctxwin.cli.fit_file import FitLines, fit_lines, full_report, seekable
 from ctxwin.cli.io import (
     ConversationLine,
     RawConversation,
+    fitted_document,
     read_raw_conversations,
     read_tools,
 )
@@ -50,7 +53,6 @@ from ctxwin.cli.trace import SDK_MISSING, printed_trace
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.cpus import available_cpus
-from ctxwin.messages import convert_to_openai_messages
 from ctxwin.planner import Plan
 from ctxwin.planner.chain import build_chain
 from ctxwin.plural import plural
@@ -175,6 +177,7 @@ def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None)
         "counter": args.counter,
         "keep_last": args.keep_last,
         "summarizer": extractive_summarizer if args.summarize else None,
+        "output": "request",  # each conversation written back in the request form it came in
     }
 
 
@@ -243,13 +246,12 @@ def _fit_one(
             args.parser, "--tools", f"{item.source} has its own 'tools', which differ from {args.tools}; give one"
         )
     try:
-        plan = fitter.plan({"messages": item.messages, "tools": item.tools})
+        plan = fitter.plan(item.request)
     except Exception as exc:  # as fit_many reports an item: the input's error, or what else stopped it
         return error(f"{item.source}: {describe(exc)}")
-    messages = keep_null_content(item.messages, convert_to_openai_messages(plan.messages))
-    fitted: Any = messages if item.document is None else {**item.document, "messages": messages}
+    fitted = fitted_document(item.messages if item.document is None else item.document, plan.request)
     if args.json:
-        report = {**full_report(plan), **({} if output.path else {"messages": messages})}
+        report = {**full_report(plan), **({} if output.path else {"messages": plan.messages})}
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print("\n".join(plan_lines(plan, item.source)), file=sys.stderr)

@@ -1,7 +1,8 @@
 """A JSONL file of conversations in, the fitted JSONL out: ``ctxwin fit FILE.jsonl`` and ``fit_file``.
 
-Each output line is the input line's object with ``messages`` replaced by the fitted ones and the plan under
-``"ctxwin": {"line": N, "plan": {...}}`` (a bare list of messages becomes ``{"messages": ...}``). ``FitLines`` makes
+Each output line is the input line's object with its messages replaced by the fitted ones, in the request form it
+came in (``ctxwin.cli.io.fitted_document``), and the plan under ``"ctxwin": {"line": N, "plan": {...}}`` (a bare
+list of messages becomes ``{"messages": ...}``). ``FitLines`` makes
 one such line from one input line, with the planner it builds once; with workers, each worker process builds its
 own and maps its own byte ranges of the file (``ctxwin.batch.shards``), so this process parses no line. A file that
 is not a regular file (stdin, a pipe) is copied to a temporary file first when workers are asked for.
@@ -26,7 +27,7 @@ from ctxwin.batch.item import Fitter, describe
 from ctxwin.batch.progress import Progress
 from ctxwin.batch.shards import Mapped, map_file
 from ctxwin.cli.atomic import AtomicOutput
-from ctxwin.cli.io import BOM, ConversationLine, loads, request_from_json
+from ctxwin.cli.io import BOM, ConversationLine, fitted_document, loads, request_from_json
 from ctxwin.cli.output import one_line
 from ctxwin.cpus import available_cpus
 from ctxwin.planner import Plan
@@ -48,41 +49,20 @@ def full_report(plan: Plan) -> dict[str, Any]:
     }
 
 
-def keep_null_content(raw: Any, fitted: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``"content": null`` again on the assistant messages with tool calls that had it in the input.
-
-    Messages hold text, so a null content is read as ``""``; the tool-call ids say which fitted message had null.
-    """
-    nulls = {
-        call.get("id")
-        for message in (raw if isinstance(raw, list) else [])
-        if isinstance(message, dict) and "content" in message and message["content"] is None
-        for call in (message.get("tool_calls") or [])
-        if isinstance(call, dict)
-    }
-    if not nulls:
-        return fitted
-    for message in fitted:
-        calls = message.get("tool_calls") or []
-        if message.get("content") == "" and calls and all(c.get("id") in nulls for c in calls):
-            message["content"] = None
-    return fitted
-
-
 def request_with_tools(text: bytes, tools: list[dict[str, Any]]) -> dict[str, Any]:
     """``request_from_json`` for a run with ``--tools``: a line's own tools must be the same, or be absent."""
     request = request_from_json(text)
-    if request["tools"] and request["tools"] != tools:
+    if request.get("tools") and request["tools"] != tools:
         raise ConversationFileError("the line has its own 'tools', which differ from --tools; give one")
     return request
 
 
-def output_line(text: bytes, number: int, messages: list[Any], report: dict[str, Any]) -> str:
-    """The input line's object with the fitted messages and the plan; a bare list of messages becomes an object."""
+def output_line(text: bytes, number: int, request: dict[str, Any], report: dict[str, Any]) -> str:
+    """The input line's object with the fitted request (``fitted_document``) and the plan; a bare list of messages
+    becomes an object."""
     original = loads(text)
-    extra = original if isinstance(original, dict) else {}
-    raw = extra.get("messages") if extra else original
-    fitted = {**extra, "messages": keep_null_content(raw, messages), PLAN_KEY: {"line": number, "plan": report}}
+    document = fitted_document(original if isinstance(original, dict) else {"messages": original}, request)
+    fitted = {**document, PLAN_KEY: {"line": number, "plan": report}}
     try:
         return json.dumps(fitted, ensure_ascii=False) + "\n"
     except RecursionError:
@@ -97,7 +77,7 @@ class FitLines:
     """
 
     def __init__(self, fit_kwargs: dict[str, Any], tools: list[dict[str, Any]] | None, full: bool) -> None:
-        self.fitter = Fitter({**fit_kwargs, "tools": tools, "output": "openai"})
+        self.fitter = Fitter({**fit_kwargs, "tools": tools, "output": "request"})
         self.tools, self.full = tools, full
 
     def __call__(self, number: int, line: bytes) -> Mapped | None:
@@ -105,8 +85,8 @@ class FitLines:
             return None
         try:
             request = request_from_json(line) if self.tools is None else request_with_tools(line, self.tools)
-            plan = self.fitter.plan(request)
-            text = output_line(line, number, plan.messages, full_report(plan) if self.full else plan.summary())
+            plan = self.fitter.plan(request, number - 1)
+            text = output_line(line, number, plan.request, full_report(plan) if self.full else plan.summary())
         except Exception as exc:  # the line's error: unreadable, not a conversation, or what stopped its plan
             return Mapped(error=describe(exc))
         return Mapped(text, flagged=not plan.fits)
@@ -224,13 +204,13 @@ def fit_file(
     appends their output in order. A bad line is in ``FileResult.errors`` (``"FILE:LINE: why"``; also reported to
     ``progress`` when given) and the run goes on. ``out`` is written to a temporary file and replaces the target
     only at the end, when at least one line was fitted; an exception or Ctrl-C leaves it as it was. ``fit_kwargs``
-    are ``fit``'s (``output`` is OpenAI's); a bad one raises before any line is written.
+    are ``fit``'s (``output`` is each line's own request form); a bad one raises before any line is written.
     """
     count = available_cpus() if workers is None else workers
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"workers must be a positive int, or None for all CPUs, got {workers!r}")
-    if fit_kwargs.get("output", "openai") != "openai":
-        raise ValueError("fit_file writes OpenAI-format messages; output= cannot be changed")
+    if fit_kwargs.get("output", "request") != "request":
+        raise ValueError("fit_file writes each line in its own request form; output= cannot be changed")
     mapper = functools.partial(FitLines, fit_kwargs, tools, full_report)
     name = "<stdin>" if path == "-" else path
     output = AtomicOutput(out)

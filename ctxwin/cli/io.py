@@ -1,9 +1,13 @@
 """Reading conversations from JSON and JSONL files (or stdin) for the CLI.
 
-Accepted layouts: a JSON list of messages; a JSON object with a ``messages`` list (its other keys are kept, so
-``ctxwin fit`` writes the same object back); JSONL with one message per line; JSONL with one conversation per line
-(a list, or an object with ``messages``). UTF-8, with or without a byte-order mark. Every error names the file and
-line, and JSON errors their line and column.
+Accepted layouts: a JSON list of messages; a JSON object that is a whole request (its other keys are kept, so
+``ctxwin fit`` writes the same object back): chat completions' ``{"messages", "tools", "tool_choice", ...}``,
+Anthropic's ``{"system", "messages", "tools", ...}``, Responses' ``{"input", "instructions", "tools", ...}``; JSONL
+with one message per line; JSONL with one conversation per line (a list, or a request object). The system prompt
+(``system``, ``instructions``) is read as the conversation's first message, so it is counted and fitted; the tools
+are counted in their OpenAI function form. ``fitted_document`` writes a fitted plan back in the request's own form.
+UTF-8, with or without a byte-order mark. Every error names the file and line, and JSON errors their line and
+column.
 
 A JSONL file of conversations is read line by line, so a file of millions of them is never held in memory, and
 its lines are handed out as undecoded bytes: ``ctxwin fit --workers`` decodes and parses them in its worker
@@ -25,6 +29,8 @@ from typing import IO, Any
 
 from ctxwin.batch.conversation import Conversation, ConversationFileError, nesting_error
 from ctxwin.messages import BaseMessage, convert_to_messages
+from ctxwin.messages.convert import request_messages, request_tools
+from ctxwin.messages.request_body import LIMIT_KEYS
 
 BOM = b"\xef\xbb\xbf"
 
@@ -50,6 +56,11 @@ class RawConversation:
     tools: list[dict[str, Any]] | None = None
     line: None = None
     document: dict[str, Any] | None = None
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The conversation as a request: the file's object, or ``{"messages": [...]}`` for a list."""
+        return self.document if self.document is not None else {"messages": self.messages}
 
 
 @dataclass(frozen=True)
@@ -97,29 +108,38 @@ def loads(text: str | bytes) -> Any:
 
 
 def _shape(value: Any) -> tuple[list[Any], list[dict[str, Any]] | None]:
-    """A parsed conversation's messages and tools; the error says what was wrong (the caller says where)."""
+    """A parsed conversation's messages (a Responses request's ``input``) and tools; the error says what was wrong
+    (the caller says where)."""
     if isinstance(value, list):
         return value, None
-    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+    if isinstance(value, dict) and (
+        isinstance(value.get("messages"), list)
+        or ("messages" not in value and isinstance(value.get("input"), (list, str)))
+    ):
         tools = value.get("tools")
         if tools is not None and not isinstance(tools, list):
             raise ConversationFileError("'tools' must be a list")
-        return value["messages"], tools
-    raise ConversationFileError("expected a list of messages or an object with a 'messages' list")
+        return request_messages(value), tools
+    raise ConversationFileError(
+        "expected a list of messages or an object with a 'messages' list (or a Responses request's 'input')"
+    )
 
 
 def request_from_json(text: str | bytes) -> dict[str, Any]:
-    """One JSONL line as a request ``{"messages": [...], "tools": [...] or None}``, messages not converted.
+    """One JSONL line as a request: the line's object (``{"messages"|"input", "system", "tools", ...}``), a list
+    of messages as ``{"messages": [...]}``; messages not converted.
 
     Raises ConversationFileError without a location (the caller knows the file and line).
     """
-    messages, tools = _shape(loads(text))
-    return {"messages": messages, "tools": tools}
+    value = loads(text)
+    _shape(value)
+    return value if isinstance(value, dict) else {"messages": value}
 
 
-def _convert(raw: list[Any], where: str) -> list[BaseMessage]:
+def _convert(request: Any, where: str) -> tuple[list[BaseMessage], list[dict[str, Any]] | None]:
+    """A request's messages (its system prompt first) and its tools in OpenAI's function form."""
     try:
-        return convert_to_messages(raw)
+        return convert_to_messages(request), request_tools(request)
     except (ValueError, TypeError) as exc:
         raise ConversationFileError(f"{where}: {exc}") from None
     except RecursionError:
@@ -134,7 +154,7 @@ def read_conversations(path: str) -> Iterator[Conversation | ConversationFileErr
     """Yield each conversation in the file, or the error for a bad JSONL line (so callers can go on)."""
     for item in read_raw_conversations(path):
         if isinstance(item, RawConversation):  # the file's only conversation: its errors are the file's
-            yield Conversation(item.source, None, _convert(item.messages, item.source), item.tools)
+            yield Conversation(item.source, None, *_convert(item.request, item.source))
             continue
         try:
             request = request_from_json(item.text)
@@ -142,11 +162,11 @@ def read_conversations(path: str) -> Iterator[Conversation | ConversationFileErr
             yield ConversationFileError(f"{item.where}: {exc}")
             continue
         try:
-            messages = _convert(request["messages"], item.where)
+            messages, tools = _convert(request, item.where)
         except ConversationFileError as exc:
             yield exc
             continue
-        yield Conversation(item.source, item.line, messages, request["tools"])
+        yield Conversation(item.source, item.line, messages, tools)
 
 
 def read_raw_conversations(path: str, name: str | None = None) -> Iterator[RawConversation | ConversationLine]:
@@ -272,3 +292,20 @@ def read_tools(path: str | None) -> list[dict[str, Any]] | None:
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
         raise ConversationFileError(f"{path}: expected a JSON list of tool definitions")
     return tools
+
+
+def fitted_document(original: Any, request: dict[str, Any]) -> Any:
+    """What ``ctxwin fit`` writes for a conversation read as ``original`` (a list of messages or a request object)
+    and fitted into ``request`` (``Plan.request``, in the form ``original`` is in): the object with its messages
+    (``input``) and system prompt (``system``, ``instructions``) replaced and its other keys as they were (its own
+    tools, tool_choice and reply limit, which the plan used, included); an Anthropic request without a reply limit
+    gets ``max_tokens`` (the reserve), which Anthropic requires. A list stays a list unless the fitted request has a
+    system prompt apart (Anthropic's), which only an object holds."""
+    own_limit = isinstance(original, dict) and any(key in original for key in LIMIT_KEYS.values())
+    limits = set(LIMIT_KEYS.values()) - ({LIMIT_KEYS["anthropic"]} if not own_limit else set())
+    body = {key: value for key, value in request.items() if key not in {"tools", "tool_choice", *limits}}
+    if isinstance(original, dict):
+        kept = {key: value for key, value in original.items() if key not in ("system", "instructions")}
+        return {**kept, **body}
+    items = "input" if "input" in body else "messages"
+    return body[items] if "system" not in body and "instructions" not in body else body

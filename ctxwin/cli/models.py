@@ -1,8 +1,10 @@
-"""``ctxwin models``: the registered models, their limits and counters, and which are counted approximately."""
+"""``ctxwin models``: the registered models, their limits and counters, and which are counted approximately; with
+``--json`` also each model's prompt caching rules and prices (``ctxwin.counters.caching``)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
@@ -24,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
             "aliases": list(m.aliases),
             "note": m.note,
             "plugin": model_plugin(m.name),
+            "caching": dataclasses.asdict(m.caching) if m.caching else None,
         }
         for m in list_models()
     ]

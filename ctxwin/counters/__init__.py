@@ -1,4 +1,5 @@
-"""Token counters: the TokenCounter protocol, BaseTokenCounter, the built-in counters, ModelSpec and the lookups.
+"""Token counters: the TokenCounter protocol, BaseTokenCounter, the built-in counters, ModelSpec (with each model's
+CachingRules) and the lookups.
 
 The tokenizer-backed counters live in their own modules (``ctxwin.counters.families.tiktoken_counter.TiktokenCounter``,
 ``ctxwin.counters.families.hf_counter.HFCounter``) so that importing this package does not load tiktoken, tokenizers or
@@ -8,6 +9,7 @@ the ``plugin`` modules of ``approximate/``, ``families/`` and ``api/``, and the 
 
 from ctxwin.counters.approximate.counter import ApproximateCounter
 from ctxwin.counters.base import BaseTokenCounter, TokenCounter
+from ctxwin.counters.caching import CachingRules
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.image_tokens import ImageSizeWarning
 from ctxwin.counters.lookup import CounterInfo, get_counter, get_model, list_counters, list_models, model_plugin
@@ -16,6 +18,7 @@ from ctxwin.counters.models import ModelSpec
 __all__ = [
     "ApproximateCounter",
     "BaseTokenCounter",
+    "CachingRules",
     "CounterInfo",
     "ImageSizeWarning",
     "ModelSpec",

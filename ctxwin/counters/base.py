@@ -259,6 +259,9 @@ class BaseTokenCounter:
         if message.name:
             fixed += self.tokens_per_name + label(message.name)
         if isinstance(message, AIMessage):
+            reasoning = message.additional_kwargs.get("reasoning_content")
+            if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
+                texts.append(reasoning)
             for call in message.tool_calls:
                 texts.append(json.dumps(call["args"], ensure_ascii=False))
                 fixed += label(call["name"]) + label(call.get("id") or "")

@@ -12,6 +12,9 @@ that count is worth (``CLAUDE_NOTE``, ``GEMINI_NOTE``). Their exact counts are o
 
 from __future__ import annotations
 
+import dataclasses
+
+from ctxwin.counters.builtin_caching import BUILTIN_CACHING
 from ctxwin.counters.models import ModelSpec
 
 O200K, CL100K, DEEPSEEK, SAFE = "tiktoken:o200k_base", "tiktoken:cl100k_base", "hf:deepseek-v3", "approximate:safe"
@@ -245,5 +248,7 @@ def _qwen() -> list[ModelSpec]:
     return specs
 
 
-BUILTIN_MODELS: tuple[ModelSpec, ...] = (*_openai(), *_gpt_oss(), *_deepseek(), *_claude(), *_gemini(), *_llama(),
-                                         *_qwen(), *_mistral())
+BUILTIN_MODELS: tuple[ModelSpec, ...] = tuple(
+    dataclasses.replace(spec, caching=BUILTIN_CACHING.get(spec.name))
+    for spec in (*_openai(), *_gpt_oss(), *_deepseek(), *_claude(), *_gemini(), *_llama(), *_qwen(), *_mistral())
+)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ctxwin.counters.caching import CachingRules
+
 _SNAPSHOT_SUFFIX = re.compile(
     r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{2}-\d{2}|\d{3})|-latest|-preview|-exp|-v\d+(?::\d+)?|-\d+:\d+)$"
 )
@@ -39,7 +41,8 @@ _CLAUDE_DOT = re.compile(r"(?<=\d)\.(?=\d)")
 class ModelSpec:
     """A model: ``counter`` is a spec for ``get_counter`` (``"tiktoken:o200k_base"``, ``"approximate:safe"``...).
 
-    ``note`` says anything a user should know about how it is counted (shown by ``ctxwin models``).
+    ``note`` says anything a user should know about how it is counted (shown by ``ctxwin models``). ``caching`` is
+    how the provider caches prompt prefixes and its prices (``ctxwin.counters.caching``), None when unknown.
     """
 
     name: str
@@ -48,6 +51,7 @@ class ModelSpec:
     counter: str
     aliases: tuple[str, ...] = ()
     note: str = ""
+    caching: CachingRules | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -66,6 +70,10 @@ class ModelSpec:
         if isinstance(self.aliases, str) or not all(isinstance(a, str) and a for a in self.aliases):
             raise ValueError(f"ModelSpec {self.name!r}: aliases must be a tuple of non-empty strings")
         object.__setattr__(self, "aliases", tuple(self.aliases))
+        if self.caching is not None and not isinstance(self.caching, CachingRules):
+            raise TypeError(
+                f"ModelSpec {self.name!r}: caching must be a CachingRules, got {type(self.caching).__name__}"
+            )
 
     @property
     def approximate(self) -> bool:

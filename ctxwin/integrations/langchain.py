@@ -9,6 +9,13 @@
 - ``ChatModelSummarizer``: a LangChain chat model as the planner's summarizer (``summarizer=`` of ``ctxwin.fit``,
   ``Planner``, the middleware and the hook; a chat model given there is wrapped in it).
 
+The middleware and the hook keep one cache-stable ``PlanSession`` per conversation, told apart by the LangGraph
+``thread_id`` of the run (``config={"configurable": {"thread_id": ...}}``, as with a checkpointer): between cuts each
+model call sends the previous call's messages unchanged plus what was appended, so the provider's prompt cache
+keeps hitting (docs/sessions.md). A run without a thread id, or whose stored history no longer continues what its
+session saw (rewritten, or ``rewrite_state=True``), is planned on its own, as ``Planner.plan`` does.
+``cache_stable=False`` plans every call on its own.
+
 Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs),
 nor part of the current turn (the last user message and the agent's tool calls and results after it: without
 them the model calls its tools again). When the part that must stay (system prompt, tools, pinned messages, the
@@ -25,6 +32,7 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 try:
@@ -35,6 +43,7 @@ try:
     from langchain_core.messages import convert_to_messages as lc_convert_to_messages
     from langchain_core.runnables import RunnableLambda
     from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langgraph.config import get_config
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
 except ImportError as exc:  # pragma: no cover - the dev environment has LangChain
     raise ImportError(
@@ -43,7 +52,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
 
 from ctxwin.counters import TokenCounter
 from ctxwin.messages import convert_to_messages, get_buffer_string
-from ctxwin.planner import BudgetExceeded, Plan, Planner
+from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
 from ctxwin.plural import plural
 from ctxwin.strategies import Strategy
 
@@ -134,8 +143,64 @@ def _openai_tools(tools: Sequence[Any]) -> list[dict[str, Any]]:
     return [convert_to_openai_tool(tool) for tool in tools]
 
 
+# Conversations whose sessions a middleware or hook keeps, least recently used dropped first.
+MAX_THREADS = 1024
+
+
+@dataclass
+class _Thread:
+    """A conversation's session, and what of the stored history it has seen (to check that the next call's history
+    continues it)."""
+
+    session: PlanSession[Any]
+    planner: Planner
+    seen: int
+    first: Any
+    last: Any
+
+    def continues(self, planner: Planner, inputs: Sequence[Any]) -> bool:
+        return (planner is self.planner and len(inputs) >= self.seen > 0 and inputs[0] == self.first
+                and inputs[self.seen - 1] == self.last)
+
+
+def _thread_id() -> Any:
+    """The ``thread_id`` of the LangGraph run this is called in, or None (no run, or no thread id)."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # called outside a runnable context
+        return None
+    return configurable.get("thread_id")
+
+
+class _Sessions:
+    """One cache-stable session per conversation (``thread_id``), fed what its stored history appended."""
+
+    def __init__(self) -> None:
+        self._threads: OrderedDict[Any, _Thread] = OrderedDict()
+        self._lock = threading.Lock()  # one agent serves many conversations at once
+
+    def session(self, planner: Planner, inputs: list[Any]) -> PlanSession[Any] | None:
+        """The thread's session with ``inputs`` added (a new one when they do not continue it); None outside a
+        thread (the caller plans on its own)."""
+        key = _thread_id()
+        if key is None or not inputs:
+            return None
+        with self._lock:
+            thread = self._threads.get(key)
+            if thread is None or not thread.continues(planner, inputs):
+                thread = _Thread(planner.session(), planner, 0, inputs[0], None)
+                self._threads[key] = thread
+                while len(self._threads) > MAX_THREADS:
+                    self._threads.popitem(last=False)
+            self._threads.move_to_end(key)
+            thread.session.add_messages(inputs[thread.seen :])
+            thread.seen, thread.last = len(inputs), inputs[-1]
+            return thread.session
+
+
 class _RequestFitter:
-    """One planner for the options a middleware or hook was given, and fitting one request with it."""
+    """One planner for the options a middleware or hook was given, and fitting one request with it (in the
+    conversation's session when the run has a thread id and ``cache_stable``)."""
 
     def __init__(
         self,
@@ -147,7 +212,10 @@ class _RequestFitter:
         strategies: Sequence[Strategy | str] | str | None,
         summarizer: Any,
         keep_last: int | None,
+        cache_stable: bool = True,
     ) -> None:
+        if not isinstance(cache_stable, bool):
+            raise TypeError(f"{owner}: cache_stable must be a bool, got {cache_stable!r}")
         if max_tokens is not None and reserve is not None:
             raise ValueError(f"{owner}: give max_tokens (the request's budget) or reserve (for the reply), not both")
         if not isinstance(model, (str, TokenCounter)):
@@ -155,6 +223,7 @@ class _RequestFitter:
         if not isinstance(model, str) and max_tokens is None:
             raise ValueError(f"{owner}: with a counter for model, max_tokens is required (no context window known)")
         self.owner = owner
+        self.sessions = _Sessions() if cache_stable else None
         self.planner = Planner(
             model if isinstance(model, str) else None,
             strategies,
@@ -172,6 +241,15 @@ class _RequestFitter:
         planner = self.planner.with_tools(_openai_tools(tools))
         history: list[LangChainMessage] = [system] if system is not None else []
         return planner, history + lc_convert_to_messages(messages)
+
+    def plan(self, planner: Planner, inputs: list[Any]) -> Plan:
+        """The plan of ``inputs``: in the thread's session, else on its own."""
+        session = self.sessions.session(planner, inputs) if self.sessions is not None else None
+        return session.plan() if session is not None else planner.plan(inputs)
+
+    async def aplan(self, planner: Planner, inputs: list[Any]) -> Plan:
+        session = self.sessions.session(planner, inputs) if self.sessions is not None else None
+        return await (session.aplan() if session is not None else planner.aplan(inputs))
 
     def outcome(
         self, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
@@ -223,6 +301,8 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``summarizer`` (a callable, or a LangChain chat model) and ``keep_last`` are the planner's. When the part that
     must stay (the current turn included) cannot fit, the model is not called: the run ends with an AI message
     saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit`` for the current turn) is raised.
+    ``cache_stable``: one cache-stable session per thread id (the module docstring says how); False plans every call
+    on its own.
     """
 
     def __init__(
@@ -235,11 +315,12 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         summarizer: Any = None,
         keep_last: int | None = None,
         strict: bool = False,
+        cache_stable: bool = True,
     ) -> None:
         super().__init__()
         self.fitter = _RequestFitter(
             "ContextWindowMiddleware", model, max_tokens=max_tokens, reserve=reserve, strategies=strategies,
-            summarizer=summarizer, keep_last=keep_last,
+            summarizer=summarizer, keep_last=keep_last, cache_stable=cache_stable,
         )
         self.strict = strict
 
@@ -267,7 +348,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage:
         """The fitted request to ``handler``; or, when it cannot fit, the AI message that ends the run."""
         planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, planner.plan(inputs), inputs)
+        fitted = self._fitted(request, self.fitter.plan(planner, inputs), inputs)
         return fitted if isinstance(fitted, AIMessage) else handler(fitted)
 
     async def awrap_model_call(
@@ -277,7 +358,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage:
         """``wrap_model_call`` for ``ainvoke``: an async summarizer is awaited."""
         planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, await planner.aplan(inputs), inputs)
+        fitted = self._fitted(request, await self.fitter.aplan(planner, inputs), inputs)
         return fitted if isinstance(fitted, AIMessage) else await handler(fitted)
 
 
@@ -292,6 +373,7 @@ def pre_model_hook(
     summarizer: Any = None,
     keep_last: int | None = None,
     rewrite_state: bool = False,
+    cache_stable: bool = True,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent`` fitting each model call to the budget.
 
@@ -301,7 +383,8 @@ def pre_model_hook(
     ``{"llm_input_messages": fitted}``, leaving the stored history alone; ``rewrite_state=True`` also replaces the
     stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
     raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
-    model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
+    model call, and an empty ``llm_input_messages`` would make the agent send the whole history. ``cache_stable``:
+    one cache-stable session per thread id (the module docstring says how).
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
         raise TypeError(
@@ -309,7 +392,7 @@ def pre_model_hook(
         )
     fitter = _RequestFitter(
         "pre_model_hook", model, max_tokens=max_tokens, reserve=reserve, strategies=strategies,
-        summarizer=summarizer, keep_last=keep_last,
+        summarizer=summarizer, keep_last=keep_last, cache_stable=cache_stable,
     )
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
     agent_tools = list(tools)
@@ -322,11 +405,11 @@ def pre_model_hook(
 
     def hook(state: Any) -> dict[str, Any]:
         planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(planner.plan(inputs), inputs)
+        return update(fitter.plan(planner, inputs), inputs)
 
     async def ahook(state: Any) -> dict[str, Any]:
         planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(await planner.aplan(inputs), inputs)
+        return update(await fitter.aplan(planner, inputs), inputs)
 
     return RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
 

@@ -31,6 +31,7 @@ from ctxwin.messages.serialize import MESSAGE_TYPES, message_from_dict, validati
 from ctxwin.messages.system import SystemMessage
 from ctxwin.messages.tool import ToolMessage
 from ctxwin.messages.tool_calls import InvalidToolCall, ToolCall, default_tool_parser, tool_call
+from ctxwin.messages.tool_forms import openai_tools
 
 MessageLike = BaseMessage | str | tuple[str, Any] | list[Any] | dict[str, Any] | Any
 
@@ -77,7 +78,7 @@ def read_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMes
     if is_request(messages):
         request = True
         result.extend(_request_system(messages))
-        messages = messages["messages"]
+        messages = request_messages(messages)
     if isinstance(messages, (str, BaseMessage, Mapping)) or is_langchain_message(messages) or (
         not request and _is_sdk_object(messages)
     ):
@@ -107,40 +108,54 @@ def read_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMes
 
 
 def is_request(obj: Any) -> TypeGuard[Mapping[str, Any]]:
-    """Whether ``obj`` is a whole chat request (Anthropic's ``{"system", "messages", "tools"}``, or OpenAI's
-    ``{"model", "messages", ...}``) rather than one message."""
-    return isinstance(obj, Mapping) and "messages" in obj and "role" not in obj and "content" not in obj
+    """Whether ``obj`` is a whole chat request rather than one message: Anthropic's ``{"system", "messages",
+    "tools"}``, OpenAI's ``{"model", "messages", ...}`` or a Responses request ``{"input", "instructions", ...}``."""
+    return (
+        isinstance(obj, Mapping)
+        and ("messages" in obj or ("input" in obj and "type" not in obj))
+        and "role" not in obj
+        and "content" not in obj
+    )
+
+
+def request_messages(request: Mapping[str, Any]) -> Any:
+    """A request's messages: ``messages``, or a Responses request's ``input`` (a string is one user message)."""
+    if "messages" in request:
+        return request["messages"]
+    found = request["input"]
+    return [found] if isinstance(found, str) else found
 
 
 def request_tools(obj: Any) -> list[dict[str, Any]] | None:
     """The tool definitions a request (``is_request``) sends, in OpenAI's function form (Anthropic's ``name`` /
-    ``description`` / ``input_schema`` tools translated; server tools kept as given); None for anything else."""
+    ``description`` / ``input_schema`` tools and Responses' flat function tools translated; server tools kept as
+    given); None for anything else."""
     if not is_request(obj) or not obj.get("tools"):
         return None
     tools = obj["tools"]
-    if not isinstance(tools, (list, tuple)) or not all(isinstance(t, Mapping) for t in tools):
-        raise TypeError("a request's 'tools' must be a list of tool definition dicts")
-    return [_openai_tool(dict(tool)) for tool in tools]
+    if not isinstance(tools, (list, tuple)):
+        raise TypeError(f"a request's 'tools' must be a list of tool definition dicts, got {type(tools).__name__}")
+    return openai_tools(tools)
 
 
-def _openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    if "input_schema" not in tool or "function" in tool:
-        return tool
-    function = {"name": tool.get("name"), "parameters": tool["input_schema"]}
-    if tool.get("description"):
-        function["description"] = tool["description"]
-    return {"type": "function", "function": function}
+# Marks the system message read from a Responses request's ``instructions``, so it goes back as ``instructions``.
+INSTRUCTIONS = "__responses_instructions__"
 
 
 def _request_system(request: Mapping[str, Any]) -> list[BaseMessage]:
-    """A request's top-level ``system`` (a string or text blocks) as its first message."""
-    system = request.get("system")
+    """A request's top-level ``system`` (a string or text blocks), or Responses ``instructions``, as its first
+    message."""
+    key = "system" if "messages" in request else "instructions"
+    system = request.get(key)
     if system is None or system == "" or system == []:
         return []
     try:
-        return [_build(SystemMessage, {"content": _check_content(system)})]
+        fields: dict[str, Any] = {"content": _check_content(system)}
+        if key == "instructions":
+            fields["additional_kwargs"] = {INSTRUCTIONS: True}
+        return [_build(SystemMessage, fields)]
     except _ItemError as exc:
-        raise exc.kind(f"system: {exc.detail}") from None
+        raise exc.kind(f"{key}: {exc.detail}") from None
 
 
 def _is_sdk_object(obj: Any) -> bool:

@@ -19,7 +19,8 @@ A ``token_counter`` given by the caller (a callable, a chat model) sees messages
 ``output=`` (``fit``, ``Planner``) asks for a provider's request form instead (``give_back``): ``"openai"`` (chat
 completions dicts; OpenAI dicts in give the caller's own dicts back for the messages kept unchanged, so their
 unknown keys and ``"content": null`` survive), ``"responses"`` (Responses input items) or ``"anthropic"`` (the
-messages of an Anthropic request, and its top-level ``system`` apart).
+messages of an Anthropic request, and its top-level ``system`` apart); ``"request"`` is the one of those three the
+input came in (``request_body.request_form``), which the planner settles per conversation before reading it.
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from typing import Any, Literal
 
 from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.base import BaseMessage
-from ctxwin.messages.convert import is_langchain_message, read_messages
+from ctxwin.messages.convert import INSTRUCTIONS, is_langchain_message, is_request, read_messages
 from ctxwin.messages.openai_format import convert_to_openai_messages
 from ctxwin.messages.responses_format import convert_to_responses_items
 from ctxwin.messages.stamp import stamp_of
+from ctxwin.messages.system import SystemMessage
 
-Output = Literal["messages", "openai", "responses", "anthropic"]
-OUTPUTS: tuple[Output, ...] = ("messages", "openai", "responses", "anthropic")
+Output = Literal["messages", "openai", "responses", "anthropic", "request"]
+OUTPUTS: tuple[Output, ...] = ("messages", "openai", "responses", "anthropic", "request")
 
 _MAX_CONVERTED = 1 << 17
 _MISSING = object()
@@ -193,20 +195,24 @@ class OpenAIDicts(CallerForms):
 
 
 def read_for(messages: Iterable[Any] | Any, output: Output) -> tuple[list[BaseMessage], CallerForms | None]:
-    """``CallerForms.read``, and for ``output="openai"`` the caller's OpenAI dicts to give back."""
+    """``CallerForms.read``, and for ``output="openai"`` the caller's OpenAI dicts to give back (those of a
+    request's ``messages`` too)."""
     items, forms = CallerForms.read(messages)
     if forms is None and output == "openai":
-        forms = OpenAIDicts.read_dicts(messages, items)
+        forms = OpenAIDicts.read_dicts(messages.get("messages") if is_request(messages) else messages, items)
     return items, forms
 
 
 def give_back(messages: list[BaseMessage], output: Output, forms: CallerForms | None) -> tuple[list[Any], Any]:
     """The messages in the ``output`` form (the caller's form for ``"messages"``), and the Anthropic request's
-    top-level ``system`` (None for the other forms, whose system messages stay in the list)."""
+    top-level ``system`` or the Responses request's ``instructions`` when the conversation came with them (None
+    otherwise: system messages stay in the list)."""
     if output == "anthropic":
         request = convert_to_anthropic(messages)
         return list(request["messages"]), request.get("system")
     if output == "responses":
+        if messages and messages[0].additional_kwargs.get(INSTRUCTIONS) and isinstance(messages[0], SystemMessage):
+            return list(convert_to_responses_items(messages[1:])), messages[0].text
         return list(convert_to_responses_items(messages)), None
     if output == "openai" and not isinstance(forms, OpenAIDicts):
         return convert_to_openai_messages(messages), None

@@ -24,8 +24,9 @@ from ctxwin.messages.system import SystemMessage
 from ctxwin.messages.tool import ToolMessage
 from ctxwin.messages.tool_calls import default_tool_parser
 
-# Assistant fields OpenAI accepts as input; kept from additional_kwargs so they survive a round trip.
-_ASSISTANT_PASSTHROUGH = ("refusal", "audio", "function_call")
+# Assistant fields OpenAI accepts as input, and DeepSeek's ``reasoning_content`` (which DeepSeek requires back in a
+# turn that called tools); kept from additional_kwargs so they survive a round trip.
+_ASSISTANT_PASSTHROUGH = ("refusal", "audio", "function_call", "reasoning_content")
 _DROPPED_BLOCKS = frozenset(
     {"reasoning", "thinking", "redacted_thinking", "tool_use", "tool_call", "invalid_tool_call"}
 )

@@ -17,16 +17,18 @@ from ctxwin.messages import BaseMessage
 from ctxwin.strategies import get_strategy
 from ctxwin.strategies.base import BaseStrategy, Keeps, StepContext, StepKeeps, StepResult, Strategy, Summarizer
 from ctxwin.strategies.filter import FilterMessages
+from ctxwin.strategies.reasoning import ClearReasoning
 from ctxwin.strategies.summarize import Summarize
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
 
 
 def default_chain(summarizer: Summarizer | None, keep_last: int | None) -> list[BaseStrategy]:
-    """``filter``, ``truncate_tool_output``, ``summarize`` (with a summarizer or keep_last, built with them),
-    ``trim``."""
+    """``clear_reasoning``, ``filter``, ``truncate_tool_output``, ``summarize`` (with a summarizer or keep_last,
+    built with them), ``trim``."""
     summarize = summarizer is not None or keep_last is not None
     return [
+        ClearReasoning(),
         FilterMessages(),
         TruncateToolOutput(),
         *([Summarize(summarizer=summarizer, keep_last_messages=keep_last)] if summarize else []),

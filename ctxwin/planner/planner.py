@@ -16,7 +16,7 @@ import copy
 import dataclasses
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, overload
 
@@ -25,12 +25,15 @@ from typing_extensions import TypedDict, Unpack
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import BaseMessage, SystemMessage
-from ctxwin.messages.convert import is_langchain_message, is_request, request_tools
-from ctxwin.messages.forms import OUTPUTS, CallerForms, OpenAIDicts, Output, give_back, read_for
+from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
+from ctxwin.messages.convert import is_request, request_tools
+from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
+from ctxwin.messages.request_body import request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
+from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
+from ctxwin.planner.session import PlanSession, SessionOptions
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
 from ctxwin.strategies.base import (
     BaseStrategy,
@@ -44,7 +47,7 @@ from ctxwin.strategies.base import (
 )
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
-from ctxwin.strategies.pins import pinned_indexes
+from ctxwin.strategies.placement import PlaceMedia
 from ctxwin.strategies.walk import within
 
 BrokenToolPairs = Literal["drop", "keep"]
@@ -53,13 +56,27 @@ BrokenToolPairs = Literal["drop", "keep"]
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
 _MAX_TOOL_VARIANTS = 64
 
+# The reply's default reserve: a model's max output is what it may write, not what a reply needs, and models whose
+# max output equals their window (Llama 3.x, gpt-oss) would give half of it away. The default is the max output,
+# at most an eighth of the window (but 8,192 when the window allows: replies, with reasoning, need a few thousand),
+# and never more than half the window.
+RESERVE_SHARE = 8
+RESERVE_FLOOR = 8_192
+
+
+def default_reserve(max_output: int, window: int) -> int:
+    """``min(max_output, max(window // 8, 8_192), window // 2)``: 16,384 of gpt-4o's 128k (its max output),
+    16,384 of llama-3.1-8b-instruct's 131,072, 25,000 of a 200k Claude's, 4,096 of gpt-4's 8,192."""
+    return min(max_output, max(window // RESERVE_SHARE, RESERVE_FLOOR), window // 2)
+
 
 class _Options(TypedDict, total=False):
     """The keyword options ``fit`` and ``Planner`` share (see ``Planner``), for their typed overloads on ``output``."""
 
     context_window: int | None
     reserve_output: int | None
-    tools: Sequence[dict[str, Any]] | None
+    tools: Sequence[Any] | None
+    tool_choice: Any
     summarizer: Any
     keep_last: int | None
     counter: TokenCounter | str | None
@@ -91,7 +108,13 @@ class Planner(Generic[M]):
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
     ``output`` is the form of ``Plan.messages`` (``ctxwin.messages.forms``, docs/interop.md): ``"messages"`` (the
     caller's: LangChain in, LangChain out; else ctxwin messages), ``"openai"``, ``"responses"`` or ``"anthropic"``,
-    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``).
+    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``); ``Plan.request`` is then the whole
+    request body (``ctxwin.messages.request_body``).
+    ``tools`` are OpenAI function tools, Responses or Anthropic tools, or LangChain tools (``tool_forms``), counted
+    in the budget and sent in the output's form with ``tool_choice`` (any provider's form). ``reserve_output``
+    defaults to ``default_reserve`` and is the request's reply limit. ``cache_control=True`` (with
+    ``output="anthropic"``) marks Anthropic cache breakpoints in ``Plan.request`` (tools, system, the last
+    message); sessions mark them by default (``ctxwin.planner.session``).
     """
 
     @overload
@@ -128,7 +151,8 @@ class Planner(Generic[M]):
         *,
         context_window: int | None = None,
         reserve_output: int | None = None,
-        tools: Sequence[dict[str, Any]] | None = None,
+        tools: Sequence[Any] | None = None,
+        tool_choice: Any = None,
         counter: TokenCounter | str | None = None,
         summarizer: Any = None,
         keep_last: int | None = None,
@@ -136,6 +160,7 @@ class Planner(Generic[M]):
         strict: bool = False,
         output: Output = "messages",
         broken_tool_pairs: BrokenToolPairs = "drop",
+        cache_control: bool = False,
     ) -> None:
         spec = get_model(model) if model is not None else None
         if counter is None and spec is None:
@@ -151,49 +176,92 @@ class Planner(Generic[M]):
         for label, value in (("context_window", window), ("reserve_output", reserve), ("keep_last", keep_last)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"{label} must be a non-negative int, got {value!r}")
-        if reserve_output is None:  # the model's max output, but at least half the window left for the input
-            reserve = min(reserve, window // 2)
+        if reserve_output is None:
+            reserve = default_reserve(reserve, window)
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {output!r}")
         if broken_tool_pairs not in ("drop", "keep"):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
+        if not isinstance(cache_control, bool) or (cache_control and output != "anthropic"):
+            raise ValueError(f"cache_control=True marks Anthropic cache breakpoints: it needs output='anthropic' "
+                             f"(got cache_control={cache_control!r}, output={output!r})")
         if summarizer is not None and not callable(summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
-        self.tools = list(tools) if tools else None
-        self._variants: dict[str, Planner] = {}  # with_tools' planners, by the JSON of their tools
-        error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
-        margin = safety_margin if safety_margin is not None else math.ceil(error * (window - reserve))
+        self.tools = openai_tools(tools)
+        if tool_choice is not None:
+            check_tool_choice(tool_choice)
+        self.tool_choice = tool_choice
+        self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
+        self._error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
+        self._margin_given = safety_margin is not None
+        self._reserve_given = reserve_output is not None
+        margin = safety_margin if safety_margin is not None else math.ceil(self._error * (window - reserve))
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
         self.strict = strict
         self.output = output
         self.broken_tool_pairs = broken_tool_pairs
+        self.cache_control = cache_control
+        self.caching = spec.caching if spec else None
         self.keep_last = keep_last
         chain = build_chain(strategies, summarizer, keep_last)
         self.strategies = chain or default_chain(summarizer, keep_last)
         self._later_keeps = later_keeps(self.strategies)
 
-    def with_tools(self, tools: Sequence[dict[str, Any]] | None) -> Planner[M]:
+    def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
 
         ``self`` for the same tools. Variants are remembered by the tools' JSON, so a dataset whose conversations
         all carry the same tool definitions counts them once, not once per conversation.
         """
-        wanted = list(tools) if tools else None
+        wanted = openai_tools(tools)
         if wanted == self.tools:
             return self
-        key = json.dumps(wanted, sort_keys=True, ensure_ascii=False)
+        return self._variant(wanted, self.output, self.tool_choice, self.budget.reserve_output)
+
+    def _variant(
+        self, tools: list[dict[str, Any]] | None, output: Output, tool_choice: Any, reserve: int
+    ) -> Planner[M]:
+        """This planner with other tools, output, tool_choice or reserve (remembered by their JSON)."""
+        key = json.dumps([tools, output, tool_choice, reserve], sort_keys=True, ensure_ascii=False, default=repr)
         other = self._variants.get(key)
         if other is None:
             if len(self._variants) >= _MAX_TOOL_VARIANTS:
                 self._variants.clear()
             other = copy.copy(self)  # shares _variants: every variant derives from the same settings
-            other.tools = wanted
-            other.budget = dataclasses.replace(self.budget, tools_tokens=other._tools_tokens())
+            other.tools, other.output, other.tool_choice = tools, output, tool_choice
+            budget = self.budget
+            margin = budget.safety_margin if self._margin_given else math.ceil(self._error * (budget.context_window
+                                                                                               - reserve))
+            other.budget = Budget(budget.context_window, reserve,
+                                  other._tools_tokens() if tools != self.tools else budget.tools_tokens, margin)
             self._variants[key] = other
         return other
+
+    def for_request(self, request: Any) -> Planner[M]:
+        """This planner for ``request`` (a message list, or a whole request ``{"messages"|"input", "tools",
+        "tool_choice", "max_tokens", ...}``): the request's tools and tool_choice replace the planner's, as they
+        are what is sent, its reply limit is the reserve unless ``reserve_output`` was given, and
+        ``output="request"`` becomes the form the request is in (``request_body.request_form``)."""
+        output: Output = request_form(request) if self.output == "request" else self.output
+        tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
+        if is_request(request):
+            found = request_tools(request)
+            tools = found if found is not None else tools
+            if request.get("tool_choice") is not None:
+                check_tool_choice(request["tool_choice"])
+                choice = request["tool_choice"]
+            limit = request_limit(request)
+            if limit is not None and not self._reserve_given:
+                if limit >= self.budget.context_window:
+                    raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
+                                     f"({self.budget.context_window})")
+                reserve = limit
+        if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
+            return self
+        return self._variant(tools, output, choice, reserve)
 
     def _tools_tokens(self) -> int:
         if not self.tools:
@@ -251,6 +319,10 @@ class Planner(Generic[M]):
             )
         if last_user_index(messages) is None:
             warnings.append("the conversation has no user message")
+        if self.output == "anthropic" and not self.tools and any(isinstance(m, AIMessage) and m.tool_calls
+                                                                 for m in messages):
+            warnings.append("the conversation has tool calls but no tools were given: Anthropic rejects tool_use "
+                            "blocks in a request without tools (pass tools=)")
         inputs = run.lists[0]
         if self.keep_last and messages is not inputs:
             present = set(map(id, messages))
@@ -266,6 +338,8 @@ class Planner(Generic[M]):
         plan = Plan(
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
+            tools=self.tools, tool_choice=self.tool_choice,
+            cache_breakpoints=(-1,) if self.cache_control else None,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
@@ -289,24 +363,65 @@ class Planner(Generic[M]):
     def plan(self, messages: Any) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
-        items, forms = read_for(messages, self.output)
-        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        planner = self.for_request(messages)
+        items, forms = read_for(messages, planner.output)
         return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
 
     async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
-        items, forms = read_for(messages, self.output)
-        planner = self.with_tools(tools) if (tools := request_tools(messages)) is not None else self
+        planner = self.for_request(messages)
+        items, forms = read_for(messages, planner.output)
         return await planner._aplan(
             list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
         )
 
-    def session(self, messages: Any = None) -> PlanSession[M]:
-        """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``."""
-        session = PlanSession(self)
+    def session(self, messages: Any = None, **options: Unpack[SessionOptions]) -> PlanSession[M]:
+        """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``;
+        cache-stable unless ``cache_stable=False`` (``ctxwin.planner.session`` has the options)."""
+        if self.output == "request":
+            raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
+                             "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
+        session: PlanSession[M] = PlanSession(self, **options)
         if messages is not None:
             session.add_messages(messages)
         return session
+
+    def plan_run(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+    ) -> tuple[Plan[M], list[BaseMessage]]:
+        """``plan`` of ctxwin ``messages`` with ``meter`` (a session's), and the ctxwin messages the plan sends.
+
+        ``target``: the steps fit the messages to that many input tokens instead of the budget (a session's cut to
+        its low-water mark); the plan still reports, and ``fits`` means, the budget."""
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+            run = self._start(messages, meter)
+            for strategy, step_context in self._runner(target)._steps(run, meter):
+                with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                    run.record(strategy.name, strategy.apply(run.current, step_context), span)
+            return self._finish(run, meter, forms, top), run.current
+
+    async def aplan_run(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+    ) -> tuple[Plan[M], list[BaseMessage]]:
+        """``plan_run`` for async code (see ``aplan``)."""
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+            run = self._start(messages, meter)
+            for strategy, step_context in self._runner(target)._steps(run, meter):
+                with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                    run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
+            return self._finish(run, meter, forms, top), run.current
+
+    def _runner(self, target: int | None) -> Planner[M]:
+        """The planner whose steps run: this one, or for a ``target`` below the budget this one with an input
+        budget of ``target`` tokens (the difference taken as safety margin)."""
+        budget = self.budget
+        if target is None or target >= budget.max_input_tokens:
+            return self
+        lowered = copy.copy(self)
+        lowered.budget = dataclasses.replace(
+            budget, safety_margin=budget.safety_margin + budget.max_input_tokens - max(target, 0)
+        )
+        return lowered
 
     def _steps(self, run: _Run, meter: Meter) -> Iterator[tuple[BaseStrategy, StepContext]]:
         """The strategies still to apply, each with its context, stopping as soon as the conversation fits."""
@@ -317,102 +432,22 @@ class Planner(Generic[M]):
             yield strategy, dataclasses.replace(context, later_keeps=keeps)
 
     def _start(self, messages: list[BaseMessage], meter: Meter) -> _Run:
+        """The plan's run, and for a provider output its first step: media moved to where that API takes it
+        (``place_media``, reported when it changed anything)."""
         lists = [messages]
-        return _Run(lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
+        run = _Run(lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
+        if self.output != "messages":
+            placing = PlaceMedia(self.output)
+            result = placing.apply(messages, self._context(meter))
+            if result.messages is not messages:
+                run.record(placing.name, result)
+        return run
 
     def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
-            run = self._start(messages, meter)
-            for strategy, step_context in self._steps(run, meter):
-                with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                    run.record(strategy.name, strategy.apply(run.current, step_context), span)
-            return self._finish(run, meter, forms, top)
+        return self.plan_run(messages, meter, forms)[0]
 
     async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
-            run = self._start(messages, meter)
-            for strategy, step_context in self._steps(run, meter):
-                with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                    run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
-            return self._finish(run, meter, forms, top)
-
-
-class PlanSession(Generic[M]):
-    """A conversation that grows by appended messages, planned after each turn by one ``Planner``: what a chat
-    product keeps beside its history. ``add_messages`` the turn's messages, then ``plan()``; the plan is the one
-    ``Planner.plan`` gives for all the messages added so far.
-
-    A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
-    the pinned ones, so a plan tokenizes and scans for pins only the new messages, and then walks back from the
-    newest only as far as the budget reaches. The messages given are taken as they are: mutating one afterwards is
-    not noticed (start a new session, or use ``Planner.plan``, which notices).
-    """
-
-    # The meter also holds the counts of the copies past plans made (shortened tool outputs, summaries); past twice
-    # the conversation's length it forgets them (a pass over the conversation at most every length/2 turns' worth
-    # of copies, so constant per turn).
-    _RETAIN_FACTOR = 2
-    _RETAIN_SLACK = 64
-
-    def __init__(self, planner: Planner[M]) -> None:
-        self.planner = planner
-        self._messages: list[BaseMessage] = []
-        self._pinned: list[int] = []
-        self._meter = Meter(planner.counter, planner.tools)
-        # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
-        # one form: plans give them back (docs/interop.md). A turn in another form makes the session a mix.
-        self._forms: CallerForms | None = None
-        self._mixed = False
-
-    def __len__(self) -> int:
-        return len(self._messages)
-
-    @property
-    def messages(self) -> list[Any]:
-        """A copy of the messages added so far: the caller's LangChain messages if every turn gave LangChain
-        messages, else ctxwin messages."""
-        forms = self._caller_forms()
-        if forms is None or isinstance(forms, OpenAIDicts):
-            return list(self._messages)
-        return forms.back_all(self._messages)
-
-    @property
-    def counted(self) -> int:
-        """How many messages the session holds token counts of (its own, and copies its last plans made)."""
-        return self._meter.held
-
-    def add_messages(self, messages: Any) -> None:
-        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation."""
-        start = len(self._messages)
-        if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
-            messages = [messages]
-        items, forms = read_for(messages, self.planner.output)
-        self._messages += items
-        self._pinned += pinned_indexes(self._messages, start)
-        if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
-            self._mixed = True
-        elif self._forms is None:
-            self._forms = forms
-        else:
-            self._forms.add(items, messages)
-
-    def _caller_forms(self) -> CallerForms | None:
-        return None if self._mixed else self._forms
-
-    def _prepared(self) -> list[BaseMessage]:
-        messages = list(self._messages)  # the plan's input: later additions do not change it
-        if self._meter.held > self._RETAIN_FACTOR * len(messages) + self._RETAIN_SLACK:
-            self._meter.retain(messages)
-        self._meter.follow(messages, list(self._pinned))
-        return messages
-
-    def plan(self) -> Plan[M]:
-        """The plan for every message added so far (``Planner.plan`` of them)."""
-        return self.planner._plan(self._prepared(), self._meter, self._caller_forms())
-
-    async def aplan(self) -> Plan[M]:
-        """``plan`` for async code (see ``Planner.aplan``)."""
-        return await self.planner._aplan(self._prepared(), self._meter, self._caller_forms())
+        return (await self.aplan_run(messages, meter, forms))[0]
 
 
 @dataclass
@@ -474,7 +509,8 @@ def fit(
     *,
     context_window: int | None = None,
     reserve_output: int | None = None,
-    tools: Sequence[dict[str, Any]] | None = None,
+    tools: Sequence[Any] | None = None,
+    tool_choice: Any = None,
     strategies: Sequence[Strategy | str] | str | None = None,
     summarizer: Any = None,
     keep_last: int | None = None,
@@ -490,6 +526,7 @@ def fit(
         context_window=context_window,
         reserve_output=reserve_output,
         tools=tools,
+        tool_choice=tool_choice,
         counter=counter,
         summarizer=summarizer,
         keep_last=keep_last,

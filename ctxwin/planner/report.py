@@ -14,6 +14,8 @@ from typing import Any, Generic
 from typing_extensions import TypeVar
 
 from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.messages.anthropic_cache import mark_cache_breakpoints
+from ctxwin.messages.request_body import request_body
 from ctxwin.strategies.base import Budget, Change, ChangeKind, StepResult
 
 
@@ -186,6 +188,25 @@ class StepReport:
         }
 
 
+@dataclass(frozen=True)
+class CacheReport:
+    """What a session's plan shares with the request before it, and what that is estimated to cost.
+
+    ``shared_tokens``: the request's prefix identical to the previous request's (tool definitions and leading
+    messages), by the planner's counter; ``cached_tokens`` the part the provider's rules read from the cache (none
+    below its minimum prefix, then in its steps), ``written_tokens`` the part written at the cache-write price
+    (explicit caching), ``cost`` the estimated input cost in USD when the model's prices are known. ``cut``: this
+    request re-planned the conversation (down to the low-water mark) instead of appending to the previous one.
+    After ``PlanSession.observe`` the figures are the provider's (``measured``)."""
+
+    shared_tokens: int
+    cached_tokens: int
+    written_tokens: int
+    cost: float | None
+    cut: bool
+    measured: bool = False
+
+
 M = TypeVar("M", default=Any)  # what Plan.messages holds: see Planner's ``output``
 
 
@@ -218,15 +239,29 @@ class Plan(Generic[M]):
     figures: Figures = field(kw_only=True, repr=False, compare=False)
     system: Any = field(default=None, kw_only=True)
     output: str = field(default="messages", kw_only=True)
+    tools: list[dict[str, Any]] | None = field(default=None, kw_only=True)  # OpenAI function tools, as counted
+    tool_choice: Any = field(default=None, kw_only=True)
+    # A session's plans: what is shared with the previous request (None for a one-off plan).
+    cache: CacheReport | None = field(default=None, kw_only=True)
+    # output="anthropic" with cache_control: the message indexes ``request`` marks (tools and system are marked too).
+    cache_breakpoints: tuple[int, ...] | None = field(default=None, kw_only=True)
 
     @property
     def request(self) -> dict[str, Any]:
-        """The fitted conversation as the SDK call's keyword arguments: ``{"input": ...}`` for ``"responses"``
-        (``client.responses.create(model=..., **plan.request)``), ``{"system": ..., "messages": ...}`` for
-        ``"anthropic"`` (``system`` only when there is one), else ``{"messages": ...}``."""
-        if self.output == "responses":
-            return {"input": self.messages}
-        return {"messages": self.messages, **({"system": self.system} if self.system is not None else {})}
+        """The whole request body, for ``client.chat.completions.create(model=..., **plan.request)`` (``"openai"``),
+        ``client.responses.create`` (``"responses"``) or ``client.messages.create`` (``"anthropic"``): the
+        messages (``input``), the system (Anthropic) or instructions (Responses, when the input had them), the
+        tools in the provider's form with ``tool_choice``, and the reply limit (``max_completion_tokens`` /
+        ``max_output_tokens`` / ``max_tokens``) from ``budget.reserve_output`` (see
+        ``ctxwin.messages.request_body``). For ``"messages"``: ``{"messages": ...}``. With ``cache_control``
+        (``"anthropic"``), its ``cache_control`` breakpoints (``ctxwin.messages.anthropic_cache``)."""
+        body = request_body(
+            self.output, self.messages, system=self.system, tools=self.tools, tool_choice=self.tool_choice,
+            max_output_tokens=self.budget.reserve_output,
+        )
+        if self.cache_breakpoints is not None and self.messages:
+            return mark_cache_breakpoints(body, self.cache_breakpoints)
+        return body
 
     @property
     def tokens_before(self) -> int:

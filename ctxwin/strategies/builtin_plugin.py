@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from ctxwin.hookspecs import hookimpl
 from ctxwin.strategies.filter import FilterMessages
+from ctxwin.strategies.reasoning import ClearReasoning
 from ctxwin.strategies.summarize import Summarize
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.truncate import TruncateToolOutput
@@ -17,6 +18,7 @@ from ctxwin.strategies.truncate import TruncateToolOutput
 
 @hookimpl
 def register_strategies(register: Callable[..., None]) -> None:
+    register("clear_reasoning", ClearReasoning)
     register("filter", FilterMessages)
     register("truncate_tool_output", TruncateToolOutput)
     register("summarize", Summarize)

@@ -1,10 +1,10 @@
-"""``filter``: drop messages by type, name or id, and the expensive leftovers of earlier turns.
+"""``filter``: drop messages by type, name or id, and the images of earlier turns.
 
-Reasoning blocks and images from before the last user message are what a model needs least and costs most, so
-they go first (oldest first, stopping once the conversation fits, and leaving alone what a later trim drops anyway:
-see ``shrink``): reasoning blocks are removed, an image becomes a
-short ``[image removed]`` text block so the model still knows one was there. Explicit exclusions always apply.
-Dropping one side of a tool call/result pair drops the other, so no provider sees an orphan.
+Images from before the last user message cost much and matter less, so they go first (oldest first, stopping once
+the conversation fits, and leaving alone what a later trim drops anyway: see ``shrink``): an image becomes a short
+``[image removed]`` text block so the model still knows one was there. Explicit exclusions always apply. Dropping
+one side of a tool call/result pair drops the other, so no provider sees an orphan. The reasoning of earlier turns
+is the ``clear_reasoning`` step's (``ctxwin.strategies.reasoning``), which runs before this one.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from ctxwin.strategies.pins import is_pinned
 from ctxwin.strategies.shrink import shrink_until_fits
 from ctxwin.trim.tool_pairs import ToolPairs, keep_tool_calls
 
-REASONING_BLOCKS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 IMAGE_BLOCKS = frozenset({"image", "image_url", "input_image"})
 IMAGE_PLACEHOLDER = {"type": "text", "text": "[image removed]"}
 
@@ -86,12 +85,11 @@ def _slim(
 
 @dataclass
 class FilterMessages(BaseStrategy):
-    """Explicit exclusions plus removal of old reasoning blocks and old images (pinned messages are untouched)."""
+    """Explicit exclusions plus removal of old images (pinned messages are untouched)."""
 
     exclude_types: Sequence[str] = ()
     exclude_names: Sequence[str] = ()
     exclude_ids: Sequence[str] = ()
-    drop_old_reasoning: bool = True
     drop_old_images: bool = True
     name: str = field(default="filter")
 
@@ -121,38 +119,27 @@ class FilterMessages(BaseStrategy):
             origins = without(messages, removed)
             changed = {i for i, (k, o) in enumerate(zip(kept, origins, strict=True)) if k is not o}
         last_user = last_user_index(kept) or 0
-        blocks_seen = False
+        truncated: list[int] = []
+        if self.drop_old_images:
+            current = kept
 
-        def old(i: int) -> bool:
-            nonlocal blocks_seen
-            found = i < last_user and isinstance(kept[i].content, list) and not is_pinned(kept[i])
-            blocks_seen |= found
-            return found
+            def old(i: int) -> bool:
+                return i < last_user and isinstance(current[i].content, list) and not is_pinned(current[i])
 
-        passes = [
-            (self.drop_old_reasoning, REASONING_BLOCKS, None, "reasoning blocks"),
-            (self.drop_old_images, IMAGE_BLOCKS, IMAGE_PLACEHOLDER, "images"),
-        ]
-        truncated: set[int] = set()  # positions slimmed, by either pass
-        for enabled, kinds, replacement, label in passes:
-            if not enabled:
-                continue
-            slim = functools.partial(_slim, kept, kinds, replacement)
-            shrunk = shrink_until_fits(kept, old, slim, context)
+            slim = functools.partial(_slim, current, IMAGE_BLOCKS, IMAGE_PLACEHOLDER)
+            shrunk = shrink_until_fits(current, old, slim, context)
             if shrunk.replacements and kept is messages:
                 kept = list(messages)  # never write into the input
             for i, slimmer in shrunk.replacements.items():
                 kept[i] = slimmer
-            truncated.update(shrunk.replacements)
-            changed.update(shrunk.replacements)
-            if shrunk.replacements:
-                notes.append(f"removed old {label} from {plural(len(shrunk.replacements), 'message')}")
-            if shrunk.note and shrunk.note not in notes:
+            truncated = sorted(shrunk.replacements)
+            changed.update(truncated)
+            if truncated:
+                notes.append(f"removed old images from {plural(len(truncated), 'message')}")
+            if shrunk.note:
                 notes.append(shrunk.note)
-            if not blocks_seen:  # the next pass would search the same messages the same way, and find none either
-                break
         result = StepResult(kept, notes, [Change("dropped", dropped)] if dropped else [])
-        slimmed, other = sorted(truncated), sorted(changed - truncated)
+        slimmed, other = truncated, sorted(changed - set(truncated))
         if slimmed:
             result.changes.append(Change("truncated", [origins[i] for i in slimmed], [kept[i] for i in slimmed]))
         if other:

@@ -1,7 +1,7 @@
 """Shrinking messages until the conversation fits, removing about what is needed, and skipping what a later step
 drops anyway.
 
-``filter`` (old reasoning blocks and images) and ``truncate_tool_output`` replace messages by smaller copies and stop
+``filter`` (old images) and ``truncate_tool_output`` replace messages by smaller copies and stop
 once the conversation fits. A step that can shrink a message by degrees (``truncate_tool_output``, which gives
 ``floor``) takes from each only what is still needed, oldest first, so the budget is spent rather than freed: a 60k
 log that is 8k over the budget loses about 8k, not 59k.

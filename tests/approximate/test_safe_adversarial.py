@@ -1,13 +1,14 @@
 """Safe mode against text built to break an estimator: it must never count fewer tokens than o200k_base or
 cl100k_base do, whatever its target (issue 32's reproducers, then hypothesis over the same shapes and more).
 
-The property tests are marked ``slow`` and run ``EXAMPLES`` examples each: at least 300, or the loaded hypothesis
-profile's ``max_examples`` when it asks for more (``pytest --hypothesis-profile=fuzz`` runs 20,000 each, see
-tests/conftest.py).
+The property tests are marked ``slow`` and run ``EXAMPLES`` examples each: at least 300 (2,000 in CI, where ``CI`` is
+set: about a minute of CPU in all), or the loaded hypothesis profile's ``max_examples`` when it asks for more
+(``pytest --hypothesis-profile=fuzz`` runs 20,000 each, see tests/conftest.py).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -21,7 +22,7 @@ from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 ENCODINGS = {name: reference_encoding(name) for name in ("o200k_base", "cl100k_base")}
 SAFE = [ApproximateCounter(target, safe=True) for target in ("o200k_base", "cl100k_base")]
-EXAMPLES = max(settings.default.max_examples, 300)
+EXAMPLES = max(settings.default.max_examples, 2_000 if os.environ.get("CI") else 300)
 fuzz = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

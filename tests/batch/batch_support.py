@@ -126,13 +126,10 @@ def openai_conversations(count: int, seed: int = 0) -> list[list[dict[str, Any]]
 def expected(conversation: Any, **fit_kwargs: Any) -> Plan | str:
     """What ``fit`` gives for one item: its plan, or the text of the input error it raises.
 
-    A request mapping is ``fit`` on its messages with its tools (when it has some) in place of ``tools``.
+    ``fit`` reads a request mapping whole: its tools (when it has some) in place of ``tools``.
     """
-    messages, tools = conversation, fit_kwargs.get("tools")
-    if isinstance(conversation, dict) and "messages" in conversation:
-        messages, tools = conversation["messages"], conversation.get("tools") or tools
     try:
-        return fit(messages, **{**fit_kwargs, "tools": tools})
+        return fit(conversation, **fit_kwargs)
     except (ValueError, TypeError) as exc:
         return str(exc)
 

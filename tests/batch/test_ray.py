@@ -50,10 +50,8 @@ def ray_instance() -> Iterator[Any]:
 
 
 def with_tools(item: Any) -> Any:
-    """An item as sent with the tools column's definitions."""
-    if isinstance(item, list):
-        return {"messages": item, "tools": TOOLS}
-    return {**item, "tools": TOOLS} if isinstance(item, dict) else item
+    """An item as sent with the tools column's definitions (a request with them, as fit_dataset makes it)."""
+    return {**item, "tools": TOOLS} if isinstance(item, dict) else {"messages": item, "tools": TOOLS}
 
 
 def check_rows(rows: list[dict[str, Any]], items: list[Any], **fit_kwargs: Any) -> None:

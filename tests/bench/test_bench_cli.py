@@ -145,7 +145,7 @@ def test_usage_errors_exit_2(chats: Path, args: list[str], error: str) -> None:
     result = run("bench", str(chats), "-m", "gpt-4o-mini", *args)
     assert result.returncode == 2 and error in result.stderr and not result.stdout
     if "lats" in error:
-        assert "valid names: last, first, truncate-tools, fit, filter" in result.stderr
+        assert "valid names: last, first, truncate-tools, fit, clear_reasoning, filter" in result.stderr
 
 
 @pytest.mark.slow

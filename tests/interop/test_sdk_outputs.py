@@ -128,7 +128,7 @@ def test_responses_output_validates_and_is_sent(server: tuple[str, list[Any]]) -
         "image_url": PNG_URL, "detail": "auto"}
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
     client.responses.create(model="gpt-4o", **plan.request)
-    assert bodies[-1] == ("/v1/responses", {"model": "gpt-4o", "input": plan.messages})
+    assert bodies[-1] == ("/v1/responses", {"model": "gpt-4o", "input": plan.messages, "max_output_tokens": 16_000})
 
 
 @pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
@@ -158,8 +158,9 @@ def test_anthropic_output_validates_and_is_sent(server: tuple[str, list[Any]]) -
         "type": "thinking", "thinking": "Rome failed.", "signature": "c2ln"}
     assert plan.messages[4]["content"] == [{"type": "text", "text": "Thanks!"}, {"type": "text", "text": "Bye."}]
     client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
-    client.messages.create(model="claude-sonnet-4-5", max_tokens=100, **plan.request)
-    assert bodies[-1] == ("/v1/messages", {"model": "claude-sonnet-4-5", "max_tokens": 100, **plan.request})
+    client.messages.create(model="claude-sonnet-4-5", **plan.request)
+    assert bodies[-1] == ("/v1/messages", {"model": "claude-sonnet-4-5", **plan.request})
+    assert plan.request["max_tokens"] == plan.budget.reserve_output
 
 
 def test_one_system_message_is_a_string_and_none_is_left_out() -> None:
@@ -167,7 +168,8 @@ def test_one_system_message_is_a_string_and_none_is_left_out() -> None:
         "system": "Be brief.", "messages": [{"role": "user", "content": "hi"}]}
     assert convert_to_anthropic([HumanMessage("hi")]) == {"messages": [{"role": "user", "content": "hi"}]}
     plan = ctxwin.fit([HumanMessage("hi")], "gpt-4o", output="anthropic")
-    assert plan.system is None and plan.request == {"messages": [{"role": "user", "content": "hi"}]}
+    assert plan.system is None
+    assert plan.request == {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 16_000}
 
 
 @pytest.mark.parametrize(
@@ -246,5 +248,5 @@ def test_typed_usage_needs_no_cast() -> None:
 
 def test_an_unknown_output_is_named() -> None:
     with pytest.raises(ValueError, match=r"^output must be one of 'messages', 'openai', 'responses', 'anthropic', "
-                                         r"got 'gemini'"):
+                                         r"'request', got 'gemini'"):
         ctxwin.Planner("gpt-4o", output="gemini")  # type: ignore[call-overload]

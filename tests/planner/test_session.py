@@ -1,5 +1,6 @@
-"""A PlanSession plans a growing conversation turn by turn: each plan equals ``Planner.plan`` of all its messages,
-and a turn tokenizes only what was appended and what the cut needs."""
+"""A PlanSession plans a growing conversation turn by turn, tokenizing only what was appended and what the cut
+needs; with ``cache_stable=False`` each plan equals ``Planner.plan`` of all its messages (the cache-stable default
+is tested in test_cache_session.py)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def test_each_session_plan_equals_planning_all_its_messages(
     messages, _ = random_conversation(seed)
     planner = Planner(counter=COUNTER, context_window=window, reserve_output=0, keep_last=keep_last,
                       tools=TOOLS if tools else None, summarizer=extractive_summarizer if summarize else None)
-    session = planner.session()
+    session = planner.session(cache_stable=False)
     added = 0
     for size in [*cuts, len(messages)]:
         if added == len(messages):
@@ -75,29 +76,42 @@ def test_a_turn_tokenizes_only_the_new_messages() -> None:
 
 def test_pins_added_in_a_later_turn_are_kept() -> None:
     messages = conversation(6, turns=200)
-    session = Planner(counter=COUNTER, context_window=1500, reserve_output=0).session(messages[:100])
-    session.add_messages([pin(messages[100]), *messages[101:]])
-    plan = session.plan()
-    assert any(m.id == messages[100].id for m in plan.messages)
-    assert report(plan) == report(session.planner.plan([*messages[:100], pin(messages[100]), *messages[101:]]))
+    for stable in (False, True):
+        session = Planner(counter=COUNTER, context_window=1500, reserve_output=0).session(
+            messages[:100], cache_stable=stable
+        )
+        assert session.plan().fits
+        session.add_messages([pin(messages[100]), *messages[101:]])
+        plan = session.plan()
+        assert plan.fits and any(m.id == messages[100].id for m in plan.messages)
+        if not stable:
+            expected = session.planner.plan([*messages[:100], pin(messages[100]), *messages[101:]])
+            assert report(plan) == report(expected)
 
 
 def test_the_session_forgets_the_copies_of_past_plans() -> None:
     """Each turn's truncated tool outputs are new copies; the session's counts stay bounded by the conversation."""
     messages = conversation(7, turns=30, tool_every=1, big_tool=2000)
-    session = Planner(counter=COUNTER, context_window=6000, reserve_output=0).session(messages)
-    most = 0
-    for turn in range(60):
-        session.add_messages([HumanMessage(f"q{turn}", id=f"q{turn}")])
-        assert session.plan().fits
-        most = max(most, session.counted)
-    assert len(session) < most <= 3 * len(session) + 64
+    for stable in (False, True):
+        session = Planner(counter=COUNTER, context_window=6000, reserve_output=0).session(messages,
+                                                                                          cache_stable=stable)
+        most = 0
+        for turn in range(60):
+            session.add_messages([HumanMessage(f"q{turn}", id=f"q{turn}")])
+            assert session.plan().fits
+            most = max(most, session.counted)
+        # a re-fit counts new copies every turn; a cache-stable session only at its cuts
+        assert (stable or len(session) < most) and most <= 3 * len(session) + 64
 
 
 def test_aplan_equals_plan() -> None:
     messages = conversation(8, turns=40)
-    session = Planner(counter=COUNTER, context_window=1200, reserve_output=0).session(messages)
-    assert report(asyncio.run(session.aplan())) == report(session.plan())
+    planner = Planner(counter=COUNTER, context_window=1200, reserve_output=0)
+    sessions = [planner.session(messages), planner.session(messages)]
+    for turn in range(5):
+        for session in sessions:
+            session.add_messages([HumanMessage(f"question {turn} " * 20, id=f"q{turn}")])
+        assert report(asyncio.run(sessions[0].aplan())) == report(sessions[1].plan())
 
 
 def test_messages_are_a_copy() -> None:

@@ -57,11 +57,12 @@ def summarize_first(messages: list[BaseMessage]) -> str:
 
 
 @pytest.mark.slow
-def test_four_steps_nest_under_the_callers_span(provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
+def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
     planner = Planner("gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize_first, keep_last=12)
     with provider.get_tracer("agent").start_as_current_span("agent run") as parent:
         plan = planner.plan(conversation())
-    assert [step.name for step in plan.steps] == ["filter", "truncate_tool_output", "summarize", "trim"]
+    assert [step.name for step in plan.steps] == [
+        "clear_reasoning", "filter", "truncate_tool_output", "summarize", "trim"]
     spans = exporter.get_finished_spans()
     (top,) = by_name(spans, "ctxwin.plan")
     assert top.parent is not None and top.parent.span_id == parent.get_span_context().span_id
@@ -73,7 +74,7 @@ def test_four_steps_nest_under_the_callers_span(provider: TracerProvider, export
     assert children == steps
     # Below the steps only the trim engine's rounds, each a trim_messages span inside the trim step.
     for span in set(spans) - {*steps, top, *by_name(spans, "agent run")}:
-        assert span.name == "ctxwin.trim_messages" and span.parent.span_id == steps[3].context.span_id
+        assert span.name == "ctxwin.trim_messages" and span.parent.span_id == steps[4].context.span_id
 
     attributes = dict(top.attributes or {})
     assert attributes["gen_ai.request.model"] == "gpt-4o"
@@ -98,16 +99,16 @@ def test_four_steps_nest_under_the_callers_span(provider: TracerProvider, export
             ids = getattr(step, f"{kind}_ids")
             assert attrs[f"ctxwin.messages.{kind}"] == len(ids)
             assert list(attrs.get(f"ctxwin.messages.{kind}_ids", ())) == ids[: tracing.MAX_IDS]  # type: ignore[arg-type]
-    truncate = dict(steps[1].attributes or {})
+    truncate = dict(steps[2].attributes or {})
     assert truncate["ctxwin.messages.truncated"] > 0
-    summarize = dict(steps[2].attributes or {})
+    summarize = dict(steps[3].attributes or {})
     assert summarize["ctxwin.messages.summarized"] > 0
 
 
 def test_no_span_carries_message_content_by_default(exporter: InMemorySpanExporter) -> None:
     plan = fit(conversation(), "gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize_first,
                keep_last=12)
-    assert len(plan.steps) == 4
+    assert len(plan.steps) == 5
     trim_messages(conversation(), max_tokens=500, token_counter=COUNTER)
     spans = exporter.get_finished_spans()
     assert {span.name for span in spans} >= {"ctxwin.plan", "ctxwin.step trim", "ctxwin.trim_messages"}
@@ -158,7 +159,7 @@ def test_aplan_traces_like_plan(exporter: InMemorySpanExporter) -> None:
     spans = exporter.get_finished_spans()
     (top,) = by_name(spans, "ctxwin.plan")
     steps = [span for span in spans if span.parent is not None and span.parent.span_id == top.context.span_id]
-    assert len(steps) == 4
+    assert len(steps) == 5
     assert [span.name for span in steps] == [f"ctxwin.step {s.name}" for s in plan.steps]
 
 

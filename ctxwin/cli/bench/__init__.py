@@ -8,9 +8,14 @@ Exit codes: 0 success; 1 bad input (unreadable file, a bad conversation line, un
 probes) or the chart could not be written (the table is printed first); 2 usage error named by its flag (bad
 ``--budgets`` or ``--strategies``, an unknown ``--model`` or ``--counter``, neither of them given).
 
+``--session`` replays each conversation turn by turn instead and compares what chat-loop policies bill with prompt
+caching (``session``; docs/sessions.md).
+
 What the command runs lives beside it, used by nothing else in ctxwin: ``chains`` names the chains, ``runner`` times
 the plans and aggregates, ``metrics`` says what one fitted conversation kept of its original, ``retention`` which
-facts and probes it kept, ``plot`` draws the chart (matplotlib, imported only when a chart is asked for).
+facts and probes it kept, ``plot`` draws the chart (matplotlib, imported only when a chart is asked for); ``replay``
+and ``billing`` replay and bill chat loops for ``--session`` (``session`` prints them). ``run_session_bench`` is the
+Python API of ``--session``.
 """
 
 from __future__ import annotations
@@ -21,21 +26,26 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ctxwin.batch.conversation import Conversation, ConversationFileError
 from ctxwin.batch.progress import Progress
-from ctxwin.cli.bench.chains import DEFAULT_CHAINS, parse_chains
-from ctxwin.cli.bench.plot import PlotUnavailable, write_plot
-from ctxwin.cli.bench.retention import read_probes
+from ctxwin.cli.bench.chains import DEFAULT_CHAINS, Chain, parse_chains
+from ctxwin.cli.bench.plot import save_chart, write_plot
+from ctxwin.cli.bench.replay import DEFAULT_SESSION_CHAINS, parse_session_chains
+from ctxwin.cli.bench.retention import Probe, read_probes
 from ctxwin.cli.bench.runner import BenchResult, run_bench
+from ctxwin.cli.bench.session import run_session
 from ctxwin.cli.budgets import parse_budgets
 from ctxwin.cli.counter_choice import counter_for
 from ctxwin.cli.io import read_conversations, read_tools
-from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
+from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error, usage_error
+from ctxwin.counters.base import TokenCounter
+from ctxwin.counters.models import ModelSpec
 from ctxwin.plural import plural
 
 DEFAULT_BUDGETS = "4k,16k,64k"
+DEFAULT_SESSION_BUDGETS = "20k"
 WIDTH = 100  # the table's default columns fit; --probes, a long chain name or file path may run over
 LEGEND = (
     "ms/conv: mean planning time per conversation. tokens used: the largest request over the conversations, "
@@ -168,6 +178,16 @@ def run(args: argparse.Namespace) -> int:
         return error(exc)
     if not conversations:
         return error(f"{args.file}: no conversation could be read")
+    try:
+        if args.session:
+            sessions = parse_session_chains(args.strategies or DEFAULT_SESSION_CHAINS)
+        else:
+            chains = parse_chains(args.strategies or DEFAULT_CHAINS)
+    except ValueError as exc:
+        return usage_error(args.parser, "--strategies", exc)
+    if args.session and args.probes:
+        return usage_error(args.parser, "--probes", "probes are for strategy chains, not --session replays")
+    args.budgets = args.budgets or parse_budgets(DEFAULT_SESSION_BUDGETS if args.session else DEFAULT_BUDGETS)
     lines = {c.line or 1 for c in conversations}
     missing = sorted(line for line in probes or {} if line is not None and line not in lines)
     if missing:
@@ -178,10 +198,20 @@ def run(args: argparse.Namespace) -> int:
                 f"note: budget {budget:,} is larger than {model.name}'s context window ({model.context_window:,})",
                 file=sys.stderr,
             )
+    if args.session:
+        return run_session(args, model, counter, conversations, tools, sessions, read_errors)
+    return _run_chains(args, model, counter, conversations, tools, chains, read_errors, probes)
+
+
+def _run_chains(
+    args: argparse.Namespace, model: ModelSpec | None, counter: TokenCounter, conversations: list[Conversation],
+    tools: list[dict[str, Any]] | None, chains: list[Chain], read_errors: int,
+    probes: dict[int | None, list[Probe]] | None,
+) -> int:
     progress = Progress("benchmarked", len(conversations))
     started = time.perf_counter()
     results = run_bench(
-        conversations, args.strategies, args.budgets, counter=counter, model=args.model, tools=tools, progress=progress,
+        conversations, chains, args.budgets, counter=counter, model=args.model, tools=tools, progress=progress,
         probes=probes,
     )
     progress.close()
@@ -195,16 +225,8 @@ def run(args: argparse.Namespace) -> int:
         )
         print("\n".join(table(results, heading, time.perf_counter() - started)))
     status = EXIT_INPUT if read_errors or progress.errors else EXIT_OK
-    if args.plot:
-        sys.stdout.flush()
-        try:
-            write_plot(results, args.plot)
-        except PlotUnavailable as exc:
-            return error(exc)
-        except OSError as exc:
-            return error(f"cannot write the chart to {args.plot}: {exc.strerror or exc}")
-        print(f"chart written to {args.plot}", file=sys.stderr)
-    return status
+    problem = save_chart(lambda path: write_plot(results, path), args.plot) if args.plot else None
+    return error(problem) if problem else status
 
 
 
@@ -215,15 +237,27 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument(
         "--budgets",
         type=_argument(parse_budgets),
-        default=DEFAULT_BUDGETS,
-        help=f"comma-separated input budgets in tokens, k = 1,000 (default: {DEFAULT_BUDGETS})",
+        help=f"comma-separated input budgets in tokens, k = 1,000 (default: {DEFAULT_BUDGETS}; with --session: "
+        f"{DEFAULT_SESSION_BUDGETS})",
     )
     bench.add_argument(
         "--strategies",
-        type=_argument(parse_chains),
-        default=DEFAULT_CHAINS,
         help="comma-separated chains of '+'-joined steps: last, first, summarize, truncate-tools, fit, or any "
-        f"registered strategy (default: {DEFAULT_CHAINS})",
+        f"registered strategy (default: {DEFAULT_CHAINS}); with --session, chat-loop policies: sliding, langchain, "
+        f"refit, session, session@<low-water> (default: {DEFAULT_SESSION_CHAINS})",
+    )
+    bench.add_argument(
+        "--session",
+        action="store_true",
+        help="replay each conversation turn by turn (a request after each user message and each batch of tool "
+        "results) and compare the policies' prompt-cache hits, billed tokens, cost and time per turn",
+    )
+    bench.add_argument(
+        "--billing",
+        choices=("standard", "model"),
+        default="standard",
+        help="--session's billing: 'standard' (cached from 1,024 tokens in 128-token steps at 10%% of the input "
+        "price) or 'model' (the model's caching rules and prices from the registry)",
     )
     bench.add_argument("--tools", help="a JSON file with the tool definitions sent with each request")
     bench.add_argument(

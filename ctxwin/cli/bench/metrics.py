@@ -42,18 +42,21 @@ def user_turns(messages: Sequence[BaseMessage]) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], len(messages)], strict=False))  # no user message: no turn
 
 
-def recent_turns_kept(original: Sequence[BaseMessage], fitted: Sequence[BaseMessage]) -> float | None:
-    turns = user_turns(original)
-    if not turns:
-        return None
+def recent_turns_verbatim(original: Sequence[BaseMessage], fitted: Sequence[BaseMessage]) -> int:
+    """How many of the original's user turns, newest first, end ``fitted`` verbatim."""
     end, kept = len(fitted), 0
-    for start, stop in reversed(turns):
+    for start, stop in reversed(user_turns(original)):
         size = stop - start
         if size > end or list(fitted[end - size : end]) != list(original[start:stop]):
             break
         end -= size
         kept += 1
-    return kept / len(turns)
+    return kept
+
+
+def recent_turns_kept(original: Sequence[BaseMessage], fitted: Sequence[BaseMessage]) -> float | None:
+    turns = len(user_turns(original))
+    return recent_turns_verbatim(original, fitted) / turns if turns else None
 
 
 def _broken_pairs(messages: Sequence[BaseMessage]) -> tuple[set[str], set[str]]:

@@ -1,6 +1,6 @@
-"""The ``--plot`` chart: per strategy against the budget, the share of the budget used (mean over the conversations;
+"""The ``--plot`` charts: per strategy against the budget, the share of the budget used (mean over the conversations;
 the table shows the largest), recent turns kept, facts kept (and probes kept, when there are probes) and time per
-conversation.
+conversation; with ``--session``, each policy's billed input tokens against the requests made.
 
 matplotlib is the optional ``plot`` extra, imported only here and only when a chart is asked for. The figure is
 drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and no global state changes.
@@ -8,9 +8,11 @@ drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and n
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ctxwin.cli.bench.replay import SessionResult
 from ctxwin.cli.bench.runner import BenchResult
 
 INSTALL_HINT = "pip install 'ctxwin[plot]'"
@@ -84,3 +86,47 @@ def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
     axes[0].axhline(100, color="grey", linewidth=1)
     axes[0].legend(fontsize=8)
     figure.savefig(path, format="png")
+
+
+def write_session_plot(results: Sequence[SessionResult], path: str | Path) -> None:
+    """``--session``'s chart: per budget, each policy's billed input tokens so far against the requests made (the
+    mean over the conversations that reached that request, up to as many requests as half of them made);
+    PlotUnavailable without matplotlib."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+    budgets = list(dict.fromkeys(r.budget for r in results))
+    figure = Figure(figsize=(6.5 * len(budgets), 4.6), dpi=110, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(budgets), squeeze=False)[0]
+    for ax, budget in zip(axes, budgets, strict=True):
+        for n, result in enumerate(r for r in results if r.budget == budget):
+            lengths = sorted(len(c) for c in result.curves)
+            longest = lengths[(len(lengths) - 1) // 2] if lengths else 0
+            mean = []
+            for turn in range(longest):
+                reached = [c[turn] for c in result.curves if len(c) > turn]
+                mean.append(sum(reached) / len(reached))
+            ax.plot(range(1, longest + 1), mean, linestyle=STYLES[n % len(STYLES)], label=result.chain)
+        ax.set_title(f"billed input tokens so far, budget {_budget_label(budget)}", fontsize=10)
+        ax.set_xlabel("requests (turns and tool rounds)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    figure.savefig(path, format="png")
+
+
+def save_chart(draw: Callable[[str], None], path: str) -> str | None:
+    """Draw a chart to ``path`` (stdout flushed first, so the table comes before any message); what went wrong, or
+    None (then a note on stderr says where it was written)."""
+    sys.stdout.flush()
+    try:
+        draw(path)
+    except PlotUnavailable as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot write the chart to {path}: {exc.strerror or exc}"
+    print(f"chart written to {path}", file=sys.stderr)
+    return None

@@ -1,0 +1,107 @@
+"""``ctxwin bench FILE --session``: replay each conversation turn by turn through chat-loop policies and compare what
+they bill (``replay``, ``billing``): per policy the cache-hit rate, billed input tokens, estimated cost, mean and
+minimum tokens sent, recent turns kept verbatim and time per turn; ``--plot`` draws the cost against the turns."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ctxwin.batch.conversation import Conversation
+from ctxwin.batch.progress import Progress
+from ctxwin.cli.bench.billing import STANDARD_RULES
+from ctxwin.cli.bench.plot import save_chart, write_session_plot
+from ctxwin.cli.bench.replay import SessionResult, run_session_bench
+from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
+from ctxwin.counters.base import TokenCounter
+from ctxwin.counters.caching import CachingRules
+from ctxwin.counters.models import ModelSpec
+from ctxwin.plural import plural
+
+HEADERS = ("policy", "hits", "billed input", "vs first", "cost", "mean sent", "min sent", "turns kept", "ms/turn",
+           "checks")
+LEGEND = (
+    "hits: requests whose prefix shared with the previous request is read from the cache. billed input: input "
+    "tokens billed, a cached token counted at the cached price's share of the input price. vs first: against the "
+    "first policy listed. cost: estimated USD at the prices of the billing rules. mean/min sent: tokens per request. "
+    "turns kept: recent user turns sent verbatim (mean per request). checks: requests over budget, with a broken "
+    "tool pair, without the last user message."
+)
+WIDTH = 100
+
+
+def rules_for(model: ModelSpec | None, billing: str) -> CachingRules:
+    """The billing rules: the model's (``--billing model``, when it has them) or the reference rule."""
+    if billing == "model" and model is not None and model.caching is not None:
+        return model.caching
+    return STANDARD_RULES
+
+
+def _cells(result: SessionResult, first: SessionResult) -> tuple[str, ...]:
+    cost = None if result.rules is STANDARD_RULES else result.cost  # the reference rule has relative prices
+    checks = f"{result.over_budget}/{result.broken_pairs}/{result.missing_last_user}"
+    ratio = result.billed_tokens / first.billed_tokens if first.billed_tokens else 0.0
+    return (
+        result.chain,
+        "–" if result.hit_rate is None else f"{100 * result.hit_rate:.0f}%",
+        f"{result.billed_tokens:,.0f}",
+        f"{ratio:.2f}x",
+        "–" if cost is None else f"${cost:,.4f}",
+        "–" if result.mean_tokens is None else f"{result.mean_tokens:,.0f}",
+        "–" if result.min_tokens is None else f"{result.min_tokens:,}",
+        "–" if result.recent_turns is None else f"{result.recent_turns:.1f}",
+        "–" if result.seconds_per_turn is None else f"{1000 * result.seconds_per_turn:.2f}",
+        checks,
+    )
+
+
+def table(results: Sequence[SessionResult], heading: str) -> list[str]:
+    """One block per budget, one row per policy, then the legend."""
+    lines = [heading]
+    for budget in dict.fromkeys(r.budget for r in results):
+        rows = [r for r in results if r.budget == budget]
+        cells = [_cells(r, rows[0]) for r in rows]
+        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(HEADERS)]
+        requests = rows[0].requests
+        lines += ["", f"budget {budget:,} input tokens, {plural(requests, 'request')} per policy"]
+        for row in (HEADERS, *cells):
+            lines.append("  " + "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in
+                                                                       zip(row[1:], widths[1:], strict=True))]))
+    return [*lines, "", *textwrap.wrap(LEGEND, WIDTH)]
+
+
+def run_session(
+    args: argparse.Namespace, model: ModelSpec | None, counter: TokenCounter, conversations: list[Conversation],
+    tools: list[dict[str, Any]] | None, chains: list[str], read_errors: int,
+) -> int:
+    """Replay, then print the table or JSON and write the chart; the exit code."""
+    rules = rules_for(model, args.billing)
+    progress = Progress("replayed", len(conversations) * len(args.budgets))
+    started = time.perf_counter()
+    results: list[SessionResult] = []
+    for budget in args.budgets:
+        results += run_session_bench(conversations, chains, budget=budget, counter=counter, rules=rules,
+                                     model=model.name if model else None, tools=tools, progress=progress)
+    progress.close()
+    if args.json:
+        print(json.dumps({"billing": {"source": rules.source, "date": rules.date, "mode": rules.mode,
+                                      "min_prefix": rules.min_prefix, "granularity": rules.granularity,
+                                      "read_ratio": rules.read_ratio, "write_ratio": rules.write_ratio},
+                          "results": [r.as_json() for r in results]}, indent=2))
+    else:
+        heading = (
+            f"ctxwin bench --session: {plural(len(conversations), 'conversation')} from {conversations[0].source}\n"
+            + (f"model {model.name}, " if model else "") + f"counter {counter.name}\n"
+            + f"billing: {rules.mode} caching from {rules.min_prefix:,} tokens in steps of {rules.granularity}, "
+            + f"cached at {rules.read_ratio or 0:.0%} of the input price ({rules.source})"
+        )
+        print("\n".join(table(results, heading)))
+        print(f"replayed in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    status = EXIT_INPUT if read_errors or progress.errors else EXIT_OK
+    problem = save_chart(lambda path: write_session_plot(results, path), args.plot) if args.plot else None
+    return error(problem) if problem else status

@@ -1,0 +1,96 @@
+"""How a provider caches prompt prefixes and what it charges: ``CachingRules``, one per model in the registry
+(``ModelSpec.caching``), as data with its source and the date it was read.
+
+Two kinds of caching: ``"automatic"`` (OpenAI, Gemini 2.5+, DeepSeek: the prefix a request shares with a recent one
+is read from the cache without asking, from ``min_prefix`` tokens on, counted in steps of ``granularity``) and
+``"explicit"`` (Anthropic: the request marks up to ``max_breakpoints`` ``cache_control`` breakpoints; the prefix up
+to a breakpoint is written to the cache, at ``cache_write`` for ``ttl``, and read by a later request at
+``cached_input``). Prices are USD per million tokens; None where the provider publishes none (``assumed`` says what
+ctxwin assumes instead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+CachingMode = Literal["automatic", "explicit"]
+_PER_TOKEN = 1e-6  # prices are per million tokens
+
+
+@dataclass(frozen=True)
+class CachingRules:
+    """A model's prompt caching and prices; ``source`` (a URL) and ``date`` (``YYYY-MM-DD``, when the figures were
+    read there) say where they come from, ``assumed`` what is not published and was assumed."""
+
+    mode: CachingMode
+    min_prefix: int
+    granularity: int
+    input: float | None
+    cached_input: float | None
+    cache_write: float | None
+    output: float | None
+    source: str
+    date: str
+    ttl: str = "5m"
+    max_breakpoints: int = 0
+    assumed: str = ""
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("automatic", "explicit"):
+            raise ValueError(f"CachingRules.mode must be 'automatic' or 'explicit', got {self.mode!r}")
+        for name in ("min_prefix", "granularity", "max_breakpoints"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"CachingRules.{name} must be a non-negative int, got {value!r}")
+        if self.granularity < 1:
+            raise ValueError(f"CachingRules.granularity must be at least 1, got {self.granularity}")
+        if self.mode == "explicit" and self.max_breakpoints < 1:
+            raise ValueError("CachingRules: explicit caching needs max_breakpoints >= 1 (Anthropic allows 4)")
+        for name in ("input", "cached_input", "cache_write", "output"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise ValueError(f"CachingRules.{name} must be a non-negative price per million tokens or None, "
+                                 f"got {value!r}")
+        if not isinstance(self.source, str) or not self.source.strip():
+            raise ValueError("CachingRules.source must say where the figures come from (a URL)")
+        if not isinstance(self.date, str) or len(self.date) != 10 or self.date[4] != "-" or self.date[7] != "-":
+            raise ValueError(f"CachingRules.date must be YYYY-MM-DD, got {self.date!r}")
+
+    @property
+    def priced(self) -> bool:
+        """Whether input, cached input and cache write prices are all known (so a cost can be estimated)."""
+        return None not in (self.input, self.cached_input, self.cache_write)
+
+    @property
+    def read_ratio(self) -> float | None:
+        """The cached input price as a fraction of the input price (0.1: a cached token costs a tenth)."""
+        return self.cached_input / self.input if self.input and self.cached_input is not None else None
+
+    @property
+    def write_ratio(self) -> float | None:
+        """The cache write price as a multiple of the input price (1.25 for Anthropic's 5-minute writes, 1 when a
+        write costs what any input token costs)."""
+        return self.cache_write / self.input if self.input and self.cache_write is not None else None
+
+    def cached_tokens(self, shared: int) -> int:
+        """How many of ``shared`` prefix tokens (the prefix a request shares with a cached one) are read from the
+        cache: none below ``min_prefix``, else rounded down to ``granularity``."""
+        if shared < self.min_prefix or shared <= 0:
+            return 0
+        return shared // self.granularity * self.granularity
+
+    def cost(self, input_tokens: int, cached: int = 0, written: int = 0, output_tokens: int = 0) -> float | None:
+        """The USD cost of one request: ``input_tokens`` in all, of which ``cached`` read from the cache and
+        ``written`` written to it (the rest billed as plain input), and ``output_tokens``; None when unpriced."""
+        if not self.priced:
+            return None
+        if not 0 <= cached + written <= input_tokens:
+            raise ValueError(
+                f"cached ({cached}) and written ({written}) tokens must be non-negative and together at most the "
+                f"request's {input_tokens} input tokens"
+            )
+        assert self.input is not None and self.cached_input is not None and self.cache_write is not None
+        plain = input_tokens - cached - written
+        total = plain * self.input + cached * self.cached_input + written * self.cache_write
+        return (total + output_tokens * (self.output or 0.0)) * _PER_TOKEN

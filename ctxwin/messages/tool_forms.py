@@ -1,0 +1,164 @@
+"""Tool definitions and ``tool_choice`` in each provider's request form.
+
+ctxwin holds tools as OpenAI chat-completions function tools (``{"type": "function", "function": {"name",
+"description", "parameters"}}``): that is what the counters count. ``openai_tools`` reads the forms callers have
+(OpenAI chat function tools, Responses' flat function tools, Anthropic's ``name``/``description``/``input_schema``
+tools, and LangChain tools: objects with a ``name``, a ``description`` and a ``tool_call_schema`` or
+``args_schema``, read by duck typing, as LangChain's ``convert_to_openai_tool`` reads them); ``anthropic_tools`` and
+``responses_tools`` write the other two. A tool with no function form (Anthropic's server tools such as
+``web_search_20250305``, OpenAI's ``web_search`` or custom tools) is sent as given to the provider it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _without_titles(schema: Any, properties: bool = False) -> Any:
+    """A pydantic JSON schema without the ``title`` keys pydantic adds to every schema (a property named ``title``
+    stays), as LangChain's ``convert_to_openai_tool`` sends it."""
+    if isinstance(schema, list):
+        return [_without_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: _without_titles(value, properties=key == "properties" and not properties)
+        for key, value in schema.items()
+        if properties or not (key == "title" and isinstance(value, str))
+    }
+
+
+def _schema_of(tool: Any) -> dict[str, Any]:
+    """A LangChain tool's argument schema as JSON schema (a pydantic model class, or a dict schema as given)."""
+    schema = getattr(tool, "tool_call_schema", None) or getattr(tool, "args_schema", None)
+    if schema is None:
+        return {"type": "object", "properties": {}}
+    if isinstance(schema, Mapping):
+        return dict(schema)
+    dump = getattr(schema, "model_json_schema", None)
+    if not callable(dump):
+        raise TypeError(f"tool {getattr(tool, 'name', tool)!r}: its schema {schema!r} is neither a dict nor a "
+                        "pydantic model")
+    found = _without_titles(dump())
+    found.pop("description", None)  # the tool's description says it
+    return found  # type: ignore[no-any-return]
+
+
+def _is_langchain_tool(tool: Any) -> bool:
+    return not isinstance(tool, Mapping) and isinstance(getattr(tool, "name", None), str) and (
+        hasattr(tool, "tool_call_schema") or hasattr(tool, "args_schema")
+    )
+
+
+def openai_tool(tool: Any, index: int = 0) -> dict[str, Any]:
+    """One tool definition as an OpenAI chat function tool; a tool with no function form is returned as given."""
+    if _is_langchain_tool(tool):
+        function = {"name": tool.name, "description": str(getattr(tool, "description", "") or ""),
+                    "parameters": _schema_of(tool)}
+        return {"type": "function", "function": function}
+    if not isinstance(tool, Mapping):
+        raise TypeError(f"tools[{index}]: expected a dict tool definition (or a LangChain tool), got "
+                        f"{type(tool).__name__}")
+    if "function" in tool:  # chat completions' own form
+        return dict(tool)
+    if "input_schema" in tool:  # Anthropic
+        function = {"name": tool.get("name"), "parameters": tool["input_schema"]}
+        if tool.get("description"):
+            function["description"] = tool["description"]
+        return {"type": "function", "function": function}
+    if tool.get("type") == "function" and "name" in tool:  # Responses' flat function tool
+        keys = ("name", "description", "parameters", "strict")
+        function = {key: tool[key] for key in keys if tool.get(key) is not None}
+        return {"type": "function", "function": function}
+    return dict(tool)
+
+
+def openai_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
+    """``tools`` as OpenAI chat function tools (None for none)."""
+    if not tools:
+        return None
+    if isinstance(tools, (str, bytes, Mapping)):
+        raise TypeError(f"tools must be a list of tool definitions, got {type(tools).__name__}")
+    return [openai_tool(tool, i) for i, tool in enumerate(tools)]
+
+
+def _function(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+    function = tool.get("function")
+    return function if tool.get("type") == "function" and isinstance(function, dict) else None
+
+
+def anthropic_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI function tools as Anthropic tools (``name``, ``description``, ``input_schema``)."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        function = _function(tool)
+        if function is None:
+            out.append(dict(tool))  # Anthropic's own server tools, as given
+            continue
+        schema = function.get("parameters") or {"type": "object", "properties": {}}
+        converted = {"name": function["name"], "input_schema": schema}
+        if function.get("description"):
+            converted["description"] = function["description"]
+        out.append(converted)
+    return out
+
+
+def responses_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI chat function tools as Responses' flat function tools (``strict`` as given, else false: chat
+    completions' default, where Responses' own default is true)."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        function = _function(tool)
+        if function is None:
+            out.append(dict(tool))
+            continue
+        converted = {"type": "function", "name": function["name"],
+                     "parameters": function.get("parameters") or {"type": "object", "properties": {}},
+                     "strict": bool(function.get("strict", False))}
+        if function.get("description"):
+            converted["description"] = function["description"]
+        out.append(converted)
+    return out
+
+
+def _chosen_name(choice: Mapping[str, Any]) -> str | None:
+    """The tool a named ``tool_choice`` picks, in any of the three forms."""
+    if isinstance(choice.get("function"), Mapping):
+        return str(choice["function"].get("name"))
+    name = choice.get("name")
+    return str(name) if name is not None and choice.get("type") in ("function", "tool") else None
+
+
+def _mode(choice: Any) -> str:
+    """A ``tool_choice`` as one of ``auto``, ``none``, ``required``, or ``name`` (one named tool)."""
+    kind = choice if isinstance(choice, str) else choice.get("type") if isinstance(choice, Mapping) else None
+    mode = "name" if isinstance(choice, Mapping) and _chosen_name(choice) is not None else kind
+    mode = "required" if mode == "any" else mode
+    if mode not in ("auto", "none", "required", "name"):
+        raise ValueError(f"tool_choice must be 'auto', 'none', 'required' (Anthropic's 'any') or name one tool, "
+                         f"got {choice!r}")
+    return str(mode)
+
+
+def check_tool_choice(choice: Any) -> None:
+    """ValueError for a ``tool_choice`` no provider form reads."""
+    _mode(choice)
+
+
+def tool_choice_for(choice: Any, output: str) -> Any:
+    """``tool_choice`` (any of the three forms) in the form of ``output`` (``openai``, ``responses``,
+    ``anthropic``); Anthropic's ``disable_parallel_tool_use`` is kept for Anthropic."""
+    mode = _mode(choice)
+    name = _chosen_name(choice) if mode == "name" else None
+    if output == "anthropic":
+        kind = {"required": "any", "name": "tool"}.get(mode, mode)
+        out: dict[str, Any] = {"type": kind, **({"name": name} if name is not None else {})}
+        if isinstance(choice, Mapping) and "disable_parallel_tool_use" in choice and kind != "none":
+            out["disable_parallel_tool_use"] = choice["disable_parallel_tool_use"]
+        return out
+    if name is None:
+        return mode
+    if output == "responses":
+        return {"type": "function", "name": name}
+    return {"type": "function", "function": {"name": name}}

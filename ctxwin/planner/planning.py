@@ -1,0 +1,33 @@
+"""``Planning``: what a ``PlanSession`` needs of its planner (``Planner`` has it), so that the session's module does
+not import the planner's, which builds sessions."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ctxwin.counters.base import TokenCounter
+from ctxwin.counters.caching import CachingRules
+from ctxwin.messages import BaseMessage
+from ctxwin.messages.forms import CallerForms, Output
+from ctxwin.planner.report import M, Plan
+from ctxwin.strategies.base import Budget
+from ctxwin.strategies.meter import Meter
+
+
+class Planning(Protocol[M]):
+    """A planner as a session uses it: its budget, counter, tools, output form and the model's caching rules, and
+    ``plan_run`` (a plan with the session's meter, and the messages it sends)."""
+
+    budget: Budget
+    counter: TokenCounter
+    tools: list[dict[str, Any]] | None
+    output: Output
+    caching: CachingRules | None
+
+    def plan_run(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+    ) -> tuple[Plan[M], list[BaseMessage]]: ...
+
+    async def aplan_run(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+    ) -> tuple[Plan[M], list[BaseMessage]]: ...

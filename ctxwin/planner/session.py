@@ -1,0 +1,307 @@
+"""``PlanSession``: a growing conversation planned turn by turn, keeping the provider's prompt cache.
+
+Providers bill the prefix a request shares with a recent one at a fraction of the price (a tenth for OpenAI's newest
+models and Anthropic's cache reads), from a minimum length on. A planner that re-fits the whole history on every
+request moves its cut by a message or two each turn and re-shortens the same tool outputs to other lengths, so the
+bytes right after the system prompt change on almost every request and the cache never hits. A cache-stable
+session (the default) does what pays instead:
+
+- between cuts it sends the previous request's messages unchanged, byte for byte (the same summary, the same
+  shortened outputs), plus what was appended;
+- a cut happens only when the next request would not fit, and plans the conversation (the previous request and what
+  was appended: an existing summary is extended, shortened outputs stay shortened) down to a low-water mark,
+  ``low_water`` times the input budget, so the next cut is several turns away; where the model's cache writes cost
+  extra, the cut also leaves room for as many turns as the write takes to pay for itself (``_payback_turns``);
+- budget safety is never traded: every request fits (a cut that cannot reach the low-water mark plans to the
+  budget, as ``Planner.plan`` does), tool pairs stay whole, the last user turn is kept.
+
+Each plan reports what it shares with the previous request and its estimated cost (``Plan.cache``); with
+``output="anthropic"`` its ``request`` carries ``cache_control`` breakpoints (the tools, the system prompt, the last
+message of the previous request and the last message). ``observe(usage)`` takes the provider's reported usage.
+``cache_stable=False`` is the planner's behaviour before sessions kept the cache: each plan is ``Planner.plan`` of
+every message added so far. docs/sessions.md has the cost model and the measurements behind the defaults.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Generic
+
+from typing_extensions import TypedDict
+
+from ctxwin.counters.caching import CachingRules
+from ctxwin.messages import BaseMessage
+from ctxwin.messages.convert import is_langchain_message, is_request
+from ctxwin.messages.forms import CallerForms, OpenAIDicts, read_for
+from ctxwin.planner.planning import Planning
+from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
+from ctxwin.planner.usage import Usage, read_usage
+from ctxwin.strategies.meter import Meter
+from ctxwin.strategies.pairs import RepairToolPairs
+from ctxwin.strategies.pins import pinned_indexes
+from ctxwin.strategies.walk import within
+
+# The low-water mark a cut plans down to, as a share of the input budget. Measured on chat, code and agent replays
+# at 20,000 tokens (docs/sessions.md): 0.6 has a cache hit on 90-92% of requests while sending 0.80-0.93x the tokens
+# of a sliding trim; 0.5 hits a point more and sends ~0.77x; 0.7 sends ~0.87x and hits 88-90%.
+DEFAULT_LOW_WATER = 0.6
+# A cut leaves room for the growth of the recent turns (the largest of the last few), at most this share of the
+# budget (a single huge tool output must not make the session throw its history away).
+_MAX_HEADROOM = 0.6
+_GROWTH_TURNS = 8
+# ...and room for this many requests of the recent median growth, so that a conversation whose turns are large for
+# the budget (an agent's tool outputs) is not cut every few requests.
+_TURNS_BETWEEN_CUTS = 8
+# observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
+OBSERVE_MARGIN = 0.05
+
+
+class SessionOptions(TypedDict, total=False):
+    """The options of ``Planner.session`` (see ``PlanSession``)."""
+
+    cache_stable: bool
+    low_water: float
+    cache_control: bool | None
+
+
+def _payback_turns(rules: CachingRules | None) -> int:
+    """How many requests after a cut must read its prefix for the cut's cache write to pay for itself: a write
+    costs ``write_ratio - 1`` more than plain input, each read saves ``1 - read_ratio``; at least one."""
+    if rules is None or rules.read_ratio is None or rules.write_ratio is None or rules.read_ratio >= 1:
+        return 1
+    return max(1, math.ceil((rules.write_ratio - 1) / (1 - rules.read_ratio)))
+
+
+class PlanSession(Generic[M]):
+    """A conversation that grows by appended messages, planned after each turn by one ``Planner``: what a chat
+    product keeps beside its history. ``add_messages`` the turn's messages, then ``plan()``.
+
+    ``cache_stable`` (default True): keep the provider's prompt cache (the module docstring says how); False: each
+    plan is ``Planner.plan`` of all the messages added so far. ``low_water``: the share of the input budget a cut
+    plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut). ``cache_control``: mark Anthropic
+    cache breakpoints in ``Plan.request`` (default: with ``output="anthropic"``).
+
+    A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
+    the pinned ones, so a plan tokenizes only the new messages. The messages given are taken as they are: mutating
+    one afterwards is not noticed (start a new session, or use ``Planner.plan``, which notices).
+    """
+
+    # The meter also holds the counts of the copies past plans made (shortened tool outputs, summaries); past twice
+    # the conversation's length it forgets those no longer sent.
+    _RETAIN_FACTOR = 2
+    _RETAIN_SLACK = 64
+
+    def __init__(
+        self, planner: Planning[M], *, cache_stable: bool = True, low_water: float = DEFAULT_LOW_WATER,
+        cache_control: bool | None = None,
+    ) -> None:
+        if not isinstance(cache_stable, bool):
+            raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
+        if isinstance(low_water, bool) or not isinstance(low_water, (int, float)) or not 0 < low_water <= 1:
+            raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, got {low_water!r}")
+        if cache_control is None:
+            cache_control = planner.output == "anthropic"
+        elif not isinstance(cache_control, bool) or (cache_control and planner.output != "anthropic"):
+            raise ValueError(f"cache_control=True marks Anthropic cache breakpoints: it needs output='anthropic' "
+                             f"(got cache_control={cache_control!r}, output={planner.output!r})")
+        self.planner = planner
+        self.cache_stable = cache_stable
+        self.low_water = float(low_water)
+        self.cache_control = cache_control
+        self.rules: CachingRules | None = planner.caching
+        self._active = planner  # the planner plans run with: its budget follows observe()
+        self._messages: list[BaseMessage] = []
+        self._pinned: list[int] = []
+        self._meter = Meter(planner.counter, planner.tools)
+        # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
+        # one form: plans give them back (docs/interop.md). A turn in another form makes the session a mix.
+        self._forms: CallerForms | None = None
+        self._mixed = False
+        self._sent: list[BaseMessage] | None = None  # the ctxwin messages of the last request
+        self._covered = 0  # how many of the added messages the last request stands for
+        self._sent_out = 0  # how many messages (in the output form) the last request had
+        self._growth: deque[int] = deque(maxlen=_GROWTH_TURNS)
+        self._last: Plan[M] | None = None
+        self._ratio = 0.0  # the largest measured ratio of the provider's input tokens to the counted ones
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    @property
+    def messages(self) -> list[Any]:
+        """A copy of the messages added so far: the caller's LangChain messages if every turn gave LangChain
+        messages, else ctxwin messages."""
+        forms = self._caller_forms()
+        if forms is None or isinstance(forms, OpenAIDicts):
+            return list(self._messages)
+        return forms.back_all(self._messages)
+
+    @property
+    def counted(self) -> int:
+        """How many messages the session holds token counts of (its own, and copies its last plans made)."""
+        return self._meter.held
+
+    @property
+    def max_input_tokens(self) -> int:
+        """The input budget plans fit, in the counter's tokens (``observe`` corrects it for an estimating counter)."""
+        return self._active.budget.max_input_tokens
+
+    def add_messages(self, messages: Any) -> None:
+        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation."""
+        start = len(self._messages)
+        if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
+            messages = [messages]
+        items, forms = read_for(messages, self.planner.output)
+        self._messages += items
+        self._pinned += pinned_indexes(self._messages, start)
+        if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
+            self._mixed = True
+        elif self._forms is None:
+            self._forms = forms
+        else:
+            self._forms.add(items, messages)
+
+    def _caller_forms(self) -> CallerForms | None:
+        return None if self._mixed else self._forms
+
+    def _candidate(self) -> tuple[list[BaseMessage], bool]:
+        """What the next request starts from, and whether it is the last request plus what was appended."""
+        messages = self._messages
+        if not self.cache_stable or self._sent is None:
+            candidate = list(messages)
+            self._meter.follow(candidate, list(self._pinned))
+            return candidate, False
+        candidate = self._sent + messages[self._covered :]
+        return candidate, True
+
+    def _forget(self, keep: list[BaseMessage]) -> None:
+        if self._meter.held > self._RETAIN_FACTOR * len(self._messages) + self._RETAIN_SLACK:
+            self._meter.retain([*self._messages, *keep])
+
+    def _target(self) -> int:
+        """The input tokens a cut plans down to: the low-water mark, lower when the room it leaves would not hold
+        the largest recent growth times the requests a cache write takes to pay for itself, or
+        ``_TURNS_BETWEEN_CUTS`` requests of the median recent growth (at most ``_MAX_HEADROOM`` of the budget)."""
+        budget = self._active.budget.max_input_tokens
+        headroom = (1 - self.low_water) * budget
+        if self._growth:
+            wanted = _payback_turns(self.rules if self.cache_control else None)  # writes cost extra only if marked
+            typical = sorted(self._growth)[len(self._growth) // 2]
+            room = max(wanted * max(self._growth), _TURNS_BETWEEN_CUTS * typical)
+            headroom = max(headroom, min(room, _MAX_HEADROOM * budget))
+        return math.floor(budget - headroom)
+
+    def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
+        budget = self._active.budget
+        if candidate and self._meter.overhead is not None:
+            return within(self._meter, candidate, budget.max_input_tokens - budget.tools_tokens)
+        return self._meter.exact(candidate) <= budget.max_input_tokens
+
+    def plan(self) -> Plan[M]:
+        """The plan for the next request: the last request plus what was appended when that fits, else a cut (see
+        the module docstring); with ``cache_stable=False``, ``Planner.plan`` of every message added so far."""
+        candidate, appended = self._candidate()
+        forms = self._caller_forms()
+        if not self.cache_stable:
+            plan, sent = self._active.plan_run(candidate, self._meter, forms)
+            return self._finish(plan, sent, cut=True)
+        if appended and self._appended_fits(candidate):
+            plan, sent = self._active.plan_run(candidate, self._meter, forms)
+            return self._finish(plan, sent, cut=False)
+        plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target())
+        if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
+            plan, sent = self._active.plan_run(candidate, self._meter, forms)
+        return self._finish(plan, sent, cut=True)
+
+    async def aplan(self) -> Plan[M]:
+        """``plan`` for async code (see ``Planner.aplan``)."""
+        candidate, appended = self._candidate()
+        forms = self._caller_forms()
+        if not self.cache_stable:
+            plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+            return self._finish(plan, sent, cut=True)
+        if appended and self._appended_fits(candidate):
+            plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+            return self._finish(plan, sent, cut=False)
+        plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target())
+        if not plan.fits:
+            plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+        return self._finish(plan, sent, cut=True)
+
+    def _finish(self, plan: Plan[M], sent: list[BaseMessage], *, cut: bool) -> Plan[M]:
+        """Report what the plan shares with the previous request, then remember it as the previous request."""
+        previous = self._sent
+        shared = 0
+        if previous is not None:
+            while shared < min(len(previous), len(sent)) and previous[shared] is sent[shared]:
+                shared += 1
+        meter = self._meter
+        if previous is not None:  # what this request added (the first one's history is no turn's growth)
+            self._growth.append(sum(meter.each(self._messages[self._covered :])))
+        shared_tokens = (self._active.budget.tools_tokens + sum(meter.each(sent[:shared]))) if previous else 0
+        plan.cache = self._cache_report(min(shared_tokens, plan.tokens_after), plan.tokens_after, cut)
+        plan.recent_turns_verbatim = verbatim_turns(self._messages, sent)
+        if self.cache_control and plan.messages:
+            stable = not cut and 0 < self._sent_out < len(plan.messages)
+            plan.cache_breakpoints = (self._sent_out - 1, -1) if stable else (-1,)
+        # A request that appended and had to repair a tool pair among what it appended (a call whose results came
+        # after a user message) is not the base of the next one: the next request appends to the previous base
+        # again, so the results, once they come, are sent with their call.
+        if cut or not any(step.name == RepairToolPairs.name for step in plan.steps):
+            self._sent, self._covered, self._sent_out = sent, len(self._messages), len(plan.messages)
+        self._last = plan
+        self._forget(sent)
+        return plan
+
+    def _cache_report(self, shared: int, tokens: int, cut: bool) -> CacheReport:
+        rules = self.rules
+        if rules is None:
+            return CacheReport(shared, 0, 0, None, cut)
+        explicit = rules.mode == "explicit"
+        cached = rules.cached_tokens(shared) if self.cache_control or not explicit else 0
+        written = tokens - cached if explicit and self.cache_control and tokens >= rules.min_prefix else 0
+        return CacheReport(shared, cached, written, rules.cost(tokens, cached, written), cut)
+
+    def observe(self, usage: Any) -> Usage:
+        """Take the provider's reported usage of the last planned request (an OpenAI, Anthropic or Gemini usage
+        object or dict, or a LangChain ``usage_metadata``): the last plan's ``cache`` figures become the measured
+        ones, and the budget later plans fit is corrected by the measured ratio of the provider's input tokens to
+        the counted ones (the largest seen, plus ``OBSERVE_MARGIN``): an estimating counter's over-count gives room
+        back, an under-count (of any counter) takes it. ValueError before any plan, or for usage it cannot read."""
+        last = self._last
+        if last is None:
+            raise ValueError("observe(usage) reports on the last planned request: call plan() first")
+        measured = read_usage(usage)
+        rules = self.rules
+        cost = rules.cost(measured.input_tokens, measured.cached_tokens, measured.cache_write_tokens) if rules else None
+        previous = last.cache
+        last.cache = CacheReport(
+            previous.shared_tokens if previous else 0, measured.cached_tokens, measured.cache_write_tokens, cost,
+            previous.cut if previous else True, measured=True,
+        )
+        if last.tokens_after > 0 and measured.input_tokens > 0:
+            self._ratio = max(self._ratio, measured.input_tokens / last.tokens_after)
+            self._correct()
+        return measured
+
+    def _correct(self) -> None:
+        """Fit later plans to the budget in counted tokens that the measured ratio keeps within the real one."""
+        planner = self.planner
+        bound = self._ratio * (1 + OBSERVE_MARGIN)
+        counter = planner.counter
+        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or str(getattr(counter, "name", "")).startswith(
+            "approximate"
+        )  # safe mode's error bound is 0 on o200k counts, not on the provider's
+        if self._ratio <= 1 and not estimating:  # an exact counter is tightened only when the provider counted more
+            self._active = planner
+            return
+        budget = planner.budget
+        real = budget.context_window - budget.reserve_output  # the provider's limit, in its tokens
+        limit = math.floor(real / bound)
+        active = copy.copy(planner)
+        active.budget = dataclasses.replace(budget, context_window=limit + budget.reserve_output, safety_margin=0)
+        self._active = active

@@ -1,0 +1,78 @@
+"""A provider's reported input usage, read from whichever shape it comes in (``PlanSession.observe``).
+
+- OpenAI Chat Completions: ``prompt_tokens``, of which ``prompt_tokens_details.cached_tokens`` read from the cache;
+- OpenAI Responses: ``input_tokens``, of which ``input_tokens_details.cached_tokens``;
+- Anthropic Messages: ``input_tokens`` (the rest) + ``cache_read_input_tokens`` + ``cache_creation_input_tokens``
+  (read from and written to the cache);
+- Gemini: ``prompt_token_count``, of which ``cached_content_token_count``;
+- LangChain's ``usage_metadata``: ``input_tokens``, of which ``input_token_details.cache_read`` and
+  ``input_token_details.cache_creation``.
+
+SDK objects (pydantic models) and dicts are read alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One request's input as the provider counted it: every input token, and how many of them the cache read and
+    how many were written to it."""
+
+    input_tokens: int
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        if self.cached_tokens + self.cache_write_tokens > self.input_tokens:
+            raise ValueError(
+                f"usage: {self.cached_tokens} cached and {self.cache_write_tokens} written tokens are more than the "
+                f"{self.input_tokens} input tokens"
+            )
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+def _count(obj: Any, *path: str) -> int | None:
+    for name in path:
+        if obj is None:
+            return None
+        obj = _get(obj, name)
+    if obj is None:
+        return None
+    if isinstance(obj, bool) or not isinstance(obj, int) or obj < 0:
+        raise ValueError(f"usage {'.'.join(path)} must be a non-negative int, got {obj!r}")
+    return obj
+
+
+def read_usage(usage: Any) -> Usage:
+    """``usage`` (see the module docstring) as a ``Usage``; ValueError naming what was expected otherwise."""
+    if usage is None or isinstance(usage, (str, bytes, int, float)):
+        raise ValueError(f"usage must be a provider's usage object or dict, got {usage!r}")
+    anthropic_read = _count(usage, "cache_read_input_tokens")
+    anthropic_write = _count(usage, "cache_creation_input_tokens")
+    if anthropic_read is not None or anthropic_write is not None:
+        read, written = anthropic_read or 0, anthropic_write or 0
+        return Usage((_count(usage, "input_tokens") or 0) + read + written, read, written)
+    prompt = _count(usage, "prompt_tokens")
+    if prompt is not None:
+        return Usage(prompt, _count(usage, "prompt_tokens_details", "cached_tokens") or 0)
+    gemini = _count(usage, "prompt_token_count")
+    if gemini is not None:
+        return Usage(gemini, _count(usage, "cached_content_token_count") or 0)
+    total = _count(usage, "input_tokens")
+    if total is not None:
+        details = _get(usage, "input_token_details")
+        if details is not None:  # LangChain's usage_metadata
+            return Usage(total, _count(details, "cache_read") or 0, _count(details, "cache_creation") or 0)
+        return Usage(total, _count(usage, "input_tokens_details", "cached_tokens") or 0)
+    raise ValueError(
+        "usage has no input token count: expected OpenAI's prompt_tokens or input_tokens, Anthropic's input_tokens "
+        f"with cache_read_input_tokens, Gemini's prompt_token_count or LangChain's usage_metadata; got {usage!r}"
+    )

@@ -1,0 +1,134 @@
+"""``ctxwin bench --session``: where requests are made, how each is billed against the previous one, the replay of
+the policies (the cache-stable session bills less than a sliding trim and re-fitting), and the command itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bench_support import generated, turn, write_jsonl
+
+from ctxwin.batch.conversation import Conversation
+from ctxwin.cli.bench.billing import STANDARD_RULES, Biller
+from ctxwin.cli.bench.replay import make_policy, parse_session_chains, request_points, run_session_bench
+from ctxwin.counters import get_counter, get_model
+from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.planner import Planner
+from ctxwin.strategies.meter import Meter
+
+ENV = {"CTXWIN_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"}
+COUNTER = get_counter("gpt-4o")
+
+
+def test_a_request_after_each_user_message_and_each_batch_of_tool_results() -> None:
+    call = {"name": "search", "args": {}, "id": "c1"}
+    call2 = {"name": "search", "args": {}, "id": "c2"}
+    messages = [SystemMessage("s"), HumanMessage("q"), AIMessage("", tool_calls=[call, call2]),
+                ToolMessage("r1", tool_call_id="c1"), ToolMessage("r2", tool_call_id="c2"), AIMessage("a"),
+                HumanMessage("q2"), AIMessage("a2")]
+    assert request_points(messages) == [2, 5, 7]
+
+
+def test_billing_reads_the_shared_prefix_from_1024_tokens_in_128_token_steps() -> None:
+    big = [SystemMessage("policy " * 1500), *turn(0), *turn(1)]
+    biller = Biller(STANDARD_RULES, Meter(COUNTER))
+    first = biller.bill(big[:2], COUNTER.count_messages(big[:2]))
+    assert (first.shared, first.cached, first.billed) == (0, 0, first.tokens)  # nothing cached yet
+    second = biller.bill(big, COUNTER.count_messages(big))
+    shared = sum(COUNTER.count_message(m) for m in big[:2])
+    assert second.shared == shared and second.cached == shared // 128 * 128 and second.hit
+    assert second.billed == pytest.approx(second.tokens - second.cached + 0.1 * second.cached)
+    moved = biller.bill(big[1:], COUNTER.count_messages(big[1:]))  # the system prompt dropped: nothing shared
+    assert moved.shared == 0 and not moved.hit
+    small = Biller(STANDARD_RULES, Meter(COUNTER))
+    small.bill(big[1:3], 10)
+    assert small.bill(big[1:5], COUNTER.count_messages(big[1:5])).cached == 0  # under 1,024 shared tokens
+
+
+def test_explicit_caching_writes_the_rest_at_the_write_price() -> None:
+    rules = get_model("claude-sonnet-4-5").caching
+    assert rules is not None
+    messages = [SystemMessage("policy " * 1500), *turn(0), *turn(1)]
+    biller = Biller(rules, Meter(COUNTER))
+    first = biller.bill(messages[:2], 2000)
+    assert first.written == 2000 and first.billed == pytest.approx(2000 * 1.25)
+    second = biller.bill(messages, 2300)
+    assert second.cached == second.shared and second.written == 2300 - second.cached
+    assert second.cost == pytest.approx((second.cached * 0.3 + second.written * 3.75) / 1e6)
+
+
+def test_the_session_bills_less_than_sliding_and_refit() -> None:
+    conversations = [Conversation("gen", seed, generated(seed, turns=80)) for seed in range(3)]
+    sliding, refit, session = run_session_bench(conversations, ["sliding", "refit", "session"], budget=10_000,
+                                                counter=COUNTER, rules=STANDARD_RULES, model="gpt-4o")
+    assert sliding.requests == refit.requests == session.requests > 100
+    for result in (sliding, refit, session):
+        assert (result.over_budget, result.broken_pairs) == (0, 0)
+        assert result.conversations == 3 and len(result.curves) == 3
+        assert result.missing_last_user == 0
+    assert session.billed_tokens < 0.8 * sliding.billed_tokens and session.billed_tokens < 0.4 * refit.billed_tokens
+    assert session.hit_rate is not None and sliding.hit_rate is not None and session.hit_rate > sliding.hit_rate
+    assert session.mean_tokens is not None and sliding.mean_tokens is not None
+    assert session.mean_tokens > 0.6 * sliding.mean_tokens
+
+
+def test_the_langchain_policy_sends_what_the_sliding_one_sends() -> None:
+    messages = generated(3, turns=30)
+    planner = Planner("gpt-4o", context_window=2_500, reserve_output=0)
+    ours, theirs = make_policy("sliding", planner), make_policy("langchain", planner)
+    done = 0
+    for end in request_points(messages):
+        ours.add(messages[done:end])
+        theirs.add(messages[done:end])
+        done = end
+        assert theirs.request() == ours.request()
+
+
+@pytest.mark.parametrize(("text", "match"), [("sliding,,session", "empty"), ("session,session", "more than once"),
+                                             ("slide", "unknown session policy"), ("session@low", "a number"),
+                                             ("session@1.5", "low_water")])
+def test_bad_policies_are_named(text: str, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        parse_session_chains(text)
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys\nfrom ctxwin.cli import main\nsys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, env=ENV)
+
+
+@pytest.fixture(scope="module")
+def chats(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_jsonl(tmp_path_factory.mktemp("session") / "chats.jsonl", [generated(s, turns=40) for s in range(3)])
+
+
+def test_the_command_prints_a_row_per_policy(chats: Path) -> None:
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"ctxwin bench --session: 3 conversations from {chats}"
+    header = next(i for i, line in enumerate(lines) if line.startswith("budget 8,000"))
+    rows = [line.split() for line in lines[header + 2 : header + 5]]
+    assert [row[0] for row in rows] == ["sliding", "refit", "session"]
+    assert all(row[-1] == "0/0/0" for row in rows)
+
+
+def test_json_with_the_models_prices_and_a_chart(chats: Path, tmp_path: Path) -> None:
+    chart = tmp_path / "cost.png"
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k", "--billing", "model",
+                 "--strategies", "refit,session@0.5", "--json", "--plot", str(chart))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["billing"]["read_ratio"] == pytest.approx(0.5)  # gpt-4o's cached input: half the price
+    rows = {row["strategy"]: row for row in data["results"]}
+    assert set(rows) == {"refit", "session@0.5"}
+    assert rows["session@0.5"]["estimated_cost_usd"] < rows["refit"]["estimated_cost_usd"]
+    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_bad_policy_is_a_usage_error(chats: Path) -> None:
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--strategies", "sliding,last")
+    assert result.returncode == 2 and "--strategies" in result.stderr and "'last'" in result.stderr

@@ -1,0 +1,79 @@
+"""The middleware and the hook keep one cache-stable session per thread: with a checkpointer and a thread id, each
+model call sends the previous call's messages unchanged plus what was appended, except at a few cuts; two threads
+do not mix; every call stays within the budget."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+
+from agent_support import MODEL, SYSTEM_PROMPT, TOOLS, Call, RecordingChatModel, check_call, user_message
+from langchain.agents import create_agent
+from langchain_core.messages import BaseMessage, messages_to_dict
+from langgraph.checkpoint.memory import InMemorySaver
+
+from ctxwin.integrations.langchain import ContextWindowMiddleware, pre_model_hook
+
+with warnings.catch_warnings():  # moved to langchain.agents.create_agent in LangGraph 1.0, still supported
+    warnings.simplefilter("ignore")
+    from langgraph.prebuilt import create_react_agent
+
+BUDGET = 6000
+TURNS = 24
+
+
+def as_bytes(messages: list[BaseMessage]) -> list[str]:
+    return [json.dumps(m, sort_keys=True) for m in messages_to_dict(messages)]
+
+
+def continued(calls: list[Call]) -> int:
+    """How many calls send the previous call's messages, byte for byte, as their beginning."""
+    return sum(
+        as_bytes(after.messages[: len(before.messages)]) == as_bytes(before.messages)
+        for before, after in itertools.pairwise(calls)
+    )
+
+
+def chat(agent: object, model: RecordingChatModel, thread: str, turns: int = TURNS) -> list[Call]:
+    """``turns`` user turns on one thread (the checkpointer holds the history); the calls of that thread."""
+    config = {"configurable": {"thread_id": thread}}
+    first = len(model.calls)
+    for turn in range(turns):
+        seen = len(model.calls)
+        state = agent.invoke({"messages": [user_message(turn)]}, config)  # type: ignore[attr-defined]
+        for call in model.calls[seen:]:
+            check_call(call, BUDGET, state["messages"])
+    return model.calls[first:]
+
+
+def test_the_middleware_keeps_each_threads_prefix() -> None:
+    model = RecordingChatModel()
+    agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
+                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=BUDGET)])
+    calls = chat(agent, model, "a")
+    assert continued(calls) >= 0.85 * (len(calls) - 1)
+    # another thread starts its own session: its first call holds its system prompt and first message only
+    other = chat(agent, model, "b", turns=2)
+    assert [type(m).__name__ for m in other[0].messages] == ["SystemMessage", "HumanMessage"]
+
+
+def test_without_sessions_the_cut_moves_every_call() -> None:
+    model = RecordingChatModel()
+    agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
+                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=BUDGET, cache_stable=False)])
+    stable_model = RecordingChatModel()
+    stable = create_agent(stable_model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
+                          middleware=[ContextWindowMiddleware(MODEL, max_tokens=BUDGET)])
+    assert continued(chat(agent, model, "t")) < continued(chat(stable, stable_model, "t"))
+
+
+def test_the_hook_keeps_each_threads_prefix() -> None:
+    model = RecordingChatModel()
+    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT, max_tokens=BUDGET)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(model, TOOLS, prompt=SYSTEM_PROMPT, pre_model_hook=hook,
+                                   checkpointer=InMemorySaver())
+    calls = chat(agent, model, "h")
+    assert continued(calls) >= 0.85 * (len(calls) - 1)

@@ -1,0 +1,178 @@
+"""A local server for the three provider endpoints that checks what the real APIs check (as their docs state), so
+a request the SDK's client sends is accepted only if the provider would take it.
+
+Each body is validated as the SDK's own request params (``CompletionCreateParamsNonStreaming``,
+``ResponseCreateParamsNonStreaming``, ``MessageCreateParamsNonStreaming``), then against the rules the param types
+cannot say: images only in user content for chat completions (and Responses messages); a tool result answers a call
+made before it; Anthropic's ``tool_use`` needs ``tools`` naming the tool, roles alternate from a user turn, and a
+thinking block is one the server issued, unchanged (signature included); Responses reasoning items and their
+encrypted content go back as issued. A broken rule is a 400 with the reason, which the SDK raises.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+from pydantic import TypeAdapter, ValidationError
+
+REPLIES: dict[str, dict[str, Any]] = {
+    "/v1/chat/completions": {
+        "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+    },
+    "/v1/responses": {
+        "id": "r", "object": "response", "created_at": 1, "model": "m", "status": "completed", "output": [],
+        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+    },
+    "/v1/messages": {
+        "id": "m", "type": "message", "role": "assistant", "model": "m", "stop_reason": "end_turn",
+        "stop_sequence": None, "content": [{"type": "text", "text": "ok"}],
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    },
+}
+_PARAMS = {
+    "/v1/chat/completions": TypeAdapter(CompletionCreateParamsNonStreaming),
+    "/v1/responses": TypeAdapter(ResponseCreateParamsNonStreaming),
+    "/v1/messages": TypeAdapter(MessageCreateParamsNonStreaming),
+}
+_CHAT_MEDIA = {"image_url", "input_audio", "file"}
+
+
+class Rejected(Exception):
+    """What the provider would answer with a 400."""
+
+
+@dataclass
+class Issued:
+    """What the server's model produced and a client must send back unchanged: thinking blocks (by signature) and
+    Responses reasoning items (by id)."""
+
+    thinking: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reasoning: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add_thinking(self, block: dict[str, Any]) -> dict[str, Any]:
+        self.thinking[block.get("signature") or block["data"]] = dict(block)
+        return block
+
+    def add_reasoning(self, item: dict[str, Any]) -> dict[str, Any]:
+        self.reasoning[item["id"]] = dict(item)
+        return item
+
+
+def _chat(body: dict[str, Any], issued: Issued) -> None:
+    calls: set[str] = set()
+    for i, message in enumerate(body["messages"]):
+        content = message.get("content")
+        if message["role"] != "user" and isinstance(content, list):
+            for part in content:
+                if part.get("type") in _CHAT_MEDIA:
+                    raise Rejected(f"messages[{i}]: {part['type']} parts are only allowed in user messages "
+                                   f"(role {message['role']})")
+        for call in message.get("tool_calls") or []:
+            calls.add(call["id"])
+        if message["role"] == "tool" and message["tool_call_id"] not in calls:
+            raise Rejected(f"messages[{i}]: tool message does not answer a preceding tool call")
+    if "tool_choice" in body and not body.get("tools"):
+        raise Rejected("tool_choice is only allowed when tools are specified")
+
+
+def _anthropic(body: dict[str, Any], issued: Issued) -> None:
+    names = {tool.get("name") for tool in body.get("tools") or []}
+    roles = [message["role"] for message in body["messages"]]
+    if not roles or roles[0] != "user" or any(a == b for a, b in zip(roles, roles[1:], strict=False)):  # noqa: RUF007
+        raise Rejected(f"roles must alternate starting with user, got {roles}")
+    uses: set[str] = set()
+    for i, message in enumerate(body["messages"]):
+        content = message["content"]
+        for block in content if isinstance(content, list) else []:
+            kind = block.get("type")
+            if kind == "tool_use":
+                if not body.get("tools"):
+                    raise Rejected(f"messages[{i}]: requests with tool_use blocks must define tools")
+                if block["name"] not in names:
+                    raise Rejected(f"messages[{i}]: tool_use of {block['name']!r}, which tools do not define")
+                uses.add(block["id"])
+            if kind == "tool_result" and block["tool_use_id"] not in uses:
+                raise Rejected(f"messages[{i}]: tool_result for an unknown tool_use_id")
+            if kind in ("thinking", "redacted_thinking"):
+                key = block.get("signature") or block.get("data")
+                if issued.thinking.get(key) != block:
+                    raise Rejected(f"messages[{i}]: invalid signature in thinking block (changed or not issued)")
+            if kind in ("image", "document") and message["role"] != "user":
+                raise Rejected(f"messages[{i}]: {kind} blocks are only allowed in user turns")
+
+
+def _responses(body: dict[str, Any], issued: Issued) -> None:
+    items = body["input"] if isinstance(body["input"], list) else []
+    calls: set[str] = set()
+    for i, item in enumerate(items):
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            calls.add(item["call_id"])
+        elif kind == "function_call_output" and item["call_id"] not in calls:
+            raise Rejected(f"input[{i}]: no tool call found for function call output with call_id")
+        elif kind == "reasoning" and issued.reasoning.get(item.get("id")) != item:
+            raise Rejected(f"input[{i}]: reasoning item changed or not issued")
+        elif kind == "message" and item.get("role") != "user" and any(
+            isinstance(part, dict) and part.get("type") in ("input_image", "input_file")
+            for part in item.get("content") or []
+        ):
+            raise Rejected(f"input[{i}]: images and files are only allowed in user messages")
+
+
+_RULES = {"/v1/chat/completions": _chat, "/v1/responses": _responses, "/v1/messages": _anthropic}
+
+
+@dataclass
+class Server:
+    url: str
+    bodies: list[tuple[str, Any]]
+    issued: Issued
+
+
+@contextmanager
+def strict_server() -> Iterator[Server]:
+    """The server on 127.0.0.1 (a free port), and what it received."""
+    bodies: list[tuple[str, Any]] = []
+    issued = Issued()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            bodies.append((self.path, body))
+            try:
+                _PARAMS[self.path].validate_python(body, strict=False)
+                _RULES[self.path](body, issued)
+            except (Rejected, ValidationError, KeyError) as exc:
+                self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}})
+                return
+            self._send(200, REPLIES[self.path])
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Server(f"http://127.0.0.1:{httpd.server_address[1]}", bodies, issued)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
