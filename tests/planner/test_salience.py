@@ -134,6 +134,7 @@ def test_the_facts_a_summary_dropped_are_named_the_users_first() -> None:
     assert user_values and "stated by the user" in dropped
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", [3_000, 8_000, 24_000])
 def test_the_summary_is_given_an_eighth_of_the_budget_by_default(window: int) -> None:
     messages, _ = planted(8, "agent", turns=120)
