@@ -27,7 +27,7 @@ from typing import Any
 import langchain_core.messages as lc_messages
 import pytest
 from langchain_core.messages.utils import count_tokens_approximately
-from side_by_side import o200k_callable, o200k_total, ours, theirs
+from side_by_side import chat_sized, chat_sized_theirs, o200k_callable, o200k_total, ours, theirs
 
 from ctxwin.counters import get_counter
 from ctxwin.messages import HumanMessage, messages_from_dict, messages_to_dict
@@ -174,3 +174,44 @@ def test_same_output_as_langchain(size: int) -> None:
     expected = lc_messages.trim_messages(other, max_tokens=limit, token_counter=o200k_callable)
     result = trim_messages(mine, max_tokens=limit, token_counter=o200k_callable, tool_pairs="ignore")
     assert messages_to_dict(result) == messages_to_dict(mine[len(mine) - len(expected) :])
+
+
+CHAT_ROWS = ["ctxwin cold", "ctxwin-native cold", "langchain cold", "floor", "ctxwin re-trim after appending one"]
+
+
+@pytest.mark.parametrize("run", CHAT_ROWS)
+def test_chat_sized(benchmark: Any, run: str) -> None:
+    """10,000 chat-sized messages (``side_by_side.chat_sized``), half the o200k total kept: where the per-message
+    costs of the engine and its cache show, not long texts (the rows of issue 28's cold-path figures)."""
+    size = 10_000
+    benchmark.group = f"trim-chat-sized-{size}"
+    mine, other = chat_sized(size), chat_sized_theirs(size)
+    limit = sum(map(o200k_callable, mine)) // 2
+    native = get_counter("tiktoken:o200k_base")
+    fresh = count()
+    kept = trim_messages(mine, max_tokens=limit, token_counter=o200k_callable, tool_pairs="ignore")
+
+    def cold(counter: Any) -> Any:
+        def setup() -> tuple[tuple[list[Any]], dict[str, Any]]:
+            clear_cache(counter)
+            return (mine,), {}
+
+        return setup
+
+    def grown() -> tuple[tuple[list[Any]], dict[str, Any]]:
+        clear_cache(o200k_callable)
+        trim_messages(mine, max_tokens=limit, token_counter=o200k_callable)  # the previous turn
+        return ([*mine, HumanMessage(f"one more question, number {next(fresh)}")],), {}
+
+    measured, setup, rounds = {
+        "ctxwin cold": (lambda m: trim_messages(m, max_tokens=limit, token_counter=o200k_callable),
+                        cold(o200k_callable), 7),
+        "ctxwin-native cold": (lambda m: trim_messages(m, max_tokens=limit, token_counter=native), cold(native), 7),
+        "langchain cold": (lambda m: lc_messages.trim_messages(m, max_tokens=limit, token_counter=o200k_callable),
+                           lambda: ((other,), {}), 3),
+        "floor": (lambda m: sum(map(o200k_callable, m)), lambda: ((kept,), {}), 7),
+        "ctxwin re-trim after appending one": (
+            lambda m: trim_messages(m, max_tokens=limit, token_counter=o200k_callable), grown, 7),
+    }[run]
+    benchmark.pedantic(measured, setup=setup, rounds=rounds, iterations=1)
+    benchmark.extra_info.update(kept=len(kept), total=size, max_tokens=limit)

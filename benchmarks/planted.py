@@ -15,9 +15,12 @@ Styles (the conversation around the facts):
   tool returning JSON): a style none of the others has.
 
 Phrasings come in two disjoint sets, ``tune`` and ``heldout`` (different sentences, languages, tool-output shapes),
-so a summarizer tuned on one set can be checked on the other. ``python benchmarks/planted.py`` prints the retention
-table of the issue's setting (8,000 tokens, ``filter, truncate_tool_output, summarize, trim``), tuned and held-out
-rows apart; ``--write DIR`` writes conversations and probes for ``ctxwin bench --probes``.
+so a summarizer tuned on one set can be checked on the other; ``casual`` plants ten facts the facts rule reads
+poorly or not at all (a lower-case name, a four-digit PIN, ``63k EUR``, a password, ...).
+
+``python benchmarks/planted.py`` prints the retention table of the issue's setting (8,000 tokens, ``filter,
+truncate_tool_output, summarize, trim``), one row per style and phrasing set; ``--write DIR`` writes conversations
+and probes for ``ctxwin bench --probes``.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from conversations import generate
 
 Message = dict[str, Any]
 STYLES = ("agent", "multilingual", "code", "support")
-PHRASINGS = ("tune", "heldout")
+PHRASINGS = ("tune", "heldout", "casual")
 _FIRST_NAMES = ("Priya", "Jonas", "Mei", "Olusegun", "Ingrid", "Tomás", "Aiko", "Dmitri", "Fatima", "Lars")
 _LAST_NAMES = ("Raman", "Albrecht", "Okafor", "Lindqvist", "Tanaka", "Novak", "Haddad", "Fernández", "Kowalski")
 _VERBS = ("reconcile", "flush", "resolve", "compact")
@@ -106,6 +109,24 @@ _HELDOUT = (
     ("assistant", "I checked: {k} {v} is the right one, so we go with that."),
     ("tool", "[warn] {k} set to {v} by operator"),
     ("json", "{v}"),
+)
+# "casual": facts the facts rule reads poorly or not at all, each in its own sentence (written after the other two
+# sets were tuned on; it led to two fixes, so it is not held out): (placement, template, value maker, question).
+_CASUAL: tuple[tuple[str, str, Callable[[random.Random], str], str], ...] = (
+    ("user+", "my PIN for the portal is {v}", lambda r: _digits(r, 4), "What is the PIN?"),
+    ("user+", "we fly with LH {v} on friday", lambda r: _digits(r, 4), "Which flight?"),
+    ("user+", "my manager is {v}, cc her on everything",
+     lambda r: f"{_pick(r, _FIRST_NAMES)} {_pick(r, _LAST_NAMES)}".lower(), "Who is the manager?"),
+    ("user+", "the wifi password is {v}", lambda r: f"blue-harbor-{_digits(r, 2)}", "What is the password?"),
+    ("user+", "I can spend at most {v} on this", lambda r: f"{_digits(r, 2)}k EUR", "What is the budget?"),
+    ("assistant", "The root cause is the {v} migration; we roll it back.", lambda r: f"m{_digits(r, 3)}_add_index",
+     "Which migration?"),
+    ("user+", "预算上限是{v}元。", lambda r: _digits(r, 5), "What is the budget cap?"),
+    ("user+", "Room {v}, second floor.", lambda r: f"{_digits(r, 3)}B", "Which room?"),
+    ("tool", "ALERT fired: disk {v} on node-3", lambda r: f"9{int(r.random() * 10)}.{_digits(r, 1)}%",
+     "How full is the disk?"),
+    ("user+", "the customer id is cus_{v}", lambda r: "".join(_pick(r, tuple("abcdefghijklmnop0123456789"))
+                                                            for _ in range(10)), "Which customer?"),
 )
 _ACKS = ("Got it.", "Understood, thanks.", "OK, noted.", "好的。", "Понял.")
 
@@ -175,13 +196,22 @@ def planted(
     seen: set[str] = set()
     inserts: list[tuple[int, list[Message]]] = []
     for n in range(facts):
-        kind = kinds[int(rng.random() * len(kinds))]
-        make, question = _KINDS[kind]
+        if phrasing == "casual":
+            placement, template, make, question = _CASUAL[n % len(_CASUAL)]
+            kind = f"casual{n % len(_CASUAL)}"
+        else:
+            kind = kinds[int(rng.random() * len(kinds))]
+            make, question = _KINDS[kind]
+            placement, template = templates[int(rng.random() * len(templates))]
+        text = json.dumps(messages, ensure_ascii=False)
         value = make(rng)
-        while value in seen or value in json.dumps(messages, ensure_ascii=False):
+        for _ in range(100):  # a value found elsewhere in the conversation would count as kept by chance
+            if value not in seen and value not in text:
+                break
             value = make(rng)
+        else:
+            raise ValueError(f"no value for {kind} that the conversation does not already hold")
         seen.add(value)
-        placement, template = templates[int(rng.random() * len(templates))]
         sentence = template.format(k=kind, v=value)
         where = _place(messages, end, placement, sentence, kind, value, rng, inserts)
         probes.append({"id": f"{style}-{seed}-{n}", "question": question, "needs": [value], "kind": kind,
@@ -257,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="conversations per style and phrasing (default 3)")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--styles", default=",".join(STYLES))
-    parser.add_argument("--phrasings", default=",".join(PHRASINGS))
+    parser.add_argument("--phrasings", default="tune,heldout", help=f"of {', '.join(PHRASINGS)} (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="list the facts lost")
     parser.add_argument("--write", metavar="DIR", help="write <style>-<phrasing>.jsonl and .probes.jsonl instead")
     args = parser.parse_args(argv)

@@ -50,3 +50,41 @@ def theirs(kind: str, size: int) -> list[Any]:
 def o200k_total(kind: str, size: int) -> int:
     """The conversation's tokens under the o200k callable (each message once)."""
     return sum(map(o200k_callable, ours(kind, size)))
+
+
+_WORDS = [
+    "the", "a", "to", "of", "and", "in", "is", "it", "you", "that", "for", "on", "with", "as", "this", "be",
+    "are", "was", "have", "not", "but", "what", "can", "all", "your", "model", "token", "budget", "window",
+    "context", "message", "history", "planner", "summary", "tool", "call", "result", "search", "file", "answer",
+]
+
+
+@functools.cache
+def chat_sized(size: int) -> list[BaseMessage]:
+    """A conversation of ``size`` chat-sized messages (5 to 80 words; a question, a tool call, its result, an
+    answer, repeated), where a counter's per-message cost and the engine's, not long texts, set the pace."""
+    import random
+
+    from ctxwin.messages import AIMessage, HumanMessage, ToolMessage
+
+    rng = random.Random(SEED)
+
+    def sentence(words: int) -> str:
+        return " ".join(rng.choice(_WORDS) for _ in range(words)).capitalize() + "."
+
+    messages: list[BaseMessage] = []
+    for i in range(size // 4):
+        call = {"name": "search", "args": {"q": sentence(4)}, "id": f"c{i}"}
+        messages += [
+            HumanMessage(sentence(rng.randint(5, 40)), id=f"h{i}"),
+            AIMessage("", tool_calls=[call], id=f"a{i}"),
+            ToolMessage(sentence(rng.randint(10, 80)), tool_call_id=f"c{i}", id=f"t{i}"),
+            AIMessage(sentence(rng.randint(10, 60)), id=f"b{i}"),
+        ]
+    return messages
+
+
+@functools.cache
+def chat_sized_theirs(size: int) -> list[Any]:
+    """``chat_sized`` as langchain_core messages."""
+    return list(messages_from_dict(messages_to_dict(chat_sized(size))))

@@ -60,7 +60,7 @@ def main() -> None:
         FakeModel(),
         [read_build_log],
         system_prompt="You are a build assistant. Read the logs before answering.",
-        middleware=[ContextWindowMiddleware("gpt-4o", max_tokens=BUDGET)],
+        middleware=[ContextWindowMiddleware("gpt-4o", context_window=BUDGET, reserve_output=0)],
     )
     history: list[BaseMessage] = []
     for night in range(12):

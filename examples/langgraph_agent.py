@@ -26,7 +26,7 @@ PROMPT = "You are a build assistant. Read the logs before answering."
 
 def main() -> None:
     tools = [read_build_log]
-    hook = pre_model_hook("gpt-4o", tools=tools, prompt=PROMPT, max_tokens=BUDGET)
+    hook = pre_model_hook("gpt-4o", tools=tools, prompt=PROMPT, context_window=BUDGET, reserve_output=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agent = create_react_agent(FakeModel(), tools, prompt=PROMPT, pre_model_hook=hook)

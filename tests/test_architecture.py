@@ -1,4 +1,5 @@
-"""The import graph of ctxwin/ keeps the architecture: no cycles, no upward imports, no private names across modules.
+"""The import graph of ctxwin/ keeps the architecture: no cycles, no upward imports, no private names across modules,
+and no call-backs from the trim engine up into the strategies or the planner.
 
 Every module is parsed with ``ast``; an import anywhere in it counts (inside functions and ``if TYPE_CHECKING:``
 blocks too), and ``from pkg import name`` counts as importing ``pkg`` unless ``pkg.name`` is a module. Importing a
@@ -191,3 +192,50 @@ def test_no_private_names_from_other_modules() -> None:
         )
     ]
     assert not private, "private names imported from another module:\n" + "\n".join(private)
+
+
+def _names_defined(layers: range) -> set[str]:
+    """The functions, methods and class attributes defined by the modules of ``layers`` (indexes into LAYERS)."""
+    names: set[str] = set()
+    for name, path in MODULES.items():
+        if layer_of(name) in layers:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, (ast.Name, ast.Attribute)):
+                    names.add(node.target.id if isinstance(node.target, ast.Name) else node.target.attr)
+                elif isinstance(node, ast.Assign):
+                    names.update(target.attr for target in node.targets if isinstance(target, ast.Attribute))
+    return names
+
+
+def _names_reached(module: str) -> Iterator[tuple[str, int]]:
+    """Every attribute a module reads or calls by name: ``x.name`` and ``getattr``/``hasattr(x, "name")``."""
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute):
+            yield node.attr, node.lineno
+        elif (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+        ):
+            yield node.args[1].value, node.lineno
+
+
+ENGINE = next(i for i, (layer, _) in enumerate(LAYERS) if layer == "trim engine")
+ABOVE = range(ENGINE + 1, next(i for i, (layer, _) in enumerate(LAYERS) if layer == "applications"))
+
+
+def test_the_trim_engine_never_calls_up_into_strategies_or_the_planner() -> None:
+    """No call-back either: the engine reads no attribute that only the strategies or the planner define (a
+    duck-typed stand-in, such as a counter with a ``known_counts`` hook answered by the planner's meter). What it
+    needs from above comes in as plain functions of its own signatures (``trim_counted``)."""
+    builtin = {name for kind in (str, bytes, list, dict, set, tuple, int, float) for name in dir(kind)}
+    own = _names_defined(range(ENGINE + 1)) | builtin
+    only_above = _names_defined(ABOVE) - own
+    reached = [
+        f"{module}:{line} reads {attr!r}, defined only above it"
+        for module in MODULES if layer_of(module) == ENGINE
+        for attr, line in _names_reached(module) if attr in only_above
+    ]
+    assert not reached, "the trim engine calls up:\n" + "\n".join(reached)
+    assert "known_counts" not in own  # what the old stand-in was called: gone from the lower layers too

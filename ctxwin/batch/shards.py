@@ -31,7 +31,7 @@ from ctxwin.batch.pool import WORKER_DIED, WorkerPool
 
 # Bytes per range: small enough that a range is fitted in a fraction of a second (so an interrupt, a dead worker
 # or the last range costs little) and every worker gets many; large enough that the per-range work here is noise.
-DEFAULT_SHARD_BYTES = 1 << 20
+DEFAULT_SHARD_BYTES = 4 << 20
 IN_FLIGHT_PER_WORKER = 4  # ranges submitted per worker ahead of the oldest one not yet appended
 BLOCK = 1 << 20
 

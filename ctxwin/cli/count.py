@@ -115,7 +115,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="JSON or JSONL conversation in OpenAI chat format, or - for stdin")
+    parser.add_argument(
+        "file", help="JSON or JSONL conversation(s): chat messages, or chat completions, Anthropic or Responses "
+        "requests; - for stdin"
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--model", "-m", help="count with this model's tokenizer and framing (see `ctxwin models`)")
     which.add_argument("--counter", "-c", help="a counter spec, e.g. tiktoken:o200k_base (default: approximate)")

@@ -325,7 +325,10 @@ def _keep_last(text: str) -> int:
 
 def add_arguments(fit: argparse.ArgumentParser) -> None:
     fit.epilog = EXIT_CODES_HELP
-    fit.add_argument("file", help="JSON or JSONL conversation(s) in OpenAI chat format, or - for stdin")
+    fit.add_argument(
+        "file", help="JSON or JSONL conversation(s): chat messages, or chat completions, Anthropic or Responses "
+        "requests (written back in their form); - for stdin"
+    )
     fit.add_argument("--model", "-m", help=f"the model to fit for (see `ctxwin models`; default {FIT_MODEL})")
     fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (see `ctxwin counters`)")
     fit.add_argument(
@@ -334,7 +337,8 @@ def add_arguments(fit: argparse.ArgumentParser) -> None:
     fit.add_argument(
         "--reserve",
         type=_token_amount(zero=True),
-        help="tokens reserved for the reply (default: the model's max output, at most half the context window)",
+        help="tokens reserved for the reply (default: the request's own max_tokens, else the model's max output, at "
+        "most an eighth of the window (8k when the window allows) and half of it)",
     )
     fit.add_argument("--tools", help="a JSON file with the tool definitions sent with the request")
     fit.add_argument("--strategy", help="comma-separated strategies, e.g. truncate_tool_output,trim")

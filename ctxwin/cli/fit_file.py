@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import stat
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from ctxwin.batch.item import Fitter, describe
 from ctxwin.batch.progress import Progress
 from ctxwin.batch.shards import Mapped, map_file
 from ctxwin.cli.atomic import AtomicOutput
-from ctxwin.cli.io import BOM, ConversationLine, fitted_document, loads, request_from_json
+from ctxwin.cli.io import BOM, ConversationLine, fitted_document, loads, open_bytes, request_from_json
 from ctxwin.cli.output import one_line
 from ctxwin.cpus import available_cpus
 from ctxwin.planner import Plan
@@ -166,23 +165,12 @@ def seekable(path: str) -> Iterator[str]:
         return
     descriptor, copy = tempfile.mkstemp(prefix="ctxwin-input-", suffix=".jsonl")
     try:
-        with open(descriptor, "wb") as target, _open_bytes(path) as source:
+        with open(descriptor, "wb") as target, open_bytes(path) as source:
             shutil.copyfileobj(source, target, 1 << 20)
         yield copy
     finally:
         with contextlib.suppress(OSError):
             os.unlink(copy)
-
-
-def _open_bytes(path: str) -> Any:
-    if path == "-":
-        return contextlib.nullcontext(sys.stdin.buffer)
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise ConversationFileError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ConversationFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def fit_file(
@@ -224,6 +212,6 @@ def fit_file(
 
 
 def _conversation_lines(path: str, name: str) -> Iterator[ConversationLine]:
-    with _open_bytes(path) as handle:
+    with open_bytes(path) as handle:
         for number, text in enumerate(handle, start=1):
             yield ConversationLine(name, number, text)

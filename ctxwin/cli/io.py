@@ -76,7 +76,8 @@ class ConversationLine:
         return f"{self.source}:{self.line}"
 
 
-def _open(path: str) -> Any:
+def open_bytes(path: str) -> Any:
+    """``path`` (``-``: stdin) opened for reading bytes; ConversationFileError saying why it cannot be."""
     if path == "-":
         return nullcontext(sys.stdin.buffer)
     try:
@@ -174,7 +175,7 @@ def read_raw_conversations(path: str, name: str | None = None) -> Iterator[RawCo
 
     ``name``: what reports call the file (default: ``path``, ``<stdin>`` for ``-``), e.g. for a copy of stdin."""
     name = name or ("<stdin>" if path == "-" else path)
-    with _open(path) as handle:
+    with open_bytes(path) as handle:
         try:
             yield from _read_raw(handle, name)
         except OSError as exc:

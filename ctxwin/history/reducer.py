@@ -13,6 +13,10 @@ Deliberate differences, each to avoid surprises LangGraph has:
   after the marker still apply, and ``format`` is honoured) instead of being returned raw;
 - ``format="openai"`` keeps message ids (LangGraph's round trip through OpenAI dicts loses them, which breaks any
   later replacement or removal by id). LangGraph's spelling ``"langchain-openai"`` is accepted too.
+
+As in LangGraph, LangChain messages in (on either side, mixed with dicts, tuples or chunks) give LangChain messages
+out: the caller's own objects where kept, new instances of LangChain's classes for the rest
+(``ctxwin.messages.forms``); with no LangChain message in, the result is ctxwin messages.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from ctxwin.messages import (
     convert_to_openai_messages,
     message_chunk_to_message,
 )
+from ctxwin.messages.convert import is_langchain_message
 from ctxwin.messages.forms import CallerForms
 
 Messages = list[MessageLike] | MessageLike
@@ -78,12 +83,16 @@ def _reduce(left: Messages, right: Messages, *, format: Format | None) -> list[A
     # object kept alive so that no other object can reuse its address during the call.
     assigned: dict[int, tuple[BaseMessage, str]] = {}
     forms = None
-    if format is None:  # LangChain messages on both sides are given back as LangChain messages
+    if format is None:  # with LangChain messages on either side, the result is LangChain messages
         lefts = left if isinstance(left, list) else [left]
-        found = CallerForms.read_langchain([*lefts, *(right if isinstance(right, list) else [right])])
+        everything = [*lefts, *(right if isinstance(right, list) else [right])]
+        caller = [i for i, item in enumerate(everything) if is_langchain_message(item)]
+        found = CallerForms.read_langchain([everything[i] for i in caller]) if caller else None
         if found is not None:
             items, forms = found
-            left, right = items[: len(lefts)], items[len(lefts) :]
+            for i, item in zip(caller, items, strict=True):
+                everything[i] = item
+            left, right = everything[: len(lefts)], everything[len(lefts) :]
     old = _with_ids(left, "left", assigned)
     new = _with_ids(right, "right", assigned)
     remove_all = max((i for i, m in enumerate(new) if _is_remove_all(m)), default=None)

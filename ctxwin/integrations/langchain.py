@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -143,6 +144,36 @@ def _openai_tools(tools: Sequence[Any]) -> list[dict[str, Any]]:
     return [convert_to_openai_tool(tool) for tool in tools]
 
 
+def _budget(
+    owner: str, context_window: int | None, reserve_output: int | None, max_tokens: int | None, reserve: int | None
+) -> tuple[int | None, int | None]:
+    """``context_window`` and ``reserve_output`` (``fit``'s names) from the old ``max_tokens`` (the request's budget:
+    a window with nothing reserved) and ``reserve``, each with a DeprecationWarning; a ValueError when a budget is
+    given twice or both old names are."""
+    if max_tokens is not None and reserve is not None:
+        raise ValueError(f"{owner}: give max_tokens (the request's budget) or reserve (for the reply), not both")
+    if max_tokens is not None:
+        if context_window is not None or reserve_output is not None:
+            raise ValueError(f"{owner}: max_tokens is the old name of context_window (with reserve_output=0)")
+        warnings.warn(
+            f"{owner}: max_tokens= is deprecated; use context_window= (and reserve_output=0 for the same budget), "
+            "as fit and Planner do",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return max_tokens, 0
+    if reserve is not None:
+        if reserve_output is not None:
+            raise ValueError(f"{owner}: reserve is the old name of reserve_output; give reserve_output alone")
+        warnings.warn(
+            f"{owner}: reserve= is deprecated; use reserve_output=, as fit and Planner do",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return context_window, reserve
+    return context_window, reserve_output
+
+
 # Conversations whose sessions a middleware or hook keeps, least recently used dropped first.
 MAX_THREADS = 1024
 
@@ -207,8 +238,9 @@ class _RequestFitter:
         owner: str,
         model: str | TokenCounter,
         *,
-        max_tokens: int | None,
-        reserve: int | None,
+        context_window: int | None,
+        reserve_output: int | None,
+        old: dict[str, int | None],
         strategies: Sequence[Strategy | str] | str | None,
         summarizer: Any,
         keep_last: int | None,
@@ -216,20 +248,19 @@ class _RequestFitter:
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"{owner}: cache_stable must be a bool, got {cache_stable!r}")
-        if max_tokens is not None and reserve is not None:
-            raise ValueError(f"{owner}: give max_tokens (the request's budget) or reserve (for the reply), not both")
+        context_window, reserve_output = _budget(owner, context_window, reserve_output, **old)
         if not isinstance(model, (str, TokenCounter)):
             raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
-        if not isinstance(model, str) and max_tokens is None:
-            raise ValueError(f"{owner}: with a counter for model, max_tokens is required (no context window known)")
+        if not isinstance(model, str) and context_window is None:
+            raise ValueError(f"{owner}: with a counter for model, context_window is required (no model to read)")
         self.owner = owner
         self.sessions = _Sessions() if cache_stable else None
         self.planner = Planner(
             model if isinstance(model, str) else None,
             strategies,
             counter=None if isinstance(model, str) else model,
-            context_window=max_tokens,
-            reserve_output=0 if max_tokens is not None else reserve,
+            context_window=context_window,
+            reserve_output=reserve_output,
             summarizer=_summarizer(summarizer),
             keep_last=keep_last,
         )
@@ -252,10 +283,11 @@ class _RequestFitter:
         return await (session.aplan() if session is not None else planner.aplan(inputs))
 
     def outcome(
-        self, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
+        self, planner: Planner, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
     ) -> tuple[SystemMessage | None, list[AnyMessage]]:
         """The fitted system message and history; ``BudgetExceeded`` when they do not fit, ``TurnDoesNotFit`` when
-        they fit only without part of the current turn (or, with no user message, without the newest message)."""
+        they fit only without part of the current turn (or, with no user message, without the newest message), with
+        the tokens the turn needs: the request of the system message, the tool definitions and the whole turn."""
         fitted: list[AnyMessage] = list(plan.messages)
         head = fitted[0] if system is not None and fitted and isinstance(fitted[0], SystemMessage) else None
         history = fitted[1:] if head is not None else fitted
@@ -263,7 +295,9 @@ class _RequestFitter:
             raise BudgetExceeded(plan)
         turn, what = _current_turn(inputs[system is not None :])
         if _current_turn(history)[0] != turn:
-            raise TurnDoesNotFit(plan, f"{self.owner}: {what}")
+            needed = [*inputs[: system is not None], *inputs[len(inputs) - turn :]]
+            tokens = planner.counter.count_messages(needed, tools=planner.tools)
+            raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
         return head, history
 
 
@@ -280,13 +314,15 @@ def _current_turn(messages: Sequence[Any]) -> tuple[int, str]:
 class TurnDoesNotFit(BudgetExceeded):
     """The conversation fits only without part of its current turn (the last user message and the agent's tool
     calls and results after it): sent so, the model would not see the results it asked for and would call the tools
-    again, so nothing is sent. ``plan`` is the plan that dropped them."""
+    again, so nothing is sent. ``plan`` is the plan that dropped them; ``tokens`` is what the turn needs (the
+    request with the system message, the tool definitions and the whole turn), not what the plan kept."""
 
-    def __init__(self, plan: Plan, what: str) -> None:
+    def __init__(self, plan: Plan, what: str, tokens: int) -> None:
         super().__init__(plan)
+        self.tokens = tokens
         self.args = (
-            f"{what} cannot be sent whole within the budget of {self.limit} tokens beside what must stay (the "
-            f"system prompt, {plan.budget.tools_tokens} tokens of tool definitions, pinned messages); without it the "
+            f"{what} needs {tokens} tokens with the system prompt and {plan.budget.tools_tokens} tokens of tool "
+            f"definitions, over the budget of {self.limit} tokens, so it cannot be sent whole; without it the "
             "model would not see what it is answering (and would call its tools again), so nothing was sent; "
             + "; ".join(plan.warnings),
         )
@@ -295,10 +331,12 @@ class TurnDoesNotFit(BudgetExceeded):
 class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Fit each model request of a LangChain v1 agent to the model's budget with ctxwin's planner.
 
-    ``model``: a ctxwin model name (its counter and context window) or a ``TokenCounter`` (then ``max_tokens`` is
-    required). ``max_tokens``: the most a request (system message, tool definitions, messages) may count; else the
-    model's context window less ``reserve`` (the tokens kept for the reply; by default the model's). ``strategies``,
-    ``summarizer`` (a callable, or a LangChain chat model) and ``keep_last`` are the planner's. When the part that
+    ``model``: a ctxwin model name (its counter and context window) or a ``TokenCounter`` (then ``context_window`` is
+    required). ``context_window`` and ``reserve_output`` are ``fit``'s: a request (system message, tool definitions,
+    messages) may count the context window (by default the model's) less the tokens kept for the reply (by default
+    the model's). The old names still work with a DeprecationWarning: ``max_tokens=N`` is ``context_window=N,
+    reserve_output=0``; ``reserve`` is ``reserve_output``. ``strategies``, ``summarizer`` (a callable, or a
+    LangChain chat model) and ``keep_last`` are the planner's. When the part that
     must stay (the current turn included) cannot fit, the model is not called: the run ends with an AI message
     saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit`` for the current turn) is raised.
     ``cache_stable``: one cache-stable session per thread id (the module docstring says how); False plans every call
@@ -309,18 +347,21 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self,
         model: str | TokenCounter = "gpt-4o",
         *,
-        max_tokens: int | None = None,
-        reserve: int | None = None,
+        context_window: int | None = None,
+        reserve_output: int | None = None,
         strategies: Sequence[Strategy | str] | str | None = None,
         summarizer: Any = None,
         keep_last: int | None = None,
         strict: bool = False,
         cache_stable: bool = True,
+        max_tokens: int | None = None,
+        reserve: int | None = None,
     ) -> None:
         super().__init__()
         self.fitter = _RequestFitter(
-            "ContextWindowMiddleware", model, max_tokens=max_tokens, reserve=reserve, strategies=strategies,
-            summarizer=summarizer, keep_last=keep_last, cache_stable=cache_stable,
+            "ContextWindowMiddleware", model, context_window=context_window, reserve_output=reserve_output,
+            old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
+            keep_last=keep_last, cache_stable=cache_stable,
         )
         self.strict = strict
 
@@ -329,9 +370,11 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The planner every request is fitted with (before its tools are counted)."""
         return self.fitter.planner
 
-    def _fitted(self, request: ModelRequest[Any], plan: Plan, inputs: list[Any]) -> ModelRequest[Any] | AIMessage:
+    def _fitted(
+        self, request: ModelRequest[Any], planner: Planner, plan: Plan, inputs: list[Any]
+    ) -> ModelRequest[Any] | AIMessage:
         try:
-            system, history = self.fitter.outcome(plan, request.system_message, inputs)
+            system, history = self.fitter.outcome(planner, plan, request.system_message, inputs)
         except BudgetExceeded as error:
             if self.strict:
                 raise
@@ -348,7 +391,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage:
         """The fitted request to ``handler``; or, when it cannot fit, the AI message that ends the run."""
         planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, self.fitter.plan(planner, inputs), inputs)
+        fitted = self._fitted(request, planner, self.fitter.plan(planner, inputs), inputs)
         return fitted if isinstance(fitted, AIMessage) else handler(fitted)
 
     async def awrap_model_call(
@@ -358,7 +401,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ModelResponse[Any] | AIMessage:
         """``wrap_model_call`` for ``ainvoke``: an async summarizer is awaited."""
         planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, await self.fitter.aplan(planner, inputs), inputs)
+        fitted = self._fitted(request, planner, await self.fitter.aplan(planner, inputs), inputs)
         return fitted if isinstance(fitted, AIMessage) else await handler(fitted)
 
 
@@ -367,19 +410,22 @@ def pre_model_hook(
     *,
     tools: Sequence[Any] = (),
     prompt: str | SystemMessage | None = None,
-    max_tokens: int | None = None,
-    reserve: int | None = None,
+    context_window: int | None = None,
+    reserve_output: int | None = None,
     strategies: Sequence[Strategy | str] | str | None = None,
     summarizer: Any = None,
     keep_last: int | None = None,
     rewrite_state: bool = False,
     cache_stable: bool = True,
+    max_tokens: int | None = None,
+    reserve: int | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent`` fitting each model call to the budget.
 
     The hook cannot see what the agent adds to its messages, so give it the agent's ``tools`` and ``prompt`` (a
-    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``max_tokens``, ``reserve``,
-    ``strategies``, ``summarizer`` and ``keep_last`` are as for ``ContextWindowMiddleware``. The hook returns
+    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``context_window``,
+    ``reserve_output`` (and the deprecated ``max_tokens`` and ``reserve``), ``strategies``, ``summarizer`` and
+    ``keep_last`` are as for ``ContextWindowMiddleware``. The hook returns
     ``{"llm_input_messages": fitted}``, leaving the stored history alone; ``rewrite_state=True`` also replaces the
     stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
     raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
@@ -391,25 +437,26 @@ def pre_model_hook(
             f"pre_model_hook prompt must be a string or a SystemMessage (what is counted), got {type(prompt).__name__}"
         )
     fitter = _RequestFitter(
-        "pre_model_hook", model, max_tokens=max_tokens, reserve=reserve, strategies=strategies,
-        summarizer=summarizer, keep_last=keep_last, cache_stable=cache_stable,
+        "pre_model_hook", model, context_window=context_window, reserve_output=reserve_output,
+        old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
+        keep_last=keep_last, cache_stable=cache_stable,
     )
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
     agent_tools = list(tools)
 
-    def update(plan: Plan, inputs: list[Any]) -> dict[str, Any]:
-        _, history = fitter.outcome(plan, system, inputs)
+    def update(planner: Planner, plan: Plan, inputs: list[Any]) -> dict[str, Any]:
+        _, history = fitter.outcome(planner, plan, system, inputs)
         if not rewrite_state:
             return {"llm_input_messages": history}
         return {"llm_input_messages": history, "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *history]}
 
     def hook(state: Any) -> dict[str, Any]:
         planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(fitter.plan(planner, inputs), inputs)
+        return update(planner, fitter.plan(planner, inputs), inputs)
 
     async def ahook(state: Any) -> dict[str, Any]:
         planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(await fitter.aplan(planner, inputs), inputs)
+        return update(planner, await fitter.aplan(planner, inputs), inputs)
 
     return RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
 

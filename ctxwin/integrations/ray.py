@@ -30,6 +30,7 @@ DEFAULT_BATCH_SIZE = 128
 # Bytes of a JSONL file per read task: what one task holds in memory at most (its lines and their Arrow block).
 DEFAULT_SHARD_BYTES = 16 << 20
 
+KEPT_BATCHES = 4  # planners a Ray worker process keeps, for as many fit_dataset calls running at once
 _BATCHES: dict[str, FitBatch] = {}  # this worker process's FitBatch, by fit_dataset call (tasks, not actors)
 
 
@@ -157,6 +158,8 @@ def _fit_batch(key: str, arguments: dict[str, Any], batch: pyarrow.Table) -> pya
     """``map_batches``' function when it runs as tasks: the process's ``FitBatch`` for this call, built once."""
     fit_batch = _BATCHES.get(key)
     if fit_batch is None:
+        if len(_BATCHES) >= KEPT_BATCHES:  # a long-lived worker process does not keep every earlier call's planner
+            _BATCHES.pop(next(iter(_BATCHES)))
         fit_batch = _BATCHES[key] = FitBatch(**arguments)
     return fit_batch(batch)
 

@@ -88,6 +88,7 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
     roles, nowhere = _TAKES[output]
     placed = Placed(messages)
     inserts: dict[int, list[Any]] = {}  # unit end -> the parts moved there, with their notes
+    sources = 0  # messages whose media moved
     out = list(messages)
     changed = False
     for index, message in enumerate(messages):
@@ -103,8 +104,9 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
             elif kind in nowhere:
                 label = _label(kind)
                 content.append({"type": "text", "text": f"[{label} removed: the {output} API takes no {label}]"})
-                placed.warnings.append(f"{_where(message, index)}: a {label} part has no place in the {output} API; "
-                                       "replaced by a note")
+                article = "an" if label[0] in "aeiou" else "a"
+                placed.warnings.append(f"{_where(message, index)}: {article} {label} part has no place in the "
+                                       f"{output} API; replaced by a note")
             else:
                 content.append({"type": "text", "text": f"[{_label(kind)} moved to the next user message]"})
                 moved.append(block)
@@ -115,7 +117,8 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
         placed.replaced.append((message, copy))
         changed = True
         if moved:
-            end = _unit_end(messages, index) if not isinstance(message, HumanMessage) else index + 1
+            sources += 1
+            end = _unit_end(messages, index)  # a user message takes media: only other roles move theirs
             note = {"type": "text", "text": f"[{plural(len(moved), 'part')} from {_where(message, index)}]"}
             inserts.setdefault(end, []).extend([note, *moved])
     if not changed:
@@ -131,7 +134,10 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
         placed.added.append(result[-1])
     placed.messages = result
     if placed.added:
-        placed.notes.append(f"moved media out of {plural(len(placed.replaced), 'message')} into "
+        placed.notes.append(f"moved media out of {plural(sources, 'message')} into "
                             f"{plural(len(placed.added), 'user message')} right after them (the {output} API takes "
                             "it there)")
+    if placed.warnings:
+        placed.notes.append(f"replaced {plural(len(placed.warnings), 'part')} the {output} API takes nowhere by a "
+                            "note")
     return placed

@@ -65,7 +65,7 @@ RESERVE_FLOOR = 8_192
 
 
 def default_reserve(max_output: int, window: int) -> int:
-    """``min(max_output, max(window // 8, 8_192), window // 2)``: 16,384 of gpt-4o's 128k (its max output),
+    """``min(max_output, max(window // 8, 8_192), window // 2)``: 16,000 of gpt-4o's 128,000 (max output 16,384),
     16,384 of llama-3.1-8b-instruct's 131,072, 25,000 of a 200k Claude's, 4,096 of gpt-4's 8,192."""
     return min(max_output, max(window // RESERVE_SHARE, RESERVE_FLOOR), window // 2)
 
@@ -100,9 +100,10 @@ class Planner(Generic[M]):
     keep a ``session()`` per growing conversation (a chat loop).
 
     ``strategies`` are Strategy objects or registered names (or one name), built once (``ctxwin.planner.chain``); by
-    default ``filter``, ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or ``keep_last`` is
-    given) and ``trim``. ``summarizer`` and ``keep_last`` are the summarize step's options: it is built with them
-    (a ``Summarize`` in ``strategies`` takes them where it leaves its own unset).
+    default ``clear_reasoning``, ``filter``, ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or
+    ``keep_last`` is given) and ``trim``; a provider output runs ``place_media`` first. ``summarizer`` and
+    ``keep_last`` are the summarize step's options: it is built with them (a ``Summarize`` in ``strategies`` takes
+    them where it leaves its own unset).
     ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
     ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
     ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.

@@ -14,10 +14,11 @@ next one), as documented (docs/interop.md cites the pages):
 
 So, when the conversation is over budget, this step (first in the default chain) removes from the assistant
 messages before the last user message, all at once: thinking, redacted-thinking and reasoning blocks, a leading
-``<think>`` block of the text, and ``reasoning_content`` where DeepSeek ignores it. The current turn and pinned
-messages are never touched, so what a provider requires goes back byte for byte. It removes nothing a provider
-reads from an earlier turn except where a newer Claude model would have kept its old thinking, which is still less
-than the whole turn a trim would drop.
+``<think>`` block of the text, and ``reasoning_content`` where DeepSeek ignores it. The current turn, the latest
+assistant message (Anthropic refuses a change to its thinking even when a user message with text follows its tool
+results) and pinned messages are never touched, so what a provider requires goes back byte for byte. It removes
+nothing a provider reads from an earlier turn except where a newer Claude model would have kept its old thinking,
+which is still less than the whole turn a trim would drop.
 """
 
 from __future__ import annotations
@@ -95,12 +96,13 @@ class ClearReasoning(BaseStrategy):
         if not last:
             return StepResult(messages)
         tool_turns = _tool_turns(messages, last)
+        latest = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
         originals: list[BaseMessage] = []
         copies: list[BaseMessage] = []
         out = messages
         for index in range(last):
             message = messages[index]
-            if not isinstance(message, AIMessage) or is_pinned(message):
+            if not isinstance(message, AIMessage) or index == latest or is_pinned(message):
                 continue
             copy = cleared(message, keep_content=index in tool_turns)
             if copy is None:

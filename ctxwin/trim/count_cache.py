@@ -12,7 +12,7 @@ A message is written with ``marshal`` (its class and field values, in C, exact a
   key and is counted again. Values marshal cannot write (an arbitrary ``artifact`` object) are keyed by their type
   and ``repr`` instead.
 * **By identity**, for the same object seen again (a chat loop re-trimming ``history + [new]``): its id -> its
-  serialization and count. Recalling it writes the object again and compares the bytes, all in C, with no digest
+  class, serialization and count. Recalling it writes the object again and compares the bytes, all in C, with no digest
   and no look-up by content: a field reassigned, a nested value changed in place, a list that grew all show. An id
   reused by another object is recalled only when that object is written the same, and then the count is right.
 
@@ -69,7 +69,7 @@ class CountCache:
             raise ValueError(f"max_entries must be at least 1, got {max_entries}")
         self.max_entries = max_entries
         self._by_content: OrderedDict[Hashable, float] = OrderedDict()
-        self._by_id: dict[int, tuple[bytes, float]] = {}
+        self._by_id: dict[int, tuple[type, bytes, float]] = {}  # id -> class, bytes written, count
         self._lock = threading.Lock()
         self.kind: Kind | None = None
 
@@ -85,15 +85,16 @@ class CountCache:
             return noted  # type: ignore[return-value]  # all None
         try:  # _written_bytes inlined: this runs for every message a re-trim reaches
             return [
-                entry[1]
+                entry[2]
                 if entry is not None
-                and entry[0] == _dumps((m.__class__.__qualname__, *m.__dict__.values(), m.__pydantic_extra__), 2)
+                and entry[1] == _dumps((*m.__dict__.values(), m.__pydantic_extra__), 2)
+                and entry[0] is m.__class__
                 else None
                 for m, entry in zip(messages, noted, strict=True)
             ]
         except ValueError:  # a message marshal cannot write (changed in place into one): never noted by identity
             return [
-                entry[1] if entry is not None and entry[0] == _written_bytes(m) else None
+                entry[2] if entry is not None and entry[1] == _written_bytes(m) and entry[0] is m.__class__ else None
                 for m, entry in zip(messages, noted, strict=True)
             ]
 
@@ -129,7 +130,7 @@ class CountCache:
     def _note_id(self, message: Any, note: tuple[Hashable, bytes | None], count: float) -> None:
         if note[1] is not None:  # written by marshal: recalled by identity by writing it again
             self._by_id.pop(id(message), None)
-            self._by_id[id(message)] = (note[1], count)
+            self._by_id[id(message)] = (message.__class__, note[1], count)
 
     def clear(self) -> None:
         with self._lock:
@@ -147,9 +148,9 @@ def _note_of(message: Any) -> tuple[Hashable, bytes | None]:
 
 
 def _written_bytes(message: Any) -> bytes | None:
-    """The message's class name and field values written by marshal; None when marshal cannot write them."""
+    """The message's field values written by marshal; None when marshal cannot write them."""
     try:
-        return _dumps((message.__class__.__qualname__, *message.__dict__.values(), message.__pydantic_extra__), 2)
+        return _dumps((*message.__dict__.values(), message.__pydantic_extra__), 2)
     except ValueError:
         return None
 

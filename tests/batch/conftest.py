@@ -13,4 +13,3 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "ray: needs Ray Data (the 'ray' extra); starts a local Ray instance")
-    config.addinivalue_line("markers", "slow: starts a multi-node Ray cluster (about a minute); -m 'not slow' skips it")

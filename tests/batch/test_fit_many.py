@@ -196,3 +196,20 @@ def test_chunks_cover_the_input_in_order(values: list[int], size: int) -> None:
     chunks = list(chunked(items, size))
     assert [item for chunk in chunks for item in chunk] == items
     assert all(1 <= len(chunk) <= size for chunk in chunks)
+
+
+def test_with_a_pool_the_calling_process_builds_no_planner_and_bad_arguments_still_raise_at_the_call() -> None:
+    import gc
+
+    from ctxwin.planner import Planner
+
+    def planners() -> int:
+        return sum(isinstance(o, Planner) for o in gc.get_objects())
+
+    before = planners()
+    results = fit_many(ITEMS, workers=2, **FIT)
+    first = list(itertools.islice(results, 100))
+    assert planners() == before and len(first) == 100  # the workers plan; this process only moves items
+    results.close()
+    with pytest.raises(ValueError, match="gpt-99-ultra"):  # reported by the first worker, raised here
+        fit_many(ITEMS, workers=2, **{**FIT, "model": "gpt-99-ultra"})

@@ -24,6 +24,9 @@ from ctxwin.planner import Plan
 FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500, "output": "openai"}
 
 
+# Every test here starts Ray (seconds) or a subprocess: all are left out of `make check`.
+pytestmark = pytest.mark.slow
+
 # Ray Data is ray and pyarrow; found without importing them (ray alone takes most of a second), so collecting stays
 # cheap. An installed but broken Ray fails these tests instead of skipping them.
 needs_ray = pytest.mark.skipif(
@@ -67,7 +70,6 @@ def check_rows(rows: list[dict[str, Any]], items: list[Any], **fit_kwargs: Any) 
             assert row["fit_error"] == want
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_arrow_struct_rows_equal_fit(ray_instance: Any) -> None:
@@ -83,7 +85,6 @@ def test_arrow_struct_rows_equal_fit(ray_instance: Any) -> None:
     assert any(row["fit_plan"]["dropped"] for row in rows)
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_json_rows_with_tools_and_bad_rows(ray_instance: Any) -> None:
@@ -106,7 +107,6 @@ def test_json_rows_with_tools_and_bad_rows(ray_instance: Any) -> None:
     assert rows[odd]["fit_plan"]["tokens_before"] > without_tools.tokens_before
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_any_failure_is_the_rows_error_and_the_order_is_kept_on_every_cpu(ray_instance: Any) -> None:
@@ -130,7 +130,6 @@ def test_any_failure_is_the_rows_error_and_the_order_is_kept_on_every_cpu(ray_in
     check_rows([rows[i] for i in kept], [json.loads(texts[i]) for i in kept], **options)
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_read_jsonl_reads_in_ranges_and_rejoins_by_offset(ray_instance: Any, tmp_path: Path) -> None:
@@ -171,7 +170,6 @@ def test_bad_arguments_fail_in_the_driver(ray_instance: Any) -> None:
         fit_dataset([{"messages": []}])  # type: ignore[arg-type]
 
 
-@pytest.mark.slow
 @pytest.mark.ray
 @needs_ray
 def test_a_missing_column_is_named(ray_instance: Any) -> None:
@@ -182,7 +180,6 @@ def test_a_missing_column_is_named(ray_instance: Any) -> None:
         fit_dataset(ds, concurrency=1).take_all()
 
 
-@pytest.mark.slow
 def test_ray_is_imported_only_when_used_and_its_absence_is_explained() -> None:
     code = (
         "import sys; sys.modules['ray'] = None\n"  # makes `import ray` fail, as on a machine without the extra
@@ -224,7 +221,6 @@ message = st.fixed_dictionaries(
 )
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None, reason="pyarrow comes with the 'ray' extra")
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(message, max_size=4), min_size=1, max_size=5))

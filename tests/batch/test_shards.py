@@ -46,6 +46,7 @@ def mapped(path: Path, workers: int, shard_bytes: int) -> tuple[str, list[tuple[
     return out.getvalue(), errors, flagged
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(WORDS), max_size=30), st.integers(1, 40), st.booleans())
 def test_every_line_is_in_exactly_one_range_with_its_number(

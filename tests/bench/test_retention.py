@@ -86,6 +86,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=ENV)
 
 
+@pytest.mark.slow
 def test_bench_reports_facts_and_probes_for_every_chain(tmp_path: Path) -> None:
     chats = write_jsonl(tmp_path / "chats.jsonl", [support_chat(n) for n in range(3)])
     probes = tmp_path / "probes.jsonl"
@@ -106,6 +107,7 @@ def test_bench_reports_facts_and_probes_for_every_chain(tmp_path: Path) -> None:
     assert row.split()[-5:-3] == ["100%", "100%"]
 
 
+@pytest.mark.slow
 def test_bench_rejects_probes_about_a_missing_conversation(tmp_path: Path) -> None:
     chats = write_jsonl(tmp_path / "chats.jsonl", [support_chat(0)])
     probes = tmp_path / "probes.jsonl"
@@ -117,6 +119,7 @@ def test_bench_rejects_probes_about_a_missing_conversation(tmp_path: Path) -> No
     assert result.returncode == 1 and "not JSON or JSONL probes" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_chart_has_a_facts_panel_and_a_probes_panel_when_there_are_probes(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")  # the optional plot extra; test_bench_cli covers the error without it
     from ctxwin.cli.bench.plot import write_plot

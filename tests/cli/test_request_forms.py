@@ -82,6 +82,7 @@ def server() -> Any:
         yield running
 
 
+@pytest.mark.slow
 def test_count_counts_an_anthropic_requests_system_and_tools(tmp_path: Path) -> None:
     short = "You are a terse weather bot who answers in one sentence."
     with_system = count(write(tmp_path / "a.json", {"system": short, "messages": [{"role": "user", "content": "hi"}]}))
@@ -93,6 +94,7 @@ def test_count_counts_an_anthropic_requests_system_and_tools(tmp_path: Path) -> 
     assert tools > with_system  # the Anthropic tools are counted
 
 
+@pytest.mark.slow
 def test_fit_an_anthropic_request_with_a_long_system_prompt(tmp_path: Path, server: Server) -> None:
     request = anthropic_request(WORDS)
     source, out = write(tmp_path / "req.json", request), tmp_path / "out.json"
@@ -109,6 +111,7 @@ def test_fit_an_anthropic_request_with_a_long_system_prompt(tmp_path: Path, serv
     assert server.bodies[-1][1] == written
 
 
+@pytest.mark.slow
 def test_fit_says_so_when_the_system_prompt_alone_is_over_budget(tmp_path: Path) -> None:
     source = write(tmp_path / "req.json", anthropic_request(WORDS * 2))
     result = run("fit", str(source), *BUDGET, "--json", "-o", str(tmp_path / "out.json"))
@@ -118,6 +121,7 @@ def test_fit_says_so_when_the_system_prompt_alone_is_over_budget(tmp_path: Path)
     assert "does not fit" in result.stderr
 
 
+@pytest.mark.slow
 def test_fit_a_responses_request(tmp_path: Path, server: Server) -> None:
     reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA" + "x" * 200}
     server.issued.add_reasoning(reasoning)
@@ -145,6 +149,7 @@ def test_fit_a_responses_request(tmp_path: Path, server: Server) -> None:
     openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0).responses.create(**written)
 
 
+@pytest.mark.slow
 def test_fit_a_chat_request_moves_tool_result_images(tmp_path: Path, server: Server) -> None:
     tools = [{"type": "function", "function": {"name": "screenshot", "parameters": {"type": "object"}}}]
     request = {"model": "gpt-4o", "tools": tools, "tool_choice": "required", "messages": [
@@ -167,6 +172,7 @@ def test_fit_a_chat_request_moves_tool_result_images(tmp_path: Path, server: Ser
     openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0).chat.completions.create(**written)
 
 
+@pytest.mark.slow
 def test_jsonl_lines_are_each_written_in_their_own_form(tmp_path: Path) -> None:
     lines = [
         {"system": "Be brief.", "messages": history(40)},

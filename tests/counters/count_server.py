@@ -147,7 +147,8 @@ class CountServer(http.server.ThreadingHTTPServer):
 @contextmanager
 def count_server() -> Iterator[CountServer]:
     server = CountServer()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: every 0.5 s by default, every 0.05 s here
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield server

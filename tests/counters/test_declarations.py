@@ -34,6 +34,7 @@ def message(role: str, text: str, index: int) -> BaseMessage:
     return {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}[role](text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ADDITIVE)
 @settings(max_examples=15, deadline=None)
 @given(turns=st.lists(TURN, min_size=1, max_size=6))
@@ -49,6 +50,7 @@ def test_an_additive_counter_never_counts_a_request_above_its_declared_sum(
     assert counter.count_messages(messages) <= sum(map(counter.count_message, messages)) + overhead
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not importlib.util.find_spec("mistral_common"), reason="the Mistral counter needs its extra")
 @pytest.mark.parametrize("spec", ["mistral:v1", "mistral:v3", "mistral:tekken-v3", "mistral:v7"])
 def test_mistral_declares_itself_not_additive(spec: str) -> None:

@@ -173,7 +173,8 @@ def hub() -> Iterator[HubServer]:
     server.files = {f"/acme/tiny/resolve/{revision}/{name}": (source.with_name(name)).read_bytes()
                     for revision in ("main", COMMIT) for name in ("tokenizer.json", "tokenizer_config.json")}
     server.requests = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: every 0.5 s by default, every 0.05 s here
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield server
     server.shutdown()

@@ -108,6 +108,7 @@ def test_a_torn_tail_is_still_a_warning_and_sealed(tmp_path: Path) -> None:
 damage = st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=4)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(damage)
 def test_random_damage_never_drops_a_message_with_only_a_warning(changes: list[tuple[int, int]]) -> None:
@@ -131,6 +132,7 @@ def test_random_damage_never_drops_a_message_with_only_a_warning(changes: list[t
         assert len(read(path)[0]) == len(MESSAGES) + 1
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.integers(1, 10_000), st.integers(0, 8))
 def test_a_crash_at_any_byte_loses_only_the_line_being_written(cut: int, nuls: int) -> None:
@@ -187,6 +189,7 @@ def test_damaged_pages_are_a_history_format_error_naming_the_file(tmp_path: Path
     assert any("database disk image is malformed" in error for error in found), found
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(st.tuples(st.integers(0, 2**31), st.integers(0, 7)), min_size=1, max_size=3))
 def test_random_bit_flips_in_a_database_are_named(flips: list[tuple[int, int]]) -> None:

@@ -183,3 +183,29 @@ def test_invariants_of_merging_without_removals(left: list[BaseMessage], right: 
     new_ids = {m.id for m in right if m.id is not None} - {m.id for m in left}
     assert len(result) == len(left) + len(new_ids) + sum(m.id is None for m in right)
     assert add_messages(result, result) == result  # re-applying a state to itself changes nothing
+
+
+def _shape(messages: list[Any], known: set[str]) -> list[tuple[str, str, Any, Any]]:
+    """What LangGraph's and ctxwin's results must agree on: class, module, content, the caller's ids (generated ids
+    are uuids on both sides, checked apart)."""
+    return [(type(m).__name__, type(m).__module__, m.content, m.id if m.id in known else "uuid") for m in messages]
+
+
+def test_message_likes_and_chunks_are_converted_on_both_sides() -> None:
+    """LangGraph's reducer (installed here) on LangChain messages mixed with dicts, tuples and chunks, on both
+    sides: ctxwin gives the same LangChain messages, the caller's own objects where kept."""
+    import langchain_core.messages as lc
+    from langgraph.graph.message import add_messages as langgraph_add_messages
+
+    left = [lc.SystemMessage("Be brief.", id="s"), {"role": "user", "content": "hi", "id": "u1"},
+            ("ai", "hello"), lc.AIMessageChunk(content="partial ", id="c0")]
+    right = [lc.AIMessageChunk(content="answer", id="c1"), {"role": "user", "content": "thanks"},
+             ("human", "again"), lc.HumanMessage("replaced", id="u1"), lc.ToolMessage("ok", tool_call_id="t1")]
+    ours = add_messages(left, right)
+    theirs = langgraph_add_messages(list(left), list(right))
+    known = {"s", "u1", "c0", "c1"}
+    assert _shape(ours, known) == _shape(theirs, known)
+    assert all(isinstance(m, lc.BaseMessage) and not isinstance(m, lc.BaseMessageChunk) for m in ours)
+    assert ours[0] is left[0] and ours[1] is right[3]  # the caller's own objects, the replacement in place
+    assert all(uuid.UUID(str(m.id)) for m in ours if m.id not in known)
+    assert add_messages(left[1:3], [("ai", "x")])[0].__class__ is HumanMessage  # no LangChain message: ctxwin's

@@ -50,7 +50,7 @@ def chat(agent: object, model: RecordingChatModel, thread: str, turns: int = TUR
 def test_the_middleware_keeps_each_threads_prefix() -> None:
     model = RecordingChatModel()
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
-                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=BUDGET)])
+                         middleware=[ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0)])
     calls = chat(agent, model, "a")
     assert continued(calls) >= 0.85 * (len(calls) - 1)
     # another thread starts its own session: its first call holds its system prompt and first message only
@@ -61,16 +61,17 @@ def test_the_middleware_keeps_each_threads_prefix() -> None:
 def test_without_sessions_the_cut_moves_every_call() -> None:
     model = RecordingChatModel()
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
-                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=BUDGET, cache_stable=False)])
+                         middleware=[ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0,
+                                                             cache_stable=False)])
     stable_model = RecordingChatModel()
     stable = create_agent(stable_model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
-                          middleware=[ContextWindowMiddleware(MODEL, max_tokens=BUDGET)])
+                          middleware=[ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0)])
     assert continued(chat(agent, model, "t")) < continued(chat(stable, stable_model, "t"))
 
 
 def test_the_hook_keeps_each_threads_prefix() -> None:
     model = RecordingChatModel()
-    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT, max_tokens=BUDGET)
+    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT, context_window=BUDGET, reserve_output=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agent = create_react_agent(model, TOOLS, prompt=SYSTEM_PROMPT, pre_model_hook=hook,

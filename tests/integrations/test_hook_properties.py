@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ctxwin import BudgetExceeded, get_counter
-from ctxwin.integrations.langchain import TurnDoesNotFit, pre_model_hook
+from ctxwin.integrations.langchain import pre_model_hook
 
 TOOL_DEFINITIONS = RecordingChatModel().bind_tools(TOOLS).kwargs["tools"]  # type: ignore[attr-defined]
 
@@ -41,13 +41,13 @@ def histories(draw: Any) -> list[BaseMessage]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=histories(), budget=st.integers(150, 4000))
 def test_the_hook_fits_or_refuses(history: list[BaseMessage], budget: int) -> None:
-    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT, max_tokens=budget)
+    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=SYSTEM_PROMPT, context_window=budget, reserve_output=0)
     counter = get_counter(MODEL)
     system = SystemMessage(SYSTEM_PROMPT)
     try:
         fitted = hook.invoke({"messages": history})["llm_input_messages"]
     except BudgetExceeded as error:
-        assert isinstance(error, TurnDoesNotFit) or error.tokens > budget
+        assert error.tokens > budget == error.limit  # a refused turn says what it needs, not what was kept
         assert counter.count_messages([system, *history], tools=TOOL_DEFINITIONS) > budget
         return
     check_call(Call([system, *fitted], TOOL_DEFINITIONS), budget, history)

@@ -21,7 +21,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ctxwin import BudgetExceeded, get_counter
-from ctxwin.integrations.langchain import ContextWindowMiddleware, TurnDoesNotFit
+from ctxwin.integrations.langchain import ContextWindowMiddleware, TurnDoesNotFit, pre_model_hook
 
 BUDGET = 6000
 TURNS = 30
@@ -42,7 +42,7 @@ def run_turns(agent: object, model: RecordingChatModel, turns: int = TURNS) -> l
 @pytest.mark.slow
 def test_thirty_turns_every_call_within_the_budget() -> None:
     model = RecordingChatModel()
-    middleware = ContextWindowMiddleware(MODEL, max_tokens=BUDGET)
+    middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0)
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, middleware=[middleware])
     history = run_turns(agent, model)
 
@@ -86,7 +86,7 @@ def test_tools_and_system_prompt_are_counted() -> None:
 
     model = RecordingChatModel(replies=["done"])
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT,
-                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=budget)])
+                         middleware=[ContextWindowMiddleware(MODEL, context_window=budget, reserve_output=0)])
     agent.invoke({"messages": history})
     (call,) = model.calls
     assert len(call.messages) < len(history) + 1
@@ -96,7 +96,7 @@ def test_tools_and_system_prompt_are_counted() -> None:
 def test_must_keep_over_budget_ends_the_run_saying_so_without_calling_the_model() -> None:
     model = RecordingChatModel()
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT,
-                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=600)])
+                         middleware=[ContextWindowMiddleware(MODEL, context_window=600, reserve_output=0)])
     huge = HumanMessage("Turn 0: " + filler(1, 900), id="huge")
     result = agent.invoke({"messages": [huge]})
     assert model.calls == []
@@ -110,7 +110,7 @@ def test_must_keep_over_budget_ends_the_run_saying_so_without_calling_the_model(
 def test_must_keep_over_budget_strict_raises_budget_exceeded() -> None:
     model = RecordingChatModel()
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT,
-                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=600, strict=True)])
+                         middleware=[ContextWindowMiddleware(MODEL, context_window=600, reserve_output=0, strict=True)])
     with pytest.raises(BudgetExceeded, match="budget allows 600") as caught:
         agent.invoke({"messages": [HumanMessage("Turn 0: " + filler(1, 900))]})
     assert caught.value.tokens > 600
@@ -120,7 +120,8 @@ def test_must_keep_over_budget_strict_raises_budget_exceeded() -> None:
 def test_a_system_prompt_alone_over_budget_is_refused() -> None:
     model = RecordingChatModel()
     agent = create_agent(model, TOOLS, system_prompt=filler(3, 2000),
-                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=1000, strict=True)])
+                         middleware=[ContextWindowMiddleware(MODEL, context_window=1000, reserve_output=0,
+                                                             strict=True)])
     with pytest.raises(BudgetExceeded):
         agent.invoke({"messages": [user_message(0)]})
     assert model.calls == []
@@ -130,7 +131,7 @@ def test_async_agent_with_a_chat_model_summarizer() -> None:
     """``ainvoke`` runs the async path: the summarizer model is awaited, its summary is what the agent model gets."""
     summarizer = RecordingChatModel(replies=["The user asked about failing builds on turns 0-9."])
     model = RecordingChatModel()
-    middleware = ContextWindowMiddleware(MODEL, max_tokens=BUDGET, summarizer=summarizer)
+    middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0, summarizer=summarizer)
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, middleware=[middleware])
 
     async def run() -> list[BaseMessage]:
@@ -150,14 +151,32 @@ def test_async_agent_with_a_chat_model_summarizer() -> None:
 
 
 def test_options_are_checked() -> None:
-    with pytest.raises(ValueError, match=r"max_tokens .* or reserve"):
-        ContextWindowMiddleware(MODEL, max_tokens=1000, reserve=100)
-    with pytest.raises(ValueError, match="max_tokens is required"):
+    with pytest.raises(ValueError, match="context_window is required"):
         ContextWindowMiddleware(get_counter(MODEL))
     with pytest.raises(TypeError, match="model must be a ctxwin model name or a TokenCounter"):
         ContextWindowMiddleware(42)  # type: ignore[arg-type]
-    assert ContextWindowMiddleware(get_counter(MODEL), max_tokens=900).planner.budget.max_input_tokens == 900
-    assert ContextWindowMiddleware(MODEL, reserve=1000).planner.budget.reserve_output == 1000
+    budget = ContextWindowMiddleware(get_counter(MODEL), context_window=1900, reserve_output=1000).planner.budget
+    assert (budget.context_window, budget.reserve_output, budget.max_input_tokens) == (1900, 1000, 900)
+    assert ContextWindowMiddleware(MODEL, reserve_output=1000).planner.budget.reserve_output == 1000
+
+
+def test_the_old_budget_names_still_work_with_a_deprecation_warning() -> None:
+    with pytest.warns(DeprecationWarning, match=r"max_tokens= is deprecated; use context_window=") as record:
+        old = ContextWindowMiddleware(get_counter(MODEL), max_tokens=900)
+    assert record[0].filename == __file__  # the warning points at the caller's line
+    new = ContextWindowMiddleware(get_counter(MODEL), context_window=900, reserve_output=0)
+    assert old.planner.budget == new.planner.budget and old.planner.budget.max_input_tokens == 900
+    with pytest.warns(DeprecationWarning, match=r"pre_model_hook: reserve= is deprecated; use reserve_output="):
+        pre_model_hook(MODEL, reserve=1000)
+    with pytest.warns(DeprecationWarning, match=r"reserve= is deprecated"):
+        old_reserve = ContextWindowMiddleware(MODEL, reserve=1000)
+    assert old_reserve.planner.budget == ContextWindowMiddleware(MODEL, reserve_output=1000).planner.budget
+    with pytest.raises(ValueError, match=r"max_tokens .* or reserve"):
+        ContextWindowMiddleware(MODEL, max_tokens=1000, reserve=100)
+    with pytest.raises(ValueError, match="max_tokens is the old name of context_window"):
+        ContextWindowMiddleware(MODEL, max_tokens=1000, context_window=2000)
+    with pytest.raises(ValueError, match="reserve is the old name of reserve_output"):
+        ContextWindowMiddleware(MODEL, reserve=100, reserve_output=200)
 
 
 def test_a_provider_tool_that_cannot_be_counted_is_named() -> None:
@@ -179,15 +198,20 @@ def test_a_turn_whose_tool_results_cannot_fit_ends_instead_of_looping() -> None:
     budget = counter.count_messages([SystemMessage(SYSTEM_PROMPT), first], tools=tools) + 40
     model = RecordingChatModel()
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT,
-                         middleware=[ContextWindowMiddleware(MODEL, max_tokens=budget)])
+                         middleware=[ContextWindowMiddleware(MODEL, context_window=budget, reserve_output=0)])
     result = agent.invoke({"messages": [first]})
     assert len(model.calls) == 1  # the tool call; the second call was refused
     answer = result["messages"][-1]
     assert isinstance(answer, AIMessage) and "the current turn (3 messages" in answer.text
     assert isinstance(result["messages"][-2], ToolMessage)  # the tool ran; its result stays in the state
+    turn = result["messages"][-4:-1]  # what the refused call would have needed: the system prompt and the turn
+    needed = counter.count_messages([SystemMessage(SYSTEM_PROMPT), *turn], tools=tools)
+    assert answer.response_metadata["ctxwin"] == {"tokens": needed, "limit": budget} and needed > budget
+    assert f"needs {needed} tokens" in answer.text
 
     strict = create_agent(RecordingChatModel(), TOOLS, system_prompt=SYSTEM_PROMPT,
-                          middleware=[ContextWindowMiddleware(MODEL, max_tokens=budget, strict=True)])
+                          middleware=[ContextWindowMiddleware(MODEL, context_window=budget, reserve_output=0,
+                                                              strict=True)])
     with pytest.raises(TurnDoesNotFit, match="would call its tools again"):
         strict.invoke({"messages": [first]})
 
@@ -196,7 +220,7 @@ def test_a_turn_whose_tool_results_cannot_fit_ends_instead_of_looping() -> None:
 def test_sync_agent_with_a_chat_model_summarizer_asks_it_once_per_span() -> None:
     summarizer = RecordingChatModel(replies=["Builds failed in the linker on the early turns."])
     model = RecordingChatModel()
-    middleware = ContextWindowMiddleware(MODEL, max_tokens=BUDGET, summarizer=summarizer)
+    middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0, summarizer=summarizer)
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, middleware=[middleware])
     run_turns(agent, model, turns=12)
     summarised = [c for c in model.calls if any(isinstance(m, SystemMessage) and "linker" in m.text

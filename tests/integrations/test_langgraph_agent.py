@@ -33,7 +33,8 @@ TURNS = 30
 
 
 def react_agent(model: RecordingChatModel, prompt: Any = SYSTEM_PROMPT, **options: Any) -> Any:
-    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=prompt, **{"max_tokens": BUDGET, **options})
+    budget = {"context_window": BUDGET, "reserve_output": 0}
+    hook = pre_model_hook(MODEL, tools=TOOLS, prompt=prompt, **{**budget, **options})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return create_react_agent(model, TOOLS, prompt=prompt, pre_model_hook=hook)
@@ -72,7 +73,7 @@ def test_rewrite_state_replaces_the_stored_history_by_the_fitted_one() -> None:
 
 def test_must_keep_over_budget_raises_and_never_sends_the_whole_history() -> None:
     model = RecordingChatModel()
-    agent = react_agent(model, max_tokens=600)
+    agent = react_agent(model, context_window=600)
     with pytest.raises(BudgetExceeded, match="budget allows 600"):
         agent.invoke({"messages": [HumanMessage("Turn 0: " + filler(1, 900))]})
     assert model.calls == []
@@ -82,8 +83,9 @@ def test_nothing_left_but_the_prompt_is_refused() -> None:
     """A history with no user message that trimming empties: an empty ``llm_input_messages`` would make the agent
     send the whole history, so the hook refuses."""
     model = RecordingChatModel()
-    agent = react_agent(model, max_tokens=300)
-    with pytest.raises(BudgetExceeded, match=r"the newest message \(the conversation has no user message\) cannot"):
+    agent = react_agent(model, context_window=300)
+    with pytest.raises(BudgetExceeded,
+                       match=r"the newest message \(the conversation has no user message\) needs \d+ tokens"):
         agent.invoke({"messages": [AIMessage(filler(2, 400), id="a")]})
     assert model.calls == []
 

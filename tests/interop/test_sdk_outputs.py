@@ -71,7 +71,8 @@ def server() -> Iterator[tuple[str, list[tuple[str, Any]]]]:
     bodies: list[tuple[str, Any]] = []
     handler = type("Recorder", (_Recorder,), {"bodies": bodies})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: every 0.5 s by default, every 0.05 s here
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", bodies
     httpd.shutdown()

@@ -180,6 +180,7 @@ def test_the_last_turn_is_never_left_with_a_hole_without_a_warning() -> None:
                 assert whole
 
 
+@pytest.mark.slow
 def test_the_extractive_summary_fills_its_room_and_says_what_it_covers() -> None:
     # The issue: the summary covered the oldest ~20 messages, then "...", and the report said "summarised 17,760".
     messages = conversation(14, turns=700, big_tool=60)

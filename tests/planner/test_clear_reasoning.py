@@ -78,6 +78,17 @@ def test_old_thinking_goes_before_any_turn(server: Server) -> None:
     assert messages == claude_session()  # the input is never changed
 
 
+def test_the_latest_assistant_message_keeps_its_thinking_whatever_follows() -> None:
+    """Tool results sent with text (one Anthropic user turn) read as a new user message: the assistant message that
+    called the tools is still the latest, whose thinking Anthropic refuses to see changed."""
+    messages = [*claude_session(6), HumanMessage([{"type": "text", "text": "also, hurry"}])]
+    plan = ctxwin.fit(messages, "claude-sonnet-4", output="anthropic", tools=TOOLS, context_window=5_000,
+                      reserve_output=500)
+    assert plan.steps[0].name == "clear_reasoning" and "#14" not in plan.steps[0].truncated_ids
+    assert plan.messages[-2]["content"][0] == thinking(99, 50)  # type: ignore[index]
+    assert plan.messages[-1]["content"][0]["type"] == "tool_result"  # type: ignore[index]
+
+
 def test_within_budget_nothing_is_cleared() -> None:
     plan = ctxwin.fit(claude_session(2), "claude-sonnet-4")
     assert plan.steps == [] and plan.messages == claude_session(2)
@@ -199,6 +210,7 @@ def test_the_current_turn_is_sent_as_given(messages: list[Any], window: int) -> 
     tail = messages[last:]
     assert plan.messages[-len(tail):] == tail or not plan.fits  # what follows the last question, byte for byte
     if plan.steps and plan.steps[0].name == "clear_reasoning":
-        kept_old = plan.messages[: -len(tail)]
+        latest = max(i for i, m in enumerate(messages) if isinstance(m, AIMessage))  # never changed (Anthropic's rule)
+        kept_old = [m for m in plan.messages[: -len(tail)] if m is not messages[latest]]
         assert not any(isinstance(m.content, list) and any(b.get("type") == "thinking" for b in m.content)
                        for m in kept_old)

@@ -14,6 +14,7 @@ from planted_support import planted
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner, fit
+from ctxwin.strategies.facts import find_facts
 from ctxwin.strategies.salience import extractive_summary
 from ctxwin.strategies.summarize import MAX_EXTENDED_SHARE, is_summary
 
@@ -133,6 +134,7 @@ def test_the_facts_a_summary_dropped_are_named_the_users_first() -> None:
     assert user_values and "stated by the user" in dropped
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window", [3_000, 8_000, 24_000])
 def test_the_summary_is_given_an_eighth_of_the_budget_by_default(window: int) -> None:
     messages, _ = planted(8, "agent", turns=120)
@@ -148,3 +150,16 @@ def test_a_system_message_in_the_span_is_summarised_too() -> None:
     messages += [AIMessage(f"I think the cache is not invalidated when the settings change ({n}).") for n in range(40)]
     text = extractive_summary(messages, 80, COUNTER.count_text).text
     assert "ops.4412@example.org" in text and "- system: Operator note" in text
+
+
+def test_the_built_in_summarizer_reports_the_facts_it_left_out() -> None:
+    messages, _ = planted(9, "agent")
+    plan = fit(messages, counter=COUNTER, model=None, context_window=3_000, reserve_output=0, strategies=CHAIN)
+    step = next(s for s in plan.steps if s.name == "summarize")
+    [summary] = [m for m in plan.messages if is_summary(m)]
+    [dropped] = [n for n in step.notes if n.startswith("the summary dropped")]
+    replaced = [m for m in messages if m.id in set(step.summarized_ids)]
+    facts = find_facts(replaced)
+    lost = [f for f in facts if f.text not in summary.text]
+    assert dropped.startswith(f"the summary dropped {len(lost):,} of the {len(facts):,} facts")
+    assert all(f.text in dropped for f in lost[:3] if f.user)  # the user's are named first

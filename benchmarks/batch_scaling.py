@@ -1,0 +1,312 @@
+"""What the calling process costs per conversation on each dataset path, and the speed-up that allows on many cores.
+
+For each path — a plain ``fit`` loop, ``fit_many``, ``ctxwin fit FILE --workers`` (with ``fit_file``'s code) and
+Ray (``read_jsonl`` + ``fit_dataset`` + ``write_json``) — and for 1 and 2 cores, one subprocess pinned to those
+cores (``sched_setaffinity``, inherited by every process it starts) runs the path on the first N conversations,
+then on the first 4N, and reports for each run:
+
+- wall time, and so conversations per second (the 4N run's);
+- the calling process's CPU (``getrusage(RUSAGE_SELF)``: all its threads, so the pool's feeder and result
+  threads too); its **marginal CPU per conversation** is ``(cpu(4N) - cpu(N)) / 3N``, which leaves out what a run
+  pays once (imports, starting the pool, loading a tokenizer);
+- the workers' CPU: for ``fit_many`` and the CLI, what the fork server reaped from its children (the workers are
+  its children: ``cutime + cstime`` in ``/proc/<fork server>/stat``, after the pool is shut down);
+- the peak resident memory (``VmHWM``) of each worker process (pool workers, Ray workers), sampled every 50 ms.
+
+The loop's CPU per conversation (4N - N, cold count caches) is the reference: the judged figure is the calling
+process's marginal CPU as a share of it, and Amdahl's law with that share as the serial part gives the speed-up on
+P cores, ``1 / (s + (1 - s) / P)``, and its ceiling ``1 / s``.
+
+    python benchmarks/batch_scaling.py --count 200 --json scaling.json     # prints a Markdown table
+
+Conversations: ``conversations.generate("agent", n, seed)`` with n drawn from 10..400 messages (agent sessions with
+tool calls and long tool outputs, OpenAI format), one JSON list per line; fitted for gpt-4o-mini (o200k) into an
+8,000-token window with 1,000 reserved, so most are cut.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+FIT = {"model": "gpt-4o-mini", "context_window": 8000, "reserve_output": 1000}
+PATHS = ("loop", "fit_many", "fit_many_lines", "cli", "ray")
+CORES = (1, 2)
+PROJECTED = (16, 64, 256)
+SCALE = 4  # the second run fits SCALE times as many conversations as the first
+
+
+def corpus(count: int, seed: int = 7) -> list[list[dict[str, Any]]]:
+    from conversations import generate
+
+    rng = random.Random(seed)
+    return [generate("agent", rng.randint(10, 400), seed * 100_000 + i) for i in range(count)]
+
+
+def cpu_self() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for thread in threads:
+        with contextlib.suppress(OSError):
+            out += [int(p) for p in Path(f"/proc/{pid}/task/{thread}/children").read_text().split()]
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    found, todo = [], _children(pid)
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo += _children(child)
+    return found
+
+
+class PeakMemory:
+    """The peak resident memory of the worker processes, sampled on a thread; ``cpu`` is that thread's own CPU,
+    which the caller takes out of the process's."""
+
+    def __init__(self, workers: Callable[[], list[int]]) -> None:
+        self.workers, self.peaks, self.cpu = workers, dict[int, int](), 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            for pid in self.workers():
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue
+                line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), None)
+                if line is not None:
+                    self.peaks[pid] = max(self.peaks.get(pid, 0), int(line.split()[1]) // 1024)
+            self.cpu = time.thread_time()
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _forkserver_pid() -> int | None:
+    from multiprocessing import forkserver
+
+    return getattr(forkserver._forkserver, "_forkserver_pid", None)
+
+
+def _pool_workers() -> list[int]:
+    pid = _forkserver_pid()
+    return _children(pid) if pid is not None else []
+
+
+def _ray_workers() -> list[int]:
+    return [pid for pid in descendants(os.getpid()) if _cmdline(pid).startswith("ray::")]
+
+
+def _forkserver_reaped() -> float:
+    """CPU seconds of the fork server's reaped children (the pool workers) and its own."""
+    pid = _forkserver_pid()
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks  # utime stime cutime cstime
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def run_case(path: str, cores: int, count: int, folder: str) -> dict[str, Any]:
+    """One path on ``cores`` CPUs, at N and 4N conversations, in this (pinned) process."""
+    os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))
+    items = corpus(SCALE * count)
+    runs = []
+    for n in (count, SCALE * count):
+        source = Path(folder) / f"in-{n}.jsonl"
+        source.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in items[:n]), encoding="utf-8")
+        runs.append(_run(path, cores, items[:n], str(source), Path(folder) / f"out-{path}-{n}"))
+    first, second = runs
+    marginal = (second["parent_cpu"] - first["parent_cpu"]) / ((SCALE - 1) * count)
+    worker = (second["worker_cpu"] - first["worker_cpu"]) / ((SCALE - 1) * count) if second["worker_cpu"] else None
+    return {
+        "path": path,
+        "cores": cores,
+        "conversations": SCALE * count,
+        "per_second": SCALE * count / second["wall"],
+        "parent_ms": 1000 * marginal,
+        "worker_ms": None if worker is None else 1000 * worker,
+        "worker_mb": second["worker_mb"],
+        "output": second["digest"],
+    }
+
+
+def _run(path: str, cores: int, items: list[Any], source: str, out: Path) -> dict[str, Any]:
+    import hashlib
+
+    from ctxwin.counters import get_counter
+    from ctxwin.planner import fit
+    from ctxwin.trim.count_cache import cache_for
+
+    if in_process(path, cores):
+        fit([{"role": "user", "content": "warm up"}], **FIT)  # the tokenizer is loaded once, before any run
+    cache = cache_for(get_counter("tiktoken:o200k_base"))
+    if cache is not None:
+        cache.clear()  # every run cold, as a new worker is: the 4N run must not reuse the N run's counts
+    reaped = _forkserver_reaped() if path != "ray" else 0.0
+    digest = hashlib.sha256()
+    kept: list[Any] = []  # what the run gave, hashed after it: the consumer's work is not the path's
+    with PeakMemory(_ray_workers if path == "ray" else _pool_workers) as memory:
+        start, cpu = time.perf_counter(), cpu_self()
+        if path == "loop":
+            for conversation in items:
+                plan = fit(conversation, output="openai", **FIT)
+                kept.append([plan.messages, plan.summary()])
+        elif path == "fit_many":
+            from ctxwin.batch import fit_many
+
+            for result in fit_many(items, workers=cores, progress=False, output="openai", **FIT):
+                kept.append([result.messages, result.summary])
+        elif path == "fit_many_lines":
+            from ctxwin.batch import fit_many
+
+            with open(source, encoding="utf-8") as lines:
+                options = {"workers": cores, "progress": False, "decode": json.loads, "output": "openai", **FIT}
+                for result in fit_many(lines, **options):
+                    kept.append([result.messages, result.summary])
+        elif path == "cli":
+            from ctxwin.cli.main import main
+
+            target = f"{out}.jsonl"
+            args = ["fit", source, "-m", FIT["model"], "--context-window", "8000", "--reserve", "1000"]
+            assert main([*args, "--workers", str(cores), "-o", target]) == 0
+        else:
+            from ctxwin.integrations.ray import fit_dataset, read_jsonl
+
+            ds = fit_dataset(read_jsonl(source, shard_bytes=1 << 20), column="text", **FIT)
+            ds.write_json(str(out))
+        wall, parent = time.perf_counter() - start, cpu_self() - cpu
+    parent -= memory.cpu
+    if path == "cli":
+        for line in Path(f"{out}.jsonl").read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            kept.append([row["messages"], row["ctxwin"]["plan"]])
+    for item in kept:
+        digest.update(json.dumps(item, sort_keys=True).encode())
+    time.sleep(0.3)  # the fork server reaps the workers the pool shut down
+    worker = _forkserver_reaped() - reaped if path != "ray" else 0.0
+    peaks = [mb for pid, mb in memory.peaks.items()]
+    return {
+        "wall": wall,
+        "parent_cpu": parent,
+        "worker_cpu": worker,
+        "worker_mb": max(peaks) if peaks else None,
+        "digest": digest.hexdigest()[:12] if path != "ray" else None,
+    }
+
+
+def in_process(path: str, cores: int) -> bool:
+    """Whether the calling process fits the conversations itself: the loop, and one worker (``workers=1``)."""
+    return path == "loop" or (cores == 1 and path != "ray")
+
+
+def amdahl(serial: float, cores: int) -> float:
+    return 1 / (serial + (1 - serial) / cores)
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    loop = {r["cores"]: r for r in results if r["path"] == "loop"}
+    reference = loop[1]["parent_ms"]  # the loop's CPU per conversation, on one core
+    lines = [
+        "| path | cores | conversations/s | parent ms/conv. (marginal) | share of the loop's CPU | workers' ms/conv. "
+        f"| peak MB per worker | {' | '.join(f'Amdahl {p} cores' for p in PROJECTED)} | ceiling |",
+        "|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(PROJECTED) + "---:|",
+    ]
+    for r in results:
+        share = r["parent_ms"] / reference
+        alone = in_process(r["path"], r["cores"])  # the calling process is the worker: nothing to project
+        noise = share <= 0  # the run-to-run noise of the fixed costs is larger than what the parent added
+        projected = " | ".join("—" if alone or noise else f"{amdahl(share, p):.0f}x" for p in PROJECTED)
+        ceiling = "—" if alone else ("below noise" if noise else f"{1 / share:.0f}x")
+        worker = "—" if r["worker_ms"] is None else f"{r['worker_ms']:.2f}"
+        memory = "—" if r["worker_mb"] is None else f"{r['worker_mb']}"
+        lines.append(
+            f"| {r['path']} | {r['cores']} | {r['per_second']:.1f} | {r['parent_ms']:.3f} | "
+            f"{100 * share:.2f}% | {worker} | {memory} | {projected} | {ceiling} |"
+        )
+    digests = {r["output"] for r in results if r["output"]}
+    lines.append("")
+    lines.append(f"Outputs (messages and summaries of every conversation, hashed): {len(digests)} distinct among "
+                 "the loop, fit_many and CLI runs" + (" — identical." if len(digests) == 1 else "."))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200, help="N: runs fit N, then 4N conversations")
+    parser.add_argument("--paths", default=",".join(PATHS))
+    parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--case", help=argparse.SUPPRESS)  # PATH:CORES, run in a pinned subprocess
+    args = parser.parse_args(argv)
+    if args.case:
+        path, cores = args.case.split(":")
+        if path == "ray":
+            import ray
+
+            ray.init(num_cpus=int(cores), include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+            import ray.data
+
+            ray.data.DataContext.get_current().enable_progress_bars = False
+        with tempfile.TemporaryDirectory() as folder:
+            print(json.dumps(run_case(path, int(cores), args.count, folder)))
+        return 0
+    results = []
+    for path in args.paths.split(","):
+        for cores in CORES:
+            done = subprocess.run(
+                [sys.executable, __file__, "--count", str(args.count), "--case", f"{path}:{cores}"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode:
+                print(f"{path} on {cores} cores failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+                continue
+            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(json.dumps(results[-1]), file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
