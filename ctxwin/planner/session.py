@@ -46,8 +46,8 @@ from ctxwin.strategies.pins import pinned_indexes
 from ctxwin.strategies.walk import within
 
 # The low-water mark a cut plans down to, as a share of the input budget. Measured on chat, code and agent replays
-# at 20,000 tokens (docs/sessions.md): 0.6 has a cache hit on 90-92% of requests while sending 0.80-0.93x the tokens
-# of a sliding trim; 0.5 hits a point more and sends ~0.77x; 0.7 sends ~0.87x and hits 88-90%.
+# at 20,000 tokens (docs/sessions.md): 0.6 has a cache hit on 90-92% of requests while sending 0.79-0.92x the tokens
+# of a sliding trim; 0.5 hits a point more and sends 0.77-0.89x; 0.7 sends 0.81-0.92x and hits 90.7-91.5%.
 DEFAULT_LOW_WATER = 0.6
 # A cut leaves room for the growth of the recent turns (the largest of the last few), at most this share of the
 # budget (a single huge tool output must not make the session throw its history away).
