@@ -15,6 +15,8 @@ A message is written with ``marshal`` (its class and field values, in C, exact a
   class, serialization and count. Recalling it writes the object again and compares the bytes, all in C, with no digest
   and no look-up by content: a field reassigned, a nested value changed in place, a list that grew all show. An id
   reused by another object is recalled only when that object is written the same, and then the count is right.
+  A chunk of messages is written in one marshal call and compared with the noted bytes joined; only when that
+  differs (something changed) is each message compared on its own.
 
 Writing a message costs about what copying its text does, a fraction of tokenizing it, so a cold trim pays little
 for the cache, and a re-trim pays one serialization and comparison per message it reaches.
@@ -34,6 +36,8 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from itertools import compress
+from operator import itemgetter
 from typing import Any, Literal
 
 from ctxwin.messages import BaseMessage
@@ -45,6 +49,7 @@ Kind = Literal["message", "list"]
 # marshal format 2 (``_written_bytes``): no back-references, whose flags follow reference counts and would make equal
 # content differ.
 _dumps = marshal.dumps
+_LIST_HEADER = len(_dumps([], 2))  # a list's type code and length, before its items
 
 
 def content_key(message: Any) -> Hashable:
@@ -81,9 +86,12 @@ class CountCache:
         written again and compared with what was noted; messages never noted are not written."""
         with self._lock:
             noted = list(map(self._by_id.get, map(id, messages)))
-        if noted.count(None) == len(noted):
+        entries = list(filter(None, noted))
+        if not entries:
             return noted  # type: ignore[return-value]  # all None
-        try:  # _written_bytes inlined: this runs for every message a re-trim reaches
+        if _written_as_noted(list(compress(messages, noted)), entries):  # the common case: nothing changed
+            return [None if entry is None else entry[2] for entry in noted]
+        try:  # _written_bytes inlined: this runs for every message of a chunk where something changed
             return [
                 entry[2]
                 if entry is not None
@@ -153,6 +161,20 @@ def _written_bytes(message: Any) -> bytes | None:
         return _dumps((*message.__dict__.values(), message.__pydantic_extra__), 2)
     except ValueError:
         return None
+
+
+def _written_as_noted(messages: list[Any], entries: list[tuple[type, bytes, float]]) -> bool:
+    """Whether each message is of its entry's class and written as its entry notes, checked in one marshal call for
+    them all (saving the calls' own cost). A value's serialization is self-delimiting, so the list's equals the list
+    header followed by the noted ones joined only if each message's equals its own."""
+    if list(map(type, messages)) != list(map(itemgetter(0), entries)):
+        return False
+    noted = b"".join(map(itemgetter(1), entries))
+    try:
+        written = _dumps([(*m.__dict__.values(), m.__pydantic_extra__) for m in messages], 2)
+    except ValueError:  # a message marshal cannot write, or one nested too deep inside the list
+        return False
+    return len(written) == _LIST_HEADER + len(noted) and written.endswith(noted)
 
 
 class CountView:

@@ -1,0 +1,157 @@
+"""The count cache's recall by identity: a message noted before is recalled while it is written as noted, and only
+then, whether the chunk it is recalled in is checked in one piece (nothing changed) or message by message."""
+
+import marshal
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+from ctxwin.trim.count_cache import CountCache
+
+
+def history(size: int) -> list[BaseMessage]:
+    """Messages with every kind of field a change can hide in: list content, numbers, dicts of several keys, tool
+    calls; every third one a HumanMessage with string content."""
+    return [
+        HumanMessage(f"question {i}", additional_kwargs={"n": 1, "a": "x", "b": "y"})
+        if i % 3 == 0
+        else AIMessage(
+            [{"type": "text", "text": f"answer {i}"}],
+            additional_kwargs={"n": 1, "a": "x", "b": "y"},
+            tool_calls=[{"name": "f", "args": {"q": i}, "id": f"c{i}"}],
+        )
+        for i in range(size)
+    ]
+
+
+def reassign_content(m: BaseMessage) -> None:
+    m.content = m.content + "!" if isinstance(m.content, str) else [*m.content, "!"]
+
+
+def change_list_item(m: BaseMessage) -> None:
+    if isinstance(m.content, list):
+        m.content[0]["text"] += "!"  # type: ignore[index]
+    else:
+        m.additional_kwargs["a"] = "z"
+
+
+def add_dict_key(m: BaseMessage) -> None:
+    m.additional_kwargs["added"] = "v"
+
+
+def one_to_float(m: BaseMessage) -> None:
+    m.additional_kwargs["n"] = 1.0  # equal to 1, written differently, counted differently by a JSON counter
+
+
+def one_to_true(m: BaseMessage) -> None:
+    m.additional_kwargs["n"] = True
+
+
+def reorder_keys(m: BaseMessage) -> None:
+    m.additional_kwargs["a"] = m.additional_kwargs.pop("a")  # equal dict, other order: another serialization
+
+
+def grow_nested_args(m: BaseMessage) -> None:
+    if isinstance(m, AIMessage):
+        m.tool_calls[0]["args"]["more"] = "y"
+    else:
+        m.additional_kwargs["b"] += "y"
+
+
+def make_unwritable(m: BaseMessage) -> None:
+    m.additional_kwargs["object"] = object()  # marshal cannot write it
+
+
+MUTATIONS: list[Callable[[BaseMessage], None]] = [
+    reassign_content,
+    change_list_item,
+    add_dict_key,
+    one_to_float,
+    one_to_true,
+    reorder_keys,
+    grow_nested_args,
+    make_unwritable,
+]
+
+
+def noted(messages: list[BaseMessage]) -> CountCache:
+    """A cache that counted ``messages``, message ``i`` as ``i``."""
+    cache = CountCache()
+    found, notes = cache.lookup(messages)
+    assert found == [None] * len(messages)
+    cache.store(messages, notes, list(range(len(messages))))
+    return cache
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    size=st.integers(1, 40),
+    changes=st.dictionaries(st.integers(0, 39), st.sampled_from(MUTATIONS), max_size=4),
+    appended=st.integers(0, 3),
+)
+def test_recall_gives_exactly_the_unchanged_messages_their_counts(
+    size: int, changes: dict[int, Callable[[BaseMessage], None]], appended: int
+) -> None:
+    messages = history(size)
+    cache = noted(messages)
+    assert cache.recall(messages) == list(range(size))  # nothing changed: the chunk checked in one piece
+    changed = {i for i in changes if i < size}
+    for i in changed:
+        changes[i](messages[i])
+    grown = [*messages, *(HumanMessage(f"new {k}") for k in range(appended))]
+    expected = [None if i in changed else i for i in range(size)] + [None] * appended
+    assert cache.recall(grown) == expected
+
+
+class LoudMessage(HumanMessage):
+    """Fields as a HumanMessage's, written the same: only its class tells it apart (a counter may count it
+    otherwise)."""
+
+
+def test_an_in_place_change_back_is_recalled_again_and_a_repeated_message_twice() -> None:
+    messages = history(6)
+    cache = noted(messages)
+    messages[4].additional_kwargs["n"] = 2
+    assert cache.recall(messages) == [0, 1, 2, 3, None, 5]
+    messages[4].additional_kwargs["n"] = 1
+    assert cache.recall([*messages, messages[2]]) == [0, 1, 2, 3, 4, 5, 2]
+
+
+def test_a_message_whose_class_changed_is_not_recalled() -> None:
+    messages = history(6)
+    cache = noted(messages)
+    messages[3].__class__ = LoudMessage  # same fields, same serialization
+    assert cache.recall(messages) == [0, 1, 2, None, 4, 5]
+
+
+def deepest_written(levels_from: int = 2100) -> int:
+    """The deepest nesting (``history_storage``-style alternating lists and dicts) marshal writes on its own."""
+    for levels in range(levels_from, 0, -1):
+        value: Any = "leaf"
+        for level in range(levels):
+            value = {"k": value} if level % 2 else [value]
+        try:
+            marshal.dumps(((), value), 2)  # a tuple of fields around it, as a message is written
+        except ValueError:
+            continue
+        return levels
+    raise AssertionError("marshal wrote nothing nested")
+
+
+def test_a_message_nested_as_deep_as_marshal_writes_is_recalled_when_a_chunk_of_them_cannot_be_written() -> None:
+    """The chunk's messages are written in one list, one level deeper than each alone: at marshal's depth limit
+    that fails, and each message is then checked on its own."""
+    levels = deepest_written()
+    deep = HumanMessage("deep")
+    value: Any = "leaf"
+    for level in range(levels - 1):  # the dict of additional_kwargs is one more level
+        value = {"k": value} if level % 2 else [value]
+    deep.additional_kwargs["deep"] = value
+    messages = [HumanMessage("shallow"), deep]
+    cache = noted(messages)
+    assert cache.recall(messages) == [0, 1]
+    deep.additional_kwargs["other"] = 1
+    assert cache.recall(messages) == [0, None]
