@@ -13,8 +13,10 @@ import re
 import types
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
+from itertools import accumulate
 from typing import Any
 
 from ctxwin.counters.base import TokenCounter, checked_count, checked_counts, declared_overhead
@@ -34,6 +36,15 @@ def next_chunk(used: float, counted: int, budget: float, left: int) -> int:
     if not counted or used <= 0:
         return min(FIRST_CHUNK, left)
     return min(max(MIN_CHUNK, int(0.9 * (budget - used) * counted / used)), left)
+
+
+def _fitting(counts: Iterable[float], used: float, budget: float) -> list[float]:
+    """The running totals from ``used`` over ``counts`` while they stay within ``budget``: the walk's loop (the same
+    additions in the same order) in C, for a chunk whose counts are all known. Counts are never negative, so the
+    totals only grow and the first over budget is found by bisection."""
+    totals = list(accumulate(counts, initial=used))
+    del totals[0]
+    return totals[: bisect_right(totals, budget)]
 
 
 Allowed = Callable[[int], bool]
@@ -118,20 +129,31 @@ class AdditiveMeasure(Measure):
         """Per-message counts of ``batch``, from the cache where possible, the rest counted in one batch call."""
         return list(self._walk(batch, backwards=False))
 
-    def _walk(self, batch: Sequence[BaseMessage], *, backwards: bool) -> Iterator[float]:
-        """Counts of ``batch`` in walk order, produced lazily: each run of unknown counts is counted in one call
-        when the walk reaches it, so messages beyond the point where the caller stops are never tokenized."""
+    def _recalled(self, batch: Sequence[BaseMessage]) -> tuple[list[Any], Sequence[Any]] | None:
+        """The counts of ``batch`` known without counting (None for the others) and the objects the cache keys;
+        None when there is neither a cache nor known counts."""
         cache = self._cache
         if cache is None and self._known is None:
+            return None
+        keyed = batch if self._view is None else list(map(self._view, batch))
+        if cache is not None:
+            return cache.recall(keyed), keyed
+        assert self._known is not None
+        return list(self._known(batch)), keyed
+
+    def _walk(
+        self, batch: Sequence[BaseMessage], *, backwards: bool, recalled: tuple[list[Any], Sequence[Any]] | None = None
+    ) -> Iterator[float]:
+        """Counts of ``batch`` in walk order, produced lazily: each run of unknown counts is counted in one call
+        when the walk reaches it, so messages beyond the point where the caller stops are never tokenized.
+        ``recalled``: ``_recalled(batch)`` when the caller has it."""
+        if recalled is None:
+            recalled = self._recalled(batch)
+        if recalled is None:
             counts = self._fresh(batch)
             yield from reversed(counts) if backwards else counts
             return
-        keyed = batch if self._view is None else list(map(self._view, batch))
-        if cache is not None:
-            found = cache.recall(keyed)
-        else:
-            assert self._known is not None
-            found = list(self._known(batch))
+        found, keyed = recalled
         size = len(batch)
         for i in range(size - 1, -1, -1) if backwards else range(size):
             if found[i] is None:
@@ -143,7 +165,7 @@ class AdditiveMeasure(Measure):
                     while run_end < size and found[run_end] is None:
                         run_end += 1
                 found[run_start:run_end] = self._count_run(batch[run_start:run_end], keyed[run_start:run_end])
-            yield found[i]  # type: ignore[misc]
+            yield found[i]
 
     def _count_run(self, run: Sequence[BaseMessage], keyed: Sequence[Any]) -> list[float]:
         """Counts of messages not recalled by identity: equal messages' counts from the cache, the rest counted in
@@ -175,7 +197,17 @@ class AdditiveMeasure(Measure):
         cum, used, j = self._cum, 0.0, hi
         while j > lo:
             size = next_chunk(used, hi - j, budget, j - lo)
-            for count in self._walk(messages[j - size : j], backwards=True):
+            chunk = messages[j - size : j]
+            recalled = self._recalled(chunk)
+            if recalled is not None and None not in recalled[0]:  # all known (a re-trim): summed in C
+                fitting = _fitting(reversed(recalled[0]), used, budget)
+                cum += fitting
+                j -= len(fitting)
+                if len(fitting) < size:
+                    return j
+                used = fitting[-1]
+                continue
+            for count in self._walk(chunk, backwards=True, recalled=recalled):
                 if used + count > budget:
                     return j
                 used += count
@@ -189,7 +221,17 @@ class AdditiveMeasure(Measure):
         cum, used, j = self._cum, 0.0, 0
         while j < hi:
             size = next_chunk(used, j, budget, hi - j)
-            for count in self._walk(messages[j : j + size], backwards=False):
+            chunk = messages[j : j + size]
+            recalled = self._recalled(chunk)
+            if recalled is not None and None not in recalled[0]:
+                fitting = _fitting(recalled[0], used, budget)
+                cum += fitting
+                j += len(fitting)
+                if len(fitting) < size:
+                    return j
+                used = fitting[-1]
+                continue
+            for count in self._walk(chunk, backwards=False, recalled=recalled):
                 if used + count > budget:
                     return j
                 used += count

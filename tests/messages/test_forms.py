@@ -241,3 +241,13 @@ def test_an_error_names_the_callers_index_when_only_new_objects_are_read() -> No
     bad.tool_call_id = None  # type: ignore[assignment]
     with pytest.raises(ValueError, match=r"^messages\[2\]: .*tool_call_id"):
         ctxwin.trim_messages([*history, bad], max_tokens=100, token_counter="gpt-4o")
+
+
+def test_a_list_is_read_as_the_callers_langchain_objects_only_when_every_message_is_one() -> None:
+    ours, theirs = ctxwin.messages.HumanMessage("hi"), lc.AIMessage("hello")
+    read = ctxwin.messages.forms.CallerForms.read_langchain
+    assert read([ours, theirs]) is None  # the first message answers: no pass over the list
+    assert read([theirs, ours]) is None and read([theirs, "text"]) is None and read([]) is None
+    found = read([theirs, lc.HumanMessage("again")])
+    assert found is not None and [m.content for m in found[0]] == ["hello", "again"]
+    assert found[1].back(found[0][0]) is theirs

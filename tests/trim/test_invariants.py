@@ -60,3 +60,22 @@ def test_invariants(messages: list[BaseMessage], args: dict[str, Any], counter_n
     only_system = system_kept and result == messages[:1]  # may not end on end_on: LangChain's exception
     if not (only_system and args.get("end_on")):
         assert trim_messages(result, token_counter=counter, **args) == result
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations(max_size=60), trim_args(), st.data())
+def test_a_retrim_from_recalled_counts_keeps_what_a_counting_trim_keeps(
+    messages: list[BaseMessage], args: dict[str, Any], data: st.DataObject
+) -> None:
+    """The second trim finds every count in the cache and sums whole chunks at once; the first counts as it walks.
+    Budgets are often exactly the count of a prefix or suffix, where a message just fits."""
+
+    def counter(message: BaseMessage) -> int:  # a new function per example: a cache of its own
+        return ctxwin_counter(message)
+
+    if messages and data.draw(st.booleans()):
+        k = data.draw(st.integers(0, len(messages)))
+        part = messages[:k] if args["strategy"] == "first" else messages[k:]
+        args["max_tokens"] = sum(map(ctxwin_counter, part))
+    counted = trim_messages(messages, token_counter=counter, **args)
+    assert trim_messages(messages, token_counter=counter, **args) == counted
