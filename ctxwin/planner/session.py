@@ -172,13 +172,15 @@ class PlanSession(Generic[M]):
 
     def _candidate(self) -> tuple[list[BaseMessage], bool]:
         """What the next request starts from, and whether it is the last request plus what was appended."""
-        messages = self._messages
         if not self.cache_stable or self._sent is None:
-            candidate = list(messages)
-            self._meter.follow(candidate, list(self._pinned))
-            return candidate, False
-        candidate = self._sent + messages[self._covered :]
-        return candidate, True
+            return self._whole(), False
+        return self._sent + self._messages[self._covered :], True
+
+    def _whole(self) -> list[BaseMessage]:
+        """Every message added so far, as a plan's input."""
+        candidate = list(self._messages)
+        self._meter.follow(candidate, list(self._pinned))
+        return candidate
 
     def _forget(self, keep: list[BaseMessage]) -> None:
         if self._meter.held > self._RETAIN_FACTOR * len(self._messages) + self._RETAIN_SLACK:
@@ -217,6 +219,8 @@ class PlanSession(Generic[M]):
         plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target())
         if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
             plan, sent = self._active.plan_run(candidate, self._meter, forms)
+        if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
+            plan, sent = self._active.plan_run(self._whole(), self._meter, forms)
         return self._finish(plan, sent, cut=True)
 
     async def aplan(self) -> Plan[M]:
@@ -232,6 +236,8 @@ class PlanSession(Generic[M]):
         plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target())
         if not plan.fits:
             plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+        if not plan.fits and appended:
+            plan, sent = await self._active.aplan_run(self._whole(), self._meter, forms)
         return self._finish(plan, sent, cut=True)
 
     def _finish(self, plan: Plan[M], sent: list[BaseMessage], *, cut: bool) -> Plan[M]:
