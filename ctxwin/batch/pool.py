@@ -84,7 +84,14 @@ class WorkerPool:
             ) from exc
 
     def submit(self, task: Callable[..., R], *args: Any) -> Future[R]:
-        return self.executor.submit(_call, task, *args)
+        """``task(state, *args)`` on a worker. A pool a worker left broken since the last call gives a future that
+        fails with ``BrokenProcessPool``, as the tasks in flight do: callers recover in one place, at ``result()``."""
+        try:
+            return self.executor.submit(_call, task, *args)
+        except BrokenProcessPool as exc:
+            future: Future[R] = Future()
+            future.set_exception(exc)
+            return future
 
     def restart(self) -> None:
         self.shutdown(kill=True)

@@ -9,6 +9,7 @@ import signal
 import tempfile
 import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from batch_support import KILL, make_numbered, numbered
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwin.batch.pool import START_METHOD, WORKER_DIED
+from ctxwin.batch.pool import START_METHOD, WORKER_DIED, WorkerPool, _ready
 from ctxwin.batch.shards import lines_in, map_file, ranges
 
 WORDS = ["alpha", "beta", "", "fat gamma", "bad delta", "ünïcødé 数据", "  "]
@@ -141,3 +142,23 @@ def test_a_worker_killed_from_outside_mid_run_is_replaced_and_nothing_is_lost(
     assert got == in_one_process(text)
     # no chunk left behind (multiprocessing's own pymp-* folder is the fork server's, when this test started it)
     assert [p for p in chunks.iterdir() if not p.name.startswith("pymp-")] == []
+
+
+@pytest.mark.slow
+def test_a_pool_broken_between_two_submits_fails_the_next_task_not_the_submit() -> None:
+    """A worker killed while the caller is still submitting: ``submit`` returns a failed future (recovered where the
+    caller reads results), it does not raise in the middle of the caller's loop."""
+    pool = WorkerPool(1, dict)
+    try:
+        os.kill(next(iter(pool.executor._processes)), signal.SIGKILL)  # the pool's one worker
+        deadline = time.monotonic() + 30
+        while not pool.executor._broken and time.monotonic() < deadline:  # the executor notices the death
+            time.sleep(0.01)
+        assert pool.executor._broken
+        future = pool.submit(_ready)
+        with pytest.raises(BrokenProcessPool):
+            future.result()
+        pool.restart()
+        assert pool.submit(_ready).result() is None
+    finally:
+        pool.shutdown(kill=True)
