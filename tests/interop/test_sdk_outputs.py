@@ -25,29 +25,13 @@ from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.responses_format import convert_to_responses_items
 
+from .strict_server import REPLIES  # the canned answers the SDK clients parse
 from .test_sdk_inputs import ANTHROPIC_REQUEST, RESPONSES_ITEMS
 
 PNG_URL = (  # a 1x1 PNG
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
     "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
-REPLIES: dict[str, dict[str, Any]] = {
-    "/v1/chat/completions": {
-        "id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4o",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
-    },
-    "/v1/responses": {
-        "id": "r", "object": "response", "created_at": 1, "model": "gpt-4o", "status": "completed", "output": [],
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-    },
-    "/v1/messages": {
-        "id": "m", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
-        "stop_sequence": None, "content": [{"type": "text", "text": "ok"}],
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    },
-}
-
-
 class _Recorder(BaseHTTPRequestHandler):
     bodies: list[tuple[str, Any]]
 
