@@ -34,7 +34,7 @@ from typing import Any, Generic
 from typing_extensions import TypedDict
 
 from ctxwin.counters.caching import CachingRules
-from ctxwin.messages import BaseMessage
+from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages.convert import is_langchain_message, is_request
 from ctxwin.messages.forms import CallerForms, OpenAIDicts, read_for
 from ctxwin.planner.planning import Planning
@@ -43,6 +43,7 @@ from ctxwin.planner.usage import Usage, read_usage
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import RepairToolPairs
 from ctxwin.strategies.pins import pinned_indexes
+from ctxwin.strategies.truncate import cap_tool_outputs
 from ctxwin.strategies.walk import within
 
 # The low-water mark a cut plans down to, as a share of the input budget. Measured on chat, code and agent replays
@@ -58,6 +59,14 @@ _GROWTH_TURNS = 8
 # tool outputs). The mean, not the median: a few large tool outputs are what brings the next cut closer.
 _TURNS_BETWEEN_CUTS = 10
 _MEAN_TURNS = 32
+# An agent run's mark (most recent requests are tool rounds, not user messages): one user turn spans many requests
+# whose new content is billed in full, so cuts come often; a lower mark pays for fewer of them with less context
+# (docs/sessions.md: with the cap below, 0.47-0.50x a sliding trim's bill at 0.80-0.82x its tokens).
+AGENT_LOW_WATER = 0.3
+_AGENT_USER_SHARE = 0.5
+# A new tool output over this share of the input budget (500 tokens of 20,000) is cut to it, head and tail, once,
+# when it arrives: each request's new content is billed in full, the rest at the cache's price (docs/sessions.md).
+DEFAULT_TOOL_OUTPUT_CAP = 0.025
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
 OBSERVE_MARGIN = 0.05
 
@@ -66,8 +75,13 @@ class SessionOptions(TypedDict, total=False):
     """The options of ``Planner.session`` (see ``PlanSession``)."""
 
     cache_stable: bool
-    low_water: float
+    low_water: float | None
     cache_control: bool | None
+    tool_output_cap: float | None
+
+
+def _share(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value <= 1
 
 
 def _payback_turns(rules: CachingRules | None) -> int:
@@ -98,13 +112,16 @@ class PlanSession(Generic[M]):
     _RETAIN_SLACK = 64
 
     def __init__(
-        self, planner: Planning[M], *, cache_stable: bool = True, low_water: float = DEFAULT_LOW_WATER,
-        cache_control: bool | None = None,
+        self, planner: Planning[M], *, cache_stable: bool = True, low_water: float | None = None,
+        cache_control: bool | None = None, tool_output_cap: float | None = DEFAULT_TOOL_OUTPUT_CAP,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
-        if isinstance(low_water, bool) or not isinstance(low_water, (int, float)) or not 0 < low_water <= 1:
+        if low_water is not None and not _share(low_water):
             raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, got {low_water!r}")
+        if tool_output_cap is not None and not _share(tool_output_cap):
+            raise ValueError(f"tool_output_cap must be a share of the input budget, 0 < tool_output_cap <= 1, or None "
+                             f"(no cap), got {tool_output_cap!r}")
         if cache_control is None:
             cache_control = planner.output == "anthropic"
         elif not isinstance(cache_control, bool) or (cache_control and planner.output != "anthropic"):
@@ -112,11 +129,13 @@ class PlanSession(Generic[M]):
                              f"(got cache_control={cache_control!r}, output={planner.output!r})")
         self.planner = planner
         self.cache_stable = cache_stable
-        self.low_water = float(low_water)
+        self.low_water = None if low_water is None else float(low_water)
         self.cache_control = cache_control
+        self.tool_output_cap = float(tool_output_cap) if cache_stable and tool_output_cap is not None else None
         self.rules: CachingRules | None = planner.caching
         self._active = planner  # the planner plans run with: its budget follows observe()
         self._messages: list[BaseMessage] = []
+        self._view: list[BaseMessage] = []  # what plans are made of: the messages, new tool outputs capped
         self._pinned: list[int] = []
         self._meter = Meter(planner.counter, planner.tools)
         # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
@@ -127,6 +146,7 @@ class PlanSession(Generic[M]):
         self._covered = 0  # how many of the added messages the last request stands for
         self._sent_out = 0  # how many messages (in the output form) the last request had
         self._growth: deque[int] = deque(maxlen=_MEAN_TURNS)
+        self._asked: deque[bool] = deque(maxlen=_MEAN_TURNS)  # whether each of those requests added a user message
         self._last: Plan[M] | None = None
         self._ratio = 0.0  # the largest measured ratio of the provider's input tokens to the counted ones
 
@@ -159,6 +179,9 @@ class PlanSession(Generic[M]):
             messages = [messages]
         items, forms = read_for(messages, self.planner.output)
         self._messages += items
+        share = self.tool_output_cap
+        cap = None if share is None else max(1, math.floor(share * self._active.budget.max_input_tokens))
+        self._view += items if cap is None else cap_tool_outputs(items, cap, self._meter)
         self._pinned += pinned_indexes(self._messages, start)
         if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
             self._mixed = True
@@ -174,30 +197,39 @@ class PlanSession(Generic[M]):
         """What the next request starts from, and whether it is the last request plus what was appended."""
         if not self.cache_stable or self._sent is None:
             return self._whole(), False
-        return self._sent + self._messages[self._covered :], True
+        return self._sent + self._view[self._covered :], True
 
     def _whole(self) -> list[BaseMessage]:
         """Every message added so far, as a plan's input."""
-        candidate = list(self._messages)
+        candidate = list(self._view)
         self._meter.follow(candidate, list(self._pinned))
         return candidate
 
     def _forget(self, keep: list[BaseMessage]) -> None:
         if self._meter.held > self._RETAIN_FACTOR * len(self._messages) + self._RETAIN_SLACK:
-            self._meter.retain([*self._messages, *keep])
+            self._meter.retain([*self._view, *keep])
 
     def _target(self) -> int:
         """The input tokens a cut plans down to: the low-water mark, lower when the room it leaves would not hold
         the largest recent growth times the requests a cache write takes to pay for itself, or
         ``_TURNS_BETWEEN_CUTS`` requests of the mean recent growth (at most ``_MAX_HEADROOM`` of the budget)."""
         budget = self._active.budget.max_input_tokens
-        headroom = (1 - self.low_water) * budget
+        headroom = (1 - self.mark) * budget
         if self._growth:
             wanted = _payback_turns(self.rules if self.cache_control else None)  # writes cost extra only if marked
             recent = list(self._growth)[-_GROWTH_TURNS:]
             room = max(wanted * max(recent), _TURNS_BETWEEN_CUTS * sum(self._growth) / len(self._growth))
             headroom = max(headroom, min(room, _MAX_HEADROOM * budget))
         return math.floor(budget - headroom)
+
+    @property
+    def mark(self) -> float:
+        """The low-water mark the next cut plans down to: ``low_water``, or when that is None (the default)
+        ``AGENT_LOW_WATER`` while most recent requests were tool rounds (an agent run), else ``DEFAULT_LOW_WATER``."""
+        if self.low_water is not None:
+            return self.low_water
+        agent = bool(self._asked) and sum(self._asked) < _AGENT_USER_SHARE * len(self._asked)
+        return AGENT_LOW_WATER if agent else DEFAULT_LOW_WATER
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
         budget = self._active.budget
@@ -249,7 +281,9 @@ class PlanSession(Generic[M]):
                 shared += 1
         meter = self._meter
         if previous is not None:  # what this request added (the first one's history is no turn's growth)
-            self._growth.append(sum(meter.each(self._messages[self._covered :])))
+            added = self._view[self._covered :]
+            self._growth.append(sum(meter.each(added)))
+            self._asked.append(any(isinstance(m, HumanMessage) for m in added))
         shared_tokens = (self._active.budget.tools_tokens + sum(meter.each(sent[:shared]))) if previous else 0
         plan.cache = self._cache_report(min(shared_tokens, plan.tokens_after), plan.tokens_after, cut)
         plan.recent_turns_verbatim = verbatim_turns(self._messages, sent)

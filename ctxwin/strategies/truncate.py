@@ -70,6 +70,23 @@ def head_and_tail(
     return heads_and_tails([(text, total)], max_tokens, counts, head_share)[0]
 
 
+def cap_tool_outputs(messages: Sequence[BaseMessage], max_tokens: int, counts: Counts) -> list[BaseMessage]:
+    """``messages`` with each unpinned ToolMessage whose text counts more than ``max_tokens`` cut to head + marker +
+    tail of about ``max_tokens`` (the full content moved as ``with_text`` moves it); the others are the same
+    objects. What a cache-stable session does to an output once, when it arrives (``PlanSession``)."""
+    out = list(messages)
+    long = [
+        (i, tokens) for i, message in enumerate(messages)
+        if isinstance(message, ToolMessage) and not is_pinned(message) and counts.count(message) > max_tokens
+        and (tokens := content_tokens(counts, message)) > max_tokens
+    ]
+    cut = heads_and_tails([(messages[i].text, tokens) for i, tokens in long], max_tokens, counts)
+    for (i, _), (short, tokens_cut) in zip(long, cut, strict=True):
+        if tokens_cut:
+            out[i] = with_text(messages[i], short)
+    return out
+
+
 def content_tokens(counts: Counts, message: BaseMessage) -> int:
     """The tokens a message's text content adds to it, from its count and that of an empty copy, so a large text is
     not tokenized a second time (for the built-in counters: exactly its text's tokens)."""
@@ -139,7 +156,7 @@ class TruncateToolOutput(BaseStrategy):
             cut = heads_and_tails([(messages[i].text, text_tokens[i]) for i, _ in long], limits, counts)
             short = dict(zip((i for i, _ in long), cut, strict=True))
             cuts.update((i, tokens) for i, (_, tokens) in short.items())
-            return [_with_text(messages[i], short[i][0]) if i in short and short[i][1] else None for i in indexes]
+            return [with_text(messages[i], short[i][0]) if i in short and short[i][1] else None for i in indexes]
 
         shrunk = shrink_until_fits(messages, wanted, shorten, context, floor, lambda i: floor(i, least))
         out = list(messages) if shrunk.replacements else messages
@@ -156,7 +173,7 @@ class TruncateToolOutput(BaseStrategy):
         return result
 
 
-def _with_text(message: BaseMessage, short: str) -> BaseMessage:
+def with_text(message: BaseMessage, short: str) -> BaseMessage:
     """``message`` with its text replaced by ``short``; the full content moves to ``artifact`` (or metadata)."""
     if isinstance(message.content, list):
         extra = [b for b in message.content if not (isinstance(b, str) or b.get("type") == "text")]

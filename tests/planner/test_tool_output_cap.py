@@ -1,0 +1,154 @@
+"""A cache-stable session cuts a large tool output once, when it arrives (``tool_output_cap``): the head and tail
+are sent from then on, the same bytes on every request until a cut; outputs under the cap, pinned ones and sessions
+with ``tool_output_cap=None`` send what they were given. Agent runs (mostly tool rounds) cut to a lower mark."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxwin.counters import get_counter
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from ctxwin.messages import convert_to_openai_messages as to_openai
+from ctxwin.planner import DEFAULT_LOW_WATER, Planner
+from ctxwin.planner.session import AGENT_LOW_WATER
+from ctxwin.strategies.pairs import find_broken_pairs
+from ctxwin.strategies.pins import pin
+from ctxwin.strategies.truncate import MARKER
+
+from .test_cache_session import chat, replay
+from .test_plan_properties import COUNTER
+from .test_planner import conversation
+
+EXACT = get_counter(COUNTER)
+MARKER_HEAD = MARKER.split("{cut}")[0]
+
+
+def as_json(message: BaseMessage) -> str:
+    return json.dumps(to_openai([message]), sort_keys=True, ensure_ascii=False)
+
+
+def content_tokens(message: BaseMessage) -> int:
+    return EXACT.count_message(message) - EXACT.count_message(message.model_copy(update={"content": ""}))
+
+
+def agent(seed: int, turns: int = 10, big_tool: int = 1_500) -> list[BaseMessage]:
+    return conversation(seed, turns=turns, tool_every=1, big_tool=big_tool)
+
+
+def test_a_large_output_is_cut_once_to_the_cap_and_a_small_one_is_sent_as_given() -> None:
+    planner = Planner(counter=COUNTER, context_window=20_000, reserve_output=0)
+    session = planner.session(tool_output_cap=0.02)  # 400 tokens
+    big = ToolMessage(" ".join(f"line{i}" for i in range(3_000)), tool_call_id="c1", id="big")
+    small = ToolMessage("ok " * 50, tool_call_id="c2", id="small")
+    calls = [{"name": "run", "args": {}, "id": "c1"}, {"name": "run", "args": {}, "id": "c2"}]
+    session.add_messages([HumanMessage("go"), AIMessage("", tool_calls=calls), big, small])
+    sent = {m.id: m for m in session.plan().messages}
+    assert content_tokens(big) > 400
+    cut = sent["big"]
+    assert MARKER_HEAD in cut.text and cut.text.startswith("line0 ") and cut.text.endswith("line2999")
+    assert 300 < content_tokens(cut) <= 400 + EXACT.count_text(MARKER.format(cut=10**6))
+    assert cut.artifact == big.content  # the full output is kept beside what is sent
+    assert sent["small"] is small
+
+
+def test_the_cut_output_is_sent_with_the_same_bytes_until_a_cut() -> None:
+    planner = Planner(counter=COUNTER, context_window=6_000, reserve_output=0)
+    session = planner.session(tool_output_cap=0.05)
+    seen: dict[str, str] = {}
+    changed_between_cuts = 0
+    cuts = 0
+    for plan, _ in replay(session, agent(3, turns=40)):
+        assert plan.cache is not None
+        cuts += plan.cache.cut
+        for message in plan.messages:
+            if isinstance(message, ToolMessage):
+                text = as_json(message)
+                if not plan.cache.cut and seen.get(str(message.id), text) != text:
+                    changed_between_cuts += 1
+                seen[str(message.id)] = text
+    assert cuts > 2 and changed_between_cuts == 0
+    assert any(MARKER_HEAD in json.loads(text)[0]["content"] for text in seen.values())
+
+
+def test_the_cap_follows_the_budget() -> None:
+    output = ToolMessage(" ".join(f"w{i}" for i in range(4_000)), tool_call_id="c1", id="out")
+    turn = [HumanMessage("go"), AIMessage("", tool_calls=[{"name": "run", "args": {}, "id": "c1"}]), output]
+    sizes = []
+    for window in (10_000, 40_000):
+        session = Planner(counter=COUNTER, context_window=window, reserve_output=0).session(tool_output_cap=0.05)
+        session.add_messages(turn)
+        sizes.append(content_tokens(next(m for m in session.plan().messages if m.id == "out")))
+    assert 400 < sizes[0] <= 500 + 20 and 1_800 < sizes[1] <= 2_000 + 20
+
+
+def test_no_cap_and_refit_send_the_outputs_as_given() -> None:
+    history = agent(5, turns=3, big_tool=800)
+    outputs = [m for m in history if isinstance(m, ToolMessage)]
+    for options in ({"tool_output_cap": None}, {"cache_stable": False}):
+        session = Planner(counter=COUNTER, context_window=60_000, reserve_output=0).session(**options)  # type: ignore[arg-type]
+        session.add_messages(history)
+        sent = session.plan().messages
+        assert all(any(m is output for m in sent) for output in outputs)
+    capped = Planner(counter=COUNTER, context_window=60_000, reserve_output=0).session(tool_output_cap=0.005)
+    capped.add_messages(history)
+    assert not any(m is output for m in capped.plan().messages for output in outputs)
+
+
+def test_pinned_outputs_are_not_cut() -> None:
+    pinned = pin(ToolMessage("data " * 3_000, tool_call_id="c1", id="keep"))
+    session = Planner(counter=COUNTER, context_window=20_000, reserve_output=0).session(tool_output_cap=0.01)
+    session.add_messages([HumanMessage("go"), AIMessage("", tool_calls=[{"name": "run", "args": {}, "id": "c1"}]),
+                          pinned])
+    assert any(m is pinned for m in session.plan().messages)
+
+
+def test_agent_runs_cut_to_the_agent_mark_and_chats_to_the_default() -> None:
+    planner = Planner(counter=COUNTER, context_window=8_000, reserve_output=0)
+    run = planner.session()
+    replay(run, agent(7, turns=4) + [m for m in agent(8, turns=30)[1:] if not isinstance(m, HumanMessage)])
+    assert run.mark == AGENT_LOW_WATER
+    talk = planner.session()
+    replay(talk, chat(40))
+    assert talk.mark == DEFAULT_LOW_WATER
+    assert planner.session(low_water=0.8).mark == 0.8
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 100_000), window=st.integers(3_000, 12_000), cap=st.sampled_from([None, 0.02, 0.1, 0.5]),
+       low_water=st.sampled_from([None, 0.3, 0.9]))
+def test_agent_session_invariants(seed: int, window: int, cap: float | None, low_water: float | None) -> None:
+    """Random agent runs with large outputs: every request fits, keeps its tool pairs and the last user message,
+    and between cuts sends the previous request byte for byte, outputs cut on arrival included."""
+    planner = Planner(counter=COUNTER, context_window=window, reserve_output=0)
+    session = planner.session(tool_output_cap=cap, low_water=low_water)
+    previous: list[str] | None = None
+    for plan, history in replay(session, agent(seed, turns=15, big_tool=2_500)):
+        sent = list(plan.messages)
+        assert plan.cache is not None
+        if not plan.fits:
+            assert not planner.plan(history).fits
+            previous = None
+            continue
+        assert EXACT.count_messages(sent) <= planner.budget.max_input_tokens
+        assert not find_broken_pairs(sent)
+        last_user = next(m for m in reversed(history) if isinstance(m, HumanMessage))
+        assert any(m is last_user for m in sent)
+        now = [as_json(m) for m in sent]
+        if previous is not None and not plan.cache.cut:
+            assert now[: len(previous)] == previous
+        if cap is not None:
+            limit = int(cap * planner.budget.max_input_tokens) + EXACT.count_text(MARKER.format(cut=10**6)) + 8
+            assert all(content_tokens(m) <= limit for m in sent if isinstance(m, ToolMessage))
+        if plan.cache.cut or all(step.name != "repair_tool_pairs" for step in plan.steps):
+            previous = now
+
+
+@pytest.mark.parametrize("cap", [0, 1.5, -0.1, True, "0.1"])
+def test_a_bad_cap_is_refused(cap: Any) -> None:
+    with pytest.raises(ValueError, match="tool_output_cap"):
+        Planner("gpt-4o").session(tool_output_cap=cap)
