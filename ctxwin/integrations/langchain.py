@@ -54,6 +54,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
 from ctxwin.counters import TokenCounter
 from ctxwin.messages import convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
+from ctxwin.planner.session import DEFAULT_TOOL_OUTPUT_CAP, checked_tool_output_cap
 from ctxwin.plural import plural
 from ctxwin.strategies import Strategy
 
@@ -206,7 +207,8 @@ def _thread_id() -> Any:
 class _Sessions:
     """One cache-stable session per conversation (``thread_id``), fed what its stored history appended."""
 
-    def __init__(self) -> None:
+    def __init__(self, tool_output_cap: float | None) -> None:
+        self.tool_output_cap = tool_output_cap
         self._threads: OrderedDict[Any, _Thread] = OrderedDict()
         self._lock = threading.Lock()  # one agent serves many conversations at once
 
@@ -219,7 +221,7 @@ class _Sessions:
         with self._lock:
             thread = self._threads.get(key)
             if thread is None or not thread.continues(planner, inputs):
-                thread = _Thread(planner.session(), planner, 0, inputs[0], None)
+                thread = _Thread(planner.session(tool_output_cap=self.tool_output_cap), planner, 0, inputs[0], None)
                 self._threads[key] = thread
                 while len(self._threads) > MAX_THREADS:
                     self._threads.popitem(last=False)
@@ -245,16 +247,21 @@ class _RequestFitter:
         summarizer: Any,
         keep_last: int | None,
         cache_stable: bool = True,
+        tool_output_cap: float | None = DEFAULT_TOOL_OUTPUT_CAP,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"{owner}: cache_stable must be a bool, got {cache_stable!r}")
+        try:
+            tool_output_cap = checked_tool_output_cap(tool_output_cap)
+        except ValueError as exc:
+            raise ValueError(f"{owner}: {exc}") from None
         context_window, reserve_output = _budget(owner, context_window, reserve_output, **old)
         if not isinstance(model, (str, TokenCounter)):
             raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
         if not isinstance(model, str) and context_window is None:
             raise ValueError(f"{owner}: with a counter for model, context_window is required (no model to read)")
         self.owner = owner
-        self.sessions = _Sessions() if cache_stable else None
+        self.sessions = _Sessions(tool_output_cap) if cache_stable else None
         self.planner = Planner(
             model if isinstance(model, str) else None,
             strategies,
@@ -340,7 +347,8 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     must stay (the current turn included) cannot fit, the model is not called: the run ends with an AI message
     saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit`` for the current turn) is raised.
     ``cache_stable``: one cache-stable session per thread id (the module docstring says how); False plans every call
-    on its own.
+    on its own. ``tool_output_cap``: the sessions' (a new tool output over that share of the input budget is cut
+    to its head and tail once, as it arrives; None: sent whole).
     """
 
     def __init__(
@@ -354,6 +362,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         keep_last: int | None = None,
         strict: bool = False,
         cache_stable: bool = True,
+        tool_output_cap: float | None = DEFAULT_TOOL_OUTPUT_CAP,
         max_tokens: int | None = None,
         reserve: int | None = None,
     ) -> None:
@@ -361,7 +370,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.fitter = _RequestFitter(
             "ContextWindowMiddleware", model, context_window=context_window, reserve_output=reserve_output,
             old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
-            keep_last=keep_last, cache_stable=cache_stable,
+            keep_last=keep_last, cache_stable=cache_stable, tool_output_cap=tool_output_cap,
         )
         self.strict = strict
 
@@ -417,6 +426,7 @@ def pre_model_hook(
     keep_last: int | None = None,
     rewrite_state: bool = False,
     cache_stable: bool = True,
+    tool_output_cap: float | None = DEFAULT_TOOL_OUTPUT_CAP,
     max_tokens: int | None = None,
     reserve: int | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
@@ -430,7 +440,8 @@ def pre_model_hook(
     stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
     raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
     model call, and an empty ``llm_input_messages`` would make the agent send the whole history. ``cache_stable``:
-    one cache-stable session per thread id (the module docstring says how).
+    one cache-stable session per thread id (the module docstring says how); ``tool_output_cap`` as for the
+    middleware.
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
         raise TypeError(
@@ -439,7 +450,7 @@ def pre_model_hook(
     fitter = _RequestFitter(
         "pre_model_hook", model, context_window=context_window, reserve_output=reserve_output,
         old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
-        keep_last=keep_last, cache_stable=cache_stable,
+        keep_last=keep_last, cache_stable=cache_stable, tool_output_cap=tool_output_cap,
     )
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
     agent_tools = list(tools)

@@ -29,7 +29,7 @@ import dataclasses
 import math
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Generic
+from typing import Any, Generic, TypeGuard
 
 from typing_extensions import TypedDict
 
@@ -64,9 +64,10 @@ _MEAN_TURNS = 32
 # (docs/sessions.md: with the cap below, 0.47-0.50x a sliding trim's bill at 0.80-0.82x its tokens).
 AGENT_LOW_WATER = 0.3
 _AGENT_USER_SHARE = 0.5
-# A new tool output over this share of the input budget (500 tokens of 20,000) is cut to it, head and tail, once,
-# when it arrives: each request's new content is billed in full, the rest at the cache's price (docs/sessions.md).
-DEFAULT_TOOL_OUTPUT_CAP = 0.025
+# A new tool output over this share of the input budget (350 tokens of 20,000; 2,240 of 128,000) is cut to it, head
+# and tail, once, when it arrives: each request's new content is billed in full, the rest at the cache's price; the
+# largest share at which the agent bench set bills at most 0.45x a sliding trim (docs/sessions.md).
+DEFAULT_TOOL_OUTPUT_CAP = 0.0175
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
 OBSERVE_MARGIN = 0.05
 
@@ -80,8 +81,18 @@ class SessionOptions(TypedDict, total=False):
     tool_output_cap: float | None
 
 
-def _share(value: object) -> bool:
+def _share(value: object) -> TypeGuard[float]:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value <= 1
+
+
+def checked_tool_output_cap(value: object) -> float | None:
+    """``value`` as a ``tool_output_cap`` (a share of the input budget, or None); ValueError naming it."""
+    if value is None:
+        return None
+    if not _share(value):
+        raise ValueError(f"tool_output_cap must be a share of the input budget, 0 < tool_output_cap <= 1, or None "
+                         f"(no cap), got {value!r}")
+    return float(value)
 
 
 def _payback_turns(rules: CachingRules | None) -> int:
@@ -119,9 +130,7 @@ class PlanSession(Generic[M]):
             raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
         if low_water is not None and not _share(low_water):
             raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, got {low_water!r}")
-        if tool_output_cap is not None and not _share(tool_output_cap):
-            raise ValueError(f"tool_output_cap must be a share of the input budget, 0 < tool_output_cap <= 1, or None "
-                             f"(no cap), got {tool_output_cap!r}")
+        tool_output_cap = checked_tool_output_cap(tool_output_cap)
         if cache_control is None:
             cache_control = planner.output == "anthropic"
         elif not isinstance(cache_control, bool) or (cache_control and planner.output != "anthropic"):
@@ -131,7 +140,7 @@ class PlanSession(Generic[M]):
         self.cache_stable = cache_stable
         self.low_water = None if low_water is None else float(low_water)
         self.cache_control = cache_control
-        self.tool_output_cap = float(tool_output_cap) if cache_stable and tool_output_cap is not None else None
+        self.tool_output_cap = tool_output_cap if cache_stable else None
         self.rules: CachingRules | None = planner.caching
         self._active = planner  # the planner plans run with: its budget follows observe()
         self._messages: list[BaseMessage] = []
@@ -179,7 +188,7 @@ class PlanSession(Generic[M]):
             messages = [messages]
         items, forms = read_for(messages, self.planner.output)
         self._messages += items
-        share = self.tool_output_cap
+        share = self.tool_output_cap if self.agent_run else None
         cap = None if share is None else max(1, math.floor(share * self._active.budget.max_input_tokens))
         self._view += items if cap is None else cap_tool_outputs(items, cap, self._meter)
         self._pinned += pinned_indexes(self._messages, start)
@@ -228,8 +237,13 @@ class PlanSession(Generic[M]):
         ``AGENT_LOW_WATER`` while most recent requests were tool rounds (an agent run), else ``DEFAULT_LOW_WATER``."""
         if self.low_water is not None:
             return self.low_water
-        agent = bool(self._asked) and sum(self._asked) < _AGENT_USER_SHARE * len(self._asked)
-        return AGENT_LOW_WATER if agent else DEFAULT_LOW_WATER
+        return AGENT_LOW_WATER if self.agent_run else DEFAULT_LOW_WATER
+
+    @property
+    def agent_run(self) -> bool:
+        """Whether most of the recent requests were tool rounds, not user messages: an agent run, whose new tool
+        outputs are capped (``tool_output_cap``) and whose cuts go to ``AGENT_LOW_WATER`` (by default)."""
+        return bool(self._asked) and sum(self._asked) < _AGENT_USER_SHARE * len(self._asked)
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
         budget = self._active.budget

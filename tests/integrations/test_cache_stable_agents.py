@@ -7,6 +7,9 @@ from __future__ import annotations
 import itertools
 import json
 import warnings
+from typing import Any
+
+import pytest
 
 from agent_support import MODEL, SYSTEM_PROMPT, TOOLS, Call, RecordingChatModel, check_call, user_message
 from langchain.agents import create_agent
@@ -78,3 +81,14 @@ def test_the_hook_keeps_each_threads_prefix() -> None:
                                    checkpointer=InMemorySaver())
     calls = chat(agent, model, "h")
     assert continued(calls) >= 0.85 * (len(calls) - 1)
+
+
+
+@pytest.mark.parametrize(
+    ("make", "owner"),
+    [(lambda: ContextWindowMiddleware(MODEL, tool_output_cap=2.0), "ContextWindowMiddleware"),
+     (lambda: pre_model_hook(MODEL, tool_output_cap=0), "pre_model_hook")],
+)
+def test_a_bad_tool_output_cap_is_refused_when_the_agent_is_built(make: Any, owner: str) -> None:
+    with pytest.raises(ValueError, match=f"^{owner}: tool_output_cap must be a share"):
+        make()

@@ -1,10 +1,12 @@
-"""A cache-stable session cuts a large tool output once, when it arrives (``tool_output_cap``): the head and tail
-are sent from then on, the same bytes on every request until a cut; outputs under the cap, pinned ones and sessions
-with ``tool_output_cap=None`` send what they were given. Agent runs (mostly tool rounds) cut to a lower mark."""
+"""In an agent run (most requests are tool rounds) a cache-stable session cuts a large tool output once, when it
+arrives (``tool_output_cap``): the head and tail are sent from then on, the same bytes on every request until a cut;
+outputs under the cap, pinned ones, chats' outputs and sessions with ``tool_output_cap=None`` are sent as given.
+Agent runs cut to a lower mark."""
 
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -12,17 +14,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.counters import get_counter
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.messages import convert_to_openai_messages as to_openai
-from ctxwin.planner import DEFAULT_LOW_WATER, Planner
+from ctxwin.planner import DEFAULT_LOW_WATER, Planner, PlanSession
 from ctxwin.planner.session import AGENT_LOW_WATER
 from ctxwin.strategies.pairs import find_broken_pairs
 from ctxwin.strategies.pins import pin
 from ctxwin.strategies.truncate import MARKER
 
-from .test_cache_session import chat, replay
+from .test_cache_session import chat, replay, request_points
 from .test_plan_properties import COUNTER
-from .test_planner import conversation
+from .test_planner import WORDS, conversation
 
 EXACT = get_counter(COUNTER)
 MARKER_HEAD = MARKER.split("{cut}")[0]
@@ -37,16 +39,44 @@ def content_tokens(message: BaseMessage) -> int:
 
 
 def agent(seed: int, turns: int = 10, big_tool: int = 1_500) -> list[BaseMessage]:
-    return conversation(seed, turns=turns, tool_every=1, big_tool=big_tool)
+    """An agent run: each task is followed by one to five tool rounds (some parallel), outputs of up to
+    ``big_tool`` words, then a report."""
+    rng = random.Random(seed)
+
+    def text(n: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(n))
+
+    out: list[BaseMessage] = [SystemMessage("You are an agent. " + text(20), id="sys")]
+    for t in range(turns):
+        out.append(HumanMessage(text(rng.randint(5, 40)), id=f"u{t}"))
+        for r in range(rng.randint(1, 5)):
+            calls = [{"name": "run", "args": {"q": text(2)}, "id": f"c{t}_{r}_{k}"} for k in range(rng.randint(1, 2))]
+            out.append(AIMessage(text(rng.randint(0, 8)), tool_calls=calls, id=f"a{t}_{r}"))
+            out.extend(ToolMessage(text(rng.randint(5, big_tool)), tool_call_id=c["id"], id=f"r{c['id']}")
+                       for c in calls)
+        out.append(AIMessage(text(rng.randint(5, 60)), id=f"b{t}"))
+    return out
+
+
+def in_an_agent_run(session: PlanSession[Any]) -> PlanSession[Any]:
+    """``session`` after a task and three small tool rounds, each planned: an agent run from then on."""
+    session.add_messages([SystemMessage("You are an agent.", id="sys"), HumanMessage("Fix the build.", id="task")])
+    session.plan()
+    for r in range(3):
+        session.add_messages([AIMessage("", tool_calls=[{"name": "run", "args": {}, "id": f"w{r}"}], id=f"aw{r}"),
+                              ToolMessage("ok", tool_call_id=f"w{r}", id=f"rw{r}")])
+        session.plan()
+    assert session.agent_run  # from here on, what arrives is capped
+    return session
 
 
 def test_a_large_output_is_cut_once_to_the_cap_and_a_small_one_is_sent_as_given() -> None:
     planner = Planner(counter=COUNTER, context_window=20_000, reserve_output=0)
-    session = planner.session(tool_output_cap=0.02)  # 400 tokens
+    session = in_an_agent_run(planner.session(tool_output_cap=0.02))  # 400 tokens
     big = ToolMessage(" ".join(f"line{i}" for i in range(3_000)), tool_call_id="c1", id="big")
     small = ToolMessage("ok " * 50, tool_call_id="c2", id="small")
     calls = [{"name": "run", "args": {}, "id": "c1"}, {"name": "run", "args": {}, "id": "c2"}]
-    session.add_messages([HumanMessage("go"), AIMessage("", tool_calls=calls), big, small])
+    session.add_messages([AIMessage("", tool_calls=calls), big, small])
     sent = {m.id: m for m in session.plan().messages}
     assert content_tokens(big) > 400
     cut = sent["big"]
@@ -77,44 +107,50 @@ def test_the_cut_output_is_sent_with_the_same_bytes_until_a_cut() -> None:
 
 def test_the_cap_follows_the_budget() -> None:
     output = ToolMessage(" ".join(f"w{i}" for i in range(4_000)), tool_call_id="c1", id="out")
-    turn = [HumanMessage("go"), AIMessage("", tool_calls=[{"name": "run", "args": {}, "id": "c1"}]), output]
+    turn = [AIMessage("", tool_calls=[{"name": "run", "args": {}, "id": "c1"}]), output]
     sizes = []
     for window in (10_000, 40_000):
-        session = Planner(counter=COUNTER, context_window=window, reserve_output=0).session(tool_output_cap=0.05)
+        planner = Planner(counter=COUNTER, context_window=window, reserve_output=0)
+        session = in_an_agent_run(planner.session(tool_output_cap=0.05))
         session.add_messages(turn)
         sizes.append(content_tokens(next(m for m in session.plan().messages if m.id == "out")))
     assert 400 < sizes[0] <= 500 + 20 and 1_800 < sizes[1] <= 2_000 + 20
 
 
-def test_no_cap_and_refit_send_the_outputs_as_given() -> None:
+def test_no_cap_refit_and_chats_send_the_outputs_as_given() -> None:
     history = agent(5, turns=3, big_tool=800)
     outputs = [m for m in history if isinstance(m, ToolMessage)]
+    planner = Planner(counter=COUNTER, context_window=200_000, reserve_output=0)
+
+    def sent_whole(session: PlanSession[Any], messages: list[BaseMessage]) -> list[bool]:
+        plans = replay(session, messages)
+        last = plans[-1][0].messages
+        return [any(m is output for m in last) for output in messages if isinstance(output, ToolMessage)]
+
     for options in ({"tool_output_cap": None}, {"cache_stable": False}):
-        session = Planner(counter=COUNTER, context_window=60_000, reserve_output=0).session(**options)  # type: ignore[arg-type]
-        session.add_messages(history)
-        sent = session.plan().messages
-        assert all(any(m is output for m in sent) for output in outputs)
-    capped = Planner(counter=COUNTER, context_window=60_000, reserve_output=0).session(tool_output_cap=0.005)
-    capped.add_messages(history)
-    assert not any(m is output for m in capped.plan().messages for output in outputs)
+        assert all(sent_whole(planner.session(**options), history))  # type: ignore[arg-type]
+    assert not all(sent_whole(planner.session(tool_output_cap=0.001), history))
+    assert len(outputs) > 4
+    talk = conversation(5, turns=12, tool_every=1, big_tool=800)  # one tool round a question: a chat
+    assert all(sent_whole(planner.session(tool_output_cap=0.001), talk))
 
 
 def test_pinned_outputs_are_not_cut() -> None:
     pinned = pin(ToolMessage("data " * 3_000, tool_call_id="c1", id="keep"))
-    session = Planner(counter=COUNTER, context_window=20_000, reserve_output=0).session(tool_output_cap=0.01)
-    session.add_messages([HumanMessage("go"), AIMessage("", tool_calls=[{"name": "run", "args": {}, "id": "c1"}]),
-                          pinned])
+    planner = Planner(counter=COUNTER, context_window=20_000, reserve_output=0)
+    session = in_an_agent_run(planner.session(tool_output_cap=0.01))
+    session.add_messages([AIMessage("", tool_calls=[{"name": "run", "args": {}, "id": "c1"}]), pinned])
     assert any(m is pinned for m in session.plan().messages)
 
 
 def test_agent_runs_cut_to_the_agent_mark_and_chats_to_the_default() -> None:
     planner = Planner(counter=COUNTER, context_window=8_000, reserve_output=0)
     run = planner.session()
-    replay(run, agent(7, turns=4) + [m for m in agent(8, turns=30)[1:] if not isinstance(m, HumanMessage)])
-    assert run.mark == AGENT_LOW_WATER
+    replay(run, agent(7, turns=12))
+    assert run.agent_run and run.mark == AGENT_LOW_WATER
     talk = planner.session()
     replay(talk, chat(40))
-    assert talk.mark == DEFAULT_LOW_WATER
+    assert not talk.agent_run and talk.mark == DEFAULT_LOW_WATER
     assert planner.session(low_water=0.8).mark == 0.8
 
 
@@ -127,7 +163,14 @@ def test_agent_session_invariants(seed: int, window: int, cap: float | None, low
     planner = Planner(counter=COUNTER, context_window=window, reserve_output=0)
     session = planner.session(tool_output_cap=cap, low_water=low_water)
     previous: list[str] | None = None
-    for plan, history in replay(session, agent(seed, turns=15, big_tool=2_500)):
+    messages = agent(seed, turns=15, big_tool=2_500)
+    capped: set[Any] = set()  # the outputs that came in an agent run
+    done = 0
+    for end in request_points(messages):
+        if session.agent_run:
+            capped.update(m.id for m in messages[done:end] if isinstance(m, ToolMessage))
+        session.add_messages(messages[done:end])
+        plan, history, done = session.plan(), messages[:end], end
         sent = list(plan.messages)
         assert plan.cache is not None
         if not plan.fits:
@@ -143,7 +186,7 @@ def test_agent_session_invariants(seed: int, window: int, cap: float | None, low
             assert now[: len(previous)] == previous
         if cap is not None:
             limit = int(cap * planner.budget.max_input_tokens) + EXACT.count_text(MARKER.format(cut=10**6)) + 8
-            assert all(content_tokens(m) <= limit for m in sent if isinstance(m, ToolMessage))
+            assert all(content_tokens(m) <= limit for m in sent if m.id in capped)
         if plan.cache.cut or all(step.name != "repair_tool_pairs" for step in plan.steps):
             previous = now
 
