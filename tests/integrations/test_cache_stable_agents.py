@@ -10,7 +10,6 @@ import warnings
 from typing import Any
 
 import pytest
-
 from agent_support import MODEL, SYSTEM_PROMPT, TOOLS, Call, RecordingChatModel, check_call, user_message
 from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, messages_to_dict
