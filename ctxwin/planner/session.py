@@ -12,6 +12,9 @@ session (the default) does what pays instead:
   was appended: an existing summary is extended, shortened outputs stay shortened) down to a low-water mark,
   ``low_water`` times the input budget, so the next cut is several turns away; where the model's cache writes cost
   extra, the cut also leaves room for as many turns as the write takes to pay for itself (``_payback_turns``);
+- in an agent run (most recent requests are tool rounds) a new tool output over ``tool_output_cap`` of the budget
+  is cut to its head and tail once, when it arrives, and sent so from then on, and cuts go to ``AGENT_LOW_WATER``:
+  what a request sends for the first time is billed in full, so agent runs are billed mostly for their new outputs;
 - budget safety is never traded: every request fits (a cut that cannot reach the low-water mark plans to the
   budget, as ``Planner.plan`` does), tool pairs stay whole, the last user turn is kept.
 
@@ -61,7 +64,7 @@ _TURNS_BETWEEN_CUTS = 10
 _MEAN_TURNS = 32
 # An agent run's mark (most recent requests are tool rounds, not user messages): one user turn spans many requests
 # whose new content is billed in full, so cuts come often; a lower mark pays for fewer of them with less context
-# (docs/sessions.md: with the cap below, 0.47-0.50x a sliding trim's bill at 0.80-0.82x its tokens).
+# (docs/sessions.md: with the cap below, 0.44x a sliding trim's bill on the agent bench set at 0.77x its tokens).
 AGENT_LOW_WATER = 0.3
 _AGENT_USER_SHARE = 0.5
 # A new tool output over this share of the input budget (350 tokens of 20,000; 2,240 of 128,000) is cut to it, head
@@ -109,7 +112,9 @@ class PlanSession(Generic[M]):
 
     ``cache_stable`` (default True): keep the provider's prompt cache (the module docstring says how); False: each
     plan is ``Planner.plan`` of all the messages added so far. ``low_water``: the share of the input budget a cut
-    plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut). ``cache_control``: mark Anthropic
+    plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut; None: ``DEFAULT_LOW_WATER``, in agent
+    runs ``AGENT_LOW_WATER``). ``tool_output_cap``: in agent runs, a new tool output over this share of the input
+    budget is cut to it on arrival, once (None: never). ``cache_control``: mark Anthropic
     cache breakpoints in ``Plan.request`` (default: with ``output="anthropic"``).
 
     A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
