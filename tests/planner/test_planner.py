@@ -22,7 +22,10 @@ WORDS = ["alpha", "beta", "gamma", "delta", "数据", "模型", "上下文", "�
 WORDS += ["f(x):", "return", "x"]
 
 
-def conversation(seed: int, turns: int = 30, tool_every: int = 3, big_tool: int = 400) -> list[BaseMessage]:
+def conversation(
+    seed: int, turns: int = 30, tool_every: int = 3, big_tool: int = 400, rounds: int = 1
+) -> list[BaseMessage]:
+    """A chat with tool turns every ``tool_every`` turns, each of 1 to ``rounds`` tool rounds (an agent's)."""
     rng = random.Random(seed)
 
     def text(n: int) -> str:
@@ -31,9 +34,12 @@ def conversation(seed: int, turns: int = 30, tool_every: int = 3, big_tool: int 
     out: list[BaseMessage] = [SystemMessage("You are helpful. " + text(20), id="sys")]
     for t in range(turns):
         out.append(HumanMessage(text(rng.randint(5, 40)), id=f"u{t}"))
-        if t % tool_every == 0:
-            calls = [{"name": "search", "args": {"q": text(3)}, "id": f"call{t}_{k}"} for k in range(rng.randint(1, 2))]
-            out.append(AIMessage("", tool_calls=calls, id=f"a{t}"))
+        for r in range((rng.randint(1, rounds) if rounds > 1 else 1) if t % tool_every == 0 else 0):
+            tag = f"{t}" if r == 0 else f"{t}r{r}"
+            calls = [
+                {"name": "search", "args": {"q": text(3)}, "id": f"call{tag}_{k}"} for k in range(rng.randint(1, 2))
+            ]
+            out.append(AIMessage("", tool_calls=calls, id=f"a{tag}"))
             out.extend(
                 ToolMessage(text(rng.randint(big_tool // 2, big_tool)), tool_call_id=c["id"], id=f"r{c['id']}")
                 for c in calls

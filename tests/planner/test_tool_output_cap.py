@@ -6,7 +6,6 @@ Agent runs cut to a lower mark."""
 from __future__ import annotations
 
 import json
-import random
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from ctxwin.strategies.truncate import MARKER
 
 from .test_cache_session import chat, replay, request_points
 from .test_plan_properties import COUNTER
-from .test_planner import WORDS, conversation
+from .test_planner import conversation
 
 EXACT = get_counter(COUNTER)
 MARKER_HEAD = MARKER.split("{cut}")[0]
@@ -39,23 +38,8 @@ def content_tokens(message: BaseMessage) -> int:
 
 
 def agent(seed: int, turns: int = 10, big_tool: int = 1_500) -> list[BaseMessage]:
-    """An agent run: each task is followed by one to five tool rounds (some parallel), outputs of up to
-    ``big_tool`` words, then a report."""
-    rng = random.Random(seed)
-
-    def text(n: int) -> str:
-        return " ".join(rng.choice(WORDS) for _ in range(n))
-
-    out: list[BaseMessage] = [SystemMessage("You are an agent. " + text(20), id="sys")]
-    for t in range(turns):
-        out.append(HumanMessage(text(rng.randint(5, 40)), id=f"u{t}"))
-        for r in range(rng.randint(1, 5)):
-            calls = [{"name": "run", "args": {"q": text(2)}, "id": f"c{t}_{r}_{k}"} for k in range(rng.randint(1, 2))]
-            out.append(AIMessage(text(rng.randint(0, 8)), tool_calls=calls, id=f"a{t}_{r}"))
-            out.extend(ToolMessage(text(rng.randint(5, big_tool)), tool_call_id=c["id"], id=f"r{c['id']}")
-                       for c in calls)
-        out.append(AIMessage(text(rng.randint(5, 60)), id=f"b{t}"))
-    return out
+    """An agent run: each task is followed by one to five tool rounds, outputs of up to ``big_tool`` words."""
+    return conversation(seed, turns=turns, tool_every=1, big_tool=big_tool, rounds=5)
 
 
 def in_an_agent_run(session: PlanSession[Any]) -> PlanSession[Any]:
