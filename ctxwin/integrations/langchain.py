@@ -54,7 +54,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
 from ctxwin.counters import TokenCounter
 from ctxwin.messages import convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
-from ctxwin.planner.session import DEFAULT_TOOL_OUTPUT_CAP, checked_tool_output_cap
+from ctxwin.planner.session import checked_tool_output_cap
 from ctxwin.plural import plural
 from ctxwin.strategies import Strategy
 
@@ -247,7 +247,7 @@ class _RequestFitter:
         summarizer: Any,
         keep_last: int | None,
         cache_stable: bool = True,
-        tool_output_cap: float | None = DEFAULT_TOOL_OUTPUT_CAP,
+        tool_output_cap: float | None = None,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"{owner}: cache_stable must be a bool, got {cache_stable!r}")
@@ -362,7 +362,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         keep_last: int | None = None,
         strict: bool = False,
         cache_stable: bool = True,
-        tool_output_cap: float | None = DEFAULT_TOOL_OUTPUT_CAP,
+        tool_output_cap: float | None = None,
         max_tokens: int | None = None,
         reserve: int | None = None,
     ) -> None:
@@ -426,7 +426,7 @@ def pre_model_hook(
     keep_last: int | None = None,
     rewrite_state: bool = False,
     cache_stable: bool = True,
-    tool_output_cap: float | None = DEFAULT_TOOL_OUTPUT_CAP,
+    tool_output_cap: float | None = None,
     max_tokens: int | None = None,
     reserve: int | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:

@@ -12,9 +12,9 @@ session (the default) does what pays instead:
   was appended: an existing summary is extended, shortened outputs stay shortened) down to a low-water mark,
   ``low_water`` times the input budget, so the next cut is several turns away; where the model's cache writes cost
   extra, the cut also leaves room for as many turns as the write takes to pay for itself (``_payback_turns``);
-- in an agent run (most recent requests are tool rounds) a new tool output over ``tool_output_cap`` of the budget
-  is cut to its head and tail once, when it arrives, and sent so from then on, and cuts go to ``AGENT_LOW_WATER``:
-  what a request sends for the first time is billed in full, so agent runs are billed mostly for their new outputs;
+- with ``tool_output_cap`` set, in an agent run (most recent requests are tool rounds) a new tool output over that
+  share of the budget is cut to its head and tail once, when it arrives, and sent so from then on: what a request
+  sends for the first time is billed in full, so agent runs are billed mostly for their new outputs;
 - budget safety is never traded: every request fits (a cut that cannot reach the low-water mark plans to the
   budget, as ``Planner.plan`` does), tool pairs stay whole, the last user turn is kept.
 
@@ -62,15 +62,8 @@ _GROWTH_TURNS = 8
 # tool outputs). The mean, not the median: a few large tool outputs are what brings the next cut closer.
 _TURNS_BETWEEN_CUTS = 10
 _MEAN_TURNS = 32
-# An agent run's mark (most recent requests are tool rounds, not user messages): one user turn spans many requests
-# whose new content is billed in full, so cuts come often; a lower mark pays for fewer of them with less context
-# (docs/sessions.md: with the cap below, 0.44x a sliding trim's bill on the agent bench set at 0.77x its tokens).
-AGENT_LOW_WATER = 0.3
+# An agent run: fewer than this share of the recent requests added a user message (the rest are tool rounds).
 _AGENT_USER_SHARE = 0.5
-# A new tool output over this share of the input budget (350 tokens of 20,000; 2,240 of 128,000) is cut to it, head
-# and tail, once, when it arrives: each request's new content is billed in full, the rest at the cache's price; the
-# largest share at which the agent bench set bills at most 0.45x a sliding trim (docs/sessions.md).
-DEFAULT_TOOL_OUTPUT_CAP = 0.0175
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
 OBSERVE_MARGIN = 0.05
 
@@ -79,7 +72,7 @@ class SessionOptions(TypedDict, total=False):
     """The options of ``Planner.session`` (see ``PlanSession``)."""
 
     cache_stable: bool
-    low_water: float | None
+    low_water: float
     cache_control: bool | None
     tool_output_cap: float | None
 
@@ -112,10 +105,10 @@ class PlanSession(Generic[M]):
 
     ``cache_stable`` (default True): keep the provider's prompt cache (the module docstring says how); False: each
     plan is ``Planner.plan`` of all the messages added so far. ``low_water``: the share of the input budget a cut
-    plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut; None: ``DEFAULT_LOW_WATER``, in agent
-    runs ``AGENT_LOW_WATER``). ``tool_output_cap``: in agent runs, a new tool output over this share of the input
-    budget is cut to it on arrival, once (None: never). ``cache_control``: mark Anthropic
-    cache breakpoints in ``Plan.request`` (default: with ``output="anthropic"``).
+    plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut). ``tool_output_cap``: in agent runs, a
+    new tool output over this share of the input budget is cut to it on arrival, once (None, the default: never;
+    docs/sessions.md says when it pays). ``cache_control``: mark Anthropic cache breakpoints in ``Plan.request``
+    (default: with ``output="anthropic"``).
 
     A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
     the pinned ones, so a plan tokenizes only the new messages. The messages given are taken as they are: mutating
@@ -128,12 +121,12 @@ class PlanSession(Generic[M]):
     _RETAIN_SLACK = 64
 
     def __init__(
-        self, planner: Planning[M], *, cache_stable: bool = True, low_water: float | None = None,
-        cache_control: bool | None = None, tool_output_cap: float | None = DEFAULT_TOOL_OUTPUT_CAP,
+        self, planner: Planning[M], *, cache_stable: bool = True, low_water: float = DEFAULT_LOW_WATER,
+        cache_control: bool | None = None, tool_output_cap: float | None = None,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
-        if low_water is not None and not _share(low_water):
+        if not _share(low_water):
             raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, got {low_water!r}")
         tool_output_cap = checked_tool_output_cap(tool_output_cap)
         if cache_control is None:
@@ -143,7 +136,7 @@ class PlanSession(Generic[M]):
                              f"(got cache_control={cache_control!r}, output={planner.output!r})")
         self.planner = planner
         self.cache_stable = cache_stable
-        self.low_water = None if low_water is None else float(low_water)
+        self.low_water = float(low_water)
         self.cache_control = cache_control
         self.tool_output_cap = tool_output_cap if cache_stable else None
         self.rules: CachingRules | None = planner.caching
@@ -228,7 +221,7 @@ class PlanSession(Generic[M]):
         the largest recent growth times the requests a cache write takes to pay for itself, or
         ``_TURNS_BETWEEN_CUTS`` requests of the mean recent growth (at most ``_MAX_HEADROOM`` of the budget)."""
         budget = self._active.budget.max_input_tokens
-        headroom = (1 - self.mark) * budget
+        headroom = (1 - self.low_water) * budget
         if self._growth:
             wanted = _payback_turns(self.rules if self.cache_control else None)  # writes cost extra only if marked
             recent = list(self._growth)[-_GROWTH_TURNS:]
@@ -237,17 +230,9 @@ class PlanSession(Generic[M]):
         return math.floor(budget - headroom)
 
     @property
-    def mark(self) -> float:
-        """The low-water mark the next cut plans down to: ``low_water``, or when that is None (the default)
-        ``AGENT_LOW_WATER`` while most recent requests were tool rounds (an agent run), else ``DEFAULT_LOW_WATER``."""
-        if self.low_water is not None:
-            return self.low_water
-        return AGENT_LOW_WATER if self.agent_run else DEFAULT_LOW_WATER
-
-    @property
     def agent_run(self) -> bool:
         """Whether most of the recent requests were tool rounds, not user messages: an agent run, whose new tool
-        outputs are capped (``tool_output_cap``) and whose cuts go to ``AGENT_LOW_WATER`` (by default)."""
+        outputs are capped (``tool_output_cap``)."""
         return bool(self._asked) and sum(self._asked) < _AGENT_USER_SHARE * len(self._asked)
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:

@@ -1,7 +1,6 @@
 """In an agent run (most requests are tool rounds) a cache-stable session cuts a large tool output once, when it
 arrives (``tool_output_cap``): the head and tail are sent from then on, the same bytes on every request until a cut;
-outputs under the cap, pinned ones, chats' outputs and sessions with ``tool_output_cap=None`` are sent as given.
-Agent runs cut to a lower mark."""
+outputs under the cap, pinned ones, chats' outputs and sessions with ``tool_output_cap=None`` are sent as given."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.messages import convert_to_openai_messages as to_openai
-from ctxwin.planner import DEFAULT_LOW_WATER, Planner, PlanSession
-from ctxwin.planner.session import AGENT_LOW_WATER
+from ctxwin.planner import Planner, PlanSession
 from ctxwin.strategies.pairs import find_broken_pairs
 from ctxwin.strategies.pins import pin
 from ctxwin.strategies.truncate import MARKER
@@ -101,7 +99,7 @@ def test_the_cap_follows_the_budget() -> None:
     assert 400 < sizes[0] <= 500 + 20 and 1_800 < sizes[1] <= 2_000 + 20
 
 
-def test_no_cap_refit_and_chats_send_the_outputs_as_given() -> None:
+def test_by_default_with_no_cap_refit_and_chats_the_outputs_are_sent_as_given() -> None:
     history = agent(5, turns=3, big_tool=800)
     outputs = [m for m in history if isinstance(m, ToolMessage)]
     planner = Planner(counter=COUNTER, context_window=200_000, reserve_output=0)
@@ -111,7 +109,7 @@ def test_no_cap_refit_and_chats_send_the_outputs_as_given() -> None:
         last = plans[-1][0].messages
         return [any(m is output for m in last) for output in messages if isinstance(output, ToolMessage)]
 
-    for options in ({"tool_output_cap": None}, {"cache_stable": False}):
+    for options in ({}, {"tool_output_cap": None}, {"cache_stable": False, "tool_output_cap": 0.001}):
         assert all(sent_whole(planner.session(**options), history))  # type: ignore[arg-type]
     assert not all(sent_whole(planner.session(tool_output_cap=0.001), history))
     assert len(outputs) > 4
@@ -127,21 +125,19 @@ def test_pinned_outputs_are_not_cut() -> None:
     assert any(m is pinned for m in session.plan().messages)
 
 
-def test_agent_runs_cut_to_the_agent_mark_and_chats_to_the_default() -> None:
+def test_an_agent_run_is_told_from_a_chat_by_its_requests() -> None:
     planner = Planner(counter=COUNTER, context_window=8_000, reserve_output=0)
     run = planner.session()
     replay(run, agent(7, turns=12))
-    assert run.agent_run and run.mark == AGENT_LOW_WATER
     talk = planner.session()
     replay(talk, chat(40))
-    assert not talk.agent_run and talk.mark == DEFAULT_LOW_WATER
-    assert planner.session(low_water=0.8).mark == 0.8
+    assert run.agent_run and not talk.agent_run
 
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 100_000), window=st.integers(3_000, 12_000), cap=st.sampled_from([None, 0.02, 0.1, 0.5]),
-       low_water=st.sampled_from([None, 0.3, 0.9]))
-def test_agent_session_invariants(seed: int, window: int, cap: float | None, low_water: float | None) -> None:
+       low_water=st.sampled_from([0.3, 0.6, 0.9]))
+def test_agent_session_invariants(seed: int, window: int, cap: float | None, low_water: float) -> None:
     """Random agent runs with large outputs: every request fits, keeps its tool pairs and the last user message,
     and between cuts sends the previous request byte for byte, outputs cut on arrival included."""
     planner = Planner(counter=COUNTER, context_window=window, reserve_output=0)
