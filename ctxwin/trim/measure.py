@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from itertools import accumulate
+from itertools import accumulate, groupby
 from typing import Any
 
 from ctxwin.counters.base import TokenCounter, checked_count, checked_counts, declared_overhead
@@ -127,7 +127,16 @@ class AdditiveMeasure(Measure):
 
     def counts(self, batch: Sequence[BaseMessage]) -> list[float]:
         """Per-message counts of ``batch``, from the cache where possible, the rest counted in one batch call."""
-        return list(self._walk(batch, backwards=False))
+        recalled = self._recalled(batch)
+        if recalled is None:
+            return self._fresh(batch)
+        found, keyed = recalled
+        if None in found:
+            unknown = [i for i, count in enumerate(found) if count is None]
+            counted = self._count_run([batch[i] for i in unknown], [keyed[i] for i in unknown])
+            for i, count in zip(unknown, counted, strict=True):
+                found[i] = count
+        return found
 
     def _recalled(self, batch: Sequence[BaseMessage]) -> tuple[list[Any], Sequence[Any]] | None:
         """The counts of ``batch`` known without counting (None for the others) and the objects the cache keys;
@@ -141,31 +150,32 @@ class AdditiveMeasure(Measure):
         assert self._known is not None
         return list(self._known(batch)), keyed
 
-    def _walk(
-        self, batch: Sequence[BaseMessage], *, backwards: bool, recalled: tuple[list[Any], Sequence[Any]] | None = None
-    ) -> Iterator[float]:
-        """Counts of ``batch`` in walk order, produced lazily: each run of unknown counts is counted in one call
-        when the walk reaches it, so messages beyond the point where the caller stops are never tokenized.
-        ``recalled``: ``_recalled(batch)`` when the caller has it."""
+    def _runs(self, chunk: Sequence[BaseMessage], *, backwards: bool) -> Iterator[list[Any]]:
+        """The counts of ``chunk`` in walk order, in runs: each run of unknown counts is counted in one call when the
+        walk reaches it, so messages beyond the point where the caller stops are never tokenized."""
+        recalled = self._recalled(chunk)
         if recalled is None:
-            recalled = self._recalled(batch)
-        if recalled is None:
-            counts = self._fresh(batch)
-            yield from reversed(counts) if backwards else counts
+            counts = self._fresh(chunk)
+            yield counts[::-1] if backwards else counts
             return
         found, keyed = recalled
-        size = len(batch)
-        for i in range(size - 1, -1, -1) if backwards else range(size):
-            if found[i] is None:
-                run_start, run_end = i, i + 1
-                if backwards:
-                    while run_start > 0 and found[run_start - 1] is None:
-                        run_start -= 1
+        if backwards:
+            found.reverse()
+            keyed, chunk = keyed[::-1], chunk[::-1]
+        missing = found.count(None)
+        if not missing:  # all recalled (a re-trim)
+            yield found
+        elif missing == len(found):  # none recalled (a cold trim)
+            yield self._count_run(chunk, keyed)
+        else:
+            start = 0
+            for unknown, group in groupby(range(len(found)), lambda i: found[i] is None):
+                end = start + len(list(group))
+                if unknown:
+                    yield self._count_run(chunk[start:end], keyed[start:end])
                 else:
-                    while run_end < size and found[run_end] is None:
-                        run_end += 1
-                found[run_start:run_end] = self._count_run(batch[run_start:run_end], keyed[run_start:run_end])
-            yield found[i]
+                    yield found[start:end]
+                start = end
 
     def _count_run(self, run: Sequence[BaseMessage], keyed: Sequence[Any]) -> list[float]:
         """Counts of messages not recalled by identity: equal messages' counts from the cache, the rest counted in
@@ -173,13 +183,18 @@ class AdditiveMeasure(Measure):
         cache = self._cache
         if cache is None:
             return self._fresh(run)
-        found, notes = cache.lookup(keyed)
-        unknown = [j for j, count in enumerate(found) if count is None]
-        if unknown:
+        found, keys = cache.lookup(keyed)
+        missing = found.count(None)
+        if missing == len(found):
+            fresh = self._fresh(run)
+            cache.store(keyed, keys, fresh)
+            return fresh
+        if missing:
+            unknown = [j for j, count in enumerate(found) if count is None]
             fresh = self._fresh([run[j] for j in unknown])
             for j, count in zip(unknown, fresh, strict=True):
                 found[j] = count
-            cache.store([keyed[j] for j in unknown], [notes[j] for j in unknown], fresh)
+            cache.store([keyed[j] for j in unknown], [keys[j] for j in unknown], fresh)
         return found  # type: ignore[return-value]
 
     def cut_last(
@@ -197,22 +212,13 @@ class AdditiveMeasure(Measure):
         cum, used, j = self._cum, 0.0, hi
         while j > lo:
             size = next_chunk(used, hi - j, budget, j - lo)
-            chunk = messages[j - size : j]
-            recalled = self._recalled(chunk)
-            if recalled is not None and None not in recalled[0]:  # all known (a re-trim): summed in C
-                fitting = _fitting(reversed(recalled[0]), used, budget)
+            for run in self._runs(messages[j - size : j], backwards=True):
+                fitting = _fitting(run, used, budget)  # summed in C
                 cum += fitting
                 j -= len(fitting)
-                if len(fitting) < size:
+                if len(fitting) < len(run):
                     return j
                 used = fitting[-1]
-                continue
-            for count in self._walk(chunk, backwards=True, recalled=recalled):
-                if used + count > budget:
-                    return j
-                used += count
-                cum.append(used)
-                j -= 1
         return j
 
     def cut_first(self, messages: Sequence[BaseMessage], hi: int, limit: float, allowed: Allowed | None = None) -> int:
@@ -221,22 +227,13 @@ class AdditiveMeasure(Measure):
         cum, used, j = self._cum, 0.0, 0
         while j < hi:
             size = next_chunk(used, j, budget, hi - j)
-            chunk = messages[j : j + size]
-            recalled = self._recalled(chunk)
-            if recalled is not None and None not in recalled[0]:
-                fitting = _fitting(recalled[0], used, budget)
+            for run in self._runs(messages[j : j + size], backwards=False):
+                fitting = _fitting(run, used, budget)
                 cum += fitting
                 j += len(fitting)
-                if len(fitting) < size:
+                if len(fitting) < len(run):
                     return j
                 used = fitting[-1]
-                continue
-            for count in self._walk(chunk, backwards=False, recalled=recalled):
-                if used + count > budget:
-                    return j
-                used += count
-                cum.append(used)
-                j += 1
         return j
 
     def _range_sum(self, messages: Sequence[BaseMessage], start: int, end: int) -> float:
