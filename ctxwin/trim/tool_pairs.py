@@ -15,7 +15,8 @@ Also here: reading and removing an AIMessage's tool calls in every place a call 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import accumulate
+from itertools import accumulate, compress, count, repeat
+from operator import is_not
 from typing import Any, TypeVar
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -96,12 +97,15 @@ class ToolPairs:
         self.results_of, self.call_of = results_of, call_of
         pending: dict[str, int] = {}
         unresolved: dict[str, int] = {}  # results in the suffix whose call must be before it
-        role_of = _ROLES
-        for index, message in enumerate(messages[start:], start):
-            role = role_of.get(message.__class__)
-            if role is None:
-                role = role_of[message.__class__] = _role(message.__class__)
-            if role is _RESULT:
+        suffix = messages[start:]
+        roles = list(map(_ROLES.get, map(type, suffix)))  # C loops, so a message outside pairs costs ~nothing
+        if None in roles:
+            for kind in set(map(type, suffix)) - _ROLES.keys():
+                _ROLES[kind] = _role(kind)
+            roles = list(map(_ROLES.__getitem__, map(type, suffix)))
+        for index in compress(count(start), map(is_not, roles, repeat(_OTHER))):
+            message = messages[index]
+            if roles[index - start] is _RESULT:
                 call_id = message.tool_call_id  # type: ignore[attr-defined]
                 caller = pending.pop(call_id, None)
                 if caller is not None:  # bound here, inline: this loop reads every message of the suffix
@@ -109,9 +113,10 @@ class ToolPairs:
                     call_of[index] = caller
                 elif call_id not in unresolved:
                     unresolved[call_id] = index
-            elif role is _CALLER and (message.tool_calls or message.invalid_tool_calls):  # type: ignore[attr-defined]
-                for call_id in call_ids(message):  # type: ignore[arg-type]
-                    pending[call_id] = index
+            else:
+                for call in (*message.tool_calls, *message.invalid_tool_calls):  # type: ignore[attr-defined]
+                    if call["id"]:  # call_ids, inline
+                        pending[call["id"]] = index
         for index in range(start - 1, -1, -1):
             if not unresolved:
                 break
