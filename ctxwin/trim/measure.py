@@ -25,6 +25,7 @@ from ctxwin.messages import BaseMessage
 from ctxwin.trim.count_cache import CountCache, Kind, cache_for
 
 FIRST_CHUNK = 32  # messages counted before the average size is known
+PRIOR_CHARS_PER_TOKEN = 4.0  # sizing the first chunk by text, before any count
 MIN_CHUNK = 8
 
 
@@ -65,12 +66,10 @@ def chunk_of(window: Sequence[BaseMessage], room: float, tokens: float, chars: i
     characters counted so far (``tokens`` in ``chars``). By size, not only by number: in an agent trace one tool
     result can hold as many tokens as a hundred chat messages, and counting past the cut is wasted tokenization
     (a 10,000-message trace kept in half tokenized 17% more than it kept, sized by number alone). At least one
-    message; ``FIRST_CHUNK`` before a ratio is known."""
+    message; before a ratio is known, English's four characters a token."""
     sizes = text_sizes(window)
-    if tokens <= 0 or chars <= 0:
-        size = min(FIRST_CHUNK, len(window))
-    else:
-        size = min(max(1, bisect_right(list(accumulate(sizes)), 0.9 * room * chars / tokens)), len(window))
+    per_token = chars / tokens if tokens > 0 and chars > 0 else PRIOR_CHARS_PER_TOKEN
+    size = min(max(1, bisect_right(list(accumulate(sizes)), 0.9 * room * per_token)), len(window))
     return size, sum(sizes[:size])
 
 
