@@ -487,7 +487,7 @@ def message_batch(counter: TokenCounter) -> Callable[[Sequence[BaseMessage]], li
 
 def _count_one_by_one(fn: Callable[[BaseMessage], Any]) -> Callable[[Sequence[BaseMessage]], list[Any]]:
     def count_batch(messages: Sequence[BaseMessage]) -> list[Any]:
-        return [fn(m) for m in messages]
+        return list(map(fn, messages))  # no Python frame per message
 
     return count_batch
 
