@@ -6,8 +6,8 @@ weakly by the counter, so it goes when the counter goes. A bound method is keyed
 
 A message is written as its class's address and its field values (``Writer``: C where it is built, else
 ``marshal``; both exact about types: ``1``, ``1.0`` and ``True`` count differently), and those bytes are its key
-(no digest: hashing the bytes costs a tenth of what a cryptographic digest does, and the identity note holds the
-same bytes object, so the key costs no memory of its own). The cache holds every class it keyed, so no other class
+(no digest: hashing the bytes costs a sixth of what a BLAKE2 digest does, and the identity note holds the same
+bytes object, so the key costs no memory of its own). The cache holds every class it keyed, so no other class
 takes that address while it lives. It finds a count two ways:
 
 * **By content**: key -> count, a bounded LRU. Equal content gives the same key whatever object holds it (a history
