@@ -1,7 +1,8 @@
-"""The optional C accelerator of the approximate counter's statistics (metadata is in pyproject.toml).
+"""The optional C accelerators (metadata is in pyproject.toml): the approximate counter's statistics and the count
+cache's writing of messages.
 
-``optional=True``: where no C compiler is available the build goes on without it and ctxwin uses the pure-Python
-statistics, which give the same numbers (ctxwin/counters/approximate/features.py).
+``optional=True``: where no C compiler is available the build goes on without them and ctxwin uses its pure-Python
+code, which gives the same results (ctxwin/counters/approximate/features.py, ctxwin/trim/count_cache.py).
 """
 
 import sys
@@ -11,4 +12,5 @@ from setuptools import Extension, setup
 # No fused multiply-add: the C arithmetic must round as Python's does, operation by operation.
 FLAGS = [] if sys.platform == "win32" else ["-ffp-contract=off"]
 setup(ext_modules=[Extension("ctxwin.counters.approximate.speedups", ["ctxwin/counters/approximate/speedups.c"],
-                             extra_compile_args=FLAGS, optional=True)])
+                             extra_compile_args=FLAGS, optional=True),
+                   Extension("ctxwin.trim.written", ["ctxwin/trim/written.c"], optional=True)])

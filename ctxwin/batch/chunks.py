@@ -2,11 +2,18 @@
 
 At most ``IN_FLIGHT_PER_WORKER`` chunks per worker are submitted and not yet consumed: the input is read only as
 fast as results are taken, so a generator over millions of conversations is never held in memory.
+
+Writing the conversations for the workers is most of what this process does per item, so a chunk of plain data
+(dicts, lists, strings, numbers: what JSON gives) travels written by ``marshal``, one item at a time, which costs
+about half what pickling the chunk does (a chunk's pickle memo grows with every string of every conversation in
+it). An item ``marshal`` cannot write exactly (a message object, a subclass of dict or str) sends its chunk
+pickled as before. Either way the worker gets values equal to the caller's, of the same types.
 """
 
 from __future__ import annotations
 
 import itertools
+import marshal
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future
@@ -20,10 +27,26 @@ from ctxwin.batch.pool import WORKER_DIED, WorkerPool
 IN_FLIGHT_PER_WORKER = 2
 
 Chunk = list[tuple[int, Any]]
+Written = tuple[list[int], list[bytes]]  # a chunk's indices, and its items each written by marshal
 
 
-def _fit_chunk(fitter: Fitter, chunk: Chunk) -> list[FitResult]:
-    return [fitter.fit(index, conversation) for index, conversation in chunk]
+def _fit_chunk(fitter: Fitter, chunk: Chunk | Written) -> list[FitResult]:
+    return [fitter.fit(index, conversation) for index, conversation in read(chunk)]
+
+
+def written(chunk: Chunk) -> Chunk | Written:
+    """The chunk as it travels: its items written by marshal, or the chunk itself when one cannot be."""
+    try:
+        return [index for index, _ in chunk], [marshal.dumps(item) for _, item in chunk]
+    except ValueError:  # marshal writes exact built-in types only (and not too deeply nested): pickle the rest
+        return chunk
+
+
+def read(chunk: Chunk | Written) -> Chunk:
+    """The chunk as ``written`` took it."""
+    if isinstance(chunk, tuple):
+        return list(zip(chunk[0], map(marshal.loads, chunk[1]), strict=True))
+    return chunk
 
 
 def chunked(items: Iterable[tuple[int, Any]], size: int) -> Iterator[Chunk]:
@@ -46,7 +69,7 @@ def fit_in_pool(
     finished = False
     try:
         for chunk in chunked(items, chunksize):
-            pending.append((chunk, pool.submit(_fit_chunk, chunk)))
+            pending.append((chunk, pool.submit(_fit_chunk, written(chunk))))
             if len(pending) >= IN_FLIGHT_PER_WORKER * pool.workers:
                 yield from _collect(pending, pool, local)
         while pending:
@@ -75,7 +98,7 @@ def _collect(
     pool.restart()
     results = [_isolated(index, conversation, pool, local) for index, conversation in chunk]
     for i, (other, _) in enumerate(pending):
-        pending[i] = (other, pool.submit(_fit_chunk, other))
+        pending[i] = (other, pool.submit(_fit_chunk, written(other)))
     return results
 
 

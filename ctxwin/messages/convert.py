@@ -17,7 +17,6 @@ one AIMessage, as chat completions and Anthropic hold a turn, so a call and its 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from itertools import repeat
 from typing import Any, TypeGuard
 
 from pydantic import ValidationError
@@ -70,8 +69,9 @@ def convert_to_messages(messages: Iterable[MessageLike] | MessageLike) -> list[B
 
 def read_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMessage]:
     """``convert_to_messages`` for a caller that only reads the result during the call: a list that already holds
-    only messages is returned itself, checked in one C loop, so a long history costs no copy."""
-    if isinstance(messages, list) and all(map(isinstance, messages, repeat(BaseMessage))):
+    only messages is returned itself, checked by class (one ``issubclass`` per distinct class: ``isinstance`` with a
+    pydantic class costs about 40 ns a message), so a long history costs no copy."""
+    if isinstance(messages, list) and all(issubclass(kind, BaseMessage) for kind in set(map(type, messages))):
         return messages
     result: list[BaseMessage] = []
     request = False

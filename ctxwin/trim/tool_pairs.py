@@ -15,7 +15,8 @@ Also here: reading and removing an AIMessage's tool calls in every place a call 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import accumulate
+from itertools import accumulate, compress, count, repeat
+from operator import is_not
 from typing import Any, TypeVar
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -61,6 +62,20 @@ def _calls_of(message: BaseMessage) -> list[str]:
     return []
 
 
+_OTHER, _RESULT, _CALLER = "other", "result", "caller"
+
+
+def _role(kind: type) -> str:
+    if issubclass(kind, ToolMessage):
+        return _RESULT
+    return _CALLER if issubclass(kind, AIMessage) else _OTHER
+
+
+# Each message class's role in a pair, found once per class: a scan reads every message's class, and ``isinstance``
+# with a pydantic class costs as much as the rest of the loop.
+_ROLES: dict[type, str] = {HumanMessage: _OTHER, ToolMessage: _RESULT, AIMessage: _CALLER}
+
+
 class ToolPairs:
     """The pairs of one message list, with the number of pairs straddling each boundary of the covered suffix."""
 
@@ -77,24 +92,31 @@ class ToolPairs:
     def _scan(self, start: int) -> None:
         messages = self._messages
         self._start = start
-        self.results_of, self.call_of = {}, {}
+        results_of: dict[int, list[tuple[int, str]]] = {}
+        call_of: dict[int, int] = {}
+        self.results_of, self.call_of = results_of, call_of
         pending: dict[str, int] = {}
         unresolved: dict[str, int] = {}  # results in the suffix whose call must be before it
-        for index in range(start, len(messages)):
+        suffix = messages[start:]
+        roles = list(map(_ROLES.get, map(type, suffix)))  # C loops, so a message outside pairs costs ~nothing
+        if None in roles:
+            for kind in set(map(type, suffix)) - _ROLES.keys():
+                _ROLES[kind] = _role(kind)
+            roles = list(map(_ROLES.__getitem__, map(type, suffix)))
+        for index in compress(count(start), map(is_not, roles, repeat(_OTHER))):
             message = messages[index]
-            kind = message.__class__
-            if kind is HumanMessage:  # the common case first: nothing to do
-                continue
-            if kind is ToolMessage or isinstance(message, ToolMessage):
+            if roles[index - start] is _RESULT:
                 call_id = message.tool_call_id  # type: ignore[attr-defined]
                 caller = pending.pop(call_id, None)
-                if caller is not None:
-                    self._bind(caller, index, call_id)
+                if caller is not None:  # bound here, inline: this loop reads every message of the suffix
+                    results_of.setdefault(caller, []).append((index, call_id))
+                    call_of[index] = caller
                 elif call_id not in unresolved:
                     unresolved[call_id] = index
-            elif isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
-                for call_id in call_ids(message):
-                    pending[call_id] = index
+            else:
+                for call in (*message.tool_calls, *message.invalid_tool_calls):  # type: ignore[attr-defined]
+                    if call["id"]:  # call_ids, inline
+                        pending[call["id"]] = index
         for index in range(start - 1, -1, -1):
             if not unresolved:
                 break
@@ -107,7 +129,7 @@ class ToolPairs:
                     if result is not None:
                         self._bind(index, result, call_id)
         diff = [0] * (len(messages) - start + 2)
-        for result, call in self.call_of.items():
+        for result, call in call_of.items():
             diff[max(call + 1, start) - start] += 1
             diff[result + 1 - start] -= 1
         self._straddling = list(accumulate(diff))

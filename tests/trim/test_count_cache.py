@@ -1,15 +1,19 @@
 """The count cache's recall by identity: a message noted before is recalled while it is written as noted, and only
-then, whether the chunk it is recalled in is checked in one piece (nothing changed) or message by message."""
+then, whether the chunk it is recalled in is checked in one piece (nothing changed) or message by message; with
+either writer (C, and the pure-Python one a machine without a C compiler uses)."""
 
 import marshal
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
-from ctxwin.trim.count_cache import CountCache
+from ctxwin.trim.count_cache import C_WRITER, PY_WRITER, CountCache, Writer
+
+WRITERS = [pytest.param(PY_WRITER, id="python")] + ([pytest.param(C_WRITER, id="c")] if C_WRITER else [])
 
 
 def history(size: int) -> list[BaseMessage]:
@@ -77,15 +81,16 @@ MUTATIONS: list[Callable[[BaseMessage], None]] = [
 ]
 
 
-def noted(messages: list[BaseMessage]) -> CountCache:
+def noted(messages: list[BaseMessage], writer: Writer) -> CountCache:
     """A cache that counted ``messages``, message ``i`` as ``i``."""
-    cache = CountCache()
+    cache = CountCache(writer=writer)
     found, notes = cache.lookup(messages)
     assert found == [None] * len(messages)
     cache.store(messages, notes, list(range(len(messages))))
     return cache
 
 
+@pytest.mark.parametrize("writer", WRITERS)
 @settings(max_examples=60, deadline=None)
 @given(
     size=st.integers(1, 40),
@@ -93,10 +98,10 @@ def noted(messages: list[BaseMessage]) -> CountCache:
     appended=st.integers(0, 3),
 )
 def test_recall_gives_exactly_the_unchanged_messages_their_counts(
-    size: int, changes: dict[int, Callable[[BaseMessage], None]], appended: int
+    writer: Writer, size: int, changes: dict[int, Callable[[BaseMessage], None]], appended: int
 ) -> None:
     messages = history(size)
-    cache = noted(messages)
+    cache = noted(messages, writer)
     assert cache.recall(messages) == list(range(size))  # nothing changed: the chunk checked in one piece
     changed = {i for i in changes if i < size}
     for i in changed:
@@ -111,18 +116,20 @@ class LoudMessage(HumanMessage):
     otherwise)."""
 
 
-def test_an_in_place_change_back_is_recalled_again_and_a_repeated_message_twice() -> None:
+@pytest.mark.parametrize("writer", WRITERS)
+def test_an_in_place_change_back_is_recalled_again_and_a_repeated_message_twice(writer: Writer) -> None:
     messages = history(6)
-    cache = noted(messages)
+    cache = noted(messages, writer)
     messages[4].additional_kwargs["n"] = 2
     assert cache.recall(messages) == [0, 1, 2, 3, None, 5]
     messages[4].additional_kwargs["n"] = 1
     assert cache.recall([*messages, messages[2]]) == [0, 1, 2, 3, 4, 5, 2]
 
 
-def test_a_message_whose_class_changed_is_not_recalled() -> None:
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_message_whose_class_changed_is_not_recalled(writer: Writer) -> None:
     messages = history(6)
-    cache = noted(messages)
+    cache = noted(messages, writer)
     messages[3].__class__ = LoudMessage  # same fields, same serialization
     assert cache.recall(messages) == [0, 1, 2, None, 4, 5]
 
@@ -141,9 +148,12 @@ def deepest_written(levels_from: int = 2100) -> int:
     raise AssertionError("marshal wrote nothing nested")
 
 
-def test_a_message_nested_as_deep_as_marshal_writes_is_recalled_when_a_chunk_of_them_cannot_be_written() -> None:
-    """The chunk's messages are written in one list, one level deeper than each alone: at marshal's depth limit
-    that fails, and each message is then checked on its own."""
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_message_nested_as_deep_as_marshal_writes_is_recalled_when_a_chunk_of_them_cannot_be_written(
+    writer: Writer,
+) -> None:
+    """The Python writer writes a chunk's messages in one list, one level deeper than each alone: at marshal's depth
+    limit that fails, and each message is then checked on its own. The C writer writes that deep as well."""
     levels = deepest_written()
     deep = HumanMessage("deep")
     value: Any = "leaf"
@@ -151,7 +161,7 @@ def test_a_message_nested_as_deep_as_marshal_writes_is_recalled_when_a_chunk_of_
         value = {"k": value} if level % 2 else [value]
     deep.additional_kwargs["deep"] = value
     messages = [HumanMessage("shallow"), deep]
-    cache = noted(messages)
+    cache = noted(messages, writer)
     assert cache.recall(messages) == [0, 1]
     deep.additional_kwargs["other"] = 1
     assert cache.recall(messages) == [0, None]

@@ -1,0 +1,143 @@
+"""The count cache's two writers (the C one in ctxwin/trim/written.c and the pure-Python one with marshal) key
+messages alike: two messages get equal keys from one exactly when they get equal keys from the other, both refuse
+the same values, and each recognises a message written as its key and nothing else."""
+
+from __future__ import annotations
+
+import copy
+import enum
+import gc
+import os
+import shutil
+import sysconfig
+import weakref
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+from ctxwin.trim.count_cache import C_WRITER, PY_WRITER, CountCache, Writer
+from ctxwin.trim.measure import AdditiveMeasure
+
+if C_WRITER is None:
+    if os.environ.get("CTXWIN_NO_ACCELERATOR") or not shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]):
+        pytest.skip("the C writer is turned off or there is no C compiler", allow_module_level=True)
+    pytest.fail("a C compiler is present but ctxwin/trim/written.c is not built: reinstall the package "
+                "(pip install -e .) and read the build log", pytrace=False)
+
+C: Writer = C_WRITER  # type: ignore[assignment]  # built: checked above
+
+LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.sampled_from([0, 1, -1, 0.0, -0.0, 1.0, float("nan"), float("inf"), 1 + 2j, True, False])
+    | st.floats(allow_nan=True)
+    | st.text(max_size=12)  # every kind of string: ASCII, Latin-1, BMP, astral
+    | st.binary(max_size=8)
+)
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    | st.frozensets(st.integers(-3, 3), max_size=3),
+    max_leaves=12,
+)
+
+
+def message(content: str, value: Any, ai: bool) -> BaseMessage:
+    cls = AIMessage if ai else HumanMessage
+    return cls(content, additional_kwargs={"v": value}, id="m")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    first=st.tuples(st.sampled_from(["a", "b", "é", "a" * 40]), VALUES, st.booleans()),
+    second=st.tuples(st.sampled_from(["a", "b", "é", "a" * 40]), VALUES, st.booleans()),
+    same=st.booleans(),
+)
+def test_two_messages_get_equal_keys_from_both_writers_or_from_neither(
+    first: tuple[str, Any, bool], second: tuple[str, Any, bool], same: bool
+) -> None:
+    a = message(*first)
+    b = copy.deepcopy(a) if same else message(*second)  # equal content, other objects; or anything else
+    assert (C.write(a) == C.write(b)) == (PY_WRITER.write(a) == PY_WRITER.write(b))
+    assert C.keys([a, b]) == [C.write(a), C.write(b)]
+    assert C.all_noted([a, b], C.keys([a, b]))
+    assert C.all_noted([b], [C.write(a)]) == (C.write(a) == C.write(b))
+
+
+@pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
+def test_equal_values_of_other_types_get_other_keys(writer: Writer) -> None:
+    written = {
+        writer.write(HumanMessage("x", additional_kwargs={"n": value}))
+        for value in (1, 1.0, True, "1", b"1", [1], (1,), {1: 1}, frozenset([1]), 1 + 0j)
+    }
+    assert len(written) == 10
+    assert writer.write(HumanMessage("x", additional_kwargs={"a": 1, "b": 2})) != writer.write(
+        HumanMessage("x", additional_kwargs={"b": 2, "a": 1})  # equal dicts in another order: only a recount
+    )
+
+
+class Loud(str):
+    """A string of a subclass: neither writer writes it (marshal refuses subclasses)."""
+
+
+class Colour(str, enum.Enum):
+    RED = "red"
+
+
+@pytest.mark.parametrize("value", [object(), Loud("x"), Colour.RED, [object()]])
+@pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
+def test_both_writers_refuse_what_marshal_cannot_write_and_the_cache_keys_it_by_repr(
+    writer: Writer, value: Any
+) -> None:
+    unwritable = HumanMessage("x", additional_kwargs={"v": value})
+    with pytest.raises(ValueError):
+        writer.write(unwritable)
+    with pytest.raises(ValueError):
+        writer.keys([HumanMessage("fine"), unwritable])
+    assert not writer.all_noted([unwritable], [b"anything"])
+    cache = CountCache(writer=writer)
+    fine = HumanMessage("fine")
+    assert cache.lookup([fine, unwritable])[0] == [None, None]
+    cache.store([fine, unwritable], cache.content_keys([fine, unwritable]), [1, 2])
+    assert cache.recall([unwritable]) == [None]  # a repr may hide a change: never recalled by identity
+    assert cache.lookup([unwritable])[0] == [2]
+
+
+@pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
+def test_both_writers_refuse_nesting_past_marshals_limit(writer: Writer) -> None:
+    value: Any = "leaf"
+    for _ in range(3000):
+        value = [value]
+    with pytest.raises(ValueError):
+        writer.write(HumanMessage("deep", additional_kwargs={"v": value}))
+
+
+def test_the_cache_holds_every_class_it_keyed_so_no_other_class_takes_its_address() -> None:
+    cache = CountCache(writer=C)
+    made = type("Made", (HumanMessage,), {})
+    cls = weakref.ref(made)
+    found, keys = cache.lookup([made("hello")])
+    cache.store([made("hello")], keys, [5])
+    del made, found, keys
+    gc.collect()
+    assert cls() is not None  # its address is in a key
+    other = type("Made", (HumanMessage,), {})  # same name and fields, another class
+    assert cache.lookup([other("hello")])[0] == [None]
+
+
+def test_a_cold_trim_leaves_no_objects_for_the_garbage_collector() -> None:
+    """Keys and notes are bytes and numbers: counting 3,000 messages adds a handful of tracked objects (the cache's
+    dicts), not thousands, so a trim does not bring on full collections of the process."""
+    messages = [HumanMessage(f"message {i}", id=f"h{i}") for i in range(3000)]
+    counted = AdditiveMeasure(lambda ms: [len(m.text) for m in ms], counter=len, cache=CountCache())
+    gc.collect()
+    before = len(gc.get_objects())
+    assert counted.cut_last(messages, 0, len(messages), [], 10**9) == 0  # all counted, all fit
+    gc.collect()
+    assert len(gc.get_objects()) - before < 100
