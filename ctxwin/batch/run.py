@@ -47,10 +47,11 @@ def fit_many(
     process gets that as its error; the others are fitted in a new pool.
 
     With a pool, each worker builds one planner (counter, tokenizer, strategies) from ``fit_kwargs`` and keeps it;
-    this process builds none. Per item it only takes the item from ``conversations``, writes it for a worker
-    (``marshal`` for plain data, else pickle: a cost per byte of the item) and unpickles the compact result
-    (messages and summary); decoding, converting, planning and the summary's figures are the worker's. ``fit_kwargs`` are pickled once per worker: a ``summarizer`` or
-    ``Strategy`` must be importable (a module-level function, not a lambda).
+    this process builds none. Per item it only takes the item from ``conversations``, pickles it for a worker
+    (a cost per byte of the item) and unpickles the compact result
+    (messages and summary); decoding, converting, planning and the summary's figures are the worker's.
+    ``fit_kwargs`` are pickled once per worker: a ``summarizer`` or ``Strategy`` must be importable (a module-level
+    function, not a lambda).
     ``progress``: a bar on stderr when it is a terminal (``None`` or ``True``), none (``False``), or a
     ``ctxwin.batch.progress.Progress`` to step (the caller closes it). ``chunksize``: conversations per transfer to a
     worker (default: ``DEFAULT_CHUNKSIZE``, smaller when a sized input would leave workers idle). ``decode``: a
