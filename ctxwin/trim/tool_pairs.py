@@ -15,8 +15,8 @@ Also here: reading and removing an AIMessage's tool calls in every place a call 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import accumulate, compress, count, repeat
-from operator import is_not
+from itertools import accumulate, chain, compress, count, repeat
+from operator import attrgetter, is_
 from typing import Any, TypeVar
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -74,6 +74,7 @@ def _role(kind: type) -> str:
 # Each message class's role in a pair, found once per class: a scan reads every message's class, and ``isinstance``
 # with a pydantic class costs as much as the rest of the loop.
 _ROLES: dict[type, str] = {HumanMessage: _OTHER, ToolMessage: _RESULT, AIMessage: _CALLER}
+_CALLS = attrgetter("tool_calls", "invalid_tool_calls")
 
 
 class ToolPairs:
@@ -103,7 +104,10 @@ class ToolPairs:
             for kind in set(map(type, suffix)) - _ROLES.keys():
                 _ROLES[kind] = _role(kind)
             roles = list(map(_ROLES.__getitem__, map(type, suffix)))
-        for index in compress(count(start), map(is_not, roles, repeat(_OTHER))):
+        # An AI message without calls is outside pairs too: told by its call lists' truth, in C, not in the loop.
+        callers = list(compress(count(start), map(is_, roles, repeat(_CALLER))))
+        calling = compress(callers, map(any, map(_CALLS, map(messages.__getitem__, callers))))
+        for index in sorted(chain(calling, compress(count(start), map(is_, roles, repeat(_RESULT))))):
             message = messages[index]
             if roles[index - start] is _RESULT:
                 call_id = message.tool_call_id  # type: ignore[attr-defined]
