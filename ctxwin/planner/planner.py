@@ -274,7 +274,7 @@ class Planner(Generic[M]):
         return self.counter.count_messages(probe, tools=self.tools) - self.counter.count_messages(probe)
 
     def _context(self, meter: Meter) -> StepContext:
-        return StepContext(self.budget, meter, pinned=meter.pinned)
+        return StepContext(self.budget, meter, pinned=meter.pinned, head=meter.head)
 
     def _check_pairs(self, run: _Run, meter: Meter) -> None:
         """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and

@@ -10,19 +10,20 @@ from ctxwin.counters.caching import CachingRules
 from ctxwin.messages import BaseMessage
 from ctxwin.messages.forms import CallerForms, Output
 from ctxwin.planner.report import M, Plan
-from ctxwin.strategies.base import Budget
+from ctxwin.strategies.base import BaseStrategy, Budget
 from ctxwin.strategies.meter import Meter
 
 
 class Planning(Protocol[M]):
-    """A planner as a session uses it: its budget, counter, tools, output form and the model's caching rules, and
-    ``plan_run`` (a plan with the session's meter, and the messages it sends)."""
+    """A planner as a session uses it: its budget, counter, tools, output form, the model's caching rules, its
+    strategies, and ``plan_run`` (a plan with the session's meter, and the messages it sends)."""
 
     budget: Budget
     counter: TokenCounter
     tools: list[dict[str, Any]] | None
     output: Output
     caching: CachingRules | None
+    strategies: list[BaseStrategy]
 
     def plan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None

@@ -12,6 +12,12 @@ session (the default) does what pays instead:
   was appended: an existing summary is extended, shortened outputs stay shortened) down to a low-water mark,
   ``low_water`` times the input budget, so the next cut is several turns away; where the model's cache writes cost
   extra, the cut also leaves room for as many turns as the write takes to pay for itself (``_payback_turns``);
+- a cut keeps a fixed head (``keep_first``): the first messages after the system prompt, as they were first sent,
+  as few as make the tools, system prompt and head reach the model's minimum cacheable prefix (at most
+  ``keep_first`` of the budget, ending where no tool call waits for its results). The first cut chooses it; every
+  cut keeps it in front, byte for byte, and drops from the middle, after it (a summary goes after it too), so the
+  request after a cut reads the head from the cache instead of being billed in full. With no room for it, or an
+  Anthropic summary that would have to follow it, a cut does without, from then on;
 - with ``tool_output_cap`` set, in an agent run (most recent requests are tool rounds) a new tool output over that
   share of the budget is cut to its head and tail once, when it arrives, and sent so from then on: what a request
   sends for the first time is billed in full, so agent runs are billed mostly for their new outputs;
@@ -20,7 +26,8 @@ session (the default) does what pays instead:
 
 Each plan reports what it shares with the previous request and its estimated cost (``Plan.cache``); with
 ``output="anthropic"`` its ``request`` carries ``cache_control`` breakpoints (the tools, the system prompt, the last
-message of the previous request and the last message). ``observe(usage)`` takes the provider's reported usage.
+message of the previous request, or at a cut the head's last, and the last message). ``observe(usage)`` takes
+the provider's reported usage.
 ``cache_stable=False`` is the planner's behaviour before sessions kept the cache: each plan is ``Planner.plan`` of
 every message added so far. docs/sessions.md has the cost model and the measurements behind the defaults.
 """
@@ -37,15 +44,18 @@ from typing import Any, Generic, TypeGuard
 from typing_extensions import TypedDict
 
 from ctxwin.counters.caching import CachingRules
-from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.convert import is_langchain_message, is_request
 from ctxwin.messages.forms import CallerForms, OpenAIDicts, read_for
 from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
+from ctxwin.strategies.base import leading_system_count
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import RepairToolPairs
-from ctxwin.strategies.pins import pinned_indexes
+from ctxwin.strategies.pins import head_length, pinned_indexes
+from ctxwin.strategies.summarize import is_summary
 from ctxwin.strategies.truncate import cap_tool_outputs
 from ctxwin.strategies.walk import within
 
@@ -64,6 +74,9 @@ _TURNS_BETWEEN_CUTS = 10
 _MEAN_TURNS = 32
 # An agent run: fewer than this share of the recent requests added a user message (the rest are tool rounds).
 _AGENT_USER_SHARE = 0.5
+# The most a cut's fixed head may take of the input budget (keep_first): the head is the first messages after the
+# system prompt that make the tools, system prompt and head reach the model's minimum cacheable prefix.
+DEFAULT_KEEP_FIRST = 0.2
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
 OBSERVE_MARGIN = 0.05
 
@@ -75,6 +88,7 @@ class SessionOptions(TypedDict, total=False):
     low_water: float
     cache_control: bool | None
     tool_output_cap: float | None
+    keep_first: float | None
 
 
 def _share(value: object) -> TypeGuard[float]:
@@ -88,6 +102,16 @@ def checked_tool_output_cap(value: object) -> float | None:
     if not _share(value):
         raise ValueError(f"tool_output_cap must be a share of the input budget, 0 < tool_output_cap <= 1, or None "
                          f"(no cap), got {value!r}")
+    return float(value)
+
+
+def checked_keep_first(value: object) -> float | None:
+    """``value`` as a ``keep_first`` (a share of the input budget, or None); ValueError naming it."""
+    if value is None:
+        return None
+    if not _share(value):
+        raise ValueError(f"keep_first must be a share of the input budget, 0 < keep_first <= 1, or None (a cut "
+                         f"keeps no head), got {value!r}")
     return float(value)
 
 
@@ -107,8 +131,9 @@ class PlanSession(Generic[M]):
     plan is ``Planner.plan`` of all the messages added so far. ``low_water``: the share of the input budget a cut
     plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut). ``tool_output_cap``: in agent runs, a
     new tool output over this share of the input budget is cut to it on arrival, once (None, the default: never;
-    docs/sessions.md says when it pays). ``cache_control``: mark Anthropic cache breakpoints in ``Plan.request``
-    (default: with ``output="anthropic"``).
+    docs/sessions.md says when it pays). ``keep_first``: the most of the input budget the head a cut keeps may
+    take (0 < keep_first <= 1; None: a cut keeps no head, it drops the oldest messages). ``cache_control``: mark
+    Anthropic cache breakpoints in ``Plan.request`` (default: with ``output="anthropic"``).
 
     A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
     the pinned ones, so a plan tokenizes only the new messages. The messages given are taken as they are: mutating
@@ -123,12 +148,14 @@ class PlanSession(Generic[M]):
     def __init__(
         self, planner: Planning[M], *, cache_stable: bool = True, low_water: float = DEFAULT_LOW_WATER,
         cache_control: bool | None = None, tool_output_cap: float | None = None,
+        keep_first: float | None = DEFAULT_KEEP_FIRST,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
         if not _share(low_water):
             raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, got {low_water!r}")
         tool_output_cap = checked_tool_output_cap(tool_output_cap)
+        keep_first = checked_keep_first(keep_first)
         if cache_control is None:
             cache_control = planner.output == "anthropic"
         elif not isinstance(cache_control, bool) or (cache_control and planner.output != "anthropic"):
@@ -139,6 +166,8 @@ class PlanSession(Generic[M]):
         self.low_water = float(low_water)
         self.cache_control = cache_control
         self.tool_output_cap = tool_output_cap if cache_stable else None
+        self.keep_first = keep_first if cache_stable else None
+        self._head_chosen = False  # the first cut chooses the head (maybe none); later cuts keep it
         self.rules: CachingRules | None = planner.caching
         self._active = planner  # the planner plans run with: its budget follows observe()
         self._messages: list[BaseMessage] = []
@@ -173,6 +202,12 @@ class PlanSession(Generic[M]):
     def counted(self) -> int:
         """How many messages the session holds token counts of (its own, and copies its last plans made)."""
         return self._meter.held
+
+    @property
+    def head(self) -> list[BaseMessage]:
+        """The messages every cut keeps right after the system prompt, as first sent (``keep_first``): chosen at
+        the first cut, empty before it, when no head was kept or when a cut had to do without it."""
+        return list(self._meter.head)
 
     @property
     def max_input_tokens(self) -> int:
@@ -252,9 +287,16 @@ class PlanSession(Generic[M]):
         if appended and self._appended_fits(candidate):
             plan, sent = self._active.plan_run(candidate, self._meter, forms)
             return self._finish(plan, sent, cut=False)
+        if appended and not self._head_chosen:
+            self._choose_head(candidate)
         plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target())
         if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
             plan, sent = self._active.plan_run(candidate, self._meter, forms)
+        if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
+            self._meter.head = ()
+            plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target())
+            if not plan.fits:
+                plan, sent = self._active.plan_run(candidate, self._meter, forms)
         if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
             plan, sent = self._active.plan_run(self._whole(), self._meter, forms)
         return self._finish(plan, sent, cut=True)
@@ -269,12 +311,79 @@ class PlanSession(Generic[M]):
         if appended and self._appended_fits(candidate):
             plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
             return self._finish(plan, sent, cut=False)
+        if appended and not self._head_chosen:
+            self._choose_head(candidate)
         plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target())
         if not plan.fits:
             plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+        if not self._head_kept(plan, sent):
+            self._meter.head = ()
+            plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target())
+            if not plan.fits:
+                plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
         if not plan.fits and appended:
             plan, sent = await self._active.aplan_run(self._whole(), self._meter, forms)
         return self._finish(plan, sent, cut=True)
+
+    def _choose_head(self, candidate: list[BaseMessage]) -> None:
+        """At the first cut, the head later cuts keep: the first messages after the system prompt that were sent,
+        as few as make the tools, system prompt and head reach the model's minimum cacheable prefix, ending where
+        no tool call waits for its results; none when that takes more than ``keep_first`` of the input budget, the
+        model caches nothing, or the system prompt alone reaches the minimum."""
+        self._head_chosen = True
+        rules, sent = self.rules, self._sent or []
+        if self.keep_first is None or rules is None or rules.min_prefix <= 0:
+            return
+        budget = self._active.budget
+        start = leading_system_count(candidate)
+        if any(is_summary(m) for m in candidate[:start]):  # a summary before the head changes at every cut
+            return
+        if self.planner.output == "anthropic" and any(step.summarizes for step in self.planner.strategies):
+            return  # a summary would follow the head: a system message Anthropic takes only at the start
+        counts = self._meter.each(candidate[:start])
+        total = budget.tools_tokens + sum(counts)
+        wanted = rules.min_prefix
+        if total >= wanted:
+            return
+        limit = self.keep_first * budget.max_input_tokens
+        waiting: set[str] = set()
+        end = start
+        while total < wanted or waiting:
+            if end >= len(sent) - 1:  # the head is what was sent before, and never all of it
+                return
+            message = candidate[end]
+            if message is not sent[end]:
+                return
+            total += self._meter.count(message)
+            if isinstance(message, AIMessage):
+                waiting.update(call_id for call in message.tool_calls if (call_id := call.get("id")))
+            elif isinstance(message, ToolMessage):
+                waiting.discard(message.tool_call_id)
+            elif waiting:
+                return  # a call whose results come after another message
+            end += 1
+            if total - budget.tools_tokens > limit:
+                return
+        self._meter.head = tuple(candidate[start:end])
+
+    def _head_kept(self, plan: Plan[M], sent: list[BaseMessage]) -> bool:
+        """Whether the plan fits with the head in place (or there is no head)."""
+        head = self._meter.head
+        if not head:
+            return True
+        start = leading_system_count(sent)
+        return plan.fits and head_length(sent, head, start) == len(head)
+
+    def _head_breakpoint(self, plan: Plan[M], sent: list[BaseMessage]) -> tuple[int, ...]:
+        """A cut's breakpoint on the head's last message in ``plan.messages`` (Anthropic's form), so the cut reads
+        the head from the cache; none when there is no head, or its last message is merged with the next one."""
+        head = self._meter.head
+        start = leading_system_count(sent)
+        if not head or head_length(sent, head, start) != len(head):
+            return ()
+        ends = convert_to_anthropic(sent[: start + len(head)])["messages"]
+        end = len(ends) - 1
+        return (end,) if 0 <= end < len(plan.messages) - 1 and plan.messages[end] == ends[-1] else ()
 
     def _finish(self, plan: Plan[M], sent: list[BaseMessage], *, cut: bool) -> Plan[M]:
         """Report what the plan shares with the previous request, then remember it as the previous request."""
@@ -293,7 +402,7 @@ class PlanSession(Generic[M]):
         plan.recent_turns_verbatim = verbatim_turns(self._messages, sent)
         if self.cache_control and plan.messages:
             stable = not cut and 0 < self._sent_out < len(plan.messages)
-            plan.cache_breakpoints = (self._sent_out - 1, -1) if stable else (-1,)
+            plan.cache_breakpoints = (self._sent_out - 1, -1) if stable else (*self._head_breakpoint(plan, sent), -1)
         # A request that appended and had to repair a tool pair among what it appended (a call whose results came
         # after a user message) is not the base of the next one: the next request appends to the previous base
         # again, so the results, once they come, are sent with their call.

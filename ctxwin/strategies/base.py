@@ -155,12 +155,14 @@ class StepContext:
     """What a step is given besides the messages: the budget, the plan's ``counts``, which end of the conversation
     the first later step that drops by position keeps (a shrinking step leaves alone what it drops anyway), and
     ``pinned`` (the indexes of a list's pinned messages; the planner's follows them across the plan's lists, so no
-    step scans a long history for pins again)."""
+    step scans a long history for pins again), and ``head``: a session's fixed head, messages kept as they are
+    right after the leading system messages (``pinned`` counts them; a summary goes after them)."""
 
     budget: Budget
     counts: Counts
     later_keeps: Keeps | None = None
     pinned: Pinned = pinned_indexes
+    head: Sequence[BaseMessage] = ()
 
 
 ChangeKind = Literal["dropped", "truncated", "summarized", "replaced"]

@@ -26,7 +26,6 @@ from ctxwin.strategies.base import (
     must_keep,
     without,
 )
-from ctxwin.strategies.pins import is_pinned
 from ctxwin.strategies.shrink import shrink_until_fits
 from ctxwin.trim.tool_pairs import ToolPairs, keep_tool_calls
 
@@ -122,9 +121,10 @@ class FilterMessages(BaseStrategy):
         truncated: list[int] = []
         if self.drop_old_images:
             current = kept
+            pinned = set(context.pinned(current))
 
             def old(i: int) -> bool:
-                return i < last_user and isinstance(current[i].content, list) and not is_pinned(current[i])
+                return i < last_user and isinstance(current[i].content, list) and i not in pinned
 
             slim = functools.partial(_slim, current, IMAGE_BLOCKS, IMAGE_PLACEHOLDER)
             shrunk = shrink_until_fits(current, old, slim, context)

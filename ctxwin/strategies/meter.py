@@ -18,7 +18,8 @@ from typing import Any
 
 from ctxwin.counters.base import TokenCounter, checked_count, declared_overhead
 from ctxwin.messages import BaseMessage
-from ctxwin.strategies.pins import is_pinned, pinned_indexes
+from ctxwin.strategies.base import leading_system_count
+from ctxwin.strategies.pins import head_length, is_pinned, pinned_indexes
 from ctxwin.trim.count_cache import CountView, cache_for
 from ctxwin.trim.measure import message_batch
 
@@ -35,6 +36,8 @@ class Meter:
         self._view = CountView(cache_for(counter) if additive else None, message_batch(counter))
         # The last list whose pinned messages were found, and their indexes (see ``pinned``).
         self._pinned: tuple[Sequence[BaseMessage], list[int]] | None = None
+        # A session's fixed head: messages kept as they are right after the system prompt (``pinned`` counts them).
+        self.head: tuple[BaseMessage, ...] = ()
 
     @property
     def overhead(self) -> int | None:
@@ -77,7 +80,8 @@ class Meter:
         """Indexes of the pinned messages. Steps ask this of lists that mostly hold the same objects at the same
         places (a shortened message replaces its original), so a list as long as the last one asked about is
         compared with it by identity (no message is read), and only the messages that differ are looked into.
-        Scanning a long history reads every message, which costs milliseconds: they are not in the CPU's cache."""
+        Scanning a long history reads every message, which costs milliseconds: they are not in the CPU's cache.
+        The messages of ``head`` found right after the leading system messages count as pinned."""
         if self._pinned is not None and self._pinned[0] is messages:
             return self._pinned[1]
         if self._pinned is not None and len(self._pinned[0]) == len(messages):
@@ -87,6 +91,9 @@ class Meter:
             found = sorted({*same, *(i for i in changed if is_pinned(messages[i]))})
         else:
             found = pinned_indexes(messages)
+        if self.head:
+            start = leading_system_count(messages)
+            found = sorted({*found, *range(start, start + head_length(messages, self.head, start))})
         self._pinned = (messages, found)
         return found
 

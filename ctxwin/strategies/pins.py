@@ -33,3 +33,14 @@ def pinned_indexes(messages: Sequence[BaseMessage], start: int = 0) -> list[int]
     pins (``Meter.pinned``); a session scans only what was appended."""
     some = compress(count(start), map(attrgetter("additional_kwargs"), messages[start:]))
     return [i for i in some if is_pinned(messages[i])]
+
+
+def head_length(messages: Sequence[BaseMessage], head: Sequence[BaseMessage], start: int = 0) -> int:
+    """How many of ``head`` (a session's fixed head) open ``messages[start:]``, the same objects in order: the
+    head is kept like pinned messages, and a summary goes after it."""
+    length = 0
+    for message, held in zip(messages[start:], head, strict=False):
+        if message is not held:
+            break
+        length += 1
+    return length

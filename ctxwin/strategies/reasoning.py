@@ -30,7 +30,6 @@ from typing import Any
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import BaseStrategy, Change, StepContext, StepKeeps, StepResult, last_user_index
-from ctxwin.strategies.pins import is_pinned
 
 REASONING_BLOCKS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 REASONING_KEY = "reasoning_content"  # DeepSeek's (and vLLM's, Qwen's servers') field beside the content
@@ -100,9 +99,10 @@ class ClearReasoning(BaseStrategy):
         originals: list[BaseMessage] = []
         copies: list[BaseMessage] = []
         out = messages
+        pinned = set(context.pinned(messages))
         for index in range(last):
             message = messages[index]
-            if not isinstance(message, AIMessage) or index == latest or is_pinned(message):
+            if not isinstance(message, AIMessage) or index == latest or index in pinned:
                 continue
             copy = cleared(message, keep_content=index in tool_turns)
             if copy is None:

@@ -51,6 +51,7 @@ from ctxwin.strategies.base import (
 )
 from ctxwin.strategies.facts import Fact, find_facts
 from ctxwin.strategies.fitting import longest_fitting
+from ctxwin.strategies.pins import head_length
 from ctxwin.strategies.salience import SUMMARY_HEADER, extractive_summarizer, extractive_summary
 from ctxwin.strategies.walk import suffix_start, within
 from ctxwin.trim.tool_pairs import ToolPairs
@@ -171,6 +172,7 @@ class Summarize(BaseStrategy):
         keep_last = self.keep_last_messages
 
         start = leading_system_count(messages)
+        start += head_length(messages, context.head, start)
         if start < len(messages) and is_summary(messages[start]):
             pass  # an earlier summary opens the span and is extended
         elif start > 0 and is_summary(messages[start - 1]):

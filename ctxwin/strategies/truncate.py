@@ -124,8 +124,10 @@ class TruncateToolOutput(BaseStrategy):
         text_tokens: dict[int, int] = {}  # of the outputs that may be cut
         cuts: dict[int, int] = {}
 
+        pinned = set(context.pinned(messages))
+
         def wanted(i: int) -> bool:
-            return isinstance(messages[i], ToolMessage) and not is_pinned(messages[i])
+            return isinstance(messages[i], ToolMessage) and i not in pinned
 
         def over(i: int, least: int) -> bool:
             """Whether output ``i``'s text is over ``least`` tokens; the cached message count bounds its text's, so

@@ -91,3 +91,26 @@ def test_the_hook_keeps_each_threads_prefix() -> None:
 def test_a_bad_tool_output_cap_is_refused_when_the_agent_is_built(make: Any, owner: str) -> None:
     with pytest.raises(ValueError, match=f"^{owner}: tool_output_cap must be a share"):
         make()
+
+
+@pytest.mark.parametrize(
+    ("make", "owner"),
+    [(lambda: ContextWindowMiddleware(MODEL, keep_first=0), "ContextWindowMiddleware"),
+     (lambda: pre_model_hook(MODEL, keep_first=1.5), "pre_model_hook")],
+)
+def test_a_bad_keep_first_is_refused_when_the_agent_is_built(make: Any, owner: str) -> None:
+    with pytest.raises(ValueError, match=f"^{owner}: keep_first must be a share"):
+        make()
+
+
+@pytest.mark.parametrize("keep_first", [None, 0.3])
+def test_the_threads_sessions_take_keep_first(keep_first: float | None) -> None:
+    middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0, keep_first=keep_first)
+    model = RecordingChatModel()
+    agent = create_agent(model=model, tools=TOOLS, system_prompt=SYSTEM_PROMPT, middleware=[middleware],
+                         checkpointer=InMemorySaver())
+    chat(agent, model, "k", turns=2)
+    sessions = middleware.fitter.sessions
+    assert sessions is not None
+    (thread,) = sessions._threads.values()
+    assert thread.session.keep_first == keep_first

@@ -67,7 +67,7 @@ def test_a_step_gets_a_frozen_context_saying_what_later_steps_keep() -> None:
     assert context.budget.messages_budget == 1500
     with pytest.raises(dataclasses.FrozenInstanceError):
         context.later_keeps = None  # type: ignore[misc]
-    assert [f.name for f in dataclasses.fields(context)] == ["budget", "counts", "later_keeps", "pinned"]
+    assert [f.name for f in dataclasses.fields(context)] == ["budget", "counts", "later_keeps", "pinned", "head"]
 
 
 def test_an_object_of_the_strategy_shape_runs_as_a_base_strategy_would() -> None:

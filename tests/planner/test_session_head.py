@@ -1,0 +1,228 @@
+"""A cache-stable session's cut keeps a fixed head (``keep_first``): the first messages after the system prompt, as
+first sent, so the request after a cut reads them from the cache; the middle is dropped instead."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxwin.counters import get_counter
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.planner import Plan, Planner, PlanSession
+from ctxwin.strategies.pairs import find_broken_pairs
+from ctxwin.strategies.summarize import extractive_summarizer, is_summary
+
+from .test_cache_session import as_json, replay, request_points
+from .test_plan_properties import TOOLS
+from .test_planner import WORDS
+
+GPT4O = get_counter("gpt-4o")
+MIN_PREFIX = 1024  # gpt-4o's minimum cacheable prefix
+
+
+def agent_run(seed: int, rounds: int = 40, user_every: int = 0) -> list[BaseMessage]:
+    """An agent run: a system prompt, a task, then tool rounds (some parallel) with outputs of a few to a few
+    thousand tokens, a reply now and then; with ``user_every``, a new user message every that many rounds."""
+    rng = random.Random(seed)
+
+    def text(n: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(n))
+
+    out: list[BaseMessage] = [SystemMessage("You are a coding agent. " + text(30), id="sys"),
+                              HumanMessage("Fix the failing test. " + text(rng.randint(5, 60)), id="task")]
+    for r in range(rounds):
+        if user_every and r and r % user_every == 0:
+            out.append(HumanMessage("Now also " + text(rng.randint(3, 30)), id=f"u{r}"))
+        ids = [f"c{r}_{k}" for k in range(rng.choice([1, 1, 2, 3]))]
+        out.append(AIMessage(text(rng.randint(0, 20)), id=f"a{r}",
+                             tool_calls=[{"name": "search", "args": {"q": text(2)}, "id": i} for i in ids]))
+        out += [ToolMessage(text(rng.choice([20, 150, 400, 900, 1500])), tool_call_id=i, id=f"r{i}") for i in ids]
+        if rng.random() < 0.2:
+            out.append(AIMessage(text(rng.randint(5, 60)), id=f"b{r}"))
+    return out
+
+
+def turns(session: PlanSession, messages: list[BaseMessage]) -> Iterator[tuple[Plan, list[BaseMessage]]]:
+    """``replay``, one request at a time: the session's state is the one after the request given."""
+    done = 0
+    for end in request_points(messages):
+        session.add_messages(messages[done:end])
+        done = end
+        yield session.plan(), messages[:end]
+
+
+def shared_tokens(before: list[BaseMessage], after: list[BaseMessage], tools: list | None = None) -> int:
+    """The tokens of the leading messages ``after`` shares with ``before``, equal as sent (OpenAI's form)."""
+    same = 0
+    for x, y in zip(as_json(before), as_json(after), strict=False):
+        if x != y:
+            break
+        same += 1
+    return GPT4O.count_messages(after[:same], tools=tools) if same else 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 100_000),
+    window=st.integers(3_000, 12_000),
+    low_water=st.floats(0.3, 0.9),
+    user_every=st.sampled_from([0, 0, 4, 9]),
+    summarize=st.booleans(),
+    tools=st.booleans(),
+    keep_first=st.sampled_from([0.2, 0.5]),
+)
+def test_cuts_keep_the_head_and_every_request_stays_valid(
+    seed: int, window: int, low_water: float, user_every: int, summarize: bool, tools: bool, keep_first: float
+) -> None:
+    messages = agent_run(seed, user_every=user_every)
+    wanted = TOOLS if tools else None
+    planner = Planner("gpt-4o", context_window=window, reserve_output=0, tools=wanted,
+                      summarizer=extractive_summarizer if summarize else None)
+    session = planner.session(low_water=low_water, keep_first=keep_first)
+    head: list[str] | None = None  # the head as sent, once chosen
+    previous: list[BaseMessage] | None = None
+    for plan, history in turns(session, messages):
+        sent = list(plan.messages)
+        assert plan.fits and GPT4O.count_messages(sent, tools=wanted) <= planner.budget.max_input_tokens
+        assert not find_broken_pairs(sent)  # tool pairs whole
+        last_user = next(m for m in reversed(history) if isinstance(m, HumanMessage))
+        assert any(m is last_user for m in sent)  # the last user message
+        if session.head and head is None:
+            head = as_json(session.head)
+            assert previous is not None and as_json(previous)[1 : 1 + len(head)] == head  # as it was sent before
+            assert not find_broken_pairs([sent[0], *session.head])  # it ends where no call waits for results
+        if head is not None and session.head:  # the head, byte for byte, after the system prompt of every request
+            assert as_json(sent)[1 : 1 + len(head)] == head
+            assert not any(is_summary(m) for m in sent[1 : 1 + len(head)])  # a summary goes after it
+            assert plan.cache is not None
+            if plan.cache.cut:  # the cut reads the system prompt and the head from the cache
+                assert shared_tokens(previous or [], sent, wanted) >= MIN_PREFIX
+                assert plan.cache.cached_tokens >= MIN_PREFIX
+        previous = sent
+
+
+def test_an_agent_cut_drops_the_middle_and_reads_the_head_from_the_cache() -> None:
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    session = planner.session()
+    plans = [plan for plan, _ in replay(session, agent_run(10, rounds=60))]
+    cuts = [k for k, plan in enumerate(plans) if k and plan.cache is not None and plan.cache.cut]
+    assert len(cuts) >= 2 and session.head
+    head_ids = [m.id for m in session.head]
+    assert head_ids[0] == "task"  # the task opens the head
+    assert GPT4O.count_messages([plans[0].messages[0], *session.head]) >= MIN_PREFIX  # as much as the cache needs
+    assert GPT4O.count_messages(session.head) <= 0.2 * planner.budget.max_input_tokens  # at most keep_first of it
+    drops = 0
+    for k in cuts:
+        ids = [m.id for m in plans[k].messages]
+        assert ids[1 : 1 + len(head_ids)] == head_ids
+        before = [m.id for m in plans[k - 1].messages]
+        dropped = [i for i, id_ in enumerate(before) if id_ not in ids]
+        assert not dropped or min(dropped) >= 1 + len(head_ids)  # from the middle: after the head
+        drops += bool(dropped)
+        cache = plans[k].cache
+        assert cache is not None and cache.cached_tokens >= MIN_PREFIX
+    assert drops >= 2
+
+
+def test_without_a_head_a_cut_that_drops_from_the_start_reads_nothing_from_the_cache() -> None:
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    plans = [plan for plan, _ in replay(planner.session(keep_first=None), agent_run(10, rounds=60))]
+    cuts = [plan for k, plan in enumerate(plans) if k and plan.cache is not None and plan.cache.cut]
+    assert any(plan.cache is not None and plan.cache.cached_tokens == 0 for plan in cuts)
+
+
+def test_no_head_when_it_would_take_more_than_keep_first() -> None:
+    messages = agent_run(5, rounds=40)
+    messages[2:2] = [AIMessage("", tool_calls=[{"name": "search", "args": {}, "id": "big"}], id="big_call"),
+                     ToolMessage(" ".join(WORDS) * 100, tool_call_id="big", id="big_result")]
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    assert GPT4O.count_messages(messages[:4]) > 0.2 * planner.budget.max_input_tokens
+    session = planner.session()
+    plans = [plan for plan, _ in replay(session, messages)]
+    assert any(k and plan.cache is not None and plan.cache.cut for k, plan in enumerate(plans))
+    assert session.head == []
+    wider = planner.session(keep_first=0.9)
+    replay(wider, messages)
+    assert [m.id for m in wider.head][:3] == ["task", "big_call", "big_result"]
+
+
+def test_no_head_when_the_system_prompt_alone_is_cacheable_or_the_model_caches_nothing() -> None:
+    messages = agent_run(10, rounds=40)
+    long_system = [SystemMessage(" ".join(WORDS) * 40, id="sys"), *messages[1:]]
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    assert GPT4O.count_messages(long_system[:1]) >= MIN_PREFIX
+    session, short = planner.session(), planner.session()
+    replay(session, long_system)
+    replay(short, messages)
+    assert session.head == [] and short.head
+    uncached = Planner(counter="gpt-4o", context_window=12_000, reserve_output=0).session()  # no model: no rules
+    replay(uncached, messages)
+    assert uncached.head == []
+
+
+def test_refit_sessions_keep_no_head() -> None:
+    session = Planner("gpt-4o", context_window=12_000, reserve_output=0).session(cache_stable=False)
+    replay(session, agent_run(3, rounds=40))
+    assert session.keep_first is None and session.head == []
+
+
+def test_a_summary_goes_after_the_head() -> None:
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0, summarizer=extractive_summarizer)
+    session = planner.session()
+    plans = [plan for plan, _ in replay(session, agent_run(11, rounds=60, user_every=3))]
+    assert session.head
+    summarized = [plan for plan in plans if any(is_summary(m) for m in plan.messages)]
+    assert summarized
+    for plan in summarized:
+        at = next(k for k, m in enumerate(plan.messages) if is_summary(m))
+        assert at == 1 + len(session.head)
+
+
+def test_anthropic_cuts_mark_the_heads_end_and_summaries_keep_no_head() -> None:
+    planner = Planner("claude-sonnet-4-5", context_window=12_000, reserve_output=0, output="anthropic",
+                      tools=TOOLS)
+    session = planner.session()
+    plans = [plan for plan, _ in replay(session, agent_run(10, rounds=60))]
+    assert session.head
+    cuts = [plan for k, plan in enumerate(plans) if k and plan.cache is not None and plan.cache.cut]
+    assert cuts
+    for plan in cuts:
+        request = plan.request
+        assert json.dumps(request).count('"cache_control"') == 4  # tools, system, the head's end, the last
+        marked = [k for k, m in enumerate(request["messages"]) if "cache_control" in json.dumps(m)]
+        assert marked[0] < len(request["messages"]) - 1
+    summarizing = Planner("claude-sonnet-4-5", context_window=12_000, reserve_output=0, output="anthropic",
+                          tools=TOOLS, summarizer=extractive_summarizer).session()
+    replay(summarizing, agent_run(11, rounds=60, user_every=3))  # a summary after a head would not convert
+    assert summarizing.head == []
+
+
+@pytest.mark.parametrize("value", [0, -0.1, 1.5, "0.2", True])
+def test_bad_keep_first_is_refused(value: object) -> None:
+    with pytest.raises(ValueError, match="keep_first"):
+        Planner("gpt-4o").session(keep_first=value)  # type: ignore[arg-type]
+
+
+def test_aplan_keeps_the_head_as_plan_does() -> None:
+    messages = agent_run(10, rounds=60)
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    sync, concurrent = planner.session(), planner.session()
+
+    async def run() -> list[Plan]:
+        plans, done = [], 0
+        for end in request_points(messages):
+            concurrent.add_messages(messages[done:end])
+            done = end
+            plans.append(await concurrent.aplan())
+        return plans
+
+    expected = [plan for plan, _ in replay(sync, messages)]
+    got = asyncio.run(run())
+    assert concurrent.head and [m.id for m in concurrent.head] == [m.id for m in sync.head]
+    assert [[m.id for m in p.messages] for p in got] == [[m.id for m in p.messages] for p in expected]
