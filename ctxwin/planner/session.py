@@ -288,7 +288,7 @@ class PlanSession(Generic[M]):
             plan, sent = self._active.plan_run(candidate, self._meter, forms)
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
-            self._choose_head(candidate)
+            self._choose_head()
         plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target())
         if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
             plan, sent = self._active.plan_run(candidate, self._meter, forms)
@@ -312,7 +312,7 @@ class PlanSession(Generic[M]):
             plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
-            self._choose_head(candidate)
+            self._choose_head()
         plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target())
         if not plan.fits:
             plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
@@ -325,36 +325,33 @@ class PlanSession(Generic[M]):
             plan, sent = await self._active.aplan_run(self._whole(), self._meter, forms)
         return self._finish(plan, sent, cut=True)
 
-    def _choose_head(self, candidate: list[BaseMessage]) -> None:
-        """At the first cut, the head later cuts keep: the first messages after the system prompt that were sent,
-        as few as make the tools, system prompt and head reach the model's minimum cacheable prefix, ending where
-        no tool call waits for its results; none when that takes more than ``keep_first`` of the input budget, the
-        model caches nothing, or the system prompt alone reaches the minimum."""
+    def _choose_head(self) -> None:
+        """At the first cut, the head later cuts keep: the first messages after the system prompt of the last
+        request, as few as make the tools, system prompt and head reach the model's minimum cacheable prefix,
+        ending where no tool call waits for its results; none when the head would take more than ``keep_first`` of
+        the input budget, the model caches nothing, or the system prompt alone reaches the minimum."""
         self._head_chosen = True
         rules, sent = self.rules, self._sent or []
         if self.keep_first is None or rules is None or rules.min_prefix <= 0:
             return
-        budget = self._active.budget
-        start = leading_system_count(candidate)
-        if any(is_summary(m) for m in candidate[:start]):  # a summary before the head changes at every cut
+        start = leading_system_count(sent)
+        if any(is_summary(m) for m in sent[:start]):  # a summary before the head changes at every cut
             return
         if self.planner.output == "anthropic" and any(step.summarizes for step in self.planner.strategies):
             return  # a summary would follow the head: a system message Anthropic takes only at the start
-        counts = self._meter.each(candidate[:start])
-        total = budget.tools_tokens + sum(counts)
-        wanted = rules.min_prefix
-        if total >= wanted:
-            return
-        limit = self.keep_first * budget.max_input_tokens
+        budget = self._active.budget
+        missing = rules.min_prefix - budget.tools_tokens - sum(self._meter.each(sent[:start]))
+        room = self.keep_first * budget.max_input_tokens
         waiting: set[str] = set()
         end = start
-        while total < wanted or waiting:
-            if end >= len(sent) - 1:  # the head is what was sent before, and never all of it
+        while missing > 0 or waiting:
+            if end >= len(sent) - 1:  # never the whole request: a cut must drop something after the head
                 return
-            message = candidate[end]
-            if message is not sent[end]:
+            message = sent[end]
+            tokens = self._meter.count(message)
+            missing, room = missing - tokens, room - tokens
+            if room < 0:
                 return
-            total += self._meter.count(message)
             if isinstance(message, AIMessage):
                 waiting.update(call_id for call in message.tool_calls if (call_id := call.get("id")))
             elif isinstance(message, ToolMessage):
@@ -362,9 +359,7 @@ class PlanSession(Generic[M]):
             elif waiting:
                 return  # a call whose results come after another message
             end += 1
-            if total - budget.tools_tokens > limit:
-                return
-        self._meter.head = tuple(candidate[start:end])
+        self._meter.head = tuple(sent[start:end])
 
     def _head_kept(self, plan: Plan[M], sent: list[BaseMessage]) -> bool:
         """Whether the plan fits with the head in place (or there is no head)."""
