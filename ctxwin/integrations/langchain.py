@@ -54,7 +54,12 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
 from ctxwin.counters import TokenCounter
 from ctxwin.messages import convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
-from ctxwin.planner.session import DEFAULT_KEEP_FIRST, checked_keep_first, checked_tool_output_cap
+from ctxwin.planner.session import (
+    DEFAULT_KEEP_FIRST,
+    checked_head_fill,
+    checked_keep_first,
+    checked_tool_output_cap,
+)
 from ctxwin.plural import plural
 from ctxwin.strategies import Strategy
 
@@ -207,9 +212,10 @@ def _thread_id() -> Any:
 class _Sessions:
     """One cache-stable session per conversation (``thread_id``), fed what its stored history appended."""
 
-    def __init__(self, tool_output_cap: float | None, keep_first: float | None) -> None:
+    def __init__(self, tool_output_cap: float | None, keep_first: float | None, head_fill: float) -> None:
         self.tool_output_cap = tool_output_cap
         self.keep_first = keep_first
+        self.head_fill = head_fill
         self._threads: OrderedDict[Any, _Thread] = OrderedDict()
         self._lock = threading.Lock()  # one agent serves many conversations at once
 
@@ -222,7 +228,9 @@ class _Sessions:
         with self._lock:
             thread = self._threads.get(key)
             if thread is None or not thread.continues(planner, inputs):
-                session = planner.session(tool_output_cap=self.tool_output_cap, keep_first=self.keep_first)
+                session = planner.session(
+                    tool_output_cap=self.tool_output_cap, keep_first=self.keep_first, head_fill=self.head_fill
+                )
                 thread = _Thread(session, planner, 0, inputs[0], None)
                 self._threads[key] = thread
                 while len(self._threads) > MAX_THREADS:
@@ -251,12 +259,14 @@ class _RequestFitter:
         cache_stable: bool = True,
         tool_output_cap: float | None = None,
         keep_first: float | None = DEFAULT_KEEP_FIRST,
+        head_fill: float = 0.0,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"{owner}: cache_stable must be a bool, got {cache_stable!r}")
         try:
             tool_output_cap = checked_tool_output_cap(tool_output_cap)
             keep_first = checked_keep_first(keep_first)
+            head_fill = checked_head_fill(head_fill, keep_first)
         except ValueError as exc:
             raise ValueError(f"{owner}: {exc}") from None
         context_window, reserve_output = _budget(owner, context_window, reserve_output, **old)
@@ -265,7 +275,7 @@ class _RequestFitter:
         if not isinstance(model, str) and context_window is None:
             raise ValueError(f"{owner}: with a counter for model, context_window is required (no model to read)")
         self.owner = owner
-        self.sessions = _Sessions(tool_output_cap, keep_first) if cache_stable else None
+        self.sessions = _Sessions(tool_output_cap, keep_first, head_fill) if cache_stable else None
         self.planner = Planner(
             model if isinstance(model, str) else None,
             strategies,
@@ -352,8 +362,9 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit`` for the current turn) is raised.
     ``cache_stable``: one cache-stable session per thread id (the module docstring says how); False plans every call
     on its own. ``tool_output_cap``: the sessions' (a new tool output over that share of the input budget is cut
-    to its head and tail once, as it arrives; None: sent whole). ``keep_first``: the sessions' (the most of the
-    input budget the head a cut keeps may take; None: a cut keeps no head).
+    to its head and tail once, as it arrives; None: sent whole). ``keep_first`` and ``head_fill``: the sessions'
+    (the most of the input budget the head a cut keeps may take, None: no head; the least it fills, with the system
+    prompt and tools).
     """
 
     def __init__(
@@ -369,6 +380,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         cache_stable: bool = True,
         tool_output_cap: float | None = None,
         keep_first: float | None = DEFAULT_KEEP_FIRST,
+        head_fill: float = 0.0,
         max_tokens: int | None = None,
         reserve: int | None = None,
     ) -> None:
@@ -377,7 +389,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             "ContextWindowMiddleware", model, context_window=context_window, reserve_output=reserve_output,
             old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
             keep_last=keep_last, cache_stable=cache_stable, tool_output_cap=tool_output_cap,
-            keep_first=keep_first,
+            keep_first=keep_first, head_fill=head_fill,
         )
         self.strict = strict
 
@@ -435,6 +447,7 @@ def pre_model_hook(
     cache_stable: bool = True,
     tool_output_cap: float | None = None,
     keep_first: float | None = DEFAULT_KEEP_FIRST,
+    head_fill: float = 0.0,
     max_tokens: int | None = None,
     reserve: int | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
@@ -448,8 +461,8 @@ def pre_model_hook(
     stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
     raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
     model call, and an empty ``llm_input_messages`` would make the agent send the whole history. ``cache_stable``:
-    one cache-stable session per thread id (the module docstring says how); ``tool_output_cap`` and ``keep_first``
-    as for the middleware.
+    one cache-stable session per thread id (the module docstring says how); ``tool_output_cap``, ``keep_first`` and
+    ``head_fill`` as for the middleware.
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
         raise TypeError(
@@ -459,6 +472,7 @@ def pre_model_hook(
         "pre_model_hook", model, context_window=context_window, reserve_output=reserve_output,
         old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
         keep_last=keep_last, cache_stable=cache_stable, tool_output_cap=tool_output_cap, keep_first=keep_first,
+        head_fill=head_fill,
     )
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
     agent_tools = list(tools)

@@ -13,11 +13,11 @@ session (the default) does what pays instead:
   ``low_water`` times the input budget, so the next cut is several turns away; where the model's cache writes cost
   extra, the cut also leaves room for as many turns as the write takes to pay for itself (``_payback_turns``);
 - a cut keeps a fixed head (``keep_first``): the first messages after the system prompt, as they were first sent,
-  as few as make the tools, system prompt and head reach the model's minimum cacheable prefix (at most
-  ``keep_first`` of the budget, ending where no tool call waits for its results). The first cut chooses it; every
-  cut keeps it in front, byte for byte, and drops from the middle, after it (a summary goes after it too), so the
-  request after a cut reads the head from the cache instead of being billed in full. With no room for it, or an
-  Anthropic summary that would have to follow it, a cut does without, from then on;
+  as few as make the tools, system prompt and head reach the model's minimum cacheable prefix (or ``head_fill`` of
+  the budget; at most ``keep_first`` of it, ending where no tool call waits for its results). The first cut
+  chooses it; every cut keeps it in front, byte for byte, and drops from the middle, after it (a summary goes after
+  it too), so the request after a cut reads the head from the cache instead of being billed in full. With no room
+  for it, or an Anthropic summary that would have to follow it, a cut does without, from then on;
 - with ``tool_output_cap`` set, in an agent run (most recent requests are tool rounds) a new tool output over that
   share of the budget is cut to its head and tail once, when it arrives, and sent so from then on: what a request
   sends for the first time is billed in full, so agent runs are billed mostly for their new outputs;
@@ -89,6 +89,7 @@ class SessionOptions(TypedDict, total=False):
     cache_control: bool | None
     tool_output_cap: float | None
     keep_first: float | None
+    head_fill: float
 
 
 def _share(value: object) -> TypeGuard[float]:
@@ -115,6 +116,16 @@ def checked_keep_first(value: object) -> float | None:
     return float(value)
 
 
+def checked_head_fill(value: object, keep_first: float | None) -> float:
+    """``value`` as a ``head_fill`` (a share of the input budget, below ``keep_first``); ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"head_fill must be a share of the input budget, 0 <= head_fill < 1, got {value!r}")
+    if value and (keep_first is None or value >= keep_first):
+        raise ValueError(f"head_fill ({value!r}) fills a head that keep_first bounds: it needs a larger keep_first "
+                         f"(got keep_first={keep_first!r})")
+    return float(value)
+
+
 def _payback_turns(rules: CachingRules | None) -> int:
     """How many requests after a cut must read its prefix for the cut's cache write to pay for itself: a write
     costs ``write_ratio - 1`` more than plain input, each read saves ``1 - read_ratio``; at least one."""
@@ -132,8 +143,11 @@ class PlanSession(Generic[M]):
     plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut). ``tool_output_cap``: in agent runs, a
     new tool output over this share of the input budget is cut to it on arrival, once (None, the default: never;
     docs/sessions.md says when it pays). ``keep_first``: the most of the input budget the head a cut keeps may
-    take (0 < keep_first <= 1; None: a cut keeps no head, it drops the oldest messages). ``cache_control``: mark
-    Anthropic cache breakpoints in ``Plan.request`` (default: with ``output="anthropic"``).
+    take (0 < keep_first <= 1; None: a cut keeps no head, it drops the oldest messages). ``head_fill``: the head
+    reaches at least this share of the input budget with the tools and system prompt (0, the default: the model's
+    minimum cacheable prefix only; a larger head makes cuts cheaper and keeps fewer recent turns; below
+    ``keep_first``). ``cache_control``: mark Anthropic cache breakpoints in ``Plan.request`` (default: with
+    ``output="anthropic"``).
 
     A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
     the pinned ones, so a plan tokenizes only the new messages. The messages given are taken as they are: mutating
@@ -148,7 +162,7 @@ class PlanSession(Generic[M]):
     def __init__(
         self, planner: Planning[M], *, cache_stable: bool = True, low_water: float = DEFAULT_LOW_WATER,
         cache_control: bool | None = None, tool_output_cap: float | None = None,
-        keep_first: float | None = DEFAULT_KEEP_FIRST,
+        keep_first: float | None = DEFAULT_KEEP_FIRST, head_fill: float = 0.0,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
@@ -156,6 +170,7 @@ class PlanSession(Generic[M]):
             raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, got {low_water!r}")
         tool_output_cap = checked_tool_output_cap(tool_output_cap)
         keep_first = checked_keep_first(keep_first)
+        head_fill = checked_head_fill(head_fill, keep_first)
         if cache_control is None:
             cache_control = planner.output == "anthropic"
         elif not isinstance(cache_control, bool) or (cache_control and planner.output != "anthropic"):
@@ -167,6 +182,7 @@ class PlanSession(Generic[M]):
         self.cache_control = cache_control
         self.tool_output_cap = tool_output_cap if cache_stable else None
         self.keep_first = keep_first if cache_stable else None
+        self.head_fill = head_fill
         self._head_chosen = False  # the first cut chooses the head (maybe none); later cuts keep it
         self.rules: CachingRules | None = planner.caching
         self._active = planner  # the planner plans run with: its budget follows observe()
@@ -327,9 +343,10 @@ class PlanSession(Generic[M]):
 
     def _choose_head(self) -> None:
         """At the first cut, the head later cuts keep: the first messages after the system prompt of the last
-        request, as few as make the tools, system prompt and head reach the model's minimum cacheable prefix,
-        ending where no tool call waits for its results; none when the head would take more than ``keep_first`` of
-        the input budget, the model caches nothing, or the system prompt alone reaches the minimum."""
+        request, as few as make the tools, system prompt and head reach the model's minimum cacheable prefix (and
+        ``head_fill`` of the input budget), ending where no tool call waits for its results; none when the head
+        would take more than ``keep_first`` of the input budget, the model caches nothing, or the system prompt
+        alone reaches the minimum."""
         self._head_chosen = True
         rules, sent = self.rules, self._sent or []
         if self.keep_first is None or rules is None or rules.min_prefix <= 0:
@@ -340,7 +357,8 @@ class PlanSession(Generic[M]):
         if self.planner.output == "anthropic" and any(step.summarizes for step in self.planner.strategies):
             return  # a summary would follow the head: a system message Anthropic takes only at the start
         budget = self._active.budget
-        missing = rules.min_prefix - budget.tools_tokens - sum(self._meter.each(sent[:start]))
+        wanted = max(rules.min_prefix, math.ceil(self.head_fill * budget.max_input_tokens))
+        missing = wanted - budget.tools_tokens - sum(self._meter.each(sent[:start]))
         room = self.keep_first * budget.max_input_tokens
         waiting: set[str] = set()
         end = start

@@ -103,9 +103,10 @@ def test_a_bad_keep_first_is_refused_when_the_agent_is_built(make: Any, owner: s
         make()
 
 
-@pytest.mark.parametrize("keep_first", [None, 0.3])
-def test_the_threads_sessions_take_keep_first(keep_first: float | None) -> None:
-    middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0, keep_first=keep_first)
+@pytest.mark.parametrize(("keep_first", "head_fill"), [(None, 0.0), (0.3, 0.1)])
+def test_the_threads_sessions_take_keep_first(keep_first: float | None, head_fill: float) -> None:
+    middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0, keep_first=keep_first,
+                                         head_fill=head_fill)
     model = RecordingChatModel()
     agent = create_agent(model=model, tools=TOOLS, system_prompt=SYSTEM_PROMPT, middleware=[middleware],
                          checkpointer=InMemorySaver())
@@ -113,4 +114,9 @@ def test_the_threads_sessions_take_keep_first(keep_first: float | None) -> None:
     sessions = middleware.fitter.sessions
     assert sessions is not None
     (thread,) = sessions._threads.values()
-    assert thread.session.keep_first == keep_first
+    assert (thread.session.keep_first, thread.session.head_fill) == (keep_first, head_fill)
+
+
+def test_a_head_fill_above_keep_first_is_refused_when_the_agent_is_built() -> None:
+    with pytest.raises(ValueError, match="^pre_model_hook: head_fill"):
+        pre_model_hook(MODEL, head_fill=0.3, keep_first=0.2)

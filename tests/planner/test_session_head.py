@@ -226,3 +226,32 @@ def test_aplan_keeps_the_head_as_plan_does() -> None:
     got = asyncio.run(run())
     assert concurrent.head and [m.id for m in concurrent.head] == [m.id for m in sync.head]
     assert [[m.id for m in p.messages] for p in got] == [[m.id for m in p.messages] for p in expected]
+
+
+def test_head_fill_makes_a_larger_head_and_cheaper_cuts() -> None:
+    messages = agent_run(10, rounds=60)
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    small, large = planner.session(), planner.session(head_fill=0.25, keep_first=0.5)
+    small_plans = [plan for plan, _ in replay(small, messages)]
+    large_plans = [plan for plan, _ in replay(large, messages)]
+    assert small.head and large.head[: len(small.head)] == small.head and len(large.head) > len(small.head)
+    assert GPT4O.count_messages([large_plans[0].messages[0], *large.head]) >= 0.25 * planner.budget.max_input_tokens
+    assert GPT4O.count_messages(large.head) <= 0.5 * planner.budget.max_input_tokens
+
+    def cut_reads(plans: list[Plan]) -> list[int]:
+        return [p.cache.cached_tokens for k, p in enumerate(plans) if k and p.cache is not None and p.cache.cut]
+
+    large_reads, small_reads = cut_reads(large_plans), cut_reads(small_plans)
+    assert min(large_reads) >= 0.25 * planner.budget.max_input_tokens - 128  # every cut reads the larger head
+    assert sum(large_reads) / len(large_reads) > sum(small_reads) / len(small_reads)
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [({"head_fill": -0.1}, "head_fill must be a share"), ({"head_fill": 1.0}, "head_fill must be a share"),
+     ({"head_fill": "0.1"}, "head_fill must be a share"), ({"head_fill": 0.3}, "needs a larger keep_first"),
+     ({"head_fill": 0.1, "keep_first": None}, "needs a larger keep_first")],
+)
+def test_bad_head_fill_is_refused(options: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        Planner("gpt-4o").session(**options)
