@@ -118,5 +118,5 @@ def test_the_threads_sessions_take_keep_first(keep_first: float | None, head_fil
 
 
 def test_a_head_fill_above_keep_first_is_refused_when_the_agent_is_built() -> None:
-    with pytest.raises(ValueError, match="^pre_model_hook: head_fill"):
+    with pytest.raises(ValueError, match=r"^pre_model_hook: head_fill"):
         pre_model_hook(MODEL, head_fill=0.3, keep_first=0.2)
