@@ -96,24 +96,25 @@ def _share(value: object) -> TypeGuard[float]:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value <= 1
 
 
-def checked_tool_output_cap(value: object) -> float | None:
-    """``value`` as a ``tool_output_cap`` (a share of the input budget, or None); ValueError naming it."""
+def _optional_share(name: str, value: object, none: str) -> float | None:
+    """``value`` as the option ``name``: a share of the input budget, or None (which means ``none``); ValueError
+    naming it."""
     if value is None:
         return None
     if not _share(value):
-        raise ValueError(f"tool_output_cap must be a share of the input budget, 0 < tool_output_cap <= 1, or None "
-                         f"(no cap), got {value!r}")
+        raise ValueError(f"{name} must be a share of the input budget, 0 < {name} <= 1, or None ({none}), "
+                         f"got {value!r}")
     return float(value)
+
+
+def checked_tool_output_cap(value: object) -> float | None:
+    """``value`` as a ``tool_output_cap`` (a share of the input budget, or None); ValueError naming it."""
+    return _optional_share("tool_output_cap", value, "no cap")
 
 
 def checked_keep_first(value: object) -> float | None:
     """``value`` as a ``keep_first`` (a share of the input budget, or None); ValueError naming it."""
-    if value is None:
-        return None
-    if not _share(value):
-        raise ValueError(f"keep_first must be a share of the input budget, 0 < keep_first <= 1, or None (a cut "
-                         f"keeps no head), got {value!r}")
-    return float(value)
+    return _optional_share("keep_first", value, "a cut keeps no head")
 
 
 def checked_head_fill(value: object, keep_first: float | None) -> float:

@@ -84,22 +84,14 @@ def test_the_hook_keeps_each_threads_prefix() -> None:
 
 
 @pytest.mark.parametrize(
-    ("make", "owner"),
-    [(lambda: ContextWindowMiddleware(MODEL, tool_output_cap=2.0), "ContextWindowMiddleware"),
-     (lambda: pre_model_hook(MODEL, tool_output_cap=0), "pre_model_hook")],
+    ("make", "owner", "option"),
+    [(lambda: ContextWindowMiddleware(MODEL, tool_output_cap=2.0), "ContextWindowMiddleware", "tool_output_cap"),
+     (lambda: pre_model_hook(MODEL, tool_output_cap=0), "pre_model_hook", "tool_output_cap"),
+     (lambda: ContextWindowMiddleware(MODEL, keep_first=0), "ContextWindowMiddleware", "keep_first"),
+     (lambda: pre_model_hook(MODEL, keep_first=1.5), "pre_model_hook", "keep_first")],
 )
-def test_a_bad_tool_output_cap_is_refused_when_the_agent_is_built(make: Any, owner: str) -> None:
-    with pytest.raises(ValueError, match=f"^{owner}: tool_output_cap must be a share"):
-        make()
-
-
-@pytest.mark.parametrize(
-    ("make", "owner"),
-    [(lambda: ContextWindowMiddleware(MODEL, keep_first=0), "ContextWindowMiddleware"),
-     (lambda: pre_model_hook(MODEL, keep_first=1.5), "pre_model_hook")],
-)
-def test_a_bad_keep_first_is_refused_when_the_agent_is_built(make: Any, owner: str) -> None:
-    with pytest.raises(ValueError, match=f"^{owner}: keep_first must be a share"):
+def test_a_bad_session_option_is_refused_when_the_agent_is_built(make: Any, owner: str, option: str) -> None:
+    with pytest.raises(ValueError, match=f"^{owner}: {option} must be a share"):
         make()
 
 
