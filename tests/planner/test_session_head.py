@@ -15,8 +15,12 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Plan, Planner, PlanSession
+from ctxwin.strategies.base import Budget, StepContext
+from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import find_broken_pairs
+from ctxwin.strategies.reasoning import ClearReasoning
 from ctxwin.strategies.summarize import extractive_summarizer, is_summary
+from ctxwin.strategies.truncate import TruncateToolOutput
 
 from .test_cache_session import as_json, replay, request_points
 from .test_plan_properties import TOOLS
@@ -255,3 +259,25 @@ def test_head_fill_makes_a_larger_head_and_cheaper_cuts() -> None:
 def test_bad_head_fill_is_refused(options: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         Planner("gpt-4o").session(**options)
+
+
+def test_the_steps_that_shorten_leave_the_head_as_it_is() -> None:
+    def thought(n: int) -> list[dict]:
+        return [{"type": "thinking", "thinking": "let me think " * 200, "signature": f"sig{n}"},
+                {"type": "text", "text": "calling the tool"}]
+
+    messages: list[BaseMessage] = [SystemMessage("You are an agent.")]
+    for r in range(3):
+        messages += [HumanMessage(f"task {r}"),
+                     AIMessage(thought(r), tool_calls=[{"name": "search", "args": {}, "id": f"c{r}"}]),
+                     ToolMessage("output " * 800, tool_call_id=f"c{r}"), AIMessage("done")]
+    messages.append(HumanMessage("and now?"))
+    meter = Meter(GPT4O)
+    meter.head = tuple(messages[1:5])  # the first turn
+    context = StepContext(Budget(1_000, 0, 0, 0), meter, pinned=meter.pinned, head=meter.head)
+    for step in (ClearReasoning(), TruncateToolOutput(max_tokens=100)):
+        out = step.apply(messages, context).messages
+        assert out[1:5] == messages[1:5] and all(a is b for a, b in zip(out[1:5], messages[1:5], strict=True))
+        assert any(a is not b for a, b in zip(out[5:9], messages[5:9], strict=True))  # the same turn later: shortened
+    no_head = StepContext(Budget(1_000, 0, 0, 0), Meter(GPT4O))
+    assert ClearReasoning().apply(messages, no_head).messages[2] is not messages[2]
