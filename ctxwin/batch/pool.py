@@ -107,7 +107,7 @@ class WorkerPool:
             self.workers,
             mp_context=multiprocessing.get_context("fork" if self.shares else START_METHOD),
             initializer=_start_worker,
-            initargs=(self.build, self.data) if self.shares else (self.build,),
+            initargs=(self.build, self.data if self.shares and self.data is not None else ()),
         )
 
     def _check(self) -> None:
