@@ -9,9 +9,10 @@ then on the first 4N, and reports for each run:
 - the calling process's CPU (``getrusage(RUSAGE_SELF)``: all its threads, so the pool's feeder and result
   threads too); its **marginal CPU per conversation** is ``(cpu(4N) - cpu(N)) / 3N``, which leaves out what a run
   pays once (imports, starting the pool, loading a tokenizer);
-- the workers' CPU: for ``fit_many`` and the CLI, what the fork server reaped from its children (the workers are
-  its children: ``cutime + cstime`` in ``/proc/<fork server>/stat``, after the pool is shut down);
-- the peak resident memory (``VmHWM``) of each worker process (pool workers, Ray workers), sampled every 50 ms.
+- the workers' CPU: for ``fit_many`` and the CLI, the CPU of the reaped workers, after the pool is shut down: the
+  fork server's children (``cutime + cstime`` in ``/proc/<fork server>/stat``), and this process's own children
+  (``RUSAGE_CHILDREN``) when ``fit_many`` forked its workers from it;
+- the peak private memory of each worker process (pool workers, Ray workers), sampled every 50 ms (``PeakMemory``).
 
 The loop's CPU per conversation (4N - N, cold count caches) is the reference: the judged figure is the calling
 process's marginal CPU as a share of it, and Amdahl's law with that share as the serial part gives the speed-up on
@@ -35,9 +36,7 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,12 @@ def corpus(count: int, seed: int = 7) -> list[list[dict[str, Any]]]:
 
 def cpu_self() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_children() -> float:
+    """CPU seconds of this process's reaped children: the workers ``fit_many`` forked itself."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
@@ -84,48 +89,60 @@ def descendants(pid: int) -> list[int]:
 
 
 class PeakMemory:
-    """The peak resident memory of the worker processes, sampled on a thread; ``cpu`` is that thread's own CPU,
-    which the caller takes out of the process's."""
+    """The peak private memory of the worker processes, sampled every 50 ms by a subprocess: a thread here would
+    make this process multi-threaded, and ``fit_many`` forks its workers only from a single-threaded process.
 
-    def __init__(self, workers: Callable[[], list[int]]) -> None:
-        self.workers, self.peaks, self.cpu = workers, dict[int, int](), 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+    Private memory (``Private_Clean + Private_Dirty`` in ``/proc/<pid>/smaps_rollup``), not the resident set: a
+    forked worker's resident set counts every page it shares with this process (the whole corpus), which it does
+    not cost."""
 
-    def _run(self) -> None:
-        while not self._stop.wait(0.05):
-            for pid in self.workers():
-                try:
-                    status = Path(f"/proc/{pid}/status").read_text()
-                except OSError:
-                    continue
-                line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), None)
-                if line is not None:
-                    self.peaks[pid] = max(self.peaks.get(pid, 0), int(line.split()[1]) // 1024)
-            self.cpu = time.thread_time()
+    def __init__(self, ray: bool) -> None:
+        self.ray, self.peaks, self.cpu = ray, dict[int, int](), 0.0
 
     def __enter__(self) -> PeakMemory:
-        self._thread.start()
+        command = [sys.executable, __file__, "--sample", str(os.getpid()), "ray" if self.ray else "pool"]
+        self._sampler = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+        reaped = cpu_children()
+        out, _ = self._sampler.communicate("")  # end of input: the sampler prints its peaks and exits
+        self.cpu = cpu_children() - reaped  # the sampler's CPU, which is not the workers'
+        self.peaks = {int(pid): mb for pid, mb in json.loads(out).items()}
+
+
+def workers_of(parent: int, ray: bool) -> list[int]:
+    """Ray's workers, or a pool's: forked from ``parent`` (its children running the same command) or from the
+    fork server (its children)."""
+    if ray:
+        return [pid for pid in descendants(parent) if _cmdline(pid).startswith("ray::")]
+    own, out = _cmdline(parent), []
+    for pid in _children(parent):
+        command = _cmdline(pid)
+        out += _children(pid) if "multiprocessing.forkserver" in command else [pid] if command == own else []
+    return out
+
+
+def sample(parent: int, ray: bool) -> None:
+    """Sample the peak private MB of ``parent``'s workers until stdin ends; print them as JSON."""
+    import select
+
+    peaks: dict[int, int] = {}
+    while not select.select([sys.stdin], [], [], 0.05)[0]:
+        for pid in workers_of(parent, ray):
+            try:
+                rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            except OSError:
+                continue
+            kb = sum(int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Private_"))
+            peaks[pid] = max(peaks.get(pid, 0), kb // 1024)
+    print(json.dumps(peaks))
 
 
 def _forkserver_pid() -> int | None:
     from multiprocessing import forkserver
 
     return getattr(forkserver._forkserver, "_forkserver_pid", None)
-
-
-def _pool_workers() -> list[int]:
-    pid = _forkserver_pid()
-    return _children(pid) if pid is not None else []
-
-
-def _ray_workers() -> list[int]:
-    return [pid for pid in descendants(os.getpid()) if _cmdline(pid).startswith("ray::")]
 
 
 def _forkserver_reaped() -> float:
@@ -181,10 +198,10 @@ def _run(path: str, cores: int, items: list[Any], source: str, out: Path) -> dic
     cache = cache_for(get_counter("tiktoken:o200k_base"))
     if cache is not None:
         cache.clear()  # every run cold, as a new worker is: the 4N run must not reuse the N run's counts
-    reaped = _forkserver_reaped() if path != "ray" else 0.0
+    reaped = _forkserver_reaped() + cpu_children() if path != "ray" else 0.0
     digest = hashlib.sha256()
     kept: list[Any] = []  # what the run gave, hashed after it: the consumer's work is not the path's
-    with PeakMemory(_ray_workers if path == "ray" else _pool_workers) as memory:
+    with PeakMemory(path == "ray") as memory:
         start, cpu = time.perf_counter(), cpu_self()
         if path == "loop":
             for conversation in items:
@@ -214,7 +231,6 @@ def _run(path: str, cores: int, items: list[Any], source: str, out: Path) -> dic
             ds = fit_dataset(read_jsonl(source, shard_bytes=1 << 20), column="text", **FIT)
             ds.write_json(str(out))
         wall, parent = time.perf_counter() - start, cpu_self() - cpu
-    parent -= memory.cpu
     if path == "cli":
         for line in Path(f"{out}.jsonl").read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
@@ -222,7 +238,7 @@ def _run(path: str, cores: int, items: list[Any], source: str, out: Path) -> dic
     for item in kept:
         digest.update(json.dumps(item, sort_keys=True).encode())
     time.sleep(0.3)  # the fork server reaps the workers the pool shut down
-    worker = _forkserver_reaped() - reaped if path != "ray" else 0.0
+    worker = _forkserver_reaped() + cpu_children() - memory.cpu - reaped if path != "ray" else 0.0
     peaks = [mb for pid, mb in memory.peaks.items()]
     return {
         "wall": wall,
@@ -247,7 +263,7 @@ def table(results: list[dict[str, Any]]) -> str:
     reference = loop[1]["parent_ms"]  # the loop's CPU per conversation, on one core
     lines = [
         "| path | cores | conversations/s | parent ms/conv. (marginal) | share of the loop's CPU | workers' ms/conv. "
-        f"| peak MB per worker | {' | '.join(f'Amdahl {p} cores' for p in PROJECTED)} | ceiling |",
+        f"| peak private MB per worker | {' | '.join(f'Amdahl {p} cores' for p in PROJECTED)} | ceiling |",
         "|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(PROJECTED) + "---:|",
     ]
     for r in results:
@@ -275,7 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paths", default=",".join(PATHS))
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # PATH:CORES, run in a pinned subprocess
+    parser.add_argument("--sample", nargs=2, help=argparse.SUPPRESS)  # PID pool|ray: PeakMemory's sampler
     args = parser.parse_args(argv)
+    if args.sample:
+        sample(int(args.sample[0]), args.sample[1] == "ray")
+        return 0
     if args.case:
         path, cores = args.case.split(":")
         if path == "ray":

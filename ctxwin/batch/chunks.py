@@ -3,11 +3,12 @@
 At most ``IN_FLIGHT_PER_WORKER`` chunks per worker are submitted and not yet consumed: the input is read only as
 fast as results are taken, so a generator over millions of conversations is never held in memory.
 
-Writing the conversations for the workers is most of what this process does per item, so each item of a chunk is
-pickled on its own, which costs about three quarters of what pickling the chunk at once does (a chunk's pickle memo
-grows with every string of every conversation in it). (``marshal`` writes plain data faster still, but it writes a
-``bytearray`` or ``memoryview`` as ``bytes``: the worker would have to walk every item to tell, which costs more
-than the writing saves.)
+Workers forked with the conversations in their memory (``WorkerPool.shares``: a list given to ``fit_many``) get
+only a chunk's range of indexes. Otherwise writing the conversations for the workers is most of what this process
+does per item, so each item of a chunk is pickled on its own, which costs about three quarters of what pickling
+the chunk at once does (a chunk's pickle memo grows with every string of every conversation in it). (``marshal``
+writes plain data faster still, but it writes a ``bytearray`` or ``memoryview`` as ``bytes``: the worker would have
+to walk every item to tell, which costs more than the writing saves.)
 """
 
 from __future__ import annotations
@@ -21,17 +22,26 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from ctxwin.batch.item import FitResult, Fitter
-from ctxwin.batch.pool import WORKER_DIED, WorkerPool
+from ctxwin.batch.pool import WORKER_DIED, WorkerPool, shared
 
 # Two chunks per worker: one being fitted, one queued, so a worker never waits for the next chunk's transfer.
 IN_FLIGHT_PER_WORKER = 2
 
 Chunk = list[tuple[int, Any]]
 Written = tuple[list[int], list[bytes]]  # a chunk's indices, and its items each pickled
+Sent = Chunk | Written | range  # a range: indexes into the pool's shared conversations
 
 
-def _fit_chunk(fitter: Fitter, chunk: Chunk | Written) -> list[FitResult]:
+def _fit_chunk(fitter: Fitter, chunk: Sent) -> list[FitResult]:
     return [fitter.fit(index, conversation) for index, conversation in read(chunk)]
+
+
+def sent(chunk: Chunk, pool: WorkerPool) -> Sent:
+    """What travels to ``pool``'s worker for ``chunk``: its indexes when the workers hold the conversations (a
+    chunk is a run of consecutive items), else ``written(chunk)``."""
+    if pool.shares:
+        return range(chunk[0][0], chunk[-1][0] + 1)
+    return written(chunk)
 
 
 def written(chunk: Chunk) -> Chunk | Written:
@@ -43,8 +53,11 @@ def written(chunk: Chunk) -> Chunk | Written:
         return chunk
 
 
-def read(chunk: Chunk | Written) -> Chunk:
-    """The chunk as ``written`` took it."""
+def read(chunk: Sent) -> Chunk:
+    """The chunk as ``sent`` took it."""
+    if isinstance(chunk, range):
+        items = shared()
+        return [(index, items[index]) for index in chunk]
     if isinstance(chunk, tuple):
         return list(zip(chunk[0], map(pickle.loads, chunk[1]), strict=True))
     return chunk
@@ -70,7 +83,7 @@ def fit_in_pool(
     finished = False
     try:
         for chunk in chunked(items, chunksize):
-            pending.append((chunk, pool.submit(_fit_chunk, written(chunk))))
+            pending.append((chunk, pool.submit(_fit_chunk, sent(chunk, pool))))
             if len(pending) >= IN_FLIGHT_PER_WORKER * pool.workers:
                 yield from _collect(pending, pool, local)
         while pending:
@@ -99,13 +112,13 @@ def _collect(
     pool.restart()
     results = [_isolated(index, conversation, pool, local) for index, conversation in chunk]
     for i, (other, _) in enumerate(pending):
-        pending[i] = (other, pool.submit(_fit_chunk, written(other)))
+        pending[i] = (other, pool.submit(_fit_chunk, sent(other, pool)))
     return results
 
 
 def _isolated(index: int, conversation: Any, pool: WorkerPool, local: Callable[[], Fitter]) -> FitResult:
     try:
-        return pool.submit(_fit_chunk, [(index, conversation)]).result()[0]
+        return pool.submit(_fit_chunk, sent([(index, conversation)], pool)).result()[0]
     except BrokenProcessPool:
         pool.restart()
         return FitResult(index, error=WORKER_DIED)

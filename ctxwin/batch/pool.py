@@ -1,11 +1,16 @@
 """Worker processes for batch runs: each builds one state object (a ``Fitter``, a line mapper) once and runs tasks
 with it; a dead worker is replaced by a new pool.
 
-Start method: ``forkserver`` where the platform has it, else ``spawn``; never ``fork``. The tiktoken counter
-tokenizes large batches on a thread pool, and the caller (a notebook, a Ray driver, a web server) may run threads
-of its own; a child forked while another thread holds a lock (the pool's queue, logging, the allocator) can
-deadlock. The fork server is a fresh single-threaded process, so workers start from a clean state, and each one
-forks from it instead of starting a whole interpreter as ``spawn`` does.
+Start method: ``forkserver`` where the platform has it, else ``spawn``. The tiktoken counter tokenizes large
+batches on a thread pool, and the caller (a notebook, a Ray driver, a web server) may run threads of its own; a
+child forked while another thread holds a lock (the pool's queue, logging, the allocator) can deadlock. The fork
+server is a fresh single-threaded process, so workers start from a clean state, and each one forks from it instead
+of starting a whole interpreter as ``spawn`` does.
+
+The one exception is a pool given ``shared`` data (``fit_many``'s list of conversations): on Linux, when this
+process has a single thread (so no other thread can hold a lock the child would wait on forever), its workers are
+forked from it and read that data from the memory they inherit, by index, instead of this process writing every
+item down a pipe: pickling is most of what the calling process would otherwise do per conversation.
 
 The state is built in the workers only: a bad argument (an unknown model, a strategy that cannot be built) raises
 there, and ``WorkerPool`` raises it again in the caller when the pool starts, so the caller never builds a planner
@@ -15,8 +20,11 @@ of its own.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
-from collections.abc import Callable
+import sys
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -24,14 +32,35 @@ from typing import Any, TypeVar
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 WORKER_DIED = "the worker process died while fitting this item (crashed, killed or out of memory)"
 
+# A restart waits this long for the broken pool's threads to exit: while they run, forking is not safe.
+_THREADS_EXIT_SECONDS = 5.0
+
 R = TypeVar("R")
 
 _state: Any = None  # the worker process's own, built by the pool initializer
 _failure: Exception | None = None  # what building it raised, raised again by every task
+_shared: Sequence[Any] = ()  # a forked worker's copy of the pool's shared data
 
 
-def _start_worker(build: Callable[[], Any]) -> None:
-    global _state, _failure
+def fork_safe() -> bool:
+    """Whether workers may be forked from this process: Linux (where fork is the native way to start a process)
+    and a single thread, counted by the kernel, so threads of native libraries count too."""
+    if sys.platform != "linux":
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def shared() -> Sequence[Any]:
+    """In a worker of a pool that shares data (``WorkerPool.shares``), that data; else empty."""
+    return _shared
+
+
+def _start_worker(build: Callable[[], Any], data: Sequence[Any] = ()) -> None:
+    global _state, _failure, _shared
+    _shared = data
     # Ctrl-C reaches the whole process group: the caller stops the pool; a worker's traceback would only be noise.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -55,10 +84,15 @@ class WorkerPool:
 
     Starting it waits for one worker to have built its state and raises what building it raised, so a bad
     argument is reported once, in the caller. ``restart()`` replaces a pool a dead worker broke.
+
+    ``shared``: data the workers read with ``shared()`` when the pool could fork them (``shares``, see the module
+    docstring); otherwise ``shares`` is False and the caller sends the data with its tasks. A restart forks again
+    only while forking is still safe, so callers check ``shares`` whenever they submit.
     """
 
-    def __init__(self, workers: int, build: Callable[[], Any]) -> None:
-        self.workers, self.build = workers, build
+    def __init__(self, workers: int, build: Callable[[], Any], shared: Sequence[Any] | None = None) -> None:
+        self.workers, self.build, self.data = workers, build, shared
+        self.shares = False
         self.executor = self._start()
         try:
             self._check()
@@ -67,11 +101,13 @@ class WorkerPool:
             raise
 
     def _start(self) -> ProcessPoolExecutor:
+        # A forked worker gets the initializer's arguments in its memory: the data is never pickled.
+        self.shares = self.data is not None and fork_safe()
         return ProcessPoolExecutor(
             self.workers,
-            mp_context=multiprocessing.get_context(START_METHOD),
+            mp_context=multiprocessing.get_context("fork" if self.shares else START_METHOD),
             initializer=_start_worker,
-            initargs=(self.build,),
+            initargs=(self.build, self.data if self.shares and self.data is not None else ()),
         )
 
     def _check(self) -> None:
@@ -94,7 +130,14 @@ class WorkerPool:
             return future
 
     def restart(self) -> None:
+        manager = getattr(self.executor, "_executor_manager_thread", None)  # shutdown() forgets it
         self.shutdown(kill=True)
+        if self.shares:  # forking again needs the broken pool's threads gone
+            deadline = time.monotonic() + _THREADS_EXIT_SECONDS
+            if manager is not None:
+                manager.join(timeout=_THREADS_EXIT_SECONDS)
+            while not fork_safe() and time.monotonic() < deadline:  # the queues' feeder threads
+                time.sleep(0.01)
         self.executor = self._start()
         self._check()  # a pool that cannot start must not loop
 

@@ -47,9 +47,12 @@ def fit_many(
     process gets that as its error; the others are fitted in a new pool.
 
     With a pool, each worker builds one planner (counter, tokenizer, strategies) from ``fit_kwargs`` and keeps it;
-    this process builds none. Per item it only takes the item from ``conversations``, pickles it for a worker
-    (a cost per byte of the item) and unpickles the compact result
-    (messages and summary); decoding, converting, planning and the summary's figures are the worker's.
+    this process builds none. Per item it takes the compact result (messages and summary) back from a worker;
+    decoding, converting, planning and the summary's figures are the worker's. A ``list`` or ``tuple`` of
+    conversations is taken as it is at the call: on Linux, when this process runs a single thread, the workers are
+    forked from it and read the items from the memory they inherit, so this process never writes an item down.
+    Otherwise (any other iterable, other threads running, another platform) it pickles each item for a worker, a
+    cost per byte of the item: docs/batch.md has the figures.
     ``fit_kwargs`` are pickled once per worker: a ``summarizer`` or ``Strategy`` must be importable (a module-level
     function, not a lambda).
     ``progress``: a bar on stderr when it is a terminal (``None`` or ``True``), none (``False``), or a
@@ -69,8 +72,10 @@ def fit_many(
     count = _worker_count(workers)
     if chunksize is not None and (isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1):
         raise ValueError(f"chunksize must be a positive int, got {chunksize!r}")
+    # A list is taken as it is now: forked workers read it from their copy of this process's memory.
+    snapshot = tuple(conversations) if isinstance(conversations, (list, tuple)) else None
     total = len(conversations) if isinstance(conversations, Sized) else None
-    items: Iterator[tuple[int, Any]] = enumerate(conversations)
+    items: Iterator[tuple[int, Any]] = enumerate(conversations if snapshot is None else snapshot)
     if count > 1:
         _check_picklable({**fit_kwargs, "decode": decode})
         # A pool costs about a second to start: a short input is fitted here, with the same results.
@@ -84,7 +89,8 @@ def fit_many(
         fitter = Fitter(fit_kwargs, decode)  # builds the planner now: configuration errors surface at the call
         results: Generator[FitResult, None, None] = (fitter.fit(index, conversation) for index, conversation in items)
     else:
-        pool = WorkerPool(count, functools.partial(Fitter, dict(fit_kwargs), decode))  # raises a bad argument
+        build = functools.partial(Fitter, dict(fit_kwargs), decode)
+        pool = WorkerPool(count, build, snapshot)  # raises a bad argument
         local = functools.cache(functools.partial(Fitter, fit_kwargs, decode))  # only for items that cannot travel
         size = chunksize or _default_chunksize(total, count)
         results = fit_in_pool(items, pool, chunksize=size, local=local)
