@@ -36,8 +36,18 @@ class Meter:
         self._view = CountView(cache_for(counter) if additive else None, message_batch(counter))
         # The last list whose pinned messages were found, and their indexes (see ``pinned``).
         self._pinned: tuple[Sequence[BaseMessage], list[int]] | None = None
-        # A session's fixed head: messages kept as they are right after the system prompt (``pinned`` counts them).
-        self.head: tuple[BaseMessage, ...] = ()
+        self._head: tuple[BaseMessage, ...] = ()
+
+    @property
+    def head(self) -> tuple[BaseMessage, ...]:
+        """A session's fixed head: messages kept as they are right after the system prompt (``pinned`` counts
+        them)."""
+        return self._head
+
+    @head.setter
+    def head(self, messages: Sequence[BaseMessage]) -> None:
+        self._head = tuple(messages)
+        self._pinned = None  # the pins found with the old head are not this one's
 
     @property
     def overhead(self) -> int | None:

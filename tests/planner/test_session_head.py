@@ -281,3 +281,22 @@ def test_the_steps_that_shorten_leave_the_head_as_it_is() -> None:
         assert any(a is not b for a, b in zip(out[5:9], messages[5:9], strict=True))  # the same turn later: shortened
     no_head = StepContext(Budget(1_000, 0, 0, 0), Meter(GPT4O))
     assert ClearReasoning().apply(messages, no_head).messages[2] is not messages[2]
+
+
+def test_a_turn_the_head_leaves_no_room_for_is_cut_without_it_and_the_head_is_gone_for_good() -> None:
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    session = planner.session(keep_first=0.5, head_fill=0.3)
+    replay(session, agent_run(10, rounds=60))
+    head = [m.id for m in session.head]
+    assert head and GPT4O.count_messages(session.head) >= 0.3 * planner.budget.max_input_tokens - 200
+    # a user turn that fits the budget alone, but not beside the head
+    words = " ".join(WORDS)
+    turn = HumanMessage(words * (int(0.8 * planner.budget.max_input_tokens) // GPT4O.count_text(words)), id="huge")
+    assert GPT4O.count_messages([turn]) > planner.budget.max_input_tokens - GPT4O.count_messages(session.head)
+    session.add_messages([turn])
+    plan = session.plan()
+    ids = [m.id for m in plan.messages]
+    assert plan.fits and plan.tokens_after <= planner.budget.max_input_tokens and ids[-1] == "huge"
+    assert not set(head) <= set(ids) and session.head == []
+    session.add_messages([AIMessage("Done.", id="done"), HumanMessage("Thanks, and now?", id="next")])
+    assert session.plan().fits and session.head == []  # no head is chosen again
