@@ -238,7 +238,8 @@ def _run(path: str, cores: int, items: list[Any], source: str, out: Path) -> dic
     for item in kept:
         digest.update(json.dumps(item, sort_keys=True).encode())
     time.sleep(0.3)  # the fork server reaps the workers the pool shut down
-    worker = _forkserver_reaped() + cpu_children() - memory.cpu - reaped if path != "ray" else 0.0
+    pooled = path != "ray" and not in_process(path, cores)  # Ray's workers are not counted; in process, none
+    worker = _forkserver_reaped() + cpu_children() - memory.cpu - reaped if pooled else 0.0
     peaks = [mb for pid, mb in memory.peaks.items()]
     return {
         "wall": wall,
