@@ -25,7 +25,7 @@ FIT = {"model": "gpt-4o", "context_window": 600, "reserve_output": 100}
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
-import json, os, sys, threading, types
+import gc, json, os, sys, threading, types
 from batch_support import KILL, ProcessTag, conversations, die_on_marker
 from ctxwin.batch import fit_many
 
@@ -41,13 +41,23 @@ def main():
     if mode == "kill":
         items[4] = items[17] = KILL
         options["decode"] = die_on_marker
+    if mode == "frozen":  # the caller froze objects of its own: the run leaves them frozen
+        gc.freeze()
+    frozen = gc.get_freeze_count()
     count = len(items)
-    results = fit_many(items, **options)
+    runs = []
+    for _ in range(2 if mode == "twice" else 1):  # a second run right after the first pool shut down
+        results = fit_many(list(items), **options)
+        first = next(results)
+        runs.append({"during": gc.get_freeze_count(), "rows": rows([first, *results])})
     items.clear()  # the list as it was at the call is what is fitted
-    rows = [{"index": r.index, "error": r.error, "messages": [m.content for m in r.messages or []],
+    print(json.dumps({"pid": os.getpid(), "count": count, "rows": runs[-1]["rows"], "runs": runs,
+                      "frozen": [frozen, gc.get_freeze_count()]}))
+
+def rows(results):
+    return [{"index": r.index, "error": r.error, "messages": [m.content for m in r.messages or []],
              "tags": [w.split(": ")[1].split(":")[0] for w in (r.summary or {}).get("warnings", [])
                       if w.startswith("process_tag")]} for r in results]
-    print(json.dumps({"pid": os.getpid(), "count": count, "rows": rows}))
 
 if __name__ == "__main__":
     main()
@@ -76,6 +86,12 @@ def _where(run: dict[str, Any]) -> set[str]:
     return {pid for row in run["rows"] for pid in row["tags"]}
 
 
+def _forked(run: dict[str, Any]) -> bool:
+    """Whether every run's items were fitted by workers (mapping proxies cannot travel: they had them)."""
+    return all({pid for row in r["rows"] for pid in row["tags"]} - {str(run["pid"])} and not any(
+        str(run["pid"]) in row["tags"] for row in r["rows"]) for r in run["runs"])
+
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked only on Linux")
 
 
@@ -87,6 +103,24 @@ def test_a_single_threaded_caller_forks_workers_that_read_the_list_themselves(tm
     where = _where(run)
     # items that cannot be pickled were fitted by the workers: they never travelled, the workers had them
     assert where and str(run["pid"]) not in where and len(where) <= 2
+    # while the workers ran, the caller's objects were out of its collector's view (no page copied for it); after,
+    # back in it
+    assert run["runs"][0]["during"] > 0 and run["frozen"] == [0, 0]
+
+
+@pytest.mark.slow
+def test_a_run_right_after_another_forks_its_workers_too(tmp_path: Path) -> None:
+    run = _run(tmp_path, "twice")
+    assert len(run["runs"]) == 2 and _forked(run)
+    assert [row["messages"] for row in run["rows"]] == _reference(run["count"])
+
+
+@pytest.mark.slow
+def test_objects_the_caller_froze_stay_frozen(tmp_path: Path) -> None:
+    run = _run(tmp_path, "frozen")
+    before, after = run["frozen"]
+    # frozen objects that die leave the frozen ones; none are added, and the run unfreezes none of them
+    assert 0.9 * before < after <= run["runs"][0]["during"] <= before and _forked(run)
 
 
 @pytest.mark.slow
