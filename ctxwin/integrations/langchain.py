@@ -212,7 +212,7 @@ def _thread_id() -> Any:
 class _Sessions:
     """One cache-stable session per conversation (``thread_id``), fed what its stored history appended."""
 
-    def __init__(self, tool_output_cap: float | None, keep_first: float | None, head_fill: float) -> None:
+    def __init__(self, tool_output_cap: float | None, keep_first: float | None, head_fill: float | None) -> None:
         self.tool_output_cap = tool_output_cap
         self.keep_first = keep_first
         self.head_fill = head_fill
@@ -259,7 +259,7 @@ class _RequestFitter:
         cache_stable: bool = True,
         tool_output_cap: float | None = None,
         keep_first: float | None = DEFAULT_KEEP_FIRST,
-        head_fill: float = 0.0,
+        head_fill: float | None = None,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"{owner}: cache_stable must be a bool, got {cache_stable!r}")
@@ -380,7 +380,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         cache_stable: bool = True,
         tool_output_cap: float | None = None,
         keep_first: float | None = DEFAULT_KEEP_FIRST,
-        head_fill: float = 0.0,
+        head_fill: float | None = None,
         max_tokens: int | None = None,
         reserve: int | None = None,
     ) -> None:
@@ -447,7 +447,7 @@ def pre_model_hook(
     cache_stable: bool = True,
     tool_output_cap: float | None = None,
     keep_first: float | None = DEFAULT_KEEP_FIRST,
-    head_fill: float = 0.0,
+    head_fill: float | None = None,
     max_tokens: int | None = None,
     reserve: int | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:

@@ -10,14 +10,16 @@ session (the default) does what pays instead:
   shortened outputs), plus what was appended;
 - a cut happens only when the next request would not fit, and plans the conversation (the previous request and what
   was appended: an existing summary is extended, shortened outputs stay shortened) down to a low-water mark,
-  ``low_water`` times the input budget, so the next cut is several turns away; where the model's cache writes cost
+  ``low_water`` times the input budget (by default lower when user turns are long, as in an agent left to work,
+  where a sliding trim keeps less too), so the next cut is several turns away; where the model's cache writes cost
   extra, the cut also leaves room for as many turns as the write takes to pay for itself (``_payback_turns``);
 - a cut keeps a fixed head (``keep_first``): the first messages after the system prompt, as they were first sent,
   as few as make the tools, system prompt and head reach the model's minimum cacheable prefix (or ``head_fill`` of
-  the budget; at most ``keep_first`` of it, ending where no tool call waits for its results). The first cut
-  chooses it; every cut keeps it in front, byte for byte, and drops from the middle, after it (a summary goes after
-  it too), so the request after a cut reads the head from the cache instead of being billed in full. With no room
-  for it, or an Anthropic summary that would have to follow it, a cut does without, from then on;
+  the budget, by default larger when user turns are long; at most ``keep_first`` of it, ending where no tool call
+  waits for its results). The first cut chooses it; every cut keeps it in front, byte for byte, and drops from the
+  middle, after it (a summary goes after it too), so the request after a cut reads the head from the cache instead
+  of being billed in full. With no room for it, or an Anthropic summary that would have to follow it, a cut does
+  without, from then on;
 - with ``tool_output_cap`` set, in an agent run (most recent requests are tool rounds) a new tool output over that
   share of the budget is cut to its head and tail once, when it arrives, and sent so from then on: what a request
   sends for the first time is billed in full, so agent runs are billed mostly for their new outputs;
@@ -59,10 +61,17 @@ from ctxwin.strategies.summarize import is_summary
 from ctxwin.strategies.truncate import cap_tool_outputs
 from ctxwin.strategies.walk import within
 
-# The low-water mark a cut plans down to, as a share of the input budget. Measured on chat, code and agent replays
-# at 20,000 tokens (docs/sessions.md): 0.6 has a cache hit on 90-92% of requests while sending 0.79-0.92x the tokens
-# of a sliding trim; 0.5 hits a point more and sends 0.77-0.89x; 0.7 sends 0.81-0.92x and hits 90.7-91.5%.
+# The low-water mark a cut plans down to, as a share of the input budget (low_water=None picks one per cut, from
+# how long the user turns are). Measured on chat, code and agent replays at 20,000 tokens (docs/sessions.md). With
+# short user turns (chats; agents a user steers every few tool rounds) a sliding trim that restarts at a user
+# message keeps the window nearly full, and 0.6 sends 0.80-0.85x its tokens (0.5: 0.76-0.80x, near the 0.75x a user
+# should still get). With long ones (an agent left to work: a user turn of many tool rounds) the sliding trim keeps
+# less (0.72-0.77 of the budget), and 0.45 bills 10-16% less than 0.6 while sending 0.82-0.92x its tokens.
 DEFAULT_LOW_WATER = 0.6
+AGENT_LOW_WATER = 0.45
+# User turns are short up to this share of the input budget (the mean tokens added per user message over the recent
+# requests) and long from the second: between, the mark and the head's fill go linearly from one to the other.
+_SHORT_TURN, _LONG_TURN = 0.05, 0.15
 # A cut leaves room for the growth of the recent turns (the largest of the last few), at most this share of the
 # budget (a single huge tool output must not make the session throw its history away).
 _MAX_HEADROOM = 0.6
@@ -75,8 +84,12 @@ _MEAN_TURNS = 32
 # An agent run: fewer than this share of the recent requests added a user message (the rest are tool rounds).
 _AGENT_USER_SHARE = 0.5
 # The most a cut's fixed head may take of the input budget (keep_first): the head is the first messages after the
-# system prompt that make the tools, system prompt and head reach the model's minimum cacheable prefix.
-DEFAULT_KEEP_FIRST = 0.2
+# system prompt that make the tools, system prompt and head reach the model's minimum cacheable prefix...
+DEFAULT_KEEP_FIRST = 0.3
+# ...and, with long user turns and no summary (head_fill=None), this share of keep_first: every later cut reads
+# it from the cache instead of rewriting it (the task and the first findings; agent replays bill 4-8% less,
+# docs/sessions.md). A summary of the middle needs that room.
+_LONG_TURN_HEAD = 2 / 3
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
 OBSERVE_MARGIN = 0.05
 
@@ -85,11 +98,11 @@ class SessionOptions(TypedDict, total=False):
     """The options of ``Planner.session`` (see ``PlanSession``)."""
 
     cache_stable: bool
-    low_water: float
+    low_water: float | None
     cache_control: bool | None
     tool_output_cap: float | None
     keep_first: float | None
-    head_fill: float
+    head_fill: float | None
 
 
 def _share(value: object) -> TypeGuard[float]:
@@ -117,8 +130,11 @@ def checked_keep_first(value: object) -> float | None:
     return _optional_share("keep_first", value, "a cut keeps no head")
 
 
-def checked_head_fill(value: object, keep_first: float | None) -> float:
-    """``value`` as a ``head_fill`` (a share of the input budget, below ``keep_first``); ValueError naming it."""
+def checked_head_fill(value: object, keep_first: float | None) -> float | None:
+    """``value`` as a ``head_fill`` (a share of the input budget, below ``keep_first``, or None: chosen per run);
+    ValueError naming it."""
+    if value is None:
+        return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
         raise ValueError(f"head_fill must be a share of the input budget, 0 <= head_fill < 1, got {value!r}")
     if value and (keep_first is None or value >= keep_first):
@@ -141,14 +157,16 @@ class PlanSession(Generic[M]):
 
     ``cache_stable`` (default True): keep the provider's prompt cache (the module docstring says how); False: each
     plan is ``Planner.plan`` of all the messages added so far. ``low_water``: the share of the input budget a cut
-    plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut). ``tool_output_cap``: in agent runs, a
-    new tool output over this share of the input budget is cut to it on arrival, once (None, the default: never;
-    docs/sessions.md says when it pays). ``keep_first``: the most of the input budget the head a cut keeps may
-    take (0 < keep_first <= 1; None: a cut keeps no head, it drops the oldest messages). ``head_fill``: the head
-    reaches at least this share of the input budget with the tools and system prompt (0, the default: the model's
-    minimum cacheable prefix only; a larger head makes cuts cheaper and keeps fewer recent turns; below
-    ``keep_first``). ``cache_control``: mark Anthropic cache breakpoints in ``Plan.request`` (default: with
-    ``output="anthropic"``).
+    plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut; None, the default: chosen at each cut,
+    ``DEFAULT_LOW_WATER`` with short user turns down to ``AGENT_LOW_WATER`` with long ones, see ``turn_length``).
+    ``tool_output_cap``: in agent runs, a new tool output over this share of the input budget is cut to it on
+    arrival, once (None, the default: never; docs/sessions.md says when it pays). ``keep_first``: the most of the
+    input budget the head a cut keeps may take (0 < keep_first <= 1; None: a cut keeps no head, it drops the oldest
+    messages). ``head_fill``: the head reaches at least this share of the input budget with the tools and system
+    prompt (0: the model's minimum cacheable prefix only; a larger head makes cuts cheaper and keeps fewer recent
+    turns; below ``keep_first``; None, the default: up to two thirds of ``keep_first`` by ``turn_length`` at the
+    first cut, 0 when the planner summarizes). ``cache_control``: mark Anthropic cache breakpoints in
+    ``Plan.request`` (default: with ``output="anthropic"``).
 
     A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
     the pinned ones, so a plan tokenizes only the new messages. The messages given are taken as they are: mutating
@@ -161,14 +179,15 @@ class PlanSession(Generic[M]):
     _RETAIN_SLACK = 64
 
     def __init__(
-        self, planner: Planning[M], *, cache_stable: bool = True, low_water: float = DEFAULT_LOW_WATER,
+        self, planner: Planning[M], *, cache_stable: bool = True, low_water: float | None = None,
         cache_control: bool | None = None, tool_output_cap: float | None = None,
-        keep_first: float | None = DEFAULT_KEEP_FIRST, head_fill: float = 0.0,
+        keep_first: float | None = DEFAULT_KEEP_FIRST, head_fill: float | None = None,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
-        if not _share(low_water):
-            raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, got {low_water!r}")
+        if low_water is not None and not _share(low_water):
+            raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, or None (chosen "
+                             f"per cut), got {low_water!r}")
         tool_output_cap = checked_tool_output_cap(tool_output_cap)
         keep_first = checked_keep_first(keep_first)
         head_fill = checked_head_fill(head_fill, keep_first)
@@ -179,7 +198,7 @@ class PlanSession(Generic[M]):
                              f"(got cache_control={cache_control!r}, output={planner.output!r})")
         self.planner = planner
         self.cache_stable = cache_stable
-        self.low_water = float(low_water)
+        self.low_water = None if low_water is None else float(low_water)
         self.cache_control = cache_control
         self.tool_output_cap = tool_output_cap if cache_stable else None
         self.keep_first = keep_first if cache_stable else None
@@ -273,7 +292,7 @@ class PlanSession(Generic[M]):
         the largest recent growth times the requests a cache write takes to pay for itself, or
         ``_TURNS_BETWEEN_CUTS`` requests of the mean recent growth (at most ``_MAX_HEADROOM`` of the budget)."""
         budget = self._active.budget.max_input_tokens
-        headroom = (1 - self.low_water) * budget
+        headroom = (1 - self.cut_low_water) * budget
         if self._growth:
             wanted = _payback_turns(self.rules if self.cache_control else None)  # writes cost extra only if marked
             recent = list(self._growth)[-_GROWTH_TURNS:]
@@ -286,6 +305,27 @@ class PlanSession(Generic[M]):
         """Whether most of the recent requests were tool rounds, not user messages: an agent run, whose new tool
         outputs are capped (``tool_output_cap``)."""
         return bool(self._asked) and sum(self._asked) < _AGENT_USER_SHARE * len(self._asked)
+
+    @property
+    def turn_length(self) -> float:
+        """How long the recent user turns are against the input budget: 0 when the mean tokens added per user message
+        are at most ``_SHORT_TURN`` of it (chats), 1 from ``_LONG_TURN`` on (or with no user message: an agent
+        left to work), linear between; 0 before any request."""
+        if not self._growth:
+            return 0.0
+        users = sum(self._asked)
+        if not users:
+            return 1.0
+        share = sum(self._growth) / users / self._active.budget.max_input_tokens
+        return min(1.0, max(0.0, (share - _SHORT_TURN) / (_LONG_TURN - _SHORT_TURN)))
+
+    @property
+    def cut_low_water(self) -> float:
+        """The low-water mark the next cut plans down to: ``low_water``, or when it is None from
+        ``DEFAULT_LOW_WATER`` (short user turns) down to ``AGENT_LOW_WATER`` (long ones) by ``turn_length``."""
+        if self.low_water is not None:
+            return self.low_water
+        return DEFAULT_LOW_WATER - (DEFAULT_LOW_WATER - AGENT_LOW_WATER) * self.turn_length
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
         budget = self._active.budget
@@ -344,10 +384,10 @@ class PlanSession(Generic[M]):
 
     def _choose_head(self) -> None:
         """At the first cut, the head later cuts keep: the first messages after the system prompt of the last
-        request, as few as make the tools, system prompt and head reach the model's minimum cacheable prefix (and
-        ``head_fill`` of the input budget), ending where no tool call waits for its results; none when the head
-        would take more than ``keep_first`` of the input budget, the model caches nothing, or the system prompt
-        alone reaches the minimum."""
+        request, as few as make the tools, system prompt and head reach the model's minimum cacheable prefix and
+        ``head_fill`` of the input budget (or as many as ``keep_first`` of it holds), ending where no tool call
+        waits for its results; none when no such head within ``keep_first`` reaches the minimum, the model caches
+        nothing, or the tools and system prompt alone reach what is wanted."""
         self._head_chosen = True
         rules, sent = self.rules, self._sent or []
         if self.keep_first is None or rules is None or rules.min_prefix <= 0:
@@ -358,27 +398,33 @@ class PlanSession(Generic[M]):
         if self.planner.output == "anthropic" and any(step.summarizes for step in self.planner.strategies):
             return  # a summary would follow the head: a system message Anthropic takes only at the start
         budget = self._active.budget
-        wanted = max(rules.min_prefix, math.ceil(self.head_fill * budget.max_input_tokens))
-        missing = wanted - budget.tools_tokens - sum(self._meter.each(sent[:start]))
+        fill = self.head_fill
+        if fill is None:  # a summary of the middle needs the room a larger head would take
+            summarizes = any(step.summarizes for step in self.planner.strategies)
+            fill = 0.0 if summarizes else _LONG_TURN_HEAD * self.keep_first * self.turn_length
+        wanted = max(rules.min_prefix, math.ceil(fill * budget.max_input_tokens))
+        total = budget.tools_tokens + sum(self._meter.each(sent[:start]))
         room = self.keep_first * budget.max_input_tokens
         waiting: set[str] = set()
-        end = start
-        while missing > 0 or waiting:
-            if end >= len(sent) - 1:  # never the whole request: a cut must drop something after the head
-                return
+        head = 0  # how many messages the head takes: the longest acceptable end found so far
+        for end in range(start, len(sent) - 1):  # never the whole request: a cut must drop something after the head
+            if total >= wanted and not waiting:
+                break
             message = sent[end]
             tokens = self._meter.count(message)
-            missing, room = missing - tokens, room - tokens
+            room -= tokens
             if room < 0:
-                return
+                break
             if isinstance(message, AIMessage):
                 waiting.update(call_id for call in message.tool_calls if (call_id := call.get("id")))
             elif isinstance(message, ToolMessage):
                 waiting.discard(message.tool_call_id)
             elif waiting:
-                return  # a call whose results come after another message
-            end += 1
-        self._meter.head = tuple(sent[start:end])
+                break  # a call whose results come after another message
+            total += tokens
+            if not waiting and total >= rules.min_prefix:
+                head = end + 1 - start
+        self._meter.head = tuple(sent[start : start + head])
 
     def _head_kept(self, plan: Plan[M], sent: list[BaseMessage]) -> bool:
         """Whether the plan fits with the head in place (or there is no head)."""

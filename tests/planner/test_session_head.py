@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Plan, Planner, PlanSession
+from ctxwin.planner.session import AGENT_LOW_WATER, DEFAULT_KEEP_FIRST, DEFAULT_LOW_WATER
 from ctxwin.strategies.base import Budget, StepContext
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import find_broken_pairs
@@ -22,7 +23,7 @@ from ctxwin.strategies.reasoning import ClearReasoning
 from ctxwin.strategies.summarize import extractive_summarizer, is_summary
 from ctxwin.strategies.truncate import TruncateToolOutput
 
-from .test_cache_session import as_json, replay, request_points
+from .test_cache_session import as_json, chat, replay, request_points
 from .test_plan_properties import TOOLS
 from .test_planner import WORDS
 
@@ -120,7 +121,7 @@ def test_an_agent_cut_drops_the_middle_and_reads_the_head_from_the_cache() -> No
     head_ids = [m.id for m in session.head]
     assert head_ids[0] == "task"  # the task opens the head
     assert GPT4O.count_messages([plans[0].messages[0], *session.head]) >= MIN_PREFIX  # as much as the cache needs
-    assert GPT4O.count_messages(session.head) <= 0.2 * planner.budget.max_input_tokens  # at most keep_first of it
+    assert GPT4O.count_messages(session.head) <= DEFAULT_KEEP_FIRST * planner.budget.max_input_tokens  # keep_first
     drops = 0
     for k in cuts:
         ids = [m.id for m in plans[k].messages]
@@ -144,9 +145,9 @@ def test_without_a_head_a_cut_that_drops_from_the_start_reads_nothing_from_the_c
 def test_no_head_when_it_would_take_more_than_keep_first() -> None:
     messages = agent_run(5, rounds=40)
     messages[2:2] = [AIMessage("", tool_calls=[{"name": "search", "args": {}, "id": "big"}], id="big_call"),
-                     ToolMessage(" ".join(WORDS) * 100, tool_call_id="big", id="big_result")]
+                     ToolMessage(" ".join(WORDS) * 150, tool_call_id="big", id="big_result")]
     planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
-    assert GPT4O.count_messages(messages[:4]) > 0.2 * planner.budget.max_input_tokens
+    assert GPT4O.count_messages(messages[:4]) > DEFAULT_KEEP_FIRST * planner.budget.max_input_tokens
     session = planner.session()
     plans = [plan for plan, _ in replay(session, messages)]
     assert any(k and plan.cache is not None and plan.cache.cut for k, plan in enumerate(plans))
@@ -161,7 +162,7 @@ def test_no_head_when_the_system_prompt_alone_is_cacheable_or_the_model_caches_n
     long_system = [SystemMessage(" ".join(WORDS) * 40, id="sys"), *messages[1:]]
     planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
     assert GPT4O.count_messages(long_system[:1]) >= MIN_PREFIX
-    session, short = planner.session(), planner.session()
+    session, short = planner.session(head_fill=0.0), planner.session(head_fill=0.0)
     replay(session, long_system)
     replay(short, messages)
     assert session.head == [] and short.head
@@ -235,7 +236,7 @@ def test_aplan_keeps_the_head_as_plan_does() -> None:
 def test_head_fill_makes_a_larger_head_and_cheaper_cuts() -> None:
     messages = agent_run(10, rounds=60)
     planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
-    small, large = planner.session(), planner.session(head_fill=0.25, keep_first=0.5)
+    small, large = planner.session(head_fill=0.0), planner.session(head_fill=0.25, keep_first=0.5)
     small_plans = [plan for plan, _ in replay(small, messages)]
     large_plans = [plan for plan, _ in replay(large, messages)]
     assert small.head and large.head[: len(small.head)] == small.head and len(large.head) > len(small.head)
@@ -300,3 +301,63 @@ def test_a_turn_the_head_leaves_no_room_for_is_cut_without_it_and_the_head_is_go
     assert not set(head) <= set(ids) and session.head == []
     session.add_messages([AIMessage("Done.", id="done"), HumanMessage("Thanks, and now?", id="next")])
     assert session.plan().fits and session.head == []  # no head is chosen again
+
+
+def cuts_of(plans: list[Plan]) -> list[Plan]:
+    return [plan for k, plan in enumerate(plans) if k and plan.cache is not None and plan.cache.cut]
+
+
+def test_an_agent_run_cuts_to_the_agent_mark_and_a_chat_to_the_default_one() -> None:
+    """low_water=None picks the mark at each cut: agent runs cut lower (a sliding trim keeps less of them too)."""
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    budget = planner.budget.max_input_tokens
+    agent = planner.session()
+    agent_plans = [plan for plan, _ in replay(agent, agent_run(10, rounds=80))]
+    assert agent.agent_run and agent.cut_low_water == AGENT_LOW_WATER
+    assert cuts_of(agent_plans) and all(p.tokens_after <= AGENT_LOW_WATER * budget for p in cuts_of(agent_plans))
+    chatting = planner.session()
+    chat_plans = [plan for plan, _ in replay(chatting, chat(150))]
+    assert not chatting.agent_run and chatting.cut_low_water == DEFAULT_LOW_WATER
+    chat_cuts = cuts_of(chat_plans)
+    assert chat_cuts and all(p.tokens_after <= DEFAULT_LOW_WATER * budget for p in chat_cuts)
+    assert max(p.tokens_after for p in chat_cuts) > AGENT_LOW_WATER * budget  # a chat keeps more after a cut
+    fixed = planner.session(low_water=0.7)  # a mark given applies to every run
+    replay(fixed, agent_run(10, rounds=80))
+    assert fixed.agent_run and fixed.cut_low_water == 0.7
+
+
+def test_an_agent_runs_head_fills_two_thirds_of_keep_first_unless_the_planner_summarizes() -> None:
+    messages = agent_run(10, rounds=60)
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    budget = planner.budget.max_input_tokens
+    auto, minimal = planner.session(keep_first=0.5), planner.session(keep_first=0.5, head_fill=0.0)
+    auto_plans = [plan for plan, _ in replay(auto, messages)]
+    replay(minimal, messages)
+    assert minimal.head and auto.head[: len(minimal.head)] == minimal.head and len(auto.head) > len(minimal.head)
+    system = auto_plans[0].messages[0]
+    assert GPT4O.count_messages([system, *auto.head]) >= 0.5 * 2 / 3 * budget  # the tools, system prompt and head
+    assert GPT4O.count_messages(auto.head) <= 0.5 * budget
+    summarizing = Planner("gpt-4o", context_window=12_000, reserve_output=0, summarizer=extractive_summarizer)
+    summarized, plain = summarizing.session(keep_first=0.5), summarizing.session(keep_first=0.5, head_fill=0.0)
+    replay(summarized, messages)
+    replay(plain, messages)
+    assert summarized.head and summarized.head == plain.head  # the summary of the middle gets the room
+
+
+def test_a_head_fill_that_keep_first_cannot_hold_stops_at_the_last_whole_round_that_fits() -> None:
+    """A tool round too large for keep_first ends the head before it; before, it left the session with no head."""
+    messages = agent_run(10, rounds=60)
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    budget = planner.budget.max_input_tokens
+    session = planner.session(keep_first=0.3, head_fill=0.25)
+    plans = [plan for plan, _ in replay(session, messages)]
+    head = session.head
+    assert head and GPT4O.count_messages([plans[0].messages[0], *head]) >= MIN_PREFIX
+    assert GPT4O.count_messages([plans[0].messages[0], *head]) < 0.25 * budget  # short of the fill...
+    assert not find_broken_pairs([plans[0].messages[0], *head])
+    following = messages[1 + len(head) :]
+    end = 1  # the next whole round: a message, and the results of the calls it makes
+    while end < len(following) and isinstance(following[end], ToolMessage):
+        end += 1
+    # ...because the next whole round would take the head past keep_first
+    assert sum(map(GPT4O.count_message, [*head, *following[:end]])) > 0.3 * budget

@@ -1,0 +1,148 @@
+"""The session replays behind docs/sessions.md's defaults: each set replayed turn by turn (``ctxwin.cli.bench.replay``)
+through a sliding trim (what LangChain's ``trim_messages(strategy="last", start_on="human")`` sends), the issue's
+naive policy (append until the next request would overflow, then cut back to 65% of the budget and leave the rest
+alone) and ``Planner(...).session()`` with the options given, at a 20,000-token input budget, gpt-4o's counter and
+the reference billing. Prints one line per set and policy: cache hits, billed input and mean tokens sent as ratios
+to the sliding trim, recent turns kept verbatim, requests over budget / with a broken tool pair / without the last
+user message.
+
+Sets (4 conversations of 400 messages each, ``benchmarks/conversations.py``): ``agent``, ``multilingual``, ``code``
+(``KIND:SEED`` for another seed); ``agent*3`` / ``agent/3`` (every tool output three times longer / cut to its first
+third); ``steered/F/K``: agent runs whose tool outputs are cut to 1/F and where the user says a word after every
+K-th tool round (a user who steers the agent: a sliding trim hits the cache on 74-78% of their requests).
+
+    .venv/bin/python benchmarks/session_replays.py agent,steered/2/3,multilingual '{"default": {}}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from conversations import generate
+
+from ctxwin.cli.bench.billing import STANDARD_RULES, Biller
+from ctxwin.cli.bench.replay import SessionResult, _recount, make_policy, replay
+from ctxwin.counters import get_counter
+from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
+from ctxwin.planner import Planner
+from ctxwin.strategies.meter import Meter
+from ctxwin.trim import trim_messages
+
+BUDGET = 20_000
+NAIVE_LOW_WATER = 0.65
+
+
+class Naive:
+    """Append until the request would overflow, then cut back to ``NAIVE_LOW_WATER`` of the budget (a sliding trim
+    to that size), and send everything from that cut on until the next overflow."""
+
+    def __init__(self, planner: Planner) -> None:
+        self.counter, self.limit = planner.counter, planner.budget.messages_budget
+        self.history: list[BaseMessage] = []
+        self.start: int | None = None
+
+    def add(self, messages: list[BaseMessage]) -> None:
+        self.history += messages
+
+    def request(self) -> list[BaseMessage]:
+        system = [m for m in self.history[:1] if isinstance(m, SystemMessage)]
+        request = system + self.history[len(system) if self.start is None else self.start :]
+        if self.counter.count_messages(request) <= self.limit:
+            return request
+        kept = trim_messages(self.history, max_tokens=int(NAIVE_LOW_WATER * self.limit), token_counter=self.counter,
+                             strategy="last", include_system=True, start_on="human")
+        self.start = len(self.history) - sum(not isinstance(m, SystemMessage) for m in kept)
+        return system + self.history[self.start :]
+
+
+class Session:
+    def __init__(self, planner: Planner, options: dict[str, Any]) -> None:
+        self.session = planner.session(**options)
+
+    def add(self, messages: list[BaseMessage]) -> None:
+        self.session.add_messages(messages)
+
+    def request(self) -> list[BaseMessage]:
+        return list(self.session.plan().messages)
+
+
+def conversations(name: str) -> list[list[BaseMessage]]:
+    """The set ``name`` (module docstring)."""
+    kind, _, seed_text = name.partition(":")
+    seed = int(seed_text or 7)
+    if kind.startswith("steered/"):
+        _, shorter, every = kind.split("/")
+        return [steered(convert_to_messages(generate("agent", 400, seed + i)), float(shorter), int(every))
+                for i in range(4)]
+    base = kind[:5] if kind[5:6] in ("*", "/") else kind
+    convs = [convert_to_messages(generate(base, 400, seed + i)) for i in range(4)]
+    if base != kind:
+        factor, longer = float(kind[6:]), kind[5] == "*"
+        convs = [[resized(m, factor, longer) for m in conv] for conv in convs]
+    return convs
+
+
+def resized(message: BaseMessage, factor: float, longer: bool) -> BaseMessage:
+    if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+        return message
+    text = message.content
+    text = (text * int(factor + 1))[: int(len(text) * factor)] if longer else text[: int(len(text) / factor)]
+    return message.model_copy(update={"content": text})
+
+
+def steered(messages: list[BaseMessage], shorter: float, every: int) -> list[BaseMessage]:
+    out: list[BaseMessage] = []
+    rounds = 0
+    for i, message in enumerate(messages):
+        out.append(resized(message, shorter, False))
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        if isinstance(message, ToolMessage) and not isinstance(following, ToolMessage):
+            rounds += 1
+            if rounds % every == 0 and not isinstance(following, HumanMessage):
+                out.append(HumanMessage("Looks good, keep going; tell me what you find."))
+    return out
+
+
+def run(convs: list[list[BaseMessage]], policies: dict[str, Any]) -> dict[str, SessionResult]:
+    counter = get_counter("gpt-4o")
+    results = {}
+    for label, make in policies.items():
+        result = SessionResult(label, BUDGET, STANDARD_RULES)
+        for conv in convs:
+            planner = Planner("gpt-4o", context_window=BUDGET + 4000, reserve_output=4000, counter=copy.copy(counter))
+            measuring = copy.copy(counter)
+            biller = Biller(STANDARD_RULES, Meter(measuring, None), planner.budget.tools_tokens)
+            replay(conv, make(planner), biller, result, _recount(measuring, None))
+        results[label] = result
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sets", help="comma-separated sets, e.g. agent,agent:101,steered/2/3,multilingual")
+    parser.add_argument("sessions", nargs="?", default='{"default": {}}',
+                        help="JSON: label -> Planner.session options")
+    args = parser.parse_args()
+    sessions = json.loads(args.sessions)
+    for name in args.sets.split(","):
+        policies: dict[str, Any] = {"sliding": lambda p: make_policy("sliding", p), "naive": Naive}
+        policies.update({label: functools.partial(Session, options=o) for label, o in sessions.items()})
+        results = run(conversations(name), policies)
+        base = results["sliding"]
+        for label, r in results.items():
+            print(f"{name:16} {label:10} requests={r.requests} hits={r.hit_rate:.1%} "
+                  f"billed={r.billed_tokens / base.billed_tokens:.3f}x sent={r.mean_tokens / base.mean_tokens:.3f}x "
+                  f"turns={r.recent_turns:.1f} ms={r.seconds_per_turn * 1000:.2f} "
+                  f"over/broken/nouser={r.over_budget}/{r.broken_pairs}/{r.missing_last_user}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
