@@ -364,7 +364,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     on its own. ``tool_output_cap``: the sessions' (a new tool output over that share of the input budget is cut
     to its head and tail once, as it arrives; None: sent whole). ``keep_first`` and ``head_fill``: the sessions'
     (the most of the input budget the head a cut keeps may take, None: no head; the least it fills, with the system
-    prompt and tools).
+    prompt and tools, None: chosen by how long the user turns are).
     """
 
     def __init__(

@@ -361,3 +361,20 @@ def test_a_head_fill_that_keep_first_cannot_hold_stops_at_the_last_whole_round_t
         end += 1
     # ...because the next whole round would take the head past keep_first
     assert sum(map(GPT4O.count_message, [*head, *following[:end]])) > 0.3 * budget
+
+
+def test_the_mark_goes_down_as_the_user_turns_get_longer() -> None:
+    """``turn_length``: the mean tokens a user message brings, against the budget, sets the mark between the two."""
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    budget = planner.budget.max_input_tokens
+    lengths, marks = [], []
+    for words in (120, 600, 2000):
+        session = planner.session()
+        plans = [plan for plan, _ in replay(session, chat(60, words=words))]
+        lengths.append(session.turn_length)
+        marks.append(session.cut_low_water)
+        last_cut = cuts_of(plans)[-1]
+        assert last_cut.tokens_after <= DEFAULT_LOW_WATER * budget
+    assert lengths[0] == 0 and 0 < lengths[1] < 1 and lengths[2] == 1
+    assert marks[0] == DEFAULT_LOW_WATER > marks[1] > marks[2] == AGENT_LOW_WATER
+    assert Planner("gpt-4o").session().turn_length == 0  # nothing measured yet: a chat's mark
