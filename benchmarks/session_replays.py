@@ -1,10 +1,10 @@
 """The session replays behind docs/sessions.md's defaults: each set replayed turn by turn (``ctxwin.cli.bench.replay``)
 through a sliding trim (what LangChain's ``trim_messages(strategy="last", start_on="human")`` sends), the issue's
 naive policy (append until the next request would overflow, then cut back to 65% of the budget and leave the rest
-alone) and ``Planner(...).session()`` with the options given, at a 20,000-token input budget, gpt-4o's counter and
-the reference billing. Prints one line per set and policy: cache hits, billed input and mean tokens sent as ratios
-to the sliding trim, recent turns kept verbatim, requests over budget / with a broken tool pair / without the last
-user message.
+alone) and ``Planner(...).session()`` with the options given, at a 20,000-token input budget (``--budget``),
+gpt-4o's counter and the reference billing. Prints one line per set and policy: cache hits, billed input and mean
+tokens sent as ratios to the sliding trim, recent turns kept verbatim, time per request, requests over budget / with
+a broken tool pair / without the last user message.
 
 Sets (4 conversations of 400 messages each, ``benchmarks/conversations.py``): ``agent``, ``multilingual``, ``code``
 (``KIND:SEED`` for another seed); ``agent*3`` / ``agent/3`` (every tool output three times longer / cut to its first
@@ -111,13 +111,13 @@ def steered(messages: list[BaseMessage], shorter: float, every: int) -> list[Bas
     return out
 
 
-def run(convs: list[list[BaseMessage]], policies: dict[str, Any]) -> dict[str, SessionResult]:
+def run(convs: list[list[BaseMessage]], policies: dict[str, Any], budget: int = BUDGET) -> dict[str, SessionResult]:
     counter = get_counter("gpt-4o")
     results = {}
     for label, make in policies.items():
-        result = SessionResult(label, BUDGET, STANDARD_RULES)
+        result = SessionResult(label, budget, STANDARD_RULES)
         for conv in convs:
-            planner = Planner("gpt-4o", context_window=BUDGET + 4000, reserve_output=4000, counter=copy.copy(counter))
+            planner = Planner("gpt-4o", context_window=budget + 4000, reserve_output=4000, counter=copy.copy(counter))
             measuring = copy.copy(counter)
             biller = Biller(STANDARD_RULES, Meter(measuring, None), planner.budget.tools_tokens)
             replay(conv, make(planner), biller, result, _recount(measuring, None))
@@ -130,12 +130,13 @@ def main() -> None:
     parser.add_argument("sets", help="comma-separated sets, e.g. agent,agent:101,steered/2/3,multilingual")
     parser.add_argument("sessions", nargs="?", default='{"default": {}}',
                         help="JSON: label -> Planner.session options")
+    parser.add_argument("--budget", type=int, default=BUDGET, help="the input budget in tokens")
     args = parser.parse_args()
     sessions = json.loads(args.sessions)
     for name in args.sets.split(","):
         policies: dict[str, Any] = {"sliding": lambda p: make_policy("sliding", p), "naive": Naive}
         policies.update({label: functools.partial(Session, options=o) for label, o in sessions.items()})
-        results = run(conversations(name), policies)
+        results = run(conversations(name), policies, args.budget)
         base = results["sliding"]
         for label, r in results.items():
             print(f"{name:16} {label:10} requests={r.requests} hits={r.hit_rate:.1%} "

@@ -378,3 +378,21 @@ def test_the_mark_goes_down_as_the_user_turns_get_longer() -> None:
     assert lengths[0] == 0 and 0 < lengths[1] < 1 and lengths[2] == 1
     assert marks[0] == DEFAULT_LOW_WATER > marks[1] > marks[2] == AGENT_LOW_WATER
     assert Planner("gpt-4o").session().turn_length == 0  # nothing measured yet: a chat's mark
+
+
+def test_a_cut_that_reads_its_head_keeps_to_the_mark_and_one_that_reads_nothing_leaves_ten_requests_of_room() -> None:
+    """A cut with a head is a cache hit, so only the mark sets it; with no head it misses the cache, and it leaves
+    room for ten requests of the mean growth (at most 60% of the budget) so that nine requests in ten hit."""
+    messages = chat(60, words=350)
+    planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
+    budget = planner.budget.max_input_tokens
+    headed, headless = planner.session(), planner.session(keep_first=None)
+    headed_cuts = cuts_of([plan for plan, _ in replay(headed, messages)])
+    headless_cuts = cuts_of([plan for plan, _ in replay(headless, messages)])
+    assert headed.head and headed.cut_low_water > AGENT_LOW_WATER  # short turns: near the chat mark
+    growth = GPT4O.count_messages(messages[1:]) / (len(messages) // 2)  # about one user turn a request
+    assert 10 * growth > (1 - headed.cut_low_water) * budget  # ten requests of growth need more than the mark leaves
+    assert max(p.tokens_after for p in headed_cuts) > budget - 10 * growth
+    assert all(p.tokens_after <= budget - min(10 * growth, 0.6 * budget) + growth for p in headless_cuts)
+    assert len(headed_cuts) > len(headless_cuts)
+    assert all(p.cache is not None and p.cache.cached_tokens > 0 for p in headed_cuts)
