@@ -64,9 +64,9 @@ from ctxwin.strategies.walk import within
 # The low-water mark a cut plans down to, as a share of the input budget (low_water=None picks one per cut, from
 # how long the user turns are). Measured on chat, code and agent replays at 20,000 tokens (docs/sessions.md). With
 # short user turns (chats; agents a user steers every few tool rounds) a sliding trim that restarts at a user
-# message keeps the window nearly full, and 0.6 sends 0.80-0.85x its tokens (0.5: 0.76-0.80x, near the 0.75x a user
+# message keeps the window nearly full, and 0.6 sends 0.81-0.85x its tokens (0.5: 0.76-0.80x, near the 0.75x a user
 # should still get). With long ones (an agent left to work: a user turn of many tool rounds) the sliding trim keeps
-# less (0.72-0.77 of the budget), and 0.45 bills 10-16% less than 0.6 while sending 0.82-0.92x its tokens.
+# less (0.72-0.77 of the budget), and 0.45 bills 6-16% less than 0.6 while sending 0.84-0.92x its tokens.
 DEFAULT_LOW_WATER = 0.6
 AGENT_LOW_WATER = 0.45
 # User turns are short up to this share of the input budget (the mean tokens added per user message over the recent
@@ -84,7 +84,7 @@ _GROWTH_TURNS = 8
 # miss, and a cache hit on nine requests in ten needs one every ten requests or fewer, whatever the turns weigh
 # against the budget (an agent's tool outputs). The mean, not the median: a few large tool outputs are what brings
 # the next cut closer. A cut that reads its head is a hit: that room would only send less (at 8,000 tokens, chats
-# 0.71-0.74x a sliding trim's tokens with it, 0.79-0.81x without).
+# 0.71-0.74x a sliding trim's tokens with it, 0.76-0.78x without).
 _TURNS_BETWEEN_CUTS = 10
 _MEAN_TURNS = 32
 # An agent run: fewer than this share of the recent requests added a user message (the rest are tool rounds).
