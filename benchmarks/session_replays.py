@@ -17,7 +17,6 @@ K-th tool round (a user who steers the agent: a sliding trim hits the cache on 7
 from __future__ import annotations
 
 import argparse
-import copy
 import functools
 import json
 import sys
@@ -28,12 +27,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from conversations import generate
 
-from ctxwin.cli.bench.billing import STANDARD_RULES, Biller
-from ctxwin.cli.bench.replay import SessionResult, _recount, make_policy, replay
+from ctxwin.cli.bench.billing import STANDARD_RULES
+from ctxwin.cli.bench.replay import SessionResult, make_policy, replay_policy
 from ctxwin.counters import get_counter
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner
-from ctxwin.strategies.meter import Meter
 from ctxwin.trim import trim_messages
 
 BUDGET = 20_000
@@ -115,13 +113,9 @@ def run(convs: list[list[BaseMessage]], policies: dict[str, Any], budget: int = 
     counter = get_counter("gpt-4o")
     results = {}
     for label, make in policies.items():
-        result = SessionResult(label, budget, STANDARD_RULES)
+        results[label] = SessionResult(label, budget, STANDARD_RULES)
         for conv in convs:
-            planner = Planner("gpt-4o", context_window=budget + 4000, reserve_output=4000, counter=copy.copy(counter))
-            measuring = copy.copy(counter)
-            biller = Biller(STANDARD_RULES, Meter(measuring, None), planner.budget.tools_tokens)
-            replay(conv, make(planner), biller, result, _recount(measuring, None))
-        results[label] = result
+            replay_policy(conv, make, results[label], counter=counter, model="gpt-4o", reserve_output=4000)
     return results
 
 

@@ -19,6 +19,7 @@ the last user message sent) and timed (the policy's ``add`` and request, nothing
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -260,6 +261,26 @@ def _recount(counter: TokenCounter, tools: Sequence[dict[str, Any]] | None) -> C
     return lambda sent: counter.count_messages(sent, tools=tools)
 
 
+def replay_policy(
+    conversation: Sequence[BaseMessage],
+    policy: Callable[[Planner], Policy],
+    result: SessionResult,
+    *,
+    counter: TokenCounter,
+    model: str | None = None,
+    reserve_output: int = 0,
+    tools: Sequence[dict[str, Any]] | None = None,
+) -> None:
+    """``replay`` of one conversation through the policy ``policy`` makes for a planner of ``result``'s budget
+    (``Planner(model, context_window=budget + reserve_output, ...)`` with a shallow copy of ``counter``), billed by
+    ``result``'s rules and recounted by another copy."""
+    planner = Planner(model, context_window=result.budget + reserve_output, reserve_output=reserve_output,
+                      counter=copy.copy(counter), tools=tools)
+    measuring = copy.copy(counter)
+    biller = Biller(result.rules, Meter(measuring, tools), planner.budget.tools_tokens)
+    replay(conversation, policy(planner), biller, result, _recount(measuring, tools))
+
+
 def run_session_bench(
     conversations: Sequence[Conversation],
     chains: Sequence[str],
@@ -282,13 +303,8 @@ def run_session_bench(
         wanted = conversation.tools or tools
         try:
             for result in results:
-                planner = Planner(model, context_window=budget + reserve_output, reserve_output=reserve_output,
-                                  counter=copy.copy(counter), tools=wanted)
-                measuring = copy.copy(counter)
-                meter = Meter(measuring, wanted)
-                biller = Biller(rules, meter, planner.budget.tools_tokens)
-                replay(conversation.messages, make_policy(result.chain, planner), biller, result,
-                       _recount(measuring, wanted))
+                replay_policy(conversation.messages, functools.partial(make_policy, result.chain), result,
+                              counter=counter, model=model, reserve_output=reserve_output, tools=wanted)
         except (ValueError, TypeError) as exc:
             if progress is None:
                 raise
