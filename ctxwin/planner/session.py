@@ -414,12 +414,12 @@ class PlanSession(Generic[M]):
         start = leading_system_count(sent)
         if any(is_summary(m) for m in sent[:start]):  # a summary before the head changes at every cut
             return
-        if self.planner.output == "anthropic" and any(step.summarizes for step in self.planner.strategies):
+        summarizes = any(step.summarizes for step in self.planner.strategies)
+        if self.planner.output == "anthropic" and summarizes:
             return  # a summary would follow the head: a system message Anthropic takes only at the start
         budget = self._active.budget
         fill = self.head_fill
         if fill is None:  # a summary of the middle needs the room a larger head would take
-            summarizes = any(step.summarizes for step in self.planner.strategies)
             fill = 0.0 if summarizes else _LONG_TURN_HEAD * self.keep_first * self.turn_length
         wanted = max(rules.min_prefix, math.ceil(fill * budget.max_input_tokens))
         total = budget.tools_tokens + sum(self._meter.each(sent[:start]))
