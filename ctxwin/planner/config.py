@@ -29,7 +29,9 @@ DEFAULT_MODEL = "gpt-4o"
 DEFAULT_KEEP_FIRST = 0.3
 
 # The options a session reads (``Planner.session`` takes only these, and ``cache_control``).
-SESSION_OPTIONS = frozenset({"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control"})
+SESSION_OPTIONS = frozenset(
+    {"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control"}
+)
 
 
 @dataclass(frozen=True)
