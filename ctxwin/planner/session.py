@@ -480,9 +480,8 @@ class PlanSession(Generic[M]):
         planner, budget = self.planner, self.planner.budget
         bound = self._ratio * (1 + OBSERVE_MARGIN)
         counter = planner.counter
-        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or str(getattr(counter, "name", "")).startswith(
-            "approximate"
-        )  # safe mode's error bound is 0 on o200k counts, not on the provider's
+        # BaseTokenCounter declares both; a plugin's counter without them is taken as exact
+        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or getattr(counter, "estimating", False) is True
         if self._ratio <= 1 and not estimating:  # an exact counter is tightened only when the provider counted more
             self._budget = budget
             return

@@ -12,6 +12,7 @@ import pytest
 import ctxwin
 from ctxwin import FitConfig, Planner, fit
 from ctxwin.batch import fit_many
+from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage
 from ctxwin.planner.config import SESSION_OPTIONS, FitOptions
 from ctxwin.planner.session import PlanSession
@@ -30,7 +31,7 @@ def chat(turns: int) -> list[Any]:
 def test_the_typed_options_are_the_config_fields() -> None:
     fields = {f.name for f in dataclasses.fields(FitConfig)}
     assert set(FitOptions.__annotations__) | {"model", "strategies", "output"} == fields
-    assert SESSION_OPTIONS <= fields
+    assert fields >= SESSION_OPTIONS
 
 
 def test_every_option_is_documented_in_the_config_docstring() -> None:
@@ -134,3 +135,26 @@ def test_budget_aiming_at_lowers_only_the_input_tokens() -> None:
     assert budget.aiming_at(None) is budget and budget.aiming_at(10_000) is budget
     lowered = budget.aiming_at(400)
     assert (lowered.max_input_tokens, lowered.messages_budget, lowered.safety_margin) == (400, 350, 30)
+
+
+class _Words(BaseTokenCounter):
+    name = "words"
+
+    def count_text(self, text: str) -> int:
+        return len(text.split())
+
+
+class _EstimatedWords(_Words):
+    name = "estimated-words"
+    estimating = True
+
+
+@pytest.mark.parametrize(("counter", "gives_room_back"), [(_Words(), False), (_EstimatedWords(), True)])
+def test_observe_gives_room_back_only_to_a_counter_that_declares_it_estimates(
+    counter: BaseTokenCounter, gives_room_back: bool
+) -> None:
+    session = Planner(counter=counter, context_window=1_000, reserve_output=0).session(chat(2))
+    before = session.max_input_tokens
+    plan = session.plan()
+    session.observe({"prompt_tokens": plan.tokens_after // 2})  # the provider counted half
+    assert (session.max_input_tokens > before) is gives_room_back
