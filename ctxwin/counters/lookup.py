@@ -15,12 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxwin.counters.base import CheckedCounter, TokenCounter
+from ctxwin.counters.base import REQUIRED_METHODS, CheckedCounter, TokenCounter, missing_members
 from ctxwin.counters.errors import PluginCounterError, TokenizerDataError
 from ctxwin.counters.models import ModelSpec, name_candidates
 from ctxwin.plugins import CtrlCWatch, Registrations, SharedNames, describe, plugin_source, unknown_name
-
-_REQUIRED_METHODS = ("count_text", "count_message", "count_messages")
 
 
 @dataclass(frozen=True)
@@ -140,14 +138,14 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
                 raise
             failed = RuntimeError if builtin else PluginCounterError
             raise failed(f"{whose} failed to build: {describe(exc)}") from exc
-    missing = [m for m in _REQUIRED_METHODS if not callable(getattr(counter, m, None))]
-    if missing or not isinstance(getattr(counter, "name", None), str):
+    if missing := missing_members(counter):
+        methods = [member for member in missing if member in REQUIRED_METHODS]
         raise TypeError(
             f"{whose} returned {type(counter).__name__}, which is not a TokenCounter: it needs a str 'name' and "
-            f"methods {', '.join(_REQUIRED_METHODS)}" + (f" (missing: {', '.join(missing)})" if missing else "")
+            f"methods {', '.join(REQUIRED_METHODS)}" + (f" (missing: {', '.join(methods)})" if methods else "")
         )
     if builtin:
-        return counter  # type: ignore[no-any-return]
+        return counter  # type: ignore[no-any-return]  # built-in counters declare the whole contract
     return CheckedCounter(counter, f"{counter.name!r} (plugin {info.plugin!r})")
 
 

@@ -23,8 +23,8 @@ from typing_extensions import Unpack
 
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
+from ctxwin.counters.base import TokenCounter, require_counter
+from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.messages.convert import is_request, request_tools
 from ctxwin.messages.forms import CallerForms, Output, give_back, read_for
 from ctxwin.messages.request_body import request_form, request_limit
@@ -123,7 +123,7 @@ class Planner(Generic[M]):
         if isinstance(counter, str) or counter is None:
             self.counter: TokenCounter = get_counter(counter or spec.counter)  # type: ignore[union-attr]
         else:
-            self.counter = counter
+            self.counter = require_counter(counter)
         window = config.context_window if config.context_window is not None else (
             spec.context_window if spec else None)
         if window is None:
@@ -136,7 +136,7 @@ class Planner(Generic[M]):
         self.tools = openai_tools(config.tools)
         self.tool_choice = config.tool_choice
         self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
-        error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
+        error = float(self.counter.max_relative_error or 0.0)
         margin = config.safety_margin if config.safety_margin is not None else math.ceil(error * (window - reserve))
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
@@ -206,11 +206,7 @@ class Planner(Generic[M]):
     def _tools_tokens(self) -> int:
         if not self.tools:
             return 0
-        count_tools = getattr(self.counter, "count_tools", None)
-        if callable(count_tools):
-            return int(count_tools(self.tools))
-        probe = [SystemMessage("x")]
-        return self.counter.count_messages(probe, tools=self.tools) - self.counter.count_messages(probe)
+        return int(self.counter.count_tools(self.tools))
 
     def _context(self, meter: Meter, budget: Budget) -> StepContext:
         return StepContext(budget, meter, pinned=meter.pinned, head=meter.head)
@@ -272,7 +268,7 @@ class Planner(Generic[M]):
                     f"keep_last={self.keep_last}: {lost} of the last {min(self.keep_last, len(inputs))} messages "
                     "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
                 )
-        name = getattr(self.counter, "name", type(self.counter).__name__)
+        name = self.counter.name
         out, top_system = give_back(messages, self.output, forms)
         system = sum(meter.each(messages[: leading_system_count(messages)]))
         plan = Plan(

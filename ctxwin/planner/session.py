@@ -480,8 +480,7 @@ class PlanSession(Generic[M]):
         planner, budget = self.planner, self.planner.budget
         bound = self._ratio * (1 + OBSERVE_MARGIN)
         counter = planner.counter
-        # BaseTokenCounter declares both; a plugin's counter without them is taken as exact
-        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or getattr(counter, "estimating", False) is True
+        estimating = bool(counter.max_relative_error) or counter.estimating is True
         if self._ratio <= 1 and not estimating:  # an exact counter is tightened only when the provider counted more
             self._budget = budget
             return
