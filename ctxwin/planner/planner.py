@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, overload
 
@@ -32,6 +32,7 @@ from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, Responses
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.config import DEFAULT_MODEL, FitConfig, FitOptions
+from ctxwin.planner.driving import adrive, drive
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.session import PlanSession
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
@@ -68,6 +69,20 @@ def default_reserve(max_output: int, window: int) -> int:
 
 
 _Strategies = Sequence[Strategy | str] | str | None
+
+
+# A step the planning routine asks for: a strategy, the messages to apply it to and its context.
+_Step = tuple[BaseStrategy, list[BaseMessage], StepContext]
+
+
+def _apply(step: _Step) -> StepResult:
+    strategy, messages, context = step
+    return strategy.apply(messages, context)
+
+
+def _aapply(step: _Step) -> Awaitable[StepResult]:
+    strategy, messages, context = step
+    return strategy.aapply(messages, context)
 
 
 class Planner(Generic[M]):
@@ -332,25 +347,26 @@ class Planner(Generic[M]):
         ``budget``: what the plan fits to and reports (default: the planner's; a session's corrected by the usage it
         observed). ``target``: the steps fit the messages to that many input tokens when fewer (a session's cut to
         its low-water mark, ``Budget.aiming_at``); ``fits`` still means the budget."""
-        budget = budget or self.budget
-        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
-            run = self._start(messages, meter, budget)
-            for strategy, step_context in self._steps(run, meter, budget.aiming_at(target)):
-                with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                    run.record(strategy.name, strategy.apply(run.current, step_context), span)
-            return self._finish(run, meter, forms, top), run.current
+        return drive(self._planning(messages, meter, forms, budget, target), _apply)
 
     async def aplan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
         budget: Budget | None = None, target: int | None = None,
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan_run`` for async code (see ``aplan``)."""
+        return await adrive(self._planning(messages, meter, forms, budget, target), _aapply)
+
+    def _planning(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None, budget: Budget | None,
+        target: int | None,
+    ) -> Generator[_Step, StepResult, tuple[Plan[M], list[BaseMessage]]]:
+        """``plan_run``, once for sync and async (``driving``): yields each step to apply, is sent its result."""
         budget = budget or self.budget
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             run = self._start(messages, meter, budget)
             for strategy, step_context in self._steps(run, meter, budget.aiming_at(target)):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                    run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
+                    run.record(strategy.name, (yield strategy, run.current, step_context), span)
             return self._finish(run, meter, forms, top), run.current
 
     def _steps(self, run: _Run, meter: Meter, goal: Budget) -> Iterator[tuple[BaseStrategy, StepContext]]:
