@@ -1,0 +1,203 @@
+"""What every agent-framework integration shares: one planner built from the one ``FitConfig``, a cache-stable
+``PlanSession`` per conversation, and the check that the current turn was sent whole.
+
+An integration reads its framework's messages into ctxwin messages (``read``) and gives the fitted ones back in the
+framework's types. ``ConversationFitter.fit`` takes the framework's items of one model call and the conversation's
+key (a session id, a thread id, a run context; ``None`` when the framework tells conversations apart by nothing, and
+then the fingerprint of the conversation's first items, so the calls of one agent run, which extend each other,
+share a session). A conversation's session is fed only the items appended since its last call (read once), so a
+call tokenizes only its new messages; items that no longer continue what the session saw (a history rewritten,
+compacted elsewhere or restarted) start a new session. ``Fitted.origin`` maps each message a plan kept unchanged to
+the framework item it was read from, so unchanged messages go back as the caller's own objects.
+
+The fitted request never drops part of the current turn (the last user message and the agent's tool calls and
+results after it): without them the model would not see what it answers and would call its tools again. When only
+that would fit, ``fit`` raises ``TurnDoesNotFit``; when even the must-keep part does not, ``BudgetExceeded``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage, message_to_dict
+from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
+from ctxwin.planner.config import FitConfig
+from ctxwin.plural import plural
+
+# Conversations whose sessions an integration keeps, least recently used dropped first.
+MAX_CONVERSATIONS = 1024
+
+Read = Callable[[Sequence[Any]], list[tuple[Any, BaseMessage]]]
+"""Reads framework items into ctxwin messages, each paired with the item it came from (an item may give several
+messages, or none)."""
+
+
+class TurnDoesNotFit(BudgetExceeded):
+    """The conversation fits only without part of its current turn (the last user message and the agent's tool
+    calls and results after it): sent so, the model would not see the results it asked for and would call the tools
+    again, so nothing is sent. ``plan`` is the plan that dropped them; ``tokens`` is what the turn needs (the
+    request with the system message, the tool definitions and the whole turn), not what the plan kept."""
+
+    def __init__(self, plan: Plan[Any], what: str, tokens: int) -> None:
+        super().__init__(plan)
+        self.tokens = tokens
+        self.args = (
+            f"{what} needs {tokens} tokens with the system prompt and {plan.budget.tools_tokens} tokens of tool "
+            f"definitions, over the budget of {self.limit} tokens, so it cannot be sent whole; without it the "
+            "model would not see what it is answering (and would call its tools again), so nothing was sent; "
+            + "; ".join(plan.warnings),
+        )
+
+
+def current_turn(messages: Sequence[BaseMessage]) -> tuple[int, str]:
+    """How many messages the current turn has, and its name: the last user message and what follows it (the
+    agent's tool calls and their results so far); without a user message, the newest message alone."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            turn = len(messages) - index
+            return turn, f"the current turn ({plural(turn, 'message')} from the last user message on)"
+    return min(len(messages), 1), "the newest message (the conversation has no user message)"
+
+
+@dataclass
+class Fitted:
+    """A fitted model call: the plan (its ``messages`` are ctxwin messages) and, for each message kept unchanged,
+    the framework item it was read from."""
+
+    plan: Plan[Any]
+    origins: dict[int, Any] = field(repr=False)
+    conversation: _Conversation | None = field(default=None, repr=False)
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        return list(self.plan.messages)
+
+    def origin(self, message: BaseMessage) -> Any:
+        """The framework item ``message`` was read from, or None for a message a step made (a summary, a shortened
+        tool output, recalled text)."""
+        return self.origins.get(id(message))
+
+    def remember(self, message: BaseMessage, item: Any) -> None:
+        """``item`` is the framework's object for ``message`` from now on (one the integration made for a message a
+        step made), so the next call of the conversation gives back the same object."""
+        self.origins[id(message)] = item
+        if self.conversation is not None:
+            self.conversation.messages.append(message)
+
+    def persisted(self, items: Sequence[Any]) -> None:
+        """The framework keeps ``items`` (the fitted history, as given back) as the conversation's history, in
+        place of what it had: the next call continues them (frameworks whose history processors rewrite the
+        stored history)."""
+        if self.conversation is not None:
+            self.conversation.items = list(items)
+
+
+@dataclass
+class _Conversation:
+    """A conversation's session, the framework items it was given, and the item each of its messages came from."""
+
+    session: PlanSession[Any]
+    planner: Planner[Any]
+    items: list[Any]
+    origins: dict[int, Any] = field(default_factory=dict)
+    messages: list[BaseMessage] = field(default_factory=list)  # keeps the origins' keys alive
+
+    def continues(self, planner: Planner[Any], items: Sequence[Any]) -> bool:
+        seen = len(self.items)
+        return planner is self.planner and len(items) >= seen > 0 and list(items[:seen]) == self.items
+
+    def add(self, items: Sequence[Any], read: Read) -> None:
+        pairs = read(items)
+        self.items.extend(items)
+        self.messages.extend(message for _, message in pairs)
+        self.origins.update((id(message), item) for item, message in pairs)
+        self.session.add_messages([message for _, message in pairs])
+
+
+class ConversationFitter:
+    """A planner for one integration's ``FitConfig``, and the conversations it fits, each in its own cache-stable
+    session (``config.cache_stable``; otherwise every call is planned on its own, as ``Planner.plan`` does)."""
+
+    def __init__(self, owner: str, config: FitConfig) -> None:
+        if config.output != "messages":
+            raise ValueError(f"{owner}: the framework's own messages go back to it; output={config.output!r} is for "
+                             "requests built with ctxwin.fit or Planner")
+        self.owner = owner
+        self.config = config
+        self.planner: Planner[Any] = Planner(config=config)
+        self._conversations: OrderedDict[Hashable, _Conversation] = OrderedDict()
+        self._lock = threading.Lock()  # one agent serves many conversations at once
+
+    def planner_for(self, tools: Sequence[Any] | None) -> Planner[Any]:
+        """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's)."""
+        return self.planner if tools is None else self.planner.with_tools(list(tools) or None)
+
+    def _prepare(
+        self, items: Sequence[Any], read: Read, key: Hashable | None, tools: Sequence[Any] | None
+    ) -> tuple[Planner[Any], list[BaseMessage], _Conversation | None, dict[int, Any]]:
+        planner = self.planner_for(tools)
+        if not self.config.cache_stable or not items:
+            pairs = read(items)
+            return planner, [m for _, m in pairs], None, {id(m): item for item, m in pairs}
+        key = fingerprint(items[:2]) if key is None else key
+        with self._lock:
+            conversation = self._conversations.get(key)
+            if conversation is None or not conversation.continues(planner, items):
+                conversation = _Conversation(planner.session(), planner, [])
+                self._conversations[key] = conversation
+                while len(self._conversations) > MAX_CONVERSATIONS:
+                    self._conversations.popitem(last=False)
+            self._conversations.move_to_end(key)
+            conversation.add(items[len(conversation.items) :], read)
+            return planner, conversation.session.messages, conversation, conversation.origins
+
+    def fit(
+        self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None
+    ) -> Fitted:
+        """The fitted call of ``items`` (the framework's whole history for this model call, system prompt first)."""
+        planner, messages, conversation, origins = self._prepare(items, read, key, tools)
+        plan = conversation.session.plan() if conversation is not None else planner.plan(messages)
+        return self._checked(planner, plan, messages, origins, conversation)
+
+    async def afit(
+        self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None
+    ) -> Fitted:
+        """``fit`` for async code: an async summarizer is awaited."""
+        planner, messages, conversation, origins = self._prepare(items, read, key, tools)
+        plan = await (conversation.session.aplan() if conversation is not None else planner.aplan(messages))
+        return self._checked(planner, plan, messages, origins, conversation)
+
+    def _checked(
+        self, planner: Planner[Any], plan: Plan[Any], inputs: list[BaseMessage], origins: dict[int, Any],
+        conversation: _Conversation | None,
+    ) -> Fitted:
+        if not plan.fits:
+            raise BudgetExceeded(plan)
+        system = 1 if inputs and isinstance(inputs[0], SystemMessage) else 0
+        turn, what = current_turn(inputs[system:])
+        fitted = list(plan.messages)
+        kept_system = 1 if fitted and isinstance(fitted[0], SystemMessage) else 0
+        if current_turn(fitted[kept_system:])[0] != turn:
+            needed = [*inputs[:system], *inputs[len(inputs) - turn :]]
+            tokens = planner.counter.count_messages(needed, tools=planner.tools)
+            raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
+        return Fitted(plan, origins, conversation)
+
+
+def fingerprint(item: Any) -> str:
+    """A key for a conversation told apart by nothing but its first items (their JSON, hashed)."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, BaseMessage):
+            return message_to_dict(value)
+        if hasattr(value, "model_dump"):
+            return value.model_dump(mode="json")
+        return repr(value)
+
+    text = json.dumps(item, sort_keys=True, default=plain, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
