@@ -212,9 +212,9 @@ def _history(fitted: Fitted) -> list[ModelMessage]:
     parts: list[int] = []
 
     def close() -> None:
-        if request is not None:
-            out.append(request if len(parts) == len(request.parts) else
-                       dataclasses.replace(request, parts=[request.parts[i] for i in parts]))
+        if request is not None:  # parts that read as no message (nothing to count) stay with their request
+            kept = [part for i, part in enumerate(request.parts) if i in parts or _read_part(part) is None]
+            out.append(request if len(kept) == len(request.parts) else dataclasses.replace(request, parts=kept))
 
     for message in fitted.messages:
         origin = fitted.origin(message)
