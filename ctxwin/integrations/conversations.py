@@ -37,6 +37,10 @@ Read = Callable[[Sequence[Any]], list[tuple[Any, BaseMessage]]]
 """Reads framework items into ctxwin messages, each paired with the item it came from (an item may give several
 messages, or none)."""
 
+Identity = Callable[[Any], Any]
+"""What makes two framework items the same message, for frameworks whose items have no value equality and are read
+again as new objects on every call (None: the items' own ``==``)."""
+
 
 class TurnDoesNotFit(BudgetExceeded):
     """The conversation fits only without part of its current turn (the last user message and the agent's tool
@@ -100,21 +104,44 @@ class Fitted:
 
 @dataclass
 class _Conversation:
-    """A conversation's session, the framework items it was given, and the item each of its messages came from."""
+    """A conversation's session, the framework items it was given (and what makes each the same message), and the
+    item each of its messages came from."""
 
     session: PlanSession[Any]
     planner: Planner[Any]
     items: list[Any]
+    same: list[Any] = field(default_factory=list)
     origins: dict[int, Any] = field(default_factory=dict)
     messages: list[BaseMessage] = field(default_factory=list)  # keeps the origins' keys alive
 
-    def continues(self, planner: Planner[Any], items: Sequence[Any]) -> bool:
+    def continues(self, planner: Planner[Any], items: Sequence[Any], identity: Identity | None) -> bool:
         seen = len(self.items)
-        return planner is self.planner and len(items) >= seen > 0 and list(items[:seen]) == self.items
+        if planner is not self.planner or not len(items) >= seen > 0:
+            return False
+        if identity is None:
+            return list(items[:seen]) == self.items
+        return [identity(item) for item in items[:seen]] == self.same
 
-    def add(self, items: Sequence[Any], read: Read) -> None:
+    def follow(self, items: Sequence[Any]) -> None:
+        """The framework gives the conversation's items as new objects (read again from its store): the messages
+        they were read as now come from those."""
+        moved = {id(old): new for old, new in zip(self.items, items, strict=False) if old is not new}
+        if not moved:
+            return
+
+        def renamed(origin: Any) -> Any:
+            if isinstance(origin, tuple):
+                return tuple(renamed(part) for part in origin)
+            return moved.get(id(origin), origin)
+
+        self.origins = {key: renamed(origin) for key, origin in self.origins.items()}
+        self.items[: len(items)] = items[: len(self.items)]
+
+    def add(self, items: Sequence[Any], read: Read, identity: Identity | None) -> None:
         pairs = read(items)
         self.items.extend(items)
+        if identity is not None:
+            self.same.extend(identity(item) for item in items)
         self.messages.extend(message for _, message in pairs)
         self.origins.update((id(message), item) for item, message in pairs)
         self.session.add_messages([message for _, message in pairs])
@@ -139,37 +166,42 @@ class ConversationFitter:
         return self.planner if tools is None else self.planner.with_tools(list(tools) or None)
 
     def _prepare(
-        self, items: Sequence[Any], read: Read, key: Hashable | None, tools: Sequence[Any] | None
+        self, items: Sequence[Any], read: Read, key: Hashable | None, tools: Sequence[Any] | None,
+        identity: Identity | None,
     ) -> tuple[Planner[Any], list[BaseMessage], _Conversation | None, dict[int, Any]]:
         planner = self.planner_for(tools)
         if not self.config.cache_stable or not items:
             pairs = read(items)
             return planner, [m for _, m in pairs], None, {id(m): item for item, m in pairs}
-        key = fingerprint(items[:2]) if key is None else key
+        if key is None:
+            key = fingerprint([identity(item) for item in items[:2]] if identity is not None else items[:2])
         with self._lock:
             conversation = self._conversations.get(key)
-            if conversation is None or not conversation.continues(planner, items):
+            if conversation is None or not conversation.continues(planner, items, identity):
                 conversation = _Conversation(planner.session(), planner, [])
                 self._conversations[key] = conversation
                 while len(self._conversations) > MAX_CONVERSATIONS:
                     self._conversations.popitem(last=False)
             self._conversations.move_to_end(key)
-            conversation.add(items[len(conversation.items) :], read)
+            conversation.follow(items)
+            conversation.add(items[len(conversation.items) :], read, identity)
             return planner, conversation.session.messages, conversation, conversation.origins
 
     def fit(
-        self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None
+        self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None,
+        identity: Identity | None = None,
     ) -> Fitted:
         """The fitted call of ``items`` (the framework's whole history for this model call, system prompt first)."""
-        planner, messages, conversation, origins = self._prepare(items, read, key, tools)
+        planner, messages, conversation, origins = self._prepare(items, read, key, tools, identity)
         plan = conversation.session.plan() if conversation is not None else planner.plan(messages)
         return self._checked(planner, plan, messages, origins, conversation)
 
     async def afit(
-        self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None
+        self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None,
+        identity: Identity | None = None,
     ) -> Fitted:
         """``fit`` for async code: an async summarizer is awaited."""
-        planner, messages, conversation, origins = self._prepare(items, read, key, tools)
+        planner, messages, conversation, origins = self._prepare(items, read, key, tools, identity)
         plan = await (conversation.session.aplan() if conversation is not None else planner.aplan(messages))
         return self._checked(planner, plan, messages, origins, conversation)
 
@@ -197,6 +229,8 @@ def fingerprint(item: Any) -> str:
             return message_to_dict(value)
         if hasattr(value, "model_dump"):
             return value.model_dump(mode="json")
+        if callable(getattr(value, "to_dict", None)):
+            return value.to_dict()
         return repr(value)
 
     text = json.dumps(item, sort_keys=True, default=plain, ensure_ascii=False)
