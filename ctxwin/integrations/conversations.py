@@ -21,7 +21,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,15 +161,18 @@ class ConversationFitter:
         self._conversations: OrderedDict[Hashable, _Conversation] = OrderedDict()
         self._lock = threading.Lock()  # one agent serves many conversations at once
 
-    def planner_for(self, tools: Sequence[Any] | None) -> Planner[Any]:
-        """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's)."""
+    def planner_for(self, tools: Sequence[Any] | None, request: Mapping[str, Any] | None = None) -> Planner[Any]:
+        """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's), or
+        for a whole ``request`` body (its tools, tool_choice and reply limit: ``Planner.for_request``)."""
+        if request is not None:
+            return self.planner.for_request(request)
         return self.planner if tools is None else self.planner.with_tools(list(tools) or None)
 
     def _prepare(
         self, items: Sequence[Any], read: Read, key: Hashable | None, tools: Sequence[Any] | None,
-        identity: Identity | None,
+        identity: Identity | None, request: Mapping[str, Any] | None = None,
     ) -> tuple[Planner[Any], list[BaseMessage], _Conversation | None, dict[int, Any]]:
-        planner = self.planner_for(tools)
+        planner = self.planner_for(tools, request)
         if not self.config.cache_stable or not items:
             pairs = read(items)
             return planner, [m for _, m in pairs], None, {id(m): item for item, m in pairs}
@@ -189,19 +192,21 @@ class ConversationFitter:
 
     def fit(
         self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None,
-        identity: Identity | None = None,
+        identity: Identity | None = None, request: Mapping[str, Any] | None = None,
     ) -> Fitted:
-        """The fitted call of ``items`` (the framework's whole history for this model call, system prompt first)."""
-        planner, messages, conversation, origins = self._prepare(items, read, key, tools, identity)
+        """The fitted call of ``items`` (the framework's whole history for this model call, system prompt first);
+        ``request``: the whole request body they come from (its tools and reply limit count), instead of
+        ``tools``."""
+        planner, messages, conversation, origins = self._prepare(items, read, key, tools, identity, request)
         plan = conversation.session.plan() if conversation is not None else planner.plan(messages)
         return self._checked(planner, plan, messages, origins, conversation)
 
     async def afit(
         self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None,
-        identity: Identity | None = None,
+        identity: Identity | None = None, request: Mapping[str, Any] | None = None,
     ) -> Fitted:
         """``fit`` for async code: an async summarizer is awaited."""
-        planner, messages, conversation, origins = self._prepare(items, read, key, tools, identity)
+        planner, messages, conversation, origins = self._prepare(items, read, key, tools, identity, request)
         plan = await (conversation.session.aplan() if conversation is not None else planner.aplan(messages))
         return self._checked(planner, plan, messages, origins, conversation)
 
