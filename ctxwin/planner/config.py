@@ -29,7 +29,9 @@ DEFAULT_MODEL = "gpt-4o"
 DEFAULT_KEEP_FIRST = 0.3
 
 # The options a session reads (``Planner.session`` takes only these, and ``cache_control``).
-SESSION_OPTIONS = frozenset({"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control"})
+SESSION_OPTIONS = frozenset(
+    {"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control"}
+)
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,8 @@ class FitConfig:
     Strategies: ``strategies``, Strategy objects or registered names (or one name; default: ``clear_reasoning``,
     ``filter``, ``truncate_tool_output``, ``summarize`` when a ``summarizer`` or ``keep_last`` is given, ``trim``).
     ``summarizer``: a callable ``list[BaseMessage] -> str`` for the summarize step. ``keep_last``: keep at least the
-    last N messages verbatim (a warning says when the budget could not). ``strict``: raise ``BudgetExceeded`` when
+    last N messages verbatim (a warning says when the budget could not). A ``Summarize`` in ``strategies`` takes
+    ``summarizer`` and ``keep_last`` where it leaves its own unset. ``strict``: raise ``BudgetExceeded`` when
     the conversation cannot fit. ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls,
     ``"keep"`` sends them as they are (both warn).
 

@@ -26,13 +26,13 @@ from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
 from ctxwin.messages.convert import is_request, request_tools
-from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
+from ctxwin.messages.forms import CallerForms, Output, give_back, read_for
 from ctxwin.messages.request_body import request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
-from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.config import DEFAULT_MODEL, FitConfig, FitOptions
+from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.session import PlanSession
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
 from ctxwin.strategies.base import (
@@ -447,8 +447,11 @@ def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output | None = None, strategies: _Strategies = None,
     config: FitConfig | None = None, **options: Any,
 ) -> Plan:
-    """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model`` (``config``'s model when one is
-    given and ``model`` is left at the default); the options are ``FitConfig``'s, see ``Planner``."""
-    if config is not None and config.model is not None and model == DEFAULT_MODEL:
+    """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; the options are ``FitConfig``'s,
+    see ``Planner``. A ``config`` is taken whole: its model (maybe none) unless ``model`` names another."""
+    if config is not None and model == DEFAULT_MODEL:
         model = config.model
-    return Planner(model, strategies, output=output, config=config, **options).plan(messages)
+    if output is not None:
+        options["output"] = output
+    planner: Planner[Any] = Planner(model, strategies, config=config, **options)
+    return planner.plan(messages)

@@ -16,8 +16,9 @@ from ctxwin.strategies.meter import Meter
 
 
 class Planning(Protocol[M]):
-    """A planner as a session uses it: its configuration (the session's options start from it), its budget, counter, tools, output form, the model's caching rules, its
-    strategies, and ``plan_run`` (a plan with the session's meter, and the messages it sends)."""
+    """A planner as a session uses it: its configuration (the session's options start from it), its budget,
+    counter, tools, output form, the model's caching rules, its strategies, and ``plan_run`` (a plan with the
+    session's meter and budget, and the messages it sends)."""
 
     config: FitConfig
     budget: Budget

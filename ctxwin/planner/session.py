@@ -92,8 +92,8 @@ _MEAN_TURNS = 32
 _AGENT_USER_SHARE = 0.5
 # The head a cut keeps (at most keep_first of the input budget, FitConfig's DEFAULT_KEEP_FIRST by default) is the
 # first messages after the system prompt that make the tools, system prompt and head reach the model's minimum
-# cacheable prefix, and with long user turns and no summary (head_fill=None), this share of keep_first: every later cut reads
-# it from the cache instead of rewriting it (the task and the first findings; agent replays bill 4-8% less,
+# cacheable prefix, and with long user turns and no summary (head_fill=None), this share of keep_first: every later
+# cut reads it from the cache instead of rewriting it (the task and the first findings; agent replays bill 4-8% less,
 # docs/sessions.md). A summary of the middle needs that room.
 _LONG_TURN_HEAD = 2 / 3
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
@@ -300,23 +300,23 @@ class PlanSession(Generic[M]):
         candidate, appended = self._candidate()
         forms = self._caller_forms()
         if not self.cache_stable:
-            plan, sent = self.planner.plan_run(candidate, self._meter, forms, budget=self._budget)
+            plan, sent = self._run(candidate, forms)
             return self._finish(plan, sent, cut=True)
         if appended and self._appended_fits(candidate):
-            plan, sent = self.planner.plan_run(candidate, self._meter, forms, budget=self._budget)
+            plan, sent = self._run(candidate, forms)
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = self.planner.plan_run(candidate, self._meter, forms, budget=self._budget, target=self._target())
+        plan, sent = self._run(candidate, forms, self._target())
         if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
-            plan, sent = self.planner.plan_run(candidate, self._meter, forms, budget=self._budget)
+            plan, sent = self._run(candidate, forms)
         if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
             self._meter.head = ()
-            plan, sent = self.planner.plan_run(candidate, self._meter, forms, budget=self._budget, target=self._target())
+            plan, sent = self._run(candidate, forms, self._target())
             if not plan.fits:
-                plan, sent = self.planner.plan_run(candidate, self._meter, forms, budget=self._budget)
+                plan, sent = self._run(candidate, forms)
         if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
-            plan, sent = self.planner.plan_run(self._whole(), self._meter, forms, budget=self._budget)
+            plan, sent = self._run(self._whole(), forms)
         return self._finish(plan, sent, cut=True)
 
     async def aplan(self) -> Plan[M]:
@@ -324,24 +324,35 @@ class PlanSession(Generic[M]):
         candidate, appended = self._candidate()
         forms = self._caller_forms()
         if not self.cache_stable:
-            plan, sent = await self.planner.aplan_run(candidate, self._meter, forms, budget=self._budget)
+            plan, sent = await self._arun(candidate, forms)
             return self._finish(plan, sent, cut=True)
         if appended and self._appended_fits(candidate):
-            plan, sent = await self.planner.aplan_run(candidate, self._meter, forms, budget=self._budget)
+            plan, sent = await self._arun(candidate, forms)
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = await self.planner.aplan_run(candidate, self._meter, forms, budget=self._budget, target=self._target())
+        plan, sent = await self._arun(candidate, forms, self._target())
         if not plan.fits:
-            plan, sent = await self.planner.aplan_run(candidate, self._meter, forms, budget=self._budget)
+            plan, sent = await self._arun(candidate, forms)
         if not self._head_kept(plan, sent):
             self._meter.head = ()
-            plan, sent = await self.planner.aplan_run(candidate, self._meter, forms, budget=self._budget, target=self._target())
+            plan, sent = await self._arun(candidate, forms, self._target())
             if not plan.fits:
-                plan, sent = await self.planner.aplan_run(candidate, self._meter, forms, budget=self._budget)
+                plan, sent = await self._arun(candidate, forms)
         if not plan.fits and appended:
-            plan, sent = await self.planner.aplan_run(self._whole(), self._meter, forms, budget=self._budget)
+            plan, sent = await self._arun(self._whole(), forms)
         return self._finish(plan, sent, cut=True)
+
+    def _run(
+        self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None
+    ) -> tuple[Plan[M], list[BaseMessage]]:
+        """The planner's plan of ``messages`` with this session's meter and budget (fitting to ``target``)."""
+        return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target)
+
+    async def _arun(
+        self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None
+    ) -> tuple[Plan[M], list[BaseMessage]]:
+        return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, target=target)
 
     def _choose_head(self) -> None:
         """At the first cut, the head later cuts keep: the first messages after the system prompt of the last
@@ -469,9 +480,8 @@ class PlanSession(Generic[M]):
         planner, budget = self.planner, self.planner.budget
         bound = self._ratio * (1 + OBSERVE_MARGIN)
         counter = planner.counter
-        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or str(getattr(counter, "name", "")).startswith(
-            "approximate"
-        )  # safe mode's error bound is 0 on o200k counts, not on the provider's
+        # BaseTokenCounter declares both; a plugin's counter without them is taken as exact
+        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or getattr(counter, "estimating", False) is True
         if self._ratio <= 1 and not estimating:  # an exact counter is tightened only when the provider counted more
             self._budget = budget
             return
