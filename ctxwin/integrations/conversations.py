@@ -10,9 +10,9 @@ call tokenizes only its new messages; items that no longer continue what the ses
 compacted elsewhere or restarted) start a new session. ``Fitted.origin`` maps each message a plan kept unchanged to
 the framework item it was read from, so unchanged messages go back as the caller's own objects.
 
-The fitted request never drops part of the current turn (the last user message and the agent's tool calls and
-results after it): without them the model would not see what it answers and would call its tools again. When only
-that would fit, ``fit`` raises ``TurnDoesNotFit``; when even the must-keep part does not, ``BudgetExceeded``.
+The fitted request always sends the last user message and the newest tool round after it (``must_send``): without
+them the model would not see what it answers, or would call its tools again. When those cannot fit, ``fit`` raises
+``TurnDoesNotFit``; when even the must-keep part does not, ``BudgetExceeded``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage, message_to_dict
+from ctxwin.messages import AIMessage, BaseMessage, message_to_dict
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
 from ctxwin.planner.config import FitConfig
 from ctxwin.plural import plural
+from ctxwin.strategies.base import last_user_index, leading_system_count
 
 # Conversations whose sessions an integration keeps, least recently used dropped first.
 MAX_CONVERSATIONS = 1024
@@ -43,10 +44,10 @@ again as new objects on every call (None: the items' own ``==``)."""
 
 
 class TurnDoesNotFit(BudgetExceeded):
-    """The conversation fits only without part of its current turn (the last user message and the agent's tool
-    calls and results after it): sent so, the model would not see the results it asked for and would call the tools
-    again, so nothing is sent. ``plan`` is the plan that dropped them; ``tokens`` is what the turn needs (the
-    request with the system message, the tool definitions and the whole turn), not what the plan kept."""
+    """The conversation fits only without the last user message or the newest tool round after it (``must_send``):
+    sent so, the model would not see what it answers, or the results it asked for, and would call the tools again,
+    so nothing is sent. ``plan`` is the plan that dropped them; ``tokens`` is what they need (with the system
+    message and the tool definitions), not what the plan kept."""
 
     def __init__(self, plan: Plan[Any], what: str, tokens: int) -> None:
         super().__init__(plan)
@@ -59,14 +60,35 @@ class TurnDoesNotFit(BudgetExceeded):
         )
 
 
-def current_turn(messages: Sequence[BaseMessage]) -> tuple[int, str]:
-    """How many messages the current turn has, and its name: the last user message and what follows it (the
-    agent's tool calls and their results so far); without a user message, the newest message alone."""
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            turn = len(messages) - index
-            return turn, f"the current turn ({plural(turn, 'message')} from the last user message on)"
-    return min(len(messages), 1), "the newest message (the conversation has no user message)"
+def must_send(messages: Sequence[BaseMessage]) -> tuple[list[int], str]:
+    """The indexes of what a model call cannot do without, and its name: the last user message (what the model
+    answers) and the newest tool round after it (the agent's latest tool calls and their results: without them the
+    model would call its tools again); without a user message, the newest message alone. Older rounds of the same
+    turn may go, as any older message may (an agent left to work makes one turn of many rounds)."""
+    user = last_user_index(messages)
+    if user is None:
+        return ([len(messages) - 1] if messages else []), "the newest message (the conversation has no user message)"
+    calls = next((i for i in range(len(messages) - 1, user, -1)
+                  if isinstance(messages[i], AIMessage) and messages[i].tool_calls), None)
+    if calls is None:
+        return [user], "the last user message"
+    needed = [user, *range(calls, len(messages))]
+    if calls == user + 1:
+        return needed, f"the current turn ({plural(len(needed), 'message')} from the last user message on)"
+    return needed, f"the last user message and the newest tool round ({plural(len(needed), 'message')})"
+
+
+def _sent(inputs: Sequence[BaseMessage], needed: list[int], fitted: Sequence[BaseMessage]) -> bool:
+    """Whether ``fitted`` sends the messages ``must_send`` named: the user message, and the round at its end (a
+    tool result may be a shortened copy)."""
+    if not needed:
+        return True
+    user, tail = inputs[needed[0]], len(needed) - 1
+    if not any(m is user or m == user for m in fitted) or len(fitted) <= tail:
+        return False
+    pairs = zip(fitted[len(fitted) - tail :], inputs[len(inputs) - tail :], strict=True)
+    return all(type(a) is type(b) and getattr(a, "tool_call_id", None) == getattr(b, "tool_call_id", None)
+               and getattr(a, "tool_calls", None) == getattr(b, "tool_calls", None) for a, b in pairs)
 
 
 @dataclass
@@ -151,13 +173,18 @@ class ConversationFitter:
     """A planner for one integration's ``FitConfig``, and the conversations it fits, each in its own cache-stable
     session (``config.cache_stable``; otherwise every call is planned on its own, as ``Planner.plan`` does)."""
 
-    def __init__(self, owner: str, config: FitConfig) -> None:
+    def __init__(self, owner: str, config: FitConfig, *, keyless: bool = True) -> None:
+        """``keyless``: a call given no conversation key is told apart by its first items (False: planned on its
+        own, for frameworks that name every conversation that has a history, as LangGraph's thread ids do)."""
         if config.output != "messages":
             raise ValueError(f"{owner}: the framework's own messages go back to it; output={config.output!r} is for "
                              "requests built with ctxwin.fit or Planner")
         self.owner = owner
         self.config = config
-        self.planner: Planner[Any] = Planner(config=config)
+        self.keyless = keyless
+        # ``strict`` is the integration's to act on: a session's planner gives back a plan that does not fit, to try
+        # again without the head.
+        self.planner: Planner[Any] = Planner(config=config.replace(strict=False))
         self._conversations: OrderedDict[Hashable, _Conversation] = OrderedDict()
         self._lock = threading.Lock()  # one agent serves many conversations at once
 
@@ -173,7 +200,7 @@ class ConversationFitter:
         identity: Identity | None, request: Mapping[str, Any] | None = None,
     ) -> tuple[Planner[Any], list[BaseMessage], _Conversation | None, dict[int, Any]]:
         planner = self.planner_for(tools, request)
-        if not self.config.cache_stable or not items:
+        if not self.config.cache_stable or not items or (key is None and not self.keyless):
             pairs = read(items)
             return planner, [m for _, m in pairs], None, {id(m): item for item, m in pairs}
         if key is None:
@@ -216,13 +243,11 @@ class ConversationFitter:
     ) -> Fitted:
         if not plan.fits:
             raise BudgetExceeded(plan)
-        system = 1 if inputs and isinstance(inputs[0], SystemMessage) else 0
-        turn, what = current_turn(inputs[system:])
-        fitted = list(plan.messages)
-        kept_system = 1 if fitted and isinstance(fitted[0], SystemMessage) else 0
-        if current_turn(fitted[kept_system:])[0] != turn:
-            needed = [*inputs[:system], *inputs[len(inputs) - turn :]]
-            tokens = planner.counter.count_messages(needed, tools=planner.tools)
+        system = leading_system_count(inputs)
+        needed, what = must_send(inputs[system:])
+        if not _sent(inputs[system:], needed, plan.messages[leading_system_count(plan.messages) :]):
+            kept = [*inputs[:system], *(inputs[system + i] for i in needed)]
+            tokens = planner.counter.count_messages(kept, tools=planner.tools)
             raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
         return Fitted(plan, origins, conversation)
 

@@ -46,7 +46,7 @@ class FakeProvider(BaseHTTPRequestHandler):
     """OpenAI's chat completions, scripted: a user message gets a tool call, a tool result gets an answer. Every
     body received is kept on the server (``server.bodies``)."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.bodies.append(body)  # type: ignore[attr-defined]
         last = body["messages"][-1]
