@@ -40,7 +40,7 @@ from ctxwin.integrations.conversations import ConversationFitter, Fitted
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner.config import FitConfig
 
-__all__ = ["CtxwinCompactionStrategy", "CtxwinTokenizer"]
+__all__ = ["CtxwinCompactionStrategy", "CtxwinTokenizer", "to_messages"]
 
 _REASON_KEY = "_exclude_reason"  # the framework's key for why a message is excluded
 _REASON = "ctxwin"
@@ -211,14 +211,14 @@ def _placed(fitted: Fitted, originals: list[Message]) -> list[Message]:
     sent = {id(m) for m in kept}
     out: list[Message] = []
     position = 0
-    for message in kept:
-        if message.additional_properties.get(_MADE):
-            out.append(message)
+    for sending in kept:
+        if sending.additional_properties.get(_MADE):
+            out.append(sending)
             continue
-        while originals[position] is not message:
+        while originals[position] is not sending:
             out.append(_excluded(originals[position]))
             position += 1
-        out.append(message)
+        out.append(sending)
         position += 1
     out.extend(_excluded(m) if id(m) not in sent else m for m in originals[position:])
     return out
@@ -244,3 +244,9 @@ def _new(message: BaseMessage) -> Message:
         return Message(role="assistant", contents=[*text, *calls], additional_properties=made)
     role = "system" if isinstance(message, SystemMessage) else "user"
     return Message(role=role, contents=[Content.from_text(message.text)], additional_properties=made)
+
+
+def to_messages(items: Sequence[Any]) -> list[BaseMessage]:
+    """Agent Framework ``Message`` list as ctxwin messages, as ctxwin counts and plans them (to count
+    what a model call was sent)."""
+    return [message for _, message in _read(items)]

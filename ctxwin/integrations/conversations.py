@@ -68,14 +68,17 @@ def must_send(messages: Sequence[BaseMessage]) -> tuple[list[int], str]:
     user = last_user_index(messages)
     if user is None:
         return ([len(messages) - 1] if messages else []), "the newest message (the conversation has no user message)"
-    calls = next((i for i in range(len(messages) - 1, user, -1)
-                  if isinstance(messages[i], AIMessage) and messages[i].tool_calls), None)
+    calls = next((i for i in range(len(messages) - 1, user, -1) if _calls_tools(messages[i])), None)
     if calls is None:
         return [user], "the last user message"
     needed = [user, *range(calls, len(messages))]
     if calls == user + 1:
         return needed, f"the current turn ({plural(len(needed), 'message')} from the last user message on)"
     return needed, f"the last user message and the newest tool round ({plural(len(needed), 'message')})"
+
+
+def _calls_tools(message: BaseMessage) -> bool:
+    return isinstance(message, AIMessage) and bool(message.tool_calls)
 
 
 def _sent(inputs: Sequence[BaseMessage], needed: list[int], fitted: Sequence[BaseMessage]) -> bool:

@@ -35,7 +35,7 @@ from ctxwin.integrations.conversations import ConversationFitter, Fitted
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner.config import FitConfig
 
-__all__ = ["ContextWindowCallback"]
+__all__ = ["ContextWindowCallback", "to_messages"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,3 +203,9 @@ def _new(message: BaseMessage) -> types.Content:
         text = [types.Part(text=message.text)] if message.text else []
         return types.Content(role="model", parts=[*text, *calls])
     return types.Content(role="user", parts=[types.Part(text=message.text)])
+
+
+def to_messages(items: Sequence[Any]) -> list[BaseMessage]:
+    """ADK ``Content`` list as ctxwin messages, as ctxwin counts and plans them (to count
+    what a model call was sent)."""
+    return [message for _, message in _read(items)]

@@ -53,7 +53,7 @@ _CHAT_CALLS = frozenset({"completion", "acompletion"})
 _RESPONSES_CALLS = frozenset({"responses", "aresponses"})
 
 
-class ContextWindowHook(CustomLogger):  # type: ignore[misc]
+class ContextWindowHook(CustomLogger):
     """A LiteLLM ``CustomLogger`` whose ``async_pre_call_hook`` fits each chat or Responses request body.
 
     ``model`` and the options are ``ctxwin.FitConfig``'s (``context_window``, ``reserve_output``, ``strategies``,

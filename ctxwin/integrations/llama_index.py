@@ -35,7 +35,7 @@ try:
     )
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.core.llms.function_calling import FunctionCallingLLM
-    from llama_index.core.tools import BaseTool
+    from llama_index.core.tools import BaseTool, ToolSelection
 except ImportError as exc:  # pragma: no cover - the dev environment has LlamaIndex
     raise ImportError("ctxwin.integrations.llama_index needs LlamaIndex: pip install 'ctxwin[llama-index]'") from exc
 
@@ -43,7 +43,7 @@ from ctxwin.integrations.conversations import ConversationFitter, Fitted
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner.config import FitConfig
 
-__all__ = ["ContextWindowLLM"]
+__all__ = ["ContextWindowLLM", "to_messages"]
 
 
 class ContextWindowLLM(FunctionCallingLLM):
@@ -82,11 +82,27 @@ class ContextWindowLLM(FunctionCallingLLM):
     def metadata(self) -> LLMMetadata:
         return self.llm.metadata  # type: ignore[no-any-return]
 
-    def _prepare_chat_with_tools(self, tools: Sequence[Any], **kwargs: Any) -> dict[str, Any]:
-        return self.llm._prepare_chat_with_tools(tools, **kwargs)  # type: ignore[no-any-return]
+    def _prepare_chat_with_tools(
+        self,
+        tools: Sequence[BaseTool],
+        user_msg: str | ChatMessage | None = None,
+        chat_history: list[ChatMessage] | None = None,
+        verbose: bool = False,
+        allow_parallel_tool_calls: bool = False,
+        tool_required: bool = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        return self.llm._prepare_chat_with_tools(  # type: ignore[no-any-return]
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required, **kwargs,
+        )
 
-    def get_tool_calls_from_response(self, response: ChatResponse, **kwargs: Any) -> Any:
-        return self.llm.get_tool_calls_from_response(response, **kwargs)
+    def get_tool_calls_from_response(
+        self, response: ChatResponse, error_on_no_tool_call: bool = True, **kwargs: Any
+    ) -> list[ToolSelection]:
+        return self.llm.get_tool_calls_from_response(  # type: ignore[no-any-return]
+            response, error_on_no_tool_call=error_on_no_tool_call, **kwargs
+        )
 
     def _fitted(self, fitted: Fitted) -> list[ChatMessage]:
         out: list[ChatMessage] = []
@@ -190,3 +206,9 @@ def _new(message: BaseMessage) -> ChatMessage:
         return ChatMessage(role="assistant", blocks=[*text, *calls])
     role = "system" if isinstance(message, SystemMessage) else "user"
     return ChatMessage(role=role, content=message.text)
+
+
+def to_messages(items: Sequence[Any]) -> list[BaseMessage]:
+    """LlamaIndex ``ChatMessage`` list as ctxwin messages, as ctxwin counts and plans them (to count
+    what a model call was sent)."""
+    return [message for _, message in _read(items)]

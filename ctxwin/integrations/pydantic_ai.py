@@ -46,7 +46,7 @@ from ctxwin.integrations.conversations import ConversationFitter, Fitted
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner.config import FitConfig
 
-__all__ = ["ContextWindow", "ContextWindowProcessor"]
+__all__ = ["ContextWindow", "ContextWindowProcessor", "to_messages"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,8 +167,8 @@ def _read_part(part: Any) -> BaseMessage | None:
             return ToolMessage(part.model_response(), tool_call_id=part.tool_call_id, name=part.tool_name,
                                status="error")
         return HumanMessage(part.model_response())
-    content = getattr(part, "content", None)
-    return HumanMessage(_text(content)) if content is not None else None
+    other = getattr(part, "content", None)
+    return HumanMessage(_text(other)) if other is not None else None
 
 
 def _read_response(response: ModelResponse) -> AIMessage:
@@ -182,8 +182,8 @@ def _read_response(response: ModelResponse) -> AIMessage:
         elif isinstance(part, ToolCallPart):
             calls.append({"name": part.tool_name, "args": part.args_as_dict(), "id": part.tool_call_id,
                           "type": "tool_call"})
-        elif getattr(part, "content", None) is not None:
-            content.append({"type": "text", "text": _text(part.content)})  # type: ignore[attr-defined]
+        elif (other := getattr(part, "content", None)) is not None:
+            content.append({"type": "text", "text": _text(other)})
     return AIMessage(content, tool_calls=calls)
 
 
@@ -246,3 +246,9 @@ def _new(message: BaseMessage) -> ModelMessage:
     if isinstance(message, SystemMessage):
         return ModelRequest(parts=[SystemPromptPart(message.text)])
     return ModelRequest(parts=[UserPromptPart(message.text)])
+
+
+def to_messages(items: Sequence[Any]) -> list[BaseMessage]:
+    """Pydantic AI's ``ModelMessage`` history as ctxwin messages, as ctxwin counts and plans them (to count
+    what a model call was sent)."""
+    return [message for _, message in _read(items)]
