@@ -28,9 +28,9 @@ def test_example_runs_and_every_call_fits(name: str) -> None:
     assert "keeps all 48 messages" in result.stdout
 
 
-STACKS = {"openai_agents_agent.py": "agents", "pydantic_ai_agent.py": "pydantic_ai", "google_adk_agent.py": "google.adk",
-          "agent_framework_agent.py": "agent_framework", "llama_index_agent.py": "llama_index",
-          "litellm_agent.py": "litellm"}
+STACKS = {"openai_agents_agent.py": "agents", "pydantic_ai_agent.py": "pydantic_ai",
+          "google_adk_agent.py": "google.adk", "agent_framework_agent.py": "agent_framework",
+          "llama_index_agent.py": "llama_index", "litellm_agent.py": "litellm"}
 STACK_CALL = re.compile(r"model call: (\d+) messages, (\d+) tokens \(budget (\d+)\), (\d+) leading items")
 
 
