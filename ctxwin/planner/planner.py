@@ -31,6 +31,7 @@ from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_
 from ctxwin.messages.request_body import request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
+from ctxwin.planner.cache_marks import check_cache_control
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.session import PlanSession, SessionOptions
@@ -113,9 +114,10 @@ class Planner(Generic[M]):
     request body (``ctxwin.messages.request_body``).
     ``tools`` are OpenAI function tools, Responses or Anthropic tools, or LangChain tools (``tool_forms``), counted
     in the budget and sent in the output's form with ``tool_choice`` (any provider's form). ``reserve_output``
-    defaults to ``default_reserve`` and is the request's reply limit. ``cache_control=True`` (with
-    ``output="anthropic"``) marks Anthropic cache breakpoints in ``Plan.request`` (tools, system, the last
-    message); sessions mark them by default (``ctxwin.planner.session``).
+    defaults to ``default_reserve`` and is the request's reply limit. ``cache_control=True`` marks cache
+    breakpoints in ``Plan.request``: Anthropic's (``output="anthropic"``: tools, system, the last message) or
+    OpenAI's (``"openai"``/``"responses"`` for a model that takes them, GPT-5.6 on: the last message); sessions
+    mark them by default (``ctxwin.planner.session``).
     """
 
     @overload
@@ -185,9 +187,7 @@ class Planner(Generic[M]):
             raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {output!r}")
         if broken_tool_pairs not in ("drop", "keep"):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
-        if not isinstance(cache_control, bool) or (cache_control and output != "anthropic"):
-            raise ValueError(f"cache_control=True marks Anthropic cache breakpoints: it needs output='anthropic' "
-                             f"(got cache_control={cache_control!r}, output={output!r})")
+        check_cache_control(cache_control, output, spec.caching if spec else None, model)
         if summarizer is not None and not callable(summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
         self.tools = openai_tools(tools)
