@@ -16,6 +16,7 @@ reports: ValueError.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -63,8 +64,9 @@ def _count(obj: Any, *path: str) -> int | None:
     if isinstance(obj, bool) or not isinstance(obj, int) or obj < 0:
         raise ValueError(f"usage {'.'.join(path)} must be a non-negative int, got {obj!r}")
     if obj > MAX_TOKENS:
-        raise ValueError(f"usage {'.'.join(path)} is {obj:.3g} tokens, more than any request (at most {MAX_TOKENS:,}): "
-                         "not a provider's count")
+        magnitude = int(obj.bit_length() * math.log10(2))  # no float of it: past 2**1024 there is none
+        raise ValueError(f"usage {'.'.join(path)} is about 10^{magnitude} tokens, more than any request (at most "
+                         f"{MAX_TOKENS:,}): not a provider's count")
     return obj
 
 
