@@ -260,6 +260,8 @@ class PlanSession(Generic[M]):
         self._planned_at: float | None = None
         self._gaps: deque[float] = deque(maxlen=_GAP_TURNS)  # seconds between the recent plans
         self._ttl = choose_ttl(rules, self.expected_gap, self.cache_ttl)
+        # The prefixes (message counts of the last request) it marks for the cache: what a biller reads as written.
+        self.cache_prefixes: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return len(self._messages)
@@ -521,35 +523,54 @@ class PlanSession(Generic[M]):
         start = leading_system_count(sent)
         return plan.fits and head_length(sent, head, start) == len(head)
 
-    def _end_of(self, plan: Plan[M], prefix: list[BaseMessage]) -> tuple[int, ...]:
+    def _end_of(self, plan: Plan[M], prefix: list[BaseMessage]) -> int | None:
         """The index in ``plan.messages`` (the output's form) of the last message ``prefix`` becomes, when the plan
-        starts with it unchanged and it is not the plan's last message; none otherwise (or for an empty prefix)."""
+        starts with it unchanged; None otherwise (or for an empty prefix). Converts only ``prefix``."""
         if not prefix:
-            return ()
+            return None
         ends = give_back(prefix, self.planner.output, None)[0]
         end = len(ends) - 1
-        return (end,) if 0 <= end < len(plan.messages) - 1 and plan.messages[end] == ends[-1] else ()
+        return end if 0 <= end < len(plan.messages) and plan.messages[end] == ends[-1] else None
 
-    def _head_breakpoint(self, plan: Plan[M], sent: list[BaseMessage]) -> tuple[int, ...]:
-        """A cut's breakpoint on the head's last message in ``plan.messages``, so the cut reads the head from the
-        cache; none when there is no head, or its last message is merged with the next one."""
-        head = self._meter.head
-        start = leading_system_count(sent)
-        if not head or head_length(sent, head, start) != len(head):
+    def _marked_prefixes(self, sent: list[BaseMessage], shared: int) -> tuple[int, ...]:
+        """The lengths (in messages) of the prefixes the request marks for the cache: the system prompt, the head,
+        the previous request when this one starts with all of it (what it reads), and the whole request (what
+        the next one reads); at most the provider's breakpoints (Anthropic marks its tools apart: one fewer with
+        tools; the earliest but the system prompt go first); none when no lifetime outlasts the gap."""
+        rules = self.rules
+        if rules is None or not self._ttl.writes or not sent:
             return ()
-        return self._end_of(plan, sent[: start + len(head)])
+        start = leading_system_count(sent)
+        head = self._meter.head
+        ends = {len(sent)}
+        if head and head_length(sent, head, start) == len(head):
+            ends.add(start + len(head))
+        if self._sent is not None and 0 < shared == len(self._sent):
+            ends.add(shared)
+        room = max(rules.max_breakpoints, 1) - (rules.mode == "explicit" and bool(self._active.budget.tools_tokens))
+        if start:
+            room -= 1
+        later = sorted(end for end in ends if end > start)[-max(room, 1):]
+        return (start, *later) if start else tuple(later)
 
-    def _breakpoints(self, plan: Plan[M], sent: list[BaseMessage], cut: bool) -> tuple[int, ...] | None:
-        """The messages the request marks: the last message of the previous request when this one appends to it,
-        else the head's last; the last message; for OpenAI the system prompt too (Anthropic marks it apart). None
+    def _breakpoints(self, plan: Plan[M], sent: list[BaseMessage], shared: int) -> tuple[int, ...] | None:
+        """``cache_prefixes`` as indexes in ``plan.messages`` (Anthropic marks its system prompt apart). None
         (Anthropic) or none (OpenAI: explicit mode, nothing written) when no lifetime outlasts the gap."""
-        if not self._ttl.writes:
-            return () if self.planner.output != "anthropic" else None
-        stable = not cut and 0 < self._sent_out < len(plan.messages)
-        marks = (self._sent_out - 1, -1) if stable else (*self._head_breakpoint(plan, sent), -1)
-        if self.planner.output != "anthropic":
-            marks = (*self._end_of(plan, sent[: leading_system_count(sent)]), *marks)
-        return marks
+        anthropic = self.planner.output == "anthropic"
+        if not self.cache_prefixes:
+            return None if anthropic else ()
+        start = leading_system_count(sent)
+        marks: list[int] = []
+        for length in self.cache_prefixes:
+            if length == len(sent):
+                marks.append(-1)
+            elif length == shared == len(self._sent or ()) and 0 < self._sent_out < len(plan.messages):
+                marks.append(self._sent_out - 1)  # the previous request, as sent: no conversion needed
+            elif not (anthropic and length == start):
+                index = self._end_of(plan, sent[:length])
+                if index is not None and index < len(plan.messages) - 1:
+                    marks.append(index)
+        return tuple(dict.fromkeys(marks))
 
     def _finish(self, plan: Plan[M], sent: list[BaseMessage], *, cut: bool) -> Plan[M]:
         """Report what the plan shares with the previous request, then remember it as the previous request."""
@@ -566,8 +587,9 @@ class PlanSession(Generic[M]):
         shared_tokens = (self._active.budget.tools_tokens + sum(meter.each(sent[:shared]))) if previous else 0
         plan.cache = self._cache_report(min(shared_tokens, plan.tokens_after), plan.tokens_after, cut)
         plan.recent_turns_verbatim = verbatim_turns(self._messages, sent)
+        self.cache_prefixes = self._marked_prefixes(sent, shared)
         if self.cache_control and plan.messages:
-            plan.cache_breakpoints = self._breakpoints(plan, sent, cut)
+            plan.cache_breakpoints = self._breakpoints(plan, sent, shared)
             plan.cache_ttl = self._ttl.sent
         plan.cache_key = self.cache_key
         # A request that appended and had to repair a tool pair among what it appended (a call whose results came
