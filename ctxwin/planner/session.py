@@ -55,6 +55,7 @@ from typing_extensions import TypedDict
 
 from ctxwin.counters.caching import CachingRules
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from ctxwin.messages.anthropic_cache import MAX_BREAKPOINTS
 from ctxwin.messages.convert import is_langchain_message, is_request
 from ctxwin.messages.forms import CallerForms, OpenAIDicts, give_back, read_for
 from ctxwin.planner.cache_marks import (
@@ -260,7 +261,8 @@ class PlanSession(Generic[M]):
         self._planned_at: float | None = None
         self._gaps: deque[float] = deque(maxlen=_GAP_TURNS)  # seconds between the recent plans
         self._ttl = choose_ttl(rules, self.expected_gap, self.cache_ttl)
-        # The prefixes (message counts of the last request) it marks for the cache: what a biller reads as written.
+        # The prefixes (message counts of the last request) it marks for the cache (or would, with cache_control):
+        # what a biller reads as written.
         self.cache_prefixes: tuple[int, ...] = ()
 
     def __len__(self) -> int:
@@ -538,7 +540,7 @@ class PlanSession(Generic[M]):
         the next one reads); at most the provider's breakpoints (Anthropic marks its tools apart: one fewer with
         tools; the earliest but the system prompt go first); none when no lifetime outlasts the gap."""
         rules = self.rules
-        if rules is None or not self._ttl.writes or not sent:
+        if not self._ttl.writes or not sent:
             return ()
         start = leading_system_count(sent)
         head = self._meter.head
@@ -547,7 +549,10 @@ class PlanSession(Generic[M]):
             ends.add(start + len(head))
         if self._sent is not None and 0 < shared == len(self._sent):
             ends.add(shared)
-        room = max(rules.max_breakpoints, 1) - (rules.mode == "explicit" and bool(self._active.budget.tools_tokens))
+        # A model without rules (a planner given a counter) is marked as Anthropic allows, where it is marked at all.
+        limit = rules.max_breakpoints if rules is not None else MAX_BREAKPOINTS
+        explicit = rules.mode == "explicit" if rules is not None else self.planner.output == "anthropic"
+        room = max(limit, 1) - (explicit and bool(self._active.budget.tools_tokens))
         if start:
             room -= 1
         later = sorted(end for end in ends if end > start)[-max(room, 1):]

@@ -215,3 +215,10 @@ def test_a_session_refuses_a_remove_message(output: str) -> None:
     with pytest.raises(ValueError, match=r"RemoveMessage\(id='u1'\).*only appends"):
         session.add_messages([RemoveMessage(id="u1")])
     assert len(session) == 1 and session.plan().fits  # the session is as it was
+
+
+def test_a_session_without_a_model_still_marks_its_requests() -> None:
+    planner = Planner(counter="approximate", context_window=6_000, reserve_output=500, output="anthropic")
+    plans = [plan for plan, _ in replay(planner.session(), conversation(9, turns=10))]
+    appended = [plan for plan in plans[1:] if plan.cache is not None and not plan.cache.cut]
+    assert appended and all(len(plan.cache_breakpoints or ()) == 2 for plan in appended)  # the previous, the last
