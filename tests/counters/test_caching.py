@@ -105,6 +105,8 @@ def test_ctxwin_models_json_lists_the_rules() -> None:
     rows = {row["name"]: row for row in json.loads(result.stdout)["models"]}
     assert rows["gpt-4o"]["caching"]["min_prefix"] == 1024 and rows["gpt-4o"]["caching"]["cached_input"] == 1.25
     assert rows["gpt-3.5-turbo"]["caching"] is None
+    assert rows["claude-opus-4-7"]["tokenizer"] == "claude-4.7"
+    assert rows["gpt-5.6-sol"]["caching"]["cache_write"] == pytest.approx(5.0)
 
 
 def test_gpt_56_bills_writes_and_takes_breakpoints_and_a_key() -> None:
