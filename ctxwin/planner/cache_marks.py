@@ -27,9 +27,10 @@ def takes_openai_marks(rules: CachingRules | None) -> bool:
     return rules is not None and rules.mode == "automatic" and rules.max_breakpoints > 0
 
 
-def check_cache_control(value: object, output: str, rules: CachingRules | None, model: str | None) -> None:
+def check_cache_control(value: object, output: str, rules: CachingRules | None, model: str | None, *,
+                        model_known: bool = True) -> None:
     """``cache_control`` for a planner or session of ``output`` for a model with ``rules``; ValueError naming the
-    fix when the request could not carry marks."""
+    fix when the request could not carry marks (``model_known=False``: the output only, the model checked later)."""
     if not isinstance(value, bool):
         raise ValueError(f"cache_control must be a bool, got {value!r}")
     if not value or output == "anthropic":
@@ -38,7 +39,7 @@ def check_cache_control(value: object, output: str, rules: CachingRules | None, 
         raise ValueError(f"cache_control=True marks cache breakpoints in a provider request: it needs "
                          f"output='anthropic', or 'openai'/'responses' for a model that takes them (got "
                          f"output={output!r})")
-    if not takes_openai_marks(rules):
+    if model_known and not takes_openai_marks(rules):
         raise ValueError(f"cache_control=True with output={output!r} marks OpenAI's prompt_cache_breakpoint, which "
                          f"only models from GPT-5.6 on take (got model={model!r}); leave cache_control unset (older "
                          "models cache automatically), or use output='anthropic' for Claude")

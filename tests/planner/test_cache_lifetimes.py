@@ -222,3 +222,25 @@ def test_a_session_without_a_model_still_marks_its_requests() -> None:
     plans = [plan for plan, _ in replay(planner.session(), conversation(9, turns=10))]
     appended = [plan for plan in plans[1:] if plan.cache is not None and not plan.cache.cut]
     assert appended and all(len(plan.cache_breakpoints or ()) == 2 for plan in appended)  # the previous, the last
+
+
+@pytest.mark.parametrize(("options", "match"), [
+    ({"cache_ttl": "2h"}, "cache_ttl"), ({"expected_gap": -1}, "expected_gap"), ({"cache_key": ""}, "cache_key"),
+    ({"cache_control": True}, "output='anthropic'"),
+])
+def test_the_cache_options_are_checked_in_the_config(options: dict[str, Any], match: str) -> None:
+    from ctxwin.planner import FitConfig
+
+    with pytest.raises(ValueError, match=match):
+        FitConfig(**options)
+
+
+def test_a_planner_config_sets_its_sessions_cache_options() -> None:
+    from ctxwin.planner import FitConfig
+
+    config = FitConfig(model="claude-sonnet-4-5", output="anthropic", expected_gap=900.0)
+    session = Planner(config=config).session()
+    assert session.ttl.ttl == "1h" and session.ttl.long
+    assert Planner(config=config).session(expected_gap=10.0).ttl.ttl == "5m"
+    keyed = Planner(config=FitConfig(model=SOL, output="openai", cache_key="team-a")).session([HumanMessage("hi")])
+    assert keyed.plan().request["prompt_cache_key"] == "team-a"
