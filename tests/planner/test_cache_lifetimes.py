@@ -212,8 +212,11 @@ def test_an_implausible_observation_leaves_the_budget(provider: int) -> None:
 def test_a_session_refuses_a_remove_message(output: str) -> None:
     session = Planner("gpt-4o", context_window=8_000, output=output).session(  # type: ignore[call-overload]
         [HumanMessage("hi", id="u1")])
-    with pytest.raises(ValueError, match=r"RemoveMessage\(id='u1'\).*only appends"):
-        session.add_messages([RemoveMessage(id="u1")])
+    from langchain_core.messages import RemoveMessage as LangChainRemoveMessage
+
+    for removal in (RemoveMessage(id="u1"), LangChainRemoveMessage(id="u1")):
+        with pytest.raises(ValueError, match=r"RemoveMessage\(id='u1'\).*only appends"):
+            session.add_messages([HumanMessage("next"), removal])
     assert len(session) == 1 and session.plan().fits  # the session is as it was
 
 
