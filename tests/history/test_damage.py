@@ -9,6 +9,7 @@ then random damage of real files and real SQLite databases.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sqlite3
 import tempfile
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from ctxwin.history.errors import HistoryFormatError, TornLineWarning
 from ctxwin.history.jsonl import FileChatMessageHistory
 from ctxwin.history.sqlite import SQLiteChatMessageHistory
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, message_to_dict
 
 EXAMPLES = int(os.environ.get("CTXWIN_FUZZ_EXAMPLES") or 200)
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -146,6 +147,93 @@ def test_a_crash_at_any_byte_loses_only_the_line_being_written(cut: int, nuls: i
         assert messages[:complete] == MESSAGES[:complete]
         assert len(messages) <= complete + 1
         assert all(issubclass(w.category, TornLineWarning) for w in caught)
+
+
+# ---- JSONL: damage that still parses (issue 44): checksums and sequence numbers ----
+
+def test_a_zeroed_block_from_a_newline_over_a_whole_record_is_an_error(tmp_path: Path) -> None:
+    path = jsonl_history(tmp_path)
+    data = bytearray(path.read_bytes())
+    lines = data.split(b"\n")
+    start = len(lines[0]) + len(lines[1]) + 1  # line 2's newline: line 2 parses on, its NUL padding stripped
+    data[start : start + len(lines[2]) + 1] = b"\x00" * (len(lines[2]) + 1)
+    path.write_bytes(bytes(data))
+    with pytest.raises(HistoryFormatError, match=rf"{path}: line 3 \(byte \d+\) is record 4 but record 3 was expected"):
+        read(path)
+    with pytest.raises(HistoryFormatError, match="refusing to append"):
+        FileChatMessageHistory(path).add_message(HumanMessage("after"))
+    assert path.read_bytes() == bytes(data)
+
+
+def test_bytes_deleted_across_a_line_boundary_splicing_two_records_are_an_error(tmp_path: Path) -> None:
+    path = jsonl_history(tmp_path)
+    data = path.read_bytes()
+    cut = data.index(b"Paris") + 3  # from inside message 2's text to inside message 3's
+    spliced = data[:cut] + data[data.index(b"in \xc3\xbcn\xc3\xafcode") :]
+    path.write_bytes(spliced)
+    with pytest.raises(HistoryFormatError, match=rf"{path}: line 2 \(byte \d+\) is damaged: its checksum"):
+        read(path)
+
+
+def test_a_file_written_before_checksums_reads_and_appends_number_from_one(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    old = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in MESSAGES[:2]]
+    path.write_text("\n".join(old) + "\n", encoding="utf-8")
+    assert read(path)[0] == MESSAGES[:2]
+    FileChatMessageHistory(path).add_messages(MESSAGES[2:])
+    lines = path.read_bytes().splitlines()
+    assert lines[:2] == [line.encode() for line in old]  # the old lines are left as they were
+    assert [json.loads(line)["seq"] for line in lines[2:]] == [1, 2, 3]
+    assert read(path)[0] == MESSAGES
+    path.write_bytes(b"\n".join(lines[:2] + lines[3:]) + b"\n")  # the first checked record gone
+    with pytest.raises(HistoryFormatError, match="is record 2 but record 1 was expected"):
+        read(path)
+
+
+def test_appends_after_a_torn_tail_and_its_seal_keep_the_numbering(tmp_path: Path) -> None:
+    path = jsonl_history(tmp_path)
+    path.write_bytes(path.read_bytes()[:-15])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TornLineWarning)
+        FileChatMessageHistory(path).add_messages([HumanMessage("one"), HumanMessage("two")])
+    records = [json.loads(line) for line in path.read_bytes().splitlines() if line.endswith(b"}")]
+    assert [r["seq"] for r in records if "seq" in r] == [1, 2, 3, 4, 5, 6]
+    assert read(path)[0] == [*MESSAGES[:-1], HumanMessage("one"), HumanMessage("two")]
+
+
+def _damaged(data: bytes, kind: str, position: int, length: int, end: int) -> bytes:
+    """``data`` with one damage of ``kind`` starting at ``position`` (before ``end``, the last line's start)."""
+    position %= end
+    length = max(1, min(length, end - position))
+    if kind == "zeros":
+        return data[:position] + b"\x00" * length + data[position + length :]
+    if kind == "delete":
+        return data[:position] + data[position + length :]
+    if kind == "flip":
+        return data[:position] + bytes([data[position] ^ (1 << (length % 8))]) + data[position + 1 :]
+    return data[:position] + data[position : position + length] * 2 + data[position + length :]  # "repeat"
+
+
+@pytest.mark.slow
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(["zeros", "delete", "flip", "repeat"]), st.integers(0, 10_000),
+                          st.integers(1, 300)), min_size=1, max_size=2))
+def test_damage_before_the_last_line_reads_every_message_or_names_the_file(changes: list[tuple[str, int, int]]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "chat.jsonl"
+        added = [*MESSAGES, *(HumanMessage(f"turn {i}: " + "x" * (i * 7 % 90)) for i in range(20))]
+        FileChatMessageHistory(path).add_messages(added)
+        data = path.read_bytes()
+        for kind, position, length in changes:
+            data = _damaged(data, kind, position, length, data.rstrip(b"\n").rindex(b"\n") + 1)
+        path.write_bytes(data)
+        try:
+            messages, caught = read(path)
+        except HistoryFormatError as exc:
+            assert str(path) in str(exc) and "line " in str(exc)
+            return
+        assert messages == added, "a damaged history read back other messages without an error"
+        assert not caught
 
 
 # ---- SQLite ----
