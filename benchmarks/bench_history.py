@@ -71,6 +71,19 @@ def test_read_2000_messages(benchmark: BenchmarkFixture, tmp_path: Path, kind: s
     assert len(benchmark(lambda: history.messages)) == 2000
 
 
+@pytest.mark.parametrize("messages", [2000, 20000])
+def test_open_sqlite_history(benchmark: BenchmarkFixture, tmp_path: Path, messages: int) -> None:
+    """Opening a stored history: the first connection, ``PRAGMA quick_check`` of the whole file and the ``-wal``
+    check (issue 44), paid once per history object."""
+    with SQLiteChatMessageHistory(tmp_path / "h.db", "s") as history:
+        history.add_messages(conversation(messages))
+
+    def open_history() -> None:
+        SQLiteChatMessageHistory(tmp_path / "h.db", "s").close()
+
+    benchmark(open_history)
+
+
 @pytest.mark.parametrize("lines", ["checked", "unchecked"])
 def test_parse_2000_jsonl_lines(benchmark: BenchmarkFixture, lines: str) -> None:
     """What verifying each record's checksum and sequence number costs a read (issue 44), without the file's I/O:
