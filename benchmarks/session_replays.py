@@ -1,4 +1,4 @@
-"""The session replays behind docs/sessions.md's defaults: each set replayed turn by turn (``ctxwin.cli.bench.replay``)
+"""The session replays behind docs/sessions-measurements.md's defaults: each set replayed turn by turn (``ctxwin.cli.bench.replay``)
 through a sliding trim (what LangChain's ``trim_messages(strategy="last", start_on="human")`` sends), the issue's
 naive policy (append until the next request would overflow, then cut back to 65% of the budget and leave the rest
 alone) and ``Planner(...).session()`` with the options given, at a 20,000-token input budget (``--budget``),
