@@ -392,3 +392,16 @@ def _plant(rng: random.Random, messages: list[Message], end: int, fact: Planted,
     else:  # at the end of a longer message
         at = _pick(rng, users)
         messages[at]["content"] += "\n\n" + sentence
+
+
+def added_tokens(sent: list[Any], original: list[Any], counter: Any) -> int:
+    """Tokens of ``sent`` in messages that are not the original's, not a summary and not a shortened copy of one
+    of its messages (by id, or a tool result's call id): what recall added."""
+    from ctxwin.messages import ToolMessage
+    from ctxwin.strategies.summarize import is_summary
+
+    ids = {m.id for m in original if m.id} | {m.tool_call_id for m in original if isinstance(m, ToolMessage)}
+    texts = {m.text for m in original}
+    return sum(counter.count_message(m) for m in sent
+               if m.text not in texts and not is_summary(m)
+               and not (m.id in ids or (isinstance(m, ToolMessage) and m.tool_call_id in ids)))

@@ -321,6 +321,8 @@ def evaluate_dense(conversation: Any, policy: str, budget: int = 8_000) -> dict[
     the request sent after a neutral last message; for each late question, whether the request sent after it
     holds what the answer needs (``recall``); for questions about things never said, the tokens of the request that
     neither the original conversation nor a summary or shortened output of it holds (``noise``)."""
+    from dense import added_tokens
+
     from ctxwin.cli.bench.retention import probes_kept
     from ctxwin.counters import get_counter
 
@@ -339,23 +341,10 @@ def evaluate_dense(conversation: Any, policy: str, budget: int = 8_000) -> dict[
         if question["needs"]:
             recall.append((question["placement"], probes_kept([question], sent)[0]))
         else:
-            noise.append(_added_tokens(sent, parsed, counter))
+            noise.append(added_tokens(sent, parsed, counter))
     return {"source": conversation.source, "kind": conversation.kind, "seed": conversation.seed, "policy": policy,
             "keep": (sum(keep), len(keep)), "facts": (sum(kept), len(kept)), "recall": recall, "noise": noise,
             "over": over, "seconds": time.perf_counter() - started}
-
-
-def _added_tokens(sent: list[Any], original: list[Any], counter: Any) -> int:
-    """Tokens of ``sent`` in messages that are not the original's, not a summary and not a shortened copy of one
-    of its messages (by id, or a tool result's call id): what recall added."""
-    from ctxwin.messages import ToolMessage
-    from ctxwin.strategies.summarize import is_summary
-
-    ids = {m.id for m in original if m.id} | {m.tool_call_id for m in original if isinstance(m, ToolMessage)}
-    texts = {m.text for m in original}
-    return sum(counter.count_message(m) for m in sent
-               if m.text not in texts and not is_summary(m)
-               and not (m.id in ids or isinstance(m, ToolMessage) and m.tool_call_id in ids))
 
 
 def _dense_main(args: argparse.Namespace) -> int:

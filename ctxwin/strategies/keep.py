@@ -2,8 +2,8 @@
 
 - **Keep cues**: a user's explicit request to keep something ("remember", "note that", "keep in mind", "don't
   forget", "please log it under", "keep it", "for the record"), listed per language: English, French, German,
-  Spanish, Portuguese, Italian, Chinese, Japanese, Korean, Russian. Cues are matched case-insensitively, at a word
-  start for scripts with spaces (``keep_cue``).
+  Spanish, Portuguese, Italian, Chinese, Japanese, Korean, Russian. Cues are matched case-insensitively, as whole
+  words for scripts with spaces ("remembered" is none) (``keep_cue``).
 - **The user's own words**: a user message is often a paste (docs, code, logs) with a few words of its own around
   it; "note that" in pasted documentation is no request. So cues count in a short user message (up to
   ``OWN_WORDS_CHARS`` characters) anywhere, and in a longer one only in its first and last ``OWN_PIECES`` prose
@@ -33,7 +33,7 @@ KEEP_CUES = (
     "à retenir", "pour mémoire",
     # German
     "merk dir", "merken sie sich", "merke dir", "nicht vergessen", "vergiss nicht", "vergessen sie nicht",
-    "notier", "behalte", "behalten sie", "denk daran", "denken sie daran", "zur info",
+    "notier dir", "notieren sie", "notiere", "behalte", "behalten sie", "denk daran", "denken sie daran", "zur info",
     # Spanish, Portuguese, Italian
     "no olvides", "no te olvides", "no olvide", "recuerda", "recuerde", "ten en cuenta", "tenga en cuenta",
     "anota", "apunta", "guarda esto", "toma nota", "não esqueça", "não se esqueça", "lembre", "anote",
@@ -49,7 +49,7 @@ OWN_PIECES = 2
 _SPACED = re.compile(r"[a-zа-яà-ÿ]")
 _KEEP = re.compile(
     "|".join(
-        (r"(?<![\w'])" if _SPACED.match(cue) else "") + re.escape(cue)
+        (r"(?<![\w'])" if _SPACED.match(cue) else "") + re.escape(cue) + (r"(?!\w)" if _SPACED.match(cue[-1]) else "")
         for cue in sorted(KEEP_CUES, key=len, reverse=True)
     )
 )
@@ -64,10 +64,7 @@ def own_words(pieces: Sequence[tuple[str, bool]], chars: int) -> list[bool]:
     """For each ``(piece, is_code)`` of a user message of ``chars`` characters, whether it is the user's own words:
     prose, and in a short message or among the first and last ``OWN_PIECES`` prose pieces of a longer one."""
     prose = [i for i, (_, code) in enumerate(pieces) if not code]
-    if chars <= OWN_WORDS_CHARS:
-        chosen = set(prose)
-    else:
-        chosen = set(prose[:OWN_PIECES] + prose[-OWN_PIECES:])
+    chosen = set(prose) if chars <= OWN_WORDS_CHARS else set(prose[:OWN_PIECES] + prose[-OWN_PIECES:])
     return [i in chosen for i in range(len(pieces))]
 
 
@@ -86,13 +83,14 @@ def kept_pieces(pieces: Sequence[tuple[str, bool]], chars: int) -> list[bool]:
 _WORD = re.compile(r"[^\W\d_][\w'-]{2,}|\d[\w.-]{2,}")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 # Words that say nothing of what a question is about (and the words of asking back: "going back to", "remind me").
-_FUNCTION_WORDS = frozenset(
+_FUNCTION_TEXT = (
     "the and for are but not you your all any can had her was one our out has have him his how its may new now old "
     "see two way who did get got let put say she too use what when where which while with would could should there "
     "their them then than this that these those from into about again back going earlier before remind tell "
     "talked talk said were been being also just only very some more most other such here what's whats it's was "
-    "does do did please thanks thank okay yes".split()
+    "does do did please thanks thank okay yes"
 )
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 
 
 def query_terms(text: str) -> set[str]:
