@@ -6,7 +6,8 @@ files, carries hundreds of candidate facts by ``ctxwin.strategies.facts``' rule.
 Lyon warehouse lease") and stated where conversations state them:
 
 - ``keep``: a user's explicit request to keep it ("Remember: ...", "Please log it under ...", in English, French,
-  German, Spanish, Chinese and Japanese), in a turn of its own or at the end of a longer message;
+  German, Spanish, Chinese and Japanese), in a turn of its own, at the end of a longer message or (less often) in
+  the middle of one, at a paragraph break;
 - ``user``: a user's plain statement; ``assistant``: an answer's sentence;
 - ``tool`` (agent runs): a line of a tool output (a config dump, a log, a listing).
 
@@ -389,9 +390,14 @@ def _plant(rng: random.Random, messages: list[Message], end: int, fact: Planted,
     if rng.random() < 0.5:  # a turn of its own
         inserts.append((_pick(rng, users), [{"role": "user", "content": sentence},
                                             {"role": "assistant", "content": _pick(rng, _ACKS)}]))
-    else:  # at the end of a longer message
+    elif rng.random() < 0.7:  # at the end of a longer message
         at = _pick(rng, users)
         messages[at]["content"] += "\n\n" + sentence
+    else:  # in the middle of one, at a paragraph break
+        at = _pick(rng, users)
+        parts = messages[at]["content"].split("\n\n")
+        cut = 1 + int(rng.random() * max(len(parts) - 1, 1))
+        messages[at]["content"] = "\n\n".join([*parts[:cut], sentence, *parts[cut:]])
 
 
 def added_tokens(sent: list[Any], original: list[Any], counter: Any) -> int:

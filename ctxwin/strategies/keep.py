@@ -5,9 +5,12 @@
   Spanish, Portuguese, Italian, Chinese, Japanese, Korean, Russian. Cues are matched case-insensitively, as whole
   words for scripts with spaces ("remembered" is none) (``keep_cue``).
 - **The user's own words**: a user message is often a paste (docs, code, logs) with a few words of its own around
-  it; "note that" in pasted documentation is no request. So cues count in a short user message (up to
-  ``OWN_WORDS_CHARS`` characters) anywhere, and in a longer one only in its first and last ``OWN_PIECES`` prose
-  pieces (``own_words``).
+  it; "note that" in pasted documentation is no request. So the cues documentation uses too (``DOCS_CUES``:
+  "note that", "remember", "keep in mind", ...) count in a short user message (up to ``OWN_WORDS_CHARS``
+  characters) anywhere, in a longer one in its first or last paragraph (``own_words``: "Here is the section:",
+  the question after the paste) or in a prose piece that states a checkable fact (an id, a date, an amount, ...:
+  no code symbol); the other cues ("don't forget", "log it under", every non-English one) count in any prose
+  piece of a user message.
 - **Query terms**: the words of the newest user message that say what it is about (``query_terms``): words of three
   letters or more less a list of function words, and CJK characters in pairs (CJK has no spaces). How much an
   excerpt shares them is weighed by how rare each term is among the excerpts (``QueryMatch``).
@@ -44,40 +47,57 @@ KEEP_CUES = (
     "기억해", "기억하세요", "잊지 마", "잊지마", "메모해",
     "запомни", "не забудь", "не забудьте", "запиши", "имей в виду", "имейте в виду",
 )
+# Cues that documentation and code comments use as well (counted in Python's stdlib sources and reference docs):
+# in a long user message they count only in the user's own words or beside a checkable fact.
+DOCS_CUES = frozenset({
+    "remember", "note that", "note:", "make a note", "take note", "keep in mind", "bear in mind", "keep it",
+    "keep this", "keep that", "for the record", "for later", "save this", "important:", "hold on to",
+})
 OWN_WORDS_CHARS = 600
-OWN_PIECES = 2
 _SPACED = re.compile(r"[a-zа-яà-ÿ]")
-_KEEP = re.compile(
-    "|".join(
+
+
+def _cues(cues: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(
         (r"(?<![\w'])" if _SPACED.match(cue) else "") + re.escape(cue) + (r"(?!\w)" if _SPACED.match(cue[-1]) else "")
-        for cue in sorted(KEEP_CUES, key=len, reverse=True)
-    )
-)
+        for cue in sorted(cues, key=len, reverse=True)
+    ))
 
 
-def keep_cue(text: str) -> bool:
-    """Whether ``text`` holds an explicit request to keep something."""
-    return _KEEP.search(text.lower()) is not None
+_KEEP = _cues(KEEP_CUES)
+_EXPLICIT = _cues(set(KEEP_CUES) - DOCS_CUES)
 
 
-def own_words(pieces: Sequence[tuple[str, bool]], chars: int) -> list[bool]:
-    """For each ``(piece, is_code)`` of a user message of ``chars`` characters, whether it is the user's own words:
-    prose, and in a short message or among the first and last ``OWN_PIECES`` prose pieces of a longer one."""
-    prose = [i for i, (_, code) in enumerate(pieces) if not code]
-    chosen = set(prose) if chars <= OWN_WORDS_CHARS else set(prose[:OWN_PIECES] + prose[-OWN_PIECES:])
-    return [i in chosen for i in range(len(pieces))]
+def keep_cue(text: str, *, explicit: bool = False) -> bool:
+    """Whether ``text`` holds a request to keep something (``explicit``: one documentation does not use)."""
+    return (_EXPLICIT if explicit else _KEEP).search(text.lower()) is not None
 
 
-def kept_pieces(pieces: Sequence[tuple[str, bool]], chars: int) -> list[bool]:
-    """For each piece of a user message, whether the user asked to keep it: every own-words piece of a short message
-    with a keep cue; in a longer one, a cue's piece and its neighbours ("X is 42. Keep it.")."""
-    own = own_words(pieces, chars)
-    cued = [own[i] and keep_cue(piece) for i, (piece, _) in enumerate(pieces)]
+def own_words(pieces: Sequence[tuple[str, bool]], text: str) -> list[bool]:
+    """For each ``(piece, is_code)`` of a user message's ``text``, whether it is the user's own words: prose, in a
+    short message or in the first or last paragraph (up to ``OWN_WORDS_CHARS`` each) of a longer one."""
+    if len(text) <= OWN_WORDS_CHARS:
+        return [not code for _, code in pieces]
+    paragraphs = [p for p in text.split("\n\n") if p.strip()]
+    own = [" ".join(p.split()) for p in (paragraphs[0], paragraphs[-1]) if len(p) <= OWN_WORDS_CHARS]
+    return [not code and any(piece in paragraph for paragraph in own) for piece, code in pieces]
+
+
+def kept_pieces(pieces: Sequence[tuple[str, bool]], text: str, factual: Sequence[bool] | None = None) -> list[bool]:
+    """For each ``(piece, is_code)`` of a user message's ``text``, whether the user asked to keep it:
+    every own-words piece of a short message with a keep cue; in a longer one, a cued piece (see the module
+    docstring; ``factual[i]``: piece i states a checkable fact), and the prose beside a cued piece that states none
+    ("X is 42. Keep it.")."""
+    own = own_words(pieces, text)
+    factual = factual if factual is not None else [False] * len(pieces)
+    cued = [not code and (keep_cue(piece) if own[i] or factual[i] else keep_cue(piece, explicit=True))
+            for i, (piece, code) in enumerate(pieces)]
     if not any(cued):
         return [False] * len(pieces)
-    if chars <= OWN_WORDS_CHARS:
+    if len(text) <= OWN_WORDS_CHARS:
         return own
-    return [own[i] and any(cued[max(i - 1, 0): i + 2]) for i in range(len(pieces))]
+    bare = [cued[i] and not factual[i] for i in range(len(pieces))]  # "Keep it.": the fact is beside it
+    return [not code and (cued[i] or any(bare[max(i - 1, 0): i + 2])) for i, (_, code) in enumerate(pieces)]
 
 
 _WORD = re.compile(r"[^\W\d_][\w'-]{2,}|\d[\w.-]{2,}")

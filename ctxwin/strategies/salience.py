@@ -45,6 +45,9 @@ KIND_WEIGHTS = {
     "id": 3.0, "url": 3.0, "email": 3.0, "path": 2.0, "file": 2.0, "date": 2.0, "time": 1.5, "quantity": 2.0,
     "phone": 3.0, "ip": 2.5, "symbol": 1.0, "name": 1.5, "number": 1.0,
 }
+# Facts of these kinds make a sentence in a long user message a request to keep when a cue documentation also uses
+# ("note that") is in it (``keep.kept_pieces``); code symbols and names do not: documentation is full of them.
+CHECKABLE = frozenset({"id", "url", "email", "path", "file", "date", "time", "quantity", "phone", "ip"})
 # The first line of a summary message (the summarize step writes it; it sits here, below that step, so that this
 # module reads earlier summaries without importing the step).
 SUMMARY_HEADER = "Summary of the earlier conversation:"
@@ -198,9 +201,10 @@ def extractive_summary(
     for index, role in enumerate(roles):
         who = role.split()[0]
         errors = 0
-        chars = len(messages[index].text)
-        own = own_words(pieces[index], chars) if who == "user" else [False] * len(pieces[index])
-        kept = kept_pieces(pieces[index], chars) if who == "user" else [
+        text = messages[index].text
+        own = own_words(pieces[index], text) if who == "user" else [False] * len(pieces[index])
+        factual = [any(kind in CHECKABLE for _, kind in pairs) for pairs in found[index]]
+        kept = kept_pieces(pieces[index], text, factual) if who == "user" else [
             who == "summary" and keep_cue(piece) for piece, _ in pieces[index]]
         for n, ((piece, code), pairs) in enumerate(zip(pieces[index], found[index], strict=True)):
             found_facts = [item for item, _ in pairs if item in facts]
@@ -333,11 +337,14 @@ def stated_tokens(messages: Sequence[BaseMessage], count: Callable[[str], int]) 
     for message in messages:
         if not isinstance(message, HumanMessage):
             continue
-        pieces = _pieces(message.text)
-        chars = len(message.text)
-        for (piece, _), kept, own in zip(pieces, kept_pieces(pieces, chars), own_words(pieces, chars), strict=True):
-            facts = [item for item, _ in items(piece)] if own else []
-            if kept or facts:
+        text = message.text
+        pieces = _pieces(text)
+        found = [items(piece) if not code else [] for piece, code in pieces]  # a keep request is prose
+        factual = [any(kind in CHECKABLE for _, kind in pairs) for pairs in found]
+        kept = kept_pieces(pieces, text, factual)
+        for (piece, _), pairs, keep, own in zip(pieces, found, kept, own_words(pieces, text), strict=True):
+            facts = [item for item, _ in pairs] if own or keep else []
+            if keep or (own and facts):
                 quoted.append(_narrow(piece, facts))
     return count("\n".join(quoted)) + 2 * len(quoted) if quoted else 0
 

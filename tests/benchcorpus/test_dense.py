@@ -38,11 +38,11 @@ def dense() -> ModuleType:
 def test_facts_are_planted_once_in_the_first_70_percent_and_questions_name_them(dense: ModuleType, kind: str) -> None:
     conversation = dense.dense("stdlib-code", kind, 6_000, 1, facts=12, questions=6, never_said=2)
     texts = [str(m.get("content") or "") for m in conversation.messages]
-    cut = int(0.75 * len(texts))
+    before = [sum(len(t) for t in texts[:i]) for i in range(len(texts))]
     assert {f.placement for f in conversation.facts} >= ({"keep", "user", "tool"} if kind == "agent" else {"keep"})
     for fact in conversation.facts:
         where = [i for i, t in enumerate(texts) if fact.value in t]
-        assert len(where) == 1 and where[0] < cut
+        assert len(where) == 1 and before[where[0]] < 0.75 * before[-1]
         role = conversation.messages[where[0]]["role"]
         assert role == {"keep": "user", "user": "user", "assistant": "assistant", "tool": "tool"}[fact.placement]
     asked = [q for q in conversation.questions if q["needs"]]

@@ -14,6 +14,7 @@ from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import fit
 from ctxwin.strategies.base import Budget
+from ctxwin.strategies.facts import items
 from ctxwin.strategies.keep import KEEP_CUES, QueryMatch, keep_cue, kept_pieces, query_terms
 from ctxwin.strategies.salience import _pieces, extractive_summary, stated_tokens
 from ctxwin.strategies.summarize import MAX_SUMMARY_SHARE, SUMMARY_SHARE, Summarize
@@ -77,12 +78,28 @@ def _doc(rng: random.Random, chars: int = 3_000) -> str:
 def test_note_that_in_a_paste_is_no_request_but_the_users_own_words_around_it_are() -> None:
     rng = random.Random(1)
     paste = _doc(rng) + "\nNote that the default encoding is UTF-8 in every mode.\n\n" + _doc(rng)
-    pasted = _pieces(f"Here is the section:\n\n{paste}\n\nWhat does this change?")
-    assert not any(kept_pieces(pasted, 9_000))
-    asked = _pieces(f"Here is the section:\n\n{paste}\n\nWhat does this change? Remember: my ticket is ABC-12345.")
-    kept = [piece for (piece, _), k in zip(asked, kept_pieces(asked, 9_000), strict=True) if k]
+    text = f"Here is the section:\n\n{paste}\n\nWhat does this change?"
+    assert not any(kept_pieces(_pieces(text), text))
+    text = f"Here is the section:\n\n{paste}\n\nWhat does this change? Remember: my ticket is ABC-12345."
+    asked = _pieces(text)
+    kept = [piece for (piece, _), k in zip(asked, kept_pieces(asked, text), strict=True) if k]
     assert any("ABC-12345" in piece for piece in kept)
     assert all(len(piece) < 200 for piece in kept)
+
+
+def test_an_explicit_request_inside_a_paste_is_kept_and_so_is_a_documentation_cue_beside_an_id() -> None:
+    rng = random.Random(2)
+
+    def kept(request: str) -> list[str]:
+        text = f"Look at this:\n\n{_doc(rng)}\n\n{request}\n\n{_doc(rng)}\n\nThoughts?"
+        pieces = _pieces(text)
+        factual = [any(kind == "id" for _, kind in items(piece)) for piece, _ in pieces]
+        return [p for (p, _), k in zip(pieces, kept_pieces(pieces, text, factual), strict=True) if k]
+
+    assert kept("Don't forget to log it under INC-48213.") == ["Don't forget to log it under INC-48213."]
+    assert kept("Bitte nicht vergessen: Vertrag VX-2231.") == ["Bitte nicht vergessen: Vertrag VX-2231."]
+    assert kept("Note that the lease reference is LWL-48213.") == ["Note that the lease reference is LWL-48213."]
+    assert kept("Note that os.path.join() accepts any number of parts.") == []
 
 
 def test_query_terms_leave_out_function_words_and_pair_cjk_characters() -> None:
