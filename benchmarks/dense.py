@@ -393,10 +393,11 @@ def _plant(rng: random.Random, messages: list[Message], end: int, fact: Planted,
     elif rng.random() < 0.7:  # at the end of a longer message
         at = _pick(rng, users)
         messages[at]["content"] += "\n\n" + sentence
-    else:  # in the middle of one, at a paragraph break
+    else:  # in the middle of one, at a paragraph break outside a code fence
         at = _pick(rng, users)
         parts = messages[at]["content"].split("\n\n")
-        cut = 1 + int(rng.random() * max(len(parts) - 1, 1))
+        fenced = [sum(p.count("```") for p in parts[:i]) % 2 == 1 for i in range(len(parts))]
+        cut = _pick(rng, [i for i in range(1, len(parts)) if not fenced[i]] or [len(parts)])
         messages[at]["content"] = "\n\n".join([*parts[:cut], sentence, *parts[cut:]])
 
 

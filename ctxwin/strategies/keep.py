@@ -9,7 +9,7 @@
   "note that", "remember", "keep in mind", ...) count in a short user message (up to ``OWN_WORDS_CHARS``
   characters) anywhere, in a longer one in its first or last paragraph (``own_words``: "Here is the section:",
   the question after the paste) or in a prose piece that states a checkable fact (an id, a date, an amount, ...:
-  no code symbol); the other cues ("don't forget", "log it under", every non-English one) count in any prose
+  no code symbol); the other cues ("don't forget", "please log", every non-English one) count in any prose
   piece of a user message.
 - **Query terms**: the words of the newest user message that say what it is about (``query_terms``): words of three
   letters or more less a list of function words, and CJK characters in pairs (CJK has no spaces). How much an
@@ -27,8 +27,9 @@ from collections.abc import Iterable, Sequence
 KEEP_CUES = (
     # English
     "remember", "note that", "make a note", "take note", "note:", "keep in mind", "bear in mind", "don't forget",
-    "do not forget", "dont forget", "keep it", "keep this", "keep that", "log it under", "log this under",
-    "log it as", "file it under", "for the record", "for later", "write this down", "write it down", "save this",
+    "do not forget", "dont forget", "keep it", "keep this", "keep that", "log it", "log this", "please log",
+    "please note", "please remember", "please keep", "please record", "please save", "file it under",
+    "for the record", "for later", "write this down", "write it down", "save this",
     "hold on to", "important:",
     # French
     "n'oublie pas", "n'oubliez pas", "retiens", "retenez", "souviens-toi", "souvenez-vous", "note bien",
@@ -51,7 +52,7 @@ KEEP_CUES = (
 # in a long user message they count only in the user's own words or beside a checkable fact.
 DOCS_CUES = frozenset({
     "remember", "note that", "note:", "make a note", "take note", "keep in mind", "bear in mind", "keep it",
-    "keep this", "keep that", "for the record", "for later", "save this", "important:", "hold on to",
+    "keep this", "keep that", "for the record", "for later", "save this", "important:", "hold on to", "please note",
 })
 OWN_WORDS_CHARS = 600
 _SPACED = re.compile(r"[a-zа-яà-ÿ]")

@@ -46,8 +46,13 @@ KIND_WEIGHTS = {
     "phone": 3.0, "ip": 2.5, "symbol": 1.0, "name": 1.5, "number": 1.0,
 }
 # Facts of these kinds make a sentence in a long user message a request to keep when a cue documentation also uses
-# ("note that") is in it (``keep.kept_pieces``); code symbols and names do not: documentation is full of them.
+# ("note that") is in it (``keep.kept_pieces``); code symbols and names do not (documentation is full of them),
+# unless a symbol has digits (``acct_kkem695212`` is an identifier).
 CHECKABLE = frozenset({"id", "url", "email", "path", "file", "date", "time", "quantity", "phone", "ip"})
+
+
+def _checkable(pairs: Sequence[tuple[str, str]]) -> bool:
+    return any(kind in CHECKABLE or (kind == "symbol" and any(c.isdigit() for c in item)) for item, kind in pairs)
 # The first line of a summary message (the summarize step writes it; it sits here, below that step, so that this
 # module reads earlier summaries without importing the step).
 SUMMARY_HEADER = "Summary of the earlier conversation:"
@@ -203,7 +208,7 @@ def extractive_summary(
         errors = 0
         text = messages[index].text
         own = own_words(pieces[index], text) if who == "user" else [False] * len(pieces[index])
-        factual = [any(kind in CHECKABLE for _, kind in pairs) for pairs in found[index]]
+        factual = [_checkable(pairs) for pairs in found[index]]
         kept = kept_pieces(pieces[index], text, factual) if who == "user" else [
             who == "summary" and keep_cue(piece) for piece, _ in pieces[index]]
         for n, ((piece, code), pairs) in enumerate(zip(pieces[index], found[index], strict=True)):
@@ -340,7 +345,7 @@ def stated_tokens(messages: Sequence[BaseMessage], count: Callable[[str], int]) 
         text = message.text
         pieces = _pieces(text)
         found = [items(piece) if not code else [] for piece, code in pieces]  # a keep request is prose
-        factual = [any(kind in CHECKABLE for _, kind in pairs) for pairs in found]
+        factual = [_checkable(pairs) for pairs in found]
         kept = kept_pieces(pieces, text, factual)
         for (piece, _), pairs, keep, own in zip(pieces, found, kept, own_words(pieces, text), strict=True):
             facts = [item for item, _ in pairs] if own or keep else []
