@@ -352,6 +352,9 @@ def _dense_main(args: argparse.Namespace) -> int:
 
     sources = available_sources(tuple(args.sources.split(",")) if args.sources else TUNE + HELDOUT)
     policies = args.policies.split(",")
+    if args.write:
+        _write_dense(Path(args.write), sources, range(args.first_seed, args.first_seed + args.seeds), args.phrasing)
+        return 0
     rows: list[dict[str, Any]] = []
     for source in sources:
         for kind, tokens in (("chat", 25_000), ("agent", 57_000)):
@@ -380,6 +383,29 @@ def _dense_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_dense(out: Path, sources: tuple[str, ...], seeds: range, phrasing: str) -> None:
+    """``<source>-<kind>.jsonl``: one conversation per late question about a planted fact (the conversation and
+    the question), and ``.probes.jsonl`` beside it (``{"conversation": line, "needs": [...]}``), for ``ctxwin
+    bench --probes`` (with ``--session`` too)."""
+    from dense import dense
+
+    out.mkdir(parents=True, exist_ok=True)
+    for source in sources:
+        for kind, tokens in (("chat", 25_000), ("agent", 57_000)):
+            with open(out / f"{source}-{kind}.jsonl", "w", encoding="utf-8") as conversations, \
+                    open(out / f"{source}-{kind}.probes.jsonl", "w", encoding="utf-8") as probes:
+                line = 0
+                for seed in seeds:
+                    conversation = dense(source, kind, tokens, seed, phrasing=phrasing)
+                    for question in conversation.questions:
+                        if not question["needs"]:
+                            continue
+                        line += 1
+                        conversations.write(json.dumps(conversation.ending(question["question"]),
+                                                       ensure_ascii=False) + "\n")
+                        probes.write(json.dumps({"conversation": line, **question}, ensure_ascii=False) + "\n")
+
+
 def _share(pairs: list[tuple[int, int]]) -> str:
     total = sum(n for _, n in pairs)
     return f"{sum(k for k, _ in pairs) / total:>6.0%}" if total else f"{'–':>6}"
@@ -402,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--styles", default=",".join(STYLES))
     parser.add_argument("--phrasings", default="tune,heldout", help=f"of {', '.join(PHRASINGS)} (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="list the facts lost")
-    parser.add_argument("--write", metavar="DIR", help="write <style>-<phrasing>.jsonl and .probes.jsonl instead")
+    parser.add_argument("--write", metavar="DIR", help="write <style>-<phrasing>.jsonl and .probes.jsonl instead "
+                        "(with --dense: <source>-<kind>.jsonl, one conversation per late question)")
     parser.add_argument("--dense", action="store_true",
                         help="the fact-dense conversations of dense.py: facts kept and late-question recall")
     parser.add_argument("--sources", help="--dense: comma-separated sources (default: all available)")
