@@ -14,14 +14,16 @@ The middleware and the hook keep one cache-stable ``PlanSession`` per conversati
 model call sends the previous call's messages unchanged plus what was appended, so the provider's prompt cache
 keeps hitting (docs/sessions.md). A run without a thread id, or whose stored history no longer continues what its
 session saw (rewritten, or ``rewrite_state=True``), is planned on its own, as ``Planner.plan`` does.
-``cache_stable=False`` plans every call on its own.
+``cache_stable=False`` plans every call on its own. (``ctxwin.integrations.conversations`` holds what every agent
+integration shares.)
 
 Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs),
-nor part of the current turn (the last user message and the agent's tool calls and results after it: without
-them the model calls its tools again). When the part that must stay (system prompt, tools, pinned messages, the
-current turn) cannot fit, nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's
-call-limit middleware does), or raises with ``strict=True``; the hook, which cannot skip the model call, raises.
-The error is ``BudgetExceeded``, or its subclass ``TurnDoesNotFit``. docs/integrations.md has the guide.
+nor a request without the last user message or the newest tool round after it (without them the model would not
+see what it answers, or would call its tools again; older rounds of the turn may go, as older messages may). When
+the part that must stay (system prompt, tools, pinned messages, the last user message and that round) cannot fit,
+nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's call-limit middleware
+does), or raises with ``strict=True``; the hook, which cannot skip the model call, raises. The error is
+``BudgetExceeded``, or its subclass ``TurnDoesNotFit``. docs/integrations.md has the guide.
 
 This module imports LangChain (``langchain>=1``, the ``langchain`` extra); ``import ctxwin`` never does.
 """
@@ -33,14 +35,15 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from typing_extensions import Unpack
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+    from langchain_core import messages as langchain_messages
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage
-    from langchain_core.messages import BaseMessage as LangChainMessage
     from langchain_core.messages import convert_to_messages as lc_convert_to_messages
     from langchain_core.runnables import RunnableLambda
     from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -52,15 +55,10 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
     ) from exc
 
 from ctxwin.counters import TokenCounter
-from ctxwin.messages import convert_to_messages, get_buffer_string
-from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
-from ctxwin.planner.session import (
-    DEFAULT_KEEP_FIRST,
-    checked_head_fill,
-    checked_keep_first,
-    checked_tool_output_cap,
-)
-from ctxwin.plural import plural
+from ctxwin.integrations.conversations import ConversationFitter, Fitted, TurnDoesNotFit
+from ctxwin.messages import BaseMessage, convert_to_messages, get_buffer_string
+from ctxwin.planner import BudgetExceeded, FitConfig, Planner
+from ctxwin.planner.config import FitOptions
 from ctxwin.strategies import Strategy
 
 __all__ = [
@@ -180,26 +178,6 @@ def _budget(
     return context_window, reserve_output
 
 
-# Conversations whose sessions a middleware or hook keeps, least recently used dropped first.
-MAX_THREADS = 1024
-
-
-@dataclass
-class _Thread:
-    """A conversation's session, and what of the stored history it has seen (to check that the next call's history
-    continues it)."""
-
-    session: PlanSession[Any]
-    planner: Planner
-    seen: int
-    first: Any
-    last: Any
-
-    def continues(self, planner: Planner, inputs: Sequence[Any]) -> bool:
-        return (planner is self.planner and len(inputs) >= self.seen > 0 and inputs[0] == self.first
-                and inputs[self.seen - 1] == self.last)
-
-
 def _thread_id() -> Any:
     """The ``thread_id`` of the LangGraph run this is called in, or None (no run, or no thread id)."""
     try:
@@ -209,208 +187,112 @@ def _thread_id() -> Any:
     return configurable.get("thread_id")
 
 
-class _Sessions:
-    """One cache-stable session per conversation (``thread_id``), fed what its stored history appended."""
-
-    def __init__(self, tool_output_cap: float | None, keep_first: float | None, head_fill: float | None) -> None:
-        self.tool_output_cap = tool_output_cap
-        self.keep_first = keep_first
-        self.head_fill = head_fill
-        self._threads: OrderedDict[Any, _Thread] = OrderedDict()
-        self._lock = threading.Lock()  # one agent serves many conversations at once
-
-    def session(self, planner: Planner, inputs: list[Any]) -> PlanSession[Any] | None:
-        """The thread's session with ``inputs`` added (a new one when they do not continue it); None outside a
-        thread (the caller plans on its own)."""
-        key = _thread_id()
-        if key is None or not inputs:
-            return None
-        with self._lock:
-            thread = self._threads.get(key)
-            if thread is None or not thread.continues(planner, inputs):
-                session = planner.session(
-                    tool_output_cap=self.tool_output_cap, keep_first=self.keep_first, head_fill=self.head_fill
-                )
-                thread = _Thread(session, planner, 0, inputs[0], None)
-                self._threads[key] = thread
-                while len(self._threads) > MAX_THREADS:
-                    self._threads.popitem(last=False)
-            self._threads.move_to_end(key)
-            thread.session.add_messages(inputs[thread.seen :])
-            thread.seen, thread.last = len(inputs), inputs[-1]
-            return thread.session
-
-
 class _RequestFitter:
-    """One planner for the options a middleware or hook was given, and fitting one request with it (in the
-    conversation's session when the run has a thread id and ``cache_stable``)."""
+    """The configuration a middleware or hook was given, and fitting one request with it (in the conversation's
+    cache-stable session: ``ctxwin.integrations.conversations``)."""
 
     def __init__(
-        self,
-        owner: str,
-        model: str | TokenCounter,
-        *,
-        context_window: int | None,
-        reserve_output: int | None,
+        self, owner: str, model: str | TokenCounter, config: FitConfig | None, options: dict[str, Any],
         old: dict[str, int | None],
-        strategies: Sequence[Strategy | str] | str | None,
-        summarizer: Any,
-        keep_last: int | None,
-        cache_stable: bool = True,
-        tool_output_cap: float | None = None,
-        keep_first: float | None = DEFAULT_KEEP_FIRST,
-        head_fill: float | None = None,
     ) -> None:
-        if not isinstance(cache_stable, bool):
-            raise TypeError(f"{owner}: cache_stable must be a bool, got {cache_stable!r}")
-        try:
-            tool_output_cap = checked_tool_output_cap(tool_output_cap)
-            keep_first = checked_keep_first(keep_first)
-            head_fill = checked_head_fill(head_fill, keep_first)
-        except ValueError as exc:
-            raise ValueError(f"{owner}: {exc}") from None
-        context_window, reserve_output = _budget(owner, context_window, reserve_output, **old)
         if not isinstance(model, (str, TokenCounter)):
             raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
-        if not isinstance(model, str) and context_window is None:
+        if "output" in options:
+            raise TypeError(f"{owner}: output is the agent's (LangChain messages)")
+        base = config or FitConfig()
+        window, reserve = _budget(owner, options.pop("context_window", base.context_window),
+                                  options.pop("reserve_output", base.reserve_output), **old)
+        if not isinstance(model, str) and window is None:
             raise ValueError(f"{owner}: with a counter for model, context_window is required (no model to read)")
-        self.owner = owner
-        self.sessions = _Sessions(tool_output_cap, keep_first, head_fill) if cache_stable else None
-        self.planner = Planner(
-            model if isinstance(model, str) else None,
-            strategies,
-            counter=None if isinstance(model, str) else model,
-            context_window=context_window,
-            reserve_output=reserve_output,
-            summarizer=_summarizer(summarizer),
-            keep_last=keep_last,
-        )
+        if options.get("strategies") is None:
+            del options["strategies"]  # the config's
+        if "summarizer" in options:
+            options["summarizer"] = _summarizer(options["summarizer"])
+        chosen = {"model": model} if isinstance(model, str) else {"model": None, "counter": model}
+        try:
+            self.config = FitConfig.of(config, context_window=window, reserve_output=reserve, **chosen, **options)
+        except ValueError as exc:
+            raise ValueError(f"{owner}: {exc}") from None
+        self.conversations = ConversationFitter(owner, self.config, keyless=False)
 
-    def inputs(
+    def fit(
         self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
-    ) -> tuple[Planner, list[LangChainMessage]]:
-        """The planner for these tools and the messages to plan: the system message first, then the history."""
-        planner = self.planner.with_tools(_openai_tools(tools))
-        history: list[LangChainMessage] = [system] if system is not None else []
-        return planner, history + lc_convert_to_messages(messages)
-
-    def plan(self, planner: Planner, inputs: list[Any]) -> Plan:
-        """The plan of ``inputs``: in the thread's session, else on its own."""
-        session = self.sessions.session(planner, inputs) if self.sessions is not None else None
-        return session.plan() if session is not None else planner.plan(inputs)
-
-    async def aplan(self, planner: Planner, inputs: list[Any]) -> Plan:
-        session = self.sessions.session(planner, inputs) if self.sessions is not None else None
-        return await (session.aplan() if session is not None else planner.aplan(inputs))
-
-    def outcome(
-        self, planner: Planner, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
     ) -> tuple[SystemMessage | None, list[AnyMessage]]:
-        """The fitted system message and history; ``BudgetExceeded`` when they do not fit, ``TurnDoesNotFit`` when
-        they fit only without part of the current turn (or, with no user message, without the newest message), with
-        the tokens the turn needs: the request of the system message, the tool definitions and the whole turn."""
-        fitted: list[AnyMessage] = list(plan.messages)
-        head = fitted[0] if system is not None and fitted and isinstance(fitted[0], SystemMessage) else None
-        history = fitted[1:] if head is not None else fitted
-        if not plan.fits:
-            raise BudgetExceeded(plan)
-        turn, what = _current_turn(inputs[system is not None :])
-        if _current_turn(history)[0] != turn:
-            needed = [*inputs[: system is not None], *inputs[len(inputs) - turn :]]
-            tokens = planner.counter.count_messages(needed, tools=planner.tools)
-            raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
-        return head, history
+        """The fitted system message and history (``BudgetExceeded`` or ``TurnDoesNotFit`` when they cannot fit)."""
+        items = [*([system] if system is not None else []), *lc_convert_to_messages(messages)]
+        return _outcome(self.conversations.fit(items, _read, key=_thread_id(), tools=_openai_tools(tools)), system)
+
+    async def afit(
+        self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
+    ) -> tuple[SystemMessage | None, list[AnyMessage]]:
+        items = [*([system] if system is not None else []), *lc_convert_to_messages(messages)]
+        fitted = await self.conversations.afit(items, _read, key=_thread_id(), tools=_openai_tools(tools))
+        return _outcome(fitted, system)
 
 
-def _current_turn(messages: Sequence[Any]) -> tuple[int, str]:
-    """How many messages the current turn has, and its name: the last user message and what follows it (the
-    agent's tool calls and their results so far); without a user message, the newest message alone."""
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            turn = len(messages) - index
-            return turn, f"the current turn ({plural(turn, 'message')} from the last user message on)"
-    return min(len(messages), 1), "the newest message (the conversation has no user message)"
+def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    return list(zip(items, convert_to_messages(items), strict=True))
 
 
-class TurnDoesNotFit(BudgetExceeded):
-    """The conversation fits only without part of its current turn (the last user message and the agent's tool
-    calls and results after it): sent so, the model would not see the results it asked for and would call the tools
-    again, so nothing is sent. ``plan`` is the plan that dropped them; ``tokens`` is what the turn needs (the
-    request with the system message, the tool definitions and the whole turn), not what the plan kept."""
-
-    def __init__(self, plan: Plan, what: str, tokens: int) -> None:
-        super().__init__(plan)
-        self.tokens = tokens
-        self.args = (
-            f"{what} needs {tokens} tokens with the system prompt and {plan.budget.tools_tokens} tokens of tool "
-            f"definitions, over the budget of {self.limit} tokens, so it cannot be sent whole; without it the "
-            "model would not see what it is answering (and would call its tools again), so nothing was sent; "
-            + "; ".join(plan.warnings),
-        )
+def _outcome(fitted: Fitted, system: SystemMessage | None) -> tuple[SystemMessage | None, list[AnyMessage]]:
+    """The fitted messages as LangChain messages (the caller's own for those kept unchanged), the system message
+    apart."""
+    out: list[Any] = []
+    for message in fitted.messages:
+        origin = fitted.origin(message)
+        if origin is None:
+            origin = getattr(langchain_messages, type(message).__name__)(**message.model_dump())
+            fitted.remember(message, origin)
+        out.append(origin)
+    head = out[0] if system is not None and out and isinstance(out[0], SystemMessage) else None
+    return head, out[1:] if head is not None else out
 
 
 class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Fit each model request of a LangChain v1 agent to the model's budget with ctxwin's planner.
 
     ``model``: a ctxwin model name (its counter and context window) or a ``TokenCounter`` (then ``context_window`` is
-    required). ``context_window`` and ``reserve_output`` are ``fit``'s: a request (system message, tool definitions,
-    messages) may count the context window (by default the model's) less the tokens kept for the reply (by default
-    the model's). The old names still work with a DeprecationWarning: ``max_tokens=N`` is ``context_window=N,
-    reserve_output=0``; ``reserve`` is ``reserve_output``. ``strategies``, ``summarizer`` (a callable, or a
-    LangChain chat model) and ``keep_last`` are the planner's. When the part that
-    must stay (the current turn included) cannot fit, the model is not called: the run ends with an AI message
-    saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit`` for the current turn) is raised.
-    ``cache_stable``: one cache-stable session per thread id (the module docstring says how); False plans every call
-    on its own. ``tool_output_cap``: the sessions' (a new tool output over that share of the input budget is cut
-    to its head and tail once, as it arrives; None: sent whole). ``keep_first`` and ``head_fill``: the sessions'
-    (the most of the input budget the head a cut keeps may take, None: no head; the least it fills, with the system
-    prompt and tools, None: chosen by how long the user turns are).
+    required). The planner's options are a ``config`` (``FitConfig``, which documents them) or ``FitConfig``'s
+    keyword options (``context_window``, ``reserve_output``, ``strategies``, ``summarizer``, which may also be a
+    LangChain chat model, ``keep_last``, ``safety_margin``, the sessions' ``cache_stable``, ``tool_output_cap``,
+    ``keep_first``, ``head_fill``...); the tools are each request's. The old names still work with a
+    DeprecationWarning: ``max_tokens=N`` is ``context_window=N, reserve_output=0``; ``reserve`` is
+    ``reserve_output``. When the part that must stay (the current turn included) cannot fit, the model is not
+    called: the run ends with an AI message saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit``
+    for the current turn) is raised. With ``cache_stable`` (the default) each thread id keeps one cache-stable
+    session (the module docstring says how).
     """
 
     def __init__(
         self,
         model: str | TokenCounter = "gpt-4o",
         *,
-        context_window: int | None = None,
-        reserve_output: int | None = None,
         strategies: Sequence[Strategy | str] | str | None = None,
-        summarizer: Any = None,
-        keep_last: int | None = None,
-        strict: bool = False,
-        cache_stable: bool = True,
-        tool_output_cap: float | None = None,
-        keep_first: float | None = DEFAULT_KEEP_FIRST,
-        head_fill: float | None = None,
+        config: FitConfig | None = None,
         max_tokens: int | None = None,
         reserve: int | None = None,
+        **options: Unpack[FitOptions],
     ) -> None:
         super().__init__()
-        self.fitter = _RequestFitter(
-            "ContextWindowMiddleware", model, context_window=context_window, reserve_output=reserve_output,
-            old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
-            keep_last=keep_last, cache_stable=cache_stable, tool_output_cap=tool_output_cap,
-            keep_first=keep_first, head_fill=head_fill,
-        )
-        self.strict = strict
+        if "tools" in options:
+            raise TypeError("ContextWindowMiddleware: tools are each request's (the agent's), not an option")
+        self.fitter = _RequestFitter("ContextWindowMiddleware", model, config, {**options, "strategies": strategies},
+                                     {"max_tokens": max_tokens, "reserve": reserve})
+        self.strict = self.fitter.config.strict
 
     @property
     def planner(self) -> Planner:
         """The planner every request is fitted with (before its tools are counted)."""
-        return self.fitter.planner
+        return self.fitter.conversations.planner
 
-    def _fitted(
-        self, request: ModelRequest[Any], planner: Planner, plan: Plan, inputs: list[Any]
-    ) -> ModelRequest[Any] | AIMessage:
-        try:
-            system, history = self.fitter.outcome(planner, plan, request.system_message, inputs)
-        except BudgetExceeded as error:
-            if self.strict:
-                raise
-            return AIMessage(
-                f"The conversation no longer fits the model's context: {error}",
-                response_metadata={"ctxwin": {"tokens": error.tokens, "limit": error.limit}},
-            )
-        return request.override(system_message=system, messages=history)
+    def _ended(self, error: BudgetExceeded) -> AIMessage:
+        """The AI message that ends the run when the request cannot fit (``strict``: the error is raised)."""
+        if self.strict:
+            raise error
+        return AIMessage(
+            f"The conversation no longer fits the model's context: {error}",
+            response_metadata={"ctxwin": {"tokens": error.tokens, "limit": error.limit}},
+        )
 
     def wrap_model_call(
         self,
@@ -418,9 +300,11 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage:
         """The fitted request to ``handler``; or, when it cannot fit, the AI message that ends the run."""
-        planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, planner, self.fitter.plan(planner, inputs), inputs)
-        return fitted if isinstance(fitted, AIMessage) else handler(fitted)
+        try:
+            system, history = self.fitter.fit(request.system_message, request.messages, request.tools)
+        except BudgetExceeded as error:
+            return self._ended(error)
+        return handler(request.override(system_message=system, messages=history))
 
     async def awrap_model_call(
         self,
@@ -428,68 +312,54 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage:
         """``wrap_model_call`` for ``ainvoke``: an async summarizer is awaited."""
-        planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, planner, await self.fitter.aplan(planner, inputs), inputs)
-        return fitted if isinstance(fitted, AIMessage) else await handler(fitted)
+        try:
+            system, history = await self.fitter.afit(request.system_message, request.messages, request.tools)
+        except BudgetExceeded as error:
+            return self._ended(error)
+        return await handler(request.override(system_message=system, messages=history))
 
 
 def pre_model_hook(
     model: str | TokenCounter = "gpt-4o",
     *,
-    tools: Sequence[Any] = (),
     prompt: str | SystemMessage | None = None,
-    context_window: int | None = None,
-    reserve_output: int | None = None,
-    strategies: Sequence[Strategy | str] | str | None = None,
-    summarizer: Any = None,
-    keep_last: int | None = None,
     rewrite_state: bool = False,
-    cache_stable: bool = True,
-    tool_output_cap: float | None = None,
-    keep_first: float | None = DEFAULT_KEEP_FIRST,
-    head_fill: float | None = None,
+    strategies: Sequence[Strategy | str] | str | None = None,
+    config: FitConfig | None = None,
     max_tokens: int | None = None,
     reserve: int | None = None,
+    **options: Unpack[FitOptions],
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent`` fitting each model call to the budget.
 
     The hook cannot see what the agent adds to its messages, so give it the agent's ``tools`` and ``prompt`` (a
-    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``context_window``,
-    ``reserve_output`` (and the deprecated ``max_tokens`` and ``reserve``), ``strategies``, ``summarizer`` and
-    ``keep_last`` are as for ``ContextWindowMiddleware``. The hook returns
+    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``config`` and the keyword
+    options (``FitConfig``'s), and the deprecated ``max_tokens`` and ``reserve``, are as for
+    ``ContextWindowMiddleware``. The hook returns
     ``{"llm_input_messages": fitted}``, leaving the stored history alone; ``rewrite_state=True`` also replaces the
     stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
     raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
-    model call, and an empty ``llm_input_messages`` would make the agent send the whole history. ``cache_stable``:
-    one cache-stable session per thread id (the module docstring says how); ``tool_output_cap``, ``keep_first`` and
-    ``head_fill`` as for the middleware.
+    model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
         raise TypeError(
             f"pre_model_hook prompt must be a string or a SystemMessage (what is counted), got {type(prompt).__name__}"
         )
-    fitter = _RequestFitter(
-        "pre_model_hook", model, context_window=context_window, reserve_output=reserve_output,
-        old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
-        keep_last=keep_last, cache_stable=cache_stable, tool_output_cap=tool_output_cap, keep_first=keep_first,
-        head_fill=head_fill,
-    )
+    fitter = _RequestFitter("pre_model_hook", model, config, {**options, "strategies": strategies},
+                            {"max_tokens": max_tokens, "reserve": reserve})
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
-    agent_tools = list(tools)
+    agent_tools = list(fitter.config.tools or ())
 
-    def update(planner: Planner, plan: Plan, inputs: list[Any]) -> dict[str, Any]:
-        _, history = fitter.outcome(planner, plan, system, inputs)
+    def update(history: list[AnyMessage]) -> dict[str, Any]:
         if not rewrite_state:
             return {"llm_input_messages": history}
         return {"llm_input_messages": history, "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *history]}
 
     def hook(state: Any) -> dict[str, Any]:
-        planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(planner, fitter.plan(planner, inputs), inputs)
+        return update(fitter.fit(system, _messages(state), agent_tools)[1])
 
     async def ahook(state: Any) -> dict[str, Any]:
-        planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(planner, await fitter.aplan(planner, inputs), inputs)
+        return update((await fitter.afit(system, _messages(state), agent_tools))[1])
 
     return RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
 
