@@ -129,7 +129,7 @@ def test_fit_engine(benchmark: Any, run: str, kind: str, engine: str) -> None:
         assert result.fits
         return result.messages
 
-    kept = benchmark.pedantic(go, setup=fresh, rounds=3, iterations=1, warmup_rounds=1)
+    kept = benchmark.pedantic(go, setup=fresh, rounds=3, iterations=1)
     benchmark.extra_info.update(engine=fresh()[0][0].engine.engine, kept=len(kept), total=len(messages))
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import langchain_core.messages as lc_messages
 import pytest
+import tiktoken
 from langchain_core.messages.utils import count_tokens_approximately
 from side_by_side import chat_sized, chat_sized_theirs, o200k_callable, o200k_total, ours, theirs
 
@@ -168,7 +169,7 @@ def test_floor(benchmark: Any, size: int) -> None:
     mine, _ = conversations(size)
     kept = trim_messages(mine, max_tokens=budget(size, "o200k"), token_counter=o200k_callable, tool_pairs="ignore")
     benchmark.pedantic(lambda: sum(map(o200k_callable, kept)), rounds=rounds_for("ctxwin", size), iterations=1)
-    benchmark.extra_info.update(kept=len(kept), total=len(mine))
+    benchmark.extra_info.update(kept=len(kept), total=len(mine), engine=f"tiktoken {tiktoken.__version__} o200k_base")
 
 
 @pytest.fixture(scope="module")
