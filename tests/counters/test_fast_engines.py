@@ -135,8 +135,12 @@ def test_message_paths_count_as_the_reference(counters: dict[str, tuple[HFCounte
         assert [auto.count_message(m) for m in CONVERSATION] == [reference.count_message(m) for m in CONVERSATION]
 
 
+# Any characters, and lone surrogates (from JSON "\ud800" escapes), which the engines refuse.
+WITH_SURROGATES = st.characters() | st.sampled_from("\ud800\udfff\ud83d ")
+
+
 @settings(max_examples=60, deadline=None)
-@given(texts=st.lists(st.text(alphabet=st.characters(codec=None), max_size=200), max_size=5))
+@given(texts=st.lists(st.text(alphabet=WITH_SURROGATES, max_size=200), max_size=5))
 def test_text_counts_equal_the_reference(counters: dict[str, tuple[HFCounter, HFCounter]], texts: list[str]) -> None:
     for auto, reference in counters.values():
         expected = [reference.count_text(t) for t in texts]
