@@ -16,6 +16,19 @@ from ctxwin.messages.tool_forms import anthropic_tools, responses_tools, tool_ch
 
 # The reply limit's name in each API (chat completions' ``max_tokens`` is deprecated for ``max_completion_tokens``).
 LIMIT_KEYS = {"openai": "max_completion_tokens", "responses": "max_output_tokens", "anthropic": "max_tokens"}
+# Anthropic's Python SDK refuses a non-streaming ``messages.create`` whose ``max_tokens`` could take over ten minutes
+# to generate ("Streaming is required ..."): at the 128,000 tokens an hour it assumes, above 21,333
+# (``Anthropic._calculate_nonstreaming_timeout``), and above the lower limit ``anthropic._constants
+# .MODEL_NONSTREAMING_TOKENS`` sets for Claude Opus 4 and 4.1 (by its model ids; here by ctxwin's model names).
+ANTHROPIC_NONSTREAMING_MAX_TOKENS = 128_000 * 10 // 60
+_ANTHROPIC_NONSTREAMING_BY_MODEL = {"claude-opus-4": 8_192, "claude-opus-4-1": 8_192}
+
+
+def nonstreaming_limit(output: str, model: str | None) -> int | None:
+    """The largest reply limit the ``output`` API's SDK sends without streaming for ``model`` (None: no limit)."""
+    if output != "anthropic":
+        return None
+    return _ANTHROPIC_NONSTREAMING_BY_MODEL.get(model or "", ANTHROPIC_NONSTREAMING_MAX_TOKENS)
 
 
 def request_body(

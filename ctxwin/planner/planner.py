@@ -28,7 +28,7 @@ from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
 from ctxwin.messages.convert import is_request, request_tools
 from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
-from ctxwin.messages.request_body import request_form, request_limit
+from ctxwin.messages.request_body import nonstreaming_limit, request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
@@ -62,6 +62,13 @@ _MAX_TOOL_VARIANTS = 64
 # and never more than half the window.
 RESERVE_SHARE = 8
 RESERVE_FLOOR = 8_192
+
+
+def _sendable(output: str, model: str | None, reserve: int) -> int:
+    """A default reserve no larger than the reply limit the ``output`` API's SDK sends without streaming (Anthropic's:
+    ``request_body.nonstreaming_limit``), so the request is sendable as built."""
+    limit = nonstreaming_limit(output, model)
+    return reserve if limit is None else min(reserve, limit)
 
 
 def default_reserve(max_output: int, window: int) -> int:
@@ -178,7 +185,7 @@ class Planner(Generic[M]):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError(f"{label} must be a non-negative int, got {value!r}")
         if reserve_output is None:
-            reserve = default_reserve(reserve, window)
+            reserve = _sendable(output, spec.name if spec else None, default_reserve(reserve, window))
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         if output not in OUTPUTS:
@@ -248,6 +255,7 @@ class Planner(Generic[M]):
         ``output="request"`` becomes the form the request is in (``request_body.request_form``)."""
         output: Output = request_form(request) if self.output == "request" else self.output
         tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
+        limit = None
         if is_request(request):
             found = request_tools(request)
             tools = found if found is not None else tools
@@ -255,11 +263,13 @@ class Planner(Generic[M]):
                 check_tool_choice(request["tool_choice"])
                 choice = request["tool_choice"]
             limit = request_limit(request)
-            if limit is not None and not self._reserve_given:
-                if limit >= self.budget.context_window:
-                    raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
-                                     f"({self.budget.context_window})")
-                reserve = limit
+        if limit is not None and not self._reserve_given:
+            if limit >= self.budget.context_window:
+                raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
+                                 f"({self.budget.context_window})")
+            reserve = limit
+        elif not self._reserve_given:  # the default reserve, for this request's form
+            reserve = _sendable(output, self.model, reserve)
         if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
             return self
         return self._variant(tools, output, choice, reserve)
@@ -320,6 +330,14 @@ class Planner(Generic[M]):
             )
         if last_user_index(messages) is None:
             warnings.append("the conversation has no user message")
+        limit = nonstreaming_limit(self.output, self.model)
+        if limit is not None and self.budget.reserve_output > limit:
+            warnings.append(
+                f"max_tokens {self.budget.reserve_output} is above the {limit} Anthropic's SDK sends without streaming"
+                f"{f' for {self.model}' if self.model else ''}: send plan.request with client.messages.stream(...) "
+                f"(or create(..., stream=True)), as the SDK documents for long requests, or give reserve_output <= "
+                f"{limit}"
+            )
         if self.output == "anthropic" and not self.tools and any(isinstance(m, AIMessage) and m.tool_calls
                                                                  for m in messages):
             warnings.append("the conversation has tool calls but no tools were given: Anthropic rejects tool_use "
