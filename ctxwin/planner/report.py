@@ -167,17 +167,6 @@ class StepReport:
         return self.touched.ids[2]
 
     @property
-    def reply_limit(self) -> int:
-        """The request's reply limit: ``budget.reserve_output``; with none reserved, Anthropic's required
-        ``max_tokens`` is the room the request leaves in the input budget (at least 1, and at most what Anthropic's
-        SDK sends without streaming), and the other APIs' is left out (0)."""
-        reserve = self.budget.reserve_output
-        if reserve or self.output != "anthropic":
-            return reserve
-        room = max(1, self.budget.max_input_tokens - self.tokens_after)
-        return min(room, nonstreaming_limit(self.output, self.model) or room)
-
-    @property
     def tokens_before(self) -> int:
         return self.figures[self.index]
 
