@@ -24,7 +24,7 @@ from ctxwin.counters.errors import PluginCounterError
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
 from ctxwin.messages.content import block_text
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
-from ctxwin.messages.openai_format import openai_role
+from ctxwin.messages.openai_format import openai_role, sent_arguments
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
 DEFAULT_BLOCK_TOKENS = 255
@@ -262,8 +262,8 @@ class BaseTokenCounter:
             reasoning = message.additional_kwargs.get("reasoning_content")
             if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
                 texts.append(reasoning)
-            for call in message.tool_calls:
-                texts.append(json.dumps(call["args"], ensure_ascii=False))
+            for call, arguments in zip(message.tool_calls, sent_arguments(message), strict=True):
+                texts.append(arguments)  # as sent: the caller's own text when it still holds the args
                 fixed += label(call["name"]) + label(call.get("id") or "")
             legacy = message.additional_kwargs.get("function_call")
             if not message.tool_calls and isinstance(legacy, dict):  # pre-tools OpenAI format: counted as sent

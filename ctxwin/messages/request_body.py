@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ctxwin.messages.tool_forms import anthropic_tools, responses_tools, tool_choice_for
+from ctxwin.messages.tool_forms import anthropic_tools, openai_tools, responses_tools, tool_choice_for
 
 # The reply limit's name in each API (chat completions' ``max_tokens`` is deprecated for ``max_completion_tokens``).
 LIMIT_KEYS = {"openai": "max_completion_tokens", "responses": "max_output_tokens", "anthropic": "max_tokens"}
@@ -59,6 +59,15 @@ def request_body(
     if max_output_tokens:
         body[LIMIT_KEYS[output]] = max_output_tokens
     return body
+
+
+def tools_as_sent(output: str, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """OpenAI chat function ``tools`` as the ``output`` request sends them, read back as the OpenAI functions a
+    counter counts (Responses adds ``strict``; Anthropic's form holds a name, description and schema only), so a
+    plan counts the definitions a recount of its request counts."""
+    if not tools or output not in ("responses", "anthropic"):
+        return tools
+    return openai_tools(anthropic_tools(tools) if output == "anthropic" else responses_tools(tools))
 
 
 def request_limit(request: Mapping[str, Any]) -> int | None:

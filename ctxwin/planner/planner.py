@@ -28,7 +28,7 @@ from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
 from ctxwin.messages.convert import is_request, request_tools
 from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
-from ctxwin.messages.request_body import nonstreaming_limit, request_form, request_limit
+from ctxwin.messages.request_body import nonstreaming_limit, request_form, request_limit, tools_as_sent
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
@@ -198,6 +198,7 @@ class Planner(Generic[M]):
         if summarizer is not None and not callable(summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
         self.tools = openai_tools(tools)
+        self.output = output
         if tool_choice is not None:
             check_tool_choice(tool_choice)
         self.tool_choice = tool_choice
@@ -209,7 +210,6 @@ class Planner(Generic[M]):
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
         self.strict = strict
-        self.output = output
         self.broken_tool_pairs = broken_tool_pairs
         self.cache_control = cache_control
         self.caching = spec.caching if spec else None
@@ -244,7 +244,8 @@ class Planner(Generic[M]):
             margin = budget.safety_margin if self._margin_given else math.ceil(self._error * (budget.context_window
                                                                                                - reserve))
             other.budget = Budget(budget.context_window, reserve,
-                                  other._tools_tokens() if tools != self.tools else budget.tools_tokens, margin)
+                                  other._tools_tokens() if (tools, output) != (self.tools, self.output)
+                                  else budget.tools_tokens, margin)
             self._variants[key] = other
         return other
 
@@ -275,13 +276,14 @@ class Planner(Generic[M]):
         return self._variant(tools, output, choice, reserve)
 
     def _tools_tokens(self) -> int:
-        if not self.tools:
+        tools = tools_as_sent(self.output, self.tools)  # counted as the request sends them
+        if not tools:
             return 0
         count_tools = getattr(self.counter, "count_tools", None)
         if callable(count_tools):
-            return int(count_tools(self.tools))
+            return int(count_tools(tools))
         probe = [SystemMessage("x")]
-        return self.counter.count_messages(probe, tools=self.tools) - self.counter.count_messages(probe)
+        return self.counter.count_messages(probe, tools=tools) - self.counter.count_messages(probe)
 
     def _context(self, meter: Meter) -> StepContext:
         return StepContext(self.budget, meter, pinned=meter.pinned, head=meter.head)
@@ -384,15 +386,19 @@ class Planner(Generic[M]):
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
         planner = self.for_request(messages)
         items, forms = read_for(messages, planner.output)
-        return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
+        return planner._plan(list(items) if items is messages else items, planner._meter(), forms)
 
     async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
         planner = self.for_request(messages)
         items, forms = read_for(messages, planner.output)
         return await planner._aplan(
-            list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
+            list(items) if items is messages else items, planner._meter(), forms
         )
+
+    def _meter(self) -> Meter:
+        """A plan's meter: the counter, with the tool definitions as the request sends them."""
+        return Meter(self.counter, tools_as_sent(self.output, self.tools))
 
     def session(self, messages: Any = None, **options: Unpack[SessionOptions]) -> PlanSession[M]:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``;

@@ -50,6 +50,7 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.convert import is_langchain_message, is_request
 from ctxwin.messages.forms import CallerForms, OpenAIDicts, read_for
+from ctxwin.messages.request_body import tools_as_sent
 from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
@@ -215,7 +216,7 @@ class PlanSession(Generic[M]):
         self._messages: list[BaseMessage] = []
         self._view: list[BaseMessage] = []  # what plans are made of: the messages, new tool outputs capped
         self._pinned: list[int] = []
-        self._meter = Meter(planner.counter, planner.tools)
+        self._meter = Meter(planner.counter, tools_as_sent(planner.output, planner.tools))
         # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
         # one form: plans give them back (docs/interop.md). A turn in another form makes the session a mix.
         self._forms: CallerForms | None = None
