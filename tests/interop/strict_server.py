@@ -4,8 +4,9 @@ a request the SDK's client sends is accepted only if the provider would take it.
 Each body is validated as the SDK's own request params (``CompletionCreateParamsNonStreaming``,
 ``ResponseCreateParamsNonStreaming``, ``MessageCreateParamsNonStreaming``), then against the rules the param types
 cannot say: images only in user content for chat completions (and Responses messages); a tool result answers a call
-made before it; Anthropic's ``tool_use`` needs ``tools`` naming the tool, roles alternate from a user turn, and a
-thinking block is one the server issued, unchanged (signature included); Responses reasoning items and their
+made before it; Anthropic's ``tool_use`` needs ``tools`` naming the tool, roles alternate from a user turn, a
+thinking block is one the server issued, unchanged (signature included), and at most four ``cache_control``
+breakpoints, none on an empty text or a thinking block; Responses reasoning items and their
 encrypted content go back as issued. A broken rule is a 400 with the reason, which the SDK raises.
 """
 
@@ -85,7 +86,27 @@ def _chat(body: dict[str, Any], issued: Issued) -> None:
         raise Rejected("tool_choice is only allowed when tools are specified")
 
 
+def _cache_marks(body: dict[str, Any]) -> None:
+    """Anthropic's prompt-caching rules: at most 4 blocks with ``cache_control`` (tools, system, message blocks and
+    the blocks of a tool result), none on an empty text block or a thinking block."""
+    system = body.get("system")
+    blocks: list[Any] = [*(body.get("tools") or []), *(system if isinstance(system, list) else [])]
+    for message in body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            blocks.append(block)
+            blocks += block["content"] if isinstance(block.get("content"), list) else []
+    marked = [block for block in blocks if "cache_control" in block]
+    if len(marked) > 4:
+        raise Rejected(f"A maximum of 4 blocks with cache_control may be provided. Found {len(marked)}.")
+    for block in marked:
+        if block.get("type") in ("thinking", "redacted_thinking"):
+            raise Rejected(f"cache_control cannot be set on {block['type']} blocks")
+        if block.get("type") == "text" and not block.get("text"):
+            raise Rejected("cache_control cannot be set for empty text blocks")
+
+
 def _anthropic(body: dict[str, Any], issued: Issued) -> None:
+    _cache_marks(body)
     names = {tool.get("name") for tool in body.get("tools") or []}
     roles = [message["role"] for message in body["messages"]]
     if not roles or roles[0] != "user" or any(a == b for a, b in zip(roles, roles[1:], strict=False)):  # noqa: RUF007

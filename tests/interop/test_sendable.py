@@ -82,3 +82,45 @@ def test_no_reserved_output_still_sends_a_valid_max_tokens(server: Server, windo
     client(server).messages.create(model="claude-sonnet-4-5", **plan.request)
     bare = Planner(counter="approximate", context_window=window, output="anthropic").plan(chat())
     client(server).messages.create(model="claude-sonnet-4-5", **bare.request)
+
+
+SIGNED = {"type": "thinking", "thinking": "The user wants a plan.", "signature": "c2lnbmVk"}
+TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Look a word up",
+                                           "parameters": {"type": "object"}}}]
+MARK = {"type": "ephemeral"}
+
+
+def marked_chat() -> list[Any]:
+    """A conversation carrying the caller's own cache_control marks (system and a user block)."""
+    return [
+        SystemMessage([{"type": "text", "text": "You are terse.", "cache_control": MARK},
+                       {"type": "text", "text": "Answer in English.", "cache_control": MARK}]),
+        HumanMessage([{"type": "text", "text": "A long document. " * 50, "cache_control": MARK},
+                      {"type": "text", "text": "Summarise it."}]),
+    ]
+
+
+def test_session_breakpoints_with_the_callers_own_marks_stay_within_four(server: Server) -> None:
+    session = Planner("claude-sonnet-4-5", tools=TOOLS, output="anthropic").session(marked_chat())
+    for turn in range(3):
+        request = session.plan().request
+        client(server).messages.create(model="claude-sonnet-4-5", **request)
+        assert "cache_control" in request["messages"][-1]["content"][-1]  # the newest prefix is still written
+        session.add_messages([AIMessage(f"answer {turn}"), HumanMessage(f"question {turn}")])
+
+
+@pytest.mark.parametrize("reply", [
+    AIMessage([SIGNED]),  # a turn that only thought
+    AIMessage(""),  # an empty reply (Anthropic's form: one empty text block when marked)
+    AIMessage([{"type": "redacted_thinking", "data": "cmVkYWN0ZWQ="}]),
+])
+def test_breakpoints_never_land_on_empty_text_or_thinking(server: Server, reply: AIMessage) -> None:
+    for block in reply.content if isinstance(reply.content, list) else []:
+        server.issued.add_thinking(block)
+    session = Planner("claude-sonnet-4-5", output="anthropic").session(
+        [SystemMessage("You are terse."), HumanMessage("Plan a trip."), reply])
+    client(server).messages.create(model="claude-sonnet-4-5", **session.plan().request)  # the last message
+    session.add_messages(HumanMessage("And the budget?"))
+    request = session.plan().request  # the previous request's last message is marked too
+    client(server).messages.create(model="claude-sonnet-4-5", **request)
+    assert "cache_control" in request["messages"][0]["content"][-1]  # moved to the nearest block before
