@@ -18,6 +18,7 @@ from typing import Any, Literal, overload
 from ctxwin.messages.ai import AIMessage
 from ctxwin.messages.base import BaseMessage
 from ctxwin.messages.chat import ChatMessage
+from ctxwin.messages.content import image_detail
 from ctxwin.messages.convert import MessageLike, convert_to_messages, is_langchain_message
 from ctxwin.messages.remove import RemoveMessage
 from ctxwin.messages.system import SystemMessage
@@ -72,14 +73,13 @@ def openai_block(block: str | dict[str, Any]) -> dict[str, Any] | None:
     extras = block.get("extras") or {}
     if kind == "image" and ("url" in block or "base64" in block):
         image = {"url": block["url"] if "url" in block else _data_url(block)}
-        return {
-            "type": "image_url",
-            "image_url": {**image, **({"detail": extras["detail"]} if "detail" in extras else {})},
-        }
+        detail = image_detail(block)  # sent as counted
+        return {"type": "image_url", "image_url": {**image, **({"detail": detail} if detail is not None else {})}}
     if kind == "image" and isinstance(block.get("source"), dict):  # Anthropic
         source = block["source"]
         url = source.get("url") or f"data:{source.get('media_type', '')};base64,{source.get('data', '')}"
-        return {"type": "image_url", "image_url": {"url": url}}
+        detail = image_detail(block)
+        return {"type": "image_url", "image_url": {"url": url, **({"detail": detail} if detail is not None else {})}}
     if kind == "audio" and "base64" in block:
         fmt = str(block.get("mime_type", "audio/wav")).split("/")[-1]
         return {"type": "input_audio", "input_audio": {"data": block["base64"], "format": fmt}}

@@ -11,7 +11,8 @@ The APIs take images, audio and files in some roles only (as their docs and SDK 
 ``place_media`` moves a part a message cannot hold to a user message inserted right after that message's unit (a
 tool result's run of results, an assistant message's results, the leading system messages), so tool calls stay next
 to their results and the model still sees the image, with a text note where it was taken from. A part the API takes
-nowhere (audio for Anthropic, video for all three) becomes a text note, with a warning.
+nowhere (audio for Anthropic, video for all three) becomes a text note, with a warning. An image's ``detail``
+(OpenAI's) is dropped for Anthropic, which takes none, so the image is counted as it is sent.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin.messages.base import BaseMessage
+from ctxwin.messages.content import image_detail, without_detail
 from ctxwin.messages.human import HumanMessage
 from ctxwin.messages.openai_format import openai_role
 from ctxwin.messages.system import SystemMessage
@@ -89,6 +91,7 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
     placed = Placed(messages)
     inserts: dict[int, list[Any]] = {}  # unit end -> the parts moved there, with their notes
     sources = 0  # messages whose media moved
+    details = 0  # images whose detail the API does not take
     out = list(messages)
     changed = False
     for index, message in enumerate(messages):
@@ -99,6 +102,9 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
         moved: list[Any] = []
         for block in message.content:
             kind = _kind(block)
+            if kind in _IMAGES and output == "anthropic" and image_detail(block) is not None:
+                block = without_detail(block)  # Anthropic takes no detail: counted as sent
+                details += 1
             if kind is None or (takes and kind not in nowhere):
                 content.append(block)
             elif kind in nowhere:
@@ -137,6 +143,9 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
         placed.notes.append(f"moved media out of {plural(sources, 'message')} into "
                             f"{plural(len(placed.added), 'user message')} right after them (the {output} API takes "
                             "it there)")
+    if details:
+        placed.notes.append(f"dropped the detail of {plural(details, 'image')} (the {output} API takes none: "
+                            "counted at the size sent)")
     if placed.warnings:
         placed.notes.append(f"replaced {plural(len(placed.warnings), 'part')} the {output} API takes nowhere by a "
                             "note")

@@ -4,9 +4,12 @@ those exact strings, for chat completions, Responses and Anthropic output, and t
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +119,34 @@ def test_ctxwin_fit_writes_what_it_counted(tmp_path: Path) -> None:
     counted = subprocess.run([sys.executable, "-m", "ctxwin", "count", str(out), "--model", "gpt-4o", "--json"],
                              capture_output=True, text=True, check=True)
     assert json.loads(counted.stdout)["conversations"][0]["total"] == report["tokens_after"]
+
+
+def png_url(width: int, height: int) -> str:
+    """A real PNG of that size, as a data URL (its header gives the size every counter reads)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x00" * (width * 3) for _ in range(height))
+    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    return "data:image/png;base64," + base64.b64encode(data).decode()
+
+
+def image_blocks(detail: str) -> list[dict[str, Any]]:
+    """One image asking for ``detail`` in each block form a caller may write."""
+    url = png_url(1024, 768)
+    data = url.split(",", 1)[1]
+    return [
+        {"type": "image_url", "image_url": {"url": url, "detail": detail}},  # chat completions
+        {"type": "image", "base64": data, "mime_type": "image/png", "extras": {"detail": detail}},  # LangChain v1
+        {"type": "image", "base64": data, "mime_type": "image/png", "detail": detail},
+    ]
+
+
+@pytest.mark.parametrize("detail", ["low", "high", "auto"])
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4o-mini", "claude-sonnet-4-5"])
+def test_an_images_detail_is_counted_only_where_the_request_carries_it(model: str, detail: str) -> None:
+    messages = [ctxwin.HumanMessage([{"type": "text", "text": "What is in these?"}, *image_blocks(detail)])]
+    counter = get_counter(model)
+    for output in ("openai", "responses", "anthropic"):
+        plan = ctxwin.fit(messages, model, output=output)  # type: ignore[call-overload]
+        assert plan.tokens_after == recount(counter, plan.request), output
