@@ -10,7 +10,9 @@ The APIs take images, audio and files in some roles only (as their docs and SDK 
 
 ``place_media`` moves a part a message cannot hold to a user message inserted right after that message's unit (a
 tool result's run of results, an assistant message's results, the leading system messages), so tool calls stay next
-to their results and the model still sees the image, with a text note where it was taken from. A part the API takes
+to their results and the model still sees the image, with a text note where it was taken from. The inserted message
+is marked (``is_moved_media``): it belongs to the unit it came from and is no user turn, so a plan never keeps it
+as "the last user message" in place of the real one. A part the API takes
 nowhere (audio for Anthropic, video for all three) becomes a text note, with a warning. An image's ``detail``
 (OpenAI's) is dropped for Anthropic, which takes none, so the image is counted as it is sent.
 """
@@ -33,6 +35,14 @@ _AUDIO = frozenset({"audio", "input_audio"})
 _FILES = frozenset({"file", "input_file", "document"})
 _VIDEO = frozenset({"video"})
 MEDIA = _IMAGES | _AUDIO | _FILES | _VIDEO
+# Marks a user message ``place_media`` inserted to carry moved media: part of the unit it was moved out of, not a
+# user turn (never "the last user message" a plan must keep).
+MOVED_MEDIA = "__ctxwin_moved_media__"
+
+
+def is_moved_media(message: BaseMessage) -> bool:
+    """Whether ``message`` is a user message ``place_media`` inserted for moved media."""
+    return bool(message.additional_kwargs.get(MOVED_MEDIA))
 
 # Per output: the roles (as ``openai_role`` names them) that take media, and the media the API takes nowhere.
 _TAKES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -132,11 +142,11 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
     result: list[BaseMessage] = []
     for index, message in enumerate(out):
         if index in inserts:
-            result.append(HumanMessage(inserts.pop(index)))
+            result.append(HumanMessage(inserts.pop(index), additional_kwargs={MOVED_MEDIA: True}))
             placed.added.append(result[-1])
         result.append(message)
     for parts in inserts.values():  # the unit ends the conversation
-        result.append(HumanMessage(parts))
+        result.append(HumanMessage(parts, additional_kwargs={MOVED_MEDIA: True}))
         placed.added.append(result[-1])
     placed.messages = result
     if placed.added:

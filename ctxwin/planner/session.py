@@ -50,6 +50,7 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.convert import is_langchain_message, is_request
 from ctxwin.messages.forms import CallerForms, OpenAIDicts, read_for
+from ctxwin.messages.placement import place_media
 from ctxwin.messages.request_body import tools_as_sent
 from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
@@ -348,6 +349,9 @@ class PlanSession(Generic[M]):
         return DEFAULT_LOW_WATER - (DEFAULT_LOW_WATER - AGENT_LOW_WATER) * self.turn_length
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
+        """Whether the previous request plus what was appended fits as it is sent: with media where the output's
+        API takes it (``place_media``, the plan's first step), so a request that appends is exactly that."""
+        candidate = place_media(candidate, self.planner.output).messages
         budget = self._active.budget
         if candidate and self._meter.overhead is not None:
             return within(self._meter, candidate, budget.max_input_tokens - budget.tools_tokens)
