@@ -112,7 +112,7 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
         moved: list[Any] = []
         for block in message.content:
             kind = _kind(block)
-            if isinstance(block, dict) and kind in _IMAGES and output == "anthropic" and image_detail(block) is not None:
+            if kind in _IMAGES and output == "anthropic" and isinstance(block, dict) and image_detail(block):
                 block = without_detail(block)  # Anthropic takes no detail: counted as sent
                 details += 1
             if kind is None or (takes and kind not in nowhere):
