@@ -164,7 +164,9 @@ class TokenCounter(Protocol):
     it for a request of one user message, so that engines may add up cached per-message counts and never
     under-count; and
     ``request_overhead: int``, what a non-empty request adds to its messages' counts (reply priming, BOS, a default
-    system prompt).
+    system prompt). A third, ``exact_sum: bool`` (False when absent), says that the sum is the request's count
+    exactly (``BaseTokenCounter``'s own framing); otherwise a plan reports the counter's ``count_messages`` of what it
+    sends.
     """
 
     name: str
@@ -214,6 +216,14 @@ class BaseTokenCounter:
     def request_overhead(self) -> int:
         """What a non-empty request adds to its messages' counts (without tools)."""
         return self.reply_priming
+
+    @property
+    def exact_sum(self) -> bool:
+        """Whether ``count_messages`` is exactly the sum of ``count_message`` plus ``request_overhead`` and the
+        tools' ``count_tools``: this class's framing is; a subclass that counts whole requests its own way (a chat
+        template that drops earlier reasoning or joins tool results) is not, its sum being an upper bound that the
+        planner uses to decide and never to report."""
+        return type(self).count_messages is BaseTokenCounter.count_messages
 
     def count_text(self, text: str) -> int:
         raise NotImplementedError(f"{type(self).__name__} must implement count_text")

@@ -369,9 +369,11 @@ class Planner(Generic[M]):
         return plan
 
     def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
+        """What a plan reports for ``messages``: the request as the counter counts it (the sum of the cached counts
+        where that is the count exactly, ``exact_sum``; a chat template's sum is only an upper bound)."""
         if not messages:
             return meter.exact(messages)  # an empty request still has the reply priming (and the tools)
-        if meter.overhead is not None:
+        if meter.overhead is not None and getattr(self.counter, "exact_sum", False):
             return meter.total(messages) + self.budget.tools_tokens
         return meter.exact(messages)
 

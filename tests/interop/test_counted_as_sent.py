@@ -77,7 +77,8 @@ ARGS = st.dictionaries(
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=st.lists(st.tuples(ARGS, st.sampled_from(sorted(STYLES))), min_size=1, max_size=3),
-       output=st.sampled_from(["openai", "responses", "anthropic"]), model=st.sampled_from(["gpt-4o", "claude-sonnet-4-5"]))
+       output=st.sampled_from(["openai", "responses", "anthropic"]),
+       model=st.sampled_from(["gpt-4o", "claude-sonnet-4-5", "gpt-oss-20b"]))
 def test_the_plan_figure_is_a_recount_of_the_request_sent(
     calls: list[tuple[dict[str, Any], str]], output: str, model: str
 ) -> None:
