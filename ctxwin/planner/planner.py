@@ -30,6 +30,7 @@ from ctxwin.messages.forms import CallerForms, Output, give_back, read_for
 from ctxwin.messages.request_body import nonstreaming_limit, request_form, request_limit, tools_as_sent
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
+from ctxwin.planner.cache_marks import check_cache_control
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.config import DEFAULT_MODEL, FitConfig, FitOptions
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
@@ -141,6 +142,7 @@ class Planner(Generic[M]):
                                 default_reserve(spec.max_output_tokens if spec else 0, window))
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
+        check_cache_control(bool(config.cache_control), config.output, spec.caching if spec else None, config.model)
         self.tools = openai_tools(config.tools)
         self.output: Output = config.output  # before the tools are counted: in the form this output sends them
         self.tool_choice = config.tool_choice
