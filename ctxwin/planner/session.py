@@ -48,7 +48,7 @@ import time
 import uuid
 import warnings
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import Any, Generic
 
 from typing_extensions import Unpack
@@ -70,6 +70,7 @@ from ctxwin.planner.cache_marks import (
 )
 from ctxwin.planner.config import DEFAULT_KEEP_FIRST as DEFAULT_KEEP_FIRST  # where the tests and docs met it
 from ctxwin.planner.config import SESSION_OPTIONS, FitOptions
+from ctxwin.planner.driving import adrive, drive
 from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
@@ -128,6 +129,11 @@ _GAP_TURNS = 8
 
 def _float(value: float | None) -> float | None:
     return None if value is None else float(value)
+
+
+# A planner run a session's planning asks for: the messages, the caller's forms, and the target to fit (None: the
+# budget).
+_Run = tuple[list[BaseMessage], CallerForms | None, int | None]
 
 
 class PlanSession(Generic[M]):
@@ -370,63 +376,45 @@ class PlanSession(Generic[M]):
     def plan(self) -> Plan[M]:
         """The plan for the next request: the last request plus what was appended when that fits, else a cut (see
         the module docstring); with ``cache_stable=False``, ``Planner.plan`` of every message added so far."""
-        self._time()
-        candidate, appended = self._candidate()
-        forms = self._caller_forms()
-        if not self.cache_stable:
-            plan, sent = self._run(candidate, forms)
-            return self._finish(plan, sent, cut=True)
-        if appended and self._appended_fits(candidate):
-            plan, sent = self._run(candidate, forms)
-            return self._finish(plan, sent, cut=False)
-        if appended and not self._head_chosen:
-            self._choose_head()
-        plan, sent = self._run(candidate, forms, self._target())
-        if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
-            plan, sent = self._run(candidate, forms)
-        if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
-            self._meter.head = ()
-            plan, sent = self._run(candidate, forms, self._target())
-            if not plan.fits:
-                plan, sent = self._run(candidate, forms)
-        if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
-            plan, sent = self._run(self._whole(), forms)
-        return self._finish(plan, sent, cut=True)
+        return drive(self._planning(), self._run)
 
     async def aplan(self) -> Plan[M]:
         """``plan`` for async code (see ``Planner.aplan``)."""
+        return await adrive(self._planning(), self._arun)
+
+    def _planning(self) -> Generator[_Run, tuple[Plan[M], list[BaseMessage]], Plan[M]]:
+        """``plan``, once for sync and async (``driving``): yields each planner run it needs, is sent its plan and
+        the messages it sends."""
         self._time()
         candidate, appended = self._candidate()
         forms = self._caller_forms()
         if not self.cache_stable:
-            plan, sent = await self._arun(candidate, forms)
+            plan, sent = yield candidate, forms, None
             return self._finish(plan, sent, cut=True)
         if appended and self._appended_fits(candidate):
-            plan, sent = await self._arun(candidate, forms)
+            plan, sent = yield candidate, forms, None
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = await self._arun(candidate, forms, self._target())
-        if not plan.fits:
-            plan, sent = await self._arun(candidate, forms)
-        if not self._head_kept(plan, sent):
+        plan, sent = yield candidate, forms, self._target()
+        if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
+            plan, sent = yield candidate, forms, None
+        if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
             self._meter.head = ()
-            plan, sent = await self._arun(candidate, forms, self._target())
+            plan, sent = yield candidate, forms, self._target()
             if not plan.fits:
-                plan, sent = await self._arun(candidate, forms)
-        if not plan.fits and appended:
-            plan, sent = await self._arun(self._whole(), forms)
+                plan, sent = yield candidate, forms, None
+        if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
+            plan, sent = yield self._whole(), forms, None
         return self._finish(plan, sent, cut=True)
 
-    def _run(
-        self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None
-    ) -> tuple[Plan[M], list[BaseMessage]]:
+    def _run(self, run: _Run) -> tuple[Plan[M], list[BaseMessage]]:
         """The planner's plan of ``messages`` with this session's meter and budget (fitting to ``target``)."""
+        messages, forms, target = run
         return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target)
 
-    async def _arun(
-        self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None
-    ) -> tuple[Plan[M], list[BaseMessage]]:
+    async def _arun(self, run: _Run) -> tuple[Plan[M], list[BaseMessage]]:
+        messages, forms, target = run
         return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, target=target)
 
     def _choose_head(self) -> None:
@@ -616,8 +604,7 @@ class PlanSession(Generic[M]):
         planner, budget = self.planner, self.planner.budget
         bound = self._ratio * (1 + OBSERVE_MARGIN)
         counter = planner.counter
-        # BaseTokenCounter declares both; a plugin's counter without them is taken as exact
-        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or getattr(counter, "estimating", False) is True
+        estimating = bool(counter.max_relative_error) or counter.estimating is True
         if self._ratio <= 1 and not estimating:  # an exact counter is tightened only when the provider counted more
             self._budget = budget
             return
