@@ -14,6 +14,7 @@ from bench_support import generated, turn, write_jsonl
 from ctxwin.batch.conversation import Conversation
 from ctxwin.cli.bench.billing import STANDARD_RULES, Biller
 from ctxwin.cli.bench.replay import make_policy, parse_session_chains, request_points, run_session_bench
+from ctxwin.cli.bench.retention import Probe
 from ctxwin.counters import get_counter, get_model
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner
@@ -111,6 +112,20 @@ def test_the_langchain_policy_sends_what_the_sliding_one_sends() -> None:
         assert theirs.request() == ours.request()
 
 
+def test_recall_counts_a_probe_whose_strings_are_in_the_last_request_and_no_other() -> None:
+    messages = generated(4, turns=40)
+    last, first = messages[-1].text.split()[0], "zq-never-said-77"
+    gone = next(m.text for m in messages if isinstance(m, HumanMessage)).split()[0] + " NOT-SENT-4821"
+    probes = {1: [Probe((last,)), Probe((first,)), Probe((gone,))]}
+    (sliding,) = run_session_bench([Conversation("gen", 1, messages)], ["sliding"], budget=3_000, counter=COUNTER,
+                                   rules=STANDARD_RULES, probes=probes)
+    assert sliding.answered == [True, False, False]
+    assert sliding.recall == pytest.approx(1 / 3) and sliding.as_json()["probes"] == 3
+    (unasked,) = run_session_bench([Conversation("gen", 1, messages)], ["sliding"], budget=3_000, counter=COUNTER,
+                                   rules=STANDARD_RULES)
+    assert unasked.recall is None
+
+
 @pytest.mark.parametrize(("text", "match"), [("sliding,,session", "empty"), ("session,session", "more than once"),
                                              ("slide", "unknown session policy"), ("session@low", "a number"),
                                              ("session@1.5", "low_water")])
@@ -138,6 +153,18 @@ def test_the_command_prints_a_row_per_policy(chats: Path) -> None:
     rows = [line.split() for line in lines[header + 2 : header + 5]]
     assert [row[0] for row in rows] == ["sliding", "refit", "session"]
     assert all(row[-1] == "0/0/0" for row in rows)
+    assert "recall" not in lines[header + 1]
+
+
+def test_the_command_reports_recall_with_probes(chats: Path, tmp_path: Path) -> None:
+    probes = tmp_path / "probes.jsonl"
+    probes.write_text(json.dumps({"needs": ["zq-never-said-77"]}))
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k", "--probes", str(probes))
+    assert result.returncode == 0, result.stderr
+    header = next(line for line in result.stdout.splitlines() if line.strip().startswith("policy"))
+    assert "recall" in header.split()
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip().startswith(("sliding", "session"))]
+    assert rows and all(row[-3] == "0%" for row in rows)  # recall, then ms/turn and checks
 
 
 def test_json_with_the_models_prices_and_a_chart(chats: Path, tmp_path: Path) -> None:
