@@ -15,7 +15,8 @@ from typing_extensions import TypeVar
 
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages.anthropic_cache import mark_cache_breakpoints
-from ctxwin.messages.request_body import request_body
+from ctxwin.messages.openai_cache import mark_prompt_cache
+from ctxwin.messages.request_body import nonstreaming_limit, request_body
 from ctxwin.strategies.base import Budget, Change, ChangeKind, StepResult
 
 
@@ -243,8 +244,12 @@ class Plan(Generic[M]):
     tool_choice: Any = field(default=None, kw_only=True)
     # A session's plans: what is shared with the previous request (None for a one-off plan).
     cache: CacheReport | None = field(default=None, kw_only=True)
-    # output="anthropic" with cache_control: the message indexes ``request`` marks (tools and system are marked too).
+    # With cache_control: the message indexes ``request`` marks (Anthropic: tools and system are marked too; OpenAI:
+    # an empty tuple still sends explicit mode, so nothing is written), the lifetime asked for (None: the
+    # provider's default) and the session's prompt_cache_key (OpenAI).
     cache_breakpoints: tuple[int, ...] | None = field(default=None, kw_only=True)
+    cache_ttl: str | None = field(default=None, kw_only=True)
+    cache_key: str | None = field(default=None, kw_only=True)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -253,15 +258,32 @@ class Plan(Generic[M]):
         messages (``input``), the system (Anthropic) or instructions (Responses, when the input had them), the
         tools in the provider's form with ``tool_choice``, and the reply limit (``max_completion_tokens`` /
         ``max_output_tokens`` / ``max_tokens``) from ``budget.reserve_output`` (see
-        ``ctxwin.messages.request_body``). For ``"messages"``: ``{"messages": ...}``. With ``cache_control``
-        (``"anthropic"``), its ``cache_control`` breakpoints (``ctxwin.messages.anthropic_cache``)."""
+        ``ctxwin.messages.request_body``). For ``"messages"``: ``{"messages": ...}``. With ``cache_control``, its
+        cache breakpoints: Anthropic's ``cache_control`` (``ctxwin.messages.anthropic_cache``), OpenAI's
+        ``prompt_cache_breakpoint`` with ``prompt_cache_options`` (``ctxwin.messages.openai_cache``); a session's
+        ``prompt_cache_key``."""
         body = request_body(
             self.output, self.messages, system=self.system, tools=self.tools, tool_choice=self.tool_choice,
-            max_output_tokens=self.budget.reserve_output,
+            max_output_tokens=self.reply_limit,
         )
-        if self.cache_breakpoints is not None and self.messages:
-            return mark_cache_breakpoints(body, self.cache_breakpoints)
+        if self.output == "anthropic":
+            if self.cache_breakpoints is not None and self.messages:
+                return mark_cache_breakpoints(body, self.cache_breakpoints, ttl=self.cache_ttl)
+        elif self.output in ("openai", "responses") and (self.cache_breakpoints is not None or self.cache_key):
+            marks = self.cache_breakpoints if self.messages else None
+            return mark_prompt_cache(body, marks, ttl=self.cache_ttl, key=self.cache_key)
         return body
+
+    @property
+    def reply_limit(self) -> int:
+        """The request's reply limit: ``budget.reserve_output``; with none reserved, Anthropic's required
+        ``max_tokens`` is the room the request leaves in the input budget (at least 1, and at most what Anthropic's
+        SDK sends without streaming), and the other APIs' is left out (0)."""
+        reserve = self.budget.reserve_output
+        if reserve or self.output != "anthropic":
+            return reserve
+        room = max(1, self.budget.max_input_tokens - self.tokens_after)
+        return min(room, nonstreaming_limit(self.output, self.model) or room)
 
     @property
     def tokens_before(self) -> int:
