@@ -149,7 +149,8 @@ class QwenCounter(TiktokenCounter):
         self.chat = chat
         self.name = f"qwen:{chat.name}"
         encode = self.encoding.encode
-        self._encode = lambda text: encode(unicodedata.normalize("NFC", text), allowed_special="all")
+        self._encode = self._encode_core = lambda text: encode(unicodedata.normalize("NFC", text),
+                                                                allowed_special="all")
 
     def __repr__(self) -> str:
         return f"QwenCounter({self.chat.name!r})"
