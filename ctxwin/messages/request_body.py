@@ -12,10 +12,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ctxwin.messages.tool_forms import anthropic_tools, responses_tools, tool_choice_for
+from ctxwin.messages.tool_forms import anthropic_tools, openai_tools, responses_tools, tool_choice_for
 
 # The reply limit's name in each API (chat completions' ``max_tokens`` is deprecated for ``max_completion_tokens``).
 LIMIT_KEYS = {"openai": "max_completion_tokens", "responses": "max_output_tokens", "anthropic": "max_tokens"}
+# Anthropic's Python SDK refuses a non-streaming ``messages.create`` whose ``max_tokens`` could take over ten minutes
+# to generate ("Streaming is required ..."): at the 128,000 tokens an hour it assumes, above 21,333
+# (``Anthropic._calculate_nonstreaming_timeout``), and above the lower limit ``anthropic._constants
+# .MODEL_NONSTREAMING_TOKENS`` sets for Claude Opus 4 and 4.1 (by its model ids; here by ctxwin's model names).
+ANTHROPIC_NONSTREAMING_MAX_TOKENS = 128_000 * 10 // 60
+_ANTHROPIC_NONSTREAMING_BY_MODEL = {"claude-opus-4": 8_192, "claude-opus-4-1": 8_192}
+
+
+def nonstreaming_limit(output: str, model: str | None) -> int | None:
+    """The largest reply limit the ``output`` API's SDK sends without streaming for ``model`` (None: no limit)."""
+    if output != "anthropic":
+        return None
+    return _ANTHROPIC_NONSTREAMING_BY_MODEL.get(model or "", ANTHROPIC_NONSTREAMING_MAX_TOKENS)
 
 
 def request_body(
@@ -46,6 +59,15 @@ def request_body(
     if max_output_tokens:
         body[LIMIT_KEYS[output]] = max_output_tokens
     return body
+
+
+def tools_as_sent(output: str, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """OpenAI chat function ``tools`` as the ``output`` request sends them, read back as the OpenAI functions a
+    counter counts (Responses adds ``strict``; Anthropic's form holds a name, description and schema only), so a
+    plan counts the definitions a recount of its request counts."""
+    if not tools or output not in ("responses", "anthropic"):
+        return tools
+    return openai_tools(anthropic_tools(tools) if output == "anthropic" else responses_tools(tools))
 
 
 def request_limit(request: Mapping[str, Any]) -> int | None:
