@@ -32,6 +32,7 @@ from ctxwin.batch.item import FIT_MODEL, Fitter, describe
 from ctxwin.batch.progress import Progress
 from ctxwin.cli.atomic import AtomicOutput, same_file
 from ctxwin.cli.budgets import parse_budget
+from ctxwin.cli.counter_choice import names_own_model, request_model_spec, window_error
 from ctxwin.cli.fit_file import FitLines, fit_lines, full_report, seekable
 from ctxwin.cli.io import (
     ConversationLine,
@@ -39,6 +40,7 @@ from ctxwin.cli.io import (
     fitted_document,
     read_raw_conversations,
     read_tools,
+    request_model,
 )
 from ctxwin.cli.output import (
     EXIT_CODES_HELP,
@@ -143,6 +145,8 @@ def _check_flags(args: argparse.Namespace) -> int | None:
             pass  # the counter exists, its data is missing here: an environment problem (exit 1), reported next
         except (ValueError, TypeError) as exc:
             return usage_error(parser, "--counter", exc)
+    if args.model and model is not None and (problem := window_error(args.context_window, model)) is not None:
+        return usage_error(parser, "--context-window", problem)
     if args.context_window is not None:
         window = args.context_window
     elif model is not None:
@@ -216,7 +220,10 @@ def _run(args: argparse.Namespace) -> int:
                 items = read_raw_conversations(path, name)
                 first = next(items)
                 if isinstance(first, RawConversation):  # the file is one conversation
-                    status = _fit_one(first, fitter or Fitter(arguments), output, args, tools)
+                    chosen = _fitter_for(first, fitter, arguments, args)
+                    if isinstance(chosen, int):
+                        return chosen
+                    status = _fit_one(first, chosen, output, args, tools)
                 elif workers > 1:  # lines of conversations: the workers read them from the file themselves
                     status = _fit_lines(path, None, arguments, output, args, tools, workers)
                 else:  # lines of conversations, all of them ConversationLine, fitted here as they are read
@@ -228,6 +235,38 @@ def _run(args: argparse.Namespace) -> int:
         except OSError as exc:
             return error(f"cannot write {output.name}: {exc.strerror or exc}")
     return status
+
+
+def _fitter_for(
+    item: RawConversation, fitter: Fitter | None, arguments: dict[str, Any], args: argparse.Namespace
+) -> Fitter | int:
+    """The fitter for the file's one request: for the model it names (else ``fit``'s default) when the command line
+    named no model or counter (``--model`` wins, with a warning when they differ), or the exit code after
+    reporting why not."""
+    name = request_model(item.document)
+    if not names_own_model(args):
+        if name is not None and args.model is not None and _model_name(name) != _model_name(args.model):
+            warning(f"{item.source} names the model {name!r}; fitting for --model {args.model}, which wins")
+        return fitter or Fitter(arguments)
+    try:
+        model = request_model_spec(name) if name is not None else get_model(FIT_MODEL)
+    except ValueError as exc:
+        return error(f"{item.source}: {exc}")
+    problem = window_error(args.context_window, model)
+    if problem is not None:
+        whose = f"the model {item.source} names" if name is not None else "the default model: give --model for another"
+        return usage_error(args.parser, "--context-window", f"{problem} ({whose})")
+    if fitter is not None and fitter.planner.model == model.name:
+        return fitter
+    return Fitter({**arguments, "model": model.name})
+
+
+def _model_name(name: str) -> str:
+    """The registry's name for a model name as written (itself when unknown)."""
+    try:
+        return get_model(name).name
+    except ValueError:
+        return name
 
 
 def _different_tools(args: argparse.Namespace, tools: list[dict[str, Any]] | None, own: Any) -> bool:
@@ -292,7 +331,7 @@ def _fit_lines(
     """One output line per conversation, in input order: fitted here as ``lines`` are read, or by ``workers``
     processes that read the file ``path`` themselves (``ctxwin.cli.fit_file``)."""
     progress = Progress("fitted")
-    mapper = functools.partial(FitLines, arguments, tools, args.json)
+    mapper = functools.partial(FitLines, arguments, tools, args.json, names_own_model(args))
     name = "<stdin>" if args.file == "-" else args.file
     result = fit_lines(path, lines, output.stream(), mapper, workers=workers, progress=progress, name=name)
     progress.close()

@@ -137,6 +137,12 @@ def request_from_json(text: str | bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"messages": value}
 
 
+def request_model(request: Any) -> str | None:
+    """The model a request object names in its ``model`` key, or None (a list of messages names none)."""
+    model = request.get("model") if isinstance(request, dict) else None
+    return model if isinstance(model, str) and model.strip() else None
+
+
 def _convert(request: Any, where: str) -> tuple[list[BaseMessage], list[dict[str, Any]] | None]:
     """A request's messages (its system prompt first) and its tools in OpenAI's function form."""
     try:
@@ -155,7 +161,7 @@ def read_conversations(path: str) -> Iterator[Conversation | ConversationFileErr
     """Yield each conversation in the file, or the error for a bad JSONL line (so callers can go on)."""
     for item in read_raw_conversations(path):
         if isinstance(item, RawConversation):  # the file's only conversation: its errors are the file's
-            yield Conversation(item.source, None, *_convert(item.request, item.source))
+            yield Conversation(item.source, None, *_convert(item.request, item.source), request_model(item.document))
             continue
         try:
             request = request_from_json(item.text)
@@ -167,7 +173,7 @@ def read_conversations(path: str) -> Iterator[Conversation | ConversationFileErr
         except ConversationFileError as exc:
             yield exc
             continue
-        yield Conversation(item.source, item.line, messages, tools)
+        yield Conversation(item.source, item.line, messages, tools, request_model(request))
 
 
 def read_raw_conversations(path: str, name: str | None = None) -> Iterator[RawConversation | ConversationLine]:
