@@ -21,6 +21,8 @@ def parse_budget(text: str, *, what: str = "budget", zero: bool = False) -> int:
     absurdly large values, and for zero unless ``zero``."""
     expected = _EXPECTED.format(sign="non-negative" if zero else "positive")
     match = _BUDGET.fullmatch(text.strip())
+    if match is None and _BUDGET.fullmatch(text.strip().removeprefix("-")):
+        raise ValueError(f"{what} {text!r} must be {'non-negative' if zero else 'positive'}; {expected}")
     if match is None:
         raise ValueError(f"{what} {text!r} is not a number of tokens; {expected}")
     number, suffix = match.groups()

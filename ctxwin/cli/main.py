@@ -23,6 +23,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ctxwin.cli.output import (
     EXIT_CODES_HELP,
@@ -31,6 +32,7 @@ from ctxwin.cli.output import (
     EXIT_TERMINATED,
     EXIT_USAGE,
     error,
+    one_line,
     warning,
 )
 
@@ -63,6 +65,17 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's usage errors as one line naming the flag, the form ``usage_error`` prints (``ctxwin fit: error:
+    --keep-last: ...``), without the usage block: scripts read one line per problem (``--help`` shows the usage).
+    Subcommands' parsers are of the class of the parser that adds them."""
+
+    def error(self, message: str) -> NoReturn:
+        named = message.startswith("argument ")  # a flag's error; else a missing or unknown one: say where to look
+        text = message.removeprefix("argument ") if named else f"{message} (see `{self.prog} --help`)"
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(text)}\n")
+
+
 def _chosen_command(argv: Sequence[str] | None) -> str | None:
     """The subcommand named on the command line: the first argument that is not an option (the top-level options,
     ``--help`` and ``--version``, take no value)."""
@@ -72,7 +85,7 @@ def _chosen_command(argv: Sequence[str] | None) -> str | None:
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser, with the arguments of the command ``argv`` names (the others are listed with their help)."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="ctxwin",
         description="Fit chat prompts into a model's token budget.",
         epilog=EXIT_CODES_HELP,
@@ -87,7 +100,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             module.add_arguments(command)
             command.set_defaults(run=module.run, parser=command)
     return parser
-
 
 
 def _plugin_warnings(args: argparse.Namespace) -> None:

@@ -35,10 +35,11 @@ def run(
 
 
 def assert_one_line_errors(stderr: str) -> None:
-    """No traceback; every line a one-line problem report (a usage error is argparse's ``ctxwin CMD: error:``)."""
+    """No traceback; every line a one-line problem report (a usage error is ``ctxwin CMD: error: --flag: ...``, with
+    no usage block)."""
     assert "Traceback" not in stderr and "a ctxwin bug" not in stderr, stderr
     for line in stderr.splitlines():
-        assert line.startswith(("error: ", "warning: ", "ctxwin ")) or line.startswith(("usage:", " ")), line
+        assert line.startswith(("error: ", "warning: ", "ctxwin ")), line
 
 
 def write_json(path: Path, value: Any) -> Path:
