@@ -14,8 +14,8 @@ command), its registrations from that hook are discarded, and the other plugins 
 implementation is called on its own for that reason (a plain pluggy hook call stops at the first exception).
 
 Nothing a plugin raises ends the host: ``SystemExit``, ``KeyboardInterrupt`` or any other ``BaseException`` from its
-import or its hooks is reported like any error. Only a real Ctrl-C (SIGINT arriving while plugin code runs) still
-interrupts, see ``CtrlCWatch``.
+import or its hooks is reported like any error. Only a real Ctrl-C or SIGTERM (a signal arriving while plugin code
+runs, whose handler raises) still interrupts, see ``CtrlCWatch``.
 """
 
 from __future__ import annotations
@@ -72,37 +72,46 @@ class PluginReentryError(RuntimeError):
 
 
 class CtrlCWatch:
-    """Tells a real Ctrl-C apart from plugin code raising ``KeyboardInterrupt`` itself.
+    """Tells a real interrupt apart from plugin code raising ``KeyboardInterrupt`` (or the like) itself.
 
     Used as ``with CtrlCWatch() as watch:`` around plugin code: in the main thread (the only one Python delivers
-    SIGINT to) it wraps the SIGINT handler to note the signal, then restores it; ``watch.fatal(exc)`` is true only
-    for a KeyboardInterrupt that a SIGINT caused, which must go on interrupting. In another thread, or when SIGINT
-    is ignored or kills outright, no KeyboardInterrupt can come from Ctrl-C, so every one is the plugin's.
+    signals to) it wraps the Python handlers of SIGINT and SIGTERM (Ctrl-C's ``KeyboardInterrupt``, and whatever a
+    program such as the ``ctxwin`` command raises on SIGTERM) to note the signal and what its handler raised, then
+    restores them; ``watch.fatal(exc)`` is true only for an exception a signal's handler raised (or a
+    KeyboardInterrupt after a SIGINT), which must go on interrupting. In another thread, or for a signal that is
+    ignored or kills outright, no exception can come from a signal, so every one is the plugin's.
     """
+
+    _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.seen = False
-        self._previous: Callable[[int, FrameType | None], Any] | None = None
+        self._previous: dict[int, Callable[[int, FrameType | None], Any]] = {}
+        self._raised: list[BaseException] = []
 
     def __enter__(self) -> CtrlCWatch:
         if threading.current_thread() is threading.main_thread():
-            previous = signal.getsignal(signal.SIGINT)
-            if callable(previous):
-                self._previous = previous
-                signal.signal(signal.SIGINT, self._note)
+            for signum in self._SIGNALS:
+                previous = signal.getsignal(signum)
+                if callable(previous):
+                    self._previous[signum] = previous
+                    signal.signal(signum, self._note)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
 
     def _note(self, signum: int, frame: FrameType | None) -> None:
-        self.seen = True
-        if self._previous is not None:
-            self._previous(signum, frame)
+        self.seen = self.seen or signum == signal.SIGINT
+        try:
+            self._previous[signum](signum, frame)
+        except BaseException as exc:
+            self._raised.append(exc)
+            raise
 
     def fatal(self, exc: BaseException) -> bool:
-        return isinstance(exc, KeyboardInterrupt) and self.seen
+        return any(exc is raised for raised in self._raised) or (isinstance(exc, KeyboardInterrupt) and self.seen)
 
 
 def describe(exc: BaseException) -> str:

@@ -30,7 +30,7 @@ from typing import Any, cast
 
 from ctxwin.batch.item import FIT_MODEL, Fitter, describe
 from ctxwin.batch.progress import Progress
-from ctxwin.cli.atomic import AtomicOutput, same_file
+from ctxwin.cli.atomic import AtomicOutput, writes_over
 from ctxwin.cli.budgets import parse_budget
 from ctxwin.cli.counter_choice import names_own_model, request_model_spec, window_error
 from ctxwin.cli.fit_file import FitLines, fit_lines, full_report, seekable
@@ -123,8 +123,9 @@ def _check_flags(args: argparse.Namespace) -> int | None:
     """Every usage error, named by its flag, before any file is read; None when the flags are fine."""
     parser = args.parser
     for name, other in (("FILE", args.file), ("--tools", args.tools)):
-        if args.output not in (None, "-") and other not in (None, "-") and same_file(args.output, other):
-            return usage_error(parser, "-o/--output", f"{args.output} is also {name}; write to another file")
+        if other is not None and writes_over(args.output, other):
+            where = "stdout" if args.output in (None, "-") else args.output
+            return usage_error(parser, "-o/--output", f"{where} is the same file as {name}; write to another file")
     try:
         strategies = _strategies(args)
     except ValueError as exc:

@@ -9,8 +9,9 @@ A new subcommand is a module of that shape and its line in ``COMMANDS`` (name an
 Exit codes (``ctxwin.cli.output``, listed in ``ctxwin --help``): 0 done; 1 bad input (unreadable file, malformed
 conversation, tokenizer data missing), an I/O error, or output closed early (``ctxwin count big.json | head``); 2
 usage error named by its flag (an unknown model or counter included); 3 ``fit --strict`` and a conversation does
-not fit; 130 Ctrl-C; 143 SIGTERM. Every problem is one line on stderr; ``main`` turns what a command did not catch
-(Ctrl-C, SIGTERM, a recursion limit, a bug) into such a line too, never a traceback. A plugin that failed to load is
+not fit; 130 Ctrl-C; 143 SIGTERM (not once the output is in place: ``output.Published``). Every problem is one line
+on stderr; ``main`` turns what a command did not catch (Ctrl-C, SIGTERM, a recursion limit, a bug) into such a line
+too, never a traceback. A plugin that failed to load is
 one warning line per plugin, not Python's warnings.
 """
 
@@ -23,7 +24,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ctxwin.cli.output import (
     EXIT_CODES_HELP,
@@ -31,6 +32,8 @@ from ctxwin.cli.output import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_USAGE,
+    Published,
+    Terminated,
     error,
     one_line,
     warning,
@@ -121,12 +124,10 @@ def _forgiving_streams() -> None:
             reconfigure(errors="backslashreplace")
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that a temporary output file is removed on the way out."""
-
-
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    """SIGTERM (and Ctrl-C) stop the run unless its output is already in place: then the run is done."""
+    if not Published.done:
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,13 +136,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or argparse's usage error (already printed)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     _forgiving_streams()
+    Published.done = False
     in_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    previous: dict[int, Any] = {}
+    if in_main_thread:
+        previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, _terminate)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when Ctrl-C is ignored (nohup)
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, _terminate)
     try:
         return _run(args)
     finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _run(args: argparse.Namespace) -> int:
