@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import CHAT, FAST, assert_one_line_errors, run, write_json
+from cli_support import CHAT, FAST, assert_one_line_errors, plugin_site, run, write_json
 
 from ctxwin.cli.budgets import parse_budget
 
@@ -210,3 +210,37 @@ def test_every_usage_error_is_one_line(tmp_path: Path, args: list[str], error: s
     assert result.returncode == 2
     [line] = result.stderr.splitlines()
     assert line.startswith(error), line
+
+
+RAISING_PLUGIN = """
+from ctxwin import BaseTokenCounter, hookimpl
+
+class Fussy(BaseTokenCounter):
+    name = "fussy"
+    def count_text(self, text):
+        if "boom" in text:
+            raise RuntimeError("cannot count this")
+        return len(text.split())
+
+@hookimpl
+def register_counters(register):
+    register("fussy", lambda arg: Fussy())
+"""
+
+
+@pytest.mark.slow
+def test_a_plugin_counter_that_raises_is_named_in_every_command(tmp_path: Path) -> None:
+    env = plugin_site(tmp_path / "site", "fussy", RAISING_PLUGIN)
+    boom = [{"role": "user", "content": "boom"}]
+    one = write_json(tmp_path / "one.json", boom)
+    many = tmp_path / "many.jsonl"
+    many.write_text(f"{json.dumps(CHAT)}\n{json.dumps(boom)}\n", encoding="utf-8")
+    budget = ["-c", "fussy", "--context-window", "4k"]
+    for args in (["count", str(one), "-c", "fussy"], ["fit", str(one), *budget],
+                 ["fit", str(many), *budget], ["fit", str(many), *budget, "-w", "2"]):
+        result = run(*args, env=env)
+        assert result.returncode == 1, result.stderr
+        assert_one_line_errors(result.stderr)
+        [line] = result.stderr.splitlines()
+        assert "token counter 'fussy' (plugin 'fussy') failed on " in line and "cannot count this" in line, line
+        assert "1 items" not in line
