@@ -46,13 +46,18 @@ def _count_rows(conversation: Conversation, counter: TokenCounter, model: ModelS
         for i, (m, n) in enumerate(zip(conversation.messages, counts, strict=True))
     ]
     total = counter.count_messages(conversation.messages, tools=conversation.tools)
+    # A message's count is the most it adds to any request (the engines add counts up and must never under-count);
+    # a chat template can write it shorter where it stands (Qwen3 drops an earlier turn's reasoning markers), so the
+    # request is the messages' sum plus its overhead (framing, tools), less what they take less in place.
+    difference = total - sum(counts)
     report: dict[str, Any] = {
         "source": conversation.source,
         "line": conversation.line,
         "counter": counter.name,
         "messages": rows,
         "message_tokens": sum(counts),
-        "request_overhead": total - sum(counts),
+        "request_overhead": max(difference, 0),
+        "shorter_in_place": max(-difference, 0),
         "total": total,
     }
     if model is not None:
@@ -73,9 +78,14 @@ def _print_count(report: dict[str, Any]) -> None:
     for row in report["messages"]:
         role = row["role"] + (f"({row['name']})" if row["name"] else "")
         print(f"{row['index']:>4}  {role:<16} {row['tokens']:>7,}  {row['preview']}")
+    change = (
+        f"- {report['shorter_in_place']:,} shorter in place (a message's count is the most it can add)"
+        if report["shorter_in_place"]
+        else f"+ {report['request_overhead']:,} request overhead"
+    )
     print(
-        f"{plural(len(report['messages']), 'message')}: {plural(report['message_tokens'], 'token')} "
-        f"+ {report['request_overhead']:,} request overhead = {plural(report['total'], 'token')}"
+        f"{plural(len(report['messages']), 'message')}: {plural(report['message_tokens'], 'token')} {change} "
+        f"= {plural(report['total'], 'token')}"
     )
     if model:
         print(
