@@ -10,6 +10,7 @@ from typing import Any
 
 from ctxwin.cli.output import EXIT_OK, json_flag
 from ctxwin.counters import list_models, model_plugin
+from ctxwin.counters.lookup import model_is_exact
 from ctxwin.plural import plural
 
 add_arguments = json_flag
@@ -22,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
             "max_output_tokens": m.max_output_tokens,
             "counter": m.counter,
             "approximate": m.approximate,
-            "exact": m.exact,
+            "exact": model_is_exact(m),
             "aliases": list(m.aliases),
             "note": m.note,
             "plugin": model_plugin(m.name),

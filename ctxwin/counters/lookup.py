@@ -25,12 +25,14 @@ _REQUIRED_METHODS = ("count_text", "count_message", "count_messages")
 
 @dataclass(frozen=True)
 class CounterInfo:
-    """A registered counter factory, the plugin that registered it, and where its data comes from."""
+    """A registered counter factory, the plugin that registered it, where its data comes from, and whether it
+    declared that it counts exactly as the model's own tokenizer does (``exact``; never assumed)."""
 
     name: str
     factory: Callable[[str | None], Any]
     plugin: str
     origin: str = ""
+    exact: bool = False
     instances: dict[str | None, TokenCounter] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
@@ -41,15 +43,17 @@ class _Model:
 
 
 def _counter_info(plugin: str, name: str, factory: Callable[[str | None], Any],
-                  origin: str | None = None) -> tuple[Iterable[str], CounterInfo]:
-    """Validates ``register(name, factory, origin=None)`` from a ``register_counters`` hook."""
+                  origin: str | None = None, exact: bool = False) -> tuple[Iterable[str], CounterInfo]:
+    """Validates ``register(name, factory, origin=None, exact=False)`` from a ``register_counters`` hook."""
     if not isinstance(name, str) or not name or ":" in name:
         raise ValueError(f"counter name must be a non-empty string without ':', got {name!r}")
     if not callable(factory):
         raise TypeError(f"counter {name!r}: factory must be callable, got {type(factory).__name__}")
     if origin is not None and not isinstance(origin, str):
         raise TypeError(f"counter {name!r}: origin must be a string or None, got {type(origin).__name__}")
-    return (name,), CounterInfo(name, factory, plugin, origin or "")
+    if not isinstance(exact, bool):
+        raise TypeError(f"counter {name!r}: exact must be a bool, got {type(exact).__name__}")
+    return (name,), CounterInfo(name, factory, plugin, origin or "", exact)
 
 
 def _model(plugin: str, spec: ModelSpec) -> tuple[Iterable[str], _Model]:
@@ -100,6 +104,12 @@ def get_model(name: str) -> ModelSpec:
     if model is None:
         raise _unknown("model", name, _models(), match=name_candidates(name)[-1])
     return model.spec
+
+
+def model_is_exact(model: ModelSpec) -> bool:
+    """Whether ``model`` is counted exactly: its spec says its tokenizer is known (``ModelSpec.exact``) and the
+    counter it names was registered with ``exact=True`` (a plugin's counter is an estimate unless it says so)."""
+    return model.exact and _resolve(model.counter)[0].exact
 
 
 def list_models() -> list[ModelSpec]:

@@ -12,6 +12,8 @@ from ctxwin.hookspecs import hookimpl
 @hookimpl
 def register_counters(register: Callable[..., None]) -> None:
     register("anthropic-api", AnthropicApiCounter,
-             origin="online, opt-in: Anthropic's count_tokens endpoint (extra 'anthropic'), counts cached on disk")
+             origin="online, opt-in: Anthropic's count_tokens endpoint (extra 'anthropic'), counts cached on disk",
+             exact=True)
     register("gemini-api", GeminiApiCounter,
-             origin="online, opt-in: Gemini's countTokens endpoint (extra 'gemini'), counts cached on disk")
+             origin="online, opt-in: Gemini's countTokens endpoint (extra 'gemini'), counts cached on disk",
+             exact=True)

