@@ -39,7 +39,7 @@ from ctxwin.cli.io import (
 from ctxwin.cli.output import one_line
 from ctxwin.counters import get_model
 from ctxwin.cpus import available_cpus
-from ctxwin.planner import Plan
+from ctxwin.planner import FitConfig, Plan
 
 PLAN_KEY = "ctxwin"  # the key JSONL output lines get for the line number and the plan; an earlier run's is replaced
 
@@ -105,7 +105,7 @@ class FitLines:
         key = model.name if model is not None else self.fitter.planner.model
         fitter = self._fitters.get(key)
         if fitter is None:
-            problem = window_error(self.fit_kwargs.get("context_window"), model or get_model(str(key)))
+            problem = window_error(self.fitter.planner.config.context_window, model or get_model(str(key)))
             if problem is not None:
                 raise ValueError(f"--context-window: {problem}")
             same = key == self.fitter.planner.model
@@ -234,7 +234,8 @@ def fit_file(
         raise ValueError(f"workers must be a positive int, or None for all CPUs, got {workers!r}")
     if fit_kwargs.get("output", "request") != "request":
         raise ValueError("fit_file writes each line in its own request form; output= cannot be changed")
-    own_models = fit_kwargs.get("model") is None and fit_kwargs.get("counter") is None
+    given = FitConfig.of(fit_kwargs.get("config"), **{k: v for k, v in fit_kwargs.items() if k != "config"})
+    own_models = given.model is None and given.counter is None
     mapper = functools.partial(FitLines, fit_kwargs, tools, full_report, own_models)
     name = "<stdin>" if path == "-" else path
     output = AtomicOutput(out)
