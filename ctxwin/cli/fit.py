@@ -8,7 +8,8 @@ stays a list, a request object (chat completions', Anthropic's with its ``system
 read as a stream): one output line each, in input order, the line's own object likewise, with ``"ctxwin":
 {"line": N, "plan": {...}}`` added, fitted on ``--workers`` processes (``ctxwin.cli.fit_file``; the output does
 not depend on how many); a bad line is reported on stderr and the run goes on. A progress bar is drawn on stderr
-when it is a terminal.
+when it is a terminal. Without ``--model`` or ``--counter``, each request is fitted for the model its ``model`` key
+names (``counter_choice``); ``--context-window`` may lower a model's window, not raise it.
 
 Files are never lost: flags are checked first (a bad one is a usage error naming it, exit 2, before anything is
 read), ``-o`` may not be an input, the output is opened only after the input was read (a JSONL batch streams into
@@ -370,10 +371,15 @@ def add_arguments(fit: argparse.ArgumentParser) -> None:
         "file", help="JSON or JSONL conversation(s): chat messages, or chat completions, Anthropic or Responses "
         "requests (written back in their form); - for stdin"
     )
-    fit.add_argument("--model", "-m", help=f"the model to fit for (see `ctxwin models`; default {FIT_MODEL})")
+    fit.add_argument(
+        "--model", "-m", help=f"the model to fit for (see `ctxwin models`; default: the model the request names in "
+        f"its 'model' key, else {FIT_MODEL}; given, it wins over the request's)"
+    )
     fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (see `ctxwin counters`)")
     fit.add_argument(
-        "--context-window", type=_token_amount(zero=False), help="override the model's context window (8000, 8k)"
+        "--context-window",
+        type=_token_amount(zero=False),
+        help="lower the model's context window (8000, 8k; above the model's is refused)",
     )
     fit.add_argument(
         "--reserve",
