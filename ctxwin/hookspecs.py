@@ -29,12 +29,12 @@ hookimpl = HookimplMarker("ctxwin")
 
 @hookspec
 def register_counters(register: Callable[..., None]) -> None:
-    """Register token counters: ``register(name, factory, origin=None, exact=False)``.
+    """Register token counters: ``register(name, factory, origin=None)``.
 
     ``factory(arg)`` returns a TokenCounter; ``arg`` is the text after ``name:`` in a spec (``"tiktoken:o200k_base"``
     passes ``"o200k_base"``), or None. ``origin`` is a short note on where the counter's data comes from, shown by
-    ``ctxwin counters``. ``exact=True`` declares that the counter counts as the model's own tokenizer does: only then
-    does ``ctxwin models`` list the models it counts as exact (an estimate is never taken for exact).
+    ``ctxwin counters``, or a function returning it (called only then). Keep the hook cheap: import a tokenizer
+    package inside the factory, not at the plugin module's top, so looking up another counter does not load it.
     """
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from ctxwin.cli.output import EXIT_OK, json_flag
 from ctxwin.counters import list_models, model_plugin
-from ctxwin.counters.lookup import model_is_exact
 from ctxwin.plural import plural
 
 add_arguments = json_flag
@@ -23,9 +22,10 @@ def run(args: argparse.Namespace) -> int:
             "max_output_tokens": m.max_output_tokens,
             "counter": m.counter,
             "approximate": m.approximate,
-            "exact": model_is_exact(m),
+            "exact": m.exact,
             "aliases": list(m.aliases),
             "note": m.note,
+            "tokenizer": m.tokenizer,
             "plugin": model_plugin(m.name),
             "caching": dataclasses.asdict(m.caching) if m.caching else None,
         }

@@ -254,10 +254,12 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     bench.add_argument(
         "--billing",
-        choices=("standard", "model"),
         default="standard",
+        metavar="standard|model|MODEL",
         help="--session's billing: 'standard' (cached from 1,024 tokens in 128-token steps at 10%% of the input "
-        "price) or 'model' (the model's caching rules and prices from the registry)",
+        "price), 'model' (the --model's caching rules and prices from the registry) or a model name: as its "
+        "provider bills (e.g. gpt-5.6: writes at 1.25x; claude-sonnet-4-5: breakpoints, writes at 1.25x, reads "
+        "at 0.1x; each request billed with the breakpoints it sends, the last message where it sends none)",
     )
     bench.add_argument("--tools", help="a JSON file with the tool definitions sent with each request")
     bench.add_argument(

@@ -41,11 +41,14 @@ POLICIES = ("sliding", "langchain", "refit", "session")
 
 
 class Policy(Protocol):
-    """What a chat loop does with its history: take the turn's messages, then give the request to send."""
+    """What a chat loop does with its history: take the turn's messages, then give the request to send, and the
+    lengths of the prefixes that request marks for the cache (none: its last message, the usual pattern)."""
 
     def add(self, messages: list[BaseMessage]) -> None: ...
 
     def request(self) -> list[BaseMessage]: ...
+
+    def marks(self) -> tuple[int, ...]: ...
 
 
 def request_points(messages: Sequence[BaseMessage]) -> list[int]:
@@ -72,6 +75,9 @@ class _Sliding:
     def request(self) -> list[BaseMessage]:
         return trim_messages(self.history, max_tokens=self.limit, token_counter=self.counter, strategy="last",
                              include_system=True, start_on="human")
+
+    def marks(self) -> tuple[int, ...]:
+        return ()
 
 
 class _LangChain(_Sliding):
@@ -120,6 +126,9 @@ class _Session:
 
     def request(self) -> list[BaseMessage]:
         return list(self.session.plan().messages)
+
+    def marks(self) -> tuple[int, ...]:
+        return self.session.cache_prefixes
 
 
 def make_policy(chain: str, planner: Planner) -> Policy:
@@ -244,7 +253,7 @@ def replay(
         sent = policy.request()
         result.seconds.append(time.perf_counter() - start)
         done = end
-        bill = biller.bill(sent, recount(sent))
+        bill = biller.bill(sent, recount(sent), policy.marks())
         result.bills.append(bill)
         total += bill.billed
         curve.append(total)
@@ -276,6 +285,7 @@ def replay_policy(
     ``result``'s rules and recounted by another copy."""
     planner = Planner(model, context_window=result.budget + reserve_output, reserve_output=reserve_output,
                       counter=copy.copy(counter), tools=tools)
+    planner.caching = result.rules  # sessions size their cuts by the prices they are billed at
     measuring = copy.copy(counter)
     biller = Biller(result.rules, Meter(measuring, tools), planner.budget.tools_tokens)
     replay(conversation, policy(planner), biller, result, _recount(measuring, tools))

@@ -17,9 +17,10 @@ from ctxwin.batch.progress import Progress
 from ctxwin.cli.bench.billing import STANDARD_RULES
 from ctxwin.cli.bench.plot import save_chart, write_session_plot
 from ctxwin.cli.bench.replay import SessionResult, run_session_bench
-from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
+from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error, usage_error
 from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.caching import CachingRules
+from ctxwin.counters.lookup import get_model
 from ctxwin.counters.models import ModelSpec
 from ctxwin.plural import plural
 
@@ -36,10 +37,18 @@ WIDTH = 100
 
 
 def rules_for(model: ModelSpec | None, billing: str) -> CachingRules:
-    """The billing rules: the model's (``--billing model``, when it has them) or the reference rule."""
-    if billing == "model" and model is not None and model.caching is not None:
-        return model.caching
-    return STANDARD_RULES
+    """The billing rules: the reference rule (``standard``), the ``--model``'s (``model``, when it has them), or
+    those of the model ``billing`` names (its provider's prices, write fees and breakpoints); ValueError for a
+    model the registry does not know or has no prices for."""
+    if billing == "standard":
+        return STANDARD_RULES
+    if billing == "model":
+        return model.caching if model is not None and model.caching is not None else STANDARD_RULES
+    spec = get_model(billing)
+    if spec.caching is None or not spec.caching.priced:
+        raise ValueError(f"{spec.name} has no prompt caching prices in the registry (a plugin's ModelSpec can give "
+                         "them); e.g. --billing gpt-5.6, --billing claude-sonnet-4-5, --billing gemini-2.5-flash")
+    return spec.caching
 
 
 def _cells(result: SessionResult, first: SessionResult) -> tuple[str, ...]:
@@ -80,7 +89,10 @@ def run_session(
     tools: list[dict[str, Any]] | None, chains: list[str], read_errors: int,
 ) -> int:
     """Replay, then print the table or JSON and write the chart; the exit code."""
-    rules = rules_for(model, args.billing)
+    try:
+        rules = rules_for(model, args.billing)
+    except ValueError as exc:
+        return usage_error(args.parser, "--billing", exc)
     progress = Progress("replayed", len(conversations) * len(args.budgets))
     started = time.perf_counter()
     results: list[SessionResult] = []
@@ -91,14 +103,18 @@ def run_session(
     if args.json:
         print(json.dumps({"billing": {"source": rules.source, "date": rules.date, "mode": rules.mode,
                                       "min_prefix": rules.min_prefix, "granularity": rules.granularity,
-                                      "read_ratio": rules.read_ratio, "write_ratio": rules.write_ratio},
+                                      "read_ratio": rules.read_ratio, "write_ratio": rules.write_ratio,
+                                      "bills_writes": rules.bills_writes},
                           "results": [r.as_json() for r in results]}, indent=2))
     else:
         heading = (
             f"ctxwin bench --session: {plural(len(conversations), 'conversation')} from {conversations[0].source}\n"
             + (f"model {model.name}, " if model else "") + f"counter {counter.name}\n"
             + f"billing: {rules.mode} caching from {rules.min_prefix:,} tokens in steps of {rules.granularity}, "
-            + f"cached at {rules.read_ratio or 0:.0%} of the input price ({rules.source})"
+            + f"cached at {rules.read_ratio or 0:.0%} of the input price"
+            + (f", written at {rules.write_ratio:.0%} ({rules.ttl})" if rules.bills_writes and rules.write_ratio
+               else "")
+            + f" ({rules.source}, {rules.date})"
         )
         print("\n".join(table(results, heading)))
         print(f"replayed in {time.perf_counter() - started:.1f} s", file=sys.stderr)
