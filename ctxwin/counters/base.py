@@ -26,6 +26,7 @@ from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages.content import block_text
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 from ctxwin.messages.openai_format import openai_role, sent_arguments
+from ctxwin.plural import plural
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
 DEFAULT_BLOCK_TOKENS = 255
@@ -75,7 +76,7 @@ def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], de
     ``describe(item)`` names an item in an error (by default its repr, shortened)."""
     if not isinstance(values, Sequence) or len(values) != len(items):
         got = f"{len(values)} counts" if isinstance(values, Sequence) else repr(values)
-        raise ValueError(f"token counter {counter_label(counter)} returned {got} for {len(items)} items")
+        raise ValueError(f"token counter {counter_label(counter)} returned {got} for {plural(len(items), 'item')}")
     if set(map(type, values)) <= {int} and (not values or (min(values) >= 0 and max(values) <= MAX_COUNT)):
         return list(values)
     name = describe or (lambda item: f"{str(item)[:40]!r}")
@@ -392,7 +393,7 @@ class CheckedCounter(CounterAdapter):
                                      f"{exc}") from exc
 
     def _checked_list(self, method: Any, items: Sequence[Any], describe: Any) -> list[Any]:
-        with self._blamed(f"{len(items)} items"):
+        with self._blamed(plural(len(items), "item")):
             counts = method(items)
         return checked_counts(counts, self, items, describe)
 

@@ -94,18 +94,23 @@ def _anthropic_block(block: Any) -> bool:
 
 
 def request_form(request: Any) -> Literal["openai", "responses", "anthropic"]:
-    """The provider form ``request`` is in: ``"responses"`` (a request with ``input``, or Responses items),
-    ``"anthropic"`` (a request with a top-level ``system`` or ``input_schema`` tools, or messages holding Anthropic
-    blocks), else ``"openai"`` (chat completions, and anything else: message objects, tuples)."""
+    """The provider form ``request`` is in: ``"responses"`` (a request with ``input``, or a list of Responses
+    items), ``"anthropic"`` (a request with a top-level ``system`` or ``input_schema`` tools, or messages holding
+    Anthropic blocks), else ``"openai"`` (chat completions, and anything else: message objects, tuples).
+
+    A request with ``messages`` is a chat completions or an Anthropic request whatever its items are: a Responses
+    item among them is read as the message it holds and written back in the request's form, under ``messages``
+    (a Responses ``input`` beside them would leave the messages sent unfitted)."""
     if isinstance(request, Mapping) and "input" in request and "messages" not in request:
         return "responses"
+    has_messages = isinstance(request, Mapping)
     if isinstance(request, Mapping):
         tools = request.get("tools") or []
         if "system" in request or any(isinstance(t, Mapping) and "input_schema" in t for t in tools):
             return "anthropic"
         request = request.get("messages")
     items = request if isinstance(request, (list, tuple)) else []
-    if any(isinstance(item, Mapping) and item.get("type") in _RESPONSES_ITEMS for item in items):
+    if not has_messages and any(isinstance(item, Mapping) and item.get("type") in _RESPONSES_ITEMS for item in items):
         return "responses"
     if any(isinstance(item, Mapping) and isinstance(item.get("content"), list)
            and any(map(_anthropic_block, item["content"])) for item in items):
