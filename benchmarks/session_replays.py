@@ -1,10 +1,11 @@
-"""The session replays behind docs/sessions.md's defaults: each set replayed turn by turn (``ctxwin.cli.bench.replay``)
-through a sliding trim (what LangChain's ``trim_messages(strategy="last", start_on="human")`` sends), the issue's
-naive policy (append until the next request would overflow, then cut back to 65% of the budget and leave the rest
-alone) and ``Planner(...).session()`` with the options given, at a 20,000-token input budget (``--budget``),
-gpt-4o's counter and the reference billing (``--billing MODEL``: as that model's provider bills). Prints one line
-per set and policy: cache hits, billed input and mean tokens sent as ratios to the sliding trim, recent turns kept
-verbatim, time per request, requests over budget / with a broken tool pair / without the last user message.
+"""The session replays behind docs/sessions-measurements.md's defaults: each set replayed turn by turn
+(``ctxwin.cli.bench.replay``) through a sliding trim (what LangChain's ``trim_messages(strategy="last",
+start_on="human")`` sends), the issue's naive policy (append until the next request would overflow, then cut back to
+65% of the budget and leave the rest alone) and ``Planner(...).session()`` with the options given, at a 20,000-token
+input budget (``--budget``), gpt-4o's counter and the reference billing (``--billing MODEL``: as that model's
+provider bills). Prints one line per set and policy: cache hits, billed input and mean tokens sent as ratios to the
+sliding trim, recent turns kept verbatim, time per request, requests over budget / with a broken tool pair / without
+the last user message.
 
 Sets (4 conversations of 400 messages each, ``benchmarks/conversations.py``): ``agent``, ``multilingual``, ``code``
 (``KIND:SEED`` for another seed); ``agent*3`` / ``agent/3`` (every tool output three times longer / cut to its first

@@ -14,8 +14,8 @@ item down a pipe: pickling is most of what the calling process would otherwise d
 While such workers run, the objects this process held when it forked them are frozen out of its garbage
 collector's view (``gc.freeze()``, as the Python docs advise before a fork), unless something else froze objects
 already: a full collection during the run would otherwise walk the whole corpus and write to its containers'
-headers, copying the pages the workers still share (a 600 MB corpus, 1,200 conversations: 0.32 ms per
-conversation in this process instead of 0.07). The pool unfreezes them when it shuts down.
+headers, copying the pages the workers still share (docs/batch.md has the cost measured). The pool unfreezes them
+when it shuts down.
 
 Workers never outlive the process that started the pool, however it ends (a ``kill -9`` included): each one
 watches it (``_die_with``) and ends itself when it is gone. Nothing else would end them: a worker waits on its

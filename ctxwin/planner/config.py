@@ -26,7 +26,8 @@ BrokenToolPairs = Literal["drop", "keep"]
 # ``fit``'s model when none is named.
 DEFAULT_MODEL = "gpt-4o"
 
-# The most of the input budget the head a session's cut keeps may take (docs/sessions.md has the measurements).
+# The most of the input budget the head a session's cut keeps may take: room for the task and first findings, yet
+# most of the budget left for recent turns (docs/sessions-measurements.md has the measurements).
 DEFAULT_KEEP_FIRST = 0.3
 
 # The options a session reads (``Planner.session`` takes only these, and ``cache_control``).

@@ -1,42 +1,22 @@
 """``PlanSession``: a growing conversation planned turn by turn, keeping the provider's prompt cache.
 
-Providers bill the prefix a request shares with a recent one at a fraction of the price (a tenth for OpenAI's newest
-models and Anthropic's cache reads), from a minimum length on. A planner that re-fits the whole history on every
-request moves its cut by a message or two each turn and re-shortens the same tool outputs to other lengths, so the
-bytes right after the system prompt change on almost every request and the cache never hits. A cache-stable
-session (the default) does what pays instead:
+Providers bill the prefix a request shares with a recent one at a fraction of the price. A planner that re-fits the
+whole history on every request moves its cut a little each turn, so the bytes after the system prompt change and
+the cache never hits. A cache-stable session (the default) keeps them still instead:
 
-- between cuts it sends the previous request's messages unchanged, byte for byte (the same summary, the same
-  shortened outputs), plus what was appended;
-- a cut happens only when the next request would not fit, and plans the conversation (the previous request and what
-  was appended: an existing summary is extended, shortened outputs stay shortened) down to a low-water mark,
-  ``low_water`` times the input budget (by default lower when user turns are long, as in an agent left to work,
-  where a sliding trim keeps less too), so the next cut is several turns away; where the model's cache writes cost
-  extra, the cut also leaves room for as many turns as the write takes to pay for itself
-  (``cache_marks.payback_turns``);
-- a cut keeps a fixed head (``keep_first``): the first messages after the system prompt, as they were first sent,
-  as few as make the tools, system prompt and head reach the model's minimum cacheable prefix (or ``head_fill`` of
-  the budget, by default larger when user turns are long; at most ``keep_first`` of it, ending where no tool call
-  waits for its results). The first cut chooses it; every cut keeps it in front, byte for byte, and drops from the
-  middle, after it (a summary goes after it too), so the request after a cut reads the head from the cache instead
-  of being billed in full. With no room for it, or an Anthropic summary that would have to follow it, a cut does
-  without, from then on;
-- with ``tool_output_cap`` set, in an agent run (most recent requests are tool rounds) a new tool output over that
-  share of the budget is cut to its head and tail once, when it arrives, and sent so from then on: what a request
-  sends for the first time is billed in full, so agent runs are billed mostly for their new outputs;
-- budget safety is never traded: every request fits (a cut that cannot reach the low-water mark plans to the
-  budget, as ``Planner.plan`` does), tool pairs stay whole, the last user turn is kept.
+- between cuts it sends the previous request unchanged, byte for byte, plus what was appended;
+- it cuts only when the next request would not fit, down to a low-water mark (``low_water`` of the input budget),
+  so the next cut is several turns away and each cut's cache write pays for itself;
+- a cut keeps a fixed head (``keep_first``, ``head_fill``) in front, byte for byte, so the request after a cut still
+  reads the tools, system prompt and head from the cache;
+- with ``tool_output_cap``, an agent's new tool outputs are shortened once, on arrival, so later requests resend
+  the same bytes;
+- budget safety is never traded: every request fits, tool pairs stay whole, the last user turn is kept.
 
-Each plan reports what it shares with the previous request and its estimated cost (``Plan.cache``); with
-``output="anthropic"`` its ``request`` carries ``cache_control`` breakpoints (the tools, the system prompt, the last
-message of the previous request, or at a cut the head's last, and the last message); with ``"openai"`` or
-``"responses"`` for a model that takes them (GPT-5.6 on) ``prompt_cache_breakpoint`` marks on the system prompt,
-the head's last message, the previous request's last and the last (at most four), and for every OpenAI model that
-routes by it a ``prompt_cache_key`` that stays the session's. The writes ask for the lifetime the gap between
-requests needs (``ctxwin.planner.cache_marks``: measured between plans, or ``expected_gap``), and none when no
-lifetime outlasts it. ``observe(usage)`` takes the provider's reported usage.
-``cache_stable=False`` is the planner's behaviour before sessions kept the cache: each plan is ``Planner.plan`` of
-every message added so far. docs/sessions.md has the cost model and the measurements behind the defaults.
+``Plan.cache`` reports what a request shares with the previous one and its estimated cost; with a provider output
+the request carries that provider's cache marks and lifetime (``ctxwin.planner.cache_marks``); ``observe(usage)``
+takes the provider's reported usage. ``cache_stable=False`` plans every request with ``Planner.plan``.
+docs/sessions.md is the guide; docs/sessions-measurements.md has the replays behind the defaults.
 """
 
 from __future__ import annotations
@@ -83,47 +63,39 @@ from ctxwin.strategies.truncate import cap_tool_outputs
 from ctxwin.strategies.walk import within
 
 # The low-water mark a cut plans down to, as a share of the input budget (low_water=None picks one per cut, from
-# how long the user turns are). Measured on chat, code and agent replays at 20,000 tokens (docs/sessions.md). With
-# short user turns (chats; agents a user steers every few tool rounds) a sliding trim that restarts at a user
-# message keeps the window nearly full, and 0.6 sends 0.81-0.85x its tokens (0.5: 0.76-0.80x, near the 0.75x a user
-# should still get). With long ones (an agent left to work: a user turn of many tool rounds) the sliding trim keeps
-# less (0.72-0.77 of the budget), and 0.45 bills 6-16% less than 0.6 while sending 0.84-0.92x its tokens.
+# how long the user turns are): with short turns a sliding trim keeps its window nearly full, and a session should
+# send about as much; with long ones the sliding trim keeps less, so a deeper cut costs little context and saves
+# cuts. docs/sessions-measurements.md ("Per-run defaults") has the replays behind both values and the bounds below.
 DEFAULT_LOW_WATER = 0.6
 AGENT_LOW_WATER = 0.45
 # User turns are short up to this share of the input budget (the mean tokens added per user message over the recent
-# requests) and long from the second: between, the mark and the head's fill go linearly from one to the other.
-# (Chats and steered agents measure 0.03-0.06 at 20,000 tokens, code up to 0.12 at 8,000; agents left to work
-# 0.22-0.28. 0.08 and 0.2 sent chats 0.79-0.80x at 8,000 tokens against 0.76-0.78x, but billed steered agents with
-# full-size tool outputs 0.43-0.44x against 0.40-0.41x at 20,000.)
+# requests) and long from the second; between, the mark and the head's fill go linearly from one to the other.
 _SHORT_TURN, _LONG_TURN = 0.05, 0.15
 # A cut leaves room for the growth of the recent turns (the largest of the last few), at most this share of the
-# budget (a single huge tool output must not make the session throw its history away).
+# budget: a single huge tool output must not make the session throw its history away.
 _MAX_HEADROOM = 0.6
 _GROWTH_TURNS = 8
-# ...and, when a cut would read nothing from the cache (no head, and the tools and system prompt below the minimum
-# cacheable prefix), room for this many requests of the mean growth of the last _MEAN_TURNS requests: such a cut is a
-# miss, and a cache hit on nine requests in ten needs one every ten requests or fewer, whatever the turns weigh
-# against the budget (an agent's tool outputs). The mean, not the median: a few large tool outputs are what brings
-# the next cut closer. A cut that reads its head is a hit: that room would only send less (at 8,000 tokens, chats
-# 0.71-0.74x a sliding trim's tokens with it, 0.76-0.78x without).
+# ...and, when a cut would read nothing from the cache (no head, the tools and system prompt below the minimum
+# cacheable prefix), room for this many requests of the mean growth of the last _MEAN_TURNS requests: such a cut is
+# a miss, and a hit on nine requests in ten needs one every ten requests or fewer. The mean, not the median: a few
+# large tool outputs are what bring the next cut closer. A cut that reads its head is a hit and gets no such room.
 _TURNS_BETWEEN_CUTS = 10
 _MEAN_TURNS = 32
 # An agent run: fewer than this share of the recent requests added a user message (the rest are tool rounds).
 _AGENT_USER_SHARE = 0.5
-# The head a cut keeps (at most keep_first of the input budget, FitConfig's DEFAULT_KEEP_FIRST by default) is the
-# first messages after the system prompt that make the tools, system prompt and head reach the model's minimum
-# cacheable prefix, and with long user turns and no summary (head_fill=None), this share of keep_first: every later
-# cut reads it from the cache instead of rewriting it (the task and the first findings; agent replays bill 4-8% less,
-# docs/sessions.md). A summary of the middle needs that room.
+# With long user turns and no summary (head_fill=None) the head a cut keeps is filled to this share of keep_first:
+# every later cut reads it (the task and the first findings) from the cache instead of rewriting it. A summary of
+# the middle needs that room instead.
 _LONG_TURN_HEAD = 2 / 3
-# observe(): the margin over the largest measured ratio of provider tokens to counted tokens...
+# observe(): the margin over the largest measured ratio of provider tokens to counted tokens, so a later request
+# whose ratio is a little higher still fits...
 OBSERVE_MARGIN = 0.05
-# ...and the ratios it believes: a provider's tokenizer against an estimate or another tokenizer stays well within
-# these (Claude's newest against o200k-calibrated estimates included); a usage outside them belongs to another
-# request or is made up, and correcting the budget by it would empty or inflate it. Such an observation is
-# reported (RuntimeWarning) and leaves the budget as it was.
+# ...and the ratios it believes: a provider's tokenizer against an estimate or another tokenizer stays within them;
+# a usage outside belongs to another request or is made up, and correcting the budget by it would empty or inflate
+# it, so it is reported (RuntimeWarning) and leaves the budget as it was.
 PLAUSIBLE_RATIOS = (0.5, 2.0)
-# The gaps between requests a session's cache lifetime follows: the median of the last few.
+# The gaps between requests a session's cache lifetime follows: the median of the last few, so one long pause does
+# not change the lifetime.
 _GAP_TURNS = 8
 
 
@@ -145,9 +117,9 @@ class PlanSession(Generic[M]):
     plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut; None, the default: chosen at each cut,
     ``DEFAULT_LOW_WATER`` with short user turns down to ``AGENT_LOW_WATER`` with long ones, see ``turn_length``).
     ``tool_output_cap``: in agent runs, a new tool output over this share of the input budget is cut to it on
-    arrival, once (docs/sessions.md says when it pays). ``keep_first``: the most of the input budget the head a cut
-    keeps may take (None: a cut keeps no head, it drops the oldest messages). ``head_fill``: the head reaches at
-    least this share of the input budget with the tools and system prompt (None: up to two thirds of
+    arrival, once (docs/sessions-measurements.md says when it pays). ``keep_first``: the most of the input budget
+    the head a cut keeps may take (None: a cut keeps no head, it drops the oldest messages). ``head_fill``: the head
+    reaches at least this share of the input budget with the tools and system prompt (None: up to two thirds of
     ``keep_first`` by ``turn_length`` at the first cut, 0 when the planner summarizes). ``cache_control``: mark
     cache breakpoints in ``Plan.request`` (None: with ``output="anthropic"``, and with ``"openai"``/``"responses"``
     for a model that takes OpenAI's marks). ``expected_gap``: the seconds expected between requests, which choose

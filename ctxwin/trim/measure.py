@@ -65,8 +65,8 @@ def chunk_of(window: Sequence[BaseMessage], room: float, tokens: float, chars: i
     as about 90% of ``room`` (the tokens left in the budget) holds, by text size at the ratio of tokens to
     characters counted so far (``tokens`` in ``chars``). By size, not only by number: in an agent trace one tool
     result can hold as many tokens as a hundred chat messages, and counting past the cut is wasted tokenization
-    (a 10,000-message trace kept in half tokenized 17% more than it kept, sized by number alone). At least one
-    message; before a ratio is known, English's four characters a token."""
+    (docs/architecture.md has the measurement). At least one message; before a ratio is known, English's four
+    characters a token."""
     sizes = text_sizes(window)
     per_token = chars / tokens if tokens > 0 and chars > 0 else PRIOR_CHARS_PER_TOKEN
     size = min(max(1, bisect_right(list(accumulate(sizes)), 0.9 * room * per_token)), len(window))
