@@ -35,6 +35,18 @@ from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.session import PlanSession, SessionOptions
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
+from ctxwin.plural import plural
+from ctxwin.recall.inject import (
+    MAX_EXCERPTS,
+    MIN_SCORE,
+    InputRecall,
+    Recalled,
+    RecallSource,
+    choose,
+    is_recalled,
+    placed,
+    recall_query,
+)
 from ctxwin.strategies.base import (
     BaseStrategy,
     Budget,
@@ -62,6 +74,9 @@ _MAX_TOOL_VARIANTS = 64
 # and never more than half the window.
 RESERVE_SHARE = 8
 RESERVE_FLOOR = 8_192
+# The most of the input budget recall's excerpts may take (recall_share): docs/recall.md has the measurements.
+DEFAULT_RECALL_SHARE = 0.1
+RECALL_STEP = "recall"
 
 
 def default_reserve(max_output: int, window: int) -> int:
@@ -82,6 +97,7 @@ class _Options(TypedDict, total=False):
     counter: TokenCounter | str | None
     strict: bool
     broken_tool_pairs: BrokenToolPairs
+    recall_share: float
 
 
 class FitOptions(_Options, total=False):
@@ -162,6 +178,7 @@ class Planner(Generic[M]):
         output: Output = "messages",
         broken_tool_pairs: BrokenToolPairs = "drop",
         cache_control: bool = False,
+        recall_share: float = DEFAULT_RECALL_SHARE,
     ) -> None:
         spec = get_model(model) if model is not None else None
         if counter is None and spec is None:
@@ -188,6 +205,9 @@ class Planner(Generic[M]):
         if not isinstance(cache_control, bool) or (cache_control and output != "anthropic"):
             raise ValueError(f"cache_control=True marks Anthropic cache breakpoints: it needs output='anthropic' "
                              f"(got cache_control={cache_control!r}, output={output!r})")
+        if isinstance(recall_share, bool) or not isinstance(recall_share, (int, float)) or not 0 <= recall_share < 1:
+            raise ValueError(f"recall_share must be a share of the input budget, 0 <= recall_share < 1 (0: no "
+                             f"recall), got {recall_share!r}")
         if summarizer is not None and not callable(summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
         self.tools = openai_tools(tools)
@@ -207,6 +227,7 @@ class Planner(Generic[M]):
         self.cache_control = cache_control
         self.caching = spec.caching if spec else None
         self.keep_last = keep_last
+        self.recall_share = float(recall_share)
         chain = build_chain(strategies, summarizer, keep_last)
         self.strategies = chain or default_chain(summarizer, keep_last)
         self._later_keeps = later_keeps(self.strategies)
@@ -340,7 +361,7 @@ class Planner(Generic[M]):
             out, fits, self.budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
             tools=self.tools, tool_choice=self.tool_choice,
-            cache_breakpoints=(-1,) if self.cache_control else None,
+            cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
@@ -388,29 +409,91 @@ class Planner(Generic[M]):
         return session
 
     def plan_run(
-        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None,
+        recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan`` of ctxwin ``messages`` with ``meter`` (a session's), and the ctxwin messages the plan sends.
 
         ``target``: the steps fit the messages to that many input tokens instead of the budget (a session's cut to
-        its low-water mark); the plan still reports, and ``fits`` means, the budget."""
+        its low-water mark); the plan still reports, and ``fits`` means, the budget. ``recall``: where recall searches
+        (a session's store), True for the input itself, False for no recall (a session between cuts)."""
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+            messages, source = self._recall_input(messages, recall)
             run = self._start(messages, meter)
             for strategy, step_context in self._runner(target)._steps(run, meter):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, strategy.apply(run.current, step_context), span)
+            found = self._recall_search(run, meter, source)
+            if found is not None:  # plan again with the recall's room taken out, then add it
+                run = self._start(messages, meter)
+                for strategy, step_context in self._runner(self._recall_target(target, found))._steps(run, meter):
+                    with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                        run.record(strategy.name, strategy.apply(run.current, step_context), span)
+                self._add_recall(run, meter, source, found)
             return self._finish(run, meter, forms, top), run.current
 
     async def aplan_run(
-        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None,
+        recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan_run`` for async code (see ``aplan``)."""
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+            messages, source = self._recall_input(messages, recall)
             run = self._start(messages, meter)
             for strategy, step_context in self._runner(target)._steps(run, meter):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
+            found = self._recall_search(run, meter, source)
+            if found is not None:
+                run = self._start(messages, meter)
+                for strategy, step_context in self._runner(self._recall_target(target, found))._steps(run, meter):
+                    with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                        run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
+                self._add_recall(run, meter, source, found)
             return self._finish(run, meter, forms, top), run.current
+
+    def _recall_input(
+        self, messages: list[BaseMessage], recall: RecallSource | bool
+    ) -> tuple[list[BaseMessage], RecallSource | None]:
+        """The messages to plan (without an earlier recall message: a new one replaces it) and where recall
+        searches; None when recall is off."""
+        if not self.recall_share or recall is False:
+            return messages, None
+        if any(map(is_recalled, messages)):
+            messages = [m for m in messages if not is_recalled(m)]
+        return messages, InputRecall(messages) if recall is True else recall
+
+    def _recall_search(self, run: _Run, meter: Meter, source: RecallSource | None) -> Recalled | None:
+        """What recall would bring back, when a step left something out and the query relates to it; None else."""
+        if source is None or not any(c.kind != "replaced" for step in run.results for c in step.changes):
+            return None
+        query = recall_query(run.current)
+        if not query:
+            return None
+        excerpts = source.search(query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        room = math.floor(self.recall_share * self.budget.max_input_tokens)
+        chosen = choose(query, excerpts, room, meter.count) if excerpts else None
+        return None if chosen is None else Recalled(query, chosen[1], chosen[2])
+
+    def _recall_target(self, target: int | None, found: Recalled) -> int:
+        return (self.budget.max_input_tokens if target is None else target) - found.tokens
+
+    def _add_recall(self, run: _Run, meter: Meter, source: RecallSource | None, found: Recalled) -> None:
+        """The recall message of ``found``'s query, of the excerpts still left out, within the tokens planned for
+        it, placed where the kept conversation starts (``placed``); not added when the request would no longer fit."""
+        assert source is not None  # found came from it
+        excerpts = source.search(found.query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        chosen = choose(found.query, excerpts, found.tokens, meter.count) if excerpts else None
+        if chosen is None:
+            return
+        message, kept, tokens = chosen
+        messages = placed(run.current, message, meter.head)
+        if not self._fits(messages, meter):
+            return
+        run.recalled = Recalled(found.query, kept, tokens)
+        labels = ", ".join(run.recalled.labels)
+        note = f"recalled {plural(len(kept), 'excerpt')} of {labels} ({tokens} tokens) for {found.query[:80]!r}"
+        run.record(RECALL_STEP, StepResult(messages, notes=[note]))
 
     def _runner(self, target: int | None) -> Planner[M]:
         """The planner whose steps run: this one, or for a ``target`` below the budget this one with an input
@@ -461,6 +544,8 @@ class _Run:
     figures: Figures
     steps: list[StepReport] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
+    results: list[StepResult] = field(default_factory=list)
+    recalled: Recalled | None = None
 
     @property
     def current(self) -> list[BaseMessage]:
@@ -474,6 +559,7 @@ class _Run:
             index=index,
         )
         self.steps.append(report)
+        self.results.append(result)
         self.warnings.extend(f"{name}: {warning}" for warning in result.warnings)
         if span is not None:
             span.set_attributes(step_attributes(report, result, self.labels, len(self.current)))
@@ -519,6 +605,7 @@ def fit(
     strict: bool = False,
     output: Output = "messages",
     broken_tool_pairs: BrokenToolPairs = "drop",
+    recall_share: float = DEFAULT_RECALL_SHARE,
 ) -> Plan:
     """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; see ``Planner``."""
     return Planner(
@@ -534,4 +621,5 @@ def fit(
         strict=strict,
         output=output,
         broken_tool_pairs=broken_tool_pairs,
+        recall_share=recall_share,
     ).plan(messages)

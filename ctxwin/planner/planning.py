@@ -10,13 +10,14 @@ from ctxwin.counters.caching import CachingRules
 from ctxwin.messages import BaseMessage
 from ctxwin.messages.forms import CallerForms, Output
 from ctxwin.planner.report import M, Plan
+from ctxwin.recall.inject import RecallSource
 from ctxwin.strategies.base import BaseStrategy, Budget
 from ctxwin.strategies.meter import Meter
 
 
 class Planning(Protocol[M]):
     """A planner as a session uses it: its budget, counter, tools, output form, the model's caching rules, its
-    strategies, and ``plan_run`` (a plan with the session's meter, and the messages it sends)."""
+    strategies, its recall share, and ``plan_run`` (a plan with the session's meter, and the messages it sends)."""
 
     budget: Budget
     counter: TokenCounter
@@ -24,11 +25,14 @@ class Planning(Protocol[M]):
     output: Output
     caching: CachingRules | None
     strategies: list[BaseStrategy]
+    recall_share: float
 
     def plan_run(
-        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None,
+        recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]: ...
 
     async def aplan_run(
-        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None,
+        recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]: ...

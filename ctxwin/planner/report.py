@@ -16,6 +16,7 @@ from typing_extensions import TypeVar
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages.anthropic_cache import mark_cache_breakpoints
 from ctxwin.messages.request_body import request_body
+from ctxwin.recall.inject import Recalled
 from ctxwin.strategies.base import Budget, Change, ChangeKind, StepResult
 
 
@@ -245,6 +246,9 @@ class Plan(Generic[M]):
     cache: CacheReport | None = field(default=None, kw_only=True)
     # output="anthropic" with cache_control: the message indexes ``request`` marks (tools and system are marked too).
     cache_breakpoints: tuple[int, ...] | None = field(default=None, kw_only=True)
+    # What query-aware recall brought back into the request (the ``recall`` step), for which query; None when
+    # nothing was (nothing left out, or nothing left out relates to the newest user message).
+    recalled: Recalled | None = field(default=None, kw_only=True)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -286,6 +290,7 @@ class Plan(Generic[M]):
             "dropped": sum(len(s.dropped_ids) for s in self.steps),
             "truncated": sum(len(s.truncated_ids) for s in self.steps),
             "summarized": sum(len(s.summarized_ids) for s in self.steps),
+            "recalled": self.recalled.labels if self.recalled else [],
             "warnings": list(self.warnings),
         }
 

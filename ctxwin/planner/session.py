@@ -53,6 +53,18 @@ from ctxwin.messages.forms import CallerForms, OpenAIDicts, read_for
 from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
+from ctxwin.recall.inject import (
+    MAX_EXCERPTS,
+    MIN_SCORE,
+    Recalled,
+    SessionRecall,
+    before_newest_user,
+    choose,
+    not_yet_recalled,
+    recall_query,
+)
+from ctxwin.recall.store import Excerpt, RecallStore, message_excerpts
+from ctxwin.recall.tool import RecallTool
 from ctxwin.strategies.base import leading_system_count
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import RepairToolPairs
@@ -109,6 +121,7 @@ class SessionOptions(TypedDict, total=False):
     tool_output_cap: float | None
     keep_first: float | None
     head_fill: float | None
+    history: Any
 
 
 def _share(value: object) -> TypeGuard[float]:
@@ -187,7 +200,7 @@ class PlanSession(Generic[M]):
     def __init__(
         self, planner: Planning[M], *, cache_stable: bool = True, low_water: float | None = None,
         cache_control: bool | None = None, tool_output_cap: float | None = None,
-        keep_first: float | None = DEFAULT_KEEP_FIRST, head_fill: float | None = None,
+        keep_first: float | None = DEFAULT_KEEP_FIRST, head_fill: float | None = None, history: Any = None,
     ) -> None:
         if not isinstance(cache_stable, bool):
             raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
@@ -227,6 +240,16 @@ class PlanSession(Generic[M]):
         self._asked: deque[bool] = deque(maxlen=_MEAN_TURNS)  # whether each of those requests added a user message
         self._last: Plan[M] | None = None
         self._ratio = 0.0  # the largest measured ratio of the provider's input tokens to the counted ones
+        self.recall_store = RecallStore()
+        self._recall = SessionRecall(self._messages, self._view, self.recall_store)
+        self.history = history
+        if history is not None:
+            if not callable(getattr(history, "add_messages", None)) or not hasattr(history, "messages"):
+                raise TypeError(f"history must be a chat history (with messages and add_messages, as "
+                                f"ctxwin.history's are), got {type(history).__name__}")
+            stored = list(history.messages)
+            if stored:
+                self._add(stored)
 
     def __len__(self) -> int:
         return len(self._messages)
@@ -257,7 +280,13 @@ class PlanSession(Generic[M]):
         return self._active.budget.max_input_tokens
 
     def add_messages(self, messages: Any) -> None:
-        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation."""
+        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation (and
+        to its ``history``, when it has one)."""
+        items = self._add(messages)
+        if self.history is not None and items:
+            self.history.add_messages(items)
+
+    def _add(self, messages: Any) -> list[BaseMessage]:
         start = len(self._messages)
         if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
             messages = [messages]
@@ -273,6 +302,27 @@ class PlanSession(Generic[M]):
             self._forms = forms
         else:
             self._forms.add(items, messages)
+        return items
+
+    def recall(self, query: str, *, limit: int = MAX_EXCERPTS, min_score: float = MIN_SCORE) -> list[Excerpt]:
+        """The excerpts of what the last request left out (the session's whole history, less what it sent as it
+        was) relevant to ``query``, best first: what ``recall_tool`` answers."""
+        return self._recall.search(query, self._sent or [], limit=limit, min_score=min_score)
+
+    def recalled_message(self, handle: str) -> list[Excerpt]:
+        """The whole of one message of the history, in excerpts: ``handle`` is a tool call id (its result), a
+        message id or ``#position`` (what a masked tool output names)."""
+        self._recall.search("", self._sent or [], limit=0, min_score=1.0)  # indexes what left
+        found = self.recall_store.message(handle)
+        if not found and handle.startswith("#") and handle[1:].isdigit() and int(handle[1:]) < len(self._messages):
+            return message_excerpts(self._messages[int(handle[1:])], int(handle[1:]))
+        return found
+
+    @property
+    def recall_tool(self) -> RecallTool:
+        """A search tool over what this session's requests left out, for an agent (OpenAI, Anthropic and LangChain
+        forms, and the handler that answers a call: ``ctxwin.recall.tool``)."""
+        return RecallTool(self.recall, self.recalled_message)
 
     def _caller_forms(self) -> CallerForms | None:
         return None if self._mixed else self._forms
@@ -357,49 +407,80 @@ class PlanSession(Generic[M]):
         the module docstring); with ``cache_stable=False``, ``Planner.plan`` of every message added so far."""
         candidate, appended = self._candidate()
         forms = self._caller_forms()
+        recall = self._recall
         if not self.cache_stable:
-            plan, sent = self._active.plan_run(candidate, self._meter, forms)
+            plan, sent = self._active.plan_run(candidate, self._meter, forms, recall=recall)
             return self._finish(plan, sent, cut=True)
-        if appended and self._appended_fits(candidate):
-            plan, sent = self._active.plan_run(candidate, self._meter, forms)
+        late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
+        if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
+            plan, sent = self._active.plan_run(late[0], self._meter, forms, recall=False)
+            plan.recalled = late[1]
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target())
+        plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target(), recall=recall)
         if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
-            plan, sent = self._active.plan_run(candidate, self._meter, forms)
+            plan, sent = self._active.plan_run(candidate, self._meter, forms, recall=recall)
         if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
             self._meter.head = ()
-            plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target())
+            plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target(), recall=recall)
             if not plan.fits:
-                plan, sent = self._active.plan_run(candidate, self._meter, forms)
+                plan, sent = self._active.plan_run(candidate, self._meter, forms, recall=recall)
         if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
-            plan, sent = self._active.plan_run(self._whole(), self._meter, forms)
+            plan, sent = self._active.plan_run(self._whole(), self._meter, forms, recall=recall)
         return self._finish(plan, sent, cut=True)
 
     async def aplan(self) -> Plan[M]:
         """``plan`` for async code (see ``Planner.aplan``)."""
         candidate, appended = self._candidate()
         forms = self._caller_forms()
+        recall = self._recall
         if not self.cache_stable:
-            plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+            plan, sent = await self._active.aplan_run(candidate, self._meter, forms, recall=recall)
             return self._finish(plan, sent, cut=True)
-        if appended and self._appended_fits(candidate):
-            plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+        late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
+        if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
+            plan, sent = await self._active.aplan_run(late[0], self._meter, forms, recall=False)
+            plan.recalled = late[1]
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target())
+        plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target(), recall=recall)
         if not plan.fits:
-            plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+            plan, sent = await self._active.aplan_run(candidate, self._meter, forms, recall=recall)
         if not self._head_kept(plan, sent):
             self._meter.head = ()
-            plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target())
+            target = self._target()
+            plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=target, recall=recall)
             if not plan.fits:
-                plan, sent = await self._active.aplan_run(candidate, self._meter, forms)
+                plan, sent = await self._active.aplan_run(candidate, self._meter, forms, recall=recall)
         if not plan.fits and appended:
-            plan, sent = await self._active.aplan_run(self._whole(), self._meter, forms)
+            plan, sent = await self._active.aplan_run(self._whole(), self._meter, forms, recall=recall)
         return self._finish(plan, sent, cut=True)
+
+    def _late_recall(self, candidate: list[BaseMessage]) -> tuple[list[BaseMessage], Recalled | None] | None:
+        """Between cuts: ``candidate``, with a recall message right before a new user message that relates to
+        what was left out (within ``recall_share`` of the budget and the room the request leaves), and what it
+        recalls; None when the recall found needs more room than is left (a cut makes it)."""
+        share = self._active.recall_share
+        new = self._view[self._covered :]
+        if not share or not any(isinstance(m, HumanMessage) for m in new):
+            return candidate, None
+        query = recall_query(candidate)
+        excerpts = not_yet_recalled(self._recall.search(query, candidate, limit=MAX_EXCERPTS, min_score=MIN_SCORE),
+                                    candidate)
+        if not excerpts:
+            return candidate, None
+        budget = self._active.budget
+        free = budget.max_input_tokens - self._meter.exact(candidate)
+        chosen = choose(query, excerpts, min(math.floor(share * budget.max_input_tokens), free), self._meter.count)
+        if chosen is None:
+            return None
+        message, kept, tokens = chosen
+        with_recall = before_newest_user(candidate, message)
+        if self._meter.exact(with_recall) > budget.max_input_tokens:
+            return None
+        return with_recall, Recalled(query, kept, tokens)
 
     def _choose_head(self) -> None:
         """At the first cut, the head later cuts keep: the first messages after the system prompt of the last

@@ -1,0 +1,172 @@
+"""Query-aware recall: which excerpts of what a plan left out come back into its request, and where.
+
+The query is the newest user message and, when an agent round follows it, the newest tool call (its name and
+arguments). Excerpts come from a ``RecallSource``: for a one-off plan ``InputRecall`` (the input messages the fitted
+request no longer holds as they were, indexed when first searched), for a session its store (``SessionRecall``,
+indexed as messages leave). The excerpts chosen, best first within a token room, make one user-side message
+where the kept conversation starts (after the system prompt, a session's head and a summary): after any cached
+prefix, before the newest turns (which stay verbatim at the end), never between a tool call and its results. Its
+``response_metadata`` (never sent) names what it recalls, so a later plan knows it for recall's own and replaces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+from ctxwin.recall.store import Excerpt, RecallStore, format_excerpts
+from ctxwin.strategies.base import leading_system_count
+from ctxwin.strategies.summarize import is_summary
+
+RECALL_KEY = "ctxwin_recall"
+# An excerpt must hold at least this share of the query's weight (RecallStore.search): measured on planted-fact
+# conversations, questions about what was said against questions about what never was (docs/recall.md).
+MIN_SCORE = 0.5
+# The most excerpts one recall considers (the token room usually ends it first).
+MAX_EXCERPTS = 12
+_QUERY_SHOWN = 160
+_HEADER = "[Recalled by ctxwin: excerpts of earlier messages no longer in this conversation, for: {query}]"
+
+
+def is_recalled(message: BaseMessage) -> bool:
+    """Whether ``message`` is a recall message a plan added."""
+    return isinstance(message, HumanMessage) and RECALL_KEY in message.response_metadata
+
+
+def recall_query(messages: Sequence[BaseMessage]) -> str:
+    """What recall searches for: the newest user message's text, and the newest tool call after it (an agent
+    round), as ``name(arguments)``; empty without a user message."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage) and not is_recalled(message):
+            query = str(message.text)
+            for later in reversed(messages[index + 1 :]):
+                if isinstance(later, AIMessage) and later.tool_calls:
+                    call = later.tool_calls[-1]
+                    query += f"\n{call.get('name')} {call.get('args')}"
+                    break
+            return query
+    return ""
+
+
+class RecallSource(Protocol):
+    """Where recall finds excerpts: ``search(query, fitted)``, the relevant excerpts of the messages ``fitted`` (a
+    request) does not hold as they were, best first."""
+
+    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]: ...
+
+
+class InputRecall:
+    """A one-off plan's source: its input, of which the messages a fitted request lacks are indexed when searched."""
+
+    def __init__(self, messages: Sequence[BaseMessage]) -> None:
+        self._messages = messages
+        self.store: RecallStore | None = None
+
+    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
+        kept = set(map(id, fitted))
+        present = {i for i, m in enumerate(self._messages) if id(m) in kept}
+        if self.store is None:
+            self.store = RecallStore()
+        self.store.add(self._messages, skip=present)
+        return self.store.search(query, limit=limit, min_score=min_score, exclude=present)
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """What a plan recalled: the ``query`` searched and the ``excerpts`` its request carries (in its recall
+    message, right before the newest user message), and that message's ``tokens``."""
+
+    query: str
+    excerpts: list[Excerpt] = field(default_factory=list)
+    tokens: int = 0
+
+    @property
+    def labels(self) -> list[str]:
+        """The messages recalled from (id or ``#position``), each once, in order."""
+        return list(dict.fromkeys(e.label for e in self.excerpts))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "tokens": self.tokens, "from": self.labels,
+                "excerpts": [e.as_dict() for e in self.excerpts]}
+
+
+def _shown(query: str) -> str:
+    flat = " ".join(query.split())
+    return repr(flat if len(flat) <= _QUERY_SHOWN else flat[: _QUERY_SHOWN - 1] + "…")
+
+
+def recall_message(query: str, excerpts: Sequence[Excerpt]) -> HumanMessage:
+    """The user-side message carrying ``excerpts`` (in conversation order, each headed by where it was)."""
+    ordered = sorted(excerpts, key=lambda e: (e.position, e.part))
+    body = format_excerpts(ordered)
+    record = {"query": query, "from": list(dict.fromkeys(e.label for e in ordered))}
+    return HumanMessage(f"{_HEADER.format(query=_shown(query))}\n{body}", response_metadata={RECALL_KEY: record})
+
+
+def choose(
+    query: str, excerpts: Sequence[Excerpt], room: int, count: Callable[[BaseMessage], int]
+) -> tuple[HumanMessage, list[Excerpt], int] | None:
+    """The recall message of the best ``excerpts`` (in order) that fits in ``room`` tokens, what it holds and its
+    tokens; None when not even the first fits."""
+    chosen: list[Excerpt] = []
+    best: tuple[HumanMessage, list[Excerpt], int] | None = None
+    for excerpt in excerpts:
+        trial = [*chosen, excerpt]
+        message = recall_message(query, trial)
+        tokens = count(message)
+        if tokens > room:
+            continue  # a smaller excerpt further down may still fit
+        chosen, best = trial, (message, trial, tokens)
+    return best
+
+
+def placed(
+    messages: Sequence[BaseMessage], recall: HumanMessage, head: Sequence[BaseMessage] = ()
+) -> list[BaseMessage]:
+    """``messages`` with ``recall`` where the kept conversation starts: after the leading system messages, a
+    session's ``head`` (when the messages keep it) and a summary. So the newest turns stay verbatim at the end, and
+    in a session the cached prefix (tools, system prompt, head) stays in front; no tool call waits for its results
+    there (a head ends where none does, and a plan leaves no result without its call)."""
+    index = leading_system_count(messages)
+    if head and len(messages) >= index + len(head) and all(
+        a is b for a, b in zip(messages[index : index + len(head)], head, strict=True)
+    ):
+        index += len(head)
+    while index < len(messages) and is_summary(messages[index]):
+        index += 1
+    return [*messages[:index], recall, *messages[index:]]
+
+
+def before_newest_user(messages: Sequence[BaseMessage], recall: HumanMessage) -> list[BaseMessage]:
+    """``messages`` with ``recall`` right before the newest user message (where a session between cuts appends it:
+    what the previous request sent stays its prefix)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage) and not is_recalled(messages[index]):
+            return [*messages[:index], recall, *messages[index:]]
+    return [*messages, recall]
+
+
+def not_yet_recalled(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list[Excerpt]:
+    """``excerpts`` less those a recall message in ``messages`` already carries."""
+    carried = [str(m.text) for m in messages if is_recalled(m)]
+    return [e for e in excerpts if not any(e.text.strip() in text for text in carried)]
+
+
+class SessionRecall:
+    """A session's source: its whole history (``messages``, the list the session appends to, and ``view``, what
+    its plans are made of: the same messages, new tool outputs maybe capped), indexed incrementally: a message
+    enters the store the first time a search finds it missing from the request, and stays."""
+
+    def __init__(self, messages: Sequence[BaseMessage], view: Sequence[BaseMessage], store: RecallStore) -> None:
+        self._messages = messages
+        self._view = view
+        self.store = store
+
+    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
+        kept = set(map(id, fitted))
+        present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
+        self.store.add(self._messages, skip=present)
+        return self.store.search(query, limit=limit, min_score=min_score, exclude=present)
