@@ -60,6 +60,7 @@ from ctxwin.strategies.base import (
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies.placement import PlaceMedia
+from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.walk import within
 
 BrokenToolPairs = Literal["drop", "keep"]
@@ -77,6 +78,7 @@ RESERVE_FLOOR = 8_192
 # The most of the input budget recall's excerpts may take (recall_share): docs/recall.md has the measurements.
 DEFAULT_RECALL_SHARE = 0.1
 RECALL_STEP = "recall"
+RECALL_ROOM_STEP = "recall_room"
 
 
 def default_reserve(max_output: int, window: int) -> int:
@@ -231,6 +233,7 @@ class Planner(Generic[M]):
         chain = build_chain(strategies, summarizer, keep_last)
         self.strategies = chain or default_chain(summarizer, keep_last)
         self._later_keeps = later_keeps(self.strategies)
+        self._room_trim = TrimToBudget()
 
     def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
@@ -423,13 +426,7 @@ class Planner(Generic[M]):
             for strategy, step_context in self._runner(target)._steps(run, meter):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, strategy.apply(run.current, step_context), span)
-            found = self._recall_search(run, meter, source)
-            if found is not None:  # plan again with the recall's room taken out, then add it
-                run = self._start(messages, meter)
-                for strategy, step_context in self._runner(self._recall_target(target, found))._steps(run, meter):
-                    with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                        run.record(strategy.name, strategy.apply(run.current, step_context), span)
-                self._add_recall(run, meter, source, found)
+            self._recall(run, meter, source, target)
             return self._finish(run, meter, forms, top), run.current
 
     async def aplan_run(
@@ -443,13 +440,7 @@ class Planner(Generic[M]):
             for strategy, step_context in self._runner(target)._steps(run, meter):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
-            found = self._recall_search(run, meter, source)
-            if found is not None:
-                run = self._start(messages, meter)
-                for strategy, step_context in self._runner(self._recall_target(target, found))._steps(run, meter):
-                    with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                        run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
-                self._add_recall(run, meter, source, found)
+            self._recall(run, meter, source, target)
             return self._finish(run, meter, forms, top), run.current
 
     def _recall_input(
@@ -475,15 +466,27 @@ class Planner(Generic[M]):
         chosen = choose(query, excerpts, room, meter.count) if excerpts else None
         return None if chosen is None else Recalled(query, chosen[1], chosen[2])
 
-    def _recall_target(self, target: int | None, found: Recalled) -> int:
-        return (self.budget.max_input_tokens if target is None else target) - found.tokens
-
-    def _add_recall(self, run: _Run, meter: Meter, source: RecallSource | None, found: Recalled) -> None:
-        """The recall message of ``found``'s query, of the excerpts still left out, within the tokens planned for
-        it, placed where the kept conversation starts (``placed``); not added when the request would no longer fit."""
-        assert source is not None  # found came from it
+    def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, target: int | None) -> None:
+        """Query-aware recall after the steps: when they left something out that the query relates to, a trim
+        makes the room the excerpts take (``recall_room``: the oldest kept messages go, as the last trim would have
+        taken them), then the recall message of the excerpts still left out, within that room, is placed where the
+        kept conversation starts (``placed``); not added when the request would no longer fit."""
+        found = self._recall_search(run, meter, source)
+        if found is None or source is None:
+            return
+        goal = self.budget.max_input_tokens if target is None else target
+        lowered = self._runner(goal - found.tokens)
+        room = found.tokens
+        if not lowered._fits(run.current, meter):
+            made = self._room_trim.apply(run.current, lowered._context(meter))
+            before, after = self._request_tokens(run.current, meter), self._request_tokens(made.messages, meter)
+            hole = goal - found.tokens - after  # what the trim freed beyond the room asked for
+            if self._keeps_last_turn(run.current, made.messages) and hole <= self.recall_share * goal:
+                run.record(RECALL_ROOM_STEP, made)
+            else:  # the room would cost the current turn, or leave a hole: recall in the room left
+                room = goal - before
         excerpts = source.search(found.query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
-        chosen = choose(found.query, excerpts, found.tokens, meter.count) if excerpts else None
+        chosen = choose(found.query, excerpts, room, meter.count) if excerpts and room > 0 else None
         if chosen is None:
             return
         message, kept, tokens = chosen
@@ -494,6 +497,15 @@ class Planner(Generic[M]):
         labels = ", ".join(run.recalled.labels)
         note = f"recalled {plural(len(kept), 'excerpt')} of {labels} ({tokens} tokens) for {found.query[:80]!r}"
         run.record(RECALL_STEP, StepResult(messages, notes=[note]))
+
+    @staticmethod
+    def _keeps_last_turn(messages: list[BaseMessage], trimmed: list[BaseMessage]) -> bool:
+        """Whether ``trimmed`` still holds the last user message of ``messages`` and all that follows it."""
+        start = last_user_index(messages)
+        if start is None:
+            return True
+        kept = set(map(id, trimmed))
+        return all(id(m) in kept for m in messages[start:])
 
     def _runner(self, target: int | None) -> Planner[M]:
         """The planner whose steps run: this one, or for a ``target`` below the budget this one with an input

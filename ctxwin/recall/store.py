@@ -32,6 +32,11 @@ _CANDIDATES = 64
 # The most excerpts of one message a search returns: a long tool output that names the query's words on every line
 # must not crowd out the short message that answers it.
 _PER_MESSAGE = 2
+# An excerpt is relevant only if it holds a distinctive query term: one in at most this share of the excerpts (or
+# _RARE_MIN of them), so a query whose words every excerpt has (a tool called the same way a hundred times) recalls
+# nothing.
+_RARE_SHARE = 0.15
+_RARE_MIN = 1
 # A query keeps its this many heaviest terms (a pasted log as the question must not make a thousand-term query).
 _MAX_TERMS = 24
 
@@ -227,7 +232,7 @@ class RecallStore:
         if not (words or grams) or not self._positions:
             return []
         with self._lock:
-            weights = self._weights(words, grams)
+            weights, rare = self._weights(words, grams)
             terms = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
             total = sum(weights[t] for t in terms)
             found: dict[int, float] = {}
@@ -254,8 +259,9 @@ class RecallStore:
                 continue
             lowered = text.lower()
             held = set(_WORD.findall(spaced(lowered)))
-            share = sum(weights[t] for t in terms if (t in held if t in words else t in lowered)) / total
-            if share >= min_score:
+            matched = [t for t in terms if (t in held if t in words else t in lowered)]
+            share = sum(weights[t] for t in matched) / total
+            if share >= min_score and any(t in rare for t in matched):
                 excerpt = Excerpt(position, part, role, text, message_id, tool, call_id, share)
                 scored.append((-share, found[rowid], excerpt))
         scored.sort(key=lambda item: (item[0], item[1], item[2].position, item[2].part))
@@ -271,9 +277,12 @@ class RecallStore:
             out.append(excerpt)
         return out
 
-    def _weights(self, words: list[str], grams: list[str]) -> dict[str, float]:
-        """Each term's inverse document frequency in the store (BM25's), a term it does not hold at its maximum."""
+    def _weights(self, words: list[str], grams: list[str]) -> tuple[dict[str, float], set[str]]:
+        """Each term's inverse document frequency in the store (BM25's), a term it does not hold at its maximum;
+        and the distinctive terms (see ``_RARE_SHARE``)."""
         n = self._db.execute("SELECT COUNT(*) FROM excerpts").fetchone()[0]
+        rare = max(_RARE_MIN, _RARE_SHARE * n)
+        distinctive: set[str] = set()
         weights: dict[str, float] = {}
         for table, terms in (("words_terms", words), ("grams_terms", grams)):
             if not terms:
@@ -283,7 +292,9 @@ class RecallStore:
             for term in terms:
                 count = df.get(term, 0)
                 weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
-        return weights
+                if count <= rare:
+                    distinctive.add(term)
+        return weights, distinctive
 
     def message(self, handle: str) -> list[Excerpt]:
         """The excerpts of one message, in order: ``handle`` is a tool call id, a message id or ``#position``."""

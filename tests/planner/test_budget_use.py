@@ -228,7 +228,9 @@ def test_a_turn_that_only_partly_fits_keeps_its_question_and_its_latest_part() -
     counter = get_counter(COUNTER)
     last_two = messages.index(next(m for m in messages if m.id == "u1"))
     budget = counter.count_messages([messages[0], *messages[last_two:]]) + 3_000
-    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, strategies="trim")
+    # recall_share=0: where the trim cuts (recall would add excerpts of the turn's left-out outputs before "u0")
+    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, strategies="trim",
+               recall_share=0)
     ids = [m.id for m in plan.messages]
     assert plan.fits and plan.budget_used >= 0.9
     assert ids[:2] == ["sys", "u0"], "the partly kept turn opens with its question"
@@ -246,7 +248,7 @@ def test_the_tool_step_at_the_cut_is_shortened_to_fill_the_room_it_would_leave()
     counter = get_counter(COUNTER)
     tail = messages[messages.index(next(m for m in messages if m.id == "b1")) :]
     budget = counter.count_messages([messages[0], *tail]) + 900  # room for u1, a1 and its outputs cut to ~150
-    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0)
+    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, recall_share=0)
     assert plan.fits and plan.budget_used >= 0.95 and not plan.warnings
     ids = [m.id for m in plan.messages]
     assert ids == ["sys", "u1", "a1", "r1.0", "r1.1", "r1.2", *(m.id for m in tail)]
@@ -259,7 +261,7 @@ def test_the_tool_step_at_the_cut_is_shortened_to_fill_the_room_it_would_leave()
     assert_fills_like_a_plain_trim(messages, plan.messages, budget)
     # Where the room cannot hold the step even cut to min_tokens (100), it is dropped whole, as before (its answer
     # stays, with its question).
-    tight = fit(messages, counter=COUNTER, model=None, context_window=budget - 700, reserve_output=0)
+    tight = fit(messages, counter=COUNTER, model=None, context_window=budget - 700, reserve_output=0, recall_share=0)
     assert tight.fits and [m.id for m in tight.messages] == ["sys", "u1", *(m.id for m in tail)]
     assert not any(m.artifact for m in tight.messages if isinstance(m, ToolMessage))
 
