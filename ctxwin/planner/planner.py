@@ -479,12 +479,10 @@ class Planner(Generic[M]):
         room = found.tokens
         if not lowered._fits(run.current, meter):
             made = self._room_trim.apply(run.current, lowered._context(meter))
-            before, after = self._request_tokens(run.current, meter), self._request_tokens(made.messages, meter)
-            hole = goal - found.tokens - after  # what the trim freed beyond the room asked for
-            if self._keeps_last_turn(run.current, made.messages) and hole <= self.recall_share * goal:
+            if self._keeps_last_turn(run.current, made.messages):
                 run.record(RECALL_ROOM_STEP, made)
-            else:  # the room would cost the current turn, or leave a hole: recall in the room left
-                room = goal - before
+            else:  # the room would cost the current turn: recall in the room left
+                room = goal - self._request_tokens(run.current, meter)
         excerpts = source.search(found.query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         chosen = choose(found.query, excerpts, room, meter.count) if excerpts and room > 0 else None
         if chosen is None:

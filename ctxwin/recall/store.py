@@ -4,10 +4,12 @@ Each message is stored as excerpts (``Excerpt``): its text in pieces of about ``
 line ends, and each tool call's name and arguments as one more, with where it was (position in the conversation,
 role, tool name, call id, message id). Two FTS5 tables index the excerpts: ``unicode61`` (words, diacritics folded)
 for scripts that separate words, and ``trigram`` for the excerpts holding Chinese, Japanese, Korean or Thai text,
-whose words are not separated (a run of Han characters is one unicode61 token): a query's run of such characters is
-searched as its trigrams. Ranking is FTS5's BM25; relevance is the share of the query's weight (each query term
-weighted by its inverse document frequency in the store, a term the store never saw weighing the most) an excerpt
-holds, so a question about something never said matches little, whatever it shares in common words.
+whose words are not separated (a run of Han characters is one unicode61 token): a query's run of such characters,
+split at function characters (的, 是, の, は, ...), is searched as its trigrams, a two-character word (too short for
+them) by a scan of the excerpts. Ranking is FTS5's BM25; relevance is the share of the query's weight (each query
+term weighted by its inverse document frequency in the store, a term the store never saw weighing the most) an
+excerpt holds, and an excerpt must hold a distinctive term, so a question about something never said matches
+little, whatever it shares in common words.
 
 The store is in memory unless given a path; it is filled incrementally (``add``), so a session indexes each message
 once, when it first leaves the request.
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
 
-EXCERPT_CHARS = 600
+EXCERPT_CHARS = 300
 # The candidates BM25 returns before relevance is weighed in Python.
 _CANDIDATES = 64
 # The most excerpts of one message a search returns: a long tool output that names the query's words on every line
@@ -64,7 +66,8 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 # Function characters and question words of the unspaced scripts, taken out of a query's runs before they are cut
 # into trigrams (a trigram of "是什么" matches nothing the conversation said about its subject).
 _UNSPACED_FILLER = re.compile(
-    "什么|之前|刚才|那个|这个|哪个|哪|吗|呢|吧|啊|的|了|是|请|问|我们|我|你|他|说|过|再|一下|"
+    "什么时候|什么|之前|刚才|那个|这个|哪个|哪里|多少|几|哪|吗|呢|吧|啊|的|了|是|请|问|我们|我|你|他|说|过|再|一下|"
+    "いつ|どこ|どれ|だれ|誰|"
     "なん|何|でした|です|ます|でしょう|ですか|した|って|の|は|が|を|に|で|と|も|か|ね|よ|"
     "이전에|무엇|뭐|였|입니다|은|는|이|가|을|를|에|요"
 )
@@ -138,19 +141,18 @@ def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
 
 
 def query_terms(query: str) -> tuple[list[str], list[str]]:
-    """The words (lower case, stopwords and one-letter words out) and trigrams (of the runs of unspaced scripts) a
-    query is searched by, each once, in order."""
+    """The words (lower case, stopwords and one-letter words out) and the pieces of unspaced script (the trigrams
+    of each run between function characters, or the run itself when it has two characters) a query is searched by,
+    each once, in order."""
     words: list[str] = []
     grams: list[str] = []
-    for word in _WORD.findall(query.lower()):
-        runs = [run for piece in _UNSPACED.findall(word) for run in _UNSPACED_FILLER.split(piece)]
-        if runs:
-            for run in runs:
+    for word in _WORD.findall(spaced(query.lower())):
+        if _UNSPACED.fullmatch(word):
+            for run in _UNSPACED_FILLER.split(word):
+                if len(run) == 2:
+                    grams.append(run)
                 grams.extend(run[i : i + 3] for i in range(max(len(run) - 2, 0)))
-            word = _UNSPACED.sub(" ", word).strip()
-            if not word or " " in word:
-                continue
-        if (len(word) > 1 or word.isdigit()) and word not in STOPWORDS:
+        elif (len(word) > 1 or word.isdigit()) and word not in STOPWORDS:
             words.append(word)
     return list(dict.fromkeys(words)), list(dict.fromkeys(grams))
 
@@ -236,8 +238,13 @@ class RecallStore:
             terms = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
             total = sum(weights[t] for t in terms)
             found: dict[int, float] = {}
-            for table, chosen in (("words", [t for t in terms if t in words]), ("grams", [t for t in terms
-                                                                                    if t in grams])):
+            for pair in (t for t in terms if len(t) == 2 and t in grams):  # too short for the trigram index
+                rows = self._db.execute("SELECT id FROM excerpts WHERE instr(lower(text), ?) > 0 LIMIT ?",
+                                        (pair, _CANDIDATES)).fetchall()
+                for (rowid,) in rows:
+                    found.setdefault(rowid, 0.0)
+            trigrams = [t for t in terms if t in grams and len(t) == 3]
+            for table, chosen in (("words", [t for t in terms if t in words]), ("grams", trigrams)):
                 if chosen:
                     match = " OR ".join(map(_fts_phrase, chosen))
                     rows = self._db.execute(
@@ -284,11 +291,16 @@ class RecallStore:
         rare = max(_RARE_MIN, _RARE_SHARE * n)
         distinctive: set[str] = set()
         weights: dict[str, float] = {}
-        for table, terms in (("words_terms", words), ("grams_terms", grams)):
+        pairs = [t for t in grams if len(t) == 2]
+        for table, terms in (("words_terms", words), ("grams_terms", [t for t in grams if len(t) == 3]), ("", pairs)):
             if not terms:
                 continue
-            marks = ",".join("?" * len(terms))
-            df = dict(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms).fetchall())
+            if table:
+                marks = ",".join("?" * len(terms))
+                df = dict(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms).fetchall())
+            else:
+                df = {t: self._db.execute("SELECT COUNT(*) FROM excerpts WHERE instr(lower(text), ?) > 0",
+                                          (t,)).fetchone()[0] for t in terms}
             for term in terms:
                 count = df.get(term, 0)
                 weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
