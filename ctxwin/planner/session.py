@@ -60,7 +60,6 @@ from ctxwin.recall.inject import (
     SessionRecall,
     before_newest_user,
     choose,
-    not_yet_recalled,
     recall_query,
 )
 from ctxwin.recall.store import Excerpt, RecallStore, message_excerpts
@@ -396,6 +395,12 @@ class PlanSession(Generic[M]):
             return self.low_water
         return DEFAULT_LOW_WATER - (DEFAULT_LOW_WATER - AGENT_LOW_WATER) * self.turn_length
 
+    def _tokens(self, messages: list[BaseMessage]) -> int:
+        """The request tokens of ``messages`` (with the tools), from the cached counts when the counter adds up."""
+        if messages and self._meter.overhead is not None:
+            return self._meter.total(messages) + self._active.budget.tools_tokens
+        return self._meter.exact(messages)
+
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
         budget = self._active.budget
         if candidate and self._meter.overhead is not None:
@@ -467,18 +472,17 @@ class PlanSession(Generic[M]):
         if not share or not any(isinstance(m, HumanMessage) for m in new):
             return candidate, None
         query = recall_query(candidate)
-        excerpts = not_yet_recalled(self._recall.search(query, candidate, limit=MAX_EXCERPTS, min_score=MIN_SCORE),
-                                    candidate)
+        excerpts = self._recall.search(query, candidate, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         if not excerpts:
             return candidate, None
         budget = self._active.budget
-        free = budget.max_input_tokens - self._meter.exact(candidate)
+        free = budget.max_input_tokens - self._tokens(candidate)
         chosen = choose(query, excerpts, min(math.floor(share * budget.max_input_tokens), free), self._meter.count)
         if chosen is None:
             return None
         message, kept, tokens = chosen
         with_recall = before_newest_user(candidate, message)
-        if self._meter.exact(with_recall) > budget.max_input_tokens:
+        if self._tokens(with_recall) > budget.max_input_tokens:
             return None
         return with_recall, Recalled(query, kept, tokens)
 

@@ -71,7 +71,7 @@ class InputRecall:
         if self.store is None:
             self.store = RecallStore()
         self.store.add(self._messages, skip=present)
-        return self.store.search(query, limit=limit, min_score=min_score, exclude=present)
+        return unseen(self.store.search(query, limit=limit, min_score=min_score, exclude=present), fitted)
 
 
 @dataclass(frozen=True)
@@ -149,10 +149,11 @@ def before_newest_user(messages: Sequence[BaseMessage], recall: HumanMessage) ->
     return [*messages, recall]
 
 
-def not_yet_recalled(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list[Excerpt]:
-    """``excerpts`` less those a recall message in ``messages`` already carries."""
-    carried = [str(m.text) for m in messages if is_recalled(m)]
-    return [e for e in excerpts if not any(e.text.strip() in text for text in carried)]
+def unseen(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list[Excerpt]:
+    """``excerpts`` less those whose text ``messages`` (a request) already carry: a message said again (a user who
+    repeats "keep going"), or what a recall message already brought back."""
+    texts = [str(m.text) for m in messages]
+    return [e for e in excerpts if not any(e.text.strip() in text for text in texts)]
 
 
 class SessionRecall:
@@ -169,4 +170,4 @@ class SessionRecall:
         kept = set(map(id, fitted))
         present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
         self.store.add(self._messages, skip=present)
-        return self.store.search(query, limit=limit, min_score=min_score, exclude=present)
+        return unseen(self.store.search(query, limit=limit, min_score=min_score, exclude=present), fitted)

@@ -6,10 +6,10 @@ role, tool name, call id, message id). Two FTS5 tables index the excerpts: ``uni
 for scripts that separate words, and ``trigram`` for the excerpts holding Chinese, Japanese, Korean or Thai text,
 whose words are not separated (a run of Han characters is one unicode61 token): a query's run of such characters,
 split at function characters (的, 是, の, は, ...), is searched as its trigrams, a two-character word (too short for
-them) by a scan of the excerpts. Ranking is FTS5's BM25; relevance is the share of the query's weight (each query
-term weighted by its inverse document frequency in the store, a term the store never saw weighing the most) an
-excerpt holds, and an excerpt must hold a distinctive term, so a question about something never said matches
-little, whatever it shares in common words.
+them) in a third table of the excerpts' character pairs. Ranking is FTS5's BM25; relevance is the share of the
+query's weight (each query term weighted by its inverse document frequency in the store, a term the store never
+saw weighing the most) an excerpt holds, and an excerpt must hold a distinctive term, so a question about something
+never said matches little, whatever it shares in common words.
 
 The store is in memory unless given a path; it is filled incrementally (``add``), so a session indexes each message
 once, when it first leaves the request.
@@ -30,7 +30,7 @@ from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
 
 EXCERPT_CHARS = 300
 # The candidates BM25 returns before relevance is weighed in Python.
-_CANDIDATES = 64
+_CANDIDATES = 24
 # The most excerpts of one message a search returns: a long tool output that names the query's words on every line
 # must not crowd out the short message that answers it.
 _PER_MESSAGE = 2
@@ -157,6 +157,12 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(words)), list(dict.fromkeys(grams))
 
 
+def bigrams(text: str) -> str:
+    """The two-character pieces of ``text``'s runs of unspaced script, space-separated: what the ``pairs`` table
+    indexes, so a two-character word (most Chinese words) is a token of its own."""
+    return " ".join(run[i : i + 2] for run in _UNSPACED.findall(text.lower()) for i in range(len(run) - 1))
+
+
 def spaced(text: str) -> str:
     """``text`` with its runs of unspaced scripts set apart, so that a word written against them ("ip是") is a
     word of its own for unicode61."""
@@ -187,6 +193,8 @@ class RecallStore:
             CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(text, content='', tokenize='trigram');
             CREATE VIRTUAL TABLE IF NOT EXISTS words_terms USING fts5vocab(words, 'row');
             CREATE VIRTUAL TABLE IF NOT EXISTS grams_terms USING fts5vocab(grams, 'row');
+            CREATE VIRTUAL TABLE IF NOT EXISTS pairs USING fts5(text, content='', tokenize='unicode61');
+            CREATE VIRTUAL TABLE IF NOT EXISTS pairs_terms USING fts5vocab(pairs, 'row');
             """
         )
         self._positions: set[int] = {row[0] for row in self._db.execute("SELECT DISTINCT position FROM excerpts")}
@@ -223,6 +231,8 @@ class RecallStore:
             self._db.executemany("INSERT INTO words (rowid, text) VALUES (?, ?)", [(r[0], spaced(r[4])) for r in rows])
             unspaced = [(r[0], r[4]) for r in rows if _UNSPACED.search(r[4])]
             self._db.executemany("INSERT INTO grams (rowid, text) VALUES (?, ?)", unspaced)
+            self._db.executemany("INSERT INTO pairs (rowid, text) VALUES (?, ?)",
+                                 [(rowid, bigrams(text)) for rowid, text in unspaced])
             self._positions.update(e.position for e in excerpts)
 
     def search(
@@ -238,13 +248,13 @@ class RecallStore:
             terms = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
             total = sum(weights[t] for t in terms)
             found: dict[int, float] = {}
-            for pair in (t for t in terms if len(t) == 2 and t in grams):  # too short for the trigram index
-                rows = self._db.execute("SELECT id FROM excerpts WHERE instr(lower(text), ?) > 0 LIMIT ?",
-                                        (pair, _CANDIDATES)).fetchall()
-                for (rowid,) in rows:
-                    found.setdefault(rowid, 0.0)
-            trigrams = [t for t in terms if t in grams and len(t) == 3]
-            for table, chosen in (("words", [t for t in terms if t in words]), ("grams", trigrams)):
+            searched = [t for t in terms if t in rare]  # an excerpt must hold one of them: the others only weigh
+            if not searched:
+                return []
+            trigrams = [t for t in searched if t in grams and len(t) == 3]
+            pairs = [t for t in searched if t in grams and len(t) == 2]
+            for table, chosen in (("words", [t for t in searched if t in words]), ("grams", trigrams),
+                                  ("pairs", pairs)):
                 if chosen:
                     match = " OR ".join(map(_fts_phrase, chosen))
                     rows = self._db.execute(
@@ -291,16 +301,12 @@ class RecallStore:
         rare = max(_RARE_MIN, _RARE_SHARE * n)
         distinctive: set[str] = set()
         weights: dict[str, float] = {}
-        pairs = [t for t in grams if len(t) == 2]
-        for table, terms in (("words_terms", words), ("grams_terms", [t for t in grams if len(t) == 3]), ("", pairs)):
+        for table, terms in (("words_terms", words), ("grams_terms", [t for t in grams if len(t) == 3]),
+                             ("pairs_terms", [t for t in grams if len(t) == 2])):
             if not terms:
                 continue
-            if table:
-                marks = ",".join("?" * len(terms))
-                df = dict(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms).fetchall())
-            else:
-                df = {t: self._db.execute("SELECT COUNT(*) FROM excerpts WHERE instr(lower(text), ?) > 0",
-                                          (t,)).fetchone()[0] for t in terms}
+            marks = ",".join("?" * len(terms))
+            df = dict(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms).fetchall())
             for term in terms:
                 count = df.get(term, 0)
                 weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
