@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exporte
     from ctxwin.messages import *  # noqa: F403
     from ctxwin.planner import Budget as Budget
     from ctxwin.planner import BudgetExceeded as BudgetExceeded
+    from ctxwin.planner import FitConfig as FitConfig
     from ctxwin.planner import Plan as Plan
     from ctxwin.planner import Planner as Planner
     from ctxwin.planner import PlanSession as PlanSession
@@ -89,7 +90,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "SQLiteChatMessageHistory", "TornLineWarning", "WindowedHistory", "add_messages"
     ),
     "ctxwin.hookspecs": ("hookimpl",),
-    "ctxwin.planner": ("Budget", "BudgetExceeded", "Plan", "Planner", "PlanSession", "StepReport", "fit"),
+    "ctxwin.planner": ("Budget", "BudgetExceeded", "FitConfig", "Plan", "Planner", "PlanSession", "StepReport", "fit"),
     "ctxwin.plugins": ("plugin_errors", "register_plugin", "unregister_plugin"),
     "ctxwin.strategies": (
         "BaseStrategy", "FilterMessages", "StepContext", "StepResult", "Strategy", "Summarize", "TrimToBudget",

@@ -6,17 +6,17 @@ The same ``Fitter`` runs in ``fit_many``'s worker processes, in the calling proc
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ctxwin import tracing
 from ctxwin.batch.conversation import nesting_error
-from ctxwin.planner import Plan, Planner, fit
+from ctxwin.planner import FitConfig, Plan, Planner
+from ctxwin.planner.config import DEFAULT_MODEL
 
 # fit()'s own default model, so that fit_many(conversations) equals fit() on each conversation.
-FIT_MODEL = inspect.signature(fit).parameters["model"].default
+FIT_MODEL = DEFAULT_MODEL
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,8 @@ def is_request(conversation: Any) -> bool:
 
 
 class Fitter:
-    """Fits conversations with one ``Planner`` built from ``fit``'s keyword arguments, once per process.
+    """Fits conversations with one ``Planner`` built from ``fit``'s keyword arguments (a ``config`` and
+    ``FitConfig``'s options; without a config, ``fit``'s default model unless they name one), once per process.
 
     A conversation is anything ``fit`` accepts, a whole request mapping included (``{"messages": [...], "tools":
     [...]}``, Anthropic's with its ``system``, Responses' ``input``), whose tools (when given and non-empty)
@@ -65,7 +66,11 @@ class Fitter:
     """
 
     def __init__(self, fit_kwargs: Mapping[str, Any], decode: Callable[[Any], Any] | None = None) -> None:
-        self.planner = Planner(**{"model": FIT_MODEL, **fit_kwargs})
+        options = dict(fit_kwargs)
+        config: FitConfig | None = options.pop("config", None)
+        if config is None:  # a config is taken whole, as ``fit`` takes it
+            options.setdefault("model", FIT_MODEL)
+        self.planner = Planner(config=FitConfig.of(config, **options))
         self.decode = decode
 
     def fit(self, index: int, item: Any) -> FitResult:

@@ -53,7 +53,7 @@ from ctxwin.cli.trace import SDK_MISSING, printed_trace
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.cpus import available_cpus
-from ctxwin.planner import Plan
+from ctxwin.planner import FitConfig, Plan
 from ctxwin.planner.chain import build_chain
 from ctxwin.plural import plural
 from ctxwin.strategies import get_strategy_factory
@@ -167,18 +167,19 @@ def _model(args: argparse.Namespace) -> str | None:
 
 
 def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """The Planner's (and ``fit_many``'s) keyword arguments from the (checked) command line."""
-    return {
-        "model": _model(args),
-        "strategies": _strategies(args),
-        "context_window": args.context_window,
-        "reserve_output": args.reserve,
-        "tools": tools,
-        "counter": args.counter,
-        "keep_last": args.keep_last,
-        "summarizer": extractive_summarizer if args.summarize else None,
-        "output": "request",  # each conversation written back in the request form it came in
-    }
+    """The ``Fitter``'s (and ``fit_many``'s) keyword arguments from the (checked) command line: its ``FitConfig``."""
+    config = FitConfig(
+        model=_model(args),
+        strategies=_strategies(args),
+        context_window=args.context_window,
+        reserve_output=args.reserve,
+        tools=tools,
+        counter=args.counter,
+        keep_last=args.keep_last,
+        summarizer=extractive_summarizer if args.summarize else None,
+        output="request",  # each conversation written back in the request form it came in
+    )
+    return {"config": config}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -164,7 +164,10 @@ class TokenCounter(Protocol):
     it for a request of one user message, so that engines may add up cached per-message counts and never
     under-count; and
     ``request_overhead: int``, what a non-empty request adds to its messages' counts (reply priming, BOS, a default
-    system prompt).
+    system prompt). Two more change what the planner does (``BaseTokenCounter`` declares them, a counter without
+    them is taken as exact): ``max_relative_error: float``, the error the planner's default ``safety_margin``
+    allows for; ``estimating: bool``, counts that estimate the provider's (a session's ``observe`` corrects the
+    budget both ways).
     """
 
     name: str
@@ -205,6 +208,10 @@ class BaseTokenCounter:
     """
 
     name: str = "base"
+    # Counts are the provider's own (a tokenizer it uses); an estimating counter sets ``estimating = True`` (a
+    # session's ``observe`` then corrects its budget both ways) and its ``max_relative_error`` (the safety margin).
+    estimating: bool = False
+    max_relative_error: float = 0.0
     tokens_per_message: int = 3
     tokens_per_name: int = 1
     reply_priming: int = 3

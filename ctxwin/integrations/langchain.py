@@ -36,6 +36,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from typing_extensions import Unpack
+
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
     from langchain_core.language_models import BaseChatModel
@@ -53,13 +55,8 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
 
 from ctxwin.counters import TokenCounter
 from ctxwin.messages import convert_to_messages, get_buffer_string
-from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
-from ctxwin.planner.session import (
-    DEFAULT_KEEP_FIRST,
-    checked_head_fill,
-    checked_keep_first,
-    checked_tool_output_cap,
-)
+from ctxwin.planner import BudgetExceeded, FitConfig, Plan, Planner, PlanSession
+from ctxwin.planner.config import FitOptions
 from ctxwin.plural import plural
 from ctxwin.strategies import Strategy
 
@@ -212,10 +209,7 @@ def _thread_id() -> Any:
 class _Sessions:
     """One cache-stable session per conversation (``thread_id``), fed what its stored history appended."""
 
-    def __init__(self, tool_output_cap: float | None, keep_first: float | None, head_fill: float | None) -> None:
-        self.tool_output_cap = tool_output_cap
-        self.keep_first = keep_first
-        self.head_fill = head_fill
+    def __init__(self) -> None:
         self._threads: OrderedDict[Any, _Thread] = OrderedDict()
         self._lock = threading.Lock()  # one agent serves many conversations at once
 
@@ -228,9 +222,7 @@ class _Sessions:
         with self._lock:
             thread = self._threads.get(key)
             if thread is None or not thread.continues(planner, inputs):
-                session = planner.session(
-                    tool_output_cap=self.tool_output_cap, keep_first=self.keep_first, head_fill=self.head_fill
-                )
+                session = planner.session()  # the session options are the planner's config
                 thread = _Thread(session, planner, 0, inputs[0], None)
                 self._threads[key] = thread
                 while len(self._threads) > MAX_THREADS:
@@ -242,49 +234,36 @@ class _Sessions:
 
 
 class _RequestFitter:
-    """One planner for the options a middleware or hook was given, and fitting one request with it (in the
+    """One planner for the configuration a middleware or hook was given, and fitting one request with it (in the
     conversation's session when the run has a thread id and ``cache_stable``)."""
 
     def __init__(
-        self,
-        owner: str,
-        model: str | TokenCounter,
-        *,
-        context_window: int | None,
-        reserve_output: int | None,
+        self, owner: str, model: str | TokenCounter, config: FitConfig | None, options: dict[str, Any],
         old: dict[str, int | None],
-        strategies: Sequence[Strategy | str] | str | None,
-        summarizer: Any,
-        keep_last: int | None,
-        cache_stable: bool = True,
-        tool_output_cap: float | None = None,
-        keep_first: float | None = DEFAULT_KEEP_FIRST,
-        head_fill: float | None = None,
     ) -> None:
-        if not isinstance(cache_stable, bool):
-            raise TypeError(f"{owner}: cache_stable must be a bool, got {cache_stable!r}")
-        try:
-            tool_output_cap = checked_tool_output_cap(tool_output_cap)
-            keep_first = checked_keep_first(keep_first)
-            head_fill = checked_head_fill(head_fill, keep_first)
-        except ValueError as exc:
-            raise ValueError(f"{owner}: {exc}") from None
-        context_window, reserve_output = _budget(owner, context_window, reserve_output, **old)
         if not isinstance(model, (str, TokenCounter)):
             raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
-        if not isinstance(model, str) and context_window is None:
+        if "output" in options:
+            raise TypeError(f"{owner}: output is the agent's (LangChain messages)")
+        base = config or FitConfig()
+        window, reserve = _budget(owner, options.pop("context_window", base.context_window),
+                                  options.pop("reserve_output", base.reserve_output), **old)
+        if not isinstance(model, str) and window is None:
             raise ValueError(f"{owner}: with a counter for model, context_window is required (no model to read)")
+        if options.get("strategies") is None:
+            del options["strategies"]  # the config's
+        if "summarizer" in options:
+            options["summarizer"] = _summarizer(options["summarizer"])
+        chosen = {"model": model} if isinstance(model, str) else {"model": None, "counter": model}
+        try:
+            self.config = FitConfig.of(config, context_window=window, reserve_output=reserve, **chosen, **options)
+        except ValueError as exc:
+            raise ValueError(f"{owner}: {exc}") from None
         self.owner = owner
-        self.sessions = _Sessions(tool_output_cap, keep_first, head_fill) if cache_stable else None
-        self.planner = Planner(
-            model if isinstance(model, str) else None,
-            strategies,
-            counter=None if isinstance(model, str) else model,
-            context_window=context_window,
-            reserve_output=reserve_output,
-            summarizer=_summarizer(summarizer),
-            keep_last=keep_last,
-        )
+        self.sessions = _Sessions() if self.config.cache_stable else None
+        # ``strict`` is the caller's to act on (the middleware ends the run or raises): a session's planner must
+        # give back a plan that does not fit, to try again without the head.
+        self.planner: Planner = Planner(config=self.config.replace(strict=False))
 
     def inputs(
         self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
@@ -353,45 +332,33 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Fit each model request of a LangChain v1 agent to the model's budget with ctxwin's planner.
 
     ``model``: a ctxwin model name (its counter and context window) or a ``TokenCounter`` (then ``context_window`` is
-    required). ``context_window`` and ``reserve_output`` are ``fit``'s: a request (system message, tool definitions,
-    messages) may count the context window (by default the model's) less the tokens kept for the reply (by default
-    the model's). The old names still work with a DeprecationWarning: ``max_tokens=N`` is ``context_window=N,
-    reserve_output=0``; ``reserve`` is ``reserve_output``. ``strategies``, ``summarizer`` (a callable, or a
-    LangChain chat model) and ``keep_last`` are the planner's. When the part that
-    must stay (the current turn included) cannot fit, the model is not called: the run ends with an AI message
-    saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit`` for the current turn) is raised.
-    ``cache_stable``: one cache-stable session per thread id (the module docstring says how); False plans every call
-    on its own. ``tool_output_cap``: the sessions' (a new tool output over that share of the input budget is cut
-    to its head and tail once, as it arrives; None: sent whole). ``keep_first`` and ``head_fill``: the sessions'
-    (the most of the input budget the head a cut keeps may take, None: no head; the least it fills, with the system
-    prompt and tools, None: chosen by how long the user turns are).
+    required). The planner's options are a ``config`` (``FitConfig``, which documents them) or ``FitConfig``'s
+    keyword options (``context_window``, ``reserve_output``, ``strategies``, ``summarizer``, which may also be a
+    LangChain chat model, ``keep_last``, ``safety_margin``, the sessions' ``cache_stable``, ``tool_output_cap``,
+    ``keep_first``, ``head_fill``...); the tools are each request's. The old names still work with a
+    DeprecationWarning: ``max_tokens=N`` is ``context_window=N, reserve_output=0``; ``reserve`` is
+    ``reserve_output``. When the part that must stay (the current turn included) cannot fit, the model is not
+    called: the run ends with an AI message saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit``
+    for the current turn) is raised. With ``cache_stable`` (the default) each thread id keeps one cache-stable
+    session (the module docstring says how).
     """
 
     def __init__(
         self,
         model: str | TokenCounter = "gpt-4o",
         *,
-        context_window: int | None = None,
-        reserve_output: int | None = None,
         strategies: Sequence[Strategy | str] | str | None = None,
-        summarizer: Any = None,
-        keep_last: int | None = None,
-        strict: bool = False,
-        cache_stable: bool = True,
-        tool_output_cap: float | None = None,
-        keep_first: float | None = DEFAULT_KEEP_FIRST,
-        head_fill: float | None = None,
+        config: FitConfig | None = None,
         max_tokens: int | None = None,
         reserve: int | None = None,
+        **options: Unpack[FitOptions],
     ) -> None:
         super().__init__()
-        self.fitter = _RequestFitter(
-            "ContextWindowMiddleware", model, context_window=context_window, reserve_output=reserve_output,
-            old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
-            keep_last=keep_last, cache_stable=cache_stable, tool_output_cap=tool_output_cap,
-            keep_first=keep_first, head_fill=head_fill,
-        )
-        self.strict = strict
+        if "tools" in options:
+            raise TypeError("ContextWindowMiddleware: tools are each request's (the agent's), not an option")
+        self.fitter = _RequestFitter("ContextWindowMiddleware", model, config, {**options, "strategies": strategies},
+                                     {"max_tokens": max_tokens, "reserve": reserve})
+        self.strict = self.fitter.config.strict
 
     @property
     def planner(self) -> Planner:
@@ -436,46 +403,33 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 def pre_model_hook(
     model: str | TokenCounter = "gpt-4o",
     *,
-    tools: Sequence[Any] = (),
     prompt: str | SystemMessage | None = None,
-    context_window: int | None = None,
-    reserve_output: int | None = None,
-    strategies: Sequence[Strategy | str] | str | None = None,
-    summarizer: Any = None,
-    keep_last: int | None = None,
     rewrite_state: bool = False,
-    cache_stable: bool = True,
-    tool_output_cap: float | None = None,
-    keep_first: float | None = DEFAULT_KEEP_FIRST,
-    head_fill: float | None = None,
+    strategies: Sequence[Strategy | str] | str | None = None,
+    config: FitConfig | None = None,
     max_tokens: int | None = None,
     reserve: int | None = None,
+    **options: Unpack[FitOptions],
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent`` fitting each model call to the budget.
 
     The hook cannot see what the agent adds to its messages, so give it the agent's ``tools`` and ``prompt`` (a
-    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``context_window``,
-    ``reserve_output`` (and the deprecated ``max_tokens`` and ``reserve``), ``strategies``, ``summarizer`` and
-    ``keep_last`` are as for ``ContextWindowMiddleware``. The hook returns
+    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``config`` and the keyword
+    options (``FitConfig``'s), and the deprecated ``max_tokens`` and ``reserve``, are as for
+    ``ContextWindowMiddleware``. The hook returns
     ``{"llm_input_messages": fitted}``, leaving the stored history alone; ``rewrite_state=True`` also replaces the
     stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
     raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
-    model call, and an empty ``llm_input_messages`` would make the agent send the whole history. ``cache_stable``:
-    one cache-stable session per thread id (the module docstring says how); ``tool_output_cap``, ``keep_first`` and
-    ``head_fill`` as for the middleware.
+    model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
         raise TypeError(
             f"pre_model_hook prompt must be a string or a SystemMessage (what is counted), got {type(prompt).__name__}"
         )
-    fitter = _RequestFitter(
-        "pre_model_hook", model, context_window=context_window, reserve_output=reserve_output,
-        old={"max_tokens": max_tokens, "reserve": reserve}, strategies=strategies, summarizer=summarizer,
-        keep_last=keep_last, cache_stable=cache_stable, tool_output_cap=tool_output_cap, keep_first=keep_first,
-        head_fill=head_fill,
-    )
+    fitter = _RequestFitter("pre_model_hook", model, config, {**options, "strategies": strategies},
+                            {"max_tokens": max_tokens, "reserve": reserve})
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
-    agent_tools = list(tools)
+    agent_tools = list(fitter.config.tools or ())
 
     def update(planner: Planner, plan: Plan, inputs: list[Any]) -> dict[str, Any]:
         _, history = fitter.outcome(planner, plan, system, inputs)

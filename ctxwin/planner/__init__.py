@@ -1,11 +1,13 @@
 """The planner: compose strategies until a conversation fits a model's input budget, and report every step.
 
-``planner.py`` holds ``Planner`` and ``fit``, ``session.py`` the cache-stable ``PlanSession`` (``planning.py`` what
+``config.py`` holds ``FitConfig``, every option of the planner and its sessions, documented once; ``planner.py``
+holds ``Planner`` and ``fit``, ``session.py`` the cache-stable ``PlanSession`` (``planning.py`` what
 it needs of a planner, ``usage.py`` reading a provider's usage); ``chain.py`` builds the chain of strategies;
 ``report.py`` holds what a plan reports (``Plan``, ``StepReport``, ``BudgetExceeded``); ``spans.py`` what its
 trace spans say.
 """
 
+from ctxwin.planner.config import FitConfig
 from ctxwin.planner.planner import Planner, fit
 from ctxwin.planner.report import BudgetExceeded, CacheReport, Plan, StepReport
 from ctxwin.planner.session import DEFAULT_LOW_WATER, PlanSession
@@ -14,6 +16,6 @@ from ctxwin.strategies.base import Budget
 from ctxwin.strategies.pins import is_pinned
 
 __all__ = [
-    "DEFAULT_LOW_WATER", "Budget", "BudgetExceeded", "CacheReport", "Plan", "PlanSession", "Planner", "StepReport",
-    "Usage", "fit", "is_pinned",
+    "DEFAULT_LOW_WATER", "Budget", "BudgetExceeded", "CacheReport", "FitConfig", "Plan", "PlanSession", "Planner",
+    "StepReport", "Usage", "fit", "is_pinned",
 ]

@@ -12,7 +12,6 @@ first read (once), so a chat loop that only sends ``plan.messages`` never tokeni
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import math
@@ -20,20 +19,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, overload
 
-from typing_extensions import TypedDict, Unpack
+from typing_extensions import Unpack
 
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
 from ctxwin.messages.convert import is_request, request_tools
-from ctxwin.messages.forms import OUTPUTS, CallerForms, Output, give_back, read_for
+from ctxwin.messages.forms import CallerForms, Output, give_back, read_for
 from ctxwin.messages.request_body import request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
+from ctxwin.planner.config import DEFAULT_MODEL, FitConfig, FitOptions
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
-from ctxwin.planner.session import PlanSession, SessionOptions
+from ctxwin.planner.session import PlanSession
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
 from ctxwin.plural import plural
 from ctxwin.recall.inject import (
@@ -63,9 +63,6 @@ from ctxwin.strategies.placement import PlaceMedia
 from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.walk import within
 
-BrokenToolPairs = Literal["drop", "keep"]
-
-
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
 _MAX_TOOL_VARIANTS = 64
 
@@ -75,8 +72,6 @@ _MAX_TOOL_VARIANTS = 64
 # and never more than half the window.
 RESERVE_SHARE = 8
 RESERVE_FLOOR = 8_192
-# The most of the input budget recall's excerpts may take (recall_share): docs/recall.md has the measurements.
-DEFAULT_RECALL_SHARE = 0.1
 RECALL_STEP = "recall"
 RECALL_ROOM_STEP = "recall_room"
 
@@ -87,29 +82,6 @@ def default_reserve(max_output: int, window: int) -> int:
     return min(max_output, max(window // RESERVE_SHARE, RESERVE_FLOOR), window // 2)
 
 
-class _Options(TypedDict, total=False):
-    """The keyword options ``fit`` and ``Planner`` share (see ``Planner``), for their typed overloads on ``output``."""
-
-    context_window: int | None
-    reserve_output: int | None
-    tools: Sequence[Any] | None
-    tool_choice: Any
-    summarizer: Any
-    keep_last: int | None
-    counter: TokenCounter | str | None
-    strict: bool
-    broken_tool_pairs: BrokenToolPairs
-    recall_share: float
-
-
-class FitOptions(_Options, total=False):
-    strategies: Sequence[Strategy | str] | str | None
-
-
-class PlannerOptions(_Options, total=False):
-    safety_margin: int | None
-
-
 _Strategies = Sequence[Strategy | str] | str | None
 
 
@@ -117,122 +89,82 @@ class Planner(Generic[M]):
     """Fits conversations for one model/budget; build it once and call ``plan`` (or ``aplan``) per conversation, or
     keep a ``session()`` per growing conversation (a chat loop).
 
-    ``strategies`` are Strategy objects or registered names (or one name), built once (``ctxwin.planner.chain``); by
-    default ``clear_reasoning``, ``filter``, ``truncate_tool_output``, ``summarize`` (only when a ``summarizer`` or
-    ``keep_last`` is given) and ``trim``; a provider output runs ``place_media`` first. ``summarizer`` and
-    ``keep_last`` are the summarize step's options: it is built with them (a ``Summarize`` in ``strategies`` takes
-    them where it leaves its own unset).
-    ``keep_last`` keeps at least the last N messages verbatim (a warning says when the budget could not).
-    ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls in the input (the rule is in
-    ``ctxwin.strategies.pairs``), ``"keep"`` sends them as they are; both warn, naming the ids.
-    ``output`` is the form of ``Plan.messages`` (``ctxwin.messages.forms``, docs/interop.md): ``"messages"`` (the
-    caller's: LangChain in, LangChain out; else ctxwin messages), ``"openai"``, ``"responses"`` or ``"anthropic"``,
-    typed as the SDK's own request param types (``ctxwin.messages.sdk_types``); ``Plan.request`` is then the whole
-    request body (``ctxwin.messages.request_body``).
-    ``tools`` are OpenAI function tools, Responses or Anthropic tools, or LangChain tools (``tool_forms``), counted
-    in the budget and sent in the output's form with ``tool_choice`` (any provider's form). ``reserve_output``
-    defaults to ``default_reserve`` and is the request's reply limit. ``cache_control=True`` (with
-    ``output="anthropic"``) marks Anthropic cache breakpoints in ``Plan.request`` (tools, system, the last
-    message); sessions mark them by default (``ctxwin.planner.session``).
+    Its options are a ``FitConfig`` (``config``, documented there), or keyword arguments that build one
+    (``FitConfig.of(config, **options)``); ``model`` and ``strategies`` may be given first, by position.
+    ``planner.config`` is what it was built with. The chain of strategies is built once (``ctxwin.planner.chain``);
+    a provider output runs ``place_media`` first. ``Plan.request`` is the whole request body for a provider output
+    (``ctxwin.messages.request_body``).
     """
 
     @overload
     def __init__(
         self: Planner[OpenAIMessage], model: str | None = None, strategies: _Strategies = None, *,
-        output: Literal["openai"],
-        **options: Unpack[PlannerOptions],
+        output: Literal["openai"], config: FitConfig | None = None, **options: Unpack[FitOptions],
     ) -> None: ...
 
     @overload
     def __init__(
         self: Planner[ResponsesItem], model: str | None = None, strategies: _Strategies = None, *,
-        output: Literal["responses"],
-        **options: Unpack[PlannerOptions],
+        output: Literal["responses"], config: FitConfig | None = None, **options: Unpack[FitOptions],
     ) -> None: ...
 
     @overload
     def __init__(
         self: Planner[AnthropicMessage], model: str | None = None, strategies: _Strategies = None, *,
-        output: Literal["anthropic"],
-        **options: Unpack[PlannerOptions],
+        output: Literal["anthropic"], config: FitConfig | None = None, **options: Unpack[FitOptions],
     ) -> None: ...
 
     @overload
     def __init__(
         self: Planner[Any], model: str | None = None, strategies: _Strategies = None, *,
-        output: Output = "messages", **options: Unpack[PlannerOptions],
+        output: Output = "messages", config: FitConfig | None = None, **options: Unpack[FitOptions],
     ) -> None: ...
 
     def __init__(
         self,
         model: str | None = None,
-        strategies: Sequence[Strategy | str] | str | None = None,
+        strategies: _Strategies = None,
         *,
-        context_window: int | None = None,
-        reserve_output: int | None = None,
-        tools: Sequence[Any] | None = None,
-        tool_choice: Any = None,
-        counter: TokenCounter | str | None = None,
-        summarizer: Any = None,
-        keep_last: int | None = None,
-        safety_margin: int | None = None,
-        strict: bool = False,
-        output: Output = "messages",
-        broken_tool_pairs: BrokenToolPairs = "drop",
-        cache_control: bool = False,
-        recall_share: float = DEFAULT_RECALL_SHARE,
+        output: Output | None = None,
+        config: FitConfig | None = None,
+        **options: Any,
     ) -> None:
-        spec = get_model(model) if model is not None else None
+        given = {"model": model, "strategies": strategies, "output": output}
+        self.config = config = FitConfig.of(config, **{k: v for k, v in given.items() if v is not None}, **options)
+        spec = get_model(config.model) if config.model is not None else None
+        counter = config.counter
         if counter is None and spec is None:
             raise ValueError("Planner needs a model name or a counter (and then a context_window)")
         if isinstance(counter, str) or counter is None:
             self.counter: TokenCounter = get_counter(counter or spec.counter)  # type: ignore[union-attr]
         else:
             self.counter = counter
-        window = context_window if context_window is not None else (spec.context_window if spec else None)
+        window = config.context_window if config.context_window is not None else (
+            spec.context_window if spec else None)
         if window is None:
             raise ValueError("context_window is required when no model is given")
-        reserve = reserve_output if reserve_output is not None else (spec.max_output_tokens if spec else 0)
-        for label, value in (("context_window", window), ("reserve_output", reserve), ("keep_last", keep_last)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(f"{label} must be a non-negative int, got {value!r}")
-        if reserve_output is None:
-            reserve = default_reserve(reserve, window)
+        reserve = config.reserve_output
+        if reserve is None:
+            reserve = default_reserve(spec.max_output_tokens if spec else 0, window)
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
-        if output not in OUTPUTS:
-            raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {output!r}")
-        if broken_tool_pairs not in ("drop", "keep"):
-            raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {broken_tool_pairs!r}")
-        if not isinstance(cache_control, bool) or (cache_control and output != "anthropic"):
-            raise ValueError(f"cache_control=True marks Anthropic cache breakpoints: it needs output='anthropic' "
-                             f"(got cache_control={cache_control!r}, output={output!r})")
-        if isinstance(recall_share, bool) or not isinstance(recall_share, (int, float)) or not 0 <= recall_share < 1:
-            raise ValueError(f"recall_share must be a share of the input budget, 0 <= recall_share < 1 (0: no "
-                             f"recall), got {recall_share!r}")
-        if summarizer is not None and not callable(summarizer):
-            raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {summarizer!r}")
-        self.tools = openai_tools(tools)
-        if tool_choice is not None:
-            check_tool_choice(tool_choice)
-        self.tool_choice = tool_choice
+        self.tools = openai_tools(config.tools)
+        self.tool_choice = config.tool_choice
         self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
-        self._error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
-        self._margin_given = safety_margin is not None
-        self._reserve_given = reserve_output is not None
-        margin = safety_margin if safety_margin is not None else math.ceil(self._error * (window - reserve))
+        error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
+        margin = config.safety_margin if config.safety_margin is not None else math.ceil(error * (window - reserve))
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
-        self.strict = strict
-        self.output = output
-        self.broken_tool_pairs = broken_tool_pairs
-        self.cache_control = cache_control
+        self.strict = config.strict
+        self.output: Output = config.output
+        self.broken_tool_pairs = config.broken_tool_pairs
+        self.cache_control = bool(config.cache_control)
         self.caching = spec.caching if spec else None
-        self.keep_last = keep_last
-        self.recall_share = float(recall_share)
-        chain = build_chain(strategies, summarizer, keep_last)
-        self.strategies = chain or default_chain(summarizer, keep_last)
+        self.keep_last = config.keep_last
+        chain = build_chain(config.strategies, config.summarizer, config.keep_last)
+        self.strategies = chain or default_chain(config.summarizer, config.keep_last)
         self._later_keeps = later_keeps(self.strategies)
+        self.recall_share = config.recall_share
         self._room_trim = TrimToBudget()
 
     def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
@@ -249,19 +181,19 @@ class Planner(Generic[M]):
     def _variant(
         self, tools: list[dict[str, Any]] | None, output: Output, tool_choice: Any, reserve: int
     ) -> Planner[M]:
-        """This planner with other tools, output, tool_choice or reserve (remembered by their JSON)."""
+        """The planner of this one's configuration with other tools, output, tool_choice or reserve, built once
+        (remembered by their JSON, in a cache every variant shares) on this one's counter."""
         key = json.dumps([tools, output, tool_choice, reserve], sort_keys=True, ensure_ascii=False, default=repr)
         other = self._variants.get(key)
         if other is None:
             if len(self._variants) >= _MAX_TOOL_VARIANTS:
                 self._variants.clear()
-            other = copy.copy(self)  # shares _variants: every variant derives from the same settings
-            other.tools, other.output, other.tool_choice = tools, output, tool_choice
-            budget = self.budget
-            margin = budget.safety_margin if self._margin_given else math.ceil(self._error * (budget.context_window
-                                                                                               - reserve))
-            other.budget = Budget(budget.context_window, reserve,
-                                  other._tools_tokens() if tools != self.tools else budget.tools_tokens, margin)
+            changes: dict[str, Any] = {"tools": tools, "output": output, "tool_choice": tool_choice,
+                                       "counter": self.counter}
+            if reserve != self.budget.reserve_output:
+                changes["reserve_output"] = reserve
+            other = Planner(config=self.config.replace(**changes))
+            other._variants = self._variants
             self._variants[key] = other
         return other
 
@@ -279,7 +211,7 @@ class Planner(Generic[M]):
                 check_tool_choice(request["tool_choice"])
                 choice = request["tool_choice"]
             limit = request_limit(request)
-            if limit is not None and not self._reserve_given:
+            if limit is not None and self.config.reserve_output is None:
                 if limit >= self.budget.context_window:
                     raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
                                      f"({self.budget.context_window})")
@@ -297,8 +229,8 @@ class Planner(Generic[M]):
         probe = [SystemMessage("x")]
         return self.counter.count_messages(probe, tools=self.tools) - self.counter.count_messages(probe)
 
-    def _context(self, meter: Meter) -> StepContext:
-        return StepContext(self.budget, meter, pinned=meter.pinned, head=meter.head)
+    def _context(self, meter: Meter, budget: Budget) -> StepContext:
+        return StepContext(budget, meter, pinned=meter.pinned, head=meter.head)
 
     def _check_pairs(self, run: _Run, meter: Meter) -> None:
         """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and
@@ -326,20 +258,20 @@ class Planner(Generic[M]):
 
     def _repair(self, run: _Run, meter: Meter, broken: BrokenPairs, reason: str) -> None:
         repair = RepairToolPairs(broken=broken, reason=reason)
-        run.record(repair.name, repair.apply(run.current, self._context(meter)))
+        run.record(repair.name, repair.apply(run.current, self._context(meter, run.budget)))
 
     def _finish(self, run: _Run, meter: Meter, forms: CallerForms | None, top: Any) -> Plan[M]:
         self._check_pairs(run, meter)
-        messages = run.current
+        messages, budget = run.current, run.budget
         after = self._request_tokens(messages, meter)
         run.figures.known(len(run.lists) - 1, after)
-        fits = after <= self.budget.max_input_tokens
+        fits = after <= budget.max_input_tokens
         steps = run.steps
         warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes] + run.warnings
         if not fits:
             kept = [messages[i] for i in must_keep(messages, meter.pinned)]
             warnings.append(
-                f"does not fit: {after} tokens for a budget of {self.budget.max_input_tokens}; the must-keep part "
+                f"does not fit: {after} tokens for a budget of {budget.max_input_tokens}; the must-keep part "
                 f"(system, pinned, last user message) alone needs {self._request_tokens(kept, meter)}"
             )
         if last_user_index(messages) is None:
@@ -361,7 +293,7 @@ class Planner(Generic[M]):
         out, top_system = give_back(messages, self.output, forms)
         system = sum(meter.each(messages[: leading_system_count(messages)]))
         plan = Plan(
-            out, fits, self.budget, after, steps, warnings, name, self.model, system,
+            out, fits, budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
             tools=self.tools, tool_choice=self.tool_choice,
             cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled,
@@ -376,14 +308,14 @@ class Planner(Generic[M]):
         if not messages:
             return meter.exact(messages)  # an empty request still has the reply priming (and the tools)
         if meter.overhead is not None:
-            return meter.total(messages) + self.budget.tools_tokens
+            return meter.total(messages) + self.budget.tools_tokens  # the same in every budget of this planner
         return meter.exact(messages)
 
-    def _fits(self, messages: list[BaseMessage], meter: Meter) -> bool:
-        """Whether the request fits, tokenizing from the newest message back only until it does not."""
+    def _fits(self, messages: list[BaseMessage], meter: Meter, budget: Budget) -> bool:
+        """Whether the request fits ``budget``, tokenizing from the newest message back only until it does not."""
         if messages and meter.overhead is not None:
-            return within(meter, messages, self.budget.max_input_tokens - self.budget.tools_tokens)
-        return meter.exact(messages) <= self.budget.max_input_tokens
+            return within(meter, messages, budget.messages_budget)
+        return meter.exact(messages) <= budget.max_input_tokens
 
     def plan(self, messages: Any) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
@@ -400,47 +332,57 @@ class Planner(Generic[M]):
             list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
         )
 
-    def session(self, messages: Any = None, **options: Unpack[SessionOptions]) -> PlanSession[M]:
+    def session(
+        self, messages: Any = None, *, history: Any = None, **options: Unpack[FitOptions]
+    ) -> PlanSession[M]:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``;
-        cache-stable unless ``cache_stable=False`` (``ctxwin.planner.session`` has the options)."""
+        its options are this planner's ``config``, with the session options given here instead (``cache_stable``,
+        ``low_water``, ``tool_output_cap``, ``keep_first``, ``head_fill``, ``cache_control``: ``FitConfig``).
+        ``history``: a chat history (``ctxwin.history``: in memory, JSONL file, SQLite) the session starts from
+        and appends to, so that it (and what recall finds in it) survives a restart."""
         if self.output == "request":
             raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
                              "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
-        session: PlanSession[M] = PlanSession(self, **options)
+        session: PlanSession[M] = PlanSession(self, history=history, **options)
         if messages is not None:
             session.add_messages(messages)
         return session
 
     def plan_run(
-        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None,
-        recall: RecallSource | bool = True,
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
+        budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan`` of ctxwin ``messages`` with ``meter`` (a session's), and the ctxwin messages the plan sends.
 
-        ``target``: the steps fit the messages to that many input tokens instead of the budget (a session's cut to
-        its low-water mark); the plan still reports, and ``fits`` means, the budget. ``recall``: where recall searches
-        (a session's store), True for the input itself, False for no recall (a session between cuts)."""
-        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+        ``budget``: what the plan fits to and reports (default: the planner's; a session's corrected by the usage it
+        observed). ``target``: the steps fit the messages to that many input tokens when fewer (a session's cut to
+        its low-water mark, ``Budget.aiming_at``); ``fits`` still means the budget. ``recall``: where query-aware
+        recall searches (a session's store), True for the input itself, False for none (a session between cuts)."""
+        budget = budget or self.budget
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             messages, source = self._recall_input(messages, recall)
-            run = self._start(messages, meter)
-            for strategy, step_context in self._runner(target)._steps(run, meter):
+            run = self._start(messages, meter, budget)
+            goal = budget.aiming_at(target)
+            for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, strategy.apply(run.current, step_context), span)
-            self._recall(run, meter, source, target)
+            self._recall(run, meter, source, goal)
             return self._finish(run, meter, forms, top), run.current
 
     async def aplan_run(
-        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *, target: int | None = None,
-        recall: RecallSource | bool = True,
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
+        budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan_run`` for async code (see ``aplan``)."""
-        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, self.budget, messages)) as top:
+        budget = budget or self.budget
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             messages, source = self._recall_input(messages, recall)
-            run = self._start(messages, meter)
-            for strategy, step_context in self._runner(target)._steps(run, meter):
+            run = self._start(messages, meter, budget)
+            goal = budget.aiming_at(target)
+            for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
-            self._recall(run, meter, source, target)
+            self._recall(run, meter, source, goal)
             return self._finish(run, meter, forms, top), run.current
 
     def _recall_input(
@@ -454,7 +396,9 @@ class Planner(Generic[M]):
             messages = [m for m in messages if not is_recalled(m)]
         return messages, InputRecall(messages) if recall is True else recall
 
-    def _recall_search(self, run: _Run, meter: Meter, source: RecallSource | None) -> Recalled | None:
+    def _recall_search(
+        self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget
+    ) -> Recalled | None:
         """What recall would bring back, when a step left something out and the query relates to it; None else."""
         if source is None or not any(c.kind != "replaced" for step in run.results for c in step.changes):
             return None
@@ -462,34 +406,34 @@ class Planner(Generic[M]):
         if not query:
             return None
         excerpts = source.search(query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
-        room = math.floor(self.recall_share * self.budget.max_input_tokens)
+        room = math.floor(self.recall_share * goal.max_input_tokens)
         chosen = choose(query, excerpts, room, meter.count) if excerpts else None
         return None if chosen is None else Recalled(query, chosen[1], chosen[2])
 
-    def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, target: int | None) -> None:
+    def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget) -> None:
         """Query-aware recall after the steps: when they left something out that the query relates to, a trim
         makes the room the excerpts take (``recall_room``: the oldest kept messages go, as the last trim would have
-        taken them), then the recall message of the excerpts still left out, within that room, is placed where the
-        kept conversation starts (``placed``); not added when the request would no longer fit."""
-        found = self._recall_search(run, meter, source)
+        taken them; not when that would cost the current turn), then the recall message of the excerpts still left
+        out, within that room, is placed where the kept conversation starts (``placed``); not added when the
+        request would no longer fit ``goal``."""
+        found = self._recall_search(run, meter, source, goal)
         if found is None or source is None:
             return
-        goal = self.budget.max_input_tokens if target is None else target
-        lowered = self._runner(goal - found.tokens)
         room = found.tokens
-        if not lowered._fits(run.current, meter):
-            made = self._room_trim.apply(run.current, lowered._context(meter))
+        lowered = goal.aiming_at(goal.max_input_tokens - found.tokens)
+        if not self._fits(run.current, meter, lowered):
+            made = self._room_trim.apply(run.current, self._context(meter, lowered))
             if self._keeps_last_turn(run.current, made.messages):
                 run.record(RECALL_ROOM_STEP, made)
             else:  # the room would cost the current turn: recall in the room left
-                room = goal - self._request_tokens(run.current, meter)
+                room = goal.max_input_tokens - self._request_tokens(run.current, meter)
         excerpts = source.search(found.query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         chosen = choose(found.query, excerpts, room, meter.count) if excerpts and room > 0 else None
         if chosen is None:
             return
         message, kept, tokens = chosen
         messages = placed(run.current, message, meter.head)
-        if not self._fits(messages, meter):
+        if not self._fits(messages, meter, goal):
             return
         run.recalled = Recalled(found.query, kept, tokens)
         labels = ", ".join(run.recalled.labels)
@@ -505,34 +449,23 @@ class Planner(Generic[M]):
         kept = set(map(id, trimmed))
         return all(id(m) in kept for m in messages[start:])
 
-    def _runner(self, target: int | None) -> Planner[M]:
-        """The planner whose steps run: this one, or for a ``target`` below the budget this one with an input
-        budget of ``target`` tokens (the difference taken as safety margin)."""
-        budget = self.budget
-        if target is None or target >= budget.max_input_tokens:
-            return self
-        lowered = copy.copy(self)
-        lowered.budget = dataclasses.replace(
-            budget, safety_margin=budget.safety_margin + budget.max_input_tokens - max(target, 0)
-        )
-        return lowered
-
-    def _steps(self, run: _Run, meter: Meter) -> Iterator[tuple[BaseStrategy, StepContext]]:
-        """The strategies still to apply, each with its context, stopping as soon as the conversation fits."""
-        context = self._context(meter)
+    def _steps(self, run: _Run, meter: Meter, goal: Budget) -> Iterator[tuple[BaseStrategy, StepContext]]:
+        """The strategies still to apply, each with its context, stopping as soon as the conversation fits
+        ``goal``."""
+        context = self._context(meter, goal)
         for strategy, keeps in zip(self.strategies, self._later_keeps, strict=True):
-            if self._fits(run.current, meter):
+            if self._fits(run.current, meter, goal):
                 return
             yield strategy, dataclasses.replace(context, later_keeps=keeps)
 
-    def _start(self, messages: list[BaseMessage], meter: Meter) -> _Run:
-        """The plan's run, and for a provider output its first step: media moved to where that API takes it
-        (``place_media``, reported when it changed anything)."""
+    def _start(self, messages: list[BaseMessage], meter: Meter, budget: Budget) -> _Run:
+        """The plan's run (fitting ``budget``), and for a provider output its first step: media moved to where that
+        API takes it (``place_media``, reported when it changed anything)."""
         lists = [messages]
-        run = _Run(lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
+        run = _Run(budget, lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
         if self.output != "messages":
             placing = PlaceMedia(self.output)
-            result = placing.apply(messages, self._context(meter))
+            result = placing.apply(messages, self._context(meter, budget))
             if result.messages is not messages:
                 run.record(placing.name, result)
         return run
@@ -546,9 +479,10 @@ class Planner(Generic[M]):
 
 @dataclass
 class _Run:
-    """One plan in progress: the message list after each step so far (``lists``, shared with ``figures``), and what
-    the steps reported."""
+    """One plan in progress: the budget it fits, the message list after each step so far (``lists``, shared with
+    ``figures``), and what the steps reported."""
 
+    budget: Budget
     lists: list[list[BaseMessage]]
     labels: Labels
     figures: Figures
@@ -578,58 +512,41 @@ class _Run:
 
 @overload
 def fit(
-    messages: Any, model: str | None = "gpt-4o", *, output: Literal["openai"], **options: Unpack[FitOptions]
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["openai"], strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Unpack[FitOptions],
 ) -> Plan[OpenAIMessage]: ...
 
 
 @overload
 def fit(
-    messages: Any, model: str | None = "gpt-4o", *, output: Literal["responses"], **options: Unpack[FitOptions]
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["responses"], strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Unpack[FitOptions],
 ) -> Plan[ResponsesItem]: ...
 
 
 @overload
 def fit(
-    messages: Any, model: str | None = "gpt-4o", *, output: Literal["anthropic"], **options: Unpack[FitOptions]
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["anthropic"], strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Unpack[FitOptions],
 ) -> Plan[AnthropicMessage]: ...
 
 
 @overload
 def fit(
-    messages: Any, model: str | None = "gpt-4o", *, output: Output = "messages", **options: Unpack[FitOptions]
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output = "messages", strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Unpack[FitOptions],
 ) -> Plan[Any]: ...
 
 
 def fit(
-    messages: Any,
-    model: str | None = "gpt-4o",
-    *,
-    context_window: int | None = None,
-    reserve_output: int | None = None,
-    tools: Sequence[Any] | None = None,
-    tool_choice: Any = None,
-    strategies: Sequence[Strategy | str] | str | None = None,
-    summarizer: Any = None,
-    keep_last: int | None = None,
-    counter: TokenCounter | str | None = None,
-    strict: bool = False,
-    output: Output = "messages",
-    broken_tool_pairs: BrokenToolPairs = "drop",
-    recall_share: float = DEFAULT_RECALL_SHARE,
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output | None = None, strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Any,
 ) -> Plan:
-    """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; see ``Planner``."""
-    return Planner(
-        model,
-        strategies,
-        context_window=context_window,
-        reserve_output=reserve_output,
-        tools=tools,
-        tool_choice=tool_choice,
-        counter=counter,
-        summarizer=summarizer,
-        keep_last=keep_last,
-        strict=strict,
-        output=output,
-        broken_tool_pairs=broken_tool_pairs,
-        recall_share=recall_share,
-    ).plan(messages)
+    """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; the options are ``FitConfig``'s,
+    see ``Planner``. A ``config`` is taken whole: its model (maybe none) unless ``model`` names another."""
+    if config is not None and model == DEFAULT_MODEL:
+        model = config.model
+    if output is not None:
+        options["output"] = output
+    planner: Planner[Any] = Planner(model, strategies, config=config, **options)
+    return planner.plan(messages)

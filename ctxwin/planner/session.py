@@ -36,20 +36,21 @@ every message added so far. docs/sessions.md has the cost model and the measurem
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Generic, TypeGuard
+from typing import Any, Generic
 
-from typing_extensions import TypedDict
+from typing_extensions import Unpack
 
 from ctxwin.counters.caching import CachingRules
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.convert import is_langchain_message, is_request
 from ctxwin.messages.forms import CallerForms, OpenAIDicts, read_for
+from ctxwin.planner.config import DEFAULT_KEEP_FIRST as DEFAULT_KEEP_FIRST  # where the tests and docs met it
+from ctxwin.planner.config import SESSION_OPTIONS, FitOptions
 from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
@@ -100,65 +101,18 @@ _TURNS_BETWEEN_CUTS = 10
 _MEAN_TURNS = 32
 # An agent run: fewer than this share of the recent requests added a user message (the rest are tool rounds).
 _AGENT_USER_SHARE = 0.5
-# The most a cut's fixed head may take of the input budget (keep_first): the head is the first messages after the
-# system prompt that make the tools, system prompt and head reach the model's minimum cacheable prefix...
-DEFAULT_KEEP_FIRST = 0.3
-# ...and, with long user turns and no summary (head_fill=None), this share of keep_first: every later cut reads
-# it from the cache instead of rewriting it (the task and the first findings; agent replays bill 4-8% less,
+# The head a cut keeps (at most keep_first of the input budget, FitConfig's DEFAULT_KEEP_FIRST by default) is the
+# first messages after the system prompt that make the tools, system prompt and head reach the model's minimum
+# cacheable prefix, and with long user turns and no summary (head_fill=None), this share of keep_first: every later
+# cut reads it from the cache instead of rewriting it (the task and the first findings; agent replays bill 4-8% less,
 # docs/sessions.md). A summary of the middle needs that room.
 _LONG_TURN_HEAD = 2 / 3
 # observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
 OBSERVE_MARGIN = 0.05
 
 
-class SessionOptions(TypedDict, total=False):
-    """The options of ``Planner.session`` (see ``PlanSession``)."""
-
-    cache_stable: bool
-    low_water: float | None
-    cache_control: bool | None
-    tool_output_cap: float | None
-    keep_first: float | None
-    head_fill: float | None
-    history: Any
-
-
-def _share(value: object) -> TypeGuard[float]:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value <= 1
-
-
-def _optional_share(name: str, value: object, none: str) -> float | None:
-    """``value`` as the option ``name``: a share of the input budget, or None (which means ``none``); ValueError
-    naming it."""
-    if value is None:
-        return None
-    if not _share(value):
-        raise ValueError(f"{name} must be a share of the input budget, 0 < {name} <= 1, or None ({none}), "
-                         f"got {value!r}")
-    return float(value)
-
-
-def checked_tool_output_cap(value: object) -> float | None:
-    """``value`` as a ``tool_output_cap`` (a share of the input budget, or None); ValueError naming it."""
-    return _optional_share("tool_output_cap", value, "no cap")
-
-
-def checked_keep_first(value: object) -> float | None:
-    """``value`` as a ``keep_first`` (a share of the input budget, or None); ValueError naming it."""
-    return _optional_share("keep_first", value, "a cut keeps no head")
-
-
-def checked_head_fill(value: object, keep_first: float | None) -> float | None:
-    """``value`` as a ``head_fill`` (a share of the input budget, below ``keep_first``, or None: chosen per run);
-    ValueError naming it."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ValueError(f"head_fill must be a share of the input budget, 0 <= head_fill < 1, got {value!r}")
-    if value and (keep_first is None or value >= keep_first):
-        raise ValueError(f"head_fill ({value!r}) fills a head that keep_first bounds: it needs a larger keep_first "
-                         f"(got keep_first={keep_first!r})")
-    return float(value)
+def _float(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def _payback_turns(rules: CachingRules | None) -> int:
@@ -178,13 +132,12 @@ class PlanSession(Generic[M]):
     plans down to (0 < low_water <= 1; 1 re-fits to the budget at each cut; None, the default: chosen at each cut,
     ``DEFAULT_LOW_WATER`` with short user turns down to ``AGENT_LOW_WATER`` with long ones, see ``turn_length``).
     ``tool_output_cap``: in agent runs, a new tool output over this share of the input budget is cut to it on
-    arrival, once (None, the default: never; docs/sessions.md says when it pays). ``keep_first``: the most of the
-    input budget the head a cut keeps may take (0 < keep_first <= 1; None: a cut keeps no head, it drops the oldest
-    messages). ``head_fill``: the head reaches at least this share of the input budget with the tools and system
-    prompt (0: the model's minimum cacheable prefix only; a larger head makes cuts cheaper and keeps fewer recent
-    turns; below ``keep_first``; None, the default: up to two thirds of ``keep_first`` by ``turn_length`` at the
-    first cut, 0 when the planner summarizes). ``cache_control``: mark Anthropic cache breakpoints in
-    ``Plan.request`` (default: with ``output="anthropic"``).
+    arrival, once (docs/sessions.md says when it pays). ``keep_first``: the most of the input budget the head a cut
+    keeps may take (None: a cut keeps no head, it drops the oldest messages). ``head_fill``: the head reaches at
+    least this share of the input budget with the tools and system prompt (None: up to two thirds of
+    ``keep_first`` by ``turn_length`` at the first cut, 0 when the planner summarizes). ``cache_control``: mark
+    Anthropic cache breakpoints in ``Plan.request`` (None: with ``output="anthropic"``). The options are the
+    planner's ``config`` with those given here instead (``FitConfig`` documents them).
 
     A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
     the pinned ones, so a plan tokenizes only the new messages. The messages given are taken as they are: mutating
@@ -196,34 +149,22 @@ class PlanSession(Generic[M]):
     _RETAIN_FACTOR = 2
     _RETAIN_SLACK = 64
 
-    def __init__(
-        self, planner: Planning[M], *, cache_stable: bool = True, low_water: float | None = None,
-        cache_control: bool | None = None, tool_output_cap: float | None = None,
-        keep_first: float | None = DEFAULT_KEEP_FIRST, head_fill: float | None = None, history: Any = None,
-    ) -> None:
-        if not isinstance(cache_stable, bool):
-            raise TypeError(f"cache_stable must be a bool, got {cache_stable!r}")
-        if low_water is not None and not _share(low_water):
-            raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, or None (chosen "
-                             f"per cut), got {low_water!r}")
-        tool_output_cap = checked_tool_output_cap(tool_output_cap)
-        keep_first = checked_keep_first(keep_first)
-        head_fill = checked_head_fill(head_fill, keep_first)
-        if cache_control is None:
-            cache_control = planner.output == "anthropic"
-        elif not isinstance(cache_control, bool) or (cache_control and planner.output != "anthropic"):
-            raise ValueError(f"cache_control=True marks Anthropic cache breakpoints: it needs output='anthropic' "
-                             f"(got cache_control={cache_control!r}, output={planner.output!r})")
+    def __init__(self, planner: Planning[M], *, history: Any = None, **options: Unpack[FitOptions]) -> None:
+        others = sorted(set(options) - SESSION_OPTIONS)
+        if others:
+            raise TypeError(f"{others[0]!r} is an option of the planner, not of a session: give it to the Planner; "
+                            f"a session takes {', '.join(sorted(SESSION_OPTIONS))}")
+        self.config = config = planner.config.replace(**options)
         self.planner = planner
-        self.cache_stable = cache_stable
-        self.low_water = None if low_water is None else float(low_water)
-        self.cache_control = cache_control
-        self.tool_output_cap = tool_output_cap if cache_stable else None
-        self.keep_first = keep_first if cache_stable else None
-        self.head_fill = head_fill
+        self.cache_stable = config.cache_stable
+        self.low_water = _float(config.low_water)
+        self.cache_control = planner.output == "anthropic" if config.cache_control is None else config.cache_control
+        self.tool_output_cap = _float(config.tool_output_cap) if config.cache_stable else None
+        self.keep_first = _float(config.keep_first) if config.cache_stable else None
+        self.head_fill = _float(config.head_fill)
         self._head_chosen = False  # the first cut chooses the head (maybe none); later cuts keep it
         self.rules: CachingRules | None = planner.caching
-        self._active = planner  # the planner plans run with: its budget follows observe()
+        self._budget = planner.budget  # the budget plans fit: corrected by observe()
         self._messages: list[BaseMessage] = []
         self._view: list[BaseMessage] = []  # what plans are made of: the messages, new tool outputs capped
         self._pinned: list[int] = []
@@ -276,7 +217,7 @@ class PlanSession(Generic[M]):
     @property
     def max_input_tokens(self) -> int:
         """The input budget plans fit, in the counter's tokens (``observe`` corrects it for an estimating counter)."""
-        return self._active.budget.max_input_tokens
+        return self._budget.max_input_tokens
 
     def add_messages(self, messages: Any) -> None:
         """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation (and
@@ -292,7 +233,7 @@ class PlanSession(Generic[M]):
         items, forms = read_for(messages, self.planner.output)
         self._messages += items
         share = self.tool_output_cap if self.agent_run else None
-        cap = None if share is None else max(1, math.floor(share * self._active.budget.max_input_tokens))
+        cap = None if share is None else max(1, math.floor(share * self._budget.max_input_tokens))
         self._view += items if cap is None else cap_tool_outputs(items, cap, self._meter)
         self._pinned += pinned_indexes(self._messages, start)
         if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
@@ -347,7 +288,7 @@ class PlanSession(Generic[M]):
         the largest recent growth times the requests a cache write takes to pay for itself, or, when the cut reads
         nothing from the cache, ``_TURNS_BETWEEN_CUTS`` requests of the mean recent growth (at most
         ``_MAX_HEADROOM`` of the budget)."""
-        budget = self._active.budget.max_input_tokens
+        budget = self._budget.max_input_tokens
         headroom = (1 - self.cut_low_water) * budget
         if self._growth:
             wanted = _payback_turns(self.rules if self.cache_control else None)  # writes cost extra only if marked
@@ -366,7 +307,7 @@ class PlanSession(Generic[M]):
         if rules is None or rules.min_prefix <= 0:
             return False
         system = sum(self._meter.each(sent[: leading_system_count(sent)]))
-        return self._active.budget.tools_tokens + system >= rules.min_prefix
+        return self._budget.tools_tokens + system >= rules.min_prefix
 
     @property
     def agent_run(self) -> bool:
@@ -384,7 +325,7 @@ class PlanSession(Generic[M]):
         users = sum(self._asked)
         if not users:
             return 1.0
-        share = sum(self._growth) / users / self._active.budget.max_input_tokens
+        share = sum(self._growth) / users / self._budget.max_input_tokens
         return min(1.0, max(0.0, (share - _SHORT_TURN) / (_LONG_TURN - _SHORT_TURN)))
 
     @property
@@ -398,11 +339,11 @@ class PlanSession(Generic[M]):
     def _tokens(self, messages: list[BaseMessage]) -> int:
         """The request tokens of ``messages`` (with the tools), from the cached counts when the counter adds up."""
         if messages and self._meter.overhead is not None:
-            return self._meter.total(messages) + self._active.budget.tools_tokens
+            return self._meter.total(messages) + self._budget.tools_tokens
         return self._meter.exact(messages)
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
-        budget = self._active.budget
+        budget = self._budget
         if candidate and self._meter.overhead is not None:
             return within(self._meter, candidate, budget.max_input_tokens - budget.tools_tokens)
         return self._meter.exact(candidate) <= budget.max_input_tokens
@@ -412,62 +353,74 @@ class PlanSession(Generic[M]):
         the module docstring); with ``cache_stable=False``, ``Planner.plan`` of every message added so far."""
         candidate, appended = self._candidate()
         forms = self._caller_forms()
-        recall = self._recall
         if not self.cache_stable:
-            plan, sent = self._active.plan_run(candidate, self._meter, forms, recall=recall)
+            plan, sent = self._run(candidate, forms)
             return self._finish(plan, sent, cut=True)
         late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
         if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
-            plan, sent = self._active.plan_run(late[0], self._meter, forms, recall=False)
+            plan, sent = self._run(late[0], forms, recall=False)
             plan.recalled = late[1]
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target(), recall=recall)
+        plan, sent = self._run(candidate, forms, self._target())
         if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
-            plan, sent = self._active.plan_run(candidate, self._meter, forms, recall=recall)
+            plan, sent = self._run(candidate, forms)
         if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
             self._meter.head = ()
-            plan, sent = self._active.plan_run(candidate, self._meter, forms, target=self._target(), recall=recall)
+            plan, sent = self._run(candidate, forms, self._target())
             if not plan.fits:
-                plan, sent = self._active.plan_run(candidate, self._meter, forms, recall=recall)
+                plan, sent = self._run(candidate, forms)
         if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
-            plan, sent = self._active.plan_run(self._whole(), self._meter, forms, recall=recall)
+            plan, sent = self._run(self._whole(), forms)
         return self._finish(plan, sent, cut=True)
 
     async def aplan(self) -> Plan[M]:
         """``plan`` for async code (see ``Planner.aplan``)."""
         candidate, appended = self._candidate()
         forms = self._caller_forms()
-        recall = self._recall
         if not self.cache_stable:
-            plan, sent = await self._active.aplan_run(candidate, self._meter, forms, recall=recall)
+            plan, sent = await self._arun(candidate, forms)
             return self._finish(plan, sent, cut=True)
         late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
         if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
-            plan, sent = await self._active.aplan_run(late[0], self._meter, forms, recall=False)
+            plan, sent = await self._arun(late[0], forms, recall=False)
             plan.recalled = late[1]
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=self._target(), recall=recall)
+        plan, sent = await self._arun(candidate, forms, self._target())
         if not plan.fits:
-            plan, sent = await self._active.aplan_run(candidate, self._meter, forms, recall=recall)
+            plan, sent = await self._arun(candidate, forms)
         if not self._head_kept(plan, sent):
             self._meter.head = ()
-            target = self._target()
-            plan, sent = await self._active.aplan_run(candidate, self._meter, forms, target=target, recall=recall)
+            plan, sent = await self._arun(candidate, forms, self._target())
             if not plan.fits:
-                plan, sent = await self._active.aplan_run(candidate, self._meter, forms, recall=recall)
+                plan, sent = await self._arun(candidate, forms)
         if not plan.fits and appended:
-            plan, sent = await self._active.aplan_run(self._whole(), self._meter, forms, recall=recall)
+            plan, sent = await self._arun(self._whole(), forms)
         return self._finish(plan, sent, cut=True)
+
+    def _run(
+        self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None, *, recall: bool = True
+    ) -> tuple[Plan[M], list[BaseMessage]]:
+        """The planner's plan of ``messages`` with this session's meter and budget (fitting to ``target``), recalling
+        from the session's store (a cut) or not (``recall=False``: between cuts)."""
+        source: SessionRecall | bool = self._recall if recall else False
+        return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target, recall=source)
+
+    async def _arun(
+        self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None, *, recall: bool = True
+    ) -> tuple[Plan[M], list[BaseMessage]]:
+        source: SessionRecall | bool = self._recall if recall else False
+        return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, target=target,
+                                            recall=source)
 
     def _late_recall(self, candidate: list[BaseMessage]) -> tuple[list[BaseMessage], Recalled | None] | None:
         """Between cuts: ``candidate``, with a recall message right before a new user message that relates to
         what was left out (within ``recall_share`` of the budget and the room the request leaves), and what it
         recalls; None when the recall found needs more room than is left (a cut makes it)."""
-        share = self._active.recall_share
+        share = self.config.recall_share
         new = self._view[self._covered :]
         if not share or not any(isinstance(m, HumanMessage) for m in new):
             return candidate, None
@@ -475,7 +428,7 @@ class PlanSession(Generic[M]):
         excerpts = self._recall.search(query, candidate, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         if not excerpts:
             return candidate, None
-        budget = self._active.budget
+        budget = self._budget
         free = budget.max_input_tokens - self._tokens(candidate)
         chosen = choose(query, excerpts, min(math.floor(share * budget.max_input_tokens), free), self._meter.count)
         if chosen is None:
@@ -502,7 +455,7 @@ class PlanSession(Generic[M]):
         summarizes = any(step.summarizes for step in self.planner.strategies)
         if self.planner.output == "anthropic" and summarizes:
             return  # a summary would follow the head: a system message Anthropic takes only at the start
-        budget = self._active.budget
+        budget = self._budget
         fill = self.head_fill
         if fill is None:  # a summary of the middle needs the room a larger head would take
             fill = 0.0 if summarizes else _LONG_TURN_HEAD * self.keep_first * self.turn_length
@@ -561,7 +514,7 @@ class PlanSession(Generic[M]):
             added = self._view[self._covered :]
             self._growth.append(sum(meter.each(added)))
             self._asked.append(any(isinstance(m, HumanMessage) for m in added))
-        shared_tokens = (self._active.budget.tools_tokens + sum(meter.each(sent[:shared]))) if previous else 0
+        shared_tokens = (self._budget.tools_tokens + sum(meter.each(sent[:shared]))) if previous else 0
         plan.cache = self._cache_report(min(shared_tokens, plan.tokens_after), plan.tokens_after, cut)
         plan.recent_turns_verbatim = verbatim_turns(self._messages, sent)
         if self.cache_control and plan.messages:
@@ -609,18 +562,15 @@ class PlanSession(Generic[M]):
 
     def _correct(self) -> None:
         """Fit later plans to the budget in counted tokens that the measured ratio keeps within the real one."""
-        planner = self.planner
+        planner, budget = self.planner, self.planner.budget
         bound = self._ratio * (1 + OBSERVE_MARGIN)
         counter = planner.counter
-        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or str(getattr(counter, "name", "")).startswith(
-            "approximate"
-        )  # safe mode's error bound is 0 on o200k counts, not on the provider's
+        # BaseTokenCounter declares both; a plugin's counter without them is taken as exact
+        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or getattr(counter, "estimating", False) is True
         if self._ratio <= 1 and not estimating:  # an exact counter is tightened only when the provider counted more
-            self._active = planner
+            self._budget = budget
             return
-        budget = planner.budget
         real = budget.context_window - budget.reserve_output  # the provider's limit, in its tokens
         limit = math.floor(real / bound)
-        active = copy.copy(planner)
-        active.budget = dataclasses.replace(budget, context_window=limit + budget.reserve_output, safety_margin=0)
-        self._active = active
+        # The budget in counted tokens: the provider's limit over the measured ratio, which bounds the counter's error.
+        self._budget = dataclasses.replace(budget, context_window=limit + budget.reserve_output, safety_margin=0)

@@ -10,6 +10,7 @@ changed copy), so the planner can report every removed token by message.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -100,23 +101,35 @@ def last_turn(messages: Sequence[BaseMessage]) -> set[int]:
 
 @dataclass(frozen=True)
 class Budget:
-    """What the messages may use: the context window less reserved output, tool definitions and a safety margin."""
+    """What the messages may use: the context window less reserved output, tool definitions and a safety margin
+    (the tokens kept free for the counter's error). ``target``: the input tokens to fit to when a caller wants fewer
+    than the budget allows (a session's cut to its low-water mark; ``aiming_at``), None for the budget itself."""
 
     context_window: int
     reserve_output: int
     tools_tokens: int = 0
     safety_margin: int = 0
+    target: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("context_window", "reserve_output", "tools_tokens", "safety_margin"):
+        for name in ("context_window", "reserve_output", "tools_tokens", "safety_margin", "target"):
             value = getattr(self, name)
+            if name == "target" and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"Budget.{name} must be a non-negative int, got {value!r}")
 
     @property
     def max_input_tokens(self) -> int:
-        """The most the whole request (messages and tool definitions) may count."""
-        return max(self.context_window - self.reserve_output - self.safety_margin, 0)
+        """The most the whole request (messages and tool definitions) may count: the budget, or ``target``."""
+        limit = max(self.context_window - self.reserve_output - self.safety_margin, 0)
+        return limit if self.target is None else min(limit, self.target)
+
+    def aiming_at(self, target: int | None) -> Budget:
+        """This budget fitting to ``target`` input tokens when that is fewer (None: the budget itself)."""
+        if target is None or target >= self.max_input_tokens:
+            return self
+        return dataclasses.replace(self, target=max(target, 0))
 
     @property
     def messages_budget(self) -> int:

@@ -69,6 +69,7 @@ class ApproximateCounter(BaseTokenCounter):
     """
 
     name = "approximate"
+    estimating = True  # of the provider's count, even in safe mode (whose error bound is 0 on o200k counts)
 
     def __init__(self, target: str = "o200k_base", *, safe: bool = False) -> None:
         if target not in TARGETS:
