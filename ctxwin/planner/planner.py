@@ -165,7 +165,8 @@ class Planner(Generic[M]):
         self.strategies = chain or default_chain(config.summarizer, config.keep_last)
         self._later_keeps = later_keeps(self.strategies)
         self.recall_share = config.recall_share
-        self._room_trim = TrimToBudget()
+        keeps = [s.keeps for s in self.strategies if s.keeps in ("first", "last")]
+        self._room_trim = TrimToBudget(strategy="first" if keeps[-1:] == ["first"] else "last")
 
     def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).

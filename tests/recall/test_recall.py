@@ -55,7 +55,7 @@ def test_a_late_question_brings_back_the_fact_it_needs(style: str, chain: list[s
 
 
 def test_the_plan_names_what_it_recalled_and_for_which_query() -> None:
-    messages, values = planted(1, "agent", turns=40)
+    messages, _values = planted(1, "agent", turns=40)
     question = QUESTIONS[1]
     plan = fitted([*messages, HumanMessage(question)], 2_000)
     assert plan.recalled is not None and plan.recalled.query == question
@@ -78,7 +78,7 @@ def test_questions_about_what_was_never_said_recall_almost_nothing() -> None:
 
 
 def test_nothing_dropped_nothing_recalled_and_recall_share_zero_turns_it_off() -> None:
-    messages, values = planted(2, "chat", turns=40)
+    messages, _values = planted(2, "chat", turns=40)
     asked = [*messages, HumanMessage(QUESTIONS[2])]
     assert fitted(asked, 200_000).recalled is None
     off = fitted(asked, 2_000, recall_share=0)
@@ -127,7 +127,7 @@ def session_turns(seed: int) -> list[list[BaseMessage]]:
 
 def test_a_session_recalls_what_its_cuts_dropped_and_keeps_it_until_the_next_cut() -> None:
     planner = Planner(counter=COUNTER, context_window=3_000, reserve_output=0)
-    messages, values = planted(4, "agent", turns=40)
+    _messages, values = planted(4, "agent", turns=40)
     session = planner.session()
     for turn in session_turns(4):
         session.add_messages(turn)
@@ -147,7 +147,7 @@ def test_a_session_recalls_what_its_cuts_dropped_and_keeps_it_until_the_next_cut
 
 def test_the_recall_tool_answers_in_every_form(tmp_path: Path) -> None:
     planner = Planner(counter=COUNTER, context_window=3_000, reserve_output=0)
-    messages, values = planted(5, "agent", turns=40)
+    messages, _values = planted(5, "agent", turns=40)
     session = planner.session(messages)
     session.plan()
     tool = session.recall_tool
