@@ -11,12 +11,23 @@ prefix, before the newest turns (which stay verbatim at the end), never between 
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
-from ctxwin.recall.store import Excerpt, RecallStore, format_excerpts
+from ctxwin.recall.store import (
+    EXCERPT_CHARS,
+    Excerpt,
+    RecallStore,
+    format_excerpts,
+    message_excerpts,
+    query_terms,
+    searchable_text,
+    spaced,
+)
 from ctxwin.strategies.base import leading_system_count
 from ctxwin.strategies.summarize import is_summary
 
@@ -24,6 +35,9 @@ RECALL_KEY = "ctxwin_recall"
 # An excerpt must hold at least this share of the query's weight (RecallStore.search): measured on planted-fact
 # conversations, questions about what was said against questions about what never was (docs/recall.md).
 MIN_SCORE = 0.5
+# A one-off plan searches at most this many characters of what it left out, newest first (InputRecall); a session
+# indexes at most this many more at each cut (SessionRecall), newest first, so its store catches up over cuts.
+INPUT_CHARS = 1_000_000
 # The most excerpts one recall considers (the token room usually ends it first).
 MAX_EXCERPTS = 12
 _QUERY_SHOWN = 160
@@ -59,19 +73,53 @@ class RecallSource(Protocol):
 
 
 class InputRecall:
-    """A one-off plan's source: its input, of which the messages a fitted request lacks are indexed when searched."""
+    """A one-off plan's source: its input. What a fitted request lacks is searched newest first, at most
+    ``INPUT_CHARS`` characters of it, and only the messages holding a query term are indexed (a plan indexes what
+    the question can find, not a whole history: the index is built per plan); the terms' weights are their
+    frequencies in all the messages searched (counted as the store would count them, by excerpt)."""
 
     def __init__(self, messages: Sequence[BaseMessage]) -> None:
         self._messages = messages
-        self.store: RecallStore | None = None
+        self.store = RecallStore()
 
     def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
+        words, grams = query_terms(query)
+        terms = words + grams
+        if not terms:
+            return []
+        word_set = set(words)
+        whole = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, words)) + r")(?!\w)") if words else None
         kept = set(map(id, fitted))
-        present = {i for i, m in enumerate(self._messages) if id(m) in kept}
-        if self.store is None:
-            self.store = RecallStore()
-        self.store.add(self._messages, skip=present)
-        return unseen(self.store.search(query, limit=limit, min_score=min_score, exclude=present), fitted)
+        present: set[int] = set()
+        chosen: list[int] = []
+        df: dict[str, int] = dict.fromkeys(terms, 0)
+        documents = 0
+        room = INPUT_CHARS
+        for index in range(len(self._messages) - 1, -1, -1):
+            message = self._messages[index]
+            if id(message) in kept:
+                present.add(index)
+                continue
+            if room <= 0:
+                continue
+            text = searchable_text(message).lower()
+            room -= len(text)
+            parts = -(-len(text) // EXCERPT_CHARS)  # the excerpts it makes, about: frequencies are the store's
+            documents += parts
+            held = [term for term in terms if term in text]  # a cheap test first: most messages hold none
+            if held and whole is not None and any(term in word_set for term in held):
+                counts = Counter(whole.findall(spaced(text)))  # words as words: "order" is not in "border"
+                held = [term for term in held if term not in word_set or counts[term]]
+            else:
+                counts = Counter()
+            for term in held:
+                df[term] += min(counts[term] if term in word_set else text.count(term), parts)
+            if held and index not in self.store:
+                chosen.append(index)
+        self.store.add_excerpts([e for i in reversed(chosen) for e in message_excerpts(self._messages[i], i)])
+        found = self.store.search(query, limit=limit, min_score=min_score, exclude=present,
+                                  frequencies=(df, documents))
+        return unseen(found, fitted)
 
 
 @dataclass(frozen=True)
@@ -159,7 +207,8 @@ def unseen(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list
 class SessionRecall:
     """A session's source: its whole history (``messages``, the list the session appends to, and ``view``, what
     its plans are made of: the same messages, new tool outputs maybe capped), indexed incrementally: a message
-    enters the store the first time a search finds it missing from the request, and stays."""
+    enters the store the first time a search finds it missing from the request (newest first, at most
+    ``INPUT_CHARS`` characters a search), and stays."""
 
     def __init__(self, messages: Sequence[BaseMessage], view: Sequence[BaseMessage], store: RecallStore) -> None:
         self._messages = messages
@@ -169,5 +218,15 @@ class SessionRecall:
     def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
         kept = set(map(id, fitted))
         present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
-        self.store.add(self._messages, skip=present)
+        room = INPUT_CHARS
+        new: list[Excerpt] = []
+        for index in range(len(self._messages) - 1, -1, -1):
+            if index in present or index in self.store:
+                continue
+            excerpts = message_excerpts(self._messages[index], index)
+            new += excerpts
+            room -= sum(len(e.text) for e in excerpts)
+            if room <= 0:
+                break
+        self.store.add_excerpts(new)
         return unseen(self.store.search(query, limit=limit, min_score=min_score, exclude=present), fitted)

@@ -73,6 +73,10 @@ _UNSPACED_FILLER = re.compile(
 )
 
 
+# Document frequencies of terms and the number of documents (RecallStore.search's ``frequencies``).
+Frequencies = tuple[dict[str, int], int]
+
+
 @dataclass(frozen=True)
 class Excerpt:
     """A piece of a message the store holds: its text and where it was. ``position``: the message's index in the
@@ -123,6 +127,16 @@ def pieces(text: str, size: int = EXCERPT_CHARS) -> list[str]:
     if start < len(text) or not out:
         out.append(text[start:])
     return [piece for piece in out if piece.strip()]
+
+
+def searchable_text(message: BaseMessage) -> str:
+    """All the store would search of ``message``: its text and its tool calls' names and arguments."""
+    text = str(message.text)
+    if isinstance(message, AIMessage) and message.tool_calls:
+        calls = (f"{call.get('name')}({json.dumps(call.get('args', {}), ensure_ascii=False)})"
+                 for call in message.tool_calls)
+        text = "\n".join([text, *calls])
+    return text
 
 
 def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
@@ -236,15 +250,18 @@ class RecallStore:
             self._positions.update(e.position for e in excerpts)
 
     def search(
-        self, query: str, *, limit: int = 8, min_score: float = 0.0, exclude: Collection[int] = ()
+        self, query: str, *, limit: int = 8, min_score: float = 0.0, exclude: Collection[int] = (),
+        frequencies: Frequencies | None = None,
     ) -> list[Excerpt]:
         """The excerpts relevant to ``query`` (``score`` >= ``min_score``: the share of the query's weight they
-        hold), best first, at most ``limit``, none from the positions in ``exclude``."""
+        hold), best first, at most ``limit``, none from the positions in ``exclude``. ``frequencies``: the terms'
+        document frequencies and the number of documents, when the store holds only part of what is searched (a
+        one-off plan indexes the messages that hold a query term)."""
         words, grams = query_terms(query)
         if not (words or grams) or not self._positions:
             return []
         with self._lock:
-            weights, rare = self._weights(words, grams)
+            weights, rare = self._weights(words, grams, frequencies)
             terms = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
             total = sum(weights[t] for t in terms)
             found: dict[int, float] = {}
@@ -294,24 +311,29 @@ class RecallStore:
             out.append(excerpt)
         return out
 
-    def _weights(self, words: list[str], grams: list[str]) -> tuple[dict[str, float], set[str]]:
-        """Each term's inverse document frequency in the store (BM25's), a term it does not hold at its maximum;
-        and the distinctive terms (see ``_RARE_SHARE``)."""
-        n = self._db.execute("SELECT COUNT(*) FROM excerpts").fetchone()[0]
+    def _weights(
+        self, words: list[str], grams: list[str], frequencies: Frequencies | None
+    ) -> tuple[dict[str, float], set[str]]:
+        """Each term's inverse document frequency (BM25's; a term no document holds at its maximum) and the
+        distinctive terms (see ``_RARE_SHARE``): in the store's excerpts, or in ``frequencies`` when given."""
+        if frequencies is not None:
+            df, n = frequencies
+        else:
+            n = self._db.execute("SELECT COUNT(*) FROM excerpts").fetchone()[0]
+            df = {}
+            for table, terms in (("words_terms", words), ("grams_terms", [t for t in grams if len(t) == 3]),
+                                 ("pairs_terms", [t for t in grams if len(t) == 2])):
+                if terms:
+                    marks = ",".join("?" * len(terms))
+                    df.update(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms))
         rare = max(_RARE_MIN, _RARE_SHARE * n)
-        distinctive: set[str] = set()
         weights: dict[str, float] = {}
-        for table, terms in (("words_terms", words), ("grams_terms", [t for t in grams if len(t) == 3]),
-                             ("pairs_terms", [t for t in grams if len(t) == 2])):
-            if not terms:
-                continue
-            marks = ",".join("?" * len(terms))
-            df = dict(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms).fetchall())
-            for term in terms:
-                count = df.get(term, 0)
-                weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
-                if count <= rare:
-                    distinctive.add(term)
+        distinctive: set[str] = set()
+        for term in [*words, *grams]:
+            count = df.get(term, 0)
+            weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
+            if count <= rare:
+                distinctive.add(term)
         return weights, distinctive
 
     def message(self, handle: str) -> list[Excerpt]:
