@@ -47,6 +47,7 @@ from ctxwin.recall.inject import (
     placed,
     recall_query,
 )
+from ctxwin.recall.store import Excerpt
 from ctxwin.strategies.base import (
     BaseStrategy,
     Budget,
@@ -399,8 +400,9 @@ class Planner(Generic[M]):
 
     def _recall_search(
         self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget
-    ) -> Recalled | None:
-        """What recall would bring back, when a step left something out and the query relates to it; None else."""
+    ) -> tuple[Recalled, list[Excerpt]] | None:
+        """What recall would bring back (and the relevant excerpts it chose from), when a step left something out
+        and the query relates to it; None else."""
         if source is None or not any(c.kind != "replaced" for step in run.results for c in step.changes):
             return None
         query = recall_query(run.current)
@@ -409,7 +411,7 @@ class Planner(Generic[M]):
         excerpts = source.search(query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         room = math.floor(self.recall_share * goal.max_input_tokens)
         chosen = choose(query, excerpts, room, meter.count) if excerpts else None
-        return None if chosen is None else Recalled(query, chosen[1], chosen[2])
+        return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)
 
     def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget) -> None:
         """Query-aware recall after the steps: when they left something out that the query relates to, a trim
@@ -417,9 +419,10 @@ class Planner(Generic[M]):
         taken them; not when that would cost the current turn), then the recall message of the excerpts still left
         out, within that room, is placed where the kept conversation starts (``placed``); not added when the
         request would no longer fit ``goal``."""
-        found = self._recall_search(run, meter, source, goal)
-        if found is None or source is None:
+        searched = self._recall_search(run, meter, source, goal)
+        if searched is None:
             return
+        found, excerpts = searched
         room = found.tokens
         lowered = goal.aiming_at(goal.max_input_tokens - found.tokens)
         if not self._fits(run.current, meter, lowered):
@@ -428,8 +431,7 @@ class Planner(Generic[M]):
                 run.record(RECALL_ROOM_STEP, made)
             else:  # the room would cost the current turn: recall in the room left
                 room = goal.max_input_tokens - self._request_tokens(run.current, meter)
-        excerpts = source.search(found.query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
-        chosen = choose(found.query, excerpts, room, meter.count) if excerpts and room > 0 else None
+        chosen = choose(found.query, excerpts, room, meter.count) if room > 0 else None  # the trim only drops more
         if chosen is None:
             return
         message, kept, tokens = chosen

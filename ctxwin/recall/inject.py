@@ -12,7 +12,6 @@ prefix, before the newest turns (which stay verbatim at the end), never between 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -26,7 +25,6 @@ from ctxwin.recall.store import (
     message_excerpts,
     query_terms,
     searchable_text,
-    spaced,
 )
 from ctxwin.strategies.base import leading_system_count
 from ctxwin.strategies.summarize import is_summary
@@ -35,6 +33,7 @@ RECALL_KEY = "ctxwin_recall"
 # An excerpt must hold at least this share of the query's weight (RecallStore.search): measured on planted-fact
 # conversations, questions about what was said against questions about what never was (docs/recall.md).
 MIN_SCORE = 0.5
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 # A one-off plan searches at most this many characters of what it left out, newest first (InputRecall); a session
 # indexes at most this many more at each cut (SessionRecall), newest first, so its store catches up over cuts.
 INPUT_CHARS = 1_000_000
@@ -87,8 +86,8 @@ class InputRecall:
         terms = words + grams
         if not terms:
             return []
-        word_set = set(words)
-        whole = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, words)) + r")(?!\w)") if words else None
+        # A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound).
+        whole = {word: re.compile(rf"(?<![^\W{_CJK}]){re.escape(word)}(?![^\W{_CJK}])") for word in words}
         kept = set(map(id, fitted))
         present: set[int] = set()
         chosen: list[int] = []
@@ -107,13 +106,12 @@ class InputRecall:
             parts = -(-len(text) // EXCERPT_CHARS)  # the excerpts it makes, about: frequencies are the store's
             documents += parts
             held = [term for term in terms if term in text]  # a cheap test first: most messages hold none
-            if held and whole is not None and any(term in word_set for term in held):
-                counts = Counter(whole.findall(spaced(text)))  # words as words: "order" is not in "border"
-                held = [term for term in held if term not in word_set or counts[term]]
-            else:
-                counts = Counter()
-            for term in held:
-                df[term] += min(counts[term] if term in word_set else text.count(term), parts)
+            counts: dict[str, int] = {}
+            for term in held:  # words as words: "order" is not in "border"
+                counts[term] = len(whole[term].findall(text)) if term in whole else text.count(term)
+                df[term] += min(counts[term], parts)
+            if any(term in whole for term in held):
+                held = [term for term in held if counts[term]]
             if held and index not in self.store:
                 chosen.append(index)
         self.store.add_excerpts([e for i in reversed(chosen) for e in message_excerpts(self._messages[i], i)])

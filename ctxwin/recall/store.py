@@ -131,7 +131,7 @@ def pieces(text: str, size: int = EXCERPT_CHARS) -> list[str]:
 
 def searchable_text(message: BaseMessage) -> str:
     """All the store would search of ``message``: its text and its tool calls' names and arguments."""
-    text = str(message.text)
+    text = message.content if isinstance(message.content, str) else str(message.text)
     if isinstance(message, AIMessage) and message.tool_calls:
         calls = (f"{call.get('name')}({json.dumps(call.get('args', {}), ensure_ascii=False)})"
                  for call in message.tool_calls)
