@@ -5,7 +5,7 @@
  * m.__pydantic_extra__)``, in a self-delimiting
  * form with a type tag per value: two messages' bytes are equal exactly when their values are equal and of the same
  * types, all the way down (``1``, ``1.0`` and ``True`` differ; so do equal dicts in another order, which only costs a
- * count). Strings are copied as they are stored (their kind and code units), so nothing is encoded or allocated per
+ * count; a set's elements are written in the order of their bytes, as marshal does, so equal sets write alike). Strings are copied as they are stored (their kind and code units), so nothing is encoded or allocated per
  * value, unlike ``marshal`` (which the pure-Python writer in count_cache.py uses, with the same guarantees; a process
  * uses one writer or the other, never both). Values of any other type, and nesting deeper than marshal's limit,
  * raise ValueError, as marshal does: the cache then keys the message by its values' reprs.
@@ -84,24 +84,78 @@ write_items(Buffer *b, char tag, PyObject **items, Py_ssize_t n, int depth)
     return 0;
 }
 
+/* The spans of a set's written elements, for qsort (set just before the sort, which calls nothing else). */
+static const char *span_base;
+
+typedef struct {
+    Py_ssize_t start, len;
+} Span;
+
+static int
+compare_spans(const void *x, const void *y)
+{
+    const Span *a = x, *b = y;
+    int order = memcmp(span_base + a->start, span_base + b->start, a->len < b->len ? a->len : b->len);
+    return order ? order : (a->len > b->len) - (a->len < b->len);
+}
+
+/* A set's elements in the order of their written bytes, as marshal writes them: equal sets iterate in other orders
+ * (elements whose hashes collide, such as -1 and -2, sit in insertion order), and must write equal bytes. */
 static int
 write_set(Buffer *b, char tag, PyObject *v, int depth)
 {
-    if (put_head(b, tag, PySet_GET_SIZE(v)) < 0)
+    Py_ssize_t n = PySet_GET_SIZE(v);
+    if (put_head(b, tag, n) < 0)
         return -1;
+    Py_ssize_t start = b->len, count = 0;
+    Span *spans = PyMem_Malloc((n ? n : 1) * sizeof(Span));
+    if (spans == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
     PyObject *it = PyObject_GetIter(v), *item;
-    if (it == NULL)
+    if (it == NULL) {
+        PyMem_Free(spans);
         return -1;
+    }
     while ((item = PyIter_Next(it)) != NULL) {
-        int failed = write_value(b, item, depth + 1);
+        Py_ssize_t at = b->len;
+        int failed = count >= n || write_value(b, item, depth + 1) < 0;
         Py_DECREF(item);
-        if (failed < 0) {
+        if (failed) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "set changed size during writing");
             Py_DECREF(it);
+            PyMem_Free(spans);
             return -1;
         }
+        spans[count].start = at - start;
+        spans[count].len = b->len - at;
+        count++;
     }
     Py_DECREF(it);
-    return PyErr_Occurred() ? -1 : 0;
+    if (PyErr_Occurred()) {
+        PyMem_Free(spans);
+        return -1;
+    }
+    Py_ssize_t size = b->len - start;
+    char *copy = PyMem_Malloc(size ? size : 1);
+    if (copy == NULL) {
+        PyMem_Free(spans);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(copy, b->data + start, size);
+    span_base = copy;
+    qsort(spans, count, sizeof(Span), compare_spans);
+    Py_ssize_t at = start;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        memcpy(b->data + at, copy + spans[i].start, spans[i].len);
+        at += spans[i].len;
+    }
+    PyMem_Free(copy);
+    PyMem_Free(spans);
+    return 0;
 }
 
 static int

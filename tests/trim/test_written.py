@@ -71,6 +71,15 @@ def test_two_messages_get_equal_keys_from_both_writers_or_from_neither(
 
 
 @pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
+def test_equal_sets_iterated_in_other_orders_get_equal_keys(writer: Writer) -> None:
+    """-1 and -2 have the same hash: sets holding both iterate in insertion order."""
+    first, second = frozenset([-1, -2, 1]), frozenset([-2, -1, 1])
+    assert first == second and list(first) != list(second)
+    assert writer.write(message("a", first, True)) == writer.write(message("a", second, True))
+    assert writer.write(message("a", {first}, True)) == writer.write(message("a", {second}, True))
+
+
+@pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
 def test_equal_values_of_other_types_get_other_keys(writer: Writer) -> None:
     written = {
         writer.write(HumanMessage("x", additional_kwargs={"n": value}))
