@@ -428,7 +428,9 @@ class Planner(Generic[M]):
         if not self._fits(run.current, meter, lowered):
             made = self._room_trim.apply(run.current, self._context(meter, lowered))
             if self._keeps_last_turn(run.current, made.messages):
-                run.record(RECALL_ROOM_STEP, made)
+                run.record(RECALL_ROOM_STEP, made)  # what it freed beyond the room asked for, recall may fill
+                free = goal.max_input_tokens - self._request_tokens(run.current, meter)
+                room = max(room, min(free, math.floor(self.recall_share * goal.max_input_tokens)))
             else:  # the room would cost the current turn: recall in the room left
                 room = goal.max_input_tokens - self._request_tokens(run.current, meter)
         chosen = choose(found.query, excerpts, room, meter.count) if room > 0 else None  # the trim only drops more
