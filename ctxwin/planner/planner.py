@@ -426,8 +426,8 @@ class Planner(Generic[M]):
         room = found.tokens
         lowered = goal.aiming_at(goal.max_input_tokens - found.tokens)
         if not self._fits(run.current, meter, lowered):
-            made = self._room_trim.apply(run.current, self._context(meter, lowered))
-            if self._keeps_last_turn(run.current, made.messages):
+            made = self._make_room(run.current, meter, lowered)
+            if made is not None and self._keeps_last_turn(run.current, made.messages):
                 run.record(RECALL_ROOM_STEP, made)  # what it freed beyond the room asked for, recall may fill
                 free = goal.max_input_tokens - self._request_tokens(run.current, meter)
                 room = max(room, min(free, math.floor(self.recall_share * goal.max_input_tokens)))
@@ -444,6 +444,21 @@ class Planner(Generic[M]):
         labels = ", ".join(run.recalled.labels)
         note = f"recalled {plural(len(kept), 'excerpt')} of {labels} ({tokens} tokens) for {found.query[:80]!r}"
         run.record(RECALL_STEP, StepResult(messages, notes=[note]))
+
+    def _make_room(self, messages: list[BaseMessage], meter: Meter, lowered: Budget) -> StepResult | None:
+        """``messages`` fitted to ``lowered`` by the chain's steps that do not summarise (a summarizer is called
+        once a plan), ending with a trim: tool outputs are shortened before turns are dropped, as the plan did;
+        one result, its changes those of every step that ran (None when none changed anything)."""
+        current, changes, notes = messages, [], []
+        for strategy in [*(s for s in self.strategies if not s.summarizes), self._room_trim]:
+            if self._fits(current, meter, lowered):
+                break
+            result = strategy.apply(current, self._context(meter, lowered))
+            if result.messages is not current:
+                current = result.messages
+                changes += result.changes
+                notes += [f"{strategy.name}: {note}" for note in result.notes]
+        return None if current is messages else StepResult(current, notes=notes, changes=changes)
 
     @staticmethod
     def _keeps_last_turn(messages: list[BaseMessage], trimmed: list[BaseMessage]) -> bool:
