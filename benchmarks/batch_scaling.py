@@ -8,7 +8,8 @@ then on the first 4N, and reports for each run:
 - wall time, and so conversations per second (the 4N run's);
 - the calling process's CPU (``getrusage(RUSAGE_SELF)``: all its threads, so the pool's feeder and result
   threads too); its **marginal CPU per conversation** is ``(cpu(4N) - cpu(N)) / 3N``, which leaves out what a run
-  pays once (imports, starting the pool, loading a tokenizer);
+  pays once (starting the pool, loading a tokenizer); a first run over N conversations, not counted, pays what
+  only the first run in a process pays (imports), which otherwise made the N run the costlier at small N;
 - the workers' CPU: for ``fit_many`` and the CLI, the CPU of the reaped workers, after the pool is shut down: the
   fork server's children (``cutime + cstime`` in ``/proc/<fork server>/stat``), and this process's own children
   (``RUSAGE_CHILDREN``) when ``fit_many`` forked its workers from it;
@@ -43,7 +44,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 FIT = {"model": "gpt-4o-mini", "context_window": 8000, "reserve_output": 1000}
-PATHS = ("loop", "fit_many", "fit_many_lines", "cli", "ray")
+# fit_many_lines: an open file with decode=json.loads; fit_many_line_list: its lines read into a list first.
+PATHS = ("loop", "fit_many", "fit_many_lines", "fit_many_line_list", "cli", "ray")
 CORES = (1, 2)
 PROJECTED = (16, 64, 256)
 SCALE = 4  # the second run fits SCALE times as many conversations as the first
@@ -167,11 +169,11 @@ def run_case(path: str, cores: int, count: int, folder: str) -> dict[str, Any]:
     os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))
     items = corpus(SCALE * count)
     runs = []
-    for n in (count, SCALE * count):
+    for n in (count, count, SCALE * count):  # a first run to warm up, not counted: imports, the first pool's costs
         source = Path(folder) / f"in-{n}.jsonl"
         source.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in items[:n]), encoding="utf-8")
         runs.append(_run(path, cores, items[:n], str(source), Path(folder) / f"out-{path}-{n}"))
-    first, second = runs
+    _, first, second = runs
     marginal = (second["parent_cpu"] - first["parent_cpu"]) / ((SCALE - 1) * count)
     worker = (second["worker_cpu"] - first["worker_cpu"]) / ((SCALE - 1) * count) if second["worker_cpu"] else None
     return {
@@ -180,6 +182,7 @@ def run_case(path: str, cores: int, count: int, folder: str) -> dict[str, Any]:
         "conversations": SCALE * count,
         "per_second": SCALE * count / second["wall"],
         "parent_ms": 1000 * marginal,
+        "parent_total_ms": 1000 * second["parent_cpu"],  # the 4N run's, fixed costs included
         "worker_ms": None if worker is None else 1000 * worker,
         "worker_mb": second["worker_mb"],
         "output": second["digest"],
@@ -219,6 +222,14 @@ def _run(path: str, cores: int, items: list[Any], source: str, out: Path) -> dic
                 options = {"workers": cores, "progress": False, "decode": json.loads, "output": "openai", **FIT}
                 for result in fit_many(lines, **options):
                     kept.append([result.messages, result.summary])
+        elif path == "fit_many_line_list":
+            from ctxwin.batch import fit_many
+
+            with open(source, encoding="utf-8") as lines:
+                texts = lines.readlines()
+            options = {"workers": cores, "progress": False, "decode": json.loads, "output": "openai", **FIT}
+            for result in fit_many(texts, **options):
+                kept.append([result.messages, result.summary])
         elif path == "cli":
             from ctxwin.cli.main import main
 

@@ -21,6 +21,7 @@ from side_by_side import o200k_callable, ours, theirs
 
 from ctxwin.history.base import BaseChatMessageHistory
 from ctxwin.history.jsonl import FileChatMessageHistory
+from ctxwin.history.jsonl_format import encode_messages, parse_history
 from ctxwin.history.memory import InMemoryChatMessageHistory
 from ctxwin.history.reducer import add_messages
 from ctxwin.history.sqlite import SQLiteChatMessageHistory
@@ -68,6 +69,35 @@ def test_read_2000_messages(benchmark: BenchmarkFixture, tmp_path: Path, kind: s
     history = open_history(kind, tmp_path)
     history.add_messages(conversation(2000))
     assert len(benchmark(lambda: history.messages)) == 2000
+
+
+@pytest.mark.parametrize("messages", [2000, 20000])
+def test_open_sqlite_history(benchmark: BenchmarkFixture, tmp_path: Path, messages: int) -> None:
+    """Opening a stored history: the first connection, ``PRAGMA quick_check`` of the whole file and the ``-wal``
+    check (issue 44), paid once per history object."""
+    with SQLiteChatMessageHistory(tmp_path / "h.db", "s") as history:
+        history.add_messages(conversation(messages))
+
+    def open_history() -> None:
+        SQLiteChatMessageHistory(tmp_path / "h.db", "s").close()
+
+    benchmark(open_history)
+
+
+@pytest.mark.parametrize("lines", ["checked", "unchecked"])
+def test_parse_2000_jsonl_lines(benchmark: BenchmarkFixture, lines: str) -> None:
+    """What verifying each record's checksum and sequence number costs a read (issue 44), without the file's I/O:
+    the same 2,000 records with their ``seq``/``crc`` fields, and as a file written before they existed."""
+    data = encode_messages(conversation(2000), ensure_ascii=False, first_seq=1)
+    if lines == "unchecked":
+        data = b"\n".join(line[: line.rindex(b', "seq"')] + b"}" for line in data.splitlines()) + b"\n"
+    assert len(benchmark(parse_history, data, "h.jsonl")[0]) == 2000
+
+
+def test_encode_2000_jsonl_lines(benchmark: BenchmarkFixture) -> None:
+    """Writing the records with their sequence numbers and checksums (the part of an append that is not I/O)."""
+    messages = conversation(2000)
+    benchmark(encode_messages, messages, ensure_ascii=False, first_seq=1)
 
 
 WINDOW_TOKENS = 32_000

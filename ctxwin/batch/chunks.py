@@ -21,7 +21,8 @@ from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from ctxwin.batch.item import FitResult, Fitter
+from ctxwin.batch.item import FitResult, Fitter, describe
+from ctxwin.batch.line_blocks import BadLine, LineBlock
 from ctxwin.batch.pool import WORKER_DIED, WorkerPool, shared
 
 # Two chunks per worker: one being fitted, one queued, so a worker never waits for the next chunk's transfer.
@@ -29,16 +30,23 @@ IN_FLIGHT_PER_WORKER = 2
 
 Chunk = list[tuple[int, Any]]
 Written = tuple[list[int], list[bytes]]  # a chunk's indices, and its items each pickled
-Sent = Chunk | Written | range  # a range: indexes into the pool's shared conversations
+Sent = Chunk | Written | range | LineBlock  # a range: indexes into the pool's shared conversations
 
 
 def _fit_chunk(fitter: Fitter, chunk: Sent) -> list[FitResult]:
-    return [fitter.fit(index, conversation) for index, conversation in read(chunk)]
+    return [
+        FitResult(index, error=describe(ValueError(item.error))) if isinstance(item, BadLine)
+        else fitter.fit(index, item)
+        for index, item in read(chunk)
+    ]
 
 
-def sent(chunk: Chunk, pool: WorkerPool) -> Sent:
-    """What travels to ``pool``'s worker for ``chunk``: its indexes when the workers hold the conversations (a
-    chunk is a run of consecutive items), else ``written(chunk)``."""
+def sent(chunk: Chunk | LineBlock, pool: WorkerPool) -> Sent:
+    """What travels to ``pool``'s worker for ``chunk``: a file's block of lines as it is (the worker splits it),
+    its indexes when the workers hold the conversations (a chunk is a run of consecutive items), else
+    ``written(chunk)``."""
+    if isinstance(chunk, LineBlock):
+        return chunk
     if pool.shares:
         return range(chunk[0][0], chunk[-1][0] + 1)
     return written(chunk)
@@ -60,7 +68,7 @@ def read(chunk: Sent) -> Chunk:
         return [(index, items[index]) for index in chunk]
     if isinstance(chunk, tuple):
         return list(zip(chunk[0], map(pickle.loads, chunk[1]), strict=True))
-    return chunk
+    return list(chunk)
 
 
 def chunked(items: Iterable[tuple[int, Any]], size: int) -> Iterator[Chunk]:
@@ -70,19 +78,20 @@ def chunked(items: Iterable[tuple[int, Any]], size: int) -> Iterator[Chunk]:
 
 
 def fit_in_pool(
-    items: Iterable[tuple[int, Any]], pool: WorkerPool, *, chunksize: int, local: Callable[[], Fitter]
+    chunks: Iterable[Chunk | LineBlock], pool: WorkerPool, *, local: Callable[[], Fitter]
 ) -> Generator[FitResult, None, None]:
-    """Fit ``(index, item)`` pairs on ``pool`` (whose workers hold a ``Fitter``); yield the results in input order.
+    """Fit chunks of ``(index, item)`` pairs (``chunked``, or a file's ``LineBlock``s) on ``pool`` (whose workers
+    hold a ``Fitter``); yield the results in input order.
 
     A chunk that cannot travel to a worker or back (a conversation given as a generator, an object whose class
     the worker cannot import) is fitted by ``local()`` in this process instead, so it still gets its own results.
     An item that kills its worker (a crash in a tokenizer or plugin, the OOM killer) gets that as its error and
     the run goes on in a new pool; see ``_collect``. The pool is shut down at the end, or when the caller stops.
     """
-    pending: deque[tuple[Chunk, Future[list[FitResult]]]] = deque()
+    pending: deque[tuple[Chunk | LineBlock, Future[list[FitResult]]]] = deque()
     finished = False
     try:
-        for chunk in chunked(items, chunksize):
+        for chunk in chunks:
             pending.append((chunk, pool.submit(_fit_chunk, sent(chunk, pool))))
             if len(pending) >= IN_FLIGHT_PER_WORKER * pool.workers:
                 yield from _collect(pending, pool, local)
@@ -94,7 +103,7 @@ def fit_in_pool(
 
 
 def _collect(
-    pending: deque[tuple[Chunk, Future[list[FitResult]]]], pool: WorkerPool, local: Callable[[], Fitter]
+    pending: deque[tuple[Chunk | LineBlock, Future[list[FitResult]]]], pool: WorkerPool, local: Callable[[], Fitter]
 ) -> list[FitResult]:
     """The results of the oldest pending chunk.
 
@@ -123,4 +132,4 @@ def _isolated(index: int, conversation: Any, pool: WorkerPool, local: Callable[[
         pool.restart()
         return FitResult(index, error=WORKER_DIED)
     except Exception:
-        return local().fit(index, conversation)
+        return _fit_chunk(local(), [(index, conversation)])[0]

@@ -17,6 +17,12 @@ already: a full collection during the run would otherwise walk the whole corpus 
 headers, copying the pages the workers still share (a 600 MB corpus, 1,200 conversations: 0.32 ms per
 conversation in this process instead of 0.07). The pool unfreezes them when it shuts down.
 
+Workers never outlive the process that started the pool, however it ends (a ``kill -9`` included): each one
+watches it (``_die_with``) and ends itself when it is gone. Nothing else would end them: a worker waits on its
+task queue, whose write end every worker holds too, and the fork server and multiprocessing's resource tracker
+live as long as any worker does (each worker holds the pipes that keep them alive), all holding the caller's
+stdout and stderr open.
+
 The state is built in the workers only: a bad argument (an unknown model, a strategy that cannot be built) raises
 there, and ``WorkerPool`` raises it again in the caller when the pool starts, so the caller never builds a planner
 of its own.
@@ -24,9 +30,12 @@ of its own.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import multiprocessing
 import os
+import select
 import signal
 import sys
 import threading
@@ -44,6 +53,8 @@ _THREADS_EXIT_SECONDS = 5.0
 # ...and a pool that would fork, this long for the kernel to remove threads Python has joined (fork_safe): longer
 # than that, the threads left are someone else's (a native library's), and the pool starts from the fork server.
 _KERNEL_PATIENCE = 0.1
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_POLL_SECONDS = 0.5  # how often a worker without a pidfd asks whether its owner is still there
 
 R = TypeVar("R")
 
@@ -76,8 +87,49 @@ def shared() -> Sequence[Any]:
     return _shared
 
 
-def _start_worker(build: Callable[[], Any], data: Sequence[Any] = ()) -> None:
+def _die_with(owner: int) -> None:
+    """End this worker process when process ``owner`` (the one that started the pool) ends, however it ends.
+
+    A forked worker's parent is ``owner`` itself, and Linux kills it with its parent (``PR_SET_PDEATHSIG``); a
+    worker of the fork server has the fork server for its parent, which lives as long as its workers do. So every
+    worker also watches ``owner`` from a daemon thread: through a pidfd where Linux has them (woken the moment it
+    ends), else by asking twice a second whether it is still there.
+    """
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:
+        watch = os.pidfd_open(owner)
+    except ProcessLookupError:  # already gone
+        os._exit(1)
+    except (AttributeError, OSError):  # no pidfd (not Linux, or before Linux 5.3)
+        watch = None
+    threading.Thread(target=_watch, args=(owner, watch), name="ctxwin-owner-watch", daemon=True).start()
+
+
+def _watch(owner: int, watch: int | None) -> None:
+    if watch is not None:
+        select.select([watch], [], [])  # readable once the process has ended
+    else:
+        while _alive(owner):
+            time.sleep(_POLL_SECONDS)
+    os._exit(1)  # no cleanup to run: the work was the owner's, and it is gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # there, but another user's: the pid was reused, so the owner is gone
+        return False
+    return True
+
+
+def _start_worker(build: Callable[[], Any], data: Sequence[Any] = (), owner: int | None = None) -> None:
     global _state, _failure, _shared
+    if owner is not None:
+        _die_with(owner)
     _shared = data
     # Ctrl-C reaches the whole process group: the caller stops the pool; a worker's traceback would only be noise.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -129,7 +181,7 @@ class WorkerPool:
             self.workers,
             mp_context=multiprocessing.get_context("fork" if self.shares else START_METHOD),
             initializer=_start_worker,
-            initargs=(self.build, self.data if self.shares and self.data is not None else ()),
+            initargs=(self.build, self.data if self.shares and self.data is not None else (), os.getpid()),
         )
 
     def _check(self) -> None:

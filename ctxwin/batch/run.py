@@ -11,8 +11,9 @@ import sys
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sized
 from typing import Any
 
-from ctxwin.batch.chunks import IN_FLIGHT_PER_WORKER, fit_in_pool
+from ctxwin.batch.chunks import IN_FLIGHT_PER_WORKER, chunked, fit_in_pool
 from ctxwin.batch.item import FitResult, Fitter
+from ctxwin.batch.line_blocks import BLOCK_BYTES, LineBlock, file_lines
 from ctxwin.batch.pool import WorkerPool
 from ctxwin.batch.progress import Progress
 from ctxwin.cpus import available_cpus
@@ -51,6 +52,10 @@ def fit_many(
     decoding, converting, planning and the summary's figures are the worker's. A ``list`` or ``tuple`` of
     conversations is taken as it is at the call: on Linux, when this process runs a single thread, the workers are
     forked from it and read the items from the memory they inherit, so this process never writes an item down.
+    An open file (text in UTF-8 or ASCII, or binary) given with a ``decode``, a pool's worth of it, is not
+    iterated here: this process reads its bytes in blocks cut at newlines and counts their lines, and the workers
+    split, decode and fit them (``line_blocks``), with the results iterating the file would give (a line that is
+    not valid in the file's encoding is that item's error).
     Otherwise (any other iterable, other threads running, another platform) it pickles each item for a worker, a
     cost per byte of the item: docs/batch.md has the figures.
     ``fit_kwargs`` are pickled once per worker: a ``summarizer`` or ``Strategy`` must be importable (a module-level
@@ -75,8 +80,15 @@ def fit_many(
     # A list is taken as it is now: forked workers read it from their copy of this process's memory.
     snapshot = tuple(conversations) if isinstance(conversations, (list, tuple)) else None
     total = len(conversations) if isinstance(conversations, Sized) else None
+    # An open file of lines to decode, long enough for a pool: the workers read, split and decode its lines.
+    lines = file_lines(conversations) if count > 1 and decode is not None else None
+    if lines is not None and lines.remaining < SMALL_INPUT_CHUNKS * count * BLOCK_BYTES:
+        lines = None
     items: Iterator[tuple[int, Any]] = enumerate(conversations if snapshot is None else snapshot)
-    if count > 1:
+    if lines is not None:
+        _check_picklable({**fit_kwargs, "decode": decode})
+        check_main_guard()
+    elif count > 1:
         _check_picklable({**fit_kwargs, "decode": decode})
         # A pool costs about a second to start: a short input is fitted here, with the same results.
         head = list(itertools.islice(items, SMALL_INPUT_CHUNKS * count * (chunksize or DEFAULT_CHUNKSIZE)))
@@ -92,8 +104,10 @@ def fit_many(
         build = functools.partial(Fitter, dict(fit_kwargs), decode)
         pool = WorkerPool(count, build, snapshot)  # raises a bad argument
         local = functools.cache(functools.partial(Fitter, fit_kwargs, decode))  # only for items that cannot travel
-        size = chunksize or _default_chunksize(total, count)
-        results = fit_in_pool(items, pool, chunksize=size, local=local)
+        chunks: Iterable[list[tuple[int, Any]] | LineBlock] = (
+            lines.blocks() if lines is not None else chunked(items, chunksize or _default_chunksize(total, count))
+        )
+        results = fit_in_pool(chunks, pool, local=local)
     if progress is False:
         return results
     bar = progress if isinstance(progress, Progress) else Progress("fitted", total)

@@ -24,7 +24,9 @@ from ctxwin.history.jsonl_format import (
     check_torn_tail,
     decode,
     encode_messages,
+    is_seal,
     parse_history,
+    record_seq,
     seal_record,
     split_lines,
 )
@@ -77,12 +79,14 @@ class FileChatMessageHistory(BaseChatMessageHistory):
     def store_messages(self, batch: list[BaseMessage]) -> None:
         if not batch:
             return
-        payload = encode_messages(batch, ensure_ascii=self.ensure_ascii)
+        encode_messages(batch, ensure_ascii=self.ensure_ascii, first_seq=1)  # refuse a bad batch before any I/O
         fd = os.open(self.file_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _flock(fd, exclusive=True)
             self._check_ours(fd, whole=True)
-            _append_whole(fd, _tail_repair(fd, str(self.file_path)) + payload, str(self.file_path))
+            repair, last = _tail_repair(fd, str(self.file_path))
+            payload = encode_messages(batch, ensure_ascii=self.ensure_ascii, first_seq=(last or 0) + 1)
+            _append_whole(fd, repair + payload, str(self.file_path))
         finally:
             os.close(fd)  # also releases the lock
         if not self._dir_synced:  # the file's directory entry must be durable too
@@ -153,13 +157,14 @@ def _flock(fd: int, *, exclusive: bool) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
 
 
-def _tail_repair(fd: int, path: str) -> bytes:
-    """What to write before new lines so they do not glue onto a torn tail: a newline and/or a seal record. A tail
-    a crash cannot have left (a damaged last line, complete or not) raises ``HistoryFormatError``: nothing is
-    appended after damage."""
+def _tail_repair(fd: int, path: str) -> tuple[bytes, int | None]:
+    """What to write before new lines so they do not glue onto a torn tail (a newline and/or a seal record), and
+    the sequence number of the file's last message record (``None``: none, or one written before records had
+    one). A tail a crash cannot have left (a damaged last line, complete or not) raises ``HistoryFormatError``:
+    nothing is appended after damage."""
     size = os.fstat(fd).st_size
     if size == 0:
-        return b""
+        return b"", None
     ends_with_newline = os.pread(fd, 1, size - 1) == b"\n"
     span = _CHUNK
     while True:
@@ -168,15 +173,22 @@ def _tail_repair(fd: int, path: str) -> bytes:
         if start > 0:
             lines = lines[1:]  # may begin mid-line; re-read with a wider span if the scan gets that far
         torn: list[Line] = []
+        parsed = False
+        last: int | None = None
         try:
             for line in reversed(lines):
                 if not line.data.strip():
                     continue
-                record = decode(line, path)
-                if record is not None:
-                    check_record(record, line, path, lambda line: _where(fd, line))
+                record = decode(line, path, lambda line: _where(fd, line))
+                if record is None:
+                    if not parsed:
+                        torn.append(line)
+                    continue
+                check_record(record, line, path, lambda line: _where(fd, line))
+                parsed = True
+                if not is_seal(record):  # seals follow the last message: it holds the number to continue from
+                    last = record_seq(record, line, path, lambda line: _where(fd, line))
                     break
-                torn.append(line)
             else:
                 if start > 0:
                     span *= 4
@@ -185,7 +197,7 @@ def _tail_repair(fd: int, path: str) -> bytes:
             check_torn_tail(torn, not ends_with_newline, path, lambda line: _where(fd, line))
         except HistoryFormatError as exc:
             raise HistoryFormatError(f"{exc}; refusing to append") from None
-        return (b"" if ends_with_newline else b"\n") + (seal_record(torn) if torn else b"")
+        return (b"" if ends_with_newline else b"\n") + (seal_record(torn) if torn else b""), last
 
 
 def _where(fd: int, line: Line) -> str:

@@ -9,11 +9,21 @@ next seals both). So a line that is not JSON is a crash's only as the file's las
 line followed by a torn seal, or as a line a seal names; anything else is damage (or a foreign file): a complete
 line (it ends with its newline) that does not parse was not cut short, and raises ``HistoryFormatError`` naming the
 file and line, so no acknowledged message is ever dropped with only a warning.
+
+Damage that still parses (a zeroed block starting at a record's newline, bytes deleted across a line boundary
+that splice two records into one) is caught by what each record carries after its message: its sequence number in
+the file (1, 2, ... from the first record or from the last ``clear``) and the CRC-32 of the line up to the
+checksum's digits, ``..., "seq": 7, "crc": "1c291ca3"}``. A record whose checksum does not match, or whose number
+does not follow the previous record's, raises ``HistoryFormatError``: a message missing in the middle is never
+read back as a shorter history. A line without the two fields was written by a ctxwin before they existed (into
+an old file, or by an old version appending to a new one): it is read as before, unchecked, and the numbering
+starts again at 1 after it. An appender continues the numbering from the file's last record, under its lock.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +36,10 @@ SEAL_KEY = "ctxwin_torn_lines"
 # Every line we write starts with one of these (json.dumps keeps key order and its ", "/": " separators).
 RECORD_PREFIX = b'{"type": "'
 SEAL_PREFIX = b'{"' + SEAL_KEY.encode() + b'": '
+SEQ_KEY, CRC_KEY = "seq", "crc"
+# A checked line ends with this, eight hex digits and '"}': the CRC covers every byte before the digits.
+CRC_MARK = b', "' + CRC_KEY.encode() + b'": "'
+_CRC_TAIL = len(CRC_MARK) + 10
 
 
 @dataclass(frozen=True)
@@ -45,15 +59,52 @@ class Line:
     data: bytes
 
 
-def encode_messages(messages: list[BaseMessage], *, ensure_ascii: bool) -> bytes:
-    """The lines for ``messages``; a message that cannot be JSON fails here, before anything is written."""
-    return b"".join(
-        message_json(m, i, ensure_ascii=ensure_ascii).encode("utf-8") + b"\n" for i, m in enumerate(messages)
-    )
+def encode_messages(messages: list[BaseMessage], *, ensure_ascii: bool, first_seq: int) -> bytes:
+    """The checked lines for ``messages``, numbered from ``first_seq``; a message that cannot be JSON fails here,
+    before anything is written."""
+    lines = []
+    for i, message in enumerate(messages):
+        text = message_json(message, i, ensure_ascii=ensure_ascii).encode("utf-8")
+        body = text[:-1] + b', "' + SEQ_KEY.encode() + b'": ' + str(first_seq + i).encode() + CRC_MARK
+        lines.append(body + b"%08x" % zlib.crc32(body) + b'"}\n')
+    return b"".join(lines)
+
+
+def record_seq(record: Any, line: Line, path: str, where: Callable[[Line], str]) -> int | None:
+    """A message record's sequence number, ``None`` for a record written before records had one; its checksum
+    was checked by ``decode``, so a record that has one field and not the other is damage."""
+    seq = record.get(SEQ_KEY) if isinstance(record, dict) else None
+    checked = line.data.rstrip(b"\x00")[-_CRC_TAIL:].startswith(CRC_MARK)
+    if seq is None and not checked:
+        return None
+    if not checked or isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        raise HistoryFormatError(f"{path}: {where(line)} is damaged: its sequence number or checksum is malformed")
+    return seq
+
+
+def check_seq(seq: int | None, previous: int | None, line: Line, path: str, where: Callable[[Line], str]) -> None:
+    """Refuse a record whose number does not follow ``previous`` (the last record's; ``None``: there was none, or
+    it was written before records were numbered, and the numbering starts again at 1): a record is missing, or
+    is out of place."""
+    expected = 1 if previous is None else previous + 1
+    if seq is not None and seq != expected:
+        missing = (
+            "it is out of place" if seq < expected
+            else f"record {expected} is missing" if seq == expected + 1
+            else f"records {expected}-{seq - 1} are missing"
+        )
+        raise HistoryFormatError(
+            f"{path}: {where(line)} is record {seq} but record {expected} was expected there: {missing} (damaged "
+            "or spliced lines); no message was skipped: restore the file"
+        )
 
 
 def seal_record(torn: list[Line]) -> bytes:
     return json.dumps({SEAL_KEY: [[line.offset, len(line.data)] for line in torn]}).encode() + b"\n"
+
+
+def is_seal(record: Any) -> bool:
+    return isinstance(record, dict) and set(record) == {SEAL_KEY}
 
 
 def is_torn(data: bytes) -> bool:
@@ -101,11 +152,26 @@ def split_lines(data: bytes, start: int = 0, first_number: int = 1) -> Iterator[
         offset += len(chunk) + 1
 
 
-def decode(line: Line, path: str) -> Any:
+def decode(line: Line, path: str, where: Callable[[Line], str] | None = None) -> Any:
     """The JSON value of a line, or ``None`` when it does not parse (not JSON, not UTF-8, an over-long integer).
-    NUL bytes after it are a power loss's padding, not part of it: a whole record before them is kept."""
+    NUL bytes after it are a power loss's padding, not part of it: a whole record before them is kept. A line that
+    ends with a checksum must match it (a crash only cuts a line short, so never leaves a wrong one): else it is
+    damage, ``HistoryFormatError`` naming ``where(line)`` (by default its number and offset)."""
+    data = line.data.rstrip(b"\x00")
+    tail = data[-_CRC_TAIL:]
+    if tail.startswith(CRC_MARK) and tail.endswith(b'"}'):
+        try:
+            matches = int(tail[len(CRC_MARK) : -2], 16) == zlib.crc32(data[: len(data) - 10])
+        except ValueError:
+            matches = False
+        if not matches:
+            name = where(line) if where else f"line {line.number} (byte {line.offset})"
+            raise HistoryFormatError(
+                f"{path}: {name} is damaged: its checksum does not match its bytes; no message was skipped: "
+                "restore the file"
+            )
     try:
-        return json.loads(line.data.rstrip(b"\x00"))
+        return json.loads(data)
     except ValueError:
         return None
     except RecursionError:
@@ -120,6 +186,7 @@ def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[Skipp
     messages: list[BaseMessage] = []
     skipped: list[SkippedLine] = []
     pending: list[Line] = []
+    previous: int | None = None
     for line in split_lines(data):
         if not line.data.strip():
             continue
@@ -131,7 +198,7 @@ def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[Skipp
                     "ctxwin JSONL chat history"
                 )
             pending.append(line)
-        elif isinstance(record, dict) and set(record) == {SEAL_KEY}:
+        elif is_seal(record):
             if record[SEAL_KEY] != [[p.offset, len(p.data)] for p in pending]:
                 raise HistoryFormatError(
                     f"{path}: line {line.number} records torn lines {record[SEAL_KEY]} that do not match the file "
@@ -146,9 +213,16 @@ def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[Skipp
                     "follow it with no record of a crash; the file is corrupt"
                 )
             messages.append(_message(record, line, path))
-    check_torn_tail(pending, not data.endswith(b"\n"), path, lambda p: f"line {p.number} (byte {p.offset})")
+            seq = record_seq(record, line, path, _numbered)
+            check_seq(seq, previous, line, path, _numbered)
+            previous = seq
+    check_torn_tail(pending, not data.endswith(b"\n"), path, _numbered)
     skipped.extend(SkippedLine(p.number, p.offset, len(p.data), False) for p in pending)
     return messages, skipped
+
+
+def _numbered(line: Line) -> str:
+    return f"line {line.number} (byte {line.offset})"
 
 
 def check_first_line(line: Line | None, path: str) -> None:
@@ -166,7 +240,7 @@ def check_first_line(line: Line | None, path: str) -> None:
 def check_record(record: Any, line: Line, path: str, where: Callable[[Line], str] | None = None) -> None:
     """Refuse a parsed line that is neither a seal nor a message record; ``where(line)`` names it (by default by
     its number)."""
-    if not (isinstance(record, dict) and set(record) == {SEAL_KEY}):
+    if not is_seal(record):
         _message(record, line, path, where)
 
 

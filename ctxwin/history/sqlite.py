@@ -15,6 +15,22 @@ Concurrency and durability, and why:
 - The schema is versioned in a ``ctxwin_meta`` table; a foreign database, a newer schema or a file that is not
   SQLite raises ``HistoryFormatError`` and is left untouched, and so does a damaged one (SQLite's "database disk
   image is malformed" wherever it is met, opening, reading or writing): the error names the file.
+- Proof that every acknowledged message is read back, or an error: damage SQLite does not notice itself would
+  otherwise read back as a shorter history. Each row carries its number in its session (``n``: 1, 2, ... since
+  the session was last cleared) and a CRC-32 of the session, the number and the message; ``ctxwin_sessions`` holds
+  each session's last number, written in the same transaction. A read checks that the rows' numbers are exactly
+  1..last and every checksum matches, so a row lost to a damaged b-tree or index, or altered, is an error naming
+  the row. Once per instance, when it opens the file, ``PRAGMA quick_check`` checks the b-trees, and the ``-wal``
+  file is checked for commits SQLite would drop without a word (``sqlite_wal``): SQLite ends the log at the first
+  damaged frame, so the commits after it (and their numbers) would simply not be there. Rows written before
+  schema version 2 have no number (``n`` is NULL) and are read unchecked; a database of version 1 is upgraded in
+  place (two columns and a table added) by the first instance that may write it.
+- With ``synchronous=FULL`` every commit is also copied into the database file at once (``wal_autocheckpoint=1``,
+  a passive checkpoint), so the ``-wal`` file holds at most the last commit, already in the database: damage to it
+  costs nothing. Damage to a commit's frames is otherwise indistinguishable from a crash in the middle of writing
+  that commit when it is the log's last (both leave a frame whose checksum fails and nothing after it); while
+  readers hold the log back (a checkpoint cannot complete past a reader's snapshot), that last commit is the one
+  such damage could still hide.
 - An existing database whose file or directory this process may not write (a read-only mount, someone else's
   history) is opened read-only: no switch to WAL, no schema, no write at all, and every write raises
   ``PermissionError``. Reading a WAL database needs its ``-shm`` index; where none exists and none can be made,
@@ -30,6 +46,7 @@ import os
 import sqlite3
 import threading
 import time
+import zlib
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -37,16 +54,23 @@ from typing import Literal, TypeVar
 from ctxwin.history.base import BaseChatMessageHistory, Form
 from ctxwin.history.codec import is_utf8, message_json
 from ctxwin.history.errors import HistoryFormatError
+from ctxwin.history.sqlite_wal import lost_commit
 from ctxwin.messages import BaseMessage, message_from_dict
 
 SCHEMA_NAME = "ctxwin.history"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SCHEMA = (
     "CREATE TABLE ctxwin_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE ctxwin_messages (seq INTEGER PRIMARY KEY, session_id TEXT NOT NULL, message TEXT NOT NULL, "
     "created_at REAL NOT NULL)",
     "CREATE INDEX ctxwin_messages_by_session ON ctxwin_messages (session_id, seq)",
+)
+# Version 2 (issue 44): each row's number in its session and checksum, and each session's last number.
+_NUMBERED = (
+    "ALTER TABLE ctxwin_messages ADD COLUMN n INTEGER",
+    "ALTER TABLE ctxwin_messages ADD COLUMN crc INTEGER",
+    "CREATE TABLE ctxwin_sessions (session_id TEXT PRIMARY KEY, last INTEGER NOT NULL)",
 )
 T = TypeVar("T")
 _BEGIN_ATTEMPTS = 5  # on top of the busy timeout, for SQLITE_BUSY that bypasses the busy handler
@@ -88,6 +112,8 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         # An existing database this process may not change is read without writing to it (module docstring).
         self.read_only = self.path.exists() and not all(os.access(p, os.W_OK) for p in (self.path, self.path.parent))
         self._has_schema = True
+        self._version = SCHEMA_VERSION  # of the file, once a connection has looked
+        self._verified = False  # the file checked whole (quick_check, -wal) by this instance
         self._writes = 0  # add_messages and clear calls, for revision()
         self._connection()  # open now, so a bad file fails here and not at first use
 
@@ -95,32 +121,51 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         conn = self._connection()
         if not self._has_schema:  # an empty database opened read-only: nothing was ever stored
             return []
+        numbered = self._version >= 2
         with self._damage_named():
-            rows = conn.execute(  # as bytes, so text that is not UTF-8 is a corrupt row, not a bare sqlite3 error
-                "SELECT seq, CAST(message AS BLOB) FROM ctxwin_messages WHERE session_id = ? ORDER BY seq",
-                (self.session_id,),
-            )
-            return [self._decode(seq, data) for seq, data in rows]
+            conn.execute("BEGIN")  # the rows and the session's last number from one snapshot
+            try:
+                rows = conn.execute(  # as bytes, so text that is not UTF-8 is a corrupt row, not a bare sqlite3 error
+                    f"SELECT seq, {'n, crc' if numbered else 'NULL, NULL'}, CAST(message AS BLOB) FROM ctxwin_messages "
+                    "WHERE session_id = ? ORDER BY seq",
+                    (self.session_id,),
+                ).fetchall()
+                last = self._last(conn) if numbered else 0
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+        self._check_rows(rows, last)
+        return [self._decode(seq, data) for seq, _, _, data in rows]
 
     def store_messages(self, batch: list[BaseMessage]) -> None:
-        rows = [(self.session_id, message_json(m, i)) for i, m in enumerate(batch)]
-        if not rows:
+        texts = [message_json(m, i) for i, m in enumerate(batch)]
+        if not texts:
             return
 
         def insert(conn: sqlite3.Connection) -> None:
-            now = time.time()
+            now, last = time.time(), self._last(conn)
             conn.executemany(
-                "INSERT INTO ctxwin_messages (session_id, message, created_at) VALUES (?, ?, ?)",
-                [(session, text, now) for session, text in rows],
+                "INSERT INTO ctxwin_messages (session_id, message, created_at, n, crc) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (self.session_id, text, now, n, self._crc(n, text.encode("utf-8")))
+                    for n, text in enumerate(texts, last + 1)
+                ],
+            )
+            conn.execute(
+                "INSERT INTO ctxwin_sessions (session_id, last) VALUES (?, ?) "
+                "ON CONFLICT (session_id) DO UPDATE SET last = excluded.last",
+                (self.session_id, last + len(texts)),
             )
 
         self._transaction(insert)
         self._wrote()
 
     def clear_stored(self) -> None:
-        self._transaction(
-            lambda conn: conn.execute("DELETE FROM ctxwin_messages WHERE session_id = ?", (self.session_id,))
-        )
+        def delete(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM ctxwin_messages WHERE session_id = ?", (self.session_id,))
+            conn.execute("DELETE FROM ctxwin_sessions WHERE session_id = ?", (self.session_id,))
+
+        self._transaction(delete)
         self._wrote()
 
     def revision(self) -> tuple[Hashable, int]:
@@ -147,6 +192,42 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def _last(self, conn: sqlite3.Connection) -> int:
+        """The session's last row number (0: none since it was last cleared, or none numbered)."""
+        row = conn.execute("SELECT last FROM ctxwin_sessions WHERE session_id = ?", (self.session_id,)).fetchone()
+        if row is None:
+            return 0
+        if isinstance(row[0], bool) or not isinstance(row[0], int) or row[0] < 0:
+            raise HistoryFormatError(
+                f"{self.path}: the last row number of session {self.session_id!r} is damaged ({row[0]!r}); not modified"
+            )
+        return row[0]
+
+    def _crc(self, n: int, data: bytes) -> int:
+        return zlib.crc32(data, zlib.crc32(f"{self.session_id}\x00{n}\x00".encode()))
+
+    def _check_rows(self, rows: list[tuple[int, int | None, int | None, bytes]], last: int) -> None:
+        """Refuse rows that do not prove the session whole: numbered rows must be 1..``last`` in order, each with its
+        checksum (rows written before numbering, ``n`` NULL, are unchecked)."""
+        expected = 1
+        for seq, n, crc, data in rows:
+            if n is None and crc is None:
+                continue
+            if n != expected or not isinstance(data, bytes) or crc != self._crc(n, data):
+                what = (
+                    "its checksum does not match" if n == expected
+                    else f"it is number {n} where {expected} was expected (rows are missing or out of place)"
+                )
+                raise HistoryFormatError(
+                    f"{self.path}: row {seq} of session {self.session_id!r} is damaged: {what}; not modified"
+                )
+            expected += 1
+        if expected - 1 != last:
+            raise HistoryFormatError(
+                f"{self.path}: session {self.session_id!r} should hold rows numbered up to {last}, but the last one "
+                f"read is {expected - 1}: rows are missing (a damaged database); not modified"
+            )
+
     def _decode(self, seq: int, data: bytes) -> BaseMessage:
         try:
             return message_from_dict(json.loads(data))
@@ -169,17 +250,61 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
 
     def _connect(self) -> sqlite3.Connection:
         _check_header(self.path)
-        if self.read_only:
-            return self._connect_read_only()
-        return self._open(self.path, self._prepare)
+        verify = not self._verified
+        if verify:  # before anything writes: a write could reset the log and lose the evidence
+            self._check_wal()
+        conn = self._connect_read_only() if self.read_only else self._open(self.path, self._prepare)
+        if verify:
+            try:
+                self._quick_check(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._verified = True
+        return conn
+
+    def _check_wal(self) -> None:
+        """Refuse a ``-wal`` file that holds commits SQLite would drop (``sqlite_wal``). Seen without a lock first;
+        confirmed under the write lock, where no other writer can reset or extend the log while it is read."""
+        wal = Path(f"{self.path}-wal")
+        frame = lost_commit(wal, self.path, _page_size(self.path, wal))
+        if frame is not None and not self.read_only:
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            try:
+                with self._damage_named():
+                    _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+                    frame = lost_commit(wal, self.path, _page_size(self.path, wal))
+                    conn.execute("ROLLBACK")
+            finally:
+                conn.close()
+        if frame is not None:
+            where = "its header is damaged" if frame == 0 else f"frame {frame} is damaged"
+            raise HistoryFormatError(
+                f"{wal}: {where}, and commits after it would be dropped without an error; not modified: restore "
+                f"the database and its -wal file from a backup, or salvage with the sqlite3 shell (.recover)"
+            )
+
+    def _quick_check(self, conn: sqlite3.Connection) -> None:
+        """SQLite's check of every b-tree page (not of indexes against their tables: the row numbers catch a
+        lost index entry)."""
+        with self._damage_named():
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            raise HistoryFormatError(
+                f"{self.path}: the database is damaged (PRAGMA quick_check: {'; '.join(map(str, problems))}); "
+                "not modified"
+            )
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         mode = _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
         if str(mode).lower() != "wal":
             raise HistoryFormatError(f"{self.path}: SQLite could not switch to WAL mode (got {mode!r})")
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
-        if not self._schema_ok(conn):
+        if self.synchronous == "FULL":  # copy each commit into the database file (module docstring)
+            conn.execute("PRAGMA wal_autocheckpoint=1")
+        if not self._schema_ok(conn) or self._version < SCHEMA_VERSION:
             self._transaction(self._create_schema, conn)
+            self._version = SCHEMA_VERSION
 
     def _connect_read_only(self) -> sqlite3.Connection:
         """A connection that cannot write (see the module docstring): ``mode=ro``, else ``immutable`` without a WAL."""
@@ -224,7 +349,10 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         try:
             yield
         except sqlite3.OperationalError as exc:
-            if str(exc).startswith(("no such table", "no such column")):  # our own statements: the schema is damaged
+            # our own statements' tables and columns missing, or text that is not UTF-8: the file is damaged
+            if str(exc).startswith(("no such table", "no such column", "Could not decode to UTF-8")) or (
+                "has no column named" in str(exc)
+            ):
                 raise HistoryFormatError(f"{self.path}: not a usable ctxwin history, damaged ({exc}); not "
                                          "modified") from None
             if str(self.path) in str(exc):
@@ -254,17 +382,30 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
                 f"{self.path}: history schema version {version} was written by a newer ctxwin; this one reads up to "
                 f"version {SCHEMA_VERSION}. Upgrade ctxwin"
             )
+        self._version = int(version)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(ctxwin_messages)")}
+        expected = {"seq", "session_id", "message", "created_at"} | ({"n", "crc"} if self._version >= 2 else set())
+        if not expected <= columns:
+            raise HistoryFormatError(
+                f"{self.path}: ctxwin_messages lacks the columns {sorted(expected - columns)}: the schema is damaged; "
+                "not modified"
+            )
         return True
 
     def _create_schema(self, conn: sqlite3.Connection) -> None:
-        if self._schema_ok(conn):  # another process created it while we waited for the lock
-            return
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        conn.executemany(
-            "INSERT INTO ctxwin_meta (key, value) VALUES (?, ?)",
-            [("schema", SCHEMA_NAME), ("version", str(SCHEMA_VERSION))],
-        )
+        """Create the schema, or upgrade version 1's (unless another process did while we waited for the lock)."""
+        if not self._schema_ok(conn):
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            conn.executemany(
+                "INSERT INTO ctxwin_meta (key, value) VALUES (?, ?)",
+                [("schema", SCHEMA_NAME), ("version", "1")],
+            )
+            self._version = 1
+        if self._version < 2:
+            for statement in _NUMBERED:
+                conn.execute(statement)
+            conn.execute("UPDATE ctxwin_meta SET value = ? WHERE key = 'version'", (str(SCHEMA_VERSION),))
 
     def _transaction(
         self, work: Callable[[sqlite3.Connection], object], conn: sqlite3.Connection | None = None
@@ -299,6 +440,21 @@ def _retry_busy(action: Callable[[], T]) -> T:
             if attempt >= _BEGIN_ATTEMPTS or not ("locked" in message or "busy" in message):
                 raise
             time.sleep(0.05 * 2**attempt)
+
+
+def _page_size(path: Path, wal: Path) -> int:
+    """The database's page size, from its header (or, for a database only its log holds, the log's header)."""
+    for file, offset, width in ((path, 16, 2), (wal, 8, 4)):
+        try:
+            with open(file, "rb") as handle:
+                handle.seek(offset)
+                raw = int.from_bytes(handle.read(width), "big")
+        except OSError:
+            continue
+        size = 65536 if raw == 1 else raw
+        if 512 <= size <= 65536 and size & (size - 1) == 0:
+            return size
+    return 4096
 
 
 def _check_header(path: Path) -> None:

@@ -14,14 +14,16 @@ The middleware and the hook keep one cache-stable ``PlanSession`` per conversati
 model call sends the previous call's messages unchanged plus what was appended, so the provider's prompt cache
 keeps hitting (docs/sessions.md). A run without a thread id, or whose stored history no longer continues what its
 session saw (rewritten, or ``rewrite_state=True``), is planned on its own, as ``Planner.plan`` does.
-``cache_stable=False`` plans every call on its own.
+``cache_stable=False`` plans every call on its own. (``ctxwin.integrations.conversations`` holds what every agent
+integration shares.)
 
 Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs),
-nor part of the current turn (the last user message and the agent's tool calls and results after it: without
-them the model calls its tools again). When the part that must stay (system prompt, tools, pinned messages, the
-current turn) cannot fit, nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's
-call-limit middleware does), or raises with ``strict=True``; the hook, which cannot skip the model call, raises.
-The error is ``BudgetExceeded``, or its subclass ``TurnDoesNotFit``. docs/integrations.md has the guide.
+nor a request without the last user message or the newest tool round after it (without them the model would not
+see what it answers, or would call its tools again; older rounds of the turn may go, as older messages may). When
+the part that must stay (system prompt, tools, pinned messages, the last user message and that round) cannot fit,
+nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's call-limit middleware
+does), or raises with ``strict=True``; the hook, which cannot skip the model call, raises. The error is
+``BudgetExceeded``, or its subclass ``TurnDoesNotFit``. docs/integrations.md has the guide.
 
 This module imports LangChain (``langchain>=1``, the ``langchain`` extra); ``import ctxwin`` never does.
 """
@@ -33,16 +35,15 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from typing_extensions import Unpack
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+    from langchain_core import messages as langchain_messages
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage
-    from langchain_core.messages import BaseMessage as LangChainMessage
     from langchain_core.messages import convert_to_messages as lc_convert_to_messages
     from langchain_core.runnables import RunnableLambda
     from langchain_core.tools import BaseTool, StructuredTool
@@ -55,10 +56,11 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
     ) from exc
 
 from ctxwin.counters import TokenCounter
-from ctxwin.messages import convert_to_messages, get_buffer_string
-from ctxwin.planner import BudgetExceeded, FitConfig, Plan, Planner, PlanSession
+from ctxwin.integrations.conversations import ConversationFitter, Fitted, TurnDoesNotFit
+from ctxwin.messages import BaseMessage, convert_to_messages, get_buffer_string
+from ctxwin.planner import BudgetExceeded, FitConfig, Planner
 from ctxwin.planner.config import FitOptions
-from ctxwin.plural import plural
+from ctxwin.planner.session import PlanSession
 from ctxwin.recall.tool import DESCRIPTION, RECALL_TOOL_NAME, RecallTool
 from ctxwin.strategies import Strategy
 
@@ -180,26 +182,6 @@ def _budget(
     return context_window, reserve_output
 
 
-# Conversations whose sessions a middleware or hook keeps, least recently used dropped first.
-MAX_THREADS = 1024
-
-
-@dataclass
-class _Thread:
-    """A conversation's session, and what of the stored history it has seen (to check that the next call's history
-    continues it)."""
-
-    session: PlanSession[Any]
-    planner: Planner
-    seen: int
-    first: Any
-    last: Any
-
-    def continues(self, planner: Planner, inputs: Sequence[Any]) -> bool:
-        return (planner is self.planner and len(inputs) >= self.seen > 0 and inputs[0] == self.first
-                and inputs[self.seen - 1] == self.last)
-
-
 def _thread_id() -> Any:
     """The ``thread_id`` of the LangGraph run this is called in, or None (no run, or no thread id)."""
     try:
@@ -209,43 +191,9 @@ def _thread_id() -> Any:
     return configurable.get("thread_id")
 
 
-class _Sessions:
-    """One cache-stable session per conversation (``thread_id``), fed what its stored history appended."""
-
-    def __init__(self) -> None:
-        self._threads: OrderedDict[Any, _Thread] = OrderedDict()
-        self._lock = threading.Lock()  # one agent serves many conversations at once
-
-    def current(self) -> PlanSession[Any] | None:
-        """The session of the thread this is called in (None: no thread id, or no request planned in it yet)."""
-        key = _thread_id()
-        with self._lock:
-            thread = self._threads.get(key) if key is not None else None
-            return thread.session if thread is not None else None
-
-    def session(self, planner: Planner, inputs: list[Any]) -> PlanSession[Any] | None:
-        """The thread's session with ``inputs`` added (a new one when they do not continue it); None outside a
-        thread (the caller plans on its own)."""
-        key = _thread_id()
-        if key is None or not inputs:
-            return None
-        with self._lock:
-            thread = self._threads.get(key)
-            if thread is None or not thread.continues(planner, inputs):
-                session = planner.session()  # the session options are the planner's config
-                thread = _Thread(session, planner, 0, inputs[0], None)
-                self._threads[key] = thread
-                while len(self._threads) > MAX_THREADS:
-                    self._threads.popitem(last=False)
-            self._threads.move_to_end(key)
-            thread.session.add_messages(inputs[thread.seen :])
-            thread.seen, thread.last = len(inputs), inputs[-1]
-            return thread.session
-
-
 class _RequestFitter:
-    """One planner for the configuration a middleware or hook was given, and fitting one request with it (in the
-    conversation's session when the run has a thread id and ``cache_stable``)."""
+    """The configuration a middleware or hook was given, and fitting one request with it (in the conversation's
+    cache-stable session: ``ctxwin.integrations.conversations``)."""
 
     def __init__(
         self, owner: str, model: str | TokenCounter, config: FitConfig | None, options: dict[str, Any],
@@ -269,73 +217,39 @@ class _RequestFitter:
             self.config = FitConfig.of(config, context_window=window, reserve_output=reserve, **chosen, **options)
         except ValueError as exc:
             raise ValueError(f"{owner}: {exc}") from None
-        self.owner = owner
-        self.sessions = _Sessions() if self.config.cache_stable else None
-        # ``strict`` is the caller's to act on (the middleware ends the run or raises): a session's planner must
-        # give back a plan that does not fit, to try again without the head.
-        self.planner: Planner = Planner(config=self.config.replace(strict=False))
+        self.conversations = ConversationFitter(owner, self.config, keyless=False)
 
-    def inputs(
+    def fit(
         self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
-    ) -> tuple[Planner, list[LangChainMessage]]:
-        """The planner for these tools and the messages to plan: the system message first, then the history."""
-        planner = self.planner.with_tools(_openai_tools(tools))
-        history: list[LangChainMessage] = [system] if system is not None else []
-        return planner, history + lc_convert_to_messages(messages)
-
-    def plan(self, planner: Planner, inputs: list[Any]) -> Plan:
-        """The plan of ``inputs``: in the thread's session, else on its own."""
-        session = self.sessions.session(planner, inputs) if self.sessions is not None else None
-        return session.plan() if session is not None else planner.plan(inputs)
-
-    async def aplan(self, planner: Planner, inputs: list[Any]) -> Plan:
-        session = self.sessions.session(planner, inputs) if self.sessions is not None else None
-        return await (session.aplan() if session is not None else planner.aplan(inputs))
-
-    def outcome(
-        self, planner: Planner, plan: Plan, system: SystemMessage | None, inputs: Sequence[Any]
     ) -> tuple[SystemMessage | None, list[AnyMessage]]:
-        """The fitted system message and history; ``BudgetExceeded`` when they do not fit, ``TurnDoesNotFit`` when
-        they fit only without part of the current turn (or, with no user message, without the newest message), with
-        the tokens the turn needs: the request of the system message, the tool definitions and the whole turn."""
-        fitted: list[AnyMessage] = list(plan.messages)
-        head = fitted[0] if system is not None and fitted and isinstance(fitted[0], SystemMessage) else None
-        history = fitted[1:] if head is not None else fitted
-        if not plan.fits:
-            raise BudgetExceeded(plan)
-        turn, what = _current_turn(inputs[system is not None :])
-        if _current_turn(history)[0] != turn:
-            needed = [*inputs[: system is not None], *inputs[len(inputs) - turn :]]
-            tokens = planner.counter.count_messages(needed, tools=planner.tools)
-            raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
-        return head, history
+        """The fitted system message and history (``BudgetExceeded`` or ``TurnDoesNotFit`` when they cannot fit)."""
+        items = [*([system] if system is not None else []), *lc_convert_to_messages(messages)]
+        return _outcome(self.conversations.fit(items, _read, key=_thread_id(), tools=_openai_tools(tools)), system)
+
+    async def afit(
+        self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
+    ) -> tuple[SystemMessage | None, list[AnyMessage]]:
+        items = [*([system] if system is not None else []), *lc_convert_to_messages(messages)]
+        fitted = await self.conversations.afit(items, _read, key=_thread_id(), tools=_openai_tools(tools))
+        return _outcome(fitted, system)
 
 
-def _current_turn(messages: Sequence[Any]) -> tuple[int, str]:
-    """How many messages the current turn has, and its name: the last user message and what follows it (the
-    agent's tool calls and their results so far); without a user message, the newest message alone."""
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            turn = len(messages) - index
-            return turn, f"the current turn ({plural(turn, 'message')} from the last user message on)"
-    return min(len(messages), 1), "the newest message (the conversation has no user message)"
+def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    return list(zip(items, convert_to_messages(items), strict=True))
 
 
-class TurnDoesNotFit(BudgetExceeded):
-    """The conversation fits only without part of its current turn (the last user message and the agent's tool
-    calls and results after it): sent so, the model would not see the results it asked for and would call the tools
-    again, so nothing is sent. ``plan`` is the plan that dropped them; ``tokens`` is what the turn needs (the
-    request with the system message, the tool definitions and the whole turn), not what the plan kept."""
-
-    def __init__(self, plan: Plan, what: str, tokens: int) -> None:
-        super().__init__(plan)
-        self.tokens = tokens
-        self.args = (
-            f"{what} needs {tokens} tokens with the system prompt and {plan.budget.tools_tokens} tokens of tool "
-            f"definitions, over the budget of {self.limit} tokens, so it cannot be sent whole; without it the "
-            "model would not see what it is answering (and would call its tools again), so nothing was sent; "
-            + "; ".join(plan.warnings),
-        )
+def _outcome(fitted: Fitted, system: SystemMessage | None) -> tuple[SystemMessage | None, list[AnyMessage]]:
+    """The fitted messages as LangChain messages (the caller's own for those kept unchanged), the system message
+    apart."""
+    out: list[Any] = []
+    for message in fitted.messages:
+        origin = fitted.origin(message)
+        if origin is None:
+            origin = getattr(langchain_messages, type(message).__name__)(**message.model_dump())
+            fitted.remember(message, origin)
+        out.append(origin)
+    head = out[0] if system is not None and out and isinstance(out[0], SystemMessage) else None
+    return head, out[1:] if head is not None else out
 
 
 def recall_tool(source: PlanSession[Any] | RecallTool | Callable[[], PlanSession[Any] | None]) -> BaseTool:
@@ -363,10 +277,10 @@ def recall_tool(source: PlanSession[Any] | RecallTool | Callable[[], PlanSession
 
 
 def _thread_recall_tool(fitter: _RequestFitter, owner: str) -> BaseTool:
-    if fitter.sessions is None:
+    if not fitter.config.cache_stable:
         raise ValueError(f"{owner}: recall_tool=True searches the thread's session: it needs cache_stable=True")
-    sessions = fitter.sessions
-    return recall_tool(sessions.current)
+    conversations = fitter.conversations
+    return recall_tool(lambda: conversations.session(_thread_id()))
 
 
 class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -408,21 +322,16 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     @property
     def planner(self) -> Planner:
         """The planner every request is fitted with (before its tools are counted)."""
-        return self.fitter.planner
+        return self.fitter.conversations.planner
 
-    def _fitted(
-        self, request: ModelRequest[Any], planner: Planner, plan: Plan, inputs: list[Any]
-    ) -> ModelRequest[Any] | AIMessage:
-        try:
-            system, history = self.fitter.outcome(planner, plan, request.system_message, inputs)
-        except BudgetExceeded as error:
-            if self.strict:
-                raise
-            return AIMessage(
-                f"The conversation no longer fits the model's context: {error}",
-                response_metadata={"ctxwin": {"tokens": error.tokens, "limit": error.limit}},
-            )
-        return request.override(system_message=system, messages=history)
+    def _ended(self, error: BudgetExceeded) -> AIMessage:
+        """The AI message that ends the run when the request cannot fit (``strict``: the error is raised)."""
+        if self.strict:
+            raise error
+        return AIMessage(
+            f"The conversation no longer fits the model's context: {error}",
+            response_metadata={"ctxwin": {"tokens": error.tokens, "limit": error.limit}},
+        )
 
     def wrap_model_call(
         self,
@@ -430,9 +339,11 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage:
         """The fitted request to ``handler``; or, when it cannot fit, the AI message that ends the run."""
-        planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, planner, self.fitter.plan(planner, inputs), inputs)
-        return fitted if isinstance(fitted, AIMessage) else handler(fitted)
+        try:
+            system, history = self.fitter.fit(request.system_message, request.messages, request.tools)
+        except BudgetExceeded as error:
+            return self._ended(error)
+        return handler(request.override(system_message=system, messages=history))
 
     async def awrap_model_call(
         self,
@@ -440,9 +351,11 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage:
         """``wrap_model_call`` for ``ainvoke``: an async summarizer is awaited."""
-        planner, inputs = self.fitter.inputs(request.system_message, request.messages, request.tools)
-        fitted = self._fitted(request, planner, await self.fitter.aplan(planner, inputs), inputs)
-        return fitted if isinstance(fitted, AIMessage) else await handler(fitted)
+        try:
+            system, history = await self.fitter.afit(request.system_message, request.messages, request.tools)
+        except BudgetExceeded as error:
+            return self._ended(error)
+        return await handler(request.override(system_message=system, messages=history))
 
 
 def pre_model_hook(
@@ -482,19 +395,16 @@ def pre_model_hook(
     if tool is not None:
         agent_tools.append(tool)
 
-    def update(planner: Planner, plan: Plan, inputs: list[Any]) -> dict[str, Any]:
-        _, history = fitter.outcome(planner, plan, system, inputs)
+    def update(history: list[AnyMessage]) -> dict[str, Any]:
         if not rewrite_state:
             return {"llm_input_messages": history}
         return {"llm_input_messages": history, "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *history]}
 
     def hook(state: Any) -> dict[str, Any]:
-        planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(planner, fitter.plan(planner, inputs), inputs)
+        return update(fitter.fit(system, _messages(state), agent_tools)[1])
 
     async def ahook(state: Any) -> dict[str, Any]:
-        planner, inputs = fitter.inputs(system, _messages(state), agent_tools)
-        return update(planner, await fitter.aplan(planner, inputs), inputs)
+        return update((await fitter.afit(system, _messages(state), agent_tools))[1])
 
     runnable = RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
     if tool is not None:

@@ -245,6 +245,12 @@ class _ResponsesTurn:
         return [message]
 
 
+def is_responses_assistant_item(item: Any) -> bool:
+    """Whether ``item`` belongs to an assistant turn in Responses form (reasoning, an assistant ``message`` item, a
+    ``function_call``): ``convert_to_messages`` reads consecutive ones into one AIMessage."""
+    return _ResponsesTurn.takes(sdk_fields(item) if _is_sdk_object(item) else item)
+
+
 def _convert_item(item: Any, index: int) -> list[BaseMessage]:
     if isinstance(item, BaseMessage):
         return [item]

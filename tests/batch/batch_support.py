@@ -10,6 +10,7 @@ import json
 import os
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ctxwin.batch.shards import Mapped
@@ -184,3 +185,18 @@ class Exploding:
         if any(EXPLODE in str(message.content) for message in messages):
             raise RuntimeError(EXPLODE)
         return StepResult(list(messages))
+
+
+def in_session(session: int) -> list[int]:
+    """The live processes (zombies are dead, only not yet reaped) of ``session``: the command's, and every process
+    it started, however deep, since none starts a session of its own."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session and fields[0] != "Z":
+                found.append(int(entry))
+    return found

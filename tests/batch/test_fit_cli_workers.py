@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batch_support import TOOLS, conversations, expected
+from batch_support import TOOLS, conversations, expected, in_session
 from test_shards import _workers_of
 
 from ctxwin.cli.fit_file import fit_file
@@ -191,3 +191,20 @@ def test_fit_file_writes_what_the_command_writes(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="gpt-99-ultra"):
         fit_file(str(source), str(tmp_path / "never.jsonl"), workers=2, model="gpt-99-ultra")
     assert not (tmp_path / "never.jsonl").exists()
+
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_command_leaves_no_process_behind_and_releases_its_pipes(tmp_path: Path) -> None:
+    """Issue 44: the fork server, both workers and the resource tracker outlived a ``kill -9`` of the command,
+    blocked on a pipe and holding its stderr open, so ``communicate()`` never returned."""
+    source = _big(tmp_path / "big.jsonl", 3_000)
+    process, _ = _start(tmp_path, str(source), "-o", str(tmp_path / "out.jsonl"))
+    started = in_session(process.pid)
+    assert len(started) >= 4, started  # the command, the fork server, the resource tracker, the workers
+    process.kill()
+    process.communicate(timeout=30)  # EOF on stdout and stderr: no process holds them any more
+    deadline = time.monotonic() + 10
+    while (left := in_session(process.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left == [], [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in left]

@@ -3,14 +3,18 @@ inputs that need no pool at all. Real worker pools and real scripts in subproces
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
-from batch_support import KILL, conversations, die_on_marker
+from batch_support import KILL, conversations, die_on_marker, in_session
 
+import ctxwin
 from ctxwin.batch import fit_many
 from ctxwin.batch.pool import WORKER_DIED
 
@@ -65,3 +69,38 @@ def test_a_script_without_the_main_guard_is_told_why_before_any_worker_starts(tm
 def test_a_short_input_is_fitted_in_process_so_even_an_unguarded_script_works(tmp_path: Path) -> None:
     result = _script(tmp_path, README_PASTE.replace("COUNT", "3"))
     assert result.returncode == 0 and result.stdout == "3\n", result.stderr
+
+
+RUN_UNTIL_KILLED = """
+    import itertools, sys
+    from ctxwin.batch import fit_many
+
+    if __name__ == "__main__":
+        turns = [{"role": "user", "content": "the build failed on step three " * 40}] * 30
+        conversations = [turns] * 100_000
+        source = conversations if sys.argv[1] == "list" else (c for c in conversations)
+        for result in fit_many(source, workers=2, model="gpt-4o", context_window=2500, reserve_output=500):
+            print(result.index, flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["list", "generator"])  # workers forked from the script, or from a fork server
+def test_workers_die_with_a_script_killed_by_sigkill(tmp_path: Path, source: str) -> None:
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(RUN_UNTIL_KILLED), encoding="utf-8")
+    checkout = str(Path(ctxwin.__file__).parents[1])  # the ctxwin under test, not whichever is installed
+    process = subprocess.Popen(
+        [sys.executable, str(script), source], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**ENV, "PYTHONPATH": checkout}, start_new_session=True,
+    )
+    assert process.stdout is not None
+    for _ in range(100):  # results are coming back: the workers are fitting
+        assert process.stdout.readline(), process.communicate()
+    assert len(in_session(process.pid)) >= 3
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)  # EOF: no worker holds the script's stdout or stderr
+    deadline = time.monotonic() + 10
+    while (left := in_session(process.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left == []

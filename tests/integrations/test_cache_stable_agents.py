@@ -103,9 +103,7 @@ def test_the_threads_sessions_take_keep_first(keep_first: float | None, head_fil
     agent = create_agent(model=model, tools=TOOLS, system_prompt=SYSTEM_PROMPT, middleware=[middleware],
                          checkpointer=InMemorySaver())
     chat(agent, model, "k", turns=2)
-    sessions = middleware.fitter.sessions
-    assert sessions is not None
-    (thread,) = sessions._threads.values()
+    (thread,) = middleware.fitter.conversations._conversations.values()
     assert (thread.session.keep_first, thread.session.head_fill) == (keep_first, head_fill)
 
 

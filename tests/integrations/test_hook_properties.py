@@ -1,6 +1,7 @@
 """Property: whatever the history and the budget, the hook either hands the model a non-empty LangChain history
-within the budget (system prompt and tools counted), holding the newest user message and whole tool pairs, or
-raises ``BudgetExceeded`` for a request over it; it never returns the untrimmed history when that is over."""
+within the budget (system prompt and tools counted), holding the newest user message, the newest tool round after
+it and whole tool pairs, or raises ``BudgetExceeded`` for a request over it; it never returns the untrimmed history
+when that is over."""
 
 from __future__ import annotations
 
@@ -52,9 +53,12 @@ def test_the_hook_fits_or_refuses(history: list[BaseMessage], budget: int) -> No
         assert counter.count_messages([system, *history], tools=TOOL_DEFINITIONS) > budget
         return
     check_call(Call([system, *fitted], TOOL_DEFINITIONS), budget, history)
-    # The newest turn whole (a tool output maybe shortened: a copy with the same id), older ones only from history.
+    # The newest user message and the newest tool round after it whole, at the end (a tool output maybe shortened:
+    # a copy with the same id); older messages, older rounds of the turn included, only from history.
     last_user = max(i for i, m in enumerate(history) if isinstance(m, HumanMessage))
-    turn = [m.id for m in history[last_user:]]
-    assert [m.id for m in fitted[-len(turn) :]] == turn
+    rounds = [i for i, m in enumerate(history) if i > last_user and isinstance(m, AIMessage) and m.tool_calls]
+    newest_round = [m.id for m in history[rounds[-1] :]] if rounds else []
+    assert history[last_user].id in {m.id for m in fitted}
+    assert [m.id for m in fitted[len(fitted) - len(newest_round) :]] == newest_round
     recalled = [m for m in fitted if RECALL_KEY in m.response_metadata]  # excerpts of what was left out
     assert len(recalled) <= 1 and {m.id for m in fitted if m not in recalled} <= {m.id for m in history}

@@ -1,0 +1,252 @@
+"""Microsoft Agent Framework agents whose every model call fits the model's budget: ``CtxwinCompactionStrategy``
+and ``CtxwinTokenizer``.
+
+``Agent(client, instructions=..., tools=[...], compaction_strategy=CtxwinCompactionStrategy("gpt-4o",
+instructions=..., tools=[...]))``: before each model call (the in-run compaction of the chat client, each step of
+the tool loop included) the framework hands the strategy the messages; the strategy plans them and marks the ones the
+plan drops as excluded (``EXCLUDED_KEY``, the framework's own flag, with the reason ``"ctxwin"``), so the client sends
+the rest. A summary, a shortened tool result or recalled text is a new ``Message`` put where the plan put it and
+marked as ctxwin's; the next call takes those out and un-excludes what it excluded before planning again, so the
+framework's message list keeps every original message. Exclusions made by other strategies are respected. Reasoning
+contents follow the rules ``clear_reasoning`` has for every provider.
+
+A compaction strategy is shown the messages only: the agent's ``instructions`` and ``tools`` (``FunctionTool``
+objects or functions decorated with ``@tool``, or OpenAI tool dicts) are given to the strategy to be counted.
+Conversations: one cache-stable session per conversation, told apart by their first messages (the framework names
+none to a strategy). ``CtxwinTokenizer`` is ctxwin's exact counter as the framework's ``TokenizerProtocol``, for its
+own token-aware strategies.
+
+This module imports the Agent Framework (``agent-framework-core``, the ``agent-framework`` extra); ``import
+ctxwin`` never does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+try:
+    from agent_framework import EXCLUDED_KEY, Content, FunctionTool, Message
+except ImportError as exc:  # pragma: no cover - the dev environment has the Agent Framework
+    raise ImportError(
+        "ctxwin.integrations.agent_framework needs the Microsoft Agent Framework: "
+        "pip install 'ctxwin[agent-framework]'"
+    ) from exc
+
+from ctxwin.counters import TokenCounter, get_counter, get_model
+from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.planner.config import FitConfig
+
+__all__ = ["CtxwinCompactionStrategy", "CtxwinTokenizer", "to_messages"]
+
+_REASON_KEY = "_exclude_reason"  # the framework's key for why a message is excluded
+_REASON = "ctxwin"
+_MADE = "_ctxwin_made"  # additional_properties key of the messages this strategy put in the list
+
+
+class CtxwinTokenizer:
+    """ctxwin's counter for ``model`` (or any counter spec) as the Agent Framework's ``TokenizerProtocol``."""
+
+    def __init__(self, model: str = "gpt-4o") -> None:
+        spec = get_model(model)
+        self.counter: TokenCounter = get_counter(spec.counter if spec is not None else model)
+
+    def count_tokens(self, text: str) -> int:
+        return self.counter.count_text(text)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Instructions:
+    """The agent's instructions, read as the conversation's system message (never put in the list)."""
+
+    text: str
+
+
+class CtxwinCompactionStrategy:
+    """A ``CompactionStrategy`` fitting each model call of an Agent Framework agent to the model's budget.
+
+    ``model`` and the options are ``ctxwin.FitConfig``'s (``context_window``, ``reserve_output``, ``strategies``,
+    ``summarizer``, ``keep_last``, the sessions' options...), or a whole ``config``; ``instructions`` and ``tools``
+    are what the agent sends beside the messages (counted). When the part that must stay cannot fit it raises
+    ``BudgetExceeded`` (or ``TurnDoesNotFit``), which ends the run.
+    """
+
+    def __init__(
+        self,
+        model: str | None = "gpt-4o",
+        *,
+        instructions: str | None = None,
+        tools: Sequence[Any] = (),
+        config: FitConfig | None = None,
+        **options: Any,
+    ) -> None:
+        if model is not None:
+            options.setdefault("model", model)
+        if tools:
+            options["tools"] = [tool_definition(tool) for tool in tools]
+        self.fitter = ConversationFitter("CtxwinCompactionStrategy", FitConfig.of(config, **options))
+        self.instructions = instructions
+
+    @property
+    def config(self) -> FitConfig:
+        return self.fitter.config
+
+    async def __call__(self, messages: list[Message]) -> bool:
+        before = [(id(m), bool(m.additional_properties.get(EXCLUDED_KEY))) for m in messages]
+        originals = _restore(messages)
+        items: list[Any] = [_Instructions(self.instructions)] if self.instructions else []
+        items.extend(m for m in originals if not m.additional_properties.get(EXCLUDED_KEY))
+        fitted = await self.fitter.afit(items, _read, tools=None, identity=_identity)
+        messages[:] = _placed(fitted, originals)
+        return [(id(m), bool(m.additional_properties.get(EXCLUDED_KEY))) for m in messages] != before
+
+
+def tool_definition(tool: Any) -> dict[str, Any]:
+    """An agent tool as the OpenAI function tool the model is sent."""
+    if isinstance(tool, FunctionTool):
+        return tool.to_json_schema_spec()
+    if isinstance(tool, dict):
+        return tool
+    raise TypeError(f"CtxwinCompactionStrategy: tools are FunctionTools (@tool) or OpenAI tool dicts, got "
+                    f"{type(tool).__name__}")
+
+
+def _identity(item: Any) -> Any:
+    """A message's role and contents (the framework reads a session's messages again as new objects every run, and
+    its messages compare by identity; their annotations change as strategies run)."""
+    if isinstance(item, _Instructions):
+        return item
+    return item.role, item.contents
+
+
+def _restore(messages: list[Message]) -> list[Message]:
+    """The framework's own messages as they were before this strategy's last call: its messages taken out, its
+    exclusions undone."""
+    originals = [m for m in messages if not m.additional_properties.get(_MADE)]
+    for message in originals:
+        if message.additional_properties.get(_REASON_KEY) == _REASON:
+            message.additional_properties.pop(EXCLUDED_KEY, None)
+            message.additional_properties.pop(_REASON_KEY, None)
+    return originals
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(c, Content) for c in value):
+        return "\n".join(c.text or "" for c in value if c.type == "text")
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def _results(message: Message) -> list[Content]:
+    return [c for c in message.contents if c.type == "function_result"]
+
+
+def _read_message(message: Message) -> list[BaseMessage]:
+    if message.role == "tool":
+        return [ToolMessage(_text(c.result if c.result is not None else c.items), tool_call_id=c.call_id or "")
+                for c in _results(message)]
+    if message.role == "assistant":
+        blocks: list[Any] = []
+        calls: list[dict[str, Any]] = []
+        for content in message.contents:
+            if content.type == "function_call":
+                arguments = content.arguments
+                args = json.loads(arguments) if isinstance(arguments, str) and arguments else dict(arguments or {})
+                calls.append({"name": content.name or "", "args": args, "id": content.call_id or "",
+                              "type": "tool_call"})
+            elif content.type == "text_reasoning":
+                blocks.append({"type": "reasoning", "reasoning": content.text or ""})
+            elif content.type == "text":
+                blocks.append({"type": "text", "text": content.text or ""})
+        return [AIMessage(blocks, tool_calls=calls)]
+    text = message.text
+    return [SystemMessage(text) if message.role == "system" else HumanMessage(text)]
+
+
+def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    pairs: list[tuple[Any, BaseMessage]] = []
+    for item in items:
+        if isinstance(item, _Instructions):
+            pairs.append((item, SystemMessage(item.text)))
+        elif item.role == "tool":  # one message a result: the plan may keep some of them
+            pairs.extend(((item, index), message) for index, message in enumerate(_read_message(item)))
+        else:
+            pairs.extend((item, message) for message in _read_message(item))
+    return pairs
+
+
+def _placed(fitted: Fitted, originals: list[Message]) -> list[Message]:
+    """The framework's list after this call: every original message in its place, excluded unless a message the
+    plan sends came from it, and the messages a step made where the plan put them."""
+    kept: list[Message] = []
+    results: list[int] = []  # the results kept of the tool message last in ``kept``
+
+    def close() -> None:
+        if results and len(results) != len(_results(kept[-1])):  # some results only: a message of those
+            contents = _results(kept[-1])
+            kept[-1] = Message(role="tool", contents=[contents[i] for i in results],
+                               additional_properties={_MADE: True})
+        results.clear()
+
+    for message in fitted.messages:
+        origin = fitted.origin(message)
+        if isinstance(origin, tuple):
+            if not kept or kept[-1] is not origin[0] or not results:
+                close()
+                kept.append(origin[0])
+            results.append(origin[1])
+            continue
+        close()
+        if isinstance(origin, _Instructions):
+            continue
+        if origin is None:
+            origin = _new(message)
+            fitted.remember(message, origin)
+        kept.append(origin)
+    close()
+    sent = {id(m) for m in kept}
+    out: list[Message] = []
+    position = 0
+    for sending in kept:
+        if sending.additional_properties.get(_MADE):
+            out.append(sending)
+            continue
+        while originals[position] is not sending:
+            out.append(_excluded(originals[position]))
+            position += 1
+        out.append(sending)
+        position += 1
+    out.extend(_excluded(m) if id(m) not in sent else m for m in originals[position:])
+    return out
+
+
+def _excluded(message: Message) -> Message:
+    if not message.additional_properties.get(EXCLUDED_KEY):
+        message.additional_properties[EXCLUDED_KEY] = True
+        message.additional_properties[_REASON_KEY] = _REASON
+    return message
+
+
+def _new(message: BaseMessage) -> Message:
+    """A message a step made, as a ``Message`` marked as this strategy's."""
+    made = {_MADE: True}
+    if isinstance(message, ToolMessage):
+        result = Content.from_function_result(call_id=message.tool_call_id, result=message.text)
+        return Message(role="tool", contents=[result], additional_properties=made)
+    if isinstance(message, AIMessage):
+        calls = [Content.from_function_call(call_id=call["id"] or "", name=call["name"], arguments=call["args"])
+                 for call in message.tool_calls]
+        text = [Content.from_text(message.text)] if message.text else []
+        return Message(role="assistant", contents=[*text, *calls], additional_properties=made)
+    role = "system" if isinstance(message, SystemMessage) else "user"
+    return Message(role=role, contents=[Content.from_text(message.text)], additional_properties=made)
+
+
+def to_messages(items: Sequence[Any]) -> list[BaseMessage]:
+    """Agent Framework ``Message`` list as ctxwin messages, as ctxwin counts and plans them (to count
+    what a model call was sent)."""
+    return [message for _, message in _read(items)]

@@ -1,0 +1,211 @@
+"""Google ADK agents whose every model call fits the model's budget: ``ContextWindowCallback``.
+
+``LlmAgent(..., before_model_callback=ContextWindowCallback("gemini-2.5-flash", ...))``: before each model call ADK
+hands the callback the ``LlmRequest``; the callback plans its ``contents`` with the system instruction and the
+function declarations counted against the budget, and puts the fitted contents back in the request (the session's
+events are left whole). A ``Content`` the plan kept whole is ADK's own object; one kept in part is a copy with those
+parts; a summary, a shortened function response or recalled text is a new ``Content``. Thought parts follow the
+rules ``clear_reasoning`` has for every provider.
+
+Conversations: one cache-stable session per ADK session (``callback_context.session.id``). With ``model=None`` the
+request's own model names the counter and window (one planner per model name, built when first seen).
+
+What it cannot do there: inline media and files are counted by their description, not as the model bills them;
+leave room with ``safety_margin``.
+
+This module imports ADK (``google-adk``, the ``google-adk`` extra); ``import ctxwin`` never does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+try:
+    from google.adk.agents.callback_context import CallbackContext
+    from google.adk.models.llm_request import LlmRequest
+    from google.genai import types
+except ImportError as exc:  # pragma: no cover - the dev environment has ADK
+    raise ImportError("ctxwin.integrations.google_adk needs Google ADK: pip install 'ctxwin[google-adk]'") from exc
+
+from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.planner.config import FitConfig
+
+__all__ = ["ContextWindowCallback", "to_messages"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Instruction:
+    """The request's system instruction: counted, given back in the request's config, not in its contents."""
+
+    text: str
+
+
+class ContextWindowCallback:
+    """An ADK ``before_model_callback`` fitting each model call to the model's budget.
+
+    ``model`` and the options are ``ctxwin.FitConfig``'s (``context_window``, ``reserve_output``, ``strategies``,
+    ``summarizer``, ``keep_last``, the sessions' options...), or a whole ``config``; ``model=None`` takes each
+    request's model. It returns None (the call goes on with the fitted request). When the part that must stay
+    (instruction, tools, the current turn) cannot fit, it raises ``BudgetExceeded`` (or ``TurnDoesNotFit``),
+    which ends the run.
+    """
+
+    def __init__(self, model: str | None = None, *, config: FitConfig | None = None, **options: Any) -> None:
+        if model is not None:
+            options["model"] = model
+        self.config = FitConfig.of(config, **options)
+        self._fitters: dict[str | None, ConversationFitter] = {}
+        self._lock = threading.Lock()
+        if self.config.model is not None or self.config.counter is not None:
+            self._fitters[None] = ConversationFitter("ContextWindowCallback", self.config)
+
+    def fitter(self, model: str | None) -> ConversationFitter:
+        """The fitter for requests to ``model`` (the configured model's when one was given)."""
+        with self._lock:
+            fitter = self._fitters.get(None) or self._fitters.get(model)
+            if fitter is None:
+                if model is None:
+                    raise ValueError("ContextWindowCallback: the request names no model: give model= or counter=")
+                fitter = ConversationFitter("ContextWindowCallback", self.config.replace(model=model))
+                self._fitters[model] = fitter
+            return fitter
+
+    async def __call__(self, callback_context: CallbackContext, llm_request: LlmRequest) -> None:
+        instruction = _text(llm_request.config.system_instruction) if llm_request.config else ""
+        items: list[Any] = [_Instruction(instruction)] if instruction else []
+        items.extend(llm_request.contents)
+        fitted = await self.fitter(llm_request.model).afit(
+            items, _read, key=callback_context.session.id, tools=_tools(llm_request)
+        )
+        llm_request.contents = _contents(fitted)
+
+
+def _text(instruction: Any) -> str:
+    """A system instruction's text (a string, a Content, a Part or a list of them)."""
+    if instruction is None:
+        return ""
+    if isinstance(instruction, str):
+        return instruction
+    if isinstance(instruction, types.Part):
+        return instruction.text or ""
+    if isinstance(instruction, types.Content):
+        return "\n".join(part.text or "" for part in instruction.parts or [])
+    return "\n".join(_text(item) for item in instruction)
+
+
+def _tools(request: LlmRequest) -> list[dict[str, Any]]:
+    """The request's function declarations as OpenAI function tools (their JSON schema)."""
+    tools: list[dict[str, Any]] = []
+    for tool in (request.config.tools if request.config else None) or []:
+        for declaration in getattr(tool, "function_declarations", None) or []:
+            schema = declaration.parameters_json_schema
+            if schema is None and declaration.parameters is not None:
+                schema = declaration.parameters.model_dump(mode="json", exclude_none=True)
+            tools.append({"type": "function", "function": {
+                "name": declaration.name, "description": declaration.description or "",
+                "parameters": schema or {"type": "object", "properties": {}},
+            }})
+    return tools
+
+
+def _read_part(role: str | None, part: types.Part) -> BaseMessage | None:
+    if part.function_response is not None:
+        response = part.function_response
+        return ToolMessage(json.dumps(response.response, default=str, ensure_ascii=False),
+                           tool_call_id=response.id or response.name or "", name=response.name)
+    text = part.text
+    if text is None:
+        described = part.inline_data or part.file_data or part.executable_code or part.code_execution_result
+        text = described.model_dump_json(exclude_none=True) if described is not None else None
+    if text is None:
+        return None
+    return AIMessage(text) if role == "model" else HumanMessage(text)
+
+
+def _read_model(content: types.Content) -> AIMessage:
+    blocks: list[Any] = []
+    calls: list[dict[str, Any]] = []
+    for part in content.parts or []:
+        if part.function_call is not None:
+            call = part.function_call
+            calls.append({"name": call.name or "", "args": call.args or {}, "id": call.id or call.name or "",
+                          "type": "tool_call"})
+        elif part.thought and part.text is not None:
+            blocks.append({"type": "reasoning", "reasoning": part.text})
+        elif part.text is not None:
+            blocks.append({"type": "text", "text": part.text})
+    return AIMessage(blocks, tool_calls=calls)
+
+
+def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    """The contents as ctxwin messages, each with where it came from: a model turn's ``Content`` whole, a user
+    turn's ``(content, part index)``, the instruction marker."""
+    pairs: list[tuple[Any, BaseMessage]] = []
+    for item in items:
+        if isinstance(item, _Instruction):
+            pairs.append((item, SystemMessage(item.text)))
+        elif item.role == "model":
+            pairs.append((item, _read_model(item)))
+        else:
+            for index, part in enumerate(item.parts or []):
+                message = _read_part(item.role, part)
+                if message is not None:
+                    pairs.append(((item, index), message))
+    return pairs
+
+
+def _contents(fitted: Fitted) -> list[types.Content]:
+    """The fitted contents: each user turn with the parts the plan kept (ADK's object when all), each model turn as
+    it was, and new contents for what a step made."""
+    out: list[types.Content] = []
+    content: types.Content | None = None
+    parts: list[int] = []
+
+    def close() -> None:
+        if content is not None:
+            every = content.parts or []
+            kept = [part for i, part in enumerate(every) if i in parts or _read_part(content.role, part) is None]
+            out.append(content if len(kept) == len(every) else content.model_copy(update={"parts": kept}))
+
+    for message in fitted.messages:
+        origin = fitted.origin(message)
+        if isinstance(origin, tuple) and origin[0] is content:
+            parts.append(origin[1])
+            continue
+        close()
+        content, parts = None, []
+        if isinstance(origin, tuple):
+            content, parts = origin[0], [origin[1]]
+        elif isinstance(origin, types.Content):
+            out.append(origin)
+        elif not isinstance(origin, _Instruction):
+            made = _new(message)
+            fitted.remember(message, made)
+            out.append(made)
+    close()
+    return out
+
+
+def _new(message: BaseMessage) -> types.Content:
+    """A message a step made, as a ``Content``."""
+    if isinstance(message, ToolMessage):
+        response = types.FunctionResponse(id=message.tool_call_id, name=message.name or "",
+                                          response={"result": message.text})
+        return types.Content(role="user", parts=[types.Part(function_response=response)])
+    if isinstance(message, AIMessage):
+        calls = [types.Part(function_call=types.FunctionCall(id=call["id"], name=call["name"], args=call["args"]))
+                 for call in message.tool_calls]
+        text = [types.Part(text=message.text)] if message.text else []
+        return types.Content(role="model", parts=[*text, *calls])
+    return types.Content(role="user", parts=[types.Part(text=message.text)])
+
+
+def to_messages(items: Sequence[Any]) -> list[BaseMessage]:
+    """ADK ``Content`` list as ctxwin messages, as ctxwin counts and plans them (to count
+    what a model call was sent)."""
+    return [message for _, message in _read(items)]

@@ -1,0 +1,181 @@
+"""A LiteLLM proxy whose every chat request is fitted to the model's budget: ``ContextWindowHook``.
+
+The proxy calls a ``CustomLogger``'s ``async_pre_call_hook`` with each request body before it routes it; the hook
+plans the body's ``messages`` (chat completions) or ``input`` (Responses) with its tools and reply limit
+(``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``) counted against the budget, and returns the body
+with the fitted messages. Messages kept unchanged are the client's own dicts, as sent; a summary, a shortened tool
+result or recalled text is a new message in the body's form. So every client of the proxy, in any language, sends
+fitted requests. Configure it in the proxy's YAML:
+
+```yaml
+litellm_settings:
+  callbacks: ctxwin.integrations.litellm.proxy_hook   # options from CTXWIN_LITELLM_OPTIONS (JSON)
+```
+
+or, for options in code, a module beside the config (``callbacks: ctxwin_hook.hook``) holding
+``hook = ContextWindowHook(context_window=..., strategies=[...])``.
+
+Models: the body's ``model`` (the proxy's model name; a ``provider/`` prefix is dropped) names the counter and window,
+unless the hook was given a ``model``; ``models={"proxy-name": "ctxwin model name"}`` maps names the registry does not
+know. Conversations: one cache-stable session per ``litellm_session_id`` (or ``metadata.session_id``) when the client
+sends one, else per the conversation's first messages. A request whose must-keep part cannot fit is refused with the
+plan's figures (the proxy answers with an error), never sent over the budget.
+
+This module imports LiteLLM (``litellm[proxy]``, the ``litellm`` extra); ``import ctxwin`` never does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+try:
+    from litellm.integrations.custom_logger import CustomLogger
+except ImportError as exc:  # pragma: no cover - the dev environment has LiteLLM
+    raise ImportError("ctxwin.integrations.litellm needs LiteLLM: pip install 'ctxwin[litellm]'") from exc
+
+from ctxwin.counters import get_model
+from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
+from ctxwin.messages.convert import is_responses_assistant_item
+from ctxwin.messages.responses_format import convert_to_responses_items
+from ctxwin.planner.config import FitConfig
+
+__all__ = ["OPTIONS_VARIABLE", "ContextWindowHook", "proxy_hook"]
+
+OPTIONS_VARIABLE = "CTXWIN_LITELLM_OPTIONS"
+
+# The call types whose bodies carry a conversation: chat completions (``messages``) and Responses (``input``).
+_CHAT_CALLS = frozenset({"completion", "acompletion"})
+_RESPONSES_CALLS = frozenset({"responses", "aresponses"})
+
+
+class ContextWindowHook(CustomLogger):
+    """A LiteLLM ``CustomLogger`` whose ``async_pre_call_hook`` fits each chat or Responses request body.
+
+    ``model`` and the options are ``ctxwin.FitConfig``'s (``context_window``, ``reserve_output``, ``strategies``,
+    ``summarizer``, ``keep_last``, the sessions' options...), or a whole ``config``; ``model=None`` takes each
+    request's model (through ``models`` when given).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        models: Mapping[str, str] | None = None,
+        config: FitConfig | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        if model is not None:
+            options["model"] = model
+        self.config = FitConfig.of(config, **options)
+        self.models = dict(models or {})
+        self._fitters: dict[str | None, ConversationFitter] = {}
+        self._lock = threading.Lock()
+        if self.config.model is not None or self.config.counter is not None:
+            self._fitters[None] = ConversationFitter("ContextWindowHook", self.config)
+
+    def fitter(self, model: str | None) -> ConversationFitter:
+        """The fitter for requests to ``model`` (the configured model's when one was given)."""
+        with self._lock:
+            fitter = self._fitters.get(None) or self._fitters.get(model)
+            if fitter is None:
+                fitter = ConversationFitter("ContextWindowHook", self.config.replace(model=self._model_name(model)))
+                self._fitters[model] = fitter
+            return fitter
+
+    def _model_name(self, model: str | None) -> str:
+        if model is None:
+            raise ValueError("ContextWindowHook: the request names no model")
+        for name in (self.models.get(model), model, model.rpartition("/")[2]):
+            if name is not None and get_model(name) is not None:
+                return name
+        raise ValueError(f"ContextWindowHook: ctxwin knows no model {model!r}: map it to one with "
+                         f"models={{{model!r}: '<ctxwin model>'}}, or give model= or counter= and context_window=")
+
+    async def async_pre_call_hook(
+        self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: str
+    ) -> dict[str, Any]:
+        """The body with its conversation fitted; other calls (embeddings, images...) as they came."""
+        if call_type in _CHAT_CALLS and isinstance(data.get("messages"), list):
+            field, read, give = "messages", _read_chat, _chat_back
+        elif call_type in _RESPONSES_CALLS and isinstance(data.get("input"), list):
+            field, read, give = "input", _read_responses, _responses_back
+        else:
+            return data
+        request = {key: value for key, value in data.items() if key != field}
+        request[field] = []
+        fitted = await self.fitter(data.get("model")).afit(
+            list(data[field]), read, key=_conversation(data), request=request
+        )
+        return {**data, field: give(fitted)}
+
+
+def _conversation(data: Mapping[str, Any]) -> Hashable | None:
+    metadata = data.get("metadata")
+    found = data.get("litellm_session_id") or (metadata.get("session_id") if isinstance(metadata, Mapping) else None)
+    return found if isinstance(found, str) else None
+
+
+def _read_chat(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    return [(item, message) for item in items for message in convert_to_messages([item])]
+
+
+def _read_responses(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    """Responses items, an assistant turn's items (reasoning, message, function calls) read as one message."""
+    pairs: list[tuple[Any, BaseMessage]] = []
+    group: list[Any] = []
+    for item in [*items, None]:
+        if item is not None and is_responses_assistant_item(item):
+            group.append(item)
+            continue
+        if group:
+            pairs.extend((tuple(group), message) for message in convert_to_messages(group))
+            group = []
+        if item is not None:
+            pairs.extend(((item,), message) for message in convert_to_messages([item]))
+    return pairs
+
+
+def _chat_back(fitted: Fitted) -> list[Any]:
+    out: list[Any] = []
+    for message in fitted.messages:
+        origin = fitted.origin(message)
+        if origin is None:
+            origin = convert_to_openai_messages(message)
+            fitted.remember(message, origin)
+        out.append(origin)
+    return out
+
+
+def _responses_back(fitted: Fitted) -> list[Any]:
+    out: list[Any] = []
+    for message in fitted.messages:
+        origin = fitted.origin(message)
+        if origin is None:
+            origin = tuple(convert_to_responses_items([message]))
+            fitted.remember(message, origin)
+        out.extend(origin)
+    return out
+
+
+def _options() -> dict[str, Any]:
+    """The options of ``proxy_hook``: the JSON object in ``CTXWIN_LITELLM_OPTIONS``."""
+    text = os.environ.get(OPTIONS_VARIABLE, "").strip()
+    if not text:
+        return {}
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{OPTIONS_VARIABLE} must be a JSON object of ctxwin.FitConfig options: {exc}") from None
+    if not isinstance(options, dict):
+        raise ValueError(f"{OPTIONS_VARIABLE} must be a JSON object of ctxwin.FitConfig options, got {text!r}")
+    return options
+
+
+proxy_hook = ContextWindowHook(**_options())
+"""The hook the proxy's YAML can name (``callbacks: ctxwin.integrations.litellm.proxy_hook``)."""

@@ -1,0 +1,214 @@
+"""LlamaIndex agents and chat engines whose every LLM call fits the model's budget: ``ContextWindowLLM``.
+
+``FunctionAgent(llm=ContextWindowLLM(llm, "gpt-4o", ...), tools=...)`` (or any chat engine, query engine or workflow
+that takes an LLM): the wrapper fits the messages of every chat call (``chat``, ``achat``, ``stream_chat``,
+``astream_chat``; tool calling goes through them) with the call's tools counted against the budget, then hands them
+to the wrapped LLM. A message the plan kept unchanged is the caller's own ``ChatMessage``; a summary, a shortened
+tool result or recalled text is a new one. Thinking blocks follow the rules ``clear_reasoning`` has.
+
+Why the LLM and not the memory: an agent reads its memory once per run (``memory.aget()``), then calls the LLM
+again for each tool round with the run's tool results appended, which no memory sees; the memory's ``token_limit``
+counts with an estimate. Wrapping the LLM fits every call exactly, whatever memory the agent keeps (keep it whole:
+``Memory.from_defaults(token_limit=...)`` with a limit above the history, so ctxwin decides what is sent).
+
+Conversations: one cache-stable session per conversation, told apart by their first messages (LlamaIndex names
+none to an LLM).
+
+This module imports LlamaIndex (``llama-index-core``, the ``llama-index`` extra); ``import ctxwin`` never does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Generator, Sequence
+from typing import Any
+
+try:
+    from llama_index.core.base.llms.types import (
+        ChatMessage,
+        ChatResponse,
+        CompletionResponse,
+        LLMMetadata,
+        TextBlock,
+        ThinkingBlock,
+        ToolCallBlock,
+    )
+    from llama_index.core.bridge.pydantic import Field, PrivateAttr
+    from llama_index.core.llms.function_calling import FunctionCallingLLM
+    from llama_index.core.tools import BaseTool, ToolSelection
+except ImportError as exc:  # pragma: no cover - the dev environment has LlamaIndex
+    raise ImportError("ctxwin.integrations.llama_index needs LlamaIndex: pip install 'ctxwin[llama-index]'") from exc
+
+from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.planner.config import FitConfig
+
+__all__ = ["ContextWindowLLM", "to_messages"]
+
+
+class ContextWindowLLM(FunctionCallingLLM):
+    """A LlamaIndex LLM that fits every chat call to the model's budget before the wrapped ``llm`` sees it.
+
+    ``model`` and the options are ``ctxwin.FitConfig``'s (``context_window``, ``reserve_output``, ``strategies``,
+    ``summarizer``, ``keep_last``, the sessions' options...), or a whole ``config``. When the part that must stay
+    (system prompt, tools, the current turn) cannot fit, the call raises ``BudgetExceeded`` (or
+    ``TurnDoesNotFit``) and the wrapped LLM is not called.
+    """
+
+    llm: Any = Field(description="The wrapped LlamaIndex LLM (a FunctionCallingLLM for agents).")
+    _fitter: ConversationFitter = PrivateAttr()
+
+    def __init__(
+        self, llm: Any, model: str | None = "gpt-4o", *, config: FitConfig | None = None, **options: Any
+    ) -> None:
+        super().__init__(llm=llm)
+        if model is not None:
+            options.setdefault("model", model)
+        self._fitter = ConversationFitter("ContextWindowLLM", FitConfig.of(config, **options))
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ContextWindowLLM"
+
+    @property
+    def fitter(self) -> ConversationFitter:
+        return self._fitter
+
+    @property
+    def config(self) -> FitConfig:
+        return self._fitter.config
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return self.llm.metadata  # type: ignore[no-any-return]
+
+    def _prepare_chat_with_tools(
+        self,
+        tools: Sequence[BaseTool],
+        user_msg: str | ChatMessage | None = None,
+        chat_history: list[ChatMessage] | None = None,
+        verbose: bool = False,
+        allow_parallel_tool_calls: bool = False,
+        tool_required: bool = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        return self.llm._prepare_chat_with_tools(  # type: ignore[no-any-return]
+            tools, user_msg=user_msg, chat_history=chat_history, verbose=verbose,
+            allow_parallel_tool_calls=allow_parallel_tool_calls, tool_required=tool_required, **kwargs,
+        )
+
+    def get_tool_calls_from_response(
+        self, response: ChatResponse, error_on_no_tool_call: bool = True, **kwargs: Any
+    ) -> list[ToolSelection]:
+        return self.llm.get_tool_calls_from_response(  # type: ignore[no-any-return]
+            response, error_on_no_tool_call=error_on_no_tool_call, **kwargs
+        )
+
+    def _fitted(self, fitted: Fitted) -> list[ChatMessage]:
+        out: list[ChatMessage] = []
+        for message in fitted.messages:
+            origin = fitted.origin(message)
+            if origin is None:
+                origin = _new(message)
+                fitted.remember(message, origin)
+            out.append(origin)
+        return out
+
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        fitted = self._fitter.fit(list(messages), _read, tools=_tools(kwargs))
+        return self.llm.chat(self._fitted(fitted), **kwargs)  # type: ignore[no-any-return]
+
+    async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        fitted = await self._fitter.afit(list(messages), _read, tools=_tools(kwargs))
+        return await self.llm.achat(self._fitted(fitted), **kwargs)  # type: ignore[no-any-return]
+
+    def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> Generator[ChatResponse, None, None]:
+        fitted = self._fitter.fit(list(messages), _read, tools=_tools(kwargs))
+        return self.llm.stream_chat(self._fitted(fitted), **kwargs)  # type: ignore[no-any-return]
+
+    async def astream_chat(
+        self, messages: Sequence[ChatMessage], **kwargs: Any
+    ) -> AsyncGenerator[ChatResponse, None]:
+        fitted = await self._fitter.afit(list(messages), _read, tools=_tools(kwargs))
+        return await self.llm.astream_chat(self._fitted(fitted), **kwargs)  # type: ignore[no-any-return]
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return self.llm.complete(prompt, formatted=formatted, **kwargs)  # type: ignore[no-any-return]
+
+    async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return await self.llm.acomplete(prompt, formatted=formatted, **kwargs)  # type: ignore[no-any-return]
+
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> Generator[CompletionResponse, None, None]:
+        return self.llm.stream_complete(prompt, formatted=formatted, **kwargs)  # type: ignore[no-any-return]
+
+    async def astream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> AsyncGenerator[CompletionResponse, None]:
+        return await self.llm.astream_complete(prompt, formatted=formatted, **kwargs)  # type: ignore[no-any-return]
+
+
+def _tools(kwargs: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The call's tools as OpenAI function tools: LlamaIndex tools by their metadata, provider dicts as given."""
+    tools = kwargs.get("tools")
+    if not tools:
+        return None
+    return [tool.metadata.to_openai_tool() if isinstance(tool, BaseTool) else tool for tool in tools]
+
+
+def _text(message: ChatMessage) -> str:
+    return "\n".join(block.text for block in message.blocks if isinstance(block, TextBlock))
+
+
+def _calls(message: ChatMessage) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+    for block in message.blocks:
+        if isinstance(block, ToolCallBlock):
+            args = block.tool_kwargs
+            calls.append({"name": block.tool_name, "args": json.loads(args or "{}") if isinstance(args, str) else args,
+                          "id": block.tool_call_id or "", "type": "tool_call"})
+    for raw in message.additional_kwargs.get("tool_calls") or []:  # OpenAI-style, as OpenAI's LLM keeps them
+        function = raw.get("function", {}) if isinstance(raw, dict) else {}
+        if function:
+            calls.append({"name": function.get("name", ""), "args": json.loads(function.get("arguments") or "{}"),
+                          "id": raw.get("id", ""), "type": "tool_call"})
+    return calls
+
+
+def _read_message(message: ChatMessage) -> BaseMessage:
+    role = str(message.role.value if hasattr(message.role, "value") else message.role)
+    if role == "tool":
+        return ToolMessage(_text(message), tool_call_id=str(message.additional_kwargs.get("tool_call_id", "")))
+    if role == "assistant":
+        blocks: list[Any] = [{"type": "reasoning", "reasoning": block.content or ""}
+                             for block in message.blocks if isinstance(block, ThinkingBlock)]
+        text = _text(message)
+        blocks.extend([{"type": "text", "text": text}] if text else [])
+        return AIMessage(blocks, tool_calls=_calls(message))
+    if role in ("system", "developer"):
+        return SystemMessage(_text(message))
+    return HumanMessage(_text(message))
+
+
+def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    return [(item, _read_message(item)) for item in items]
+
+
+def _new(message: BaseMessage) -> ChatMessage:
+    """A message a step made, as a ``ChatMessage``."""
+    if isinstance(message, ToolMessage):
+        return ChatMessage(role="tool", content=message.text, additional_kwargs={"tool_call_id": message.tool_call_id})
+    if isinstance(message, AIMessage):
+        calls = [ToolCallBlock(tool_call_id=call["id"], tool_name=call["name"], tool_kwargs=call["args"])
+                 for call in message.tool_calls]
+        text = [TextBlock(text=message.text)] if message.text else []
+        return ChatMessage(role="assistant", blocks=[*text, *calls])
+    role = "system" if isinstance(message, SystemMessage) else "user"
+    return ChatMessage(role=role, content=message.text)
+
+
+def to_messages(items: Sequence[Any]) -> list[BaseMessage]:
+    """LlamaIndex ``ChatMessage`` list as ctxwin messages, as ctxwin counts and plans them (to count
+    what a model call was sent)."""
+    return [message for _, message in _read(items)]

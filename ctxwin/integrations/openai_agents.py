@@ -1,0 +1,132 @@
+"""OpenAI Agents SDK agents whose every model call fits the model's budget: ``ContextWindowFilter``.
+
+``RunConfig(call_model_input_filter=ContextWindowFilter("gpt-4o", ...))``: before each model call the SDK hands the
+filter the call's instructions and input items (Responses items); the filter plans them with the agent's function
+tools and handoffs counted against the budget, and returns ``ModelInputData`` with the fitted items. Items the plan
+kept unchanged are the SDK's own objects (the SDK matches what it sent by identity); a summary, a shortened tool
+output or recalled text is a new Responses item. Reasoning items travel with the assistant turn they belong to
+(``clear_reasoning`` drops those of old turns, as for every provider).
+
+Conversations: one cache-stable session per conversation (docs/sessions.md), told apart by ``conversation_id(data)``
+when given (e.g. your ``SQLiteSession``'s ``session_id`` kept in the run context), else by the conversation's first
+items: the calls of one run extend each other, and so do the runs of an SDK ``Session``, so they share a session.
+
+What it cannot do there: hosted tools (web search, file search, computer use, MCP servers listed at run time) are
+sent by the SDK but not counted (only function tools and handoffs are); leave room with ``safety_margin``.
+
+This module imports the Agents SDK (``openai-agents``, the ``openai-agents`` extra); ``import ctxwin`` never does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+try:
+    from agents import Agent, FunctionTool, Handoff, handoff
+    from agents.run_config import CallModelData, ModelInputData
+except ImportError as exc:  # pragma: no cover - the dev environment has the SDK
+    raise ImportError(
+        "ctxwin.integrations.openai_agents needs the OpenAI Agents SDK: pip install 'ctxwin[openai-agents]'"
+    ) from exc
+
+from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages
+from ctxwin.messages.convert import is_responses_assistant_item
+from ctxwin.messages.responses_format import convert_to_responses_items
+from ctxwin.planner.config import FitConfig
+
+__all__ = ["ContextWindowFilter"]
+
+
+@dataclass(frozen=True)
+class _Instructions:
+    """The call's instructions, read as the conversation's system message."""
+
+    text: str
+
+
+class ContextWindowFilter:
+    """A ``call_model_input_filter`` fitting each model call of an agent run to the model's budget.
+
+    ``model`` and the options are ``ctxwin.FitConfig``'s (``context_window``, ``reserve_output``, ``strategies``,
+    ``summarizer``, ``keep_last``, the sessions' options...), or a whole ``config``. ``conversation_id``: a function
+    of the ``CallModelData`` naming the conversation (None: told apart by its first items). When the part that must
+    stay (instructions, tools, the current turn) cannot fit, the filter raises ``BudgetExceeded`` (or
+    ``TurnDoesNotFit``), which ends the run: the SDK has no way to skip a model call.
+    """
+
+    def __init__(
+        self,
+        model: str | None = "gpt-4o",
+        *,
+        config: FitConfig | None = None,
+        conversation_id: Callable[[CallModelData[Any]], Hashable | None] | None = None,
+        **options: Any,
+    ) -> None:
+        if model is not None:
+            options.setdefault("model", model)
+        self.fitter = ConversationFitter("ContextWindowFilter", FitConfig.of(config, **options))
+        self.conversation_id = conversation_id
+
+    @property
+    def config(self) -> FitConfig:
+        return self.fitter.config
+
+    async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
+        instructions = data.model_data.instructions
+        items: list[Any] = [_Instructions(instructions)] if instructions else []
+        items.extend(data.model_data.input)
+        key = self.conversation_id(data) if self.conversation_id is not None else None
+        fitted = await self.fitter.afit(items, _read, key=key, tools=agent_tools(data.agent))
+        return _model_input(fitted, instructions)
+
+
+def agent_tools(agent: Agent[Any]) -> list[dict[str, Any]]:
+    """The agent's function tools and handoffs as the Responses tool definitions the SDK sends."""
+    tools: list[dict[str, Any]] = [
+        {"type": "function", "name": tool.name, "description": tool.description,
+         "parameters": tool.params_json_schema, "strict": tool.strict_json_schema}
+        for tool in agent.tools if isinstance(tool, FunctionTool)
+    ]
+    for item in agent.handoffs:
+        target = item if isinstance(item, Handoff) else handoff(item)
+        tools.append({"type": "function", "name": target.tool_name, "description": target.tool_description,
+                      "parameters": target.input_json_schema, "strict": target.strict_json_schema})
+    return tools
+
+
+def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    """The items as ctxwin messages, each with the items it was read from (an assistant turn's reasoning, message
+    and function calls make one AIMessage)."""
+    pairs: list[tuple[Any, BaseMessage]] = []
+    group: list[Any] = []
+    for item in [*items, None]:
+        if item is not None and is_responses_assistant_item(item):
+            group.append(item)
+            continue
+        if group:
+            pairs.extend((tuple(group), message) for message in convert_to_messages(group))
+            group = []
+        if isinstance(item, _Instructions):
+            pairs.append((item, SystemMessage(item.text)))
+        elif item is not None:
+            pairs.extend(((item,), message) for message in convert_to_messages([item]))
+    return pairs
+
+
+def _model_input(fitted: Fitted, instructions: str | None) -> ModelInputData:
+    """The fitted items: the caller's own items for the messages kept unchanged, new Responses items for the
+    rest; the instructions as they came when they were kept first."""
+    out: list[Any] = []
+    kept_instructions: str | None = None
+    for index, message in enumerate(fitted.messages):
+        origin = fitted.origin(message)
+        if isinstance(origin, _Instructions) and index == 0:
+            kept_instructions = origin.text
+        elif isinstance(origin, tuple):
+            out.extend(origin)
+        else:
+            out.extend(convert_to_responses_items([message]))
+    return ModelInputData(input=out, instructions=kept_instructions if instructions else None)

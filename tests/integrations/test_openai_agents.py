@@ -1,0 +1,122 @@
+"""ContextWindowFilter in real OpenAI Agents SDK runs (``Runner.run_sync`` and ``Runner.run`` with an SDK
+``Session``), the SDK's own ``ScriptedModel`` answering: every model call fits by an independent recount, tool pairs
+stay whole, the newest user message is sent, and between cuts each call starts with the previous one byte for byte."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from typing import Any
+
+import pytest
+
+if importlib.util.find_spec("agents") is None:
+    pytest.skip("the OpenAI Agents SDK is not installed (pip install 'ctxwin[openai-agents]')", allow_module_level=True)
+
+from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
+from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool, set_tracing_disabled
+from agents.models.openai_responses import Converter
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+from ctxwin.integrations.conversations import Fitted, TurnDoesNotFit
+from ctxwin.integrations.openai_agents import ContextWindowFilter
+from ctxwin.messages import convert_to_messages
+from ctxwin.planner import BudgetExceeded
+from ctxwin.planner.config import FitConfig
+
+set_tracing_disabled(True)  # no trace export from a test
+
+MODEL = "gpt-4o"
+BUDGET = 20_000
+INSTRUCTIONS = "You are a build assistant. Read the logs with the tool before answering."
+TURNS = 26  # two model calls a turn: more than 50 calls
+
+
+@function_tool
+def build_log(turn: int) -> str:
+    """Read the build log of a turn."""
+    return tool_output(turn)
+
+
+def script(turns: int) -> ScriptedModel:
+    steps: list[Any] = []
+    for turn in range(turns):
+        steps.append([function_call("build_log", {"turn": turn}, call_id=f"call_{turn}")])
+        steps.append([assistant_message(f"Turn {turn}: the failure is E{turn} in shard-{turn}.", item_id=f"m{turn}")])
+    return ScriptedModel(steps)
+
+
+def question(turn: int) -> str:
+    return f"Turn {turn}: what failed in shard-{turn} this time?"
+
+
+def check_calls(model: ScriptedModel, fitted: list[Fitted], asked: list[str]) -> int:
+    calls = model.calls
+    assert len(calls) >= 50 and len(calls) == len(fitted)
+    for index, call in enumerate(calls):
+        sent = convert_to_messages([{"role": "system", "content": call.system_instructions}, *call.input])
+        tools = Converter.convert_tools(call.tools, call.handoffs).tools
+        check_request(sent, tools, BUDGET, asked[index // 2], MODEL)
+        assert call.system_instructions == INSTRUCTIONS
+        assert all(isinstance(item, dict) for item in call.input), "Responses items, as the SDK sends them"
+    cuts = check_prefixes([call.input for call in calls], cut_flags(fitted))
+    assert cuts <= len(calls) // 4, f"{cuts} cuts in {len(calls)} calls"
+    return cuts
+
+
+@pytest.mark.slow
+def test_a_synchronous_run_with_a_session_fits_every_call() -> None:
+    model = script(TURNS)
+    flt = ContextWindowFilter(MODEL, context_window=BUDGET, reserve_output=0)
+    fitted = recording(flt.fitter)
+    agent = Agent(name="builder", instructions=INSTRUCTIONS, model=model, tools=[build_log])
+    session = SQLiteSession("sync")
+    asked = [question(turn) for turn in range(TURNS)]
+    for text in asked:
+        Runner.run_sync(agent, text, session=session, run_config=RunConfig(call_model_input_filter=flt))
+    check_calls(model, fitted, asked)
+    # the session's history is left whole: the filter fits what is sent, not what is kept
+    assert len(asyncio.run(session.get_items())) == 4 * TURNS
+
+
+@pytest.mark.slow
+def test_an_async_run_fits_every_call_and_conversations_do_not_mix() -> None:
+    flt = ContextWindowFilter(MODEL, config=FitConfig(context_window=BUDGET, reserve_output=0),
+                              conversation_id=lambda data: data.context["conversation"])
+    fitted = recording(flt.fitter)
+    models = {name: script(TURNS) for name in ("a", "b")}
+    agents = {name: Agent(name="builder", instructions=INSTRUCTIONS, model=model, tools=[build_log])
+              for name, model in models.items()}
+    sessions = {name: SQLiteSession(name) for name in models}
+
+    async def run() -> None:
+        for turn in range(TURNS):
+            for name in models:  # interleaved: the two conversations' calls alternate
+                await Runner.run(agents[name], f"{name} " + question(turn), session=sessions[name],
+                                 context={"conversation": name}, run_config=RunConfig(call_model_input_filter=flt))
+
+    asyncio.run(run())
+    for name, model in models.items():
+        own = [f for f in fitted if any(getattr(m, "text", "").startswith(f"{name} Turn") for m in f.messages)]
+        check_calls(model, own, [f"{name} " + question(turn) for turn in range(TURNS)])
+
+
+def test_a_turn_that_cannot_fit_ends_the_run() -> None:
+    model = ScriptedModel([[function_call("build_log", {"turn": 4}, call_id="call_4")], [assistant_message("x")]])
+    agent = Agent(name="builder", instructions=INSTRUCTIONS, model=model, tools=[build_log])
+    flt = ContextWindowFilter(MODEL, context_window=1_500, reserve_output=0, strategies=["trim"])
+    with pytest.raises(BudgetExceeded) as error:
+        Runner.run_sync(agent, question(4), run_config=RunConfig(call_model_input_filter=flt))
+    assert isinstance(error.value, TurnDoesNotFit)
+    assert len(model.calls) == 1, "the call whose tool output does not fit is never made"
+
+
+def test_options_are_the_fit_configs() -> None:
+    with pytest.raises(TypeError, match="keep_frist"):
+        ContextWindowFilter(MODEL, keep_frist=0.2)
+    with pytest.raises(ValueError, match="low_water"):
+        ContextWindowFilter(MODEL, low_water=2)
+    config = FitConfig(model="gpt-4o-mini", context_window=9_000)
+    assert ContextWindowFilter(None, config=config).config == config
+    with pytest.raises(ValueError, match="framework's own messages"):
+        ContextWindowFilter(MODEL, output="openai")
