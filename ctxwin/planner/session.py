@@ -405,14 +405,15 @@ class PlanSession(Generic[M]):
         self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None, *, recall: bool = True
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """The planner's plan of ``messages`` with this session's meter and budget (fitting to ``target``), recalling
-        from the session's store (a cut) or not (``recall=False``: between cuts)."""
-        source: SessionRecall | bool = self._recall if recall else False
+        from the session's store (a cut) or not (``recall=False``: between cuts); with ``cache_stable=False`` as
+        ``Planner.plan`` recalls (from the messages planned)."""
+        source: SessionRecall | bool = (self._recall if self.cache_stable else True) if recall else False
         return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target, recall=source)
 
     async def _arun(
         self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None, *, recall: bool = True
     ) -> tuple[Plan[M], list[BaseMessage]]:
-        source: SessionRecall | bool = self._recall if recall else False
+        source: SessionRecall | bool = (self._recall if self.cache_stable else True) if recall else False
         return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, target=target,
                                             recall=source)
 
