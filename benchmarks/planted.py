@@ -282,6 +282,145 @@ def evaluate(style: str, seed: int, phrasing: str, *, tokens: int = 25_000, budg
             "lost": [f"{p['kind']}@{p['placement']}" for p, k in zip(probes, kept, strict=True) if not k]}
 
 
+DENSE_POLICIES = ("fit", "summarize", "session", "langchain")
+_SUMMARIZING = ["filter", "truncate_tool_output", "summarize", "trim"]
+
+
+def _fitted(policy: str, messages: list[Message], budget: int) -> tuple[list[Any], list[Any]]:
+    """The request ``policy`` sends for ``messages`` at ``budget`` tokens (o200k_base, no reserved output), and
+    the converted input: ``fit`` and ``summarize`` plan the whole conversation once; ``session`` replays it turn by
+    turn through a cache-stable ``PlanSession`` (the summarising chain) and sends its last request; ``langchain`` is
+    langchain_core's ``trim_messages(strategy="last", include_system=True, start_on="human")``."""
+    from ctxwin import Planner, fit
+    from ctxwin.cli.bench.replay import make_policy, request_points
+    from ctxwin.counters import get_counter
+    from ctxwin.messages import convert_to_messages
+
+    counter = get_counter("tiktoken:o200k_base")
+    parsed = convert_to_messages(messages)
+    if policy in ("fit", "summarize"):
+        strategies = _SUMMARIZING if policy == "summarize" else None
+        plan = fit(parsed, counter=counter, model=None, context_window=budget, reserve_output=0,
+                   strategies=strategies)
+        return list(plan.messages), parsed
+    planner = Planner(counter=counter, context_window=budget, reserve_output=0,
+                      strategies=_SUMMARIZING if policy == "session" else None)
+    chat = make_policy(policy if policy == "langchain" else "session", planner)
+    if policy == "langchain":
+        chat.add(parsed)
+        return chat.request(), parsed
+    done, sent = 0, []
+    for end in request_points(parsed):
+        chat.add(parsed[done:end])
+        sent, done = chat.request(), end
+    return sent, parsed
+
+
+def evaluate_dense(conversation: Any, policy: str, budget: int = 8_000) -> dict[str, Any]:
+    """One dense conversation through one policy: the share of its keep-requested (and of all) planted facts in
+    the request sent after a neutral last message; for each late question, whether the request sent after it
+    holds what the answer needs (``recall``); for questions about things never said, the tokens of the request that
+    neither the original conversation nor a summary or shortened output of it holds (``noise``)."""
+    from dense import added_tokens
+
+    from ctxwin.cli.bench.retention import probes_kept
+    from ctxwin.counters import get_counter
+
+    counter = get_counter("tiktoken:o200k_base")
+    started = time.perf_counter()
+    sent, parsed = _fitted(policy, conversation.neutral(), budget)
+    facts = [{"needs": [f.value]} for f in conversation.facts]
+    kept = probes_kept(facts, sent)
+    keep = [k for k, f in zip(kept, conversation.facts, strict=True) if f.placement == "keep"]
+    over = counter.count_messages(sent) > budget
+    recall: list[tuple[str, bool]] = []
+    noise: list[int] = []
+    for question in conversation.questions:
+        sent, parsed = _fitted(policy, conversation.ending(question["question"]), budget)
+        over |= counter.count_messages(sent) > budget
+        if question["needs"]:
+            recall.append((question["placement"], probes_kept([question], sent)[0]))
+        else:
+            noise.append(added_tokens(sent, parsed, counter))
+    return {"source": conversation.source, "kind": conversation.kind, "seed": conversation.seed, "policy": policy,
+            "keep": (sum(keep), len(keep)), "facts": (sum(kept), len(kept)), "recall": recall, "noise": noise,
+            "over": over, "seconds": time.perf_counter() - started}
+
+
+def _dense_main(args: argparse.Namespace) -> int:
+    from dense import HELDOUT, TUNE, available_sources, dense
+
+    sources = available_sources(tuple(args.sources.split(",")) if args.sources else TUNE + HELDOUT)
+    policies = args.policies.split(",")
+    if args.write:
+        _write_dense(Path(args.write), sources, range(args.first_seed, args.first_seed + args.seeds), args.phrasing)
+        return 0
+    rows: list[dict[str, Any]] = []
+    for source in sources:
+        for kind, tokens in (("chat", 25_000), ("agent", 57_000)):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                conversation = dense(source, kind, tokens, seed, phrasing=args.phrasing)
+                for policy in policies:
+                    row = evaluate_dense(conversation, policy)
+                    rows.append(row)
+                    if args.verbose:
+                        print(source, kind, seed, policy, row["keep"], row["facts"],
+                              sum(r for _, r in row["recall"]), len(row["recall"]), row["noise"],
+                              f"{row['seconds']:.1f}s", file=sys.stderr)
+    print(f"{'source':<20} {'held out':<8} {'kind':<5} {'policy':<10} {'keep kept':>9} {'facts':>6} "
+          f"{'recall':>6} {'tool':>5} {'noise':>5} fits")
+    for source in sources:
+        for kind in ("chat", "agent"):
+            for policy in policies:
+                chosen = [r for r in rows if r["source"] == source and r["kind"] == kind and r["policy"] == policy]
+                print(_dense_line(source, "yes" if source in HELDOUT else "no", kind, policy, chosen))
+    for label, group in (("tuned sources", TUNE), ("held-out sources", HELDOUT)):
+        for kind in ("chat", "agent"):
+            for policy in policies:
+                chosen = [r for r in rows if r["source"] in group and r["kind"] == kind and r["policy"] == policy]
+                if chosen:
+                    print(_dense_line(label, "", kind, policy, chosen))
+    return 0
+
+
+def _write_dense(out: Path, sources: tuple[str, ...], seeds: range, phrasing: str) -> None:
+    """``<source>-<kind>.jsonl``: one conversation per late question about a planted fact (the conversation and
+    the question), and ``.probes.jsonl`` beside it (``{"conversation": line, "needs": [...]}``), for ``ctxwin
+    bench --probes`` (with ``--session`` too)."""
+    from dense import dense
+
+    out.mkdir(parents=True, exist_ok=True)
+    for source in sources:
+        for kind, tokens in (("chat", 25_000), ("agent", 57_000)):
+            with open(out / f"{source}-{kind}.jsonl", "w", encoding="utf-8") as conversations, \
+                    open(out / f"{source}-{kind}.probes.jsonl", "w", encoding="utf-8") as probes:
+                line = 0
+                for seed in seeds:
+                    conversation = dense(source, kind, tokens, seed, phrasing=phrasing)
+                    for question in conversation.questions:
+                        if not question["needs"]:
+                            continue
+                        line += 1
+                        conversations.write(json.dumps(conversation.ending(question["question"]),
+                                                       ensure_ascii=False) + "\n")
+                        probes.write(json.dumps({"conversation": line, **question}, ensure_ascii=False) + "\n")
+
+
+def _share(pairs: list[tuple[int, int]]) -> str:
+    total = sum(n for _, n in pairs)
+    return f"{sum(k for k, _ in pairs) / total:>6.0%}" if total else f"{'–':>6}"
+
+
+def _dense_line(source: str, heldout: str, kind: str, policy: str, rows: list[dict[str, Any]]) -> str:
+    recall = [(int(hit), 1) for r in rows for _, hit in r["recall"]]
+    tool = [(int(hit), 1) for r in rows for where, hit in r["recall"] if where == "tool"]
+    noise = [n for r in rows for n in r["noise"]]
+    fits = "yes" if not any(r["over"] for r in rows) else "NO"
+    return (f"{source:<20} {heldout:<8} {kind:<5} {policy:<10} {_share([r['keep'] for r in rows]):>9} "
+            f"{_share([r['facts'] for r in rows])} {_share(recall)} {_share(tool) if kind == 'agent' else '':>5} "
+            f"{(sum(noise) / len(noise) if noise else 0):>5.0f} {fits}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Retention of planted facts, fitted into 8,000 tokens.")
     parser.add_argument("--seeds", type=int, default=3, help="conversations per style and phrasing (default 3)")
@@ -289,8 +428,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--styles", default=",".join(STYLES))
     parser.add_argument("--phrasings", default="tune,heldout", help=f"of {', '.join(PHRASINGS)} (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="list the facts lost")
-    parser.add_argument("--write", metavar="DIR", help="write <style>-<phrasing>.jsonl and .probes.jsonl instead")
+    parser.add_argument("--write", metavar="DIR", help="write <style>-<phrasing>.jsonl and .probes.jsonl instead "
+                        "(with --dense: <source>-<kind>.jsonl, one conversation per late question)")
+    parser.add_argument("--dense", action="store_true",
+                        help="the fact-dense conversations of dense.py: facts kept and late-question recall")
+    parser.add_argument("--sources", help="--dense: comma-separated sources (default: all available)")
+    parser.add_argument("--policies", default=",".join(DENSE_POLICIES), help="--dense: of %(default)s")
+    parser.add_argument("--phrasing", default="heldout", help="--dense: keep and question phrasings, tune or heldout")
     args = parser.parse_args(argv)
+    if args.dense:
+        return _dense_main(args)
     styles, phrasings = args.styles.split(","), args.phrasings.split(",")
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     if args.write:

@@ -2,9 +2,9 @@
 through a sliding trim (what LangChain's ``trim_messages(strategy="last", start_on="human")`` sends), the issue's
 naive policy (append until the next request would overflow, then cut back to 65% of the budget and leave the rest
 alone) and ``Planner(...).session()`` with the options given, at a 20,000-token input budget (``--budget``),
-gpt-4o's counter and the reference billing. Prints one line per set and policy: cache hits, billed input and mean
-tokens sent as ratios to the sliding trim, recent turns kept verbatim, time per request, requests over budget / with
-a broken tool pair / without the last user message.
+gpt-4o's counter and the reference billing (``--billing MODEL``: as that model's provider bills). Prints one line
+per set and policy: cache hits, billed input and mean tokens sent as ratios to the sliding trim, recent turns kept
+verbatim, time per request, requests over budget / with a broken tool pair / without the last user message.
 
 Sets (4 conversations of 400 messages each, ``benchmarks/conversations.py``): ``agent``, ``multilingual``, ``code``
 (``KIND:SEED`` for another seed); ``agent*3`` / ``agent/3`` (every tool output three times longer / cut to its first
@@ -32,7 +32,9 @@ from conversations import generate
 
 from ctxwin.cli.bench.billing import STANDARD_RULES
 from ctxwin.cli.bench.replay import SessionResult, make_policy, replay_policy
+from ctxwin.cli.bench.session import rules_for
 from ctxwin.counters import get_counter
+from ctxwin.counters.caching import CachingRules
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner
 from ctxwin.trim import trim_messages
@@ -63,6 +65,9 @@ class Naive:
         self.start = len(self.history) - sum(not isinstance(m, SystemMessage) for m in kept)
         return system + self.history[self.start :]
 
+    def marks(self) -> tuple[int, ...]:
+        return ()  # the last message, the usual pattern
+
 
 class Session:
     """A session; ``options`` are ``Planner.session``'s, and the planner's ``strategies`` and ``recall_share``."""
@@ -81,6 +86,9 @@ class Session:
 
     def request(self) -> list[BaseMessage]:
         return list(self.session.plan().messages)
+
+    def marks(self) -> tuple[int, ...]:
+        return self.session.cache_prefixes
 
 
 def conversations(name: str) -> list[list[BaseMessage]]:
@@ -120,11 +128,12 @@ def steered(messages: list[BaseMessage], shorter: float, every: int) -> list[Bas
     return out
 
 
-def run(convs: list[list[BaseMessage]], policies: dict[str, Any], budget: int = BUDGET) -> dict[str, SessionResult]:
+def run(convs: list[list[BaseMessage]], policies: dict[str, Any], budget: int = BUDGET,
+        rules: CachingRules = STANDARD_RULES) -> dict[str, SessionResult]:
     counter = get_counter("gpt-4o")
     results = {}
     for label, make in policies.items():
-        results[label] = SessionResult(label, budget, STANDARD_RULES)
+        results[label] = SessionResult(label, budget, rules)
         for conv in convs:
             replay_policy(conv, make, results[label], counter=counter, model="gpt-4o", reserve_output=4000)
     return results
@@ -136,12 +145,16 @@ def main() -> None:
     parser.add_argument("sessions", nargs="?", default='{"default": {}}',
                         help="JSON: label -> Planner.session options")
     parser.add_argument("--budget", type=int, default=BUDGET, help="the input budget in tokens")
+    parser.add_argument("--billing", default="standard",
+                        help="'standard' (the reference billing) or a model whose provider's billing to use "
+                        "(ctxwin bench --session --billing)")
     args = parser.parse_args()
+    rules = rules_for(None, args.billing)
     sessions = json.loads(args.sessions)
     for name in args.sets.split(","):
         policies: dict[str, Any] = {"sliding": lambda p: make_policy("sliding", p), "naive": Naive}
         policies.update({label: functools.partial(Session, options=o) for label, o in sessions.items()})
-        results = run(conversations(name), policies, args.budget)
+        results = run(conversations(name), policies, args.budget, rules)
         base = results["sliding"]
         for label, r in results.items():
             print(f"{name:16} {label:10} requests={r.requests} hits={r.hit_rate:.1%} "

@@ -33,7 +33,8 @@ def register_counters(register: Callable[..., None]) -> None:
 
     ``factory(arg)`` returns a TokenCounter; ``arg`` is the text after ``name:`` in a spec (``"tiktoken:o200k_base"``
     passes ``"o200k_base"``), or None. ``origin`` is a short note on where the counter's data comes from, shown by
-    ``ctxwin counters``.
+    ``ctxwin counters``, or a function returning it (called only then). Keep the hook cheap: import a tokenizer
+    package inside the factory, not at the plugin module's top, so looking up another counter does not load it.
     """
 
 

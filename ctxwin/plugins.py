@@ -15,7 +15,10 @@ implementation is called on its own for that reason (a plain pluggy hook call st
 
 Nothing a plugin raises ends the host: ``SystemExit``, ``KeyboardInterrupt`` or any other ``BaseException`` from its
 import or its hooks is reported like any error. Only a real Ctrl-C (SIGINT arriving while plugin code runs) still
-interrupts, see ``CtrlCWatch``.
+interrupts, told apart without touching the process's signal handlers (``interrupts``).
+
+The default plugins import nothing heavy: they register names, and their factories import the tokenizer packages
+when a counter is built, so looking up ``approximate`` loads no tokenizer library.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from types import FrameType
+from opcode import opmap
 from typing import Any, Generic, TypeVar
 
 import pluggy
@@ -71,38 +74,28 @@ class PluginReentryError(RuntimeError):
         self.hook_name = hook_name
 
 
-class CtrlCWatch:
-    """Tells a real Ctrl-C apart from plugin code raising ``KeyboardInterrupt`` itself.
+_RAISE = opmap["RAISE_VARARGS"]
 
-    Used as ``with CtrlCWatch() as watch:`` around plugin code: in the main thread (the only one Python delivers
-    SIGINT to) it wraps the SIGINT handler to note the signal, then restores it; ``watch.fatal(exc)`` is true only
-    for a KeyboardInterrupt that a SIGINT caused, which must go on interrupting. In another thread, or when SIGINT
-    is ignored or kills outright, no KeyboardInterrupt can come from Ctrl-C, so every one is the plugin's.
+
+def interrupts(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while plugin code ran, is the user's Ctrl-C, which must go on interrupting.
+
+    Python raises the KeyboardInterrupt of a SIGINT where it checks for signals (inside a blocking call, at a loop's
+    jump or a call), or inside the SIGINT handler the process installed: never at a ``raise`` statement of the code
+    that was running. A KeyboardInterrupt whose innermost frame is stopped at a ``raise`` outside that handler is
+    the plugin's own, reported like any error. Only the traceback is read; the process's handlers stay as they are.
     """
-
-    def __init__(self) -> None:
-        self.seen = False
-        self._previous: Callable[[int, FrameType | None], Any] | None = None
-
-    def __enter__(self) -> CtrlCWatch:
-        if threading.current_thread() is threading.main_thread():
-            previous = signal.getsignal(signal.SIGINT)
-            if callable(previous):
-                self._previous = previous
-                signal.signal(signal.SIGINT, self._note)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-
-    def _note(self, signum: int, frame: FrameType | None) -> None:
-        self.seen = True
-        if self._previous is not None:
-            self._previous(signum, frame)
-
-    def fatal(self, exc: BaseException) -> bool:
-        return isinstance(exc, KeyboardInterrupt) and self.seen
+    if not isinstance(exc, KeyboardInterrupt) or exc.__traceback__ is None:
+        return False
+    handler = getattr(signal.getsignal(signal.SIGINT), "__code__", None)  # a Python handler's code, or None
+    tb = exc.__traceback__
+    while True:
+        if tb.tb_frame.f_code is handler:
+            return True
+        if tb.tb_next is None:
+            break
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_code[tb.tb_lasti] != _RAISE
 
 
 def describe(exc: BaseException) -> str:
@@ -123,7 +116,7 @@ def _normalize(name: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
-def _load_entry_points(watch: CtrlCWatch) -> None:
+def _load_entry_points() -> None:
     selected = os.environ.get(LOAD_PLUGINS_ENV)
     wanted = None if selected is None else {_normalize(n) for n in selected.split(",") if n.strip()}
     matched: set[str] = set()
@@ -136,8 +129,8 @@ def _load_entry_points(watch: CtrlCWatch) -> None:
         try:
             pm.register(entry_point.load(), name=entry_point.name)
             _sources[entry_point.name] = f"{dist.name} {dist.version}" if dist else entry_point.value
-        except BaseException as exc:  # SystemExit or KeyboardInterrupt at import included, see CtrlCWatch
-            if watch.fatal(exc):
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt at import included, see interrupts
+            if interrupts(exc):
                 raise
             _load_errors.append(PluginError(entry_point.name, "load", describe(exc)))
     for missing in sorted((wanted or set()) - matched):
@@ -151,16 +144,15 @@ def load_plugins() -> None:
         if _loaded:
             return
         _loaded = True
-        with CtrlCWatch() as watch:
-            for module_name in DEFAULT_PLUGINS:
-                if pm.has_plugin(module_name):
-                    continue
-                try:  # a default plugin is a plugin like any other: its failure is reported, the rest still load
-                    pm.register(importlib.import_module(module_name), name=module_name)
-                    _sources[module_name] = "built-in"
-                except Exception as exc:
-                    _load_errors.append(PluginError(module_name, "load", describe(exc)))
-            _load_entry_points(watch)
+        for module_name in DEFAULT_PLUGINS:
+            if pm.has_plugin(module_name):
+                continue
+            try:  # a default plugin is a plugin like any other: its failure is reported, the rest still load
+                pm.register(importlib.import_module(module_name), name=module_name)
+                _sources[module_name] = "built-in"
+            except Exception as exc:
+                _load_errors.append(PluginError(module_name, "load", describe(exc)))
+        _load_entry_points()
 
 
 def _plugins_changed() -> None:
@@ -270,33 +262,32 @@ class Registrations(Generic[T]):
         errors: list[PluginError] = []
         precedence = _precedence()
         impls = sorted(getattr(pm.hook, self.hook_name).get_hookimpls(), key=lambda impl: precedence(impl.plugin_name))
-        with CtrlCWatch() as watch:
-            for impl in impls:
-                plugin = impl.plugin_name
-                staged: list[tuple[tuple[str, ...], T]] = []
-                register = self._register_callback(plugin, staged)
-                try:
-                    result = impl.function(**{arg: register for arg in impl.argnames})
-                    if result is not None:
-                        raise TypeError(f"returned {result!r:.200}; a hook must call register(...) and return None")
-                except PluginReentryError as exc:
-                    if exc.hook_name != self.hook_name:  # raised by another hook's collection, not this plugin's
-                        raise
-                    errors.append(PluginError(plugin, self.hook_name, describe(exc)))
+        for impl in impls:
+            plugin = impl.plugin_name
+            staged: list[tuple[tuple[str, ...], T]] = []
+            register = self._register_callback(plugin, staged)
+            try:
+                result = impl.function(**{arg: register for arg in impl.argnames})
+                if result is not None:
+                    raise TypeError(f"returned {result!r:.200}; a hook must call register(...) and return None")
+            except PluginReentryError as exc:
+                if exc.hook_name != self.hook_name:  # raised by another hook's collection, not this plugin's
+                    raise
+                errors.append(PluginError(plugin, self.hook_name, describe(exc)))
+                continue
+            except BaseException as exc:  # SystemExit or KeyboardInterrupt included, see interrupts
+                if interrupts(exc):
+                    raise
+                errors.append(PluginError(plugin, self.hook_name, describe(exc)))
+                continue
+            for names, value in staged:
+                taken = next((name for name in names if name in owners), None)
+                if taken is not None:
+                    errors.append(PluginError(plugin, self.hook_name, f"{self.what} {taken!r} is already "
+                                              f"registered by plugin {owners[taken]!r}; ignored"))
                     continue
-                except BaseException as exc:  # SystemExit or KeyboardInterrupt included, see CtrlCWatch
-                    if watch.fatal(exc):
-                        raise
-                    errors.append(PluginError(plugin, self.hook_name, describe(exc)))
-                    continue
-                for names, value in staged:
-                    taken = next((name for name in names if name in owners), None)
-                    if taken is not None:
-                        errors.append(PluginError(plugin, self.hook_name, f"{self.what} {taken!r} is already "
-                                                  f"registered by plugin {owners[taken]!r}; ignored"))
-                        continue
-                    for name in names:
-                        by_name[name], owners[name] = value, plugin
+                for name in names:
+                    by_name[name], owners[name] = value, plugin
         return by_name, owners, errors
 
 

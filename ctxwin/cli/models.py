@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
             "exact": m.exact,
             "aliases": list(m.aliases),
             "note": m.note,
+            "tokenizer": m.tokenizer,
             "plugin": model_plugin(m.name),
             "caching": dataclasses.asdict(m.caching) if m.caching else None,
         }

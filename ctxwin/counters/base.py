@@ -1,14 +1,15 @@
-"""The TokenCounter protocol and BaseTokenCounter, which derives message framing from ``count_text``.
+"""The TokenCounter protocol, BaseTokenCounter, which derives message framing from ``count_text``, and the adapter
+that gives a counter implementing only the original four members the rest of the contract.
 
 Framing follows OpenAI's published chat accounting: every message costs ``tokens_per_message`` plus the tokens of
 its role, content and other string fields; a ``name`` costs ``tokens_per_name`` more; a request costs
 ``reply_priming`` for the assistant reply it primes. ``count_messages`` is exactly the sum of ``count_message`` plus
 the per-request overhead, so engines can cache per-message counts.
 
-A counter says so itself (``additive`` and ``request_overhead``, part of the ``TokenCounter`` contract; see
-``declared_overhead``): nothing measures it by counting sample messages. A counter whose whole-request count is not
-a sum (Mistral before v7, the count-tokens endpoints) declares ``additive = False``, and the engines then count whole
-candidate lists with ``count_messages``.
+Every member the engine reads is declared on ``TokenCounter``; nothing looks for optional attributes. A counter
+that does not declare them all (a plugin or user object with ``name``, ``count_text``, ``count_message`` and
+``count_messages`` only) is wrapped once where it enters, by ``as_token_counter``, in a ``CounterAdapter`` that
+takes the members it has and the documented defaults for the others.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
 from ctxwin.counters.errors import PluginCounterError
-from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
+from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages.content import block_text
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 from ctxwin.messages.openai_format import openai_role
@@ -81,68 +82,6 @@ def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], de
     return [checked_count(value, counter, name(item)) for value, item in zip(values, items, strict=True)]
 
 
-class CheckedCounter:
-    """A plugin's counter whose every count is checked where it is produced (``checked_count``): a count that is
-    None, a string, NaN, negative or beyond ``MAX_COUNT`` names the plugin's counter instead of becoming a negative
-    total or a crash further on, and so does an exception from its counting (a ``PluginCounterError``), also when
-    its own ``BaseTokenCounter`` methods check its counts. Every other attribute is the wrapped counter's, so its
-    optional methods keep working."""
-
-    def __init__(self, counter: Any, label: str) -> None:
-        self._counter = counter
-        self.name: str = counter.name
-        self.label = label
-        with contextlib.suppress(TypeError):  # not weakly referable: its own checks name it by its name only
-            _PLUGIN_LABELS[counter] = label
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__") or attr in ("_counter", "label"):  # pickling and copying probe before __init__
-            raise AttributeError(attr)
-        value = getattr(self._counter, attr)
-        if attr == "count_texts" and callable(value):
-            return lambda texts: self._checked_list(value, texts, None)
-        if attr == "count_message_batch" and callable(value):
-            return lambda messages: self._checked_list(value, messages, _describe_message)
-        return value
-
-    @contextlib.contextmanager
-    def _blamed(self, what: str) -> Iterator[None]:
-        """The plugin's exceptions while counting ``what``, as a PluginCounterError naming it (ours pass as they
-        are: they name it already)."""
-        try:
-            yield
-        except Exception as exc:
-            if str(exc).startswith(f"token counter {self.label}"):
-                raise
-            raise PluginCounterError(f"token counter {self.label} failed on {what}: {type(exc).__name__}: "
-                                     f"{exc}") from exc
-
-    def _checked_list(self, method: Any, items: Sequence[Any], describe: Any) -> list[Any]:
-        with self._blamed(f"{len(items)} items"):
-            counts = method(items)
-        return checked_counts(counts, self, items, describe)
-
-    def count_text(self, text: str) -> int:
-        with self._blamed(f"text {text[:40]!r}"):
-            count = self._counter.count_text(text)
-        return checked_count(count, self, f"text {text[:40]!r}")  # type: ignore[no-any-return]
-
-    def count_message(self, message: MessageLike) -> int:
-        if not isinstance(message, BaseMessage):  # the plugin's counter sees ctxwin messages only
-            return sum(self.count_message(m) for m in read_messages([message]))
-        with self._blamed("a message"):
-            count = self._counter.count_message(message)
-        return checked_count(count, self, "a message")  # type: ignore[no-any-return]
-
-    def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
-        tools = request_tools(messages) if tools is None else tools
-        messages = read_messages(messages)
-        what = f"a list of {len(messages)} messages"
-        with self._blamed(what):
-            count = self._counter.count_messages(messages, tools=tools)
-        return checked_count(count, self, what)  # type: ignore[no-any-return]
-
-
 def _describe_message(message: BaseMessage) -> str:
     return f"a {message.type} message"
 
@@ -156,21 +95,41 @@ def scalar_text(text: str) -> str:
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """What the engine, strategies and planner need from a tokenizer.
+    """What the engine, strategies and planner read of a tokenizer: every member, in one place.
 
-    Two more attributes are part of the contract, optional for the protocol check (``BaseTokenCounter`` derives
-    them; a counter without them is taken as not additive): ``additive: bool``, whether ``count_messages(ms)``
-    (without tools) is, for every non-empty list, at most ``sum(count_message(m)) + request_overhead`` and equal to
-    it for a request of one user message, so that engines may add up cached per-message counts and never
-    under-count; and
-    ``request_overhead: int``, what a non-empty request adds to its messages' counts (reply priming, BOS, a default
-    system prompt). Two more change what the planner does (``BaseTokenCounter`` declares them, a counter without
-    them is taken as exact): ``max_relative_error: float``, the error the planner's default ``safety_margin``
-    allows for; ``estimating: bool``, counts that estimate the provider's (a session's ``observe`` corrects the
-    budget both ways).
+    ``BaseTokenCounter`` implements them all from ``count_text`` (its defaults are in its docstring). A counter that
+    implements only ``name``, ``count_text``, ``count_message`` and ``count_messages`` still works: where it enters
+    (``get_counter``, ``trim_messages``, a ``Planner``), ``as_token_counter`` wraps it once in a ``CounterAdapter``
+    that supplies the rest, with the defaults of a counter that promises nothing (in parentheses below).
+
+    - ``additive`` (False): whether ``count_messages(ms)`` (without tools) is, for every non-empty list, at most
+      ``sum(count_message(m)) + request_overhead`` and equal to it for a request of one user message, so engines
+      may add up cached per-message counts and never under-count; if not, they count whole candidate lists.
+    - ``request_overhead`` (0): what a non-empty request adds to its messages' counts (reply priming, BOS, a default
+      system prompt); read only when ``additive``.
+    - ``estimating`` (False): counts estimate the provider's, so a session's ``observe`` corrects its budget both
+      ways (an exact counter's only when the provider counted more).
+    - ``max_relative_error`` (0.0): the error the planner's default ``safety_margin`` allows for (a counter with one
+      is also taken as estimating).
+    - ``count_texts(texts)`` (``count_text`` each): many strings at once, as the strategies ask.
+    - ``count_message_batch(messages)`` (``count_message`` each): many messages at once, as the engines ask.
+    - ``count_tools(tools)`` (a one-message request's count with the tools, less its count without): what tool
+      definitions add to a request.
     """
 
     name: str
+
+    @property
+    def additive(self) -> bool: ...
+
+    @property
+    def request_overhead(self) -> int: ...
+
+    @property
+    def estimating(self) -> bool: ...
+
+    @property
+    def max_relative_error(self) -> float: ...
 
     def count_text(self, text: str) -> int: ...
 
@@ -180,16 +139,22 @@ class TokenCounter(Protocol):
         self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None
     ) -> int: ...
 
+    def count_texts(self, texts: Sequence[str]) -> list[int]: ...
 
-def declared_overhead(counter: Any) -> int | None:
+    def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]: ...
+
+    def count_tools(self, tools: Sequence[dict[str, Any]]) -> int: ...
+
+
+def declared_overhead(counter: TokenCounter) -> int | None:
     """The request overhead of a counter that declares itself additive (``TokenCounter``), None for any other; a
     declaration that is not a bool and a non-negative int is a TypeError naming the counter."""
-    additive = getattr(counter, "additive", False)
+    additive: Any = counter.additive
     if not isinstance(additive, bool):
         raise TypeError(f"token counter {counter_label(counter)}: additive must be a bool, got {additive!r}")
     if not additive:
         return None
-    overhead = getattr(counter, "request_overhead", None)
+    overhead: Any = counter.request_overhead
     if overhead.__class__ is not int or overhead < 0:
         raise TypeError(
             f"token counter {counter_label(counter)} declares additive = True: request_overhead must be an int >= 0, "
@@ -199,17 +164,17 @@ def declared_overhead(counter: Any) -> int | None:
 
 
 class BaseTokenCounter:
-    """Subclass and implement ``count_text``; message and request framing come for free.
+    """Subclass and implement ``count_text``; message and request framing come for free, and every other member of
+    ``TokenCounter`` has a default that holds for this framing.
 
-    Override ``count_texts`` to tokenize many strings at once (the trim engine calls it through
-    ``count_message_batch``), and the class attributes to change the framing constants. ``additive`` is True and
-    ``request_overhead`` is ``reply_priming``, as this framing makes them; a subclass that counts a request another
-    way overrides them (see ``TokenCounter``).
+    ``additive`` is True and ``request_overhead`` is ``reply_priming``, as this framing makes them; a subclass that
+    counts a request another way overrides them. ``estimating`` is False and ``max_relative_error`` 0.0: counts are
+    the provider's own (a tokenizer it uses); an estimating counter sets both. ``count_texts`` counts each text
+    (override it to tokenize many strings at once: ``count_message_batch`` and ``count_tools`` go through it), and
+    the class attributes below change the framing constants.
     """
 
     name: str = "base"
-    # Counts are the provider's own (a tokenizer it uses); an estimating counter sets ``estimating = True`` (a
-    # session's ``observe`` then corrects its budget both ways) and its ``max_relative_error`` (the safety margin).
     estimating: bool = False
     max_relative_error: float = 0.0
     tokens_per_message: int = 3
@@ -319,3 +284,160 @@ class BaseTokenCounter:
         if not messages and not tools:
             return 0
         return sum(self.count_message_batch(messages)) + self.reply_priming + self.count_tools(tools or [])
+
+
+# What a counter must have to be one; the other members of ``TokenCounter`` have defaults (``CounterAdapter``).
+REQUIRED_METHODS = ("count_text", "count_message", "count_messages")
+# The members ``CounterAdapter`` takes from the counter when it has them.
+OPTIONAL_MEMBERS = (
+    "additive", "request_overhead", "estimating", "max_relative_error", "count_texts", "count_message_batch",
+    "count_tools",
+)
+
+
+def missing_members(obj: Any) -> list[str]:
+    """What ``obj`` lacks of the members every counter has: a str ``name`` and the ``REQUIRED_METHODS``."""
+    missing = [] if isinstance(getattr(obj, "name", None), str) else ["a str 'name'"]
+    return missing + [method for method in REQUIRED_METHODS if not callable(getattr(obj, method, None))]
+
+
+class CounterAdapter:
+    """A counter that implements part of the contract (at least ``name`` and the ``REQUIRED_METHODS``) as a whole
+    ``TokenCounter``: the members it has are read once, here, and the others are the defaults listed on
+    ``TokenCounter``. Other attributes are the wrapped counter's (``counter``), so its own extras keep working."""
+
+    def __init__(self, counter: Any) -> None:
+        self.counter = counter
+        self.name: str = counter.name
+        own = {member: getattr(counter, member) for member in OPTIONAL_MEMBERS if hasattr(counter, member)}
+        self.additive: bool = own.get("additive", False)
+        self.request_overhead: int = own.get("request_overhead", 0)
+        self.estimating: bool = own.get("estimating", False)
+        self.max_relative_error: float = own.get("max_relative_error", 0.0)
+        self._own_methods = frozenset(m for m in ("count_texts", "count_message_batch", "count_tools") if m in own)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or attr in ("counter", "_own_methods"):  # pickling and copying probe before __init__
+            raise AttributeError(attr)
+        return getattr(self.counter, attr)
+
+    def count_text(self, text: str) -> int:
+        return self.counter.count_text(text)  # type: ignore[no-any-return]
+
+    def count_message(self, message: BaseMessage) -> int:
+        return self.counter.count_message(message)  # type: ignore[no-any-return]
+
+    def count_messages(self, messages: Sequence[BaseMessage], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        if tools is None:  # a counter written before tools were counted may not take them
+            return self.counter.count_messages(messages)  # type: ignore[no-any-return]
+        return self.counter.count_messages(messages, tools=tools)  # type: ignore[no-any-return]
+
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        if "count_texts" in self._own_methods:
+            return list(self.counter.count_texts(texts))
+        return [self.count_text(text) for text in texts]
+
+    def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
+        if "count_message_batch" in self._own_methods:
+            return list(self.counter.count_message_batch(messages))
+        return [self.count_message(message) for message in messages]
+
+    def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
+        if "count_tools" in self._own_methods:
+            return self.counter.count_tools(tools)  # type: ignore[no-any-return]
+        if not tools:
+            return 0
+        probe = [SystemMessage("x")]
+        return self.count_messages(probe, tools=tools) - self.count_messages(probe)
+
+
+class CheckedCounter(CounterAdapter):
+    """A plugin's counter (a ``CounterAdapter``) whose every count is checked where it is produced
+    (``checked_count``): a count that is None, a string, NaN, negative or beyond ``MAX_COUNT`` names the plugin's
+    counter instead of becoming a negative total or a crash further on, and so does an exception from its counting
+    (a ``PluginCounterError``), also when its own ``BaseTokenCounter`` methods check its counts."""
+
+    def __init__(self, counter: Any, label: str) -> None:
+        super().__init__(counter)
+        self.label = label
+        with contextlib.suppress(TypeError):  # not weakly referable: its own checks name it by its name only
+            _PLUGIN_LABELS[counter] = label
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "label":
+            raise AttributeError(attr)
+        return super().__getattr__(attr)
+
+    @contextlib.contextmanager
+    def _blamed(self, what: str) -> Iterator[None]:
+        """The plugin's exceptions while counting ``what``, as a PluginCounterError naming it (ours pass as they
+        are: they name it already)."""
+        try:
+            yield
+        except Exception as exc:
+            if str(exc).startswith(f"token counter {self.label}"):
+                raise
+            raise PluginCounterError(f"token counter {self.label} failed on {what}: {type(exc).__name__}: "
+                                     f"{exc}") from exc
+
+    def _checked_list(self, method: Any, items: Sequence[Any], describe: Any) -> list[Any]:
+        with self._blamed(f"{len(items)} items"):
+            counts = method(items)
+        return checked_counts(counts, self, items, describe)
+
+    def count_text(self, text: str) -> int:
+        with self._blamed(f"text {text[:40]!r}"):
+            count = self.counter.count_text(text)
+        return checked_count(count, self, f"text {text[:40]!r}")  # type: ignore[no-any-return]
+
+    def count_message(self, message: MessageLike) -> int:
+        if not isinstance(message, BaseMessage):  # the plugin's counter sees ctxwin messages only
+            return sum(self.count_message(m) for m in read_messages([message]))
+        with self._blamed("a message"):
+            count = self.counter.count_message(message)
+        return checked_count(count, self, "a message")  # type: ignore[no-any-return]
+
+    def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        tools = request_tools(messages) if tools is None else tools
+        messages = read_messages(messages)
+        what = f"a list of {len(messages)} messages"
+        with self._blamed(what):
+            count = super().count_messages(messages, tools=tools)
+        return checked_count(count, self, what)  # type: ignore[no-any-return]
+
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        if "count_texts" in self._own_methods:
+            return self._checked_list(self.counter.count_texts, texts, None)
+        return super().count_texts(texts)
+
+    def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
+        if "count_message_batch" in self._own_methods:
+            return self._checked_list(self.counter.count_message_batch, messages, _describe_message)
+        return super().count_message_batch(messages)
+
+    def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
+        if "count_tools" not in self._own_methods:
+            return super().count_tools(tools)
+        with self._blamed(f"{len(tools)} tool definitions"):
+            count = self.counter.count_tools(tools)
+        return checked_count(count, self, f"{len(tools)} tool definitions")  # type: ignore[no-any-return]
+
+
+def as_token_counter(obj: Any) -> TokenCounter | None:
+    """``obj`` as a whole ``TokenCounter``: itself when it declares the whole contract, a ``CounterAdapter`` when it
+    has the members every counter has (``missing_members``), None when it is not a counter (a function, a chat
+    model). Called where a counter enters, so nothing further on looks for optional members."""
+    if isinstance(obj, (BaseTokenCounter, CounterAdapter)):  # the usual cases, without the protocol's attribute walk
+        return obj
+    if missing_members(obj):
+        return None
+    return obj if isinstance(obj, TokenCounter) else CounterAdapter(obj)
+
+
+def require_counter(obj: Any, what: str = "counter") -> TokenCounter:
+    """``as_token_counter(obj)``, or a TypeError naming ``what`` and the members ``obj`` lacks."""
+    counter = as_token_counter(obj)
+    if counter is None:
+        raise TypeError(f"{what} must be a TokenCounter or a counter name, got {type(obj).__name__}, which lacks "
+                        f"{', '.join(missing_members(obj))}")
+    return counter

@@ -41,6 +41,16 @@ def _openai() -> list[ModelSpec]:
         ModelSpec("gpt-5-mini", 400_000, 128_000, O200K, ("gpt-5-mini-2025-08-07",)),
         ModelSpec("gpt-5-nano", 400_000, 128_000, O200K, ("gpt-5-nano-2025-08-07",)),
         ModelSpec("gpt-5.1", 400_000, 128_000, O200K, ("gpt-5.1-2025-11-13",)),
+        ModelSpec("gpt-5.2", 400_000, 128_000, O200K),
+        ModelSpec("gpt-5.4", 1_050_000, 128_000, O200K),
+        *(ModelSpec(f"gpt-5.4-{size}", 400_000, 128_000, O200K,
+                    note="window and output limit not in the pages read: gpt-5-" + size + "'s assumed")
+          for size in ("mini", "nano")),
+        ModelSpec("gpt-5.5", 1_050_000, 128_000, O200K, ("gpt-5.5-2026-04-23",)),
+        # GPT-5.6: Sol (the gpt-5.6 alias), Terra and Luna; o200k as every GPT-5 model (not restated for 5.6)
+        ModelSpec("gpt-5.6-sol", 1_050_000, 128_000, O200K, ("gpt-5.6",)),
+        ModelSpec("gpt-5.6-terra", 1_050_000, 128_000, O200K),
+        ModelSpec("gpt-5.6-luna", 1_050_000, 128_000, O200K),
         ModelSpec("o1", 200_000, 100_000, f"{O200K},images=o1", ("o1-2024-12-17",)),
         ModelSpec("o1-mini", 128_000, 65_536, O200K, ("o1-mini-2024-09-12",)),
         ModelSpec("o1-preview", 128_000, 32_768, O200K, ("o1-preview-2024-09-12",)),
@@ -69,7 +79,7 @@ def _deepseek() -> list[ModelSpec]:
         *(ModelSpec(f"deepseek-v4-{size}", 1_048_576, 384_000, "deepseek:v4", aliases,
                     note="DeepSeek-V4's tokenizer and published encoding, chat mode (deepseek:v4-thinking for "
                          "thinking mode); the tokenizer file is installed beside V3's (docs/counters.md)")
-          for size, aliases in (("flash", ("deepseek-v4",)), ("pro", ()))),
+          for size, aliases in (("flash", ("deepseek-v4", "deepseek-flash")), ("pro", ()))),
     ]
 
 
@@ -129,7 +139,15 @@ def _mistral() -> list[ModelSpec]:
     return models
 
 
+_CLAUDE_47 = ("; Opus 4.7's tokenizer counts 1.0-1.35x the tokens of earlier Claude models for the same text "
+              "(Anthropic's migration notes): observe() measures the ratio for this generation")
+_CLAUDE_5 = "; Claude 5's tokenizer (the vocabulary of Opus 4.7's, another message frame)"
+
+
 def _claude() -> list[ModelSpec]:
+    """Claude models as Anthropic's model pages give their output limits; windows of 1M from Sonnet 4.6 on (Opus
+    4.6 to 4.8: the pricing page lists them, their own pages were not read: 1M and 128k output assumed as for
+    Sonnet 4.6)."""
     families = [
         ("claude-3-haiku", 4_096, ("claude-3-haiku-20240307",)),
         ("claude-3-opus", 4_096, ("claude-3-opus-20240229",)),
@@ -143,8 +161,19 @@ def _claude() -> list[ModelSpec]:
         ("claude-haiku-4-5", 64_000, ("claude-haiku-4-5-20251001",)),
         ("claude-opus-4-5", 64_000, ("claude-opus-4-5-20251101",)),
     ]
-    return [ModelSpec(name, 200_000, out, f"{SAFE},images=anthropic", aliases, CLAUDE_NOTE)
-            for name, out, aliases in families]
+    specs = [ModelSpec(name, 200_000, out, f"{SAFE},images=anthropic", aliases, CLAUDE_NOTE, tokenizer="claude-3")
+             for name, out, aliases in families]
+    newer = [
+        ("claude-opus-4-6", "claude-3", ""), ("claude-sonnet-4-6", "claude-3", ""),
+        ("claude-opus-4-7", "claude-4.7", _CLAUDE_47), ("claude-opus-4-8", "claude-4.7", _CLAUDE_47),
+        ("claude-opus-5", "claude-5", _CLAUDE_5), ("claude-sonnet-5", "claude-5", _CLAUDE_5),
+        ("claude-opus-5-5", "claude-5", _CLAUDE_5), ("claude-sonnet-5-5", "claude-5", _CLAUDE_5),
+        ("claude-haiku-5-5", "claude-5", _CLAUDE_5), ("claude-fable-5", "claude-5", _CLAUDE_5),
+        ("claude-fable-5-1", "claude-5", _CLAUDE_5),
+    ]
+    specs += [ModelSpec(name, 1_000_000, 128_000, f"{SAFE},images=anthropic", note=CLAUDE_NOTE + extra,
+                        tokenizer=generation) for name, generation, extra in newer]
+    return specs
 
 
 def _gemini() -> list[ModelSpec]:
@@ -157,6 +186,9 @@ def _gemini() -> list[ModelSpec]:
         ("gemini-2.5-flash-lite", 1_048_576, 65_536),
         ("gemini-2.5-pro", 1_048_576, 65_536),
         ("gemini-3-pro", 1_048_576, 65_536),
+        ("gemini-3-flash", 1_048_576, 65_536),
+        ("gemini-3.1-pro", 1_048_576, 65_536),
+        ("gemini-3.5-flash", 1_048_576, 65_536),
     ]
     return [ModelSpec(name, window, out, f"{SAFE},images=gemini", note=GEMINI_NOTE) for name, window, out in families]
 

@@ -5,8 +5,11 @@ Two kinds of caching: ``"automatic"`` (OpenAI, Gemini 2.5+, DeepSeek: the prefix
 is read from the cache without asking, from ``min_prefix`` tokens on, counted in steps of ``granularity``) and
 ``"explicit"`` (Anthropic: the request marks up to ``max_breakpoints`` ``cache_control`` breakpoints; the prefix up
 to a breakpoint is written to the cache, at ``cache_write`` for ``ttl``, and read by a later request at
-``cached_input``). Prices are USD per million tokens; None where the provider publishes none (``assumed`` says what
-ctxwin assumes instead).
+``cached_input``). Automatic caching may take markers too (OpenAI from GPT-5.6: up to ``max_breakpoints``
+``prompt_cache_breakpoint`` markers a request, and a write billed at ``cache_write``). ``long_ttl`` is the longer
+lifetime a request can ask for, written at ``long_write`` (Anthropic's one hour at 2x; OpenAI's 12 hours);
+``cache_key``: the provider routes requests by a ``prompt_cache_key``. Prices are USD per million tokens; None where
+the provider publishes none (``assumed`` says what ctxwin assumes instead).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ class CachingRules:
     ttl: str = "5m"
     max_breakpoints: int = 0
     assumed: str = ""
+    long_ttl: str = ""
+    long_write: float | None = None
+    cache_key: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in ("automatic", "explicit"):
@@ -47,7 +53,9 @@ class CachingRules:
             raise ValueError(f"CachingRules.granularity must be at least 1, got {self.granularity}")
         if self.mode == "explicit" and self.max_breakpoints < 1:
             raise ValueError("CachingRules: explicit caching needs max_breakpoints >= 1 (Anthropic allows 4)")
-        for name in ("input", "cached_input", "cache_write", "output"):
+        if self.long_write is not None and not self.long_ttl:
+            raise ValueError("CachingRules.long_write prices a longer cache lifetime: it needs long_ttl (e.g. '1h')")
+        for name in ("input", "cached_input", "cache_write", "output", "long_write"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"CachingRules.{name} must be a non-negative price per million tokens or None, "
@@ -73,6 +81,24 @@ class CachingRules:
         write costs what any input token costs)."""
         return self.cache_write / self.input if self.input and self.cache_write is not None else None
 
+    @property
+    def long_write_ratio(self) -> float | None:
+        """The ``long_ttl`` write price as a multiple of the input price (2 for Anthropic's one-hour writes)."""
+        return self.long_write / self.input if self.input and self.long_write is not None else None
+
+    @property
+    def bills_writes(self) -> bool:
+        """Whether a request writes what it adds to the cache at a price of its own: explicit caching, or automatic
+        caching with a write fee (OpenAI from GPT-5.6); automatic caching without one writes at the input price."""
+        return self.mode == "explicit" or (self.write_ratio is not None and self.write_ratio != 1)
+
+    def ttl_seconds(self, ttl: str) -> float | None:
+        """``ttl`` (``"5m"``, ``"1h"``, ``"30m"``, ``"12h"``...) in seconds; None for a description that is not
+        one duration."""
+        units = {"s": 1, "m": 60, "h": 3600}
+        head, unit = ttl[:-1], ttl[-1:]
+        return float(head) * units[unit] if head.isdigit() and unit in units else None
+
     def cached_tokens(self, shared: int) -> int:
         """How many of ``shared`` prefix tokens (the prefix a request shares with a cached one) are read from the
         cache: none below ``min_prefix``, else rounded down to ``granularity``."""
@@ -80,17 +106,22 @@ class CachingRules:
             return 0
         return shared // self.granularity * self.granularity
 
-    def cost(self, input_tokens: int, cached: int = 0, written: int = 0, output_tokens: int = 0) -> float | None:
+    def cost(self, input_tokens: int, cached: int = 0, written: int = 0, output_tokens: int = 0, *,
+             written_long: int = 0) -> float | None:
         """The USD cost of one request: ``input_tokens`` in all, of which ``cached`` read from the cache and
-        ``written`` written to it (the rest billed as plain input), and ``output_tokens``; None when unpriced."""
+        ``written`` written to it (the rest billed as plain input), ``written_long`` of those at the ``long_ttl``
+        price (the plain write price when the long one is not published), and ``output_tokens``; None when
+        unpriced."""
         if not self.priced:
             return None
-        if not 0 <= cached + written <= input_tokens:
+        if not (cached >= 0 and 0 <= written_long <= written and cached + written <= input_tokens):
             raise ValueError(
-                f"cached ({cached}) and written ({written}) tokens must be non-negative and together at most the "
-                f"request's {input_tokens} input tokens"
+                f"cached ({cached}) and written ({written}, {written_long} of them at the long lifetime) tokens must "
+                f"be non-negative and together at most the request's {input_tokens} input tokens"
             )
         assert self.input is not None and self.cached_input is not None and self.cache_write is not None
         plain = input_tokens - cached - written
-        total = plain * self.input + cached * self.cached_input + written * self.cache_write
+        long_price = self.cache_write if self.long_write is None else self.long_write
+        total = (plain * self.input + cached * self.cached_input + (written - written_long) * self.cache_write
+                 + written_long * long_price)
         return (total + output_tokens * (self.output or 0.0)) * _PER_TOKEN

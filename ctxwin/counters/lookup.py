@@ -15,23 +15,32 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxwin.counters.base import CheckedCounter, TokenCounter
+from ctxwin.counters.base import REQUIRED_METHODS, CheckedCounter, TokenCounter, missing_members
 from ctxwin.counters.errors import PluginCounterError, TokenizerDataError
 from ctxwin.counters.models import ModelSpec, name_candidates
-from ctxwin.plugins import CtrlCWatch, Registrations, SharedNames, describe, plugin_source, unknown_name
-
-_REQUIRED_METHODS = ("count_text", "count_message", "count_messages")
+from ctxwin.plugins import Registrations, SharedNames, describe, interrupts, plugin_source, unknown_name
 
 
 @dataclass(frozen=True)
 class CounterInfo:
-    """A registered counter factory, the plugin that registered it, and where its data comes from."""
+    """A registered counter factory, the plugin that registered it, and where its data comes from (``origin``:
+    registered as a note, or as a function that writes it, called when asked, so registering costs nothing)."""
 
     name: str
     factory: Callable[[str | None], Any]
     plugin: str
-    origin: str = ""
+    registered_origin: str | Callable[[], str] = ""
     instances: dict[str | None, TokenCounter] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def origin(self) -> str:
+        origin = self.registered_origin
+        if isinstance(origin, str):
+            return origin
+        try:
+            return str(origin())
+        except Exception as exc:  # a listing must not fail on one plugin's note
+            return f"unavailable: {describe(exc)}"
 
 
 @dataclass(frozen=True)
@@ -41,14 +50,15 @@ class _Model:
 
 
 def _counter_info(plugin: str, name: str, factory: Callable[[str | None], Any],
-                  origin: str | None = None) -> tuple[Iterable[str], CounterInfo]:
+                  origin: str | Callable[[], str] | None = None) -> tuple[Iterable[str], CounterInfo]:
     """Validates ``register(name, factory, origin=None)`` from a ``register_counters`` hook."""
     if not isinstance(name, str) or not name or ":" in name:
         raise ValueError(f"counter name must be a non-empty string without ':', got {name!r}")
     if not callable(factory):
         raise TypeError(f"counter {name!r}: factory must be callable, got {type(factory).__name__}")
-    if origin is not None and not isinstance(origin, str):
-        raise TypeError(f"counter {name!r}: origin must be a string or None, got {type(origin).__name__}")
+    if origin is not None and not isinstance(origin, str) and not callable(origin):
+        raise TypeError(f"counter {name!r}: origin must be a string, a function returning one, or None, got "
+                        f"{type(origin).__name__}")
     return (name,), CounterInfo(name, factory, plugin, origin or "")
 
 
@@ -126,28 +136,27 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
     """
     builtin = plugin_source(info.plugin) == "built-in"
     whose = f"counter {spec!r}" + ("" if builtin else f" (plugin {info.plugin!r})")
-    with CtrlCWatch() as watch:
-        try:
-            counter = info.factory(arg)
-        except TypeError as exc:
-            raise TypeError(f"{whose}: {exc}") from exc
-        except ValueError as exc:
-            raise ValueError(f"{whose}: {exc}") from exc
-        except TokenizerDataError as exc:
-            raise TokenizerDataError(f"{whose}: {exc}") from exc
-        except BaseException as exc:  # a plugin's own failure, SystemExit and KeyboardInterrupt included
-            if watch.fatal(exc):
-                raise
-            failed = RuntimeError if builtin else PluginCounterError
-            raise failed(f"{whose} failed to build: {describe(exc)}") from exc
-    missing = [m for m in _REQUIRED_METHODS if not callable(getattr(counter, m, None))]
-    if missing or not isinstance(getattr(counter, "name", None), str):
+    try:
+        counter = info.factory(arg)
+    except TypeError as exc:
+        raise TypeError(f"{whose}: {exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{whose}: {exc}") from exc
+    except TokenizerDataError as exc:
+        raise TokenizerDataError(f"{whose}: {exc}") from exc
+    except BaseException as exc:  # a plugin's own failure, SystemExit and KeyboardInterrupt included
+        if interrupts(exc):
+            raise
+        failed = RuntimeError if builtin else PluginCounterError
+        raise failed(f"{whose} failed to build: {describe(exc)}") from exc
+    if missing := missing_members(counter):
+        methods = [member for member in missing if member in REQUIRED_METHODS]
         raise TypeError(
             f"{whose} returned {type(counter).__name__}, which is not a TokenCounter: it needs a str 'name' and "
-            f"methods {', '.join(_REQUIRED_METHODS)}" + (f" (missing: {', '.join(missing)})" if missing else "")
+            f"methods {', '.join(REQUIRED_METHODS)}" + (f" (missing: {', '.join(methods)})" if methods else "")
         )
     if builtin:
-        return counter  # type: ignore[no-any-return]
+        return counter  # type: ignore[no-any-return]  # built-in counters declare the whole contract
     return CheckedCounter(counter, f"{counter.name!r} (plugin {info.plugin!r})")
 
 

@@ -43,6 +43,9 @@ class ModelSpec:
 
     ``note`` says anything a user should know about how it is counted (shown by ``ctxwin models``). ``caching`` is
     how the provider caches prompt prefixes and its prices (``ctxwin.counters.caching``), None when unknown.
+    ``tokenizer``: the generation of the provider's own tokenizer where models of one family differ (Claude:
+    ``"claude-3"`` up to Opus 4.6, ``"claude-4.7"`` from Opus 4.7, ``"claude-5"``), "" when the counter says it;
+    a measured ratio of the provider's counts to the counter's holds for one generation only.
     """
 
     name: str
@@ -52,6 +55,7 @@ class ModelSpec:
     aliases: tuple[str, ...] = ()
     note: str = ""
     caching: CachingRules | None = None
+    tokenizer: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():

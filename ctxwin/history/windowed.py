@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ctxwin.counters.base import TokenCounter
+from ctxwin.counters.base import TokenCounter, as_token_counter
 from ctxwin.history.base import BaseChatMessageHistory
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.trim import trim_stored
@@ -184,9 +184,12 @@ def _resolve(counter: CounterLike | None) -> CounterLike | None:
 
         resolved: TokenCounter = get_counter(counter)
         return resolved
-    if counter is not None and not (
-        callable(counter) or hasattr(counter, "count_messages") or hasattr(counter, "get_num_tokens_from_messages")
-    ):
+    if counter is None:
+        return None
+    adapted = as_token_counter(counter)
+    if adapted is not None:
+        return adapted
+    if not (callable(counter) or hasattr(counter, "get_num_tokens_from_messages")):
         raise TypeError(
             f"counter must be a TokenCounter, a counter spec string or a token-counting callable, "
             f"got {type(counter).__name__}"

@@ -56,6 +56,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
     ) from exc
 
 from ctxwin.counters import TokenCounter
+from ctxwin.counters.base import as_token_counter
 from ctxwin.integrations.conversations import ConversationFitter, Fitted, TurnDoesNotFit
 from ctxwin.messages import BaseMessage, convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, FitConfig, Planner
@@ -199,7 +200,7 @@ class _RequestFitter:
         self, owner: str, model: str | TokenCounter, config: FitConfig | None, options: dict[str, Any],
         old: dict[str, int | None],
     ) -> None:
-        if not isinstance(model, (str, TokenCounter)):
+        if not isinstance(model, str) and as_token_counter(model) is None:
             raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
         if "output" in options:
             raise TypeError(f"{owner}: output is the agent's (LangChain messages)")

@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 from ctxwin.counters.base import TokenCounter
 from ctxwin.messages.forms import OUTPUTS, Output
 from ctxwin.messages.tool_forms import check_tool_choice
+from ctxwin.planner.cache_marks import check_cache_control, checked_gap
 from ctxwin.strategies.base import Strategy
 
 BrokenToolPairs = Literal["drop", "keep"]
@@ -33,8 +34,11 @@ DEFAULT_RECALL_SHARE = 0.1
 
 # The options a session reads (``Planner.session`` takes only these, and ``cache_control``).
 SESSION_OPTIONS = frozenset(
-    {"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control"}
+    {"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control", "expected_gap",
+     "cache_ttl", "cache_key"}
 )
+# The cache lifetimes providers take (Anthropic's, OpenAI's); a session checks the one given against its model's.
+CACHE_TTLS = ("5m", "1h", "30m", "12h")
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,10 @@ class FitConfig:
     Request: ``tools`` (OpenAI function, Responses, Anthropic or LangChain tools, counted in the budget and sent in
     the output's form) and ``tool_choice`` (any provider's form). ``output``: the form of ``Plan.messages``:
     ``"messages"`` (the caller's), ``"openai"``, ``"responses"``, ``"anthropic"``, or ``"request"`` (the form each
-    whole request came in). ``cache_control``: mark Anthropic cache breakpoints in ``Plan.request`` (needs
-    ``output="anthropic"``; None, the default: sessions mark them, one-off plans do not).
+    whole request came in). ``cache_control``: mark cache breakpoints in ``Plan.request``: Anthropic's
+    ``cache_control`` (``output="anthropic"``) or OpenAI's ``prompt_cache_breakpoint`` (``"openai"``/
+    ``"responses"``, for models that take them, GPT-5.6 on); None, the default: sessions mark them, one-off plans
+    do not.
 
     Strategies: ``strategies``, Strategy objects or registered names (or one name; default: ``clear_reasoning``,
     ``filter``, ``truncate_tool_output``, ``summarize`` when a ``summarizer`` or ``keep_last`` is given, ``trim``).
@@ -71,7 +77,12 @@ class FitConfig:
     arrival, once (None: never). ``keep_first``: the most of the input budget the head a cut keeps may take
     (0 < keep_first <= 1, default ``DEFAULT_KEEP_FIRST``; None: no head). ``head_fill``: the least share of the
     input budget the head fills with the tools and system prompt (0 <= head_fill < keep_first; None: chosen at the
-    first cut).
+    first cut). ``expected_gap``: the seconds expected between a session's requests, which choose the lifetime its
+    cache writes ask for (None: measured between plans; docs/sessions.md). ``cache_ttl``: one of the model's cache
+    lifetimes for every write, ``"5m"``/``"1h"`` (Anthropic) or ``"30m"``/``"12h"`` (OpenAI) (None: chosen from
+    the gap). ``cache_key``: the ``prompt_cache_key`` a session's OpenAI requests carry (None: one made per session
+    for the models that route by it).
+
 
     Recall (docs/recall.md): ``recall_share``, when the steps left something out and the newest user message (or an
     agent round's newest tool call) relates to it, the most relevant excerpts come back, within this share of the
@@ -99,6 +110,9 @@ class FitConfig:
     tool_output_cap: float | None = None
     keep_first: float | None = DEFAULT_KEEP_FIRST
     head_fill: float | None = None
+    expected_gap: float | None = None
+    cache_ttl: str | None = None
+    cache_key: str | None = None
     recall_share: float = DEFAULT_RECALL_SHARE
 
     def __post_init__(self) -> None:
@@ -112,10 +126,15 @@ class FitConfig:
             raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {self.output!r}")
         if self.broken_tool_pairs not in ("drop", "keep"):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {self.broken_tool_pairs!r}")
-        if self.cache_control is not None and (not isinstance(self.cache_control, bool)
-                                               or (self.cache_control and self.output != "anthropic")):
-            raise ValueError(f"cache_control=True marks Anthropic cache breakpoints: it needs output='anthropic' "
-                             f"(got cache_control={self.cache_control!r}, output={self.output!r})")
+        if self.cache_control is not None:  # the model's side is checked where it is known (check_cache_control)
+            check_cache_control(self.cache_control, self.output, None, self.model, model_known=False)
+        checked_gap(self.expected_gap)
+        if self.cache_ttl is not None and self.cache_ttl not in CACHE_TTLS:
+            raise ValueError(f"cache_ttl must be None (chosen from the gap between requests) or one of "
+                             f"{', '.join(map(repr, CACHE_TTLS))}, got {self.cache_ttl!r}")
+        if self.cache_key is not None and (not isinstance(self.cache_key, str) or not self.cache_key.strip()):
+            raise ValueError(f"cache_key must be a non-empty string (the prompt_cache_key), or None, got "
+                             f"{self.cache_key!r}")
         if self.summarizer is not None and not callable(self.summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {self.summarizer!r}")
         if self.tool_choice is not None:
@@ -182,6 +201,9 @@ class FitOptions(TypedDict, total=False):
     tool_output_cap: float | None
     keep_first: float | None
     head_fill: float | None
+    expected_gap: float | None
+    cache_ttl: str | None
+    cache_key: str | None
     recall_share: float
 
 

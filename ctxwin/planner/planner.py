@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, overload
 
@@ -23,15 +23,17 @@ from typing_extensions import Unpack
 
 from ctxwin import tracing
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters.base import TokenCounter
-from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
+from ctxwin.counters.base import TokenCounter, require_counter
+from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.messages.convert import is_request, request_tools
 from ctxwin.messages.forms import CallerForms, Output, give_back, read_for
 from ctxwin.messages.request_body import request_form, request_limit
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
+from ctxwin.planner.cache_marks import check_cache_control
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.config import DEFAULT_MODEL, FitConfig, FitOptions
+from ctxwin.planner.driving import adrive, drive
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.session import PlanSession
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
@@ -84,6 +86,20 @@ def default_reserve(max_output: int, window: int) -> int:
 
 
 _Strategies = Sequence[Strategy | str] | str | None
+
+
+# A step the planning routine asks for: a strategy, the messages to apply it to and its context.
+_Step = tuple[BaseStrategy, list[BaseMessage], StepContext]
+
+
+def _apply(step: _Step) -> StepResult:
+    strategy, messages, context = step
+    return strategy.apply(messages, context)
+
+
+def _aapply(step: _Step) -> Awaitable[StepResult]:
+    strategy, messages, context = step
+    return strategy.aapply(messages, context)
 
 
 class Planner(Generic[M]):
@@ -139,7 +155,7 @@ class Planner(Generic[M]):
         if isinstance(counter, str) or counter is None:
             self.counter: TokenCounter = get_counter(counter or spec.counter)  # type: ignore[union-attr]
         else:
-            self.counter = counter
+            self.counter = require_counter(counter)
         window = config.context_window if config.context_window is not None else (
             spec.context_window if spec else None)
         if window is None:
@@ -149,10 +165,11 @@ class Planner(Generic[M]):
             reserve = default_reserve(spec.max_output_tokens if spec else 0, window)
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
+        check_cache_control(bool(config.cache_control), config.output, spec.caching if spec else None, config.model)
         self.tools = openai_tools(config.tools)
         self.tool_choice = config.tool_choice
         self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
-        error = float(getattr(self.counter, "max_relative_error", 0.0) or 0.0)
+        error = float(self.counter.max_relative_error or 0.0)
         margin = config.safety_margin if config.safety_margin is not None else math.ceil(error * (window - reserve))
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
@@ -225,11 +242,7 @@ class Planner(Generic[M]):
     def _tools_tokens(self) -> int:
         if not self.tools:
             return 0
-        count_tools = getattr(self.counter, "count_tools", None)
-        if callable(count_tools):
-            return int(count_tools(self.tools))
-        probe = [SystemMessage("x")]
-        return self.counter.count_messages(probe, tools=self.tools) - self.counter.count_messages(probe)
+        return int(self.counter.count_tools(self.tools))
 
     def _context(self, meter: Meter, budget: Budget) -> StepContext:
         return StepContext(budget, meter, pinned=meter.pinned, head=meter.head)
@@ -291,7 +304,7 @@ class Planner(Generic[M]):
                     f"keep_last={self.keep_last}: {lost} of the last {min(self.keep_last, len(inputs))} messages "
                     "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
                 )
-        name = getattr(self.counter, "name", type(self.counter).__name__)
+        name = self.counter.name
         out, top_system = give_back(messages, self.output, forms)
         system = sum(meter.each(messages[: leading_system_count(messages)]))
         plan = Plan(
@@ -358,24 +371,21 @@ class Planner(Generic[M]):
 
         ``budget``: what the plan fits to and reports (default: the planner's; a session's corrected by the usage it
         observed). ``target``: the steps fit the messages to that many input tokens when fewer (a session's cut to
-        its low-water mark, ``Budget.aiming_at``); ``fits`` still means the budget. ``recall``: where query-aware
-        recall searches (a session's store), True for the input itself, False for none (a session between cuts)."""
-        budget = budget or self.budget
-        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
-            messages, source = self._recall_input(messages, recall)
-            run = self._start(messages, meter, budget)
-            goal = budget.aiming_at(target)
-            for strategy, step_context in self._steps(run, meter, goal):
-                with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                    run.record(strategy.name, strategy.apply(run.current, step_context), span)
-            self._recall(run, meter, source, goal)
-            return self._finish(run, meter, forms, top), run.current
+        its low-water mark, ``Budget.aiming_at``); ``fits`` still means the budget."""
+        return drive(self._planning(messages, meter, forms, budget, target, recall), _apply)
 
     async def aplan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
         budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan_run`` for async code (see ``aplan``)."""
+        return await adrive(self._planning(messages, meter, forms, budget, target, recall), _aapply)
+
+    def _planning(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None, budget: Budget | None,
+        target: int | None, recall: RecallSource | bool = True,
+    ) -> Generator[_Step, StepResult, tuple[Plan[M], list[BaseMessage]]]:
+        """``plan_run``, once for sync and async (``driving``): yields each step to apply, is sent its result."""
         budget = budget or self.budget
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             messages, source = self._recall_input(messages, recall)
@@ -383,7 +393,7 @@ class Planner(Generic[M]):
             goal = budget.aiming_at(target)
             for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
-                    run.record(strategy.name, await strategy.aapply(run.current, step_context), span)
+                    run.record(strategy.name, (yield strategy, run.current, step_context), span)
             self._recall(run, meter, source, goal)
             return self._finish(run, meter, forms, top), run.current
 

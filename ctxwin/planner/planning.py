@@ -27,6 +27,7 @@ class Planning(Protocol[M]):
     tools: list[dict[str, Any]] | None
     output: Output
     caching: CachingRules | None
+    model: str | None
     strategies: list[BaseStrategy]
 
     def plan_run(

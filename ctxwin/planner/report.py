@@ -15,6 +15,7 @@ from typing_extensions import TypeVar
 
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages.anthropic_cache import mark_cache_breakpoints
+from ctxwin.messages.openai_cache import mark_prompt_cache
 from ctxwin.messages.request_body import request_body
 from ctxwin.recall.inject import Recalled
 from ctxwin.strategies.base import Budget, Change, ChangeKind, StepResult
@@ -244,8 +245,12 @@ class Plan(Generic[M]):
     tool_choice: Any = field(default=None, kw_only=True)
     # A session's plans: what is shared with the previous request (None for a one-off plan).
     cache: CacheReport | None = field(default=None, kw_only=True)
-    # output="anthropic" with cache_control: the message indexes ``request`` marks (tools and system are marked too).
+    # With cache_control: the message indexes ``request`` marks (Anthropic: tools and system are marked too; OpenAI:
+    # an empty tuple still sends explicit mode, so nothing is written), the lifetime asked for (None: the
+    # provider's default) and the session's prompt_cache_key (OpenAI).
     cache_breakpoints: tuple[int, ...] | None = field(default=None, kw_only=True)
+    cache_ttl: str | None = field(default=None, kw_only=True)
+    cache_key: str | None = field(default=None, kw_only=True)
     # What query-aware recall brought back into the request (the ``recall`` step), for which query; None when
     # nothing was (nothing left out, or nothing left out relates to the newest user message).
     recalled: Recalled | None = field(default=None, kw_only=True)
@@ -257,14 +262,20 @@ class Plan(Generic[M]):
         messages (``input``), the system (Anthropic) or instructions (Responses, when the input had them), the
         tools in the provider's form with ``tool_choice``, and the reply limit (``max_completion_tokens`` /
         ``max_output_tokens`` / ``max_tokens``) from ``budget.reserve_output`` (see
-        ``ctxwin.messages.request_body``). For ``"messages"``: ``{"messages": ...}``. With ``cache_control``
-        (``"anthropic"``), its ``cache_control`` breakpoints (``ctxwin.messages.anthropic_cache``)."""
+        ``ctxwin.messages.request_body``). For ``"messages"``: ``{"messages": ...}``. With ``cache_control``, its
+        cache breakpoints: Anthropic's ``cache_control`` (``ctxwin.messages.anthropic_cache``), OpenAI's
+        ``prompt_cache_breakpoint`` with ``prompt_cache_options`` (``ctxwin.messages.openai_cache``); a session's
+        ``prompt_cache_key``."""
         body = request_body(
             self.output, self.messages, system=self.system, tools=self.tools, tool_choice=self.tool_choice,
             max_output_tokens=self.budget.reserve_output,
         )
-        if self.cache_breakpoints is not None and self.messages:
-            return mark_cache_breakpoints(body, self.cache_breakpoints)
+        if self.output == "anthropic":
+            if self.cache_breakpoints is not None and self.messages:
+                return mark_cache_breakpoints(body, self.cache_breakpoints, ttl=self.cache_ttl)
+        elif self.output in ("openai", "responses") and (self.cache_breakpoints is not None or self.cache_key):
+            marks = self.cache_breakpoints if self.messages else None
+            return mark_prompt_cache(body, marks, ttl=self.cache_ttl, key=self.cache_key)
         return body
 
     @property

@@ -12,7 +12,8 @@ session (the default) does what pays instead:
   was appended: an existing summary is extended, shortened outputs stay shortened) down to a low-water mark,
   ``low_water`` times the input budget (by default lower when user turns are long, as in an agent left to work,
   where a sliding trim keeps less too), so the next cut is several turns away; where the model's cache writes cost
-  extra, the cut also leaves room for as many turns as the write takes to pay for itself (``_payback_turns``);
+  extra, the cut also leaves room for as many turns as the write takes to pay for itself
+  (``cache_marks.payback_turns``);
 - a cut keeps a fixed head (``keep_first``): the first messages after the system prompt, as they were first sent,
   as few as make the tools, system prompt and head reach the model's minimum cacheable prefix (or ``head_fill`` of
   the budget, by default larger when user turns are long; at most ``keep_first`` of it, ending where no tool call
@@ -28,8 +29,12 @@ session (the default) does what pays instead:
 
 Each plan reports what it shares with the previous request and its estimated cost (``Plan.cache``); with
 ``output="anthropic"`` its ``request`` carries ``cache_control`` breakpoints (the tools, the system prompt, the last
-message of the previous request, or at a cut the head's last, and the last message). ``observe(usage)`` takes
-the provider's reported usage.
+message of the previous request, or at a cut the head's last, and the last message); with ``"openai"`` or
+``"responses"`` for a model that takes them (GPT-5.6 on) ``prompt_cache_breakpoint`` marks on the system prompt,
+the head's last message, the previous request's last and the last (at most four), and for every OpenAI model that
+routes by it a ``prompt_cache_key`` that stays the session's. The writes ask for the lifetime the gap between
+requests needs (``ctxwin.planner.cache_marks``: measured between plans, or ``expected_gap``), and none when no
+lifetime outlasts it. ``observe(usage)`` takes the provider's reported usage.
 ``cache_stable=False`` is the planner's behaviour before sessions kept the cache: each plan is ``Planner.plan`` of
 every message added so far. docs/sessions.md has the cost model and the measurements behind the defaults.
 """
@@ -38,19 +43,32 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
+import time
+import uuid
+import warnings
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import Any, Generic
 
 from typing_extensions import Unpack
 
 from ctxwin.counters.caching import CachingRules
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from ctxwin.messages.anthropic_format import convert_to_anthropic
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
+from ctxwin.messages.anthropic_cache import MAX_BREAKPOINTS
 from ctxwin.messages.convert import is_langchain_message, is_request
-from ctxwin.messages.forms import CallerForms, OpenAIDicts, read_for
+from ctxwin.messages.forms import CallerForms, OpenAIDicts, give_back, read_for
+from ctxwin.planner.cache_marks import (
+    TtlChoice,
+    check_cache_control,
+    checked_ttl,
+    choose_ttl,
+    payback_turns,
+    takes_openai_marks,
+)
 from ctxwin.planner.config import DEFAULT_KEEP_FIRST as DEFAULT_KEEP_FIRST  # where the tests and docs met it
 from ctxwin.planner.config import SESSION_OPTIONS, FitOptions
+from ctxwin.planner.driving import adrive, drive
 from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
@@ -107,20 +125,24 @@ _AGENT_USER_SHARE = 0.5
 # cut reads it from the cache instead of rewriting it (the task and the first findings; agent replays bill 4-8% less,
 # docs/sessions.md). A summary of the middle needs that room.
 _LONG_TURN_HEAD = 2 / 3
-# observe(): the margin over the largest measured ratio of provider tokens to counted tokens.
+# observe(): the margin over the largest measured ratio of provider tokens to counted tokens...
 OBSERVE_MARGIN = 0.05
+# ...and the ratios it believes: a provider's tokenizer against an estimate or another tokenizer stays well within
+# these (Claude's newest against o200k-calibrated estimates included); a usage outside them belongs to another
+# request or is made up, and correcting the budget by it would empty or inflate it. Such an observation is
+# reported (RuntimeWarning) and leaves the budget as it was.
+PLAUSIBLE_RATIOS = (0.5, 2.0)
+# The gaps between requests a session's cache lifetime follows: the median of the last few.
+_GAP_TURNS = 8
 
 
 def _float(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _payback_turns(rules: CachingRules | None) -> int:
-    """How many requests after a cut must read its prefix for the cut's cache write to pay for itself: a write
-    costs ``write_ratio - 1`` more than plain input, each read saves ``1 - read_ratio``; at least one."""
-    if rules is None or rules.read_ratio is None or rules.write_ratio is None or rules.read_ratio >= 1:
-        return 1
-    return max(1, math.ceil((rules.write_ratio - 1) / (1 - rules.read_ratio)))
+# A planner run a session's planning asks for: the messages, the caller's forms, and the target to fit (None: the
+# budget).
+_Run = tuple[list[BaseMessage], CallerForms | None, int | None, bool]  # messages, forms, target, recall
 
 
 class PlanSession(Generic[M]):
@@ -136,8 +158,12 @@ class PlanSession(Generic[M]):
     keeps may take (None: a cut keeps no head, it drops the oldest messages). ``head_fill``: the head reaches at
     least this share of the input budget with the tools and system prompt (None: up to two thirds of
     ``keep_first`` by ``turn_length`` at the first cut, 0 when the planner summarizes). ``cache_control``: mark
-    Anthropic cache breakpoints in ``Plan.request`` (None: with ``output="anthropic"``). The options are the
-    planner's ``config`` with those given here instead (``FitConfig`` documents them).
+    cache breakpoints in ``Plan.request`` (None: with ``output="anthropic"``, and with ``"openai"``/``"responses"``
+    for a model that takes OpenAI's marks). ``expected_gap``: the seconds expected between requests, which choose
+    the cache lifetime (None: the median of the gaps measured between plans). ``cache_ttl``: one of the model's
+    lifetimes for every write (None: chosen from the gap). ``cache_key``: the ``prompt_cache_key`` OpenAI requests
+    carry (None: one made for the session, for models that route by it). The options are the planner's ``config``
+    with those given here instead (``FitConfig`` documents them).
 
     A turn costs what changed: the session keeps the token counts of the messages it was given and the indexes of
     the pinned ones, so a plan tokenizes only the new messages. The messages given are taken as they are: mutating
@@ -158,7 +184,16 @@ class PlanSession(Generic[M]):
         self.planner = planner
         self.cache_stable = config.cache_stable
         self.low_water = _float(config.low_water)
-        self.cache_control = planner.output == "anthropic" if config.cache_control is None else config.cache_control
+        rules = planner.caching
+        self.cache_control = config.cache_control
+        if self.cache_control is None:
+            self.cache_control = planner.output == "anthropic" or (
+                planner.output in ("openai", "responses") and takes_openai_marks(rules))
+        check_cache_control(self.cache_control, planner.output, rules, planner.model)
+        self.expected_gap = config.expected_gap
+        self.cache_ttl = checked_ttl(config.cache_ttl, rules)
+        routed = planner.output in ("openai", "responses") and rules is not None and rules.cache_key
+        self.cache_key = config.cache_key or (f"ctxwin-{uuid.uuid4().hex}" if routed else None)
         self.tool_output_cap = _float(config.tool_output_cap) if config.cache_stable else None
         self.keep_first = _float(config.keep_first) if config.cache_stable else None
         self.head_fill = _float(config.head_fill)
@@ -190,6 +225,12 @@ class PlanSession(Generic[M]):
             stored = list(history.messages)
             if stored:
                 self._add(stored)
+        self._planned_at: float | None = None
+        self._gaps: deque[float] = deque(maxlen=_GAP_TURNS)  # seconds between the recent plans
+        self._ttl = choose_ttl(rules, self.expected_gap, self.cache_ttl)
+        # The prefixes (message counts of the last request) it marks for the cache (or would, with cache_control):
+        # what a biller reads as written.
+        self.cache_prefixes: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return len(self._messages)
@@ -221,7 +262,9 @@ class PlanSession(Generic[M]):
 
     def add_messages(self, messages: Any) -> None:
         """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation (and
-        to its ``history``, when it has one)."""
+        to its ``history``, when it has one).
+        A ``RemoveMessage`` is refused (ValueError): a session only appends, which is what keeps its requests'
+        prefix cached; plan an edited history with a new session or ``Planner.plan``."""
         items = self._add(messages)
         if self.history is not None and items:
             self.history.add_messages(items)
@@ -231,6 +274,13 @@ class PlanSession(Generic[M]):
         if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
             messages = [messages]
         items, forms = read_for(messages, self.planner.output)
+        removal = next((m for m in items if isinstance(m, RemoveMessage)), None)
+        if removal is not None:
+            raise ValueError(
+                f"PlanSession.add_messages: RemoveMessage(id={removal.id!r}) removes a message, and a session only "
+                "appends (its requests keep their prefix for the cache): apply the removal to the history "
+                "(ctxwin.history's add_messages reducer) and plan it with a new session or Planner.plan"
+            )
         self._messages += items
         share = self.tool_output_cap if self.agent_run else None
         cap = None if share is None else max(1, math.floor(share * self._budget.max_input_tokens))
@@ -291,7 +341,7 @@ class PlanSession(Generic[M]):
         budget = self._budget.max_input_tokens
         headroom = (1 - self.cut_low_water) * budget
         if self._growth:
-            wanted = _payback_turns(self.rules if self.cache_control else None)  # writes cost extra only if marked
+            wanted = payback_turns(self.rules, self._ttl) if self._writes else 1
             room: float = wanted * max(list(self._growth)[-_GROWTH_TURNS:])
             if not self._cut_reads_cache():
                 room = max(room, _TURNS_BETWEEN_CUTS * sum(self._growth) / len(self._growth))
@@ -348,74 +398,82 @@ class PlanSession(Generic[M]):
             return within(self._meter, candidate, budget.max_input_tokens - budget.tools_tokens)
         return self._meter.exact(candidate) <= budget.max_input_tokens
 
+    def _time(self) -> None:
+        """Note when this plan is made, and choose the cache lifetime from the gaps between plans."""
+        now = time.monotonic()
+        if self._planned_at is not None:
+            self._gaps.append(now - self._planned_at)
+        self._planned_at = now
+        gap = self.expected_gap if self.expected_gap is not None else (
+            statistics.median(self._gaps) if self._gaps else None)
+        self._ttl = choose_ttl(self.rules, gap, self.cache_ttl)
+
+    @property
+    def ttl(self) -> TtlChoice:
+        """The cache lifetime the next request's writes ask for (``ctxwin.planner.cache_marks``)."""
+        return self._ttl
+
+    @property
+    def _writes(self) -> bool:
+        """Whether the session's requests are written to the cache at a write price: the provider bills writes, and
+        the request marks what is written (with markers) or the provider writes it anyway (automatic caching)."""
+        rules = self.rules
+        if rules is None or not rules.bills_writes:
+            return False
+        return self._ttl.writes if (self.cache_control or rules.mode == "explicit") else True
+
     def plan(self) -> Plan[M]:
         """The plan for the next request: the last request plus what was appended when that fits, else a cut (see
         the module docstring); with ``cache_stable=False``, ``Planner.plan`` of every message added so far."""
-        candidate, appended = self._candidate()
-        forms = self._caller_forms()
-        if not self.cache_stable:
-            plan, sent = self._run(candidate, forms)
-            return self._finish(plan, sent, cut=True)
-        late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
-        if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
-            plan, sent = self._run(late[0], forms, recall=False)
-            plan.recalled = late[1]
-            return self._finish(plan, sent, cut=False)
-        if appended and not self._head_chosen:
-            self._choose_head()
-        plan, sent = self._run(candidate, forms, self._target())
-        if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
-            plan, sent = self._run(candidate, forms)
-        if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
-            self._meter.head = ()
-            plan, sent = self._run(candidate, forms, self._target())
-            if not plan.fits:
-                plan, sent = self._run(candidate, forms)
-        if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
-            plan, sent = self._run(self._whole(), forms)
-        return self._finish(plan, sent, cut=True)
+        return drive(self._planning(), self._run)
 
     async def aplan(self) -> Plan[M]:
         """``plan`` for async code (see ``Planner.aplan``)."""
+        return await adrive(self._planning(), self._arun)
+
+    def _planning(self) -> Generator[_Run, tuple[Plan[M], list[BaseMessage]], Plan[M]]:
+        """``plan``, once for sync and async (``driving``): yields each planner run it needs, is sent its plan and
+        the messages it sends."""
+        self._time()
         candidate, appended = self._candidate()
         forms = self._caller_forms()
         if not self.cache_stable:
-            plan, sent = await self._arun(candidate, forms)
+            plan, sent = yield candidate, forms, None, True
             return self._finish(plan, sent, cut=True)
         late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
         if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
-            plan, sent = await self._arun(late[0], forms, recall=False)
+            plan, sent = yield late[0], forms, None, False
             plan.recalled = late[1]
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = await self._arun(candidate, forms, self._target())
-        if not plan.fits:
-            plan, sent = await self._arun(candidate, forms)
-        if not self._head_kept(plan, sent):
+        plan, sent = yield candidate, forms, self._target(), True
+        if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
+            plan, sent = yield candidate, forms, None, True
+        if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
             self._meter.head = ()
-            plan, sent = await self._arun(candidate, forms, self._target())
+            plan, sent = yield candidate, forms, self._target(), True
             if not plan.fits:
-                plan, sent = await self._arun(candidate, forms)
-        if not plan.fits and appended:
-            plan, sent = await self._arun(self._whole(), forms)
+                plan, sent = yield candidate, forms, None, True
+        if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
+            plan, sent = yield self._whole(), forms, None, True
         return self._finish(plan, sent, cut=True)
 
-    def _run(
-        self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None, *, recall: bool = True
-    ) -> tuple[Plan[M], list[BaseMessage]]:
-        """The planner's plan of ``messages`` with this session's meter and budget (fitting to ``target``), recalling
-        from the session's store (a cut) or not (``recall=False``: between cuts); with ``cache_stable=False`` as
-        ``Planner.plan`` recalls (from the messages planned)."""
-        source: SessionRecall | bool = (self._recall if self.cache_stable else True) if recall else False
-        return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target, recall=source)
+    def _run(self, run: _Run) -> tuple[Plan[M], list[BaseMessage]]:
+        """The planner's plan of ``messages`` with this session's meter and budget (fitting to ``target``)."""
+        messages, forms, target, recall = run
+        return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target,
+                                     recall=self._source(recall))
 
-    async def _arun(
-        self, messages: list[BaseMessage], forms: CallerForms | None, target: int | None = None, *, recall: bool = True
-    ) -> tuple[Plan[M], list[BaseMessage]]:
-        source: SessionRecall | bool = (self._recall if self.cache_stable else True) if recall else False
+    async def _arun(self, run: _Run) -> tuple[Plan[M], list[BaseMessage]]:
+        messages, forms, target, recall = run
         return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, target=target,
-                                            recall=source)
+                                            recall=self._source(recall))
+
+    def _source(self, recall: bool) -> SessionRecall | bool:
+        """Where a run recalls from: the session's store (a cut), nothing (between cuts), or with
+        ``cache_stable=False`` what it plans, as ``Planner.plan`` does."""
+        return (self._recall if self.cache_stable else True) if recall else False
 
     def _late_recall(self, candidate: list[BaseMessage]) -> tuple[list[BaseMessage], Recalled | None] | None:
         """Between cuts: ``candidate``, with a recall message right before a new user message that relates to
@@ -492,16 +550,57 @@ class PlanSession(Generic[M]):
         start = leading_system_count(sent)
         return plan.fits and head_length(sent, head, start) == len(head)
 
-    def _head_breakpoint(self, plan: Plan[M], sent: list[BaseMessage]) -> tuple[int, ...]:
-        """A cut's breakpoint on the head's last message in ``plan.messages`` (Anthropic's form), so the cut reads
-        the head from the cache; none when there is no head, or its last message is merged with the next one."""
-        head = self._meter.head
-        start = leading_system_count(sent)
-        if not head or head_length(sent, head, start) != len(head):
-            return ()
-        ends = convert_to_anthropic(sent[: start + len(head)])["messages"]
+    def _end_of(self, plan: Plan[M], prefix: list[BaseMessage]) -> int | None:
+        """The index in ``plan.messages`` (the output's form) of the last message ``prefix`` becomes, when the plan
+        starts with it unchanged; None otherwise (or for an empty prefix). Converts only ``prefix``."""
+        if not prefix:
+            return None
+        ends = give_back(prefix, self.planner.output, None)[0]
         end = len(ends) - 1
-        return (end,) if 0 <= end < len(plan.messages) - 1 and plan.messages[end] == ends[-1] else ()
+        return end if 0 <= end < len(plan.messages) and plan.messages[end] == ends[-1] else None
+
+    def _marked_prefixes(self, sent: list[BaseMessage], shared: int) -> tuple[int, ...]:
+        """The lengths (in messages) of the prefixes the request marks for the cache: the system prompt, the head,
+        the previous request when this one starts with all of it (what it reads), and the whole request (what
+        the next one reads); at most the provider's breakpoints (Anthropic marks its tools apart: one fewer with
+        tools; the earliest but the system prompt go first); none when no lifetime outlasts the gap."""
+        rules = self.rules
+        if not self._ttl.writes or not sent:
+            return ()
+        start = leading_system_count(sent)
+        head = self._meter.head
+        ends = {len(sent)}
+        if head and head_length(sent, head, start) == len(head):
+            ends.add(start + len(head))
+        if self._sent is not None and 0 < shared == len(self._sent):
+            ends.add(shared)
+        # A model without rules (a planner given a counter) is marked as Anthropic allows, where it is marked at all.
+        limit = rules.max_breakpoints if rules is not None else MAX_BREAKPOINTS
+        explicit = rules.mode == "explicit" if rules is not None else self.planner.output == "anthropic"
+        room = max(limit, 1) - (explicit and bool(self._budget.tools_tokens))
+        if start:
+            room -= 1
+        later = sorted(end for end in ends if end > start)[-max(room, 1):]
+        return (start, *later) if start else tuple(later)
+
+    def _breakpoints(self, plan: Plan[M], sent: list[BaseMessage], shared: int) -> tuple[int, ...] | None:
+        """``cache_prefixes`` as indexes in ``plan.messages`` (Anthropic marks its system prompt apart). None
+        (Anthropic) or none (OpenAI: explicit mode, nothing written) when no lifetime outlasts the gap."""
+        anthropic = self.planner.output == "anthropic"
+        if not self.cache_prefixes:
+            return None if anthropic else ()
+        start = leading_system_count(sent)
+        marks: list[int] = []
+        for length in self.cache_prefixes:
+            if length == len(sent):
+                marks.append(-1)
+            elif length == shared == len(self._sent or ()) and 0 < self._sent_out < len(plan.messages):
+                marks.append(self._sent_out - 1)  # the previous request, as sent: no conversion needed
+            elif not (anthropic and length == start):
+                index = self._end_of(plan, sent[:length])
+                if index is not None and index < len(plan.messages) - 1:
+                    marks.append(index)
+        return tuple(dict.fromkeys(marks))
 
     def _finish(self, plan: Plan[M], sent: list[BaseMessage], *, cut: bool) -> Plan[M]:
         """Report what the plan shares with the previous request, then remember it as the previous request."""
@@ -518,9 +617,11 @@ class PlanSession(Generic[M]):
         shared_tokens = (self._budget.tools_tokens + sum(meter.each(sent[:shared]))) if previous else 0
         plan.cache = self._cache_report(min(shared_tokens, plan.tokens_after), plan.tokens_after, cut)
         plan.recent_turns_verbatim = verbatim_turns(self._messages, sent)
+        self.cache_prefixes = self._marked_prefixes(sent, shared)
         if self.cache_control and plan.messages:
-            stable = not cut and 0 < self._sent_out < len(plan.messages)
-            plan.cache_breakpoints = (self._sent_out - 1, -1) if stable else (*self._head_breakpoint(plan, sent), -1)
+            plan.cache_breakpoints = self._breakpoints(plan, sent, shared)
+            plan.cache_ttl = self._ttl.sent
+        plan.cache_key = self.cache_key
         # A request that appended and had to repair a tool pair among what it appended (a call whose results came
         # after a user message) is not the base of the next one: the next request appends to the previous base
         # again, so the results, once they come, are sent with their call.
@@ -531,34 +632,52 @@ class PlanSession(Generic[M]):
         return plan
 
     def _cache_report(self, shared: int, tokens: int, cut: bool) -> CacheReport:
+        """The request's estimated reads and writes: a request that marks reads its prefix and writes the rest (at
+        the lifetime chosen); one that cannot mark caches nothing with explicit caching; automatic caching reads,
+        and writes at the write price where the provider bills writes."""
         rules = self.rules
         if rules is None:
             return CacheReport(shared, 0, 0, None, cut)
-        explicit = rules.mode == "explicit"
-        cached = rules.cached_tokens(shared) if self.cache_control or not explicit else 0
-        written = tokens - cached if explicit and self.cache_control and tokens >= rules.min_prefix else 0
-        return CacheReport(shared, cached, written, rules.cost(tokens, cached, written), cut)
+        marks = self.cache_control and self._ttl.writes
+        caches = marks if (self.cache_control or rules.mode == "explicit") else True
+        cached = rules.cached_tokens(shared) if caches else 0
+        written = tokens - cached if caches and rules.bills_writes and tokens >= rules.min_prefix else 0
+        cost = rules.cost(tokens, cached, written, written_long=written if self._ttl.long else 0)
+        return CacheReport(shared, cached, written, cost, cut)
 
     def observe(self, usage: Any) -> Usage:
         """Take the provider's reported usage of the last planned request (an OpenAI, Anthropic or Gemini usage
         object or dict, or a LangChain ``usage_metadata``): the last plan's ``cache`` figures become the measured
-        ones, and the budget later plans fit is corrected by the measured ratio of the provider's input tokens to
-        the counted ones (the largest seen, plus ``OBSERVE_MARGIN``): an estimating counter's over-count gives room
-        back, an under-count (of any counter) takes it. ValueError before any plan, or for usage it cannot read."""
+        ones (the cost as billed: reads, writes and the lifetime written), and the budget later plans fit is
+        corrected by the measured ratio of the provider's input tokens to the counted ones (the largest seen, plus
+        ``OBSERVE_MARGIN``): an estimating counter's over-count gives room back, an under-count (of any counter)
+        takes it. A ratio outside ``PLAUSIBLE_RATIOS`` (a usage of another request) is reported by a
+        RuntimeWarning and corrects nothing. ValueError before any plan, or for usage it cannot read."""
         last = self._last
         if last is None:
             raise ValueError("observe(usage) reports on the last planned request: call plan() first")
         measured = read_usage(usage)
         rules = self.rules
-        cost = rules.cost(measured.input_tokens, measured.cached_tokens, measured.cache_write_tokens) if rules else None
+        cost = rules.cost(measured.input_tokens, measured.cached_tokens, measured.cache_write_tokens,
+                          written_long=measured.cache_write_long_tokens) if rules else None
         previous = last.cache
         last.cache = CacheReport(
             previous.shared_tokens if previous else 0, measured.cached_tokens, measured.cache_write_tokens, cost,
             previous.cut if previous else True, measured=True,
         )
         if last.tokens_after > 0 and measured.input_tokens > 0:
-            self._ratio = max(self._ratio, measured.input_tokens / last.tokens_after)
-            self._correct()
+            ratio = measured.input_tokens / last.tokens_after
+            low, high = PLAUSIBLE_RATIOS
+            if low <= ratio <= high:
+                self._ratio = max(self._ratio, ratio)
+                self._correct()
+            else:
+                warnings.warn(
+                    f"observe: the provider counted {measured.input_tokens:,} input tokens for a request of "
+                    f"{last.tokens_after:,} counted ({ratio:.3g}x, outside {low}-{high}x): taken as the usage of "
+                    "another request; the budget is left as it was",
+                    RuntimeWarning, stacklevel=2,
+                )
         return measured
 
     def _correct(self) -> None:
@@ -566,8 +685,7 @@ class PlanSession(Generic[M]):
         planner, budget = self.planner, self.planner.budget
         bound = self._ratio * (1 + OBSERVE_MARGIN)
         counter = planner.counter
-        # BaseTokenCounter declares both; a plugin's counter without them is taken as exact
-        estimating = bool(getattr(counter, "max_relative_error", 0.0)) or getattr(counter, "estimating", False) is True
+        estimating = bool(counter.max_relative_error) or counter.estimating is True
         if self._ratio <= 1 and not estimating:  # an exact counter is tightened only when the provider counted more
             self._budget = budget
             return

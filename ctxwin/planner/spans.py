@@ -19,8 +19,8 @@ def start_attributes(
     if not tracing.enabled():
         return None
     attributes: dict[str, tracing.AttributeValue] = {
-        "ctxwin.counter.name": str(getattr(counter, "name", type(counter).__name__)),
-        "ctxwin.counter.exact": not getattr(counter, "max_relative_error", 0.0),
+        "ctxwin.counter.name": str(counter.name),
+        "ctxwin.counter.exact": not counter.max_relative_error,
         "ctxwin.budget.max_input_tokens": budget.max_input_tokens,
         "ctxwin.budget.context_window": budget.context_window,
         "ctxwin.budget.reserve_output": budget.reserve_output,

@@ -1,37 +1,52 @@
 """A provider's reported input usage, read from whichever shape it comes in (``PlanSession.observe``).
 
-- OpenAI Chat Completions: ``prompt_tokens``, of which ``prompt_tokens_details.cached_tokens`` read from the cache;
-- OpenAI Responses: ``input_tokens``, of which ``input_tokens_details.cached_tokens``;
+- OpenAI Chat Completions: ``prompt_tokens``, of which ``prompt_tokens_details.cached_tokens`` read from the cache
+  and ``prompt_tokens_details.cache_write_tokens`` written to it (GPT-5.6 on);
+- OpenAI Responses: ``input_tokens``, of which ``input_tokens_details.cached_tokens`` and ``.cache_write_tokens``
+  (``.cache_write_tokens_details.ttl_12h_tokens`` of them for 12 hours);
 - Anthropic Messages: ``input_tokens`` (the rest) + ``cache_read_input_tokens`` + ``cache_creation_input_tokens``
-  (read from and written to the cache);
+  (read from and written to the cache; ``cache_creation.ephemeral_1h_input_tokens`` of them for an hour);
 - Gemini: ``prompt_token_count``, of which ``cached_content_token_count``;
 - LangChain's ``usage_metadata``: ``input_tokens``, of which ``input_token_details.cache_read`` and
-  ``input_token_details.cache_creation``.
+  ``input_token_details.cache_creation`` (``ephemeral_1h_input_tokens`` of them for an hour, where reported).
 
-SDK objects (pydantic models) and dicts are read alike.
+SDK objects (pydantic models) and dicts are read alike. A count above ``MAX_TOKENS`` is no usage a provider
+reports: ValueError.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+# No request comes near this many tokens; a larger count is a corrupted or made-up usage (and past 2**1024 would
+# overflow the float ratios observe() takes).
+MAX_TOKENS = 10**12
 
 
 @dataclass(frozen=True)
 class Usage:
     """One request's input as the provider counted it: every input token, and how many of them the cache read and
-    how many were written to it."""
+    how many were written to it (``cache_write_long_tokens`` of those at the longer lifetime: Anthropic's hour,
+    OpenAI's 12 hours)."""
 
     input_tokens: int
     cached_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_write_long_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.cached_tokens + self.cache_write_tokens > self.input_tokens:
             raise ValueError(
                 f"usage: {self.cached_tokens} cached and {self.cache_write_tokens} written tokens are more than the "
                 f"{self.input_tokens} input tokens"
+            )
+        if self.cache_write_long_tokens > self.cache_write_tokens:
+            raise ValueError(
+                f"usage: {self.cache_write_long_tokens} tokens written for the longer lifetime are more than the "
+                f"{self.cache_write_tokens} written"
             )
 
 
@@ -48,6 +63,10 @@ def _count(obj: Any, *path: str) -> int | None:
         return None
     if isinstance(obj, bool) or not isinstance(obj, int) or obj < 0:
         raise ValueError(f"usage {'.'.join(path)} must be a non-negative int, got {obj!r}")
+    if obj > MAX_TOKENS:
+        magnitude = int(obj.bit_length() * math.log10(2))  # no float of it: past 2**1024 there is none
+        raise ValueError(f"usage {'.'.join(path)} is about 10^{magnitude} tokens, more than any request (at most "
+                         f"{MAX_TOKENS:,}): not a provider's count")
     return obj
 
 
@@ -59,10 +78,12 @@ def read_usage(usage: Any) -> Usage:
     anthropic_write = _count(usage, "cache_creation_input_tokens")
     if anthropic_read is not None or anthropic_write is not None:
         read, written = anthropic_read or 0, anthropic_write or 0
-        return Usage((_count(usage, "input_tokens") or 0) + read + written, read, written)
+        hour = _count(usage, "cache_creation", "ephemeral_1h_input_tokens") or 0
+        return Usage((_count(usage, "input_tokens") or 0) + read + written, read, written, min(hour, written))
     prompt = _count(usage, "prompt_tokens")
     if prompt is not None:
-        return Usage(prompt, _count(usage, "prompt_tokens_details", "cached_tokens") or 0)
+        return Usage(prompt, _count(usage, "prompt_tokens_details", "cached_tokens") or 0,
+                     _count(usage, "prompt_tokens_details", "cache_write_tokens") or 0)
     gemini = _count(usage, "prompt_token_count")
     if gemini is not None:
         return Usage(gemini, _count(usage, "cached_content_token_count") or 0)
@@ -70,8 +91,12 @@ def read_usage(usage: Any) -> Usage:
     if total is not None:
         details = _get(usage, "input_token_details")
         if details is not None:  # LangChain's usage_metadata
-            return Usage(total, _count(details, "cache_read") or 0, _count(details, "cache_creation") or 0)
-        return Usage(total, _count(usage, "input_tokens_details", "cached_tokens") or 0)
+            written = _count(details, "cache_creation") or 0
+            hour = _count(details, "ephemeral_1h_input_tokens") or 0
+            return Usage(total, _count(details, "cache_read") or 0, written, min(hour, written))
+        written = _count(usage, "input_tokens_details", "cache_write_tokens") or 0
+        long = _count(usage, "input_tokens_details", "cache_write_tokens_details", "ttl_12h_tokens") or 0
+        return Usage(total, _count(usage, "input_tokens_details", "cached_tokens") or 0, written, min(long, written))
     raise ValueError(
         "usage has no input token count: expected OpenAI's prompt_tokens or input_tokens, Anthropic's input_tokens "
         f"with cache_read_input_tokens, Gemini's prompt_token_count or LangChain's usage_metadata; got {usage!r}"

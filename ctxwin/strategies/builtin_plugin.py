@@ -1,7 +1,8 @@
 """Default plugin: the built-in strategies under the names the planner accepts.
 
 Loaded by name from the plugin manager, so this module (not the plugins layer) is what depends on
-``ctxwin.strategies``. Each factory is the strategy class: ``factory(**options)`` passes options to its fields.
+``ctxwin.strategies``; the strategies are imported when the hook runs (the first strategy lookup), not when the plugins
+load for a counter lookup. Each factory is the strategy class: ``factory(**options)`` passes options to its fields.
 """
 
 from __future__ import annotations
@@ -9,16 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ctxwin.hookspecs import hookimpl
-from ctxwin.strategies.filter import FilterMessages
-from ctxwin.strategies.mask import MaskToolOutputs
-from ctxwin.strategies.reasoning import ClearReasoning
-from ctxwin.strategies.summarize import Summarize
-from ctxwin.strategies.trim import TrimToBudget
-from ctxwin.strategies.truncate import TruncateToolOutput
 
 
 @hookimpl
 def register_strategies(register: Callable[..., None]) -> None:
+    from ctxwin.strategies.filter import FilterMessages
+    from ctxwin.strategies.mask import MaskToolOutputs
+    from ctxwin.strategies.reasoning import ClearReasoning
+    from ctxwin.strategies.summarize import Summarize
+    from ctxwin.strategies.trim import TrimToBudget
+    from ctxwin.strategies.truncate import TruncateToolOutput
+
     register("clear_reasoning", ClearReasoning)
     register("filter", FilterMessages)
     register("truncate_tool_output", TruncateToolOutput)

@@ -82,9 +82,8 @@ class Meter:
         return self.counter.count_text(text)
 
     def texts(self, texts: list[str]) -> list[int]:
-        """Counts of ``texts``, in one ``count_texts`` call when the counter has one (tiktoken's uses threads)."""
-        count_texts = getattr(self.counter, "count_texts", None)
-        return list(count_texts(texts)) if callable(count_texts) else list(map(self.counter.count_text, texts))
+        """Counts of ``texts``, in one ``count_texts`` call (tiktoken's uses threads)."""
+        return list(self.counter.count_texts(texts))
 
     def pinned(self, messages: Sequence[BaseMessage]) -> list[int]:
         """Indexes of the pinned messages. Steps ask this of lists that mostly hold the same objects at the same

@@ -14,7 +14,11 @@ around its facts). An excerpt's worth is what it adds to those already chosen:
 A sentence said again is quoted once, and the n-th line of one shape (log lines alike but for their numbers) is
 worth 1/n of the first, facts aside.
 
-Excerpts are chosen greedily by worth per token until the room is full (the greedy rule of weighted coverage), then
+What the user asked for comes first, whatever it is worth by the rules above (``keep``): excerpts are taken in
+tiers, (0) those sharing most of the terms of the newest user message (``query``; the summarize step passes it),
+(1) what the user explicitly asked to keep ("remember", "note that", "keep it", "merk dir", "请记住", ...), (2) the
+user's own words (not what they pasted) stating a fact, (3) the rest. Within a tier, excerpts are chosen greedily
+by worth per token until the room is full (the greedy rule of weighted coverage); all are then
 quoted in conversation order, one line per message, under a first line that says what the summary covers. Token
 costs are estimated from the span's characters per token, and the final text is checked with the plan's counter.
 No model is called; text in any script is handled (sentences end at ``.!?`` and ``。！？``, cues are listed per
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.strategies.facts import Fact, find_facts, items, message_text
+from ctxwin.strategies.keep import QueryMatch, keep_cue, kept_pieces, own_words
 
 # The weight of one fact, by kind: identifiers and the kinds people ask about most, then code symbols and names
 # (a source file holds hundreds of symbols; the name rule also catches headings).
@@ -40,6 +45,14 @@ KIND_WEIGHTS = {
     "id": 3.0, "url": 3.0, "email": 3.0, "path": 2.0, "file": 2.0, "date": 2.0, "time": 1.5, "quantity": 2.0,
     "phone": 3.0, "ip": 2.5, "symbol": 1.0, "name": 1.5, "number": 1.0,
 }
+# Facts of these kinds make a sentence in a long user message a request to keep when a cue documentation also uses
+# ("note that") is in it (``keep.kept_pieces``); code symbols and names do not (documentation is full of them),
+# unless a symbol has digits (``acct_kkem695212`` is an identifier).
+CHECKABLE = frozenset({"id", "url", "email", "path", "file", "date", "time", "quantity", "phone", "ip"})
+
+
+def _checkable(pairs: Sequence[tuple[str, str]]) -> bool:
+    return any(kind in CHECKABLE or (kind == "symbol" and any(c.isdigit() for c in item)) for item, kind in pairs)
 # The first line of a summary message (the summarize step writes it; it sits here, below that step, so that this
 # module reads earlier summaries without importing the step).
 SUMMARY_HEADER = "Summary of the earlier conversation:"
@@ -84,6 +97,11 @@ _CODE_LINE = re.compile(
 CODE_WORTH = 0.4  # facts in code count this much (a source file is full of symbols, a traceback of paths)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _ROUNDS = 6
+# Tiers (module docstring): the newest message's matches, keep requests, the user's own words with facts, the rest.
+QUERY_TIER, KEEP_TIER, USER_TIER, LAST_TIER = 0, 1, 2, 3
+# The excerpts of the query tier: at most this many, each sharing at least QUERY_SHARE of the best match's weight.
+QUERY_EXCERPTS = 6
+QUERY_SHARE = 0.5
 _DIGITS = re.compile(r"\d+")
 TEMPLATE_CHARS = 32
 
@@ -106,6 +124,7 @@ class _Excerpt:
     facts: list[str]
     worth: float  # what it is worth without its facts (cues, role)
     scale: float  # what its facts' weights are multiplied by: a user's prose weighs more, code less
+    tier: int = LAST_TIER  # taken before every excerpt of a higher tier (module docstring)
 
 
 def _role(message: BaseMessage, tool_names: dict[str, str]) -> str:
@@ -166,9 +185,11 @@ def _shape(fact: str) -> str:
 
 
 def extractive_summary(
-    messages: Sequence[BaseMessage], max_tokens: int | None = None, count: Callable[[str], int] | None = None
+    messages: Sequence[BaseMessage], max_tokens: int | None = None, count: Callable[[str], int] | None = None,
+    query: str = "",
 ) -> Extract:
-    """The summary of ``messages`` within ``max_tokens`` (as ``count`` counts them); without a cap, every excerpt."""
+    """The summary of ``messages`` within ``max_tokens`` (as ``count`` counts them); without a cap, every excerpt.
+    ``query`` (the newest user message) puts the excerpts sharing its terms first."""
     tool_names = {c["id"]: c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls if c["id"]}
     roles = [_role(m, tool_names) for m in messages]
     pieces = [_pieces(_body(message_text(m), role)) for m, role in zip(messages, roles, strict=True)]
@@ -185,7 +206,12 @@ def extractive_summary(
     for index, role in enumerate(roles):
         who = role.split()[0]
         errors = 0
-        for (piece, code), pairs in zip(pieces[index], found[index], strict=True):
+        text = messages[index].text
+        own = own_words(pieces[index], text) if who == "user" else [False] * len(pieces[index])
+        factual = [_checkable(pairs) for pairs in found[index]]
+        kept = kept_pieces(pieces[index], text, factual) if who == "user" else [
+            who == "summary" and keep_cue(piece) for piece, _ in pieces[index]]
+        for n, ((piece, code), pairs) in enumerate(zip(pieces[index], found[index], strict=True)):
             found_facts = [item for item, _ in pairs if item in facts]
             worth = ROLE_WORTH.get(who, 0.05)
             # prose states facts, the user's most; a tool's output is data, code or not; code elsewhere is symbols
@@ -201,9 +227,25 @@ def extractive_summary(
             templates[template] += 1
             if (found_facts or _long_enough(piece)) and piece not in seen:
                 seen.add(piece)
-                excerpts.append(_Excerpt(index, len(excerpts), _narrow(piece, found_facts), found_facts, worth, scale))
+                tier = KEEP_TIER if kept[n] else USER_TIER if own[n] and found_facts else LAST_TIER
+                excerpts.append(_Excerpt(index, len(excerpts), _narrow(piece, found_facts), found_facts, worth, scale,
+                                         tier))
+    if query:
+        _steer(excerpts, query)
     extract = _choose(excerpts, roles, weight, len(messages), max_tokens, count)
     return dataclasses.replace(extract, facts=tuple(facts.values()))
+
+
+def _steer(excerpts: list[_Excerpt], query: str) -> None:
+    """Move the excerpts with facts that share most of ``query``'s terms to the first tier."""
+    scores = QueryMatch(query, (e.text for e in excerpts)).scores()
+    best = max((score for score, e in zip(scores, excerpts, strict=True) if e.facts), default=0.0)
+    if best <= 0:
+        return
+    chosen = sorted((i for i, e in enumerate(excerpts) if e.facts and scores[i] >= QUERY_SHARE * best),
+                    key=lambda i: -scores[i])
+    for i in chosen[:QUERY_EXCERPTS]:
+        excerpts[i].tier = QUERY_TIER
 
 
 def _body(text: str, role: str) -> str:
@@ -233,18 +275,18 @@ def _render(chosen: list[_Excerpt], roles: list[str], covered: int) -> str:
 
 
 def _rank(excerpts: list[_Excerpt], weight: dict[str, float], cost: list[float], limit: float) -> list[int]:
-    """Greedy weighted coverage with lazy gains: excerpts in the order they are worth taking (worth per token,
-    facts already taken no longer counting), until about ``limit`` tokens are ranked."""
-    heap = [(-_gain(e, weight, set()) / cost[i], i) for i, e in enumerate(excerpts)]
+    """Greedy weighted coverage with lazy gains, tier by tier: excerpts in the order they are worth taking (worth
+    per token, facts already taken no longer counting), until about ``limit`` tokens are ranked."""
+    heap = [(e.tier, -_gain(e, weight, set()) / cost[i], i) for i, e in enumerate(excerpts)]
     heapq.heapify(heap)
     ranked: list[int] = []
     covered: set[str] = set()
     spent = 0.0
     while heap and spent < limit:
-        _, i = heapq.heappop(heap)
+        tier, _, i = heapq.heappop(heap)
         score = _gain(excerpts[i], weight, covered) / cost[i]
-        if heap and score < -heap[0][0] - 1e-12:
-            heapq.heappush(heap, (-score, i))  # stale: some of its facts were taken by another excerpt
+        if heap and (tier, -score) > heap[0][:2] and tier == heap[0][0]:
+            heapq.heappush(heap, (tier, -score, i))  # stale: some of its facts were taken by another excerpt
             continue
         ranked.append(i)
         covered.update(excerpts[i].facts)
@@ -291,6 +333,25 @@ def _choose(
         best = picked[:low]
     chosen = [excerpts[i] for i in best]
     return Extract(_render(chosen, roles, covered), covered, len(chosen))
+
+
+def stated_tokens(messages: Sequence[BaseMessage], count: Callable[[str], int]) -> int:
+    """About how many tokens the user's keep requests and the facts in their own words take when quoted: what the
+    summarize step adds to the summary's room (within its cap)."""
+    quoted: list[str] = []
+    for message in messages:
+        if not isinstance(message, HumanMessage):
+            continue
+        text = message.text
+        pieces = _pieces(text)
+        found = [items(piece) if not code else [] for piece, code in pieces]  # a keep request is prose
+        factual = [_checkable(pairs) for pairs in found]
+        kept = kept_pieces(pieces, text, factual)
+        for (piece, _), pairs, keep, own in zip(pieces, found, kept, own_words(pieces, text), strict=True):
+            facts = [item for item, _ in pairs] if own or keep else []
+            if keep or (own and facts):
+                quoted.append(_narrow(piece, facts))
+    return count("\n".join(quoted)) + 2 * len(quoted) if quoted else 0
 
 
 def extractive_summarizer(messages: list[BaseMessage]) -> str:

@@ -5,7 +5,8 @@ The span ends at the start of a user turn that no tool pair straddles, so a tool
 results and no turn is cut in the middle; the leading system messages and the last user turn are never in it, and
 pinned messages in it stay, with their tool partners, right after the summary. The newest messages that fit beside
 the summary stay verbatim (``keep_last_*`` only keeps more). The summary is capped at ``max_summary_tokens`` (by
-default an eighth of the messages budget) and at the room the budget leaves beside what must stay (skipped when
+default an eighth of the messages budget, grown by what the user's keep requests and stated facts take quoted, up
+to ``MAX_SUMMARY_SHARE`` of it) and at the room the budget leaves beside what must stay (skipped when
 that is under ``MIN_SUMMARY_TOKENS``). A summarizer that raises or returns nothing skips the step (the planner
 reports it); its error text never becomes the summary.
 
@@ -18,7 +19,8 @@ beside it, is given to the summarizer with the new messages and rewritten. The s
 
 The summarizer is the step's own (the planner builds the step with its ``summarizer`` and ``keep_last`` when the
 step leaves them unset: ``with_defaults``), else the offline one of ``salience``: excerpts chosen for the facts,
-requests, decisions and errors they carry, filling the room the step gives it.
+requests, decisions and errors they carry, what the user asked to keep and what the newest user message (the
+step passes it) asks about first, filling the room the step gives it.
 
 The summary message is a system message whose ``response_metadata`` (never sent to providers) records the ids and
 number of the messages it stands for.
@@ -52,7 +54,7 @@ from ctxwin.strategies.base import (
 from ctxwin.strategies.facts import Fact, find_facts
 from ctxwin.strategies.fitting import longest_fitting
 from ctxwin.strategies.pins import head_length
-from ctxwin.strategies.salience import SUMMARY_HEADER, extractive_summarizer, extractive_summary
+from ctxwin.strategies.salience import SUMMARY_HEADER, extractive_summarizer, extractive_summary, stated_tokens
 from ctxwin.strategies.walk import suffix_start, within
 from ctxwin.trim.tool_pairs import ToolPairs
 
@@ -89,6 +91,9 @@ MIN_SUMMARY_TOKENS = 16
 # The summary's reserved room by default: this share of the messages budget, at least MIN_SUMMARY_CAP tokens.
 SUMMARY_SHARE = 0.125
 MIN_SUMMARY_CAP = 512
+# The default room grows with what the user asked to keep and stated (``stated_tokens``), up to this share of the
+# messages budget: a quarter still leaves most of the budget to the recent turns kept verbatim.
+MAX_SUMMARY_SHARE = 0.25
 # An extension shorter than this would say little of its messages: the earlier summary is rewritten with them.
 MIN_EXTENSION_TOKENS = 64
 # An earlier summary larger than this share of the messages budget is rewritten with the new span (compressed by
@@ -150,12 +155,14 @@ class Summarize(BaseStrategy):
             return self
         return dataclasses.replace(self, summarizer=summarizer, keep_last_messages=keep_last)
 
-    def _cap(self, budget: Budget) -> int:
+    def _cap(self, budget: Budget, stated: int = 0) -> int:
         """The summary's reserved room: ``max_summary_tokens``, or by default a share of the budget (the summary
-        stands for most of a long conversation: a fixed 512 tokens would be one line per thousand at 128k)."""
+        stands for most of a long conversation: a fixed 512 tokens would be one line per thousand at 128k) plus the
+        ``stated`` tokens of the user's keep requests and facts, within ``MAX_SUMMARY_SHARE`` of the budget."""
         if self.max_summary_tokens is not None:
             return self.max_summary_tokens
-        return max(MIN_SUMMARY_CAP, int(SUMMARY_SHARE * budget.messages_budget))
+        base = max(MIN_SUMMARY_CAP, int(SUMMARY_SHARE * budget.messages_budget))
+        return max(base, min(base + stated, int(MAX_SUMMARY_SHARE * budget.messages_budget)))
 
     @property
     def keeps(self) -> StepKeeps:
@@ -166,7 +173,7 @@ class Summarize(BaseStrategy):
         return True
 
     def _span(
-        self, messages: list[BaseMessage], context: StepContext, protected: set[int]
+        self, messages: list[BaseMessage], context: StepContext, protected: set[int], stated: int
     ) -> _Span | None:
         budget, counts = context.budget, context.counts
         keep_last = self.keep_last_messages
@@ -182,7 +189,7 @@ class Summarize(BaseStrategy):
             return None
         # The newest messages that fit beside the summary stay verbatim; keep_last only ever keeps more. An earlier
         # summary up to MAX_EXTENDED_SHARE of the budget is kept whole and extended: room is left for it as well.
-        reserve = self._cap(budget)
+        reserve = self._cap(budget, stated)
         if start < len(messages) and is_summary(messages[start]):
             previous = counts.count(messages[start])
             reserve += previous if previous <= MAX_EXTENDED_SHARE * budget.messages_budget else 0
@@ -210,14 +217,14 @@ class Summarize(BaseStrategy):
             return None
         return _Span(start, cut, kept)
 
-    def _room(self, others: list[BaseMessage], framing: int, context: StepContext) -> int:
+    def _room(self, others: list[BaseMessage], framing: int, context: StepContext, stated: int) -> int:
         """Summary tokens allowed: all the budget leaves beside ``others`` (the messages the summary joins) when that
         is more than ``max_summary_tokens`` (the span ends at a turn start, so the verbatim part seldom fills the
         room reserved beside it: the summary gets what is left rather than leaving it unused); else
         ``max_summary_tokens``, or less when the budget left beside the part that no later step may drop (the
         summary becomes part of it) is smaller, so summarising never makes a plan unfittable."""
         counts = context.counts
-        room, cap = context.budget.messages_budget - framing, self._cap(context.budget)
+        room, cap = context.budget.messages_budget - framing, self._cap(context.budget, stated)
         if within(counts, others, room - cap):  # counts from the newest only until over
             return room - counts.total(others)
         kept = [others[i] for i in sorted(must_keep_with_partners(others, context.pinned))]
@@ -265,13 +272,18 @@ class Summarize(BaseStrategy):
         counts = context.counts
         summarizer = self.summarizer or extractive_summarizer
         protected = must_keep_with_partners(messages, context.pinned)
-        span = self._span(messages, context, protected)
+        last_user = last_user_index(messages)
+        query = messages[last_user].text if last_user is not None else ""
+        stated = 0
+        if self.max_summary_tokens is None and last_user is not None:
+            stated = stated_tokens(messages[:last_user], counts.text)
+        span = self._span(messages, context, protected, stated)
         if span is None:
             return StepResult(list(messages), ["nothing to summarise"], skipped=True)
         kept = set(span.kept)
         replaced = [m for i, m in enumerate(messages[span.start : span.end], span.start) if i not in kept]
         others = [*messages[: span.start], *(messages[i] for i in span.kept), *messages[span.end :]]
-        room = self._room(others, counts.count(summary_message("", replaced, _covered(replaced))), context)
+        room = self._room(others, counts.count(summary_message("", replaced, _covered(replaced))), context, stated)
         # An earlier summary opening the span is extended with the new messages alone: its text stays the new
         # summary's prefix, byte for byte, when the room leaves MIN_EXTENSION_TOKENS beside it; else it is rewritten.
         previous, part_room, summarizing = "", room, replaced
@@ -281,7 +293,7 @@ class Summarize(BaseStrategy):
                 previous, part_room, summarizing = body, room - counts.text(f"{body}\n"), replaced[1:]
         try:
             if summarizer is extractive_summarizer:  # the built-in one fills the room it is given
-                extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), counts.text)
+                extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), counts.text, query)
                 return _Call(span, replaced, room, extract.text, extract.excerpts, extract.facts, previous)
             return _Call(span, replaced, room, summarizer(summarizing), previous=previous)
         except Exception as exc:

@@ -18,7 +18,7 @@ from numbers import Real
 from typing import Any, Literal, overload
 
 from ctxwin import tracing
-from ctxwin.counters.base import TokenCounter
+from ctxwin.counters.base import TokenCounter, as_token_counter
 from ctxwin.messages import BaseMessage
 from ctxwin.messages.forms import CallerForms, in_caller_form
 from ctxwin.trim.measure import AdditiveMeasure, ListMeasure, make_measure
@@ -127,11 +127,9 @@ class _Trim:
             raise ValueError("include_system parameter is only valid with strategy='last'")
         if isinstance(token_counter, str):
             token_counter = _resolve_spec(token_counter)
-        elif not (
-            callable(token_counter)
-            or hasattr(token_counter, "get_num_tokens_from_messages")
-            or isinstance(token_counter, TokenCounter)
-        ):
+        elif (counter := as_token_counter(token_counter)) is not None:
+            token_counter = counter  # a counter implementing part of the contract is wrapped once, here
+        elif not (callable(token_counter) or hasattr(token_counter, "get_num_tokens_from_messages")):
             raise ValueError(
                 "'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or "
                 f"a function. Received object of type {type(token_counter)}."

@@ -43,6 +43,7 @@ from itertools import compress, islice
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple
 
+from ctxwin.counters.base import CounterAdapter
 from ctxwin.messages import BaseMessage
 
 DEFAULT_MAX_ENTRIES = 1 << 17
@@ -283,6 +284,8 @@ def cache_for(counter: Any) -> CountCache | None:
     """The cache belonging to ``counter``, made on first use; None if the counter cannot be held weakly."""
     if inspect.ismethod(counter):
         owner, part = counter.__self__, counter.__func__
+    elif isinstance(counter, CounterAdapter):  # wrapped anew by each trim_messages call: its counter's cache
+        owner, part = counter.counter, None
     else:
         owner, part = counter, None
     with _registry_lock:

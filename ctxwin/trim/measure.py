@@ -20,7 +20,7 @@ from itertools import accumulate, groupby
 from operator import attrgetter
 from typing import Any
 
-from ctxwin.counters.base import TokenCounter, checked_count, checked_counts, declared_overhead
+from ctxwin.counters.base import TokenCounter, as_token_counter, checked_count, checked_counts, declared_overhead
 from ctxwin.messages import BaseMessage
 from ctxwin.trim.count_cache import CountCache, Kind, cache_for
 
@@ -476,12 +476,8 @@ def _counter_measure(counter: TokenCounter) -> Measure:
 
 
 def message_batch(counter: TokenCounter) -> Callable[[Sequence[BaseMessage]], list[int]]:
-    """The counter's ``count_message_batch`` (tokenizing many messages at once), else ``count_message`` each; the
-    counts checked."""
-    batch = getattr(counter, "count_message_batch", None)
-    count: Callable[[Sequence[BaseMessage]], Any] = (
-        batch if callable(batch) else (lambda messages: [counter.count_message(m) for m in messages])
-    )
+    """The counter's ``count_message_batch`` (tokenizing many messages at once), the counts checked."""
+    count = counter.count_message_batch
     return lambda messages: checked_counts(count(messages), counter, messages, _describe)
 
 
@@ -518,8 +514,9 @@ def make_measure(
     to probe a bare callable. ``view`` gives a caller's callable or chat model each message in the caller's own form
     (``ctxwin.messages.forms``), and the count cache keys those objects, so re-trimming the caller's growing list
     recalls every message counted before by identity."""
-    if isinstance(token_counter, TokenCounter):
-        return _counter_measure(token_counter)
+    counter = as_token_counter(token_counter)
+    if counter is not None:
+        return _counter_measure(counter)
     if token_counter is len:
         return AdditiveMeasure(_count_messages, counter=len)
     count_list = getattr(token_counter, "get_num_tokens_from_messages", None)

@@ -102,7 +102,7 @@ def test_bench_reports_facts_and_probes_for_every_chain(tmp_path: Path) -> None:
                 "--probes", str(probes))
     assert table.returncode == 0, table.stderr
     header = next(line for line in table.stdout.splitlines() if line.strip().startswith("strategy"))
-    assert header.split()[-5:-3] == ["facts", "probes"]
+    assert header.split()[-5:-3] == ["facts", "recall"]
     row = next(line for line in table.stdout.splitlines() if line.strip().startswith("summarize+trim"))
     assert row.split()[-5:-3] == ["100%", "100%"]
 

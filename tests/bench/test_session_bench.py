@@ -14,6 +14,7 @@ from bench_support import generated, turn, write_jsonl
 from ctxwin.batch.conversation import Conversation
 from ctxwin.cli.bench.billing import STANDARD_RULES, Biller
 from ctxwin.cli.bench.replay import make_policy, parse_session_chains, request_points, run_session_bench
+from ctxwin.cli.bench.retention import Probe
 from ctxwin.counters import get_counter, get_model
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner
@@ -60,6 +61,30 @@ def test_explicit_caching_writes_the_rest_at_the_write_price() -> None:
     assert second.cost == pytest.approx((second.cached * 0.3 + second.written * 3.75) / 1e6)
 
 
+def test_where_writes_are_billed_a_prefix_is_read_only_up_to_a_mark() -> None:
+    """A chain that marks nothing is billed as marking its last message: a request that keeps all of the previous
+    one reads it; one that keeps only a part of it (the system prompt and some turns) reads nothing, where automatic
+    caching without a write fee reads the part. With the previous request's marks, the part up to a mark is read."""
+    rules = get_model("gpt-5.6").caching
+    assert rules is not None and rules.bills_writes
+    messages = [SystemMessage("policy " * 1500), *turn(0), *turn(1), *turn(2)]
+    whole = Biller(rules, Meter(COUNTER))
+    whole.bill(messages[:3], COUNTER.count_messages(messages[:3]))
+    grown = whole.bill(messages[:5], COUNTER.count_messages(messages[:5]))
+    assert grown.cached == sum(COUNTER.count_message(m) for m in messages[:3]) and grown.hit
+    assert grown.written == grown.tokens - grown.cached
+    assert grown.billed == pytest.approx(grown.cached * 0.1 + grown.written * 1.25)
+    cut = [*messages[:3], *messages[5:]]  # the previous request's last turn dropped: its mark is gone
+    assert not whole.bill(cut, COUNTER.count_messages(cut)).hit
+    automatic = Biller(STANDARD_RULES, Meter(COUNTER))
+    automatic.bill(messages[:5], COUNTER.count_messages(messages[:5]))
+    assert automatic.bill(cut, COUNTER.count_messages(cut)).hit
+    marked = Biller(rules, Meter(COUNTER))
+    marked.bill(messages[:5], COUNTER.count_messages(messages[:5]), marks=(1, 3, 5))  # system, a head, the whole
+    head = marked.bill(cut, COUNTER.count_messages(cut))
+    assert head.cached == sum(COUNTER.count_message(m) for m in messages[:3])
+
+
 def test_the_session_bills_less_than_sliding_and_refit() -> None:
     conversations = [Conversation("gen", seed, generated(seed, turns=80)) for seed in range(3)]
     sliding, refit, session = run_session_bench(conversations, ["sliding", "refit", "session"], budget=10_000,
@@ -85,6 +110,20 @@ def test_the_langchain_policy_sends_what_the_sliding_one_sends() -> None:
         theirs.add(messages[done:end])
         done = end
         assert theirs.request() == ours.request()
+
+
+def test_recall_counts_a_probe_whose_strings_are_in_the_last_request_and_no_other() -> None:
+    messages = generated(4, turns=40)
+    last, first = messages[-1].text.split()[0], "zq-never-said-77"
+    gone = next(m.text for m in messages if isinstance(m, HumanMessage)).split()[0] + " NOT-SENT-4821"
+    probes = {1: [Probe((last,)), Probe((first,)), Probe((gone,))]}
+    (sliding,) = run_session_bench([Conversation("gen", 1, messages)], ["sliding"], budget=3_000, counter=COUNTER,
+                                   rules=STANDARD_RULES, probes=probes)
+    assert sliding.answered == [True, False, False]
+    assert sliding.recall == pytest.approx(1 / 3) and sliding.as_json()["probes"] == 3
+    (unasked,) = run_session_bench([Conversation("gen", 1, messages)], ["sliding"], budget=3_000, counter=COUNTER,
+                                   rules=STANDARD_RULES)
+    assert unasked.recall is None
 
 
 @pytest.mark.parametrize(("text", "match"), [("sliding,,session", "empty"), ("session,session", "more than once"),
@@ -114,6 +153,18 @@ def test_the_command_prints_a_row_per_policy(chats: Path) -> None:
     rows = [line.split() for line in lines[header + 2 : header + 5]]
     assert [row[0] for row in rows] == ["sliding", "refit", "session"]
     assert all(row[-1] == "0/0/0" for row in rows)
+    assert "recall" not in lines[header + 1]
+
+
+def test_the_command_reports_recall_with_probes(chats: Path, tmp_path: Path) -> None:
+    probes = tmp_path / "probes.jsonl"
+    probes.write_text(json.dumps({"needs": ["zq-never-said-77"]}))
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k", "--probes", str(probes))
+    assert result.returncode == 0, result.stderr
+    header = next(line for line in result.stdout.splitlines() if line.strip().startswith("policy"))
+    assert "recall" in header.split()
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip().startswith(("sliding", "session"))]
+    assert rows and all(row[-3] == "0%" for row in rows)  # recall, then ms/turn and checks
 
 
 def test_json_with_the_models_prices_and_a_chart(chats: Path, tmp_path: Path) -> None:
@@ -127,6 +178,20 @@ def test_json_with_the_models_prices_and_a_chart(chats: Path, tmp_path: Path) ->
     assert set(rows) == {"refit", "session@0.5"}
     assert rows["session@0.5"]["estimated_cost_usd"] < rows["refit"]["estimated_cost_usd"]
     assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.slow
+def test_billing_as_a_models_provider_bills(chats: Path) -> None:
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k", "--billing", "gpt-5.6",
+                 "--strategies", "sliding,session", "--json")
+    assert result.returncode == 0, result.stderr
+    billing = json.loads(result.stdout)["billing"]
+    assert billing["bills_writes"] and billing["write_ratio"] == pytest.approx(1.25)
+    assert "gpt-5.6-sol" in billing["source"]
+    for bad, match in (("no-such-model-9", "no-such-model-9"), ("gpt-3.5-turbo", "no prompt caching prices")):
+        result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--billing", bad)
+        assert result.returncode == 2 and result.stdout == ""
+        assert "--billing" in result.stderr and match in result.stderr and len(result.stderr.splitlines()) == 1
 
 
 def test_a_bad_policy_is_a_usage_error(chats: Path) -> None:

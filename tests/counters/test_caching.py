@@ -76,8 +76,8 @@ def test_builtin_providers_have_rules_with_sources() -> None:
     assert claude.write_ratio == pytest.approx(1.25) and claude.read_ratio == pytest.approx(0.1)
     assert gemini is not None and gemini.mode == "automatic" and "granularity" in gemini.assumed
     assert deepseek is not None and deepseek.granularity == 64
-    unpriced = get_model("deepseek-v4-pro").caching
-    assert unpriced is not None and not unpriced.priced and "not in the sources" in unpriced.assumed
+    v4 = get_model("deepseek-v4-pro").caching
+    assert v4 is not None and v4.priced and "peak" in v4.assumed
     for spec in list_models():
         if spec.caching is not None:
             assert spec.caching.source.startswith("https://") and spec.caching.date
@@ -105,3 +105,51 @@ def test_ctxwin_models_json_lists_the_rules() -> None:
     rows = {row["name"]: row for row in json.loads(result.stdout)["models"]}
     assert rows["gpt-4o"]["caching"]["min_prefix"] == 1024 and rows["gpt-4o"]["caching"]["cached_input"] == 1.25
     assert rows["gpt-3.5-turbo"]["caching"] is None
+    assert rows["claude-opus-4-7"]["tokenizer"] == "claude-4.7"
+    assert rows["gpt-5.6-sol"]["caching"]["cache_write"] == pytest.approx(5.0)
+
+
+def test_gpt_56_bills_writes_and_takes_breakpoints_and_a_key() -> None:
+    sol, terra, older = (get_model(name).caching for name in ("gpt-5.6", "gpt-5.6-terra", "gpt-5.5"))
+    assert get_model("gpt-5.6").name == "gpt-5.6-sol"  # the alias, as OpenAI routes it
+    for rules in (sol, terra):
+        assert rules is not None and rules.mode == "automatic" and rules.bills_writes
+        assert rules.write_ratio == pytest.approx(1.25) and rules.max_breakpoints == 4 and rules.cache_key
+        assert (rules.ttl, rules.long_ttl) == ("30m", "12h") and "12h write" in rules.assumed
+    # before 5.6: a key routes requests, a write costs what input costs, no markers
+    assert older is not None and older.cache_key and not older.bills_writes and older.max_breakpoints == 0
+    assert get_model("gpt-5.6").context_window == 1_050_000
+
+
+def test_anthropic_prices_both_lifetimes() -> None:
+    for name in ("claude-sonnet-4-5", "claude-opus-4-7", "claude-sonnet-5", "claude-haiku-4-5"):
+        rules = get_model(name).caching
+        assert rules is not None and (rules.ttl, rules.long_ttl) == ("5m", "1h")
+        assert rules.write_ratio == pytest.approx(1.25) and rules.long_write_ratio == pytest.approx(2.0)
+    rules = get_model("claude-opus-4-7").caching
+    assert rules is not None
+    # 10,000 tokens: 2,000 read, 8,000 written of which 5,000 for an hour
+    expected = (2_000 * 0.5 + 3_000 * 6.25 + 5_000 * 10.0) / 1e6
+    assert rules.cost(10_000, 2_000, 8_000, written_long=5_000) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="long lifetime"):
+        rules.cost(10_000, 0, 100, written_long=200)
+
+
+def test_claude_tokenizer_generations_are_kept_apart() -> None:
+    generations = {name: get_model(name).tokenizer for name in
+                   ("claude-3-5-sonnet", "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5")}
+    assert generations == {"claude-3-5-sonnet": "claude-3", "claude-opus-4-6": "claude-3",
+                           "claude-opus-4-7": "claude-4.7", "claude-opus-4-8": "claude-4.7",
+                           "claude-sonnet-5": "claude-5"}
+    assert "1.0-1.35x" in get_model("claude-opus-4-7").note
+
+
+@pytest.mark.parametrize("name", ["gemini-3.1-pro", "gemini-3.5-flash", "deepseek-flash", "gpt-5.4", "gpt-5.2"])
+def test_todays_models_resolve_with_sourced_prices(name: str) -> None:
+    rules = get_model(name).caching
+    assert rules is not None and rules.priced and rules.date == "2026-11-28" and rules.source.startswith("https://")
+
+
+def test_long_write_needs_a_lifetime() -> None:
+    with pytest.raises(ValueError, match="long_ttl"):
+        CachingRules(**{**RULES, "long_write": 4.0})

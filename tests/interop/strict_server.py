@@ -6,7 +6,9 @@ Each body is validated as the SDK's own request params (``CompletionCreateParams
 cannot say: images only in user content for chat completions (and Responses messages); a tool result answers a call
 made before it; Anthropic's ``tool_use`` needs ``tools`` naming the tool, roles alternate from a user turn, and a
 thinking block is one the server issued, unchanged (signature included); Responses reasoning items and their
-encrypted content go back as issued. A broken rule is a 400 with the reason, which the SDK raises.
+encrypted content go back as issued; prompt caching marks: at most four (Anthropic's ``cache_control``, OpenAI's
+``prompt_cache_breakpoint``), OpenAI's only on the blocks that take one. A broken rule is a 400 with the reason,
+which the SDK raises.
 """
 
 from __future__ import annotations
@@ -129,6 +131,42 @@ def _responses(body: dict[str, Any], issued: Issued) -> None:
             raise Rejected(f"input[{i}]: images and files are only allowed in user messages")
 
 
+_MARKABLE = {"/v1/chat/completions": {"text", "image_url", "input_audio", "file"},
+             "/v1/responses": {"input_text", "input_image", "input_file"}}
+_BREAKPOINT_KEYS = {"mode", "ttl"}
+
+
+def _marks(path: str, body: dict[str, Any]) -> None:
+    """Prompt caching marks as the providers take them: at most four a request; OpenAI's on blocks that take one,
+    in explicit mode with a lifetime it knows; Anthropic's lifetimes longest first."""
+    if path == "/v1/messages":
+        blocks = [*(body.get("tools") or []), *(body["system"] if isinstance(body.get("system"), list) else []),
+                  *(block for message in body["messages"] if isinstance(message["content"], list)
+                    for block in message["content"])]
+        ttls = [block["cache_control"].get("ttl", "5m") for block in blocks if block.get("cache_control")]
+        if len(ttls) > 4:
+            raise Rejected(f"A maximum of 4 blocks with cache_control may be provided. Found {len(ttls)}.")
+        if ttls != sorted(ttls, key=lambda ttl: ttl != "1h"):
+            raise Rejected("a ttl='1h' cache_control block must not come after a ttl='5m' one")
+        return
+    items = body["messages"] if path == "/v1/chat/completions" else body["input"]
+    found = 0
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        for key in ("content", "output"):
+            for part in item.get(key) if isinstance(item.get(key), list) else []:
+                mark = part.get("prompt_cache_breakpoint") if isinstance(part, dict) else None
+                if mark is None:
+                    continue
+                found += 1
+                if part.get("type") not in _MARKABLE[path]:
+                    raise Rejected(f"input[{i}]: prompt_cache_breakpoint is not allowed on a {part.get('type')} block")
+                if mark.get("mode") != "explicit" or set(mark) - _BREAKPOINT_KEYS or mark.get("ttl", "30m") not in (
+                        "30m", "12h"):
+                    raise Rejected(f"input[{i}]: invalid prompt_cache_breakpoint {mark}")
+    if found > 4:
+        raise Rejected(f"at most 4 prompt cache breakpoints may be written per request, found {found}")
+
+
 _RULES = {"/v1/chat/completions": _chat, "/v1/responses": _responses, "/v1/messages": _anthropic}
 
 
@@ -152,6 +190,7 @@ def strict_server() -> Iterator[Server]:
             try:
                 _PARAMS[self.path].validate_python(body, strict=False)
                 _RULES[self.path](body, issued)
+                _marks(self.path, body)
             except (Rejected, ValidationError, KeyError) as exc:
                 self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}})
                 return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import signal
 import types
 import warnings
 from collections.abc import Callable, Iterator
@@ -333,3 +334,55 @@ def test_a_plugin_counter_with_good_counts_is_used_as_it_is(registered: Callable
     assert counter.name == "duck" and counter.count_messages([HumanMessage("a")]) == 7
     assert counter.count_texts(["a", "b"]) == [7, 7]  # type: ignore[attr-defined]
     assert get_counter("duck") is counter
+
+
+def test_building_a_counter_leaves_the_process_signal_handlers_alone(registered: Callable[..., str]) -> None:
+    """No process-wide SIGINT handler swap around plugin code: the factory sees the handler the process installed."""
+    seen: list[object] = []
+
+    def factory(arg: str | None) -> Chars:
+        seen.append(signal.getsignal(signal.SIGINT))
+        return Chars()
+
+    registered(make_plugin(register_counters=lambda register: register("seen", factory)), "seeing")
+    before = signal.getsignal(signal.SIGINT)
+    get_counter("seen")
+    assert seen == [before] and signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_ctrl_c_while_a_factory_runs_still_interrupts(registered: Callable[..., str]) -> None:
+    """The SIGINT handler the process installed raises KeyboardInterrupt: that one goes on interrupting, while a
+    factory's own ``raise KeyboardInterrupt`` is reported (test_factory_returning_junk_or_failing_names_...)."""
+    def on_sigint(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    def factory(arg: str | None) -> Chars:
+        signal.raise_signal(signal.SIGINT)  # the user's Ctrl-C, while plugin code runs
+        return Chars()
+
+    registered(make_plugin(register_counters=lambda register: register("pressed", factory)), "pressing")
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            get_counter("pressed")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert signal.getsignal(signal.SIGINT) is previous
+
+
+def test_an_origin_may_be_a_function_called_when_listed(registered: Callable[..., str]) -> None:
+    asked: list[str] = []
+
+    def origin() -> str:
+        asked.append("origin")
+        return "counted by hand"
+
+    def register_counters(register: Callable[..., None]) -> None:
+        register("lazy", lambda arg: Chars(), origin=origin)
+        register("failing", lambda arg: Chars(), origin=lambda: {}["data"])
+
+    registered(make_plugin(register_counters=register_counters), "lazy-origins")
+    get_counter("lazy")
+    assert asked == []  # registering and building do not ask
+    origins = {info.name: info.origin for info in list_counters()}
+    assert origins["lazy"] == "counted by hand" and origins["failing"] == "unavailable: KeyError: 'data'"

@@ -53,8 +53,8 @@ LEGEND = (
     "conversation that was over it. turns: the most recent user turns kept verbatim, "
     "as a mean fraction of each conversation's turns. facts: the conversation's rare, checkable strings (ids, "
     "numbers with units, dates, paths, URLs, code symbols, names) still in the request verbatim, the user's "
-    "weighing 3x, mean over the conversations (docs/bench.md, Retention). probes: questions of --probes whose "
-    "strings are all still there. pairs: conversations with every tool call/result pair "
+    "weighing 3x, mean over the conversations (docs/bench.md, Retention). recall: questions of --probes (late "
+    "questions) whose strings are all in the fitted request. pairs: conversations with every tool call/result pair "
     "intact. sys: conversations whose system prompt was kept. summ.: messages replaced by summaries "
     "(total). ! over budget (see the notes below)."
 )
@@ -87,9 +87,9 @@ def _milliseconds(seconds: float | None) -> str:
 
 
 HEADERS = (
-    "strategy", "ms/conv", "tokens used / budget", "min use", "turns", "facts", "probes", "pairs", "sys", "summ."
+    "strategy", "ms/conv", "tokens used / budget", "min use", "turns", "facts", "recall", "pairs", "sys", "summ."
 )
-PROBES = HEADERS.index("probes")  # a column only when probes were given
+PROBES = HEADERS.index("recall")  # a column only when probes were given
 
 
 def _cells(result: BenchResult) -> tuple[str, ...]:
@@ -185,8 +185,6 @@ def run(args: argparse.Namespace) -> int:
             chains = parse_chains(args.strategies or DEFAULT_CHAINS)
     except ValueError as exc:
         return usage_error(args.parser, "--strategies", exc)
-    if args.session and args.probes:
-        return usage_error(args.parser, "--probes", "probes are for strategy chains, not --session replays")
     args.budgets = args.budgets or parse_budgets(DEFAULT_SESSION_BUDGETS if args.session else DEFAULT_BUDGETS)
     lines = {c.line or 1 for c in conversations}
     missing = sorted(line for line in probes or {} if line is not None and line not in lines)
@@ -199,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     if args.session:
-        return run_session(args, model, counter, conversations, tools, sessions, read_errors)
+        return run_session(args, model, counter, conversations, tools, sessions, read_errors, probes)
     return _run_chains(args, model, counter, conversations, tools, chains, read_errors, probes)
 
 
@@ -254,17 +252,20 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     bench.add_argument(
         "--billing",
-        choices=("standard", "model"),
         default="standard",
+        metavar="standard|model|MODEL",
         help="--session's billing: 'standard' (cached from 1,024 tokens in 128-token steps at 10%% of the input "
-        "price) or 'model' (the model's caching rules and prices from the registry)",
+        "price), 'model' (the --model's caching rules and prices from the registry) or a model name: as its "
+        "provider bills (e.g. gpt-5.6: writes at 1.25x; claude-sonnet-4-5: breakpoints, writes at 1.25x, reads "
+        "at 0.1x; each request billed with the breakpoints it sends, the last message where it sends none)",
     )
     bench.add_argument("--tools", help="a JSON file with the tool definitions sent with each request")
     bench.add_argument(
         "--probes",
         metavar="FILE",
         help='JSON or JSONL probes, each {"needs": [strings an answer needs], "question": ..., "conversation": '
-        "line}: the share answerable from each fitted request",
+        "line}: the share answerable from each fitted request (with --session, from each conversation's last "
+        "request): recall",
     )
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
     bench.add_argument("--plot", metavar="PNG", help="also write a chart to this PNG file (needs ctxwin[plot])")

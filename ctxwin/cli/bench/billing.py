@@ -4,10 +4,15 @@ A request's prefix shared with the previous request is its tool definitions (whe
 leading messages equal to the previous request's, counted by the bench's counter; it is measured by message, so a
 message changed in its middle shares nothing (a provider compares tokens and could read a few more from the cache:
 the figures are a lower bound for every chain alike). The cache reads ``rules.cached_tokens(shared)`` of it (none
-below the minimum prefix, then in the provider's steps). With explicit caching (Anthropic), every chain is taken to
-mark a breakpoint on its last message, as Anthropic's automatic caching does: the rest of the request is written
-to the cache, at the write price, when the request reaches the minimum prefix. With automatic caching a write costs
-what any input token costs.
+below the minimum prefix, then in the provider's steps).
+
+Where the provider bills writes (Anthropic; OpenAI from GPT-5.6) a prefix is read only up to where an earlier
+request marked a breakpoint: a request is billed with the marks it sends (``marks``: the lengths of the prefixes
+it marks; a session's ``cache_prefixes``), and a chain that sends none is taken to mark its last message, the usual
+pattern (Anthropic's automatic caching does the same). The shared prefix read is the longest the previous request
+marked; the rest of the request is written, at the write price, when the request reaches the minimum prefix. With
+automatic caching without a write fee a write costs what any input token costs. Requests of a replay come
+back-to-back: writes are billed at the rules' short lifetime.
 
 ``billed`` is in input-token equivalents (a cached token counts ``read_ratio``, a written one ``write_ratio``), so
 chains compare without prices; ``cost`` is in USD when the rules have prices.
@@ -68,17 +73,23 @@ class Biller:
         self.meter = meter
         self.tools_tokens = tools_tokens
         self._previous: list[BaseMessage] | None = None
+        self._marked: tuple[int, ...] = ()
 
-    def bill(self, request: list[BaseMessage], tokens: int) -> Bill:
-        """Bill ``request`` of ``tokens`` (the request's count, tools included) after the previous one."""
+    def bill(self, request: list[BaseMessage], tokens: int, marks: Sequence[int] = ()) -> Bill:
+        """Bill ``request`` of ``tokens`` (the request's count, tools included) after the previous one; ``marks``:
+        the lengths of the prefixes it marks (none: its last message, where writes are billed)."""
         rules = self.rules
         shared = 0
         if self._previous is not None:
             count = shared_messages(self._previous, request)
-            shared = min(self.tools_tokens + sum(self.meter.each(request[:count])), tokens)
+            if rules.bills_writes:  # read up to the longest prefix the previous request marked
+                count = max((end for end in self._marked if end <= count), default=0)
+            if count or not rules.bills_writes:
+                shared = min(self.tools_tokens + sum(self.meter.each(request[:count])), tokens)
         self._previous = request
+        self._marked = tuple(marks) or (len(request),)
         cached = rules.cached_tokens(shared)
-        written = tokens - cached if rules.mode == "explicit" and tokens >= rules.min_prefix else 0
+        written = tokens - cached if rules.bills_writes and tokens >= rules.min_prefix else 0
         read, write = rules.read_ratio, rules.write_ratio
         billed = tokens - cached - written + cached * (1.0 if read is None else read)
         billed += written * (1.0 if write is None else write)

@@ -29,6 +29,7 @@ from ctxwin.batch.conversation import Conversation
 from ctxwin.batch.progress import Progress
 from ctxwin.cli.bench.billing import Bill, Biller
 from ctxwin.cli.bench.metrics import recent_turns_verbatim, tool_pairs_intact
+from ctxwin.cli.bench.retention import Probe, probes_kept
 from ctxwin.counters.base import TokenCounter
 from ctxwin.counters.caching import CachingRules
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage, convert_to_messages, convert_to_openai_messages
@@ -41,11 +42,14 @@ POLICIES = ("sliding", "langchain", "refit", "session")
 
 
 class Policy(Protocol):
-    """What a chat loop does with its history: take the turn's messages, then give the request to send."""
+    """What a chat loop does with its history: take the turn's messages, then give the request to send, and the
+    lengths of the prefixes that request marks for the cache (none: its last message, the usual pattern)."""
 
     def add(self, messages: list[BaseMessage]) -> None: ...
 
     def request(self) -> list[BaseMessage]: ...
+
+    def marks(self) -> tuple[int, ...]: ...
 
 
 def request_points(messages: Sequence[BaseMessage]) -> list[int]:
@@ -72,6 +76,9 @@ class _Sliding:
     def request(self) -> list[BaseMessage]:
         return trim_messages(self.history, max_tokens=self.limit, token_counter=self.counter, strategy="last",
                              include_system=True, start_on="human")
+
+    def marks(self) -> tuple[int, ...]:
+        return ()
 
 
 class _LangChain(_Sliding):
@@ -120,6 +127,9 @@ class _Session:
 
     def request(self) -> list[BaseMessage]:
         return list(self.session.plan().messages)
+
+    def marks(self) -> tuple[int, ...]:
+        return self.session.cache_prefixes
 
 
 def make_policy(chain: str, planner: Planner) -> Policy:
@@ -172,6 +182,7 @@ class SessionResult:
     broken_pairs: int = 0
     missing_last_user: int = 0
     curves: list[list[float]] = field(default_factory=list)  # per conversation: billed tokens so far, per request
+    answered: list[bool] = field(default_factory=list)  # per probe: its strings all in the conversation's last request
 
     @property
     def requests(self) -> int:
@@ -203,6 +214,11 @@ class SessionResult:
         return sum(self.verbatim) / len(self.verbatim) if self.verbatim else None
 
     @property
+    def recall(self) -> float | None:
+        """The share of the probes (late questions) whose strings are all in their conversation's last request."""
+        return sum(self.answered) / len(self.answered) if self.answered else None
+
+    @property
     def seconds_per_turn(self) -> float | None:
         return sum(self.seconds) / len(self.seconds) if self.seconds else None
 
@@ -222,6 +238,8 @@ class SessionResult:
             "over_budget": self.over_budget,
             "broken_tool_pairs": self.broken_pairs,
             "missing_last_user_message": self.missing_last_user,
+            "probes": len(self.answered),
+            "recall": self.recall,
         }
 
 
@@ -231,10 +249,13 @@ def replay(
     biller: Biller,
     result: SessionResult,
     recount: Callable[[list[BaseMessage]], int],
+    probes: Sequence[Probe] = (),
 ) -> None:
-    """Replay one conversation through ``policy``, adding each request's figures to ``result``."""
+    """Replay one conversation through ``policy``, adding each request's figures to ``result``, and whether its
+    last request answers each of ``probes`` (questions its last user message asks)."""
     messages = list(conversation)
     done, last_user, curve, total = 0, None, [], 0.0
+    sent: list[BaseMessage] = []
     limit = result.budget
     for end in request_points(messages):
         turn = messages[done:end]
@@ -244,7 +265,7 @@ def replay(
         sent = policy.request()
         result.seconds.append(time.perf_counter() - start)
         done = end
-        bill = biller.bill(sent, recount(sent))
+        bill = biller.bill(sent, recount(sent), policy.marks())
         result.bills.append(bill)
         total += bill.billed
         curve.append(total)
@@ -254,6 +275,7 @@ def replay(
         result.broken_pairs += not tool_pairs_intact(original, sent)
         result.missing_last_user += last_user is not None and not any(m is last_user or m == last_user for m in sent)
     result.curves.append(curve)
+    result.answered += probes_kept(probes, sent) if probes else []
     result.conversations += 1
 
 
@@ -270,15 +292,17 @@ def replay_policy(
     model: str | None = None,
     reserve_output: int = 0,
     tools: Sequence[dict[str, Any]] | None = None,
+    probes: Sequence[Probe] = (),
 ) -> None:
     """``replay`` of one conversation through the policy ``policy`` makes for a planner of ``result``'s budget
     (``Planner(model, context_window=budget + reserve_output, ...)`` with a shallow copy of ``counter``), billed by
     ``result``'s rules and recounted by another copy."""
     planner = Planner(model, context_window=result.budget + reserve_output, reserve_output=reserve_output,
                       counter=copy.copy(counter), tools=tools)
+    planner.caching = result.rules  # sessions size their cuts by the prices they are billed at
     measuring = copy.copy(counter)
     biller = Biller(result.rules, Meter(measuring, tools), planner.budget.tools_tokens)
-    replay(conversation, policy(planner), biller, result, _recount(measuring, tools))
+    replay(conversation, policy(planner), biller, result, _recount(measuring, tools), probes)
 
 
 def run_session_bench(
@@ -292,19 +316,24 @@ def run_session_bench(
     reserve_output: int = 0,
     tools: Sequence[dict[str, Any]] | None = None,
     progress: Progress | None = None,
+    probes: dict[int | None, list[Probe]] | None = None,
 ) -> list[SessionResult]:
     """Replay every conversation through every policy at ``budget`` input tokens (``Planner(model,
     context_window=budget + reserve_output, reserve_output=...)``), billed by ``rules``; one result per chain.
+    ``probes`` (``read_probes``: by conversation line, None for every conversation) are checked against each
+    conversation's last request (``SessionResult.recall``).
 
     Each policy gets its own planner with its own shallow copy of the counter; the bench recounts with another. A
     conversation a planner rejects (ValueError/TypeError) is reported through ``progress`` and left out."""
     results = [SessionResult(chain, budget, rules) for chain in chains]
     for conversation in conversations:
         wanted = conversation.tools or tools
+        asked = [*(probes or {}).get(conversation.line or 1, []), *(probes or {}).get(None, [])]
         try:
             for result in results:
                 replay_policy(conversation.messages, functools.partial(make_policy, result.chain), result,
-                              counter=counter, model=model, reserve_output=reserve_output, tools=wanted)
+                              counter=counter, model=model, reserve_output=reserve_output, tools=wanted,
+                              probes=asked)
         except (ValueError, TypeError) as exc:
             if progress is None:
                 raise

@@ -53,7 +53,6 @@ from ctxwin.counters.approximate.features import (
 )
 from ctxwin.counters.approximate.pieces import Pieces, target_pieces
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
-from ctxwin.counters.families.tiktoken_encodings import load_encoding
 from ctxwin.counters.image_tokens import image_tokens
 
 if TYPE_CHECKING:
@@ -85,7 +84,7 @@ class ApproximateCounter(BaseTokenCounter):
         self._safe_bounds, self._dense_bound = calibrated.safe_bounds, calibrated.dense_bound
         self.max_relative_error = 0.0 if safe else calibrated.max_relative_error
         self._pieces, self._latin = calibrated.pieces, calibrated.latin
-        self._encoders = tuple(load_encoding(e).encode_ordinary for e in SAFE_FOR) if safe else ()
+        self._encoders = _safe_encoders() if safe else ()
         self._count: Callable[[str], int] = self.py_safe_count if safe else self.py_count
         if calibrated.model is not None:
             self._count = (functools.partial(_exact_bound, calibrated.model.safe, self._encoders) if safe
@@ -169,6 +168,13 @@ class ApproximateCounter(BaseTokenCounter):
 _WORDS, _PUNCT, _DIGITS = (FEATURES.index(f) for f in ("word_starts", "punct", "digits"))
 # The encodings safe mode never under-counts (whatever the counter's target): its count is at least each one's.
 SAFE_FOR: tuple[str, ...] = TARGETS
+
+
+def _safe_encoders() -> tuple[Callable[[str], list[int]], ...]:
+    """The exact encoders safe mode raises its bound to: tiktoken is imported for safe mode only."""
+    from ctxwin.counters.families.tiktoken_encodings import load_encoding
+
+    return tuple(load_encoding(e).encode_ordinary for e in SAFE_FOR)
 
 
 def _exact_bound(bound: Callable[[str], int], encoders: tuple[Callable[[str], list[int]], ...], text: str) -> int:

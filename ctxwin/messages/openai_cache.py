@@ -1,0 +1,97 @@
+"""``mark_prompt_cache``: OpenAI prompt caching marks on a Chat Completions or Responses request.
+
+From GPT-5.6 a request can mark content blocks with ``"prompt_cache_breakpoint": {"mode": "explicit"}``: the prefix
+up to a marked block is written to the cache (billed as a cache write) and read by a later request whose prefix is
+the same up to it, at most ``MAX_BREAKPOINTS`` writes a request. ``prompt_cache_options.mode = "explicit"`` turns off
+the breakpoint OpenAI would otherwise place itself, so what is written is what the request marks (no mark: nothing
+is cached, and nothing written). ``prompt_cache_key`` routes requests that share a prefix to the same cache. The
+function works on the request form (``messages`` or ``input``), whoever built it, and copies only what it marks.
+
+Blocks that take a mark: text, image, audio and file parts of chat messages (an assistant's text too); Responses
+``input_text``, ``input_image`` and ``input_file`` parts of user, system and developer messages and of function call
+outputs. A message whose last block takes none (an assistant turn that only calls tools, a Responses assistant
+message) passes its mark to the nearest earlier message that takes one: the prefix up to there is cached instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MAX_BREAKPOINTS = 4  # writes per request, as OpenAI documents them
+_CHAT_PARTS = frozenset({"text", "image_url", "input_audio", "file"})
+_RESPONSES_PARTS = frozenset({"input_text", "input_image", "input_file"})
+_RESPONSES_ROLES = frozenset({"user", "system", "developer"})
+
+
+def _breakpoint(ttl: str | None) -> dict[str, str]:
+    return {"mode": "explicit", **({"ttl": ttl} if ttl else {})}
+
+
+def _field(item: Mapping[str, Any], responses: bool) -> tuple[str, str, frozenset[str]] | None:
+    """Where ``item`` holds markable blocks: the key, the type a string there becomes, the part types that take a
+    mark; None when it holds none."""
+    if not responses:
+        return "content", "text", _CHAT_PARTS
+    kind = item.get("type", "message")
+    if kind == "function_call_output":
+        return "output", "input_text", _RESPONSES_PARTS
+    if kind == "message" and item.get("role") in _RESPONSES_ROLES:
+        return "content", "input_text", _RESPONSES_PARTS
+    return None
+
+
+def _marked(item: Any, responses: bool, ttl: str | None) -> dict[str, Any] | None:
+    """A copy of ``item`` with its last block marked, or None when that block takes no mark."""
+    if not isinstance(item, Mapping):
+        return None
+    where = _field(item, responses)
+    if where is None:
+        return None
+    key, text_type, kinds = where
+    value = item.get(key)
+    if isinstance(value, str):
+        blocks: list[Any] = [{"type": text_type, "text": value}] if value else []
+    elif isinstance(value, list):
+        blocks = list(value)
+    else:
+        return None
+    last = blocks[-1] if blocks else None
+    if not isinstance(last, Mapping) or last.get("type") not in kinds or last.get("text") == "":
+        return None
+    blocks[-1] = {**last, "prompt_cache_breakpoint": _breakpoint(ttl)}
+    return {**item, key: blocks}
+
+
+def mark_prompt_cache(
+    request: Mapping[str, Any], messages: Sequence[int] | None = (-1,), *, ttl: str | None = None,
+    key: str | None = None,
+) -> dict[str, Any]:
+    """A copy of the chat or Responses ``request`` with a ``prompt_cache_breakpoint`` on the messages at the indexes
+    ``messages`` (each moved back to the nearest message that takes one; at most ``MAX_BREAKPOINTS``, the earliest
+    dropped first: the newest prefix is the one the next request reads) and ``prompt_cache_options`` in explicit
+    mode; ``messages=None`` marks nothing and leaves the options out. ``ttl``: ``"12h"`` for the long lifetime,
+    else the default 30 minutes. ``key``: the ``prompt_cache_key``. ValueError for an index outside the request."""
+    out = dict(request)
+    responses = "input" in out and "messages" not in out
+    field = "input" if responses else "messages"
+    listed = list(out.get(field) or [])
+    if key is not None:
+        out["prompt_cache_key"] = key
+    if messages is None:
+        return out
+    out["prompt_cache_options"] = {"mode": "explicit"}
+    chosen: set[int] = set()
+    for index in messages:
+        if not -len(listed) <= index < len(listed):
+            raise ValueError(f"mark_prompt_cache: message index {index} is outside the request's {len(listed)} "
+                             "messages")
+        at = index % len(listed)
+        while at >= 0 and _marked(listed[at], responses, ttl) is None:
+            at -= 1
+        if at >= 0:
+            chosen.add(at)
+    for at in sorted(chosen)[-MAX_BREAKPOINTS:]:
+        listed[at] = _marked(listed[at], responses, ttl)
+    out[field] = listed
+    return out
