@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 CORE_STAMP := $(VENV)/.ctxwin-core
 TEST_STAMP := $(VENV)/.ctxwin-test
-EXTRAS ?= dev,bench,corpus,fit,plot,llama,qwen,mistral,hub,anthropic,gemini,openai-agents,pydantic-ai,google-adk,agent-framework,llama-index,litellm
+EXTRAS ?= dev,bench,corpus,fit,plot,llama,qwen,mistral,hub,anthropic,gemini,openai-agents,pydantic-ai,google-adk,agent-framework,llama-index,litellm,fast
 # Installed when the index has a build for this Python; their tests skip (saying why) when it does not.
 OPTIONAL_EXTRAS ?= ray
 # Byte-compiled modules and pytest's rewritten test modules are kept even where the shell turns that off: a second

@@ -9,6 +9,10 @@ another in the same process, would be answered from the count cache).
 
     pytest benchmarks/bench_batch.py --benchmark-only      # the Ray rows need the `ray` extra
 
+``test_fit_many_engine`` fits the same corpus with DeepSeek-V3's counter on one worker, once with the engine ctxwin
+chooses (kitoken where engines.json verified it, ``fast_engines``) and once with the reference (``tokenizers``),
+side by side in one run; a fresh counter each round, so every round tokenizes cold.
+
 The chunk-size rows fit many short conversations (6 messages), where the cost of moving work between processes
 is largest relative to the work itself.
 """
@@ -75,6 +79,23 @@ def test_fit_many(benchmark: BenchmarkFixture, workers: int | None, counter: str
     done = benchmark.pedantic(fitted, setup=cold(items, **options), rounds=ROUNDS)
     assert done == len(items)
     report(benchmark, len(items))
+
+
+@pytest.mark.parametrize("engine", ["auto", "reference"])
+def test_fit_many_engine(benchmark: BenchmarkFixture, engine: str) -> None:
+    from ctxwin.counters.families.hf_counter import HFCounter
+
+    items = CORPUS
+    chosen = HFCounter("deepseek-v3", engine=engine).engine.engine
+    benchmark.group = f"fit_many: {len(items)} conversations x {MESSAGES} messages, deepseek-v3, workers=1"
+
+    def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (items,), {"workers": 1, "counter": HFCounter("deepseek-v3", engine=engine)}
+
+    done = benchmark.pedantic(fitted, setup=setup, rounds=ROUNDS)
+    assert done == len(items)
+    report(benchmark, len(items))
+    benchmark.extra_info["engine"] = chosen
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity (Linux)")

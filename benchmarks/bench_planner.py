@@ -37,6 +37,10 @@ Tracing (``test_tracing``, issue 20): the cold plan of the agent kind at the 112
 (``tracing off``: ctxwin's spans reduce to one ``sys.modules`` lookup per plan and step) and with the OpenTelemetry
 SDK's ``TracerProvider`` exporting to its ``InMemorySpanExporter`` (``SDK provider, in-memory exporter``).
 
+The engine side by side (``test_fit_engine``): the cold trim and the cold plan of each kind at the 32k budget with
+DeepSeek-V3's counter (a fresh one a round), with the engine ctxwin chooses (kitoken where engines.json verified
+it) and with the reference (``tokenizers``), in one run.
+
 Run: ``pytest benchmarks/bench_planner.py --benchmark-only`` (needs the ``bench`` and ``corpus`` extras).
 """
 
@@ -104,6 +108,29 @@ def test_fit(benchmark: Any, run: str, kind: str, budget_name: str) -> None:
             trim if run == "trim" else plan, setup=_fresh, rounds=ROUNDS[run], iterations=1, warmup_rounds=1
         )
     benchmark.extra_info.update(kept=len(kept), total=len(messages), max_tokens=budget)
+
+
+@pytest.mark.parametrize("engine", ["auto", "reference"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("run", ["trim", "plan"])
+def test_fit_engine(benchmark: Any, run: str, kind: str, engine: str) -> None:
+    from ctxwin.counters.families.hf_counter import HFCounter
+
+    benchmark.group = f"planner-engine-deepseek-v3-{kind}-{SIZE}-32k"
+    messages, budget = ours(kind, SIZE), 32_000
+
+    def fresh() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (HFCounter("deepseek-v3", engine=engine),), {}
+
+    def go(counter: HFCounter) -> list[Any]:
+        if run == "trim":
+            return trim_messages(messages, max_tokens=budget, token_counter=counter, include_system=True)
+        result = Planner(counter=counter, context_window=budget, reserve_output=0).plan(messages)
+        assert result.fits
+        return result.messages
+
+    kept = benchmark.pedantic(go, setup=fresh, rounds=3, iterations=1)
+    benchmark.extra_info.update(engine=fresh()[0][0].engine.engine, kept=len(kept), total=len(messages))
 
 
 TURN_ROWS = ("cold trim", "cold plan", "re-plan after appending one message", "session turn")

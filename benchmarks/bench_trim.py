@@ -8,7 +8,12 @@ library's "approximate" shortcut), ``o200k`` (the same per-message o200k callabl
 clears ctxwin's count cache before every round; ``warm`` re-trims after appending one new message to a
 conversation trimmed before (langchain_core has no cache, so its warm run repeats its cold one; at 100,000
 messages it is not run again and ctxwin's warm time is compared with langchain_core's cold one). ``floor`` is the
-time to run the o200k callable once over the kept messages on one thread.
+time to run the o200k callable once over the kept messages on one thread: its engine is tiktoken (no faster engine
+is exact and faster on o200k_base: ctxwin/counters/families/data/engines.json).
+
+``test_trim_engine`` is the cold trim with DeepSeek-V3's counter, with the engine ctxwin chooses (kitoken where
+engines.json verified it) and with the reference (``tokenizers``), side by side in one run, each beside its floor:
+that engine reading the text of the kept messages once.
 
 ``test_chat_loop`` is how a chat product calls it, LangChain style: the history was trimmed on the previous turn,
 one message is appended (``history + [new]``, the same objects otherwise) and the list is trimmed again, with the
@@ -26,6 +31,7 @@ from typing import Any
 
 import langchain_core.messages as lc_messages
 import pytest
+import tiktoken
 from langchain_core.messages.utils import count_tokens_approximately
 from side_by_side import chat_sized, chat_sized_theirs, o200k_callable, o200k_total, ours, theirs
 
@@ -163,7 +169,36 @@ def test_floor(benchmark: Any, size: int) -> None:
     mine, _ = conversations(size)
     kept = trim_messages(mine, max_tokens=budget(size, "o200k"), token_counter=o200k_callable, tool_pairs="ignore")
     benchmark.pedantic(lambda: sum(map(o200k_callable, kept)), rounds=rounds_for("ctxwin", size), iterations=1)
-    benchmark.extra_info.update(kept=len(kept), total=len(mine))
+    benchmark.extra_info.update(kept=len(kept), total=len(mine), engine=f"tiktoken {tiktoken.__version__} o200k_base")
+
+
+@pytest.fixture(scope="module")
+def deepseek_counters() -> dict[str, Any]:
+    from ctxwin.counters.families.hf_counter import HFCounter
+
+    return {engine: HFCounter("deepseek-v3", engine=engine) for engine in ("auto", "reference")}
+
+
+@pytest.mark.parametrize("size", [1_000, 10_000])
+@pytest.mark.parametrize("run", ["cold trim", "floor"])
+@pytest.mark.parametrize("engine", ["auto", "reference"])
+def test_trim_engine(benchmark: Any, deepseek_counters: dict[str, Any], engine: str, run: str, size: int) -> None:
+    counter = deepseek_counters[engine]
+    benchmark.group = f"trim-engine-deepseek-v3-{size}"
+    mine, _ = conversations(size)
+    limit = deepseek_counters["reference"].count_messages(mine) // 2
+    kept = trim_messages(mine, max_tokens=limit, token_counter=counter)
+    if run == "floor":
+        texts = [text for message in kept for text in counter.message_texts(message)[0]]
+        tokenizer = counter.tokenizer  # the engine's own call, without ctxwin's framing
+        encode = counter.engine.encode or (lambda text: tokenizer.encode(text, add_special_tokens=False))
+        benchmark.pedantic(lambda: [len(encode(t)) for t in texts], rounds=rounds_for("ctxwin", size), iterations=1)
+    else:
+        result = benchmark.pedantic(lambda: trim_messages(mine, max_tokens=limit, token_counter=counter),
+                                    setup=lambda: clear_cache(counter), rounds=rounds_for("ctxwin", size),
+                                    iterations=1)
+        assert result == kept
+    benchmark.extra_info.update(engine=counter.engine.engine, kept=len(kept), total=len(mine), max_tokens=limit)
 
 
 @pytest.mark.parametrize("size", SIZES[:3])

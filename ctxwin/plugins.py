@@ -14,8 +14,8 @@ command), its registrations from that hook are discarded, and the other plugins 
 implementation is called on its own for that reason (a plain pluggy hook call stops at the first exception).
 
 Nothing a plugin raises ends the host: ``SystemExit``, ``KeyboardInterrupt`` or any other ``BaseException`` from its
-import or its hooks is reported like any error. Only a real Ctrl-C (SIGINT arriving while plugin code runs) still
-interrupts, told apart without touching the process's signal handlers (``interrupts``).
+import or its hooks is reported like any error. Only a real Ctrl-C or SIGTERM (a signal arriving while plugin code
+runs) still interrupts, told apart without touching the process's signal handlers (``interrupts``).
 
 The default plugins import nothing heavy: they register names, and their factories import the tokenizer packages
 when a counter is built, so looking up ``approximate`` loads no tokenizer library.
@@ -78,24 +78,28 @@ _RAISE = opmap["RAISE_VARARGS"]
 
 
 def interrupts(exc: BaseException) -> bool:
-    """Whether ``exc``, raised while plugin code ran, is the user's Ctrl-C, which must go on interrupting.
+    """Whether ``exc``, raised while plugin code ran, is the user's Ctrl-C (or a SIGTERM the process turned into an
+    exception), which must go on interrupting.
 
     Python raises the KeyboardInterrupt of a SIGINT where it checks for signals (inside a blocking call, at a loop's
     jump or a call), or inside the SIGINT handler the process installed: never at a ``raise`` statement of the code
-    that was running. A KeyboardInterrupt whose innermost frame is stopped at a ``raise`` outside that handler is
-    the plugin's own, reported like any error. Only the traceback is read; the process's handlers stay as they are.
+    that was running. An exception raised inside a handler the process installed for SIGINT or SIGTERM (the
+    ``ctxwin`` command's raises on SIGTERM) interrupts; a KeyboardInterrupt whose innermost frame is stopped at a
+    ``raise`` outside those handlers is the plugin's own, reported like any error. Only the traceback is read; the
+    process's handlers stay as they are.
     """
-    if not isinstance(exc, KeyboardInterrupt) or exc.__traceback__ is None:
+    if exc.__traceback__ is None:
         return False
-    handler = getattr(signal.getsignal(signal.SIGINT), "__code__", None)  # a Python handler's code, or None
+    handlers = {getattr(signal.getsignal(signum), "__code__", None) for signum in (signal.SIGINT, signal.SIGTERM)}
+    handlers.discard(None)
     tb = exc.__traceback__
     while True:
-        if tb.tb_frame.f_code is handler:
+        if tb.tb_frame.f_code in handlers:
             return True
         if tb.tb_next is None:
             break
         tb = tb.tb_next
-    return tb.tb_frame.f_code.co_code[tb.tb_lasti] != _RAISE
+    return isinstance(exc, KeyboardInterrupt) and tb.tb_frame.f_code.co_code[tb.tb_lasti] != _RAISE
 
 
 def describe(exc: BaseException) -> str:

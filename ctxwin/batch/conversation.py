@@ -21,9 +21,11 @@ def nesting_error() -> ConversationFileError:
 
 @dataclass(frozen=True)
 class Conversation:
-    """One conversation from a file: where it came from, and its messages or the error that stopped it."""
+    """One conversation from a file: where it came from, its messages, its tools and the model its request names
+    (``{"model": "claude-sonnet-4-5", "messages": [...]}``; None when it names none)."""
 
     source: str
     line: int | None
     messages: list[BaseMessage]
     tools: list[dict[str, Any]] | None = None
+    model: str | None = None

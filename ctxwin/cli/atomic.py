@@ -2,6 +2,8 @@
 
 The CLI's ``-o FILE`` goes through ``AtomicOutput``: the target is only ever replaced by a complete file (rename is
 atomic within a directory), so a bad input, a full disk, Ctrl-C or a kill part way leaves the old file as it was.
+Signals are held back during the rename, which notes that the output is in place (``output.Published``): the
+command's signal handlers change nothing after it.
 Temporary files are named ``.<target name>.ctxwin-tmp-XXXXXXXX`` so a leftover one (after SIGKILL) is recognisable.
 
 Text is written as UTF-8 with ``backslashreplace``: the only text UTF-8 cannot encode is a lone surrogate, which
@@ -12,11 +14,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
 from types import TracebackType
 from typing import IO
+
+from ctxwin.cli.output import Published
 
 TEMP_MARK = ".ctxwin-tmp-"
 
@@ -27,6 +34,39 @@ def same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _regular(path: str | None, stream: int) -> os.stat_result | None:
+    """The regular file at ``path``, or open on ``stream`` (for ``None`` / ``"-"``), else None."""
+    try:
+        found = os.fstat(stream) if path in (None, "-") else os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found if stat.S_ISREG(found.st_mode) else None
+
+
+def writes_over(output: str | None, source: str) -> bool:
+    """Whether writing ``output`` (a path; ``None`` or ``"-"``: stdout) would write over the input ``source`` (a
+    path; ``"-"``: stdin): the same path, or the same regular file reached another way (``-o /dev/stdin`` with
+    stdin redirected from it, stdout appending to it). Terminals and pipes are never the same file as a file."""
+    if output not in (None, "-") and source != "-" and same_file(output, source):
+        return True
+    written, read = _regular(output, 1), _regular(source, 0)
+    return written is not None and read is not None and (written.st_dev, written.st_ino) == (read.st_dev, read.st_ino)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back (in the main thread, where Python runs signal handlers) until the block is done:
+    their handlers then run after it, never half way through it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _new_file_mode() -> int:
@@ -92,8 +132,10 @@ class AtomicOutput:
         os.fsync(handle.fileno())
         os.chmod(self._temp, self._mode)  # the replaced file's permissions, or a new file's (mkstemp's are 0600)
         handle.close()
-        os.replace(self._temp, self._target)
-        self._temp = None
+        with _signals_held():  # the rename and the note that it happened, together
+            os.replace(self._temp, self._target)
+            self._temp = None
+            Published.done = True
 
     def discard(self) -> None:
         """Close what was opened; remove the temporary file unless ``commit`` already put it in place."""

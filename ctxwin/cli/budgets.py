@@ -12,13 +12,17 @@ from decimal import Decimal
 # Digits grouped by thousands with commas (8,000) or by underscores (8_000), an optional fraction, an optional k.
 _BUDGET = re.compile(r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:_\d+)*(?:\.\d+)?|\.\d+)([kK]?)")
 _EXPECTED = "expected a {sign} whole number of tokens such as 2500, 4k or 1.5k (k = 1,000)"
+# A hundred times the largest context window any model has: more is a typo, not a budget.
+MAX_TOKENS = 1_000_000_000
 
 
 def parse_budget(text: str, *, what: str = "budget", zero: bool = False) -> int:
-    """One amount of tokens; ValueError naming the text (as ``what``) for negative, fractional or unreadable
-    values, and for zero unless ``zero``."""
+    """One amount of tokens; ValueError naming the text (as ``what``) for negative, fractional, unreadable or
+    absurdly large values, and for zero unless ``zero``."""
     expected = _EXPECTED.format(sign="non-negative" if zero else "positive")
     match = _BUDGET.fullmatch(text.strip())
+    if match is None and _BUDGET.fullmatch(text.strip().removeprefix("-")):
+        raise ValueError(f"{what} {text!r} must be {'non-negative' if zero else 'positive'}; {expected}")
     if match is None:
         raise ValueError(f"{what} {text!r} is not a number of tokens; {expected}")
     number, suffix = match.groups()
@@ -28,6 +32,8 @@ def parse_budget(text: str, *, what: str = "budget", zero: bool = False) -> int:
         raise ValueError(f"{what} {text!r} is {tokens} tokens, not a whole number; {expected}")
     if tokens < 0 or (tokens == 0 and not zero):
         raise ValueError(f"{what} {text!r} must be {'non-negative' if zero else 'positive'}; {expected}")
+    if tokens > MAX_TOKENS:
+        raise ValueError(f"{what} {text!r} is more tokens than any model takes (at most {MAX_TOKENS:,})")
     return int(tokens)
 
 

@@ -1,5 +1,5 @@
-"""``ctxwin count FILE``: the tokens of each message and the request total (``--model M`` or ``--counter SPEC``,
-default the approximate counter; ``--json``)."""
+"""``ctxwin count FILE``: the tokens of each message and the request total (``--model M`` or ``--counter SPEC``;
+without either, the model a request names in its ``model`` key, else the approximate counter; ``--json``)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import unicodedata
 from typing import Any
 
 from ctxwin.batch.conversation import Conversation, ConversationFileError, nesting_error
-from ctxwin.cli.counter_choice import counter_for
+from ctxwin.cli.counter_choice import RequestCounters, counter_for, names_own_model
 from ctxwin.cli.io import read_conversations
 from ctxwin.cli.output import EXIT_INPUT, EXIT_OK, error
 from ctxwin.counters.base import TokenCounter
+from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.models import ModelSpec
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.messages.openai_format import openai_role
@@ -45,13 +46,18 @@ def _count_rows(conversation: Conversation, counter: TokenCounter, model: ModelS
         for i, (m, n) in enumerate(zip(conversation.messages, counts, strict=True))
     ]
     total = counter.count_messages(conversation.messages, tools=conversation.tools)
+    # A message's count is the most it adds to any request (the engines add counts up and must never under-count);
+    # a chat template can write it shorter where it stands (Qwen3 drops an earlier turn's reasoning markers), so the
+    # request is the messages' sum plus its overhead (framing, tools), less what they take less in place.
+    difference = total - sum(counts)
     report: dict[str, Any] = {
         "source": conversation.source,
         "line": conversation.line,
         "counter": counter.name,
         "messages": rows,
         "message_tokens": sum(counts),
-        "request_overhead": total - sum(counts),
+        "request_overhead": max(difference, 0),
+        "shorter_in_place": max(-difference, 0),
         "total": total,
     }
     if model is not None:
@@ -72,9 +78,14 @@ def _print_count(report: dict[str, Any]) -> None:
     for row in report["messages"]:
         role = row["role"] + (f"({row['name']})" if row["name"] else "")
         print(f"{row['index']:>4}  {role:<16} {row['tokens']:>7,}  {row['preview']}")
+    change = (
+        f"- {report['shorter_in_place']:,} shorter in place (a message's count is the most it can add)"
+        if report["shorter_in_place"]
+        else f"+ {report['request_overhead']:,} request overhead"
+    )
     print(
-        f"{plural(len(report['messages']), 'message')}: {plural(report['message_tokens'], 'token')} "
-        f"+ {report['request_overhead']:,} request overhead = {plural(report['total'], 'token')}"
+        f"{plural(len(report['messages']), 'message')}: {plural(report['message_tokens'], 'token')} {change} "
+        f"= {plural(report['total'], 'token')}"
     )
     if model:
         print(
@@ -87,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     chosen = counter_for(args, DEFAULT_COUNTER)
     if isinstance(chosen, int):
         return chosen
-    model, counter = chosen
+    counters = RequestCounters(chosen, names_own_model(args))
     reports: list[dict[str, Any]] = []
     errors = 0
     try:
@@ -97,8 +108,9 @@ def run(args: argparse.Namespace) -> int:
                 errors += 1
                 continue
             try:
+                model, counter = counters(item.model)
                 report = _count_rows(item, counter, model)
-            except (ValueError, TypeError, RecursionError) as exc:  # e.g. malformed tool definitions
+            except (ValueError, TypeError, RecursionError, TokenizerDataError) as exc:  # e.g. malformed tools
                 text = nesting_error() if isinstance(exc, RecursionError) else exc
                 error(f"{item.source}{f':{item.line}' if item.line else ''}: {text}")
                 errors += 1
@@ -120,6 +132,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "requests; - for stdin"
     )
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--model", "-m", help="count with this model's tokenizer and framing (see `ctxwin models`)")
+    which.add_argument(
+        "--model", "-m", help="count with this model's tokenizer and framing (see `ctxwin models`; default: the "
+        "request's own 'model', else the approximate counter)"
+    )
     which.add_argument("--counter", "-c", help="a counter spec, e.g. tiktoken:o200k_base (default: approximate)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -8,7 +8,8 @@ stays a list, a request object (chat completions', Anthropic's with its ``system
 read as a stream): one output line each, in input order, the line's own object likewise, with ``"ctxwin":
 {"line": N, "plan": {...}}`` added, fitted on ``--workers`` processes (``ctxwin.cli.fit_file``; the output does
 not depend on how many); a bad line is reported on stderr and the run goes on. A progress bar is drawn on stderr
-when it is a terminal.
+when it is a terminal. Without ``--model`` or ``--counter``, each request is fitted for the model its ``model`` key
+names (``counter_choice``); ``--context-window`` may lower a model's window, not raise it.
 
 Files are never lost: flags are checked first (a bad one is a usage error naming it, exit 2, before anything is
 read), ``-o`` may not be an input, the output is opened only after the input was read (a JSONL batch streams into
@@ -30,8 +31,9 @@ from typing import Any, cast
 
 from ctxwin.batch.item import FIT_MODEL, Fitter, describe
 from ctxwin.batch.progress import Progress
-from ctxwin.cli.atomic import AtomicOutput, same_file
+from ctxwin.cli.atomic import AtomicOutput, writes_over
 from ctxwin.cli.budgets import parse_budget
+from ctxwin.cli.counter_choice import names_own_model, request_model_spec, window_error
 from ctxwin.cli.fit_file import FitLines, fit_lines, full_report, seekable
 from ctxwin.cli.io import (
     ConversationLine,
@@ -39,6 +41,7 @@ from ctxwin.cli.io import (
     fitted_document,
     read_raw_conversations,
     read_tools,
+    request_model,
 )
 from ctxwin.cli.output import (
     EXIT_CODES_HELP,
@@ -126,8 +129,9 @@ def _check_flags(args: argparse.Namespace) -> int | None:
     """Every usage error, named by its flag, before any file is read; None when the flags are fine."""
     parser = args.parser
     for name, other in (("FILE", args.file), ("--tools", args.tools)):
-        if args.output not in (None, "-") and other not in (None, "-") and same_file(args.output, other):
-            return usage_error(parser, "-o/--output", f"{args.output} is also {name}; write to another file")
+        if other is not None and writes_over(args.output, other):
+            where = "stdout" if args.output in (None, "-") else args.output
+            return usage_error(parser, "-o/--output", f"{where} is the same file as {name}; write to another file")
     try:
         strategies = _strategies(args)
     except ValueError as exc:
@@ -148,6 +152,8 @@ def _check_flags(args: argparse.Namespace) -> int | None:
             pass  # the counter exists, its data is missing here: an environment problem (exit 1), reported next
         except (ValueError, TypeError) as exc:
             return usage_error(parser, "--counter", exc)
+    if args.model and model is not None and (problem := window_error(args.context_window, model)) is not None:
+        return usage_error(parser, "--context-window", problem)
     if args.context_window is not None:
         window = args.context_window
     elif model is not None:
@@ -222,7 +228,10 @@ def _run(args: argparse.Namespace) -> int:
                 items = read_raw_conversations(path, name)
                 first = next(items)
                 if isinstance(first, RawConversation):  # the file is one conversation
-                    status = _fit_one(first, fitter or Fitter(arguments), output, args, tools)
+                    chosen = _fitter_for(first, fitter, arguments, args)
+                    if isinstance(chosen, int):
+                        return chosen
+                    status = _fit_one(first, chosen, output, args, tools)
                 elif workers > 1:  # lines of conversations: the workers read them from the file themselves
                     status = _fit_lines(path, None, arguments, output, args, tools, workers)
                 else:  # lines of conversations, all of them ConversationLine, fitted here as they are read
@@ -234,6 +243,38 @@ def _run(args: argparse.Namespace) -> int:
         except OSError as exc:
             return error(f"cannot write {output.name}: {exc.strerror or exc}")
     return status
+
+
+def _fitter_for(
+    item: RawConversation, fitter: Fitter | None, arguments: dict[str, Any], args: argparse.Namespace
+) -> Fitter | int:
+    """The fitter for the file's one request: for the model it names (else ``fit``'s default) when the command line
+    named no model or counter (``--model`` wins, with a warning when they differ), or the exit code after
+    reporting why not."""
+    name = request_model(item.document)
+    if not names_own_model(args):
+        if name is not None and args.model is not None and _model_name(name) != _model_name(args.model):
+            warning(f"{item.source} names the model {name!r}; fitting for --model {args.model}, which wins")
+        return fitter or Fitter(arguments)
+    try:
+        model = request_model_spec(name) if name is not None else get_model(FIT_MODEL)
+    except ValueError as exc:
+        return error(f"{item.source}: {exc}")
+    problem = window_error(args.context_window, model)
+    if problem is not None:
+        whose = f"the model {item.source} names" if name is not None else "the default model: give --model for another"
+        return usage_error(args.parser, "--context-window", f"{problem} ({whose})")
+    if fitter is not None and fitter.planner.model == model.name:
+        return fitter
+    return Fitter({**arguments, "model": model.name})
+
+
+def _model_name(name: str) -> str:
+    """The registry's name for a model name as written (itself when unknown)."""
+    try:
+        return get_model(name).name
+    except ValueError:
+        return name
 
 
 def _different_tools(args: argparse.Namespace, tools: list[dict[str, Any]] | None, own: Any) -> bool:
@@ -298,7 +339,7 @@ def _fit_lines(
     """One output line per conversation, in input order: fitted here as ``lines`` are read, or by ``workers``
     processes that read the file ``path`` themselves (``ctxwin.cli.fit_file``)."""
     progress = Progress("fitted")
-    mapper = functools.partial(FitLines, arguments, tools, args.json)
+    mapper = functools.partial(FitLines, arguments, tools, args.json, names_own_model(args))
     name = "<stdin>" if args.file == "-" else args.file
     result = fit_lines(path, lines, output.stream(), mapper, workers=workers, progress=progress, name=name)
     progress.close()
@@ -335,10 +376,15 @@ def add_arguments(fit: argparse.ArgumentParser) -> None:
         "file", help="JSON or JSONL conversation(s): chat messages, or chat completions, Anthropic or Responses "
         "requests (written back in their form); - for stdin"
     )
-    fit.add_argument("--model", "-m", help=f"the model to fit for (see `ctxwin models`; default {FIT_MODEL})")
+    fit.add_argument(
+        "--model", "-m", help=f"the model to fit for (see `ctxwin models`; default: the model the request names in "
+        f"its 'model' key, else {FIT_MODEL}; given, it wins over the request's)"
+    )
     fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (see `ctxwin counters`)")
     fit.add_argument(
-        "--context-window", type=_token_amount(zero=False), help="override the model's context window (8000, 8k)"
+        "--context-window",
+        type=_token_amount(zero=False),
+        help="lower the model's context window (8000, 8k; above the model's is refused)",
     )
     fit.add_argument(
         "--reserve",

@@ -26,10 +26,20 @@ from ctxwin.batch.item import Fitter, describe
 from ctxwin.batch.progress import Progress
 from ctxwin.batch.shards import Mapped, map_file
 from ctxwin.cli.atomic import AtomicOutput
-from ctxwin.cli.io import BOM, ConversationLine, fitted_document, loads, open_bytes, request_from_json
+from ctxwin.cli.counter_choice import request_model_spec, window_error
+from ctxwin.cli.io import (
+    BOM,
+    ConversationLine,
+    fitted_document,
+    loads,
+    open_bytes,
+    request_from_json,
+    request_model,
+)
 from ctxwin.cli.output import one_line
+from ctxwin.counters import get_model
 from ctxwin.cpus import available_cpus
-from ctxwin.planner import Plan
+from ctxwin.planner import FitConfig, Plan
 
 PLAN_KEY = "ctxwin"  # the key JSONL output lines get for the line number and the plan; an earlier run's is replaced
 
@@ -74,19 +84,42 @@ class FitLines:
     """One JSONL line in, its output line (or its error) out, with a planner built once (per worker process).
 
     ``tools``: the run's tool definitions (``--tools``): a line's own must then be the same. ``full``: the full
-    report with every step (``--json``) instead of ``Plan.summary()``.
+    report with every step (``--json``) instead of ``Plan.summary()``. ``own_models``: a line that names its
+    ``model`` is fitted for that model (the run gave neither a model nor a counter).
     """
 
-    def __init__(self, fit_kwargs: dict[str, Any], tools: list[dict[str, Any]] | None, full: bool) -> None:
-        self.fitter = Fitter({**fit_kwargs, "tools": tools, "output": "request"})
-        self.tools, self.full = tools, full
+    def __init__(
+        self, fit_kwargs: dict[str, Any], tools: list[dict[str, Any]] | None, full: bool, own_models: bool = False
+    ) -> None:
+        self.fit_kwargs = {**fit_kwargs, "tools": tools, "output": "request"}
+        self.fitter = Fitter(self.fit_kwargs)
+        self.tools, self.full, self.own_models = tools, full, own_models
+        self._fitters: dict[str | None, Fitter] = {}
+
+    def fitter_for(self, request: dict[str, Any]) -> Fitter:
+        """The run's fitter, or with ``own_models`` the one for the model the request names (else the run's
+        default), built once each; ValueError for a model the registry does not know or a ``context_window``
+        above the model's own."""
+        if not self.own_models:
+            return self.fitter
+        name = request_model(request)
+        model = request_model_spec(name) if name is not None else None
+        key = model.name if model is not None else self.fitter.planner.model
+        fitter = self._fitters.get(key)
+        if fitter is None:
+            problem = window_error(self.fitter.planner.config.context_window, model or get_model(str(key)))
+            if problem is not None:
+                raise ValueError(f"--context-window: {problem}")
+            same = key == self.fitter.planner.model
+            fitter = self._fitters[key] = self.fitter if same else Fitter({**self.fit_kwargs, "model": key})
+        return fitter
 
     def __call__(self, number: int, line: bytes) -> Mapped | None:
         if not line.strip() or (number == 1 and line.strip() == BOM):
             return None
         try:
             request = request_from_json(line) if self.tools is None else request_with_tools(line, self.tools)
-            plan = self.fitter.plan(request, number - 1)
+            plan = self.fitter_for(request).plan(request, number - 1)
             text = output_line(line, number, plan.request, full_report(plan) if self.full else plan.summary())
         except Exception as exc:  # the line's error: unreadable, not a conversation, or what stopped its plan
             return Mapped(error=describe(exc))
@@ -195,13 +228,17 @@ def fit_file(
     ``progress`` when given) and the run goes on. ``out`` is written to a temporary file and replaces the target
     only at the end, when at least one line was fitted; an exception or Ctrl-C leaves it as it was. ``fit_kwargs``
     are ``fit``'s (``output`` is each line's own request form); a bad one raises before any line is written.
+    Without a ``model`` or ``counter`` among them, a line that names its ``model`` is fitted for that model (else
+    for ``fit``'s default), as ``ctxwin fit`` does.
     """
     count = available_cpus() if workers is None else workers
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"workers must be a positive int, or None for all CPUs, got {workers!r}")
     if fit_kwargs.get("output", "request") != "request":
         raise ValueError("fit_file writes each line in its own request form; output= cannot be changed")
-    mapper = functools.partial(FitLines, fit_kwargs, tools, full_report)
+    given = FitConfig.of(fit_kwargs.get("config"), **{k: v for k, v in fit_kwargs.items() if k != "config"})
+    own_models = given.model is None and given.counter is None
+    mapper = functools.partial(FitLines, fit_kwargs, tools, full_report, own_models)
     name = "<stdin>" if path == "-" else path
     output = AtomicOutput(out)
     output.check()

@@ -88,6 +88,12 @@ def open_bytes(path: str) -> Any:
         raise ConversationFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+def json_error(exc: json.JSONDecodeError, where: str) -> str:
+    """``not valid JSON: <why> at <where>``; some of json's reasons end in "at" already ("Unterminated string
+    starting at")."""
+    return f"not valid JSON: {exc.msg}{'' if exc.msg.endswith(' at') else ' at'} {where}"
+
+
 def loads(text: str | bytes) -> Any:
     """A JSON value; ConversationFileError (no location prefix) saying what is wrong, with line and column.
 
@@ -98,10 +104,13 @@ def loads(text: str | bytes) -> Any:
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ConversationFileError(f"not valid UTF-8 (byte {exc.start + 1:,}: {exc.reason})") from None
+    text = text.rstrip("\r\n")  # a JSONL line's end: an error past it would be on a "line 2" the file lacks
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise JSONSyntaxError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        # One line of text (a JSONL line, which the caller names by its line in the file): its column only.
+        where = f"line {exc.lineno} column {exc.colno}" if "\n" in text else f"column {exc.colno}"
+        raise JSONSyntaxError(json_error(exc, where)) from None
     except RecursionError:
         raise nesting_error() from None
     except ValueError:  # the only other ValueError json.loads raises: an integer past Python's conversion limit
@@ -137,6 +146,12 @@ def request_from_json(text: str | bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"messages": value}
 
 
+def request_model(request: Any) -> str | None:
+    """The model a request object names in its ``model`` key, or None (a list of messages names none)."""
+    model = request.get("model") if isinstance(request, dict) else None
+    return model if isinstance(model, str) and model.strip() else None
+
+
 def _convert(request: Any, where: str) -> tuple[list[BaseMessage], list[dict[str, Any]] | None]:
     """A request's messages (its system prompt first) and its tools in OpenAI's function form."""
     try:
@@ -155,7 +170,7 @@ def read_conversations(path: str) -> Iterator[Conversation | ConversationFileErr
     """Yield each conversation in the file, or the error for a bad JSONL line (so callers can go on)."""
     for item in read_raw_conversations(path):
         if isinstance(item, RawConversation):  # the file's only conversation: its errors are the file's
-            yield Conversation(item.source, None, *_convert(item.request, item.source))
+            yield Conversation(item.source, None, *_convert(item.request, item.source), request_model(item.document))
             continue
         try:
             request = request_from_json(item.text)
@@ -167,7 +182,7 @@ def read_conversations(path: str) -> Iterator[Conversation | ConversationFileErr
         except ConversationFileError as exc:
             yield exc
             continue
-        yield Conversation(item.source, item.line, messages, tools)
+        yield Conversation(item.source, item.line, messages, tools, request_model(request))
 
 
 def read_raw_conversations(path: str, name: str | None = None) -> Iterator[RawConversation | ConversationLine]:
@@ -182,7 +197,17 @@ def read_raw_conversations(path: str, name: str | None = None) -> Iterator[RawCo
             raise ConversationFileError(f"{name}: cannot read: {exc.strerror or exc}") from None
 
 
+# How much of a file is looked at for a NUL byte: JSON text never holds one (a string escapes it), while binary files
+# (images, archives, executables, UTF-16 text) do early on.
+_SNIFF = 8192
+
+
 def _read_raw(handle: IO[bytes], name: str) -> Iterator[RawConversation | ConversationLine]:
+    peek = getattr(handle, "peek", None)
+    head = peek(_SNIFF)[:_SNIFF] if peek is not None else b""
+    if b"\0" in head:  # one error for the file, not one per line of bytes
+        at = head.index(b"\0") + 1
+        raise ConversationFileError(f"{name}: not a text file (a NUL byte at byte {at:,}); expected UTF-8 JSON(L)")
     lines: Iterator[tuple[int, bytes]] = enumerate(handle, start=1)
     first = next(((n, raw) for n, raw in lines if raw.strip() and raw.strip() != BOM), None)
     if first is None:
@@ -235,7 +260,7 @@ def _document(text: str, first_line: int, name: str) -> Any:
         if exc.msg == "Extra data" or exc.lineno == 1:  # JSONL: several values, or a broken first line
             return None
         line = exc.lineno + first_line - 1
-        raise ConversationFileError(f"{name}: not valid JSON: {exc.msg} at line {line} column {exc.colno}") from None
+        raise ConversationFileError(f"{name}: {json_error(exc, f'line {line} column {exc.colno}')}") from None
     except RecursionError:
         raise ConversationFileError(f"{name}: {nesting_error()}") from None
     except ValueError:

@@ -9,8 +9,9 @@ A new subcommand is a module of that shape and its line in ``COMMANDS`` (name an
 Exit codes (``ctxwin.cli.output``, listed in ``ctxwin --help``): 0 done; 1 bad input (unreadable file, malformed
 conversation, tokenizer data missing), an I/O error, or output closed early (``ctxwin count big.json | head``); 2
 usage error named by its flag (an unknown model or counter included); 3 ``fit --strict`` and a conversation does
-not fit; 130 Ctrl-C; 143 SIGTERM. Every problem is one line on stderr; ``main`` turns what a command did not catch
-(Ctrl-C, SIGTERM, a recursion limit, a bug) into such a line too, never a traceback. A plugin that failed to load is
+not fit; 130 Ctrl-C; 143 SIGTERM (not once the output is in place: ``output.Published``). Every problem is one line
+on stderr; ``main`` turns what a command did not catch (Ctrl-C, SIGTERM, a recursion limit, a bug) into such a line
+too, never a traceback. A plugin that failed to load is
 one warning line per plugin, not Python's warnings.
 """
 
@@ -23,6 +24,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from ctxwin.cli.output import (
     EXIT_CODES_HELP,
@@ -30,7 +32,10 @@ from ctxwin.cli.output import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_USAGE,
+    Published,
+    Terminated,
     error,
+    one_line,
     warning,
 )
 
@@ -63,6 +68,17 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse's usage errors as one line naming the flag, the form ``usage_error`` prints (``ctxwin fit: error:
+    --keep-last: ...``), without the usage block: scripts read one line per problem (``--help`` shows the usage).
+    Subcommands' parsers are of the class of the parser that adds them."""
+
+    def error(self, message: str) -> NoReturn:
+        named = message.startswith("argument ")  # a flag's error; else a missing or unknown one: say where to look
+        text = message.removeprefix("argument ") if named else f"{message} (see `{self.prog} --help`)"
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(text)}\n")
+
+
 def _chosen_command(argv: Sequence[str] | None) -> str | None:
     """The subcommand named on the command line: the first argument that is not an option (the top-level options,
     ``--help`` and ``--version``, take no value)."""
@@ -72,7 +88,7 @@ def _chosen_command(argv: Sequence[str] | None) -> str | None:
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser, with the arguments of the command ``argv`` names (the others are listed with their help)."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="ctxwin",
         description="Fit chat prompts into a model's token budget.",
         epilog=EXIT_CODES_HELP,
@@ -87,7 +103,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             module.add_arguments(command)
             command.set_defaults(run=module.run, parser=command)
     return parser
-
 
 
 def _plugin_warnings(args: argparse.Namespace) -> None:
@@ -109,12 +124,10 @@ def _forgiving_streams() -> None:
             reconfigure(errors="backslashreplace")
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that a temporary output file is removed on the way out."""
-
-
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    """SIGTERM (and Ctrl-C) stop the run unless its output is already in place: then the run is done."""
+    if not Published.done:
+        raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,13 +136,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or argparse's usage error (already printed)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     _forgiving_streams()
+    Published.done = False
     in_main_thread = threading.current_thread() is threading.main_thread()  # signal handlers live there only
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    previous: dict[int, Any] = {}
+    if in_main_thread:
+        previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, _terminate)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when Ctrl-C is ignored (nohup)
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, _terminate)
     try:
         return _run(args)
     finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -19,9 +19,22 @@ EXIT_INTERRUPTED = 130  # Ctrl-C
 EXIT_TERMINATED = 143  # SIGTERM (128 + 15), after removing any temporary output file
 
 EXIT_CODES_HELP = (
-    "exit codes: 0 done; 1 bad input or I/O error (-o is left as it was); 2 usage error, named by its flag; "
-    "3 `fit --strict` and a conversation does not fit; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)"
+    "exit codes: 0 done; 1 bad input or I/O error (-o is left as it was, except that a JSONL batch with bad lines "
+    "writes the others and reports each bad one); 2 usage error, named by its flag; 3 `fit --strict` and a "
+    "conversation does not fit (-o is left as it was); 130 interrupted (Ctrl-C) and 143 terminated (SIGTERM), -o "
+    "left as it was: a signal after -o was replaced changes nothing"
 )
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that a temporary output file is removed on the way out."""
+
+
+class Published:
+    """Whether the command put its output in place (``ctxwin.cli.atomic``): the run is then done, and ``main``'s
+    SIGINT and SIGTERM handlers raise nothing more, so 130 and 143 always mean ``-o`` was left as it was."""
+
+    done = False
 
 
 def one_line(text: object) -> str:

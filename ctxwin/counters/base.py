@@ -25,7 +25,8 @@ from ctxwin.counters.errors import PluginCounterError
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages.content import block_text
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
-from ctxwin.messages.openai_format import openai_role
+from ctxwin.messages.openai_format import openai_role, sent_arguments
+from ctxwin.plural import plural
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
 DEFAULT_BLOCK_TOKENS = 255
@@ -75,7 +76,7 @@ def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], de
     ``describe(item)`` names an item in an error (by default its repr, shortened)."""
     if not isinstance(values, Sequence) or len(values) != len(items):
         got = f"{len(values)} counts" if isinstance(values, Sequence) else repr(values)
-        raise ValueError(f"token counter {counter_label(counter)} returned {got} for {len(items)} items")
+        raise ValueError(f"token counter {counter_label(counter)} returned {got} for {plural(len(items), 'item')}")
     if set(map(type, values)) <= {int} and (not values or (min(values) >= 0 and max(values) <= MAX_COUNT)):
         return list(values)
     name = describe or (lambda item: f"{str(item)[:40]!r}")
@@ -115,6 +116,9 @@ class TokenCounter(Protocol):
     - ``count_message_batch(messages)`` (``count_message`` each): many messages at once, as the engines ask.
     - ``count_tools(tools)`` (a one-message request's count with the tools, less its count without): what tool
       definitions add to a request.
+    - ``exact_sum`` (False): the sum of the messages' counts plus ``request_overhead`` and ``count_tools`` is the
+      request's count exactly (``BaseTokenCounter``'s own framing); otherwise a plan reports ``count_messages`` of
+      what it sends, the sum (an upper bound) only deciding.
     """
 
     name: str
@@ -187,6 +191,14 @@ class BaseTokenCounter:
         """What a non-empty request adds to its messages' counts (without tools)."""
         return self.reply_priming
 
+    @property
+    def exact_sum(self) -> bool:
+        """Whether ``count_messages`` is exactly the sum of ``count_message`` plus ``request_overhead`` and the
+        tools' ``count_tools``: this class's framing is; a subclass that counts whole requests its own way (a chat
+        template that drops earlier reasoning or joins tool results) is not, its sum being an upper bound that the
+        planner uses to decide and never to report."""
+        return type(self).count_messages is BaseTokenCounter.count_messages
+
     def count_text(self, text: str) -> int:
         raise NotImplementedError(f"{type(self).__name__} must implement count_text")
 
@@ -234,8 +246,8 @@ class BaseTokenCounter:
             reasoning = message.additional_kwargs.get("reasoning_content")
             if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
                 texts.append(reasoning)
-            for call in message.tool_calls:
-                texts.append(json.dumps(call["args"], ensure_ascii=False))
+            for call, arguments in zip(message.tool_calls, sent_arguments(message), strict=True):
+                texts.append(arguments)  # as sent: the caller's own text when it still holds the args
                 fixed += label(call["name"]) + label(call.get("id") or "")
             legacy = message.additional_kwargs.get("function_call")
             if not message.tool_calls and isinstance(legacy, dict):  # pre-tools OpenAI format: counted as sent
@@ -381,7 +393,7 @@ class CheckedCounter(CounterAdapter):
                                      f"{exc}") from exc
 
     def _checked_list(self, method: Any, items: Sequence[Any], describe: Any) -> list[Any]:
-        with self._blamed(f"{len(items)} items"):
+        with self._blamed(plural(len(items), "item")):
             counts = method(items)
         return checked_counts(counts, self, items, describe)
 

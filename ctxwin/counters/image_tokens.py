@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxwin.counters.base import DEFAULT_BLOCK_TOKENS
+from ctxwin.messages.content import image_detail
 
 TILE_SIZE = 512
 PATCH_SIZE = 32
@@ -242,14 +243,7 @@ def _dimension(block: dict[str, Any], key: str) -> int | None:
 
 
 def _detail(block: dict[str, Any]) -> str:
-    detail = block.get("detail")
-    image_url = block.get("image_url")
-    if detail is None and isinstance(image_url, dict):
-        detail = image_url.get("detail")
-    extras = block.get("extras")
-    if detail is None and isinstance(extras, dict):
-        detail = extras.get("detail")
-    return str(detail or "auto")
+    return image_detail(block) or "auto"
 
 
 def block_image_size(block: dict[str, Any]) -> tuple[int, int] | None:

@@ -8,7 +8,7 @@ without a provider or gateway prefix (``openai/``, ``anthropic/``, ``azure/``, `
 ``gpt-35-turbo`` as ``gpt-3.5-turbo``; OpenRouter's dotted ``claude-3.5-sonnet`` and ``:thinking``-style variants;
 and a dated or numbered snapshot (``gpt-4o-2024-08-06``, ``gpt-4-0613``, ``claude-3-5-sonnet-20241022``,
 ``...@20240620``, ``...-latest``, ``gemini-2.0-flash-001``) as the undated family when the snapshot itself is not
-registered.
+registered; a Hugging Face repo id (``deepseek-ai/DeepSeek-V3``) as its name without the owner.
 """
 
 from __future__ import annotations
@@ -106,13 +106,22 @@ def base_name(name: str) -> str:
 
 def name_candidates(name: str) -> list[str]:
     """The names to try, in order, when looking ``name`` up: itself, lower-cased, its base name (``base_name``),
-    then that name with its snapshot suffixes removed one by one."""
+    then that name with its snapshot suffixes removed one by one; for a Hub repo id (``deepseek-ai/DeepSeek-V3``,
+    ``owner/name``), the same for the name without its owner, last, so a registered repo id wins."""
     lowered = base_name(name)
-    candidates = [name, name.lower(), lowered]
+    candidates = [name, name.lower(), *_undated(lowered)]
+    if "/" in lowered:
+        candidates += _undated(lowered.rsplit("/", 1)[1])
+    return list(dict.fromkeys(candidates))
+
+
+def _undated(lowered: str) -> list[str]:
+    """``lowered``, then without its snapshot suffixes, one by one."""
+    found = [lowered]
     for _ in range(_MAX_SUFFIXES):
         undated = _SNAPSHOT_SUFFIX.sub("", lowered)
         if undated == lowered:
             break
-        candidates.append(undated)
+        found.append(undated)
         lowered = undated
-    return list(dict.fromkeys(candidates))
+    return found

@@ -286,6 +286,32 @@ def _translate(block: dict[str, Any]) -> dict[str, Any]:
     return {"type": "non_standard", "value": block}
 
 
+def image_detail(block: dict[str, Any]) -> str | None:
+    """The ``detail`` an image block asks for (OpenAI's ``low``/``high``/``auto``): in the block, in its
+    ``image_url`` (chat completions) or in its ``extras`` (LangChain); None when it names none. Counters charge it
+    and the OpenAI writers send it, by this one rule."""
+    detail = block.get("detail")
+    image_url = block.get("image_url")
+    if detail is None and isinstance(image_url, dict):
+        detail = image_url.get("detail")
+    extras = block.get("extras")
+    if detail is None and isinstance(extras, dict):
+        detail = extras.get("detail")
+    return None if detail is None else str(detail)
+
+
+def without_detail(block: dict[str, Any]) -> dict[str, Any]:
+    """``block`` without the ``detail`` it asks for (a copy; the block itself when it names none), for an API that
+    takes none (Anthropic), so that it counts as sent."""
+    if image_detail(block) is None:
+        return block
+    out = {key: value for key, value in block.items() if key != "detail"}
+    for key in ("image_url", "extras"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: v for k, v in out[key].items() if k != "detail"}
+    return out
+
+
 def block_text(block: dict[str, Any]) -> str | None:
     """The text a model reads in a content block that carries text (a text part, Responses reasoning summaries,
     Anthropic thinking, a refusal), so counters count it as text; None for other blocks (images, files, ...)."""

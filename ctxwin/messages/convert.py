@@ -303,6 +303,7 @@ def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
             raise _ItemError(ValueError, "a 'function_call_output' item needs a string 'call_id'")
         output = _check_content(item.get("output"))
         return [_build(ToolMessage, {"content": output, "tool_call_id": item["call_id"]})]
+    given = f"keys {sorted(map(str, item))}" if item else "no keys"  # named in errors, before any key is taken
     if kind == "message" and "role" in item:  # OpenAI Responses: a user, system or developer message
         del item["type"]
     kind, role = item.pop("type", None), item.pop("role", None)
@@ -317,17 +318,14 @@ def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
             "'function_call', 'function_call_output' and 'reasoning'",
         )
     role = kind if role is None else role
+    needs = "message dict must contain 'role' and 'content' keys"  # LangChain's sentence, then what is missing
     if role is None:
-        raise _ItemError(
-            ValueError,
-            f"message dict must contain 'role' and 'content' keys, got keys {sorted(map(str, item))}",
-        )
+        raise _ItemError(ValueError, f"{needs}: it has no 'role' ({given})")
     if not isinstance(role, str):
         raise _ItemError(TypeError, f"'role' must be a string, got {type(role).__name__}")
     if "content" not in item and not (role in ("assistant", "ai") and item.get("tool_calls")):
-        raise _ItemError(
-            ValueError, f"message dict must contain 'role' and 'content' keys, got keys {sorted(item)}"
-        )
+        calls = " (or 'tool_calls')" if role in ("assistant", "ai") else ""
+        raise _ItemError(ValueError, f"{needs}{calls}: this {role!r} message has no 'content' ({given})")
     return _from_role(role, item)
 
 

@@ -34,7 +34,7 @@ from typing import Any, Literal
 from ctxwin.messages.anthropic_format import convert_to_anthropic
 from ctxwin.messages.base import BaseMessage
 from ctxwin.messages.convert import INSTRUCTIONS, is_langchain_message, is_request, read_messages
-from ctxwin.messages.openai_format import convert_to_openai_messages
+from ctxwin.messages.openai_format import convert_to_openai_messages, without_received_calls
 from ctxwin.messages.responses_format import convert_to_responses_items
 from ctxwin.messages.stamp import stamp_of
 from ctxwin.messages.system import SystemMessage
@@ -200,10 +200,15 @@ class OpenAIDicts(CallerForms):
 
 def read_for(messages: Iterable[Any] | Any, output: Output) -> tuple[list[BaseMessage], CallerForms | None]:
     """``CallerForms.read``, and for ``output="openai"`` the caller's OpenAI dicts to give back (those of a
-    request's ``messages`` too)."""
+    request's ``messages`` too); for ``output="anthropic"``, the messages without the tool-call text they were read
+    with (``without_received_calls``)."""
     items, forms = CallerForms.read(messages)
     if forms is None and output == "openai":
         forms = OpenAIDicts.read_dicts(messages.get("messages") if is_request(messages) else messages, items)
+    if output == "anthropic":  # tool-call arguments go as an object: counted as that, not as the text received
+        stripped = list(map(without_received_calls, items))
+        if any(new is not old for new, old in zip(stripped, items, strict=True)):
+            items = stripped
     return items, forms
 
 

@@ -18,6 +18,7 @@ from typing import Any, Literal, overload
 from ctxwin.messages.ai import AIMessage
 from ctxwin.messages.base import BaseMessage
 from ctxwin.messages.chat import ChatMessage
+from ctxwin.messages.content import image_detail
 from ctxwin.messages.convert import MessageLike, convert_to_messages, is_langchain_message
 from ctxwin.messages.remove import RemoveMessage
 from ctxwin.messages.system import SystemMessage
@@ -72,14 +73,13 @@ def openai_block(block: str | dict[str, Any]) -> dict[str, Any] | None:
     extras = block.get("extras") or {}
     if kind == "image" and ("url" in block or "base64" in block):
         image = {"url": block["url"] if "url" in block else _data_url(block)}
-        return {
-            "type": "image_url",
-            "image_url": {**image, **({"detail": extras["detail"]} if "detail" in extras else {})},
-        }
+        detail = image_detail(block)  # sent as counted
+        return {"type": "image_url", "image_url": {**image, **({"detail": detail} if detail is not None else {})}}
     if kind == "image" and isinstance(block.get("source"), dict):  # Anthropic
         source = block["source"]
         url = source.get("url") or f"data:{source.get('media_type', '')};base64,{source.get('data', '')}"
-        return {"type": "image_url", "image_url": {"url": url}}
+        detail = image_detail(block)
+        return {"type": "image_url", "image_url": {"url": url, **({"detail": detail} if detail is not None else {})}}
     if kind == "audio" and "base64" in block:
         fmt = str(block.get("mime_type", "audio/wav")).split("/")[-1]
         return {"type": "input_audio", "input_audio": {"data": block["base64"], "format": fmt}}
@@ -136,8 +136,9 @@ def _content(message: BaseMessage, text_format: str) -> str | list[dict[str, Any
     return blocks if blocks or text_format == "block" else ""
 
 
-def openai_tool_calls(message: AIMessage) -> list[dict[str, Any]]:
-    """Tool calls in OpenAI form, reusing the original argument text when the parsed arguments are unchanged."""
+def _received_calls(message: AIMessage) -> tuple[dict[Any, dict[str, Any]], dict[Any, int]]:
+    """The OpenAI tool calls ``message`` was read from (or carries in ``additional_kwargs``): each call's function
+    by id, and each id's position."""
     raw_by_id: dict[Any, dict[str, Any]] = {}
     order: dict[Any, int] = {}
     received = message._openai_tool_calls or message.additional_kwargs.get("tool_calls") or []
@@ -145,16 +146,46 @@ def openai_tool_calls(message: AIMessage) -> list[dict[str, Any]]:
         if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
             raw_by_id.setdefault(raw.get("id"), raw["function"])
             order.setdefault(raw.get("id"), position)
+    return raw_by_id, order
+
+
+def _arguments(call: Any, raw_function: dict[str, Any]) -> str:
+    raw_args = raw_function.get("arguments")
+    if isinstance(raw_args, str) and _parses_to(raw_args, call.get("args")):
+        return raw_args
+    return json.dumps(call.get("args"), ensure_ascii=False)
+
+
+def sent_arguments(message: AIMessage) -> list[str]:
+    """The argument text of each of ``message.tool_calls`` as chat completions and Responses send it: the text as
+    received while it still parses to the call's ``args`` (a caller's ``json.dumps`` with ``\\uXXXX`` escapes, a
+    model's compact JSON), else ``json.dumps(args, ensure_ascii=False)``. Counters count this text, so a plan counts
+    the bytes it sends."""
+    raw_by_id, _ = _received_calls(message)
+    return [_arguments(call, raw_by_id.get(call.get("id"), {})) for call in message.tool_calls]
+
+
+def without_received_calls(message: BaseMessage) -> BaseMessage:
+    """``message`` without the tool-call text it was read with (a copy; the message itself when it has none): for
+    a request that sends the arguments as an object (Anthropic's ``tool_use`` input), so they count as that."""
+    if not isinstance(message, AIMessage) or not (
+        message._openai_tool_calls or "tool_calls" in message.additional_kwargs
+    ):
+        return message
+    kept = {key: value for key, value in message.additional_kwargs.items() if key != "tool_calls"}
+    copy = message.model_copy(update={"additional_kwargs": kept})
+    copy._openai_tool_calls = None
+    return copy
+
+
+def openai_tool_calls(message: AIMessage) -> list[dict[str, Any]]:
+    """Tool calls in OpenAI form, reusing the original argument text when the parsed arguments are unchanged
+    (``sent_arguments``)."""
+    raw_by_id, order = _received_calls(message)
     out: list[tuple[int, dict[str, Any]]] = []
     for position, call in enumerate([*message.tool_calls, *message.invalid_tool_calls]):
-        raw_function = raw_by_id.get(call.get("id"), {})
-        raw_args = raw_function.get("arguments")
-        if "error" in call:  # InvalidToolCall: the text the model produced, as it was
-            arguments = call.get("args") or ""
-        elif isinstance(raw_args, str) and _parses_to(raw_args, call.get("args")):
-            arguments = raw_args
-        else:
-            arguments = json.dumps(call.get("args"), ensure_ascii=False)
+        # an InvalidToolCall's text is the text the model produced, as it was
+        arguments = call.get("args") or "" if "error" in call else _arguments(call, raw_by_id.get(call.get("id"), {}))
         entry = {
             "type": "function",
             "id": call.get("id"),

@@ -10,8 +10,11 @@ The APIs take images, audio and files in some roles only (as their docs and SDK 
 
 ``place_media`` moves a part a message cannot hold to a user message inserted right after that message's unit (a
 tool result's run of results, an assistant message's results, the leading system messages), so tool calls stay next
-to their results and the model still sees the image, with a text note where it was taken from. A part the API takes
-nowhere (audio for Anthropic, video for all three) becomes a text note, with a warning.
+to their results and the model still sees the image, with a text note where it was taken from. The inserted message
+is marked (``is_moved_media``): it belongs to the unit it came from and is no user turn, so a plan never keeps it
+as "the last user message" in place of the real one. A part the API takes
+nowhere (audio for Anthropic, video for all three) becomes a text note, with a warning. An image's ``detail``
+(OpenAI's) is dropped for Anthropic, which takes none, so the image is counted as it is sent.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin.messages.base import BaseMessage
+from ctxwin.messages.content import image_detail, without_detail
 from ctxwin.messages.human import HumanMessage
 from ctxwin.messages.openai_format import openai_role
 from ctxwin.messages.system import SystemMessage
@@ -31,6 +35,14 @@ _AUDIO = frozenset({"audio", "input_audio"})
 _FILES = frozenset({"file", "input_file", "document"})
 _VIDEO = frozenset({"video"})
 MEDIA = _IMAGES | _AUDIO | _FILES | _VIDEO
+# Marks a user message ``place_media`` inserted to carry moved media: part of the unit it was moved out of, not a
+# user turn (never "the last user message" a plan must keep).
+MOVED_MEDIA = "__ctxwin_moved_media__"
+
+
+def is_moved_media(message: BaseMessage) -> bool:
+    """Whether ``message`` is a user message ``place_media`` inserted for moved media."""
+    return bool(message.additional_kwargs.get(MOVED_MEDIA))
 
 # Per output: the roles (as ``openai_role`` names them) that take media, and the media the API takes nowhere.
 _TAKES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -89,6 +101,7 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
     placed = Placed(messages)
     inserts: dict[int, list[Any]] = {}  # unit end -> the parts moved there, with their notes
     sources = 0  # messages whose media moved
+    details = 0  # images whose detail the API does not take
     out = list(messages)
     changed = False
     for index, message in enumerate(messages):
@@ -99,6 +112,9 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
         moved: list[Any] = []
         for block in message.content:
             kind = _kind(block)
+            if kind in _IMAGES and output == "anthropic" and isinstance(block, dict) and image_detail(block):
+                block = without_detail(block)  # Anthropic takes no detail: counted as sent
+                details += 1
             if kind is None or (takes and kind not in nowhere):
                 content.append(block)
             elif kind in nowhere:
@@ -126,17 +142,20 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
     result: list[BaseMessage] = []
     for index, message in enumerate(out):
         if index in inserts:
-            result.append(HumanMessage(inserts.pop(index)))
+            result.append(HumanMessage(inserts.pop(index), additional_kwargs={MOVED_MEDIA: True}))
             placed.added.append(result[-1])
         result.append(message)
     for parts in inserts.values():  # the unit ends the conversation
-        result.append(HumanMessage(parts))
+        result.append(HumanMessage(parts, additional_kwargs={MOVED_MEDIA: True}))
         placed.added.append(result[-1])
     placed.messages = result
     if placed.added:
         placed.notes.append(f"moved media out of {plural(sources, 'message')} into "
                             f"{plural(len(placed.added), 'user message')} right after them (the {output} API takes "
                             "it there)")
+    if details:
+        placed.notes.append(f"dropped the detail of {plural(details, 'image')} (the {output} API takes none: "
+                            "counted at the size sent)")
     if placed.warnings:
         placed.notes.append(f"replaced {plural(len(placed.warnings), 'part')} the {output} API takes nowhere by a "
                             "note")

@@ -12,10 +12,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ctxwin.messages.tool_forms import anthropic_tools, responses_tools, tool_choice_for
+from ctxwin.messages.tool_forms import anthropic_tools, openai_tools, responses_tools, tool_choice_for
 
 # The reply limit's name in each API (chat completions' ``max_tokens`` is deprecated for ``max_completion_tokens``).
 LIMIT_KEYS = {"openai": "max_completion_tokens", "responses": "max_output_tokens", "anthropic": "max_tokens"}
+# Anthropic's Python SDK refuses a non-streaming ``messages.create`` whose ``max_tokens`` could take over ten minutes
+# to generate ("Streaming is required ..."): at the 128,000 tokens an hour it assumes, above 21,333
+# (``Anthropic._calculate_nonstreaming_timeout``), and above the lower limit ``anthropic._constants
+# .MODEL_NONSTREAMING_TOKENS`` sets for Claude Opus 4 and 4.1 (by its model ids; here by ctxwin's model names).
+ANTHROPIC_NONSTREAMING_MAX_TOKENS = 128_000 * 10 // 60
+_ANTHROPIC_NONSTREAMING_BY_MODEL = {"claude-opus-4": 8_192, "claude-opus-4-1": 8_192}
+
+
+def nonstreaming_limit(output: str, model: str | None) -> int | None:
+    """The largest reply limit the ``output`` API's SDK sends without streaming for ``model`` (None: no limit)."""
+    if output != "anthropic":
+        return None
+    return _ANTHROPIC_NONSTREAMING_BY_MODEL.get(model or "", ANTHROPIC_NONSTREAMING_MAX_TOKENS)
 
 
 def request_body(
@@ -48,6 +61,15 @@ def request_body(
     return body
 
 
+def tools_as_sent(output: str, tools: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """OpenAI chat function ``tools`` as the ``output`` request sends them, read back as the OpenAI functions a
+    counter counts (Responses adds ``strict``; Anthropic's form holds a name, description and schema only), so a
+    plan counts the definitions a recount of its request counts."""
+    if not tools or output not in ("responses", "anthropic"):
+        return tools
+    return openai_tools(anthropic_tools(tools) if output == "anthropic" else responses_tools(tools))
+
+
 def request_limit(request: Mapping[str, Any]) -> int | None:
     """The reply limit a request sets (``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``), or None;
     ValueError for one that is not a positive int."""
@@ -72,18 +94,23 @@ def _anthropic_block(block: Any) -> bool:
 
 
 def request_form(request: Any) -> Literal["openai", "responses", "anthropic"]:
-    """The provider form ``request`` is in: ``"responses"`` (a request with ``input``, or Responses items),
-    ``"anthropic"`` (a request with a top-level ``system`` or ``input_schema`` tools, or messages holding Anthropic
-    blocks), else ``"openai"`` (chat completions, and anything else: message objects, tuples)."""
+    """The provider form ``request`` is in: ``"responses"`` (a request with ``input``, or a list of Responses
+    items), ``"anthropic"`` (a request with a top-level ``system`` or ``input_schema`` tools, or messages holding
+    Anthropic blocks), else ``"openai"`` (chat completions, and anything else: message objects, tuples).
+
+    A request with ``messages`` is a chat completions or an Anthropic request whatever its items are: a Responses
+    item among them is read as the message it holds and written back in the request's form, under ``messages``
+    (a Responses ``input`` beside them would leave the messages sent unfitted)."""
     if isinstance(request, Mapping) and "input" in request and "messages" not in request:
         return "responses"
+    has_messages = isinstance(request, Mapping)
     if isinstance(request, Mapping):
         tools = request.get("tools") or []
         if "system" in request or any(isinstance(t, Mapping) and "input_schema" in t for t in tools):
             return "anthropic"
         request = request.get("messages")
     items = request if isinstance(request, (list, tuple)) else []
-    if any(isinstance(item, Mapping) and item.get("type") in _RESPONSES_ITEMS for item in items):
+    if not has_messages and any(isinstance(item, Mapping) and item.get("type") in _RESPONSES_ITEMS for item in items):
         return "responses"
     if any(isinstance(item, Mapping) and isinstance(item.get("content"), list)
            and any(map(_anthropic_block, item["content"])) for item in items):

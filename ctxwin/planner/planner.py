@@ -27,7 +27,7 @@ from ctxwin.counters.base import TokenCounter, require_counter
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.messages.convert import is_request, request_tools
 from ctxwin.messages.forms import CallerForms, Output, give_back, read_for
-from ctxwin.messages.request_body import request_form, request_limit
+from ctxwin.messages.request_body import nonstreaming_limit, request_form, request_limit, tools_as_sent
 from ctxwin.messages.sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages.tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner.cache_marks import check_cache_control
@@ -77,6 +77,13 @@ RESERVE_SHARE = 8
 RESERVE_FLOOR = 8_192
 RECALL_STEP = "recall"
 RECALL_ROOM_STEP = "recall_room"
+
+
+def _sendable(output: str, model: str | None, reserve: int) -> int:
+    """A default reserve no larger than the reply limit the ``output`` API's SDK sends without streaming (Anthropic's:
+    ``request_body.nonstreaming_limit``), so the request is sendable as built."""
+    limit = nonstreaming_limit(output, model)
+    return reserve if limit is None else min(reserve, limit)
 
 
 def default_reserve(max_output: int, window: int) -> int:
@@ -162,11 +169,13 @@ class Planner(Generic[M]):
             raise ValueError("context_window is required when no model is given")
         reserve = config.reserve_output
         if reserve is None:
-            reserve = default_reserve(spec.max_output_tokens if spec else 0, window)
+            reserve = _sendable(config.output, spec.name if spec else None,
+                                default_reserve(spec.max_output_tokens if spec else 0, window))
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         check_cache_control(bool(config.cache_control), config.output, spec.caching if spec else None, config.model)
         self.tools = openai_tools(config.tools)
+        self.output: Output = config.output  # before the tools are counted: in the form this output sends them
         self.tool_choice = config.tool_choice
         self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
         error = float(self.counter.max_relative_error or 0.0)
@@ -174,7 +183,6 @@ class Planner(Generic[M]):
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
         self.strict = config.strict
-        self.output: Output = config.output
         self.broken_tool_pairs = config.broken_tool_pairs
         self.cache_control = bool(config.cache_control)
         self.caching = spec.caching if spec else None
@@ -223,6 +231,7 @@ class Planner(Generic[M]):
         ``output="request"`` becomes the form the request is in (``request_body.request_form``)."""
         output: Output = request_form(request) if self.output == "request" else self.output
         tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
+        limit = None
         if is_request(request):
             found = request_tools(request)
             tools = found if found is not None else tools
@@ -230,19 +239,22 @@ class Planner(Generic[M]):
                 check_tool_choice(request["tool_choice"])
                 choice = request["tool_choice"]
             limit = request_limit(request)
-            if limit is not None and self.config.reserve_output is None:
-                if limit >= self.budget.context_window:
-                    raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
-                                     f"({self.budget.context_window})")
-                reserve = limit
+        if limit is not None and self.config.reserve_output is None:
+            if limit >= self.budget.context_window:
+                raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
+                                 f"({self.budget.context_window})")
+            reserve = limit
+        elif self.config.reserve_output is None:  # the default reserve, for this request's form
+            reserve = _sendable(output, self.model, reserve)
         if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
             return self
         return self._variant(tools, output, choice, reserve)
 
     def _tools_tokens(self) -> int:
-        if not self.tools:
+        tools = tools_as_sent(self.output, self.tools)  # counted as the request sends them
+        if not tools:
             return 0
-        return int(self.counter.count_tools(self.tools))
+        return int(self.counter.count_tools(tools))
 
     def _context(self, meter: Meter, budget: Budget) -> StepContext:
         return StepContext(budget, meter, pinned=meter.pinned, head=meter.head)
@@ -291,6 +303,14 @@ class Planner(Generic[M]):
             )
         if last_user_index(messages) is None:
             warnings.append("the conversation has no user message")
+        limit = nonstreaming_limit(self.output, self.model)
+        if limit is not None and self.budget.reserve_output > limit:
+            warnings.append(
+                f"max_tokens {self.budget.reserve_output} is above the {limit} Anthropic's SDK sends without streaming"
+                f"{f' for {self.model}' if self.model else ''}: send plan.request with client.messages.stream(...) "
+                f"(or create(..., stream=True)), as the SDK documents for long requests, or give reserve_output <= "
+                f"{limit}"
+            )
         if self.output == "anthropic" and not self.tools and any(isinstance(m, AIMessage) and m.tool_calls
                                                                  for m in messages):
             warnings.append("the conversation has tool calls but no tools were given: Anthropic rejects tool_use "
@@ -320,9 +340,11 @@ class Planner(Generic[M]):
         return plan
 
     def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
+        """What a plan reports for ``messages``: the request as the counter counts it (the sum of the cached counts
+        where that is the count exactly, ``exact_sum``; a chat template's sum is only an upper bound)."""
         if not messages:
             return meter.exact(messages)  # an empty request still has the reply priming (and the tools)
-        if meter.overhead is not None:
+        if meter.overhead is not None and getattr(self.counter, "exact_sum", False):
             return meter.total(messages) + self.budget.tools_tokens  # the same in every budget of this planner
         return meter.exact(messages)
 
@@ -337,15 +359,19 @@ class Planner(Generic[M]):
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages.forms``) unless ``output="openai"``."""
         planner = self.for_request(messages)
         items, forms = read_for(messages, planner.output)
-        return planner._plan(list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms)
+        return planner._plan(list(items) if items is messages else items, planner._meter(), forms)
 
     async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
         planner = self.for_request(messages)
         items, forms = read_for(messages, planner.output)
         return await planner._aplan(
-            list(items) if items is messages else items, Meter(planner.counter, planner.tools), forms
+            list(items) if items is messages else items, planner._meter(), forms
         )
+
+    def _meter(self) -> Meter:
+        """A plan's meter: the counter, with the tool definitions as the request sends them."""
+        return Meter(self.counter, tools_as_sent(self.output, self.tools))
 
     def session(
         self, messages: Any = None, *, history: Any = None, **options: Unpack[FitOptions]

@@ -16,7 +16,7 @@ from typing_extensions import TypeVar
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages.anthropic_cache import mark_cache_breakpoints
 from ctxwin.messages.openai_cache import mark_prompt_cache
-from ctxwin.messages.request_body import request_body
+from ctxwin.messages.request_body import nonstreaming_limit, request_body
 from ctxwin.recall.inject import Recalled
 from ctxwin.strategies.base import Budget, Change, ChangeKind, StepResult
 
@@ -268,7 +268,7 @@ class Plan(Generic[M]):
         ``prompt_cache_key``."""
         body = request_body(
             self.output, self.messages, system=self.system, tools=self.tools, tool_choice=self.tool_choice,
-            max_output_tokens=self.budget.reserve_output,
+            max_output_tokens=self.reply_limit,
         )
         if self.output == "anthropic":
             if self.cache_breakpoints is not None and self.messages:
@@ -277,6 +277,17 @@ class Plan(Generic[M]):
             marks = self.cache_breakpoints if self.messages else None
             return mark_prompt_cache(body, marks, ttl=self.cache_ttl, key=self.cache_key)
         return body
+
+    @property
+    def reply_limit(self) -> int:
+        """The request's reply limit: ``budget.reserve_output``; with none reserved, Anthropic's required
+        ``max_tokens`` is the room the request leaves in the input budget (at least 1, and at most what Anthropic's
+        SDK sends without streaming), and the other APIs' is left out (0)."""
+        reserve = self.budget.reserve_output
+        if reserve or self.output != "anthropic":
+            return reserve
+        room = max(1, self.budget.max_input_tokens - self.tokens_after)
+        return min(room, nonstreaming_limit(self.output, self.model) or room)
 
     @property
     def tokens_before(self) -> int:

@@ -58,6 +58,8 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage,
 from ctxwin.messages.anthropic_cache import MAX_BREAKPOINTS
 from ctxwin.messages.convert import is_langchain_message, is_request
 from ctxwin.messages.forms import CallerForms, OpenAIDicts, give_back, read_for
+from ctxwin.messages.placement import place_media
+from ctxwin.messages.request_body import tools_as_sent
 from ctxwin.planner.cache_marks import (
     TtlChoice,
     check_cache_control,
@@ -203,7 +205,7 @@ class PlanSession(Generic[M]):
         self._messages: list[BaseMessage] = []
         self._view: list[BaseMessage] = []  # what plans are made of: the messages, new tool outputs capped
         self._pinned: list[int] = []
-        self._meter = Meter(planner.counter, planner.tools)
+        self._meter = Meter(planner.counter, tools_as_sent(planner.output, planner.tools))
         # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
         # one form: plans give them back (docs/interop.md). A turn in another form makes the session a mix.
         self._forms: CallerForms | None = None
@@ -393,6 +395,9 @@ class PlanSession(Generic[M]):
         return self._meter.exact(messages)
 
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
+        """Whether the previous request plus what was appended fits as it is sent: with media where the output's
+        API takes it (``place_media``, the plan's first step), so a request that appends is exactly that."""
+        candidate = place_media(candidate, self.planner.output).messages
         budget = self._budget
         if candidate and self._meter.overhead is not None:
             return within(self._meter, candidate, budget.max_input_tokens - budget.tools_tokens)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.messages.placement import is_moved_media
 from ctxwin.strategies.pins import pinned_indexes
 from ctxwin.trim.tool_pairs import ToolPairs
 
@@ -44,9 +45,15 @@ def leading_system_count(messages: Sequence[BaseMessage]) -> int:
     return count
 
 
+def is_user_turn(message: BaseMessage) -> bool:
+    """Whether ``message`` opens a user turn: a user message, not one ``place_media`` inserted to carry media moved
+    out of a tool result or another message."""
+    return isinstance(message, HumanMessage) and not is_moved_media(message)
+
+
 def last_user_index(messages: Sequence[BaseMessage]) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
+        if is_user_turn(messages[i]):
             return i
     return None
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
 from ctxwin.plural import plural
 from ctxwin.strategies.base import (
     BaseStrategy,
@@ -26,6 +26,7 @@ from ctxwin.strategies.base import (
     StepContext,
     StepKeeps,
     StepResult,
+    is_user_turn,
     last_turn,
     must_keep_with_partners,
     without,
@@ -132,7 +133,7 @@ def _with_question(
     the model still sees what it answers; ``whole_turns`` (the tail dropped) when there is no such message or no
     room for it and a tail."""
     first_gone = min(set(kept) - set(whole_turns))
-    question = next((i for i in range(first_gone - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
+    question = next((i for i in range(first_gone - 1, -1, -1) if is_user_turn(messages[i])), None)
     if question is None or question in protected:
         return whole_turns
     fuller = _start_on_user_turn(messages, sorted({*engine(limit - counts.count(messages[question])), question}),
@@ -146,7 +147,7 @@ def _with_question(
 def _start_on_user_turn(messages: list[BaseMessage], kept: list[int], protected: set[int]) -> list[int]:
     """Drop unprotected messages between the system prefix and the first kept user message (a turn's tail end), and
     the kept results of the calls so dropped (a user message may sit between a call and its result)."""
-    first_user = next((k for k, i in enumerate(kept) if isinstance(messages[i], HumanMessage)), None)
+    first_user = next((k for k, i in enumerate(kept) if is_user_turn(messages[i])), None)
     if first_user is None:
         return kept
     gone = {i for i in kept[:first_user] if i not in protected and not isinstance(messages[i], SystemMessage)}

@@ -4,7 +4,8 @@ Each counter object (a TokenCounter, or a per-message callable) gets one ``Count
 weakly by the counter, so it goes when the counter goes. A bound method is keyed by its object and function, because
 ``obj.method`` builds a new method object on every access.
 
-A message is written as its class's address and its field values (``Writer``: C where it is built, else
+A message is written as its class's address and its field values, extras and private attributes (what it was read
+from, such as tool-call text as received, which a counter counts as it is sent) (``Writer``: C where it is built, else
 ``marshal``; both exact about types: ``1``, ``1.0`` and ``True`` count differently), and those bytes are its key
 (no digest: hashing the bytes costs a sixth of what a BLAKE2 digest does, and the identity note holds the same
 bytes object, so the key costs no memory of its own). The cache holds every class it keyed, so no other class
@@ -75,11 +76,12 @@ class Writer(NamedTuple):
 
 
 def _py_write(m: Any) -> bytes:
-    return _dumps((id(type(m)), *m.__dict__.values(), m.__pydantic_extra__), 2)
+    return _dumps((id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__), 2)
 
 
 def _py_keys(messages: Sequence[Any]) -> list[bytes]:
-    return [_dumps((id(type(m)), *m.__dict__.values(), m.__pydantic_extra__), 2) for m in messages]  # inline
+    return [_dumps((id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__), 2)  # inline
+            for m in messages]
 
 
 def _py_all_noted(messages: Sequence[Any], keys: Sequence[Key]) -> bool:
@@ -92,7 +94,8 @@ def _py_all_noted(messages: Sequence[Any], keys: Sequence[Key]) -> bool:
     except TypeError:  # a key made of reprs: never recalled
         return False
     try:
-        written = _dumps([(id(type(m)), *m.__dict__.values(), m.__pydantic_extra__) for m in messages], 2)
+        written = _dumps([(id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__)
+                          for m in messages], 2)
     except ValueError:
         try:
             return b"".join(map(_py_write, messages)) == noted
@@ -157,7 +160,7 @@ class CountCache:
         try:
             return self.writer.write(message)
         except ValueError:
-            values = (*message.__dict__.values(), message.__pydantic_extra__)
+            values = (*message.__dict__.values(), message.__pydantic_extra__, message.__pydantic_private__)
             return type(message), tuple((value.__class__, repr(value)) for value in values)
 
     def recall(self, messages: Sequence[Any]) -> list[float | None]:

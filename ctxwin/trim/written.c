@@ -2,7 +2,8 @@
  *
  * A message is written as the address of its class (the cache keeps every class it keys alive, so no other class
  * can take that address while the key is used) and its field values, ``(*m.__dict__.values(),
- * m.__pydantic_extra__)``, in a self-delimiting
+ * m.__pydantic_extra__, m.__pydantic_private__)`` (private attributes hold what a message was read from, such as
+ * tool-call text as received, which counts as sent), in a self-delimiting
  * form with a type tag per value: two messages' bytes are equal exactly when their values are equal and of the same
  * types, all the way down (``1``, ``1.0`` and ``True`` differ; so do equal dicts in another order, which only costs a
  * count; a set's elements are written in the order of their bytes, as marshal does, so equal sets write alike). Strings are copied as they are stored (their kind and code units), so nothing is encoded or allocated per
@@ -24,7 +25,7 @@ typedef struct {
     Py_ssize_t len, cap;
 } Buffer;
 
-static PyObject *dict_name, *extra_name;
+static PyObject *dict_name, *extra_name, *private_name;
 
 static int
 reserve(Buffer *b, Py_ssize_t more)
@@ -256,15 +257,22 @@ write_message(Buffer *b, PyObject *m)
         Py_DECREF(dict);
         return -1;
     }
+    PyObject *private = PyObject_GetAttr(m, private_name);
+    if (private == NULL) {
+        Py_DECREF(dict);
+        Py_DECREF(extra);
+        return -1;
+    }
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     PyTypeObject *type = Py_TYPE(m); /* the class by address: the cache holds every class it keys */
-    int failed = put(b, &type, sizeof(type)) < 0 || put_head(b, '(', PyDict_GET_SIZE(dict) + 1) < 0;
+    int failed = put(b, &type, sizeof(type)) < 0 || put_head(b, '(', PyDict_GET_SIZE(dict) + 2) < 0;
     while (!failed && PyDict_Next(dict, &pos, &key, &value))
         failed = write_value(b, value, 1) < 0;
-    failed = failed || write_value(b, extra, 1) < 0;
+    failed = failed || write_value(b, extra, 1) < 0 || write_value(b, private, 1) < 0;
     Py_DECREF(dict);
     Py_DECREF(extra);
+    Py_DECREF(private);
     return failed ? -1 : 0;
 }
 
@@ -364,7 +372,8 @@ PyInit_written(void)
 {
     dict_name = PyUnicode_InternFromString("__dict__");
     extra_name = PyUnicode_InternFromString("__pydantic_extra__");
-    if (dict_name == NULL || extra_name == NULL)
+    private_name = PyUnicode_InternFromString("__pydantic_private__");
+    if (dict_name == NULL || extra_name == NULL || private_name == NULL)
         return NULL;
     return PyModule_Create(&module_def);
 }

@@ -137,13 +137,14 @@ def test_a_bad_line_is_reported_and_the_rest_measured(tmp_path: Path) -> None:
         (["--strategies", "last,lats"], "unknown strategy 'lats'"),
         (["--strategies", "fit+trim"], "cannot be combined"),
         (["--budgets", "4k,0"], "budget '0' must be positive"),
-        (["--budgets=-4k"], "budget '-4k' is not a number of tokens"),
+        (["--budgets=-4k"], "budget '-4k' must be positive"),
         (["--budgets", "4kb"], "budget '4kb' is not a number of tokens"),
     ],
 )
 def test_usage_errors_exit_2(chats: Path, args: list[str], error: str) -> None:
     result = run("bench", str(chats), "-m", "gpt-4o-mini", *args)
     assert result.returncode == 2 and error in result.stderr and not result.stdout
+    assert len(result.stderr.splitlines()) == 1  # one line, no usage block
     if "lats" in error:
         assert "valid names: last, first, truncate-tools, fit, clear_reasoning, filter" in result.stderr
 

@@ -24,7 +24,7 @@ def test_budget_list_keeps_the_order_given() -> None:
     [
         ("0", "must be positive"),
         ("0k", "must be positive"),
-        ("-4k", "is not a number of tokens"),
+        ("-4k", "must be positive"),
         ("4x", "is not a number of tokens"),
         ("4 k", "is not a number of tokens"),
         ("", "is not a number of tokens"),
@@ -43,3 +43,10 @@ def test_bad_budgets_are_named(text: str, error: str) -> None:
 def test_bad_budget_lists(text: str, error: str) -> None:
     with pytest.raises(ValueError, match=error):
         parse_budgets(text)
+
+
+@pytest.mark.parametrize("text", ["1000000000000000000", "1,000,001k", "9" * 400])
+def test_absurd_budgets_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match=r"more tokens than any model takes \(at most 1,000,000,000\)"):
+        parse_budget(text, zero=True)
+    assert parse_budget("1,000,000k") == 1_000_000_000

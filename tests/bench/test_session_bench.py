@@ -197,3 +197,17 @@ def test_billing_as_a_models_provider_bills(chats: Path) -> None:
 def test_a_bad_policy_is_a_usage_error(chats: Path) -> None:
     result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--strategies", "sliding,last")
     assert result.returncode == 2 and "--strategies" in result.stderr and "'last'" in result.stderr
+
+
+def test_the_session_chart_counts_whole_requests_and_says_where_it_stops() -> None:
+    pytest.importorskip("matplotlib")
+    from ctxwin.cli.bench.plot import session_figure
+    from ctxwin.cli.bench.replay import SessionResult
+
+    curves = [[100.0 * (i + 1) for i in range(n)] for n in (2, 3, 40)]  # the median conversation makes 3 requests
+    results = [SessionResult(chain, 8_000, STANDARD_RULES, curves=curves) for chain in ("sliding", "session")]
+    [ax] = session_figure(results).axes
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+    assert ax.get_xlim() == (1, 3) and "median conversation's 3 requests" in ax.get_xlabel()
+    assert all(max(line.get_xdata()) == 3 for line in ax.get_lines())

@@ -35,10 +35,11 @@ def run(
 
 
 def assert_one_line_errors(stderr: str) -> None:
-    """No traceback; every line a one-line problem report (a usage error is argparse's ``ctxwin CMD: error:``)."""
+    """No traceback; every line a one-line problem report (a usage error is ``ctxwin CMD: error: --flag: ...``, with
+    no usage block)."""
     assert "Traceback" not in stderr and "a ctxwin bug" not in stderr, stderr
     for line in stderr.splitlines():
-        assert line.startswith(("error: ", "warning: ", "ctxwin ")) or line.startswith(("usage:", " ")), line
+        assert line.startswith(("error: ", "warning: ", "ctxwin ")), line
 
 
 def write_json(path: Path, value: Any) -> Path:
@@ -49,3 +50,14 @@ def write_json(path: Path, value: Any) -> Path:
 def leftovers(folder: Path) -> list[str]:
     """Temporary output files left in ``folder``."""
     return sorted(name for name in os.listdir(folder) if ".ctxwin-tmp-" in name)
+
+
+def plugin_site(folder: Path, name: str, module: str) -> dict[str, str]:
+    """An installed plugin distribution ``name`` whose entry point is the module text ``module``; the environment
+    that loads it (and only it)."""
+    info = folder / f"ctxwin_{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: ctxwin-{name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[ctxwin]\n{name} = ctxwin_{name}_plugin\n")
+    (folder / f"ctxwin_{name}_plugin.py").write_text(module)
+    return {"PYTHONPATH": str(folder), "CTXWIN_LOAD_PLUGINS": name}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxwin.counters import get_counter, get_model
 from ctxwin.counters.approximate.counter import ApproximateCounter
 from ctxwin.messages import convert_to_messages
 
@@ -114,3 +115,24 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     assert result.stdout.count("\n") == 1
     assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
     assert result.returncode == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["Qwen/Qwen3-8B", "gpt-4o"])
+def test_the_request_total_is_explained_without_a_negative_overhead(model: str) -> None:
+    """A Qwen3 template writes an earlier turn without the reasoning markers its count allows for: the request is
+    shorter than the messages counted alone, and the table says so instead of adding a negative overhead."""
+    long = ROOT / "examples" / "long_conversation.json"
+    table = run("count", str(long), "-m", model)
+    assert table.returncode == 0, table.stderr
+    assert "+ -" not in table.stdout
+    report = json.loads(run("count", str(long), "-m", model, "--json").stdout)["conversations"][0]
+    counter = get_counter(get_model(model).counter)
+    messages = convert_to_messages(json.loads(long.read_text(encoding="utf-8")))
+    assert report["total"] == counter.count_messages(messages)
+    assert report["request_overhead"] >= 0 and report["shorter_in_place"] >= 0
+    assert report["total"] == report["message_tokens"] + report["request_overhead"] - report["shorter_in_place"]
+    if report["shorter_in_place"]:
+        assert f"- {report['shorter_in_place']:,} shorter in place" in table.stdout
+    else:
+        assert f"+ {report['request_overhead']:,} request overhead" in table.stdout

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import CHAT, FAST, assert_one_line_errors, run, write_json
+from cli_support import CHAT, FAST, assert_one_line_errors, plugin_site, run, write_json
 
 from ctxwin.cli.budgets import parse_budget
 
@@ -69,10 +69,14 @@ def test_a_batch_names_how_many_do_not_fit(tmp_path: Path, over: int, total: int
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        (["--keep-last", "-1"], "argument --keep-last: expected a number of messages (0 or more), got '-1'"),
-        (["--context-window", "0"], "argument --context-window: amount '0' must be positive"),
-        (["--context-window", "lots"], "argument --context-window: amount 'lots' is not a number of tokens"),
-        (["--reserve", "-5"], "argument --reserve: amount '-5' is not a number of tokens"),
+        (["--keep-last", "-1"], "--keep-last: expected a number of messages (0 or more), got '-1'"),
+        (["--keep-last", "-3"], "--keep-last: expected a number of messages (0 or more), got '-3'"),
+        (["--context-window", "0"], "--context-window: amount '0' must be positive"),
+        (["--context-window", "-5"], "--context-window: amount '-5' must be positive"),
+        (["--context-window", "lots"], "--context-window: amount 'lots' is not a number of tokens"),
+        (["--context-window", "1e4"], "--context-window: amount '1e4' is not a number of tokens"),
+        (["--context-window", "10" + "0" * 17], "--context-window: amount '1000000000000000000' is more tokens than"),
+        (["--reserve", "-5"], "--reserve: amount '-5' must be non-negative"),
         (["--reserve", "5k"], "--reserve: 5,000 tokens leaves no room for the input in a context window of 4,000"),
         (["--strategy", ""], "--strategy: expected comma-separated strategy names (see `ctxwin strategies`)"),
         (["--strategy", "trim,"], "--strategy: 'trim,' has an empty name"),
@@ -81,7 +85,7 @@ def test_a_batch_names_how_many_do_not_fit(tmp_path: Path, over: int, total: int
         (["--strategy", "trim", "--keep-last", "2"], "--keep-last: needs 'summarize' in --strategy"),
         (["-m", "gpt-99"], "--model: unknown model 'gpt-99'"),
         (["--counter", "tiktoken:nope"], "--counter: counter 'tiktoken:nope': unknown tiktoken encoding 'nope'"),
-        (["--workers", "-1"], "argument --workers/-w: expected a number of processes"),
+        (["--workers", "-1"], "--workers/-w: expected a number of processes"),
     ],
 )
 @pytest.mark.slow
@@ -93,7 +97,8 @@ def test_usage_errors_exit_2_naming_the_flag(tmp_path: Path, args: list[str], er
         base = ["-c", "approximate"]
     result = run("fit", str(source), *base, *args, "-o", str(out))
     assert result.returncode == 2, result.stderr
-    assert f"ctxwin fit: error: {error}" in result.stderr and not out.exists()
+    [line] = result.stderr.splitlines()  # one line, no usage block
+    assert line.startswith(f"ctxwin fit: error: {error}") and not out.exists()
     assert_one_line_errors(result.stderr)
 
 
@@ -187,3 +192,55 @@ def test_a_broken_plugin_is_one_warning_line(tmp_path: Path) -> None:
     batch = run("fit", str(lines), *FAST, "--workers", "2", env=env)
     assert batch.returncode == 0 and len(batch.stdout.splitlines()) == 70
     assert batch.stderr == result.stderr  # the workers load the plugins too, and say nothing
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["bench", "CHAT", "-m", "gpt-4o-mini", "--budgets", "0"], "ctxwin bench: error: --budgets: budget '0' must"),
+        (["fit"], "ctxwin fit: error: the following arguments are required: file (see `ctxwin fit --help`)"),
+        (["count", "CHAT", "--jsn"], "ctxwin: error: unrecognized arguments: --jsn (see `ctxwin --help`)"),
+        (["shrink"], "ctxwin: error: command: invalid choice: 'shrink'"),
+    ],
+)
+def test_every_usage_error_is_one_line(tmp_path: Path, args: list[str], error: str) -> None:
+    source = str(write_json(tmp_path / "chat.json", CHAT))
+    result = run(*(source if arg == "CHAT" else arg for arg in args))
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith(error), line
+
+
+RAISING_PLUGIN = """
+from ctxwin import BaseTokenCounter, hookimpl
+
+class Fussy(BaseTokenCounter):
+    name = "fussy"
+    def count_text(self, text):
+        if "boom" in text:
+            raise RuntimeError("cannot count this")
+        return len(text.split())
+
+@hookimpl
+def register_counters(register):
+    register("fussy", lambda arg: Fussy())
+"""
+
+
+@pytest.mark.slow
+def test_a_plugin_counter_that_raises_is_named_in_every_command(tmp_path: Path) -> None:
+    env = plugin_site(tmp_path / "site", "fussy", RAISING_PLUGIN)
+    boom = [{"role": "user", "content": "boom"}]
+    one = write_json(tmp_path / "one.json", boom)
+    many = tmp_path / "many.jsonl"
+    many.write_text(f"{json.dumps(CHAT)}\n{json.dumps(boom)}\n", encoding="utf-8")
+    budget = ["-c", "fussy", "--context-window", "4k"]
+    for args in (["count", str(one), "-c", "fussy"], ["fit", str(one), *budget],
+                 ["fit", str(many), *budget], ["fit", str(many), *budget, "-w", "2"]):
+        result = run(*args, env=env)
+        assert result.returncode == 1, result.stderr
+        assert_one_line_errors(result.stderr)
+        [line] = result.stderr.splitlines()
+        assert "token counter 'fussy' (plugin 'fussy') failed on " in line and "cannot count this" in line, line
+        assert "1 items" not in line

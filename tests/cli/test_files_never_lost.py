@@ -56,7 +56,8 @@ def test_an_output_that_is_an_input_is_refused_before_anything_is_read(tmp_path:
     for output in (str(same), str(tmp_path / "link.json"), f"{tmp_path}/./{same.name}"):
         result = run("fit", str(source), *FAST, "--tools", str(tools), "-o", output)
         assert result.returncode == 2, result.stderr
-        assert result.stderr == f"ctxwin fit: error: -o/--output: {output} is also {flag}; write to another file\n"
+        said = f"ctxwin fit: error: -o/--output: {output} is the same file as {flag}; write to another file\n"
+        assert result.stderr == said
         assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "link.json"} == before
 
 

@@ -194,3 +194,17 @@ def test_jsonl_lines_are_each_written_in_their_own_form(tmp_path: Path) -> None:
         assert plan["fits"] and plan["dropped"] > 0
         assert plan["tokens_after"] == count(write(tmp_path / "row.json", row))
         assert len(row.get("messages") or row["input"]) < 80
+
+
+@pytest.mark.slow
+def test_a_chat_request_holding_responses_items_is_fitted_under_its_messages(tmp_path: Path, server: Server) -> None:
+    items = [{"type": "message", **message} for message in history(30)]
+    request = {"model": "gpt-4o", "temperature": 0.2, "messages": items}
+    source, out = write(tmp_path / "req.json", request), tmp_path / "out.json"
+    report = fit(source, out)
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert set(written) == set(request)  # no Responses 'input' beside the messages it should have fitted
+    assert report["fits"] and report["dropped"] > 0 and len(written["messages"]) < len(items)
+    assert report["tokens_after"] == count(out) <= report["budget"]
+    assert written["messages"][-1]["role"] == "assistant" and "Answer 29" in json.dumps(written["messages"][-1])
+    openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0).chat.completions.create(**written)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -69,7 +70,7 @@ BAD_LINES = [
         "not valid JSON: an integer with more than 4,300 digits",
     ),
     ("bad utf-8", b'[{"role": "user", "content": "\xff"}]', "not valid UTF-8 (byte 31: invalid start byte)"),
-    ("not json", b"{oops", "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
+    ("not json", b"{oops", "not valid JSON: Expecting property name enclosed in double quotes at column 2"),
 ]
 
 
@@ -131,3 +132,37 @@ def test_a_big_broken_document_is_read_once(tmp_path: Path) -> None:
     result = run("count", str(source))
     assert result.returncode == 1 and len(result.stderr.splitlines()) == 1
     assert f"at line {text.count(chr(10)) + 1} column" in result.stderr
+
+
+BINARIES = {
+    "png": bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256)) * 12,  # a line of header, then data
+    "gzipped jsonl": gzip.compress("".join(json.dumps(CHAT) + f" {n}\n" for n in range(500)).encode(), mtime=0),
+    "utf-16 json": json.dumps(CHAT).encode("utf-16"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(BINARIES))
+@pytest.mark.parametrize("command", ["count", "fit"])
+def test_a_binary_file_is_one_error(tmp_path: Path, kind: str, command: str) -> None:
+    source = tmp_path / "data.bin"
+    source.write_bytes(BINARIES[kind])
+    for args in ([str(source)], ["-"]):
+        extra = [*FAST, "--workers", "2"] if command == "fit" else []
+        result = run(command, *args, *extra, stdin=source.read_bytes() if args == ["-"] else None)
+        assert result.returncode == 1
+        [line] = result.stderr.splitlines()
+        assert line.startswith("error: ") and "not a text file (a NUL byte at byte" in line
+
+
+@pytest.mark.slow
+def test_a_json_error_names_the_files_line_and_reads_once(tmp_path: Path) -> None:
+    source = tmp_path / "many.jsonl"
+    lines = [json.dumps(CHAT), json.dumps(CHAT), '{"messages": [{"role": "user"', '[{"role": "user", "content": "ab']
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = run("count", str(source))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"error: {source}:3: not valid JSON: Expecting ',' delimiter at column {len(lines[2]) + 1}",
+        f"error: {source}:4: not valid JSON: Unterminated string starting at column {lines[3].index('ab') }",
+    ]

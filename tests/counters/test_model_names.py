@@ -30,6 +30,20 @@ def test_provider_spellings_resolve(name: str, model: str) -> None:
     assert get_counter(name) is get_counter(model)  # a model name is a counter spec too, colons and all
 
 
+@pytest.mark.parametrize(("repo", "model"), [
+    ("deepseek-ai/DeepSeek-V3", "deepseek-v3"), ("deepseek-ai/DeepSeek-R1", "deepseek-r1"),
+    ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-v3.1"), ("Qwen/Qwen3-8B", "qwen3-8b"),
+])
+def test_hub_repo_ids_resolve_as_the_models_name(repo: str, model: str) -> None:
+    assert get_model(repo).name == model
+
+
+def test_every_model_resolves_under_an_owner() -> None:
+    """``owner/name`` is how the Hub, vLLM and TGI name a model: the registry's names need no alias for it."""
+    for spec in BUILTIN_MODELS:
+        assert get_model(f"some-lab/{spec.name.upper()}").name == spec.name
+
+
 def test_a_registered_snapshot_wins_over_its_family() -> None:
     assert get_model("openai/gpt-4o-2024-05-13").name == "gpt-4o-2024-05-13"
     assert get_model("deepseek-v3").name == "deepseek-v3"  # '-v3' is not stripped before the name itself is tried

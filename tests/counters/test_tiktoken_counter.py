@@ -100,6 +100,10 @@ MESSAGES = st.lists(
 )
 
 
+# Any characters, and lone surrogates (from JSON "\ud800" escapes), which the engines refuse.
+WITH_SURROGATES = st.characters() | st.sampled_from("\ud800\udfff\ud83d")
+
+
 @settings(max_examples=60, deadline=None)
 @given(messages=MESSAGES)
 def test_count_messages_is_sum_plus_request_overhead(o200k: TiktokenCounter, messages: list[Any]) -> None:
@@ -125,3 +129,13 @@ def test_parallel_batches_count_exactly_as_a_loop(o200k: TiktokenCounter) -> Non
 @given(texts=st.lists(st.text(max_size=3000), max_size=30))
 def test_count_texts_matches_count_text(o200k: TiktokenCounter, texts: list[str]) -> None:
     assert o200k.count_texts(texts) == [o200k.count_text(t) for t in texts]
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(st.text(alphabet=WITH_SURROGATES, max_size=60), max_size=8))
+def test_counts_are_encode_ordinary_including_surrogates(o200k: TiktokenCounter, texts: list[str]) -> None:
+    """count_text calls tiktoken's Rust encoder directly; text it refuses (lone surrogates) still counts as
+    encode_ordinary repairs it, alone and inside a batch."""
+    expected = [len(o200k.encoding.encode_ordinary(t)) for t in texts]
+    assert [o200k.count_text(t) for t in texts] == expected
+    assert o200k.count_texts(texts) == expected

@@ -7,8 +7,8 @@ cannot say: images only in user content for chat completions (and Responses mess
 made before it; Anthropic's ``tool_use`` needs ``tools`` naming the tool, roles alternate from a user turn, and a
 thinking block is one the server issued, unchanged (signature included); Responses reasoning items and their
 encrypted content go back as issued; prompt caching marks: at most four (Anthropic's ``cache_control``, OpenAI's
-``prompt_cache_breakpoint``), OpenAI's only on the blocks that take one. A broken rule is a 400 with the reason,
-which the SDK raises.
+``prompt_cache_breakpoint``), OpenAI's only on the blocks that take one, Anthropic's on no empty text or thinking
+block. A broken rule is a 400 with the reason, which the SDK raises.
 """
 
 from __future__ import annotations
@@ -143,6 +143,12 @@ def _marks(path: str, body: dict[str, Any]) -> None:
         blocks = [*(body.get("tools") or []), *(body["system"] if isinstance(body.get("system"), list) else []),
                   *(block for message in body["messages"] if isinstance(message["content"], list)
                     for block in message["content"])]
+        blocks += [inner for block in blocks if isinstance(block.get("content"), list) for inner in block["content"]]
+        for block in blocks:  # tool results' blocks too
+            if block.get("cache_control") and block.get("type") in ("thinking", "redacted_thinking"):
+                raise Rejected(f"cache_control cannot be set on {block['type']} blocks")
+            if block.get("cache_control") and block.get("type") == "text" and not block.get("text"):
+                raise Rejected("cache_control cannot be set for empty text blocks")
         ttls = [block["cache_control"].get("ttl", "5m") for block in blocks if block.get("cache_control")]
         if len(ttls) > 4:
             raise Rejected(f"A maximum of 4 blocks with cache_control may be provided. Found {len(ttls)}.")

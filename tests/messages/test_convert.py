@@ -282,8 +282,10 @@ def test_serialization_round_trip_and_allow_list() -> None:
 
 
 BAD_ITEMS: list[tuple[Any, type[Exception], str]] = [
-    ({"content": "no role"}, ValueError, "must contain 'role' and 'content'"),
-    ({"role": "user"}, ValueError, "must contain 'role' and 'content'"),
+    ({"content": "no role"}, ValueError, r"and 'content' keys: it has no 'role' \(keys \['content'\]\)"),
+    ({"role": "user"}, ValueError, r"keys: this 'user' message has no 'content' \(keys \['role'\]\)$"),
+    ({}, ValueError, r"keys: it has no 'role' \(no keys\)$"),
+    ({"role": "assistant", "name": "a"}, ValueError, r"\(or 'tool_calls'\): this 'assistant' message has no 'content'"),
     ({"role": "wizard", "content": "x"}, ValueError, "unexpected message type: 'wizard'"),
     ({"role": 3, "content": "x"}, TypeError, "'role' must be a string"),
     ({"role": "user", "content": 42}, TypeError, "content must be a string"),

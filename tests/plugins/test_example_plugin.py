@@ -71,6 +71,10 @@ def test_listed_by_ctxwin_counters(site: Path) -> None:
     words = next(c for c in report["counters"] if c["name"] == "words")
     assert words["plugin"] == "wordcount" and words["source"] == "ctxwin-wordcount 0.1.0"
     assert {"approximate", "tiktoken", "hf"} <= {c["name"] for c in report["counters"]}
+    # the built-in families name the engine that counts each tokenizer and why; a plugin's counter has its own
+    engines = {c["name"]: c["engine"] for c in report["counters"]}
+    assert engines["words"] == "" and engines["deepseek"].startswith("deepseek-v3: ")
+    assert "tiktoken:o200k_base: tiktoken " in engines["tiktoken"] and "documents" in engines["deepseek"]
     # each broken distribution is reported by name, and none stopped the example plugin or the process
     errors = {e["plugin"]: e["error"] for e in report["plugin_errors"]}
     assert {e["stage"] for e in report["plugin_errors"]} == {"load"}

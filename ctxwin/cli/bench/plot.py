@@ -11,9 +11,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ctxwin.cli.bench.replay import SessionResult
 from ctxwin.cli.bench.runner import BenchResult
+from ctxwin.plural import plural
 
 INSTALL_HINT = "pip install 'ctxwin[plot]'"
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
@@ -89,12 +91,18 @@ def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
 
 
 def write_session_plot(results: Sequence[SessionResult], path: str | Path) -> None:
-    """``--session``'s chart: per budget, each policy's billed input tokens so far against the requests made (the
-    mean over the conversations that reached that request, up to as many requests as half of them made);
-    PlotUnavailable without matplotlib."""
+    """``--session``'s chart (``session_figure``) as a PNG; PlotUnavailable without matplotlib."""
+    session_figure(results).savefig(path, format="png")
+
+
+def session_figure(results: Sequence[SessionResult]) -> Any:
+    """Per budget, each policy's billed input tokens so far against the requests made: the mean over the
+    conversations that reached each request, up to the median conversation's length (where half of them have
+    ended; the axis says so), on whole-request ticks. PlotUnavailable without matplotlib."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
     except ImportError as exc:
         raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
     budgets = list(dict.fromkeys(r.budget for r in results))
@@ -102,20 +110,27 @@ def write_session_plot(results: Sequence[SessionResult], path: str | Path) -> No
     FigureCanvasAgg(figure)
     axes = figure.subplots(1, len(budgets), squeeze=False)[0]
     for ax, budget in zip(axes, budgets, strict=True):
+        shown = 0
         for n, result in enumerate(r for r in results if r.budget == budget):
             lengths = sorted(len(c) for c in result.curves)
             longest = lengths[(len(lengths) - 1) // 2] if lengths else 0
+            shown = max(shown, longest)
             mean = []
             for turn in range(longest):
                 reached = [c[turn] for c in result.curves if len(c) > turn]
                 mean.append(sum(reached) / len(reached))
             ax.plot(range(1, longest + 1), mean, linestyle=STYLES[n % len(STYLES)], label=result.chain)
         ax.set_title(f"billed input tokens so far, budget {_budget_label(budget)}", fontsize=10)
-        ax.set_xlabel("requests (turns and tool rounds)")
+        ax.set_xlabel(
+            f"requests (turns and tool rounds), to the median conversation's {plural(shown, 'request')}; "
+            "mean over the conversations still going"
+        )
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlim(1, max(shown, 2))
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    figure.savefig(path, format="png")
+    return figure
 
 
 def save_chart(draw: Callable[[str], None], path: str) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any
 from ctxwin.counters.api.store import StoredCounts
 from ctxwin.counters.base import BaseTokenCounter
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
-from ctxwin.messages.convert import MessageLike, read_messages
+from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 
 # Seconds a counting request may take before it fails (one attempt: never retried).
 DEFAULT_TIMEOUT = 20.0
@@ -138,6 +138,7 @@ class ApiCounter(BaseTokenCounter):
         return counts
 
     def count_messages(self, messages: Sequence[MessageLike], *, tools: Sequence[dict[str, Any]] | None = None) -> int:
+        tools = request_tools(messages) if tools is None else tools  # a whole request's own tools
         items = convert_to_openai_messages(read_messages(messages))
         if not items and not tools:
             return 0

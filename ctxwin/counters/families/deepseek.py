@@ -185,14 +185,15 @@ class DeepSeekV4Counter(HFCounter):
 
     additive = False
 
-    def __init__(self, *, thinking: bool = False) -> None:
+    def __init__(self, *, thinking: bool = False, engine: str = "auto") -> None:
         text, origin = deepseek_v4_json()
         try:
             tokenizer = tokenizers.Tokenizer.from_str(text)
         except Exception as exc:  # tokenizers raises a bare Exception for unreadable files
             raise TokenizerDataError(f"{origin}: not a loadable tokenizer.json: {exc}") from exc
         name = "deepseek:v4-thinking" if thinking else "deepseek:v4"
-        super().__init__(tokenizer, chat_template=DeepSeekV4Format(thinking=thinking), name=name)
+        super().__init__(tokenizer, chat_template=DeepSeekV4Format(thinking=thinking), name=name,
+                         tokenizer_json=text.encode("utf-8"), engine=engine)
 
     def __repr__(self) -> str:
         return f"DeepSeekV4Counter(name={self.name!r})"

@@ -27,7 +27,7 @@ from ctxwin.counters.families.openai_tools import function_of
 from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages.convert import MessageLike, read_messages, request_tools
-from ctxwin.messages.openai_format import openai_role
+from ctxwin.messages.openai_format import openai_role, sent_arguments
 
 SYSTEM_PROMPT = (
     "You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\n\nReasoning: medium\n\n"
@@ -68,7 +68,7 @@ class HarmonyCounter(TiktokenCounter):
             return texts, fixed + FRAME_TOKENS + CHANNEL_TOKENS + label(header) + label("commentary")
         if not isinstance(message, AIMessage):
             return texts, fixed + FRAME_TOKENS + label(openai_role(message))
-        calls = [(call["name"], json.dumps(call["args"], ensure_ascii=False)) for call in message.tool_calls]
+        calls = [(call["name"], text) for call, text in zip(message.tool_calls, sent_arguments(message), strict=True)]
         calls += [(bad.get("name") or "", bad.get("args") or "") for bad in message.invalid_tool_calls]
         legacy = message.additional_kwargs.get("function_call")
         if not calls and isinstance(legacy, dict):

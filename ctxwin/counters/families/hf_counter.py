@@ -21,11 +21,16 @@ the reply): a ChatML-sized approximation. Tools go into the template when it tak
 (and without a template) they cost the tokens of their JSON. Padding and truncation configured in the file are
 switched off on a private copy; text is encoded without the post-processor's special tokens, as
 ``apply_chat_template`` does.
+
+Engine: ``tokenizers`` is the reference. Where ``fast_engines`` records a faster engine as exact on this very
+``tokenizer.json`` (by sha256, for the installed engine version), that engine counts instead; ``engine="reference"``
+keeps ``tokenizers``. ``counter.engine`` says which counts and why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence, Sized
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,7 @@ import tokenizers
 from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.families.chat_template import ChatTemplate
+from ctxwin.counters.families.fast_engines import EngineChoice, choose_engine
 from ctxwin.counters.families.hf_sources import HF_SOURCES
 from ctxwin.counters.families.hub import hub_tokenizer, is_repo_id
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
@@ -76,7 +82,8 @@ class HFCounter(BaseTokenCounter):
     as ``"deepseek-v3"``, or a Hugging Face Hub repo id (``"meta-llama/Llama-3.1-8B-Instruct"``, ``@revision``
     optional; see ``ctxwin.counters.families.hub``). With a path, name or repo id, a ``tokenizer_config.json``
     beside the file supplies the chat template; ``chat_template`` overrides it (pass one explicitly for an in-memory
-    Tokenizer).
+    Tokenizer). ``tokenizer_json`` is the file an in-memory Tokenizer was read from (so a verified faster engine
+    can count it); ``engine`` is ``"auto"`` (a verified faster engine where there is one) or ``"reference"``.
     """
 
     def __init__(
@@ -85,13 +92,16 @@ class HFCounter(BaseTokenCounter):
         *,
         chat_template: ChatTemplate | None = None,
         name: str | None = None,
+        tokenizer_json: bytes | None = None,
+        engine: str = "auto",
     ) -> None:
         if isinstance(source, tokenizers.Tokenizer):
             tokenizer, template, label = source, chat_template, "tokenizer"
         elif isinstance(source, (str, Path)):
             path = _tokenizer_file(source)
             try:
-                tokenizer = tokenizers.Tokenizer.from_file(str(path))
+                tokenizer_json = path.read_bytes()
+                tokenizer = tokenizers.Tokenizer.from_str(tokenizer_json.decode("utf-8"))
             except Exception as exc:  # tokenizers raises a bare Exception for unreadable files
                 raise TokenizerDataError(f"{path}: not a loadable tokenizer.json: {exc}") from exc
             template = chat_template or ChatTemplate.from_config(path.with_name("tokenizer_config.json"))
@@ -102,6 +112,16 @@ class HFCounter(BaseTokenCounter):
                 f"got {type(source).__name__}"
             )
         self.tokenizer = _private_unpadded(tokenizer)
+        # A file with padding or truncation switched on is not the file an engine was verified on as used here.
+        verifiable = tokenizer_json if self.tokenizer is tokenizer else None
+        self.engine: EngineChoice = choose_engine(verifiable, f"tokenizers {tokenizers.__version__}", engine)
+        self._encode: Callable[[str], Sized]
+        self._encode_batch: Callable[[list[str]], Sequence[Sized]]
+        if self.engine.encode is not None and self.engine.encode_batch is not None:
+            self._encode, self._encode_batch = self.engine.encode, self.engine.encode_batch
+        else:
+            self._encode = functools.partial(self.tokenizer.encode, add_special_tokens=False)
+            self._encode_batch = functools.partial(self.tokenizer.encode_batch, add_special_tokens=False)
         self.chat_template = template
         self.name = name or f"hf:{label}"
         self._baseline = self._empty_conversation_tokens()
@@ -131,17 +151,18 @@ class HFCounter(BaseTokenCounter):
 
     def count_text(self, text: str) -> int:
         try:
-            return len(self.tokenizer.encode(text, add_special_tokens=False))
-        except TypeError:  # surrogates, as in count_texts
-            return len(self.tokenizer.encode(scalar_text(text), add_special_tokens=False))
+            return len(self._encode(text))
+        except (TypeError, UnicodeEncodeError):  # surrogates, as in count_texts
+            return len(self._encode(scalar_text(text)))
 
     def count_texts(self, texts: Sequence[str]) -> list[int]:
-        # encode_batch runs in parallel in Rust with the GIL released. It refuses text holding surrogates (with a
-        # TypeError): such text is counted as tiktoken counts it.
+        # The engines' batch calls run in parallel in Rust with the GIL released. They refuse text holding
+        # surrogates (tokenizers with a TypeError, kitoken with a UnicodeEncodeError): such text is counted as
+        # tiktoken counts it.
         try:
-            encoded = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        except TypeError:
-            encoded = self.tokenizer.encode_batch([scalar_text(t) for t in texts], add_special_tokens=False)
+            encoded = self._encode_batch(list(texts))
+        except (TypeError, UnicodeEncodeError):
+            encoded = self._encode_batch([scalar_text(t) for t in texts])
         return [len(e) for e in encoded]
 
     def template_messages(self, messages: Sequence[BaseMessage]) -> tuple[list[dict[str, Any]], int]:

@@ -30,7 +30,7 @@ from ctxwin.counters.families.openai_tools import function_of
 from ctxwin.counters.families.packaged_tiktoken import PackagedEncoding, load_packaged_encoding
 from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from ctxwin.messages.convert import MessageLike, read_messages
+from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 from ctxwin.messages.openai_format import openai_role
 
 LLAMA3_PATTERN = (
@@ -144,6 +144,7 @@ class LlamaCounter(TiktokenCounter):
 
     def count_messages(self, messages: Sequence[MessageLike], *,
                        tools: Sequence[dict[str, Any]] | None = None) -> int:
+        tools = request_tools(messages) if tools is None else tools  # a whole request's own tools
         messages = read_messages(messages)
         total = super().count_messages(messages, tools=tools)
         if tools:  # joined to the conversation's own system and user messages: no message of their own

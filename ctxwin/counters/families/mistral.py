@@ -42,7 +42,7 @@ from ctxwin.counters.base import BaseTokenCounter, scalar_text
 from ctxwin.counters.errors import TokenizerDataError
 from ctxwin.counters.families.openai_tools import function_of
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
-from ctxwin.messages.convert import MessageLike, read_messages
+from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 from ctxwin.messages.openai_format import openai_role
 
 if TYPE_CHECKING:
@@ -256,6 +256,7 @@ class MistralCounter(BaseTokenCounter):
         from mistral_common.protocol.instruct.normalize import get_normalizer
         from mistral_common.protocol.instruct.request import ChatCompletionRequest
 
+        tools = request_tools(messages) if tools is None else tools  # a whole request's own tools
         messages = read_messages(messages)
         if not messages and not tools:
             return 0

@@ -115,6 +115,26 @@ def _mistral_origin() -> str:
     return tokenizer_origin()
 
 
+def counter_engines() -> dict[str, str]:
+    """The engine each counter of this plugin counts with here, and why (``ctxwin counters``)."""
+    import tiktoken
+    import tokenizers
+
+    from ctxwin.counters.families.fast_engines import family_engine
+
+    hf, tt = f"tokenizers {tokenizers.__version__}", f"tiktoken {tiktoken.__version__}"
+    deepseek = "; ".join(family_engine(name, hf) for name in ("deepseek-v3", "deepseek-v4"))
+    return {
+        "tiktoken": "; ".join(family_engine(f"tiktoken:{name}", tt) for name in ("o200k_base", "cl100k_base")),
+        "harmony": f"{tt} (the reference)",
+        "llama": f"{tt} (the reference; no faster engine was tried)",
+        "qwen": f"{tt} (the reference; no faster engine was tried)",
+        "hf": f"{hf}, or a faster engine where engines.json verified this very file: {deepseek}",
+        "deepseek": deepseek,
+        "mistral": "mistral-common (the reference)",
+    }
+
+
 @hookimpl
 def register_counters(register: Callable[..., None]) -> None:
     register("tiktoken", tiktoken_counter, origin=_tiktoken_origin)

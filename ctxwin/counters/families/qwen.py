@@ -38,7 +38,7 @@ from ctxwin.counters.families.openai_tools import function_of
 from ctxwin.counters.families.packaged_tiktoken import PackagedEncoding, load_packaged_encoding
 from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
-from ctxwin.messages.convert import MessageLike, read_messages
+from ctxwin.messages.convert import MessageLike, read_messages, request_tools
 from ctxwin.messages.openai_format import openai_role
 
 # The Qwen2 pre-tokenizer (Qwen 2.5 and 3) and Qwen 3.5's, which keeps combining marks with their letters.
@@ -149,7 +149,8 @@ class QwenCounter(TiktokenCounter):
         self.chat = chat
         self.name = f"qwen:{chat.name}"
         encode = self.encoding.encode
-        self._encode = lambda text: encode(unicodedata.normalize("NFC", text), allowed_special="all")
+        self._encode = self._encode_core = lambda text: encode(unicodedata.normalize("NFC", text),
+                                                                allowed_special="all")
 
     def __repr__(self) -> str:
         return f"QwenCounter({self.chat.name!r})"
@@ -248,6 +249,7 @@ class QwenCounter(TiktokenCounter):
 
     def count_messages(self, messages: Sequence[MessageLike], *,
                        tools: Sequence[dict[str, Any]] | None = None) -> int:
+        tools = request_tools(messages) if tools is None else tools  # a whole request's own tools
         messages = read_messages(messages)
         if not messages and not tools:
             return 0

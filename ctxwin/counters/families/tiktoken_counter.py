@@ -81,16 +81,28 @@ class TiktokenCounter(BaseTokenCounter):
             "" if image_pricing is OPENAI_PRICING else f",images={image_pricing.name}")
         self.tool_overheads = tool_overheads or _overheads_for(encoding_name)
         self._encode: Callable[[str], list[int]] = self.encoding.encode_ordinary
+        # The Rust encoder itself: tiktoken's encode_ordinary is a Python frame around it that only repairs
+        # surrogates, which a hot loop of short texts would pay on top of count_text's own frame. Text it refuses
+        # (UnicodeEncodeError: surrogates) goes through encode_ordinary, which repairs it. A subclass that encodes
+        # otherwise sets both.
+        core = getattr(self.encoding, "_core_bpe", None)
+        self._encode_core: Callable[[str], list[int]] = getattr(core, "encode_ordinary", self._encode)
 
     def __repr__(self) -> str:
         return f"TiktokenCounter({self.name.removeprefix('tiktoken:')!r})"
 
     def count_text(self, text: str) -> int:
-        return len(self._encode(text))
+        try:
+            return len(self._encode_core(text))
+        except UnicodeEncodeError:
+            return len(self._encode(text))
 
     def _count_serial(self, texts: Sequence[str]) -> list[int]:
-        encode = self._encode
-        return [len(encode(text)) for text in texts]
+        encode = self._encode_core
+        try:
+            return [len(encode(text)) for text in texts]
+        except UnicodeEncodeError:
+            return list(map(self.count_text, texts))
 
     def count_texts(self, texts: Sequence[str]) -> list[int]:
         """Counts of ``texts`` in order; large batches are split by size across threads (same counts)."""
