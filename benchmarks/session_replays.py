@@ -13,6 +13,9 @@ third); ``steered/F/K``: agent runs whose tool outputs are cut to 1/F and where 
 K-th tool round (a user who steers the agent: a sliding trim hits the cache on 74-78% of their requests).
 
     .venv/bin/python benchmarks/session_replays.py agent,steered/2/3,multilingual '{"default": {}}'
+
+A session's options may also hold the planner's ``strategies`` and ``recall_share`` (docs/recall.md's masking rows:
+``{"mask": {"strategies": ["clear_reasoning", "filter", "mask_tool_outputs", "truncate_tool_output", "trim"]}}``).
 """
 
 from __future__ import annotations
@@ -68,7 +71,15 @@ class Naive:
 
 
 class Session:
+    """A session; ``options`` are ``Planner.session``'s, and the planner's ``strategies`` and ``recall_share``."""
+
     def __init__(self, planner: Planner, options: dict[str, Any]) -> None:
+        options = dict(options)
+        planning = {key: options.pop(key) for key in ("strategies", "recall_share") if key in options}
+        if planning:
+            budget = planner.budget
+            planner = Planner(planner.model, counter=planner.counter, context_window=budget.context_window,
+                              reserve_output=budget.reserve_output, tools=planner.tools, **planning)
         self.session = planner.session(**options)
 
     def add(self, messages: list[BaseMessage]) -> None:

@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("counters", ("ctxwin.counters",)),
     ("trim engine", ("ctxwin.trim",)),
     ("strategies", ("ctxwin.strategies",)),
+    ("recall", ("ctxwin.recall",)),
     ("planner", ("ctxwin.planner",)),
     ("applications", ("ctxwin.history", "ctxwin.batch", "ctxwin.integrations")),
     ("cli", ("ctxwin.cli", "ctxwin.__main__")),

@@ -102,6 +102,11 @@ def plan_lines(plan: Plan, where: str) -> list[str]:
         f"{plan.budget.max_input_tokens:,} ({100 * plan.budget_used:.0f}% used, "
         f"{plural(plan.recent_turns_verbatim, 'recent turn')} verbatim)"
     )
+    recalled = plan.recalled
+    if recalled is not None:
+        query = " ".join(recalled.query.split())
+        lines.append(f"recalled {plural(len(recalled.excerpts), 'excerpt')} ({recalled.tokens:,} tokens) from "
+                     f"{', '.join(recalled.labels)} for {query[:100]!r}")
     lines += [f"warning: {w}" for w in plan.warnings]
     return lines
 

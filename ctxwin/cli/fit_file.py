@@ -45,7 +45,8 @@ PLAN_KEY = "ctxwin"  # the key JSONL output lines get for the line number and th
 
 
 def full_report(plan: Plan) -> dict[str, Any]:
-    """``--json``'s report: the summary, the budget's parts and every step."""
+    """``--json``'s report: the summary, the budget's parts, every step and what recall brought back (the query,
+    the excerpts and where each was)."""
     return {
         **plan.summary(),
         "model": plan.model,
@@ -55,6 +56,7 @@ def full_report(plan: Plan) -> dict[str, Any]:
         "tools_tokens": plan.budget.tools_tokens,
         "safety_margin": plan.budget.safety_margin,
         "steps": [s.as_dict() for s in plan.steps],
+        "recall": plan.recalled.as_dict() if plan.recalled else None,
     }
 
 

@@ -191,6 +191,12 @@ class ConversationFitter:
         self._conversations: OrderedDict[Hashable, _Conversation] = OrderedDict()
         self._lock = threading.Lock()  # one agent serves many conversations at once
 
+    def session(self, key: Hashable | None) -> PlanSession[Any] | None:
+        """The session of the conversation ``key`` names (None: no such conversation, or no key)."""
+        with self._lock:
+            conversation = self._conversations.get(key) if key is not None else None
+            return conversation.session if conversation is not None else None
+
     def planner_for(self, tools: Sequence[Any] | None, request: Mapping[str, Any] | None = None) -> Planner[Any]:
         """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's), or
         for a whole ``request`` body (its tools, tool_choice and reply limit: ``Planner.for_request``)."""

@@ -46,6 +46,7 @@ try:
     from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage
     from langchain_core.messages import convert_to_messages as lc_convert_to_messages
     from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import BaseTool, StructuredTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.config import get_config
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -60,6 +61,8 @@ from ctxwin.integrations.conversations import ConversationFitter, Fitted, TurnDo
 from ctxwin.messages import BaseMessage, convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, FitConfig, Planner
 from ctxwin.planner.config import FitOptions
+from ctxwin.planner.session import PlanSession
+from ctxwin.recall.tool import DESCRIPTION, RECALL_TOOL_NAME, RecallTool
 from ctxwin.strategies import Strategy
 
 __all__ = [
@@ -68,6 +71,7 @@ __all__ = [
     "ContextWindowMiddleware",
     "TurnDoesNotFit",
     "pre_model_hook",
+    "recall_tool",
 ]
 
 # Identifiers verbatim: a summary that writes "the ticket" for "INC-48213" loses what the user will ask about, and
@@ -249,6 +253,37 @@ def _outcome(fitted: Fitted, system: SystemMessage | None) -> tuple[SystemMessag
     return head, out[1:] if head is not None else out
 
 
+def recall_tool(source: PlanSession[Any] | RecallTool | Callable[[], PlanSession[Any] | None]) -> BaseTool:
+    """The recall tool (``ctxwin.recall.tool``) as a LangChain tool: a search over what the session's requests left
+    out. ``source``: a ``PlanSession``, its ``recall_tool``, or a function returning the session of the run it is
+    called in (what ``ContextWindowMiddleware(recall_tool=True)`` and ``pre_model_hook(recall_tool=True)`` use: one
+    session per thread id)."""
+
+    def current() -> RecallTool | None:
+        found = source() if callable(source) and not isinstance(source, (PlanSession, RecallTool)) else source
+        if isinstance(found, PlanSession):
+            return found.recall_tool
+        return found
+
+    def recall_conversation(query: str = "", handle: str = "") -> str:
+        tool = current()
+        if tool is None:
+            return "Nothing of this conversation has been left out yet."
+        try:
+            return tool.run({"query": query, "handle": handle})
+        except ValueError as error:
+            return str(error)
+
+    return StructuredTool.from_function(recall_conversation, name=RECALL_TOOL_NAME, description=DESCRIPTION)
+
+
+def _thread_recall_tool(fitter: _RequestFitter, owner: str) -> BaseTool:
+    if not fitter.config.cache_stable:
+        raise ValueError(f"{owner}: recall_tool=True searches the thread's session: it needs cache_stable=True")
+    conversations = fitter.conversations
+    return recall_tool(lambda: conversations.session(_thread_id()))
+
+
 class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Fit each model request of a LangChain v1 agent to the model's budget with ctxwin's planner.
 
@@ -261,7 +296,8 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``reserve_output``. When the part that must stay (the current turn included) cannot fit, the model is not
     called: the run ends with an AI message saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit``
     for the current turn) is raised. With ``cache_stable`` (the default) each thread id keeps one cache-stable
-    session (the module docstring says how).
+    session (the module docstring says how). ``recall_tool=True`` adds the recall tool to the agent's tools (a
+    search over what the thread's session left out: ``recall_tool``).
     """
 
     def __init__(
@@ -272,6 +308,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         config: FitConfig | None = None,
         max_tokens: int | None = None,
         reserve: int | None = None,
+        recall_tool: bool = False,
         **options: Unpack[FitOptions],
     ) -> None:
         super().__init__()
@@ -280,6 +317,8 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.fitter = _RequestFitter("ContextWindowMiddleware", model, config, {**options, "strategies": strategies},
                                      {"max_tokens": max_tokens, "reserve": reserve})
         self.strict = self.fitter.config.strict
+        if recall_tool:
+            self.tools = [_thread_recall_tool(self.fitter, "ContextWindowMiddleware")]
 
     @property
     def planner(self) -> Planner:
@@ -329,6 +368,7 @@ def pre_model_hook(
     config: FitConfig | None = None,
     max_tokens: int | None = None,
     reserve: int | None = None,
+    recall_tool: bool = False,
     **options: Unpack[FitOptions],
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent`` fitting each model call to the budget.
@@ -341,6 +381,8 @@ def pre_model_hook(
     stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
     raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
     model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
+    ``recall_tool=True``: the hook's ``recall_tool`` attribute is the recall tool over the thread's session, to
+    give ``create_react_agent`` with the agent's tools (a hook cannot add tools itself; it counts it in the budget).
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
         raise TypeError(
@@ -349,7 +391,10 @@ def pre_model_hook(
     fitter = _RequestFitter("pre_model_hook", model, config, {**options, "strategies": strategies},
                             {"max_tokens": max_tokens, "reserve": reserve})
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
-    agent_tools = list(fitter.config.tools or ())
+    agent_tools: list[Any] = list(fitter.config.tools or ())
+    tool = _thread_recall_tool(fitter, "pre_model_hook") if recall_tool else None
+    if tool is not None:
+        agent_tools.append(tool)
 
     def update(history: list[AnyMessage]) -> dict[str, Any]:
         if not rewrite_state:
@@ -362,7 +407,10 @@ def pre_model_hook(
     async def ahook(state: Any) -> dict[str, Any]:
         return update((await fitter.afit(system, _messages(state), agent_tools))[1])
 
-    return RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
+    runnable = RunnableLambda(hook, afunc=ahook, name="ctxwin_pre_model_hook")
+    if tool is not None:
+        runnable.recall_tool = tool  # type: ignore[attr-defined]
+    return runnable
 
 
 def _messages(state: Any) -> Sequence[Any]:

@@ -30,6 +30,9 @@ DEFAULT_MODEL = "gpt-4o"
 # most of the budget left for recent turns (docs/sessions-measurements.md has the measurements).
 DEFAULT_KEEP_FIRST = 0.3
 
+# The most of the input budget query-aware recall's excerpts may take (docs/recall.md has the measurements).
+DEFAULT_RECALL_SHARE = 0.1
+
 # The options a session reads (``Planner.session`` takes only these, and ``cache_control``).
 SESSION_OPTIONS = frozenset(
     {"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control", "expected_gap",
@@ -80,6 +83,13 @@ class FitConfig:
     lifetimes for every write, ``"5m"``/``"1h"`` (Anthropic) or ``"30m"``/``"12h"`` (OpenAI) (None: chosen from
     the gap). ``cache_key``: the ``prompt_cache_key`` a session's OpenAI requests carry (None: one made per session
     for the models that route by it).
+
+
+    Recall (docs/recall.md): ``recall_share``, when the steps left something out and the newest user message (or an
+    agent round's newest tool call) relates to it, the most relevant excerpts come back, within this share of the
+    input budget, in a user-side message where the kept conversation starts (a session between cuts: right before
+    the new user message); ``Plan.recalled`` names them and the query (0 <= recall_share < 1, default
+    ``DEFAULT_RECALL_SHARE``; 0: never).
     """
 
     model: str | None = None
@@ -104,6 +114,7 @@ class FitConfig:
     expected_gap: float | None = None
     cache_ttl: str | None = None
     cache_key: str | None = None
+    recall_share: float = DEFAULT_RECALL_SHARE
 
     def __post_init__(self) -> None:
         for name in ("context_window", "reserve_output", "safety_margin", "keep_last"):
@@ -135,6 +146,10 @@ class FitConfig:
         if self.low_water is not None and not _share(self.low_water):
             raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, or None (chosen "
                              f"per cut), got {self.low_water!r}")
+        share = self.recall_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
+            raise ValueError(f"recall_share must be a share of the input budget, 0 <= recall_share < 1 (0: no "
+                             f"recall), got {share!r}")
         _optional_share("tool_output_cap", self.tool_output_cap, "no cap")
         _optional_share("keep_first", self.keep_first, "a cut keeps no head")
         fill = self.head_fill
@@ -190,6 +205,7 @@ class FitOptions(TypedDict, total=False):
     expected_gap: float | None
     cache_ttl: str | None
     cache_key: str | None
+    recall_share: float
 
 
 def _share(value: object) -> TypeGuard[float]:

@@ -37,6 +37,19 @@ from ctxwin.planner.driving import adrive, drive
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.session import PlanSession
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
+from ctxwin.plural import plural
+from ctxwin.recall.inject import (
+    MAX_EXCERPTS,
+    MIN_SCORE,
+    InputRecall,
+    Recalled,
+    RecallSource,
+    choose,
+    is_recalled,
+    placed,
+    recall_query,
+)
+from ctxwin.recall.store import Excerpt
 from ctxwin.strategies.base import (
     BaseStrategy,
     Budget,
@@ -50,6 +63,7 @@ from ctxwin.strategies.base import (
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies.placement import PlaceMedia
+from ctxwin.strategies.trim import TrimToBudget
 from ctxwin.strategies.walk import within
 
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
@@ -61,6 +75,8 @@ _MAX_TOOL_VARIANTS = 64
 # and never more than half the window.
 RESERVE_SHARE = 8
 RESERVE_FLOOR = 8_192
+RECALL_STEP = "recall"
+RECALL_ROOM_STEP = "recall_room"
 
 
 def _sendable(output: str, model: str | None, reserve: int) -> int:
@@ -174,6 +190,9 @@ class Planner(Generic[M]):
         chain = build_chain(config.strategies, config.summarizer, config.keep_last)
         self.strategies = chain or default_chain(config.summarizer, config.keep_last)
         self._later_keeps = later_keeps(self.strategies)
+        self.recall_share = config.recall_share
+        keeps = [s.keeps for s in self.strategies if s.keeps in ("first", "last")]
+        self._room_trim = TrimToBudget(strategy="first" if keeps[-1:] == ["first"] else "last")
 
     def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
@@ -312,7 +331,7 @@ class Planner(Generic[M]):
             out, fits, budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
             tools=self.tools, tool_choice=self.tool_choice,
-            cache_breakpoints=(-1,) if self.cache_control else None,
+            cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
@@ -354,48 +373,137 @@ class Planner(Generic[M]):
         """A plan's meter: the counter, with the tool definitions as the request sends them."""
         return Meter(self.counter, tools_as_sent(self.output, self.tools))
 
-    def session(self, messages: Any = None, **options: Unpack[FitOptions]) -> PlanSession[M]:
+    def session(
+        self, messages: Any = None, *, history: Any = None, **options: Unpack[FitOptions]
+    ) -> PlanSession[M]:
         """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``;
         its options are this planner's ``config``, with the session options given here instead (``cache_stable``,
-        ``low_water``, ``tool_output_cap``, ``keep_first``, ``head_fill``, ``cache_control``: ``FitConfig``)."""
+        ``low_water``, ``tool_output_cap``, ``keep_first``, ``head_fill``, ``cache_control``: ``FitConfig``).
+        ``history``: a chat history (``ctxwin.history``: in memory, JSONL file, SQLite) the session starts from
+        and appends to, so that it (and what recall finds in it) survives a restart."""
         if self.output == "request":
             raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
                              "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
-        session: PlanSession[M] = PlanSession(self, **options)
+        session: PlanSession[M] = PlanSession(self, history=history, **options)
         if messages is not None:
             session.add_messages(messages)
         return session
 
     def plan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
-        budget: Budget | None = None, target: int | None = None,
+        budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan`` of ctxwin ``messages`` with ``meter`` (a session's), and the ctxwin messages the plan sends.
 
         ``budget``: what the plan fits to and reports (default: the planner's; a session's corrected by the usage it
         observed). ``target``: the steps fit the messages to that many input tokens when fewer (a session's cut to
         its low-water mark, ``Budget.aiming_at``); ``fits`` still means the budget."""
-        return drive(self._planning(messages, meter, forms, budget, target), _apply)
+        return drive(self._planning(messages, meter, forms, budget, target, recall), _apply)
 
     async def aplan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
-        budget: Budget | None = None, target: int | None = None,
+        budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]:
         """``plan_run`` for async code (see ``aplan``)."""
-        return await adrive(self._planning(messages, meter, forms, budget, target), _aapply)
+        return await adrive(self._planning(messages, meter, forms, budget, target, recall), _aapply)
 
     def _planning(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None, budget: Budget | None,
-        target: int | None,
+        target: int | None, recall: RecallSource | bool = True,
     ) -> Generator[_Step, StepResult, tuple[Plan[M], list[BaseMessage]]]:
         """``plan_run``, once for sync and async (``driving``): yields each step to apply, is sent its result."""
         budget = budget or self.budget
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
+            messages, source = self._recall_input(messages, recall)
             run = self._start(messages, meter, budget)
-            for strategy, step_context in self._steps(run, meter, budget.aiming_at(target)):
+            goal = budget.aiming_at(target)
+            for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
+            self._recall(run, meter, source, goal)
             return self._finish(run, meter, forms, top), run.current
+
+    def _recall_input(
+        self, messages: list[BaseMessage], recall: RecallSource | bool
+    ) -> tuple[list[BaseMessage], RecallSource | None]:
+        """The messages to plan (without an earlier recall message: a new one replaces it) and where recall
+        searches; None when recall is off."""
+        if not self.recall_share or recall is False:
+            return messages, None
+        if any(map(is_recalled, messages)):
+            messages = [m for m in messages if not is_recalled(m)]
+        return messages, InputRecall(messages) if recall is True else recall
+
+    def _recall_search(
+        self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget
+    ) -> tuple[Recalled, list[Excerpt]] | None:
+        """What recall would bring back (and the relevant excerpts it chose from), when a step left something out
+        and the query relates to it; None else."""
+        if source is None or not any(c.kind != "replaced" for step in run.results for c in step.changes):
+            return None
+        query = recall_query(run.current)
+        if not query:
+            return None
+        excerpts = source.search(query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        room = math.floor(self.recall_share * goal.max_input_tokens)
+        chosen = choose(query, excerpts, room, meter.count) if excerpts else None
+        return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)
+
+    def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget) -> None:
+        """Query-aware recall after the steps: when they left something out that the query relates to, a trim
+        makes the room the excerpts take (``recall_room``: the oldest kept messages go, as the last trim would have
+        taken them; not when that would cost the current turn), then the recall message of the excerpts still left
+        out, within that room, is placed where the kept conversation starts (``placed``); not added when the
+        request would no longer fit ``goal``."""
+        searched = self._recall_search(run, meter, source, goal)
+        if searched is None:
+            return
+        found, excerpts = searched
+        room = found.tokens
+        lowered = goal.aiming_at(goal.max_input_tokens - found.tokens)
+        if not self._fits(run.current, meter, lowered):
+            made = self._make_room(run.current, meter, lowered)
+            if made is not None and self._keeps_last_turn(run.current, made.messages):
+                run.record(RECALL_ROOM_STEP, made)  # what it freed beyond the room asked for, recall may fill
+                free = goal.max_input_tokens - self._request_tokens(run.current, meter)
+                room = max(room, min(free, math.floor(self.recall_share * goal.max_input_tokens)))
+            else:  # the room would cost the current turn: recall in the room left
+                room = goal.max_input_tokens - self._request_tokens(run.current, meter)
+        chosen = choose(found.query, excerpts, room, meter.count) if room > 0 else None  # the trim only drops more
+        if chosen is None:
+            return
+        message, kept, tokens = chosen
+        messages = placed(run.current, message, meter.head)
+        if not self._fits(messages, meter, goal):
+            return
+        run.recalled = Recalled(found.query, kept, tokens)
+        labels = ", ".join(run.recalled.labels)
+        note = f"recalled {plural(len(kept), 'excerpt')} of {labels} ({tokens} tokens) for {found.query[:80]!r}"
+        run.record(RECALL_STEP, StepResult(messages, notes=[note]))
+
+    def _make_room(self, messages: list[BaseMessage], meter: Meter, lowered: Budget) -> StepResult | None:
+        """``messages`` fitted to ``lowered`` by the chain's steps that do not summarise (a summarizer is called
+        once a plan), ending with a trim: tool outputs are shortened before turns are dropped, as the plan did;
+        one result, its changes those of every step that ran (None when none changed anything)."""
+        current, changes, notes = messages, [], []
+        for strategy in [*(s for s in self.strategies if not s.summarizes), self._room_trim]:
+            if self._fits(current, meter, lowered):
+                break
+            result = strategy.apply(current, self._context(meter, lowered))
+            if result.messages is not current:
+                current = result.messages
+                changes += result.changes
+                notes += [f"{strategy.name}: {note}" for note in result.notes]
+        return None if current is messages else StepResult(current, notes=notes, changes=changes)
+
+    @staticmethod
+    def _keeps_last_turn(messages: list[BaseMessage], trimmed: list[BaseMessage]) -> bool:
+        """Whether ``trimmed`` still holds the last user message of ``messages`` and all that follows it."""
+        start = last_user_index(messages)
+        if start is None:
+            return True
+        kept = set(map(id, trimmed))
+        return all(id(m) in kept for m in messages[start:])
 
     def _steps(self, run: _Run, meter: Meter, goal: Budget) -> Iterator[tuple[BaseStrategy, StepContext]]:
         """The strategies still to apply, each with its context, stopping as soon as the conversation fits
@@ -436,6 +544,8 @@ class _Run:
     figures: Figures
     steps: list[StepReport] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
+    results: list[StepResult] = field(default_factory=list)
+    recalled: Recalled | None = None
 
     @property
     def current(self) -> list[BaseMessage]:
@@ -449,6 +559,7 @@ class _Run:
             index=index,
         )
         self.steps.append(report)
+        self.results.append(result)
         self.warnings.extend(f"{name}: {warning}" for warning in result.warnings)
         if span is not None:
             span.set_attributes(step_attributes(report, result, self.labels, len(self.current)))

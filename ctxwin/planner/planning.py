@@ -11,6 +11,7 @@ from ctxwin.messages import BaseMessage
 from ctxwin.messages.forms import CallerForms, Output
 from ctxwin.planner.config import FitConfig
 from ctxwin.planner.report import M, Plan
+from ctxwin.recall.inject import RecallSource
 from ctxwin.strategies.base import BaseStrategy, Budget
 from ctxwin.strategies.meter import Meter
 
@@ -31,10 +32,10 @@ class Planning(Protocol[M]):
 
     def plan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
-        budget: Budget | None = None, target: int | None = None,
+        budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]: ...
 
     async def aplan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
-        budget: Budget | None = None, target: int | None = None,
+        budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
     ) -> tuple[Plan[M], list[BaseMessage]]: ...

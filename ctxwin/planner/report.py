@@ -17,6 +17,7 @@ from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages.anthropic_cache import mark_cache_breakpoints
 from ctxwin.messages.openai_cache import mark_prompt_cache
 from ctxwin.messages.request_body import nonstreaming_limit, request_body
+from ctxwin.recall.inject import Recalled
 from ctxwin.strategies.base import Budget, Change, ChangeKind, StepResult
 
 
@@ -250,6 +251,9 @@ class Plan(Generic[M]):
     cache_breakpoints: tuple[int, ...] | None = field(default=None, kw_only=True)
     cache_ttl: str | None = field(default=None, kw_only=True)
     cache_key: str | None = field(default=None, kw_only=True)
+    # What query-aware recall brought back into the request (the ``recall`` step), for which query; None when
+    # nothing was (nothing left out, or nothing left out relates to the newest user message).
+    recalled: Recalled | None = field(default=None, kw_only=True)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -308,6 +312,7 @@ class Plan(Generic[M]):
             "dropped": sum(len(s.dropped_ids) for s in self.steps),
             "truncated": sum(len(s.truncated_ids) for s in self.steps),
             "summarized": sum(len(s.summarized_ids) for s in self.steps),
+            "recalled": self.recalled.labels if self.recalled else [],
             "warnings": list(self.warnings),
         }
 

@@ -54,6 +54,17 @@ from ctxwin.planner.driving import adrive, drive
 from ctxwin.planner.planning import Planning
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
+from ctxwin.recall.inject import (
+    MAX_EXCERPTS,
+    MIN_SCORE,
+    Recalled,
+    SessionRecall,
+    before_newest_user,
+    choose,
+    recall_query,
+)
+from ctxwin.recall.store import Excerpt, RecallStore, message_excerpts
+from ctxwin.recall.tool import RecallTool
 from ctxwin.strategies.base import leading_system_count
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import RepairToolPairs
@@ -105,7 +116,7 @@ def _float(value: float | None) -> float | None:
 
 # A planner run a session's planning asks for: the messages, the caller's forms, and the target to fit (None: the
 # budget).
-_Run = tuple[list[BaseMessage], CallerForms | None, int | None]
+_Run = tuple[list[BaseMessage], CallerForms | None, int | None, bool]  # messages, forms, target, recall
 
 
 class PlanSession(Generic[M]):
@@ -138,7 +149,7 @@ class PlanSession(Generic[M]):
     _RETAIN_FACTOR = 2
     _RETAIN_SLACK = 64
 
-    def __init__(self, planner: Planning[M], **options: Unpack[FitOptions]) -> None:
+    def __init__(self, planner: Planning[M], *, history: Any = None, **options: Unpack[FitOptions]) -> None:
         others = sorted(set(options) - SESSION_OPTIONS)
         if others:
             raise TypeError(f"{others[0]!r} is an option of the planner, not of a session: give it to the Planner; "
@@ -178,6 +189,16 @@ class PlanSession(Generic[M]):
         self._asked: deque[bool] = deque(maxlen=_MEAN_TURNS)  # whether each of those requests added a user message
         self._last: Plan[M] | None = None
         self._ratio = 0.0  # the largest measured ratio of the provider's input tokens to the counted ones
+        self.recall_store = RecallStore()
+        self._recall = SessionRecall(self._messages, self._view, self.recall_store)
+        self.history = history
+        if history is not None:
+            if not callable(getattr(history, "add_messages", None)) or not hasattr(history, "messages"):
+                raise TypeError(f"history must be a chat history (with messages and add_messages, as "
+                                f"ctxwin.history's are), got {type(history).__name__}")
+            stored = list(history.messages)
+            if stored:
+                self._add(stored)
         self._planned_at: float | None = None
         self._gaps: deque[float] = deque(maxlen=_GAP_TURNS)  # seconds between the recent plans
         self._ttl = choose_ttl(rules, self.expected_gap, self.cache_ttl)
@@ -214,9 +235,15 @@ class PlanSession(Generic[M]):
         return self._budget.max_input_tokens
 
     def add_messages(self, messages: Any) -> None:
-        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation.
+        """Append ``messages`` (any shape ``convert_to_messages`` accepts, one message too) to the conversation (and
+        to its ``history``, when it has one).
         A ``RemoveMessage`` is refused (ValueError): a session only appends, which is what keeps its requests'
         prefix cached; plan an edited history with a new session or ``Planner.plan``."""
+        items = self._add(messages)
+        if self.history is not None and items:
+            self.history.add_messages(items)
+
+    def _add(self, messages: Any) -> list[BaseMessage]:
         start = len(self._messages)
         if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
             messages = [messages]
@@ -239,6 +266,27 @@ class PlanSession(Generic[M]):
             self._forms = forms
         else:
             self._forms.add(items, messages)
+        return items
+
+    def recall(self, query: str, *, limit: int = MAX_EXCERPTS, min_score: float = MIN_SCORE) -> list[Excerpt]:
+        """The excerpts of what the last request left out (the session's whole history, less what it sent as it
+        was) relevant to ``query``, best first: what ``recall_tool`` answers."""
+        return self._recall.search(query, self._sent or [], limit=limit, min_score=min_score)
+
+    def recalled_message(self, handle: str) -> list[Excerpt]:
+        """The whole of one message of the history, in excerpts: ``handle`` is a tool call id (its result), a
+        message id or ``#position`` (what a masked tool output names)."""
+        self._recall.search("", self._sent or [], limit=0, min_score=1.0)  # indexes what left
+        found = self.recall_store.message(handle)
+        if not found and handle.startswith("#") and handle[1:].isdigit() and int(handle[1:]) < len(self._messages):
+            return message_excerpts(self._messages[int(handle[1:])], int(handle[1:]))
+        return found
+
+    @property
+    def recall_tool(self) -> RecallTool:
+        """A search tool over what this session's requests left out, for an agent (OpenAI, Anthropic and LangChain
+        forms, and the handler that answers a call: ``ctxwin.recall.tool``)."""
+        return RecallTool(self.recall, self.recalled_message)
 
     def _caller_forms(self) -> CallerForms | None:
         return None if self._mixed else self._forms
@@ -312,6 +360,12 @@ class PlanSession(Generic[M]):
             return self.low_water
         return DEFAULT_LOW_WATER - (DEFAULT_LOW_WATER - AGENT_LOW_WATER) * self.turn_length
 
+    def _tokens(self, messages: list[BaseMessage]) -> int:
+        """The request tokens of ``messages`` (with the tools), from the cached counts when the counter adds up."""
+        if messages and self._meter.overhead is not None:
+            return self._meter.total(messages) + self._budget.tools_tokens
+        return self._meter.exact(messages)
+
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
         """Whether the previous request plus what was appended fits as it is sent: with media where the output's
         API takes it (``place_media``, the plan's first step), so a request that appends is exactly that."""
@@ -361,33 +415,65 @@ class PlanSession(Generic[M]):
         candidate, appended = self._candidate()
         forms = self._caller_forms()
         if not self.cache_stable:
-            plan, sent = yield candidate, forms, None
+            plan, sent = yield candidate, forms, None, True
             return self._finish(plan, sent, cut=True)
-        if appended and self._appended_fits(candidate):
-            plan, sent = yield candidate, forms, None
+        late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
+        if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
+            plan, sent = yield late[0], forms, None, False
+            plan.recalled = late[1]
             return self._finish(plan, sent, cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = yield candidate, forms, self._target()
+        plan, sent = yield candidate, forms, self._target(), True
         if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
-            plan, sent = yield candidate, forms, None
+            plan, sent = yield candidate, forms, None, True
         if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
             self._meter.head = ()
-            plan, sent = yield candidate, forms, self._target()
+            plan, sent = yield candidate, forms, self._target(), True
             if not plan.fits:
-                plan, sent = yield candidate, forms, None
+                plan, sent = yield candidate, forms, None, True
         if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
-            plan, sent = yield self._whole(), forms, None
+            plan, sent = yield self._whole(), forms, None, True
         return self._finish(plan, sent, cut=True)
 
     def _run(self, run: _Run) -> tuple[Plan[M], list[BaseMessage]]:
         """The planner's plan of ``messages`` with this session's meter and budget (fitting to ``target``)."""
-        messages, forms, target = run
-        return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target)
+        messages, forms, target, recall = run
+        return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target,
+                                     recall=self._source(recall))
 
     async def _arun(self, run: _Run) -> tuple[Plan[M], list[BaseMessage]]:
-        messages, forms, target = run
-        return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, target=target)
+        messages, forms, target, recall = run
+        return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, target=target,
+                                            recall=self._source(recall))
+
+    def _source(self, recall: bool) -> SessionRecall | bool:
+        """Where a run recalls from: the session's store (a cut), nothing (between cuts), or with
+        ``cache_stable=False`` what it plans, as ``Planner.plan`` does."""
+        return (self._recall if self.cache_stable else True) if recall else False
+
+    def _late_recall(self, candidate: list[BaseMessage]) -> tuple[list[BaseMessage], Recalled | None] | None:
+        """Between cuts: ``candidate``, with a recall message right before a new user message that relates to
+        what was left out (within ``recall_share`` of the budget and the room the request leaves), and what it
+        recalls; None when the recall found needs more room than is left (a cut makes it)."""
+        share = self.config.recall_share
+        new = self._view[self._covered :]
+        if not share or not any(isinstance(m, HumanMessage) for m in new):
+            return candidate, None
+        query = recall_query(candidate)
+        excerpts = self._recall.search(query, candidate, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        if not excerpts:
+            return candidate, None
+        budget = self._budget
+        free = budget.max_input_tokens - self._tokens(candidate)
+        chosen = choose(query, excerpts, min(math.floor(share * budget.max_input_tokens), free), self._meter.count)
+        if chosen is None:
+            return None
+        message, kept, tokens = chosen
+        with_recall = before_newest_user(candidate, message)
+        if self._tokens(with_recall) > budget.max_input_tokens:
+            return None
+        return with_recall, Recalled(query, kept, tokens)
 
     def _choose_head(self) -> None:
         """At the first cut, the head later cuts keep: the first messages after the system prompt of the last

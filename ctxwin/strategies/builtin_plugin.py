@@ -15,6 +15,7 @@ from ctxwin.hookspecs import hookimpl
 @hookimpl
 def register_strategies(register: Callable[..., None]) -> None:
     from ctxwin.strategies.filter import FilterMessages
+    from ctxwin.strategies.mask import MaskToolOutputs
     from ctxwin.strategies.reasoning import ClearReasoning
     from ctxwin.strategies.summarize import Summarize
     from ctxwin.strategies.trim import TrimToBudget
@@ -23,5 +24,6 @@ def register_strategies(register: Callable[..., None]) -> None:
     register("clear_reasoning", ClearReasoning)
     register("filter", FilterMessages)
     register("truncate_tool_output", TruncateToolOutput)
+    register("mask_tool_outputs", MaskToolOutputs)
     register("summarize", Summarize)
     register("trim", TrimToBudget)

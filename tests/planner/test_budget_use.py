@@ -123,7 +123,9 @@ def test_long_agent_traces_use_the_budget_and_keep_recent_turns_as_a_plain_trim(
     messages = agent_trace(len(outputs), outputs, turns)
     counter = get_counter(COUNTER)
     assert counter.count_messages(messages) > budget
-    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, strategies=chain)
+    # recall_share=0: recent turns against a plain trim (recall's room comes out of them, by design)
+    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, strategies=chain,
+               recall_share=0)
     assert plan.fits and plan.budget_used >= 0.9
     assert last_turn_whole(messages, plan.messages) and not plan.warnings
     assert_tool_pairs_intact(messages, plan.messages)
@@ -184,7 +186,9 @@ def test_the_last_turn_is_never_left_with_a_hole_without_a_warning() -> None:
 def test_the_extractive_summary_fills_its_room_and_says_what_it_covers() -> None:
     # The issue: the summary covered the oldest ~20 messages, then "...", and the report said "summarised 17,760".
     messages = conversation(14, turns=700, big_tool=60)
-    planner = Planner(counter=COUNTER, context_window=2_000, reserve_output=0, strategies=["summarize", "trim"])
+    # recall_share=0: how the summary fills its room (recall would take some of it for excerpts)
+    planner = Planner(counter=COUNTER, context_window=2_000, reserve_output=0, strategies=["summarize", "trim"],
+                      recall_share=0)
     plan = planner.plan(messages)
     [summary] = [m for m in plan.messages if is_summary(m)]
     body = summary.text.split("\n", 1)[1]
@@ -228,7 +232,9 @@ def test_a_turn_that_only_partly_fits_keeps_its_question_and_its_latest_part() -
     counter = get_counter(COUNTER)
     last_two = messages.index(next(m for m in messages if m.id == "u1"))
     budget = counter.count_messages([messages[0], *messages[last_two:]]) + 3_000
-    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, strategies="trim")
+    # recall_share=0: where the trim cuts (recall would add excerpts of the turn's left-out outputs before "u0")
+    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, strategies="trim",
+               recall_share=0)
     ids = [m.id for m in plan.messages]
     assert plan.fits and plan.budget_used >= 0.9
     assert ids[:2] == ["sys", "u0"], "the partly kept turn opens with its question"
@@ -246,7 +252,7 @@ def test_the_tool_step_at_the_cut_is_shortened_to_fill_the_room_it_would_leave()
     counter = get_counter(COUNTER)
     tail = messages[messages.index(next(m for m in messages if m.id == "b1")) :]
     budget = counter.count_messages([messages[0], *tail]) + 900  # room for u1, a1 and its outputs cut to ~150
-    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0)
+    plan = fit(messages, counter=COUNTER, model=None, context_window=budget, reserve_output=0, recall_share=0)
     assert plan.fits and plan.budget_used >= 0.95 and not plan.warnings
     ids = [m.id for m in plan.messages]
     assert ids == ["sys", "u1", "a1", "r1.0", "r1.1", "r1.2", *(m.id for m in tail)]
@@ -259,7 +265,7 @@ def test_the_tool_step_at_the_cut_is_shortened_to_fill_the_room_it_would_leave()
     assert_fills_like_a_plain_trim(messages, plan.messages, budget)
     # Where the room cannot hold the step even cut to min_tokens (100), it is dropped whole, as before (its answer
     # stays, with its question).
-    tight = fit(messages, counter=COUNTER, model=None, context_window=budget - 700, reserve_output=0)
+    tight = fit(messages, counter=COUNTER, model=None, context_window=budget - 700, reserve_output=0, recall_share=0)
     assert tight.fits and [m.id for m in tight.messages] == ["sys", "u1", *(m.id for m in tail)]
     assert not any(m.artifact for m in tight.messages if isinstance(m, ToolMessage))
 

@@ -1,0 +1,356 @@
+"""``RecallStore``: what left a request, searchable by full text (SQLite FTS5, BM25 ranking).
+
+Each message is stored as excerpts (``Excerpt``): its text in pieces of about ``EXCERPT_CHARS`` characters cut at
+line ends, and each tool call's name and arguments as one more, with where it was (position in the conversation,
+role, tool name, call id, message id). Two FTS5 tables index the excerpts: ``unicode61`` (words, diacritics folded)
+for scripts that separate words, and ``trigram`` for the excerpts holding Chinese, Japanese, Korean or Thai text,
+whose words are not separated (a run of Han characters is one unicode61 token): a query's run of such characters,
+split at function characters (的, 是, の, は, ...), is searched as its trigrams, a two-character word (too short for
+them) in a third table of the excerpts' character pairs. Ranking is FTS5's BM25; relevance is the share of the
+query's weight (each query term weighted by its inverse document frequency in the store, a term the store never
+saw weighing the most) an excerpt holds, and an excerpt must hold a distinctive term, so a question about something
+never said matches little, whatever it shares in common words.
+
+The store is in memory unless given a path; it is filled incrementally (``add``), so a session indexes each message
+once, when it first leaves the request.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+import threading
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
+
+EXCERPT_CHARS = 300
+# The candidates BM25 returns before relevance is weighed in Python.
+_CANDIDATES = 24
+# The most excerpts of one message a search returns: a long tool output that names the query's words on every line
+# must not crowd out the short message that answers it.
+_PER_MESSAGE = 2
+# An excerpt is relevant only if it holds a distinctive query term: one in at most this share of the excerpts (or
+# _RARE_MIN of them), so a query whose words every excerpt has (a tool called the same way a hundred times) recalls
+# nothing.
+_RARE_SHARE = 0.15
+_RARE_MIN = 1
+# A query keeps its this many heaviest terms (a pasted log as the question must not make a thousand-term query).
+_MAX_TERMS = 24
+
+# Characters of scripts written without spaces between words (Han, Hiragana/Katakana, Hangul, Thai): indexed by
+# trigram. Hangul is spaced, but its particles stick to nouns, so trigrams find "티켓" in "티켓은" too.
+_UNSPACED = re.compile(
+    "[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
+)
+_WORD = re.compile(r"\w+")
+# Words that say nothing about what a question is about: function words and what a question about the past says
+# around its subject ("going back to...", "what was...").
+_STOPWORD_TEXT = """
+a about above actually after again against ago all also am an and any anything are as ask asked at back be
+because been before being below between both but by can cannot could did do does doing done down during each
+earlier else even ever exactly few find for found from further get give go going got had has have having he her
+here hers him his how i if in into is it its itself just keep kept know last let like look me mean meant
+mentioned more most my myself need no nor not note noted now of off ok okay on once one only or other our ours
+out over own please previously quick quickly recall really remember remind right said same say see she should so
+some something still such sure talk talked tell than thank thanks that the their them then there these they
+thing things think this those through to today told too under until up us use used very want was way we were
+what whatever when where which while who whom why will with would yes yesterday you your yours yourself hi hello
+hey again
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Function characters and question words of the unspaced scripts, taken out of a query's runs before they are cut
+# into trigrams (a trigram of "是什么" matches nothing the conversation said about its subject).
+_UNSPACED_FILLER = re.compile(
+    "什么时候|什么|之前|刚才|那个|这个|哪个|哪里|多少|几|哪|吗|呢|吧|啊|的|了|是|请|问|我们|我|你|他|说|过|再|一下|"
+    "いつ|どこ|どれ|だれ|誰|"
+    "なん|何|でした|です|ます|でしょう|ですか|した|って|の|は|が|を|に|で|と|も|か|ね|よ|"
+    "이전에|무엇|뭐|였|입니다|은|는|이|가|을|를|에|요"
+)
+
+
+# Document frequencies of terms and the number of documents (RecallStore.search's ``frequencies``).
+Frequencies = tuple[dict[str, int], int]
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """A piece of a message the store holds: its text and where it was. ``position``: the message's index in the
+    conversation; ``part``: the excerpt's index within the message (tool calls come after the text);
+    ``tool``/``call_id``: a tool result's or a tool call's; ``score``: the relevance a search gave it (0 to 1)."""
+
+    position: int
+    part: int
+    role: str
+    text: str
+    message_id: str | None = None
+    tool: str | None = None
+    call_id: str | None = None
+    score: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """How recall names it: the message id, or ``#position``."""
+        return self.message_id or f"#{self.position}"
+
+    @property
+    def heading(self) -> str:
+        """The line that heads it where recall shows it: label, role, tool name and call id."""
+        tool = f" {self.tool}" if self.tool else ""
+        call = f" (call {self.call_id})" if self.call_id else ""
+        return f"--- {self.label}, {self.role}{tool}{call} ---"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"position": self.position, "part": self.part, "role": self.role, "message_id": self.message_id,
+                "tool": self.tool, "call_id": self.call_id, "score": round(self.score, 4), "text": self.text}
+
+
+def format_excerpts(excerpts: Sequence[Excerpt]) -> str:
+    """Excerpts as text, each under its ``heading``."""
+    return "\n".join(f"{e.heading}\n{e.text.strip()}" for e in excerpts)
+
+
+def pieces(text: str, size: int = EXCERPT_CHARS) -> list[str]:
+    """``text`` in pieces of at most ``size`` characters, cut after a line end where one falls in the second half of
+    the piece, else at ``size``."""
+    out: list[str] = []
+    start = 0
+    while len(text) - start > size:
+        end = text.rfind("\n", start + size // 2, start + size)
+        end = start + size if end < 0 else end + 1
+        out.append(text[start:end])
+        start = end
+    if start < len(text) or not out:
+        out.append(text[start:])
+    return [piece for piece in out if piece.strip()]
+
+
+def searchable_text(message: BaseMessage) -> str:
+    """All the store would search of ``message``: its text and its tool calls' names and arguments."""
+    text = message.content if isinstance(message.content, str) else str(message.text)
+    if isinstance(message, AIMessage) and message.tool_calls:
+        calls = (f"{call.get('name')}({json.dumps(call.get('args', {}), ensure_ascii=False)})"
+                 for call in message.tool_calls)
+        text = "\n".join([text, *calls])
+    return text
+
+
+def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
+    """What the store keeps of ``message``: its text in pieces, then each tool call as ``name(arguments)``."""
+    role = message.type
+    tool = message.name if isinstance(message, ToolMessage) else None
+    call_id = message.tool_call_id if isinstance(message, ToolMessage) else None
+    out = [Excerpt(position, part, role, text, message.id, tool, call_id)
+           for part, text in enumerate(pieces(str(message.text)))]
+    if isinstance(message, AIMessage):
+        for call in message.tool_calls:
+            arguments = json.dumps(call.get("args", {}), ensure_ascii=False)
+            out.append(Excerpt(position, len(out), role, f"{call.get('name')}({arguments})", message.id,
+                               call.get("name"), call.get("id")))
+    return out
+
+
+def query_terms(query: str) -> tuple[list[str], list[str]]:
+    """The words (lower case, stopwords and one-letter words out) and the pieces of unspaced script (the trigrams
+    of each run between function characters, or the run itself when it has two characters) a query is searched by,
+    each once, in order."""
+    words: list[str] = []
+    grams: list[str] = []
+    for word in _WORD.findall(spaced(query.lower())):
+        if _UNSPACED.fullmatch(word):
+            for run in _UNSPACED_FILLER.split(word):
+                if len(run) == 2:
+                    grams.append(run)
+                grams.extend(run[i : i + 3] for i in range(max(len(run) - 2, 0)))
+        elif (len(word) > 1 or word.isdigit()) and word not in STOPWORDS:
+            words.append(word)
+    return list(dict.fromkeys(words)), list(dict.fromkeys(grams))
+
+
+def bigrams(text: str) -> str:
+    """The two-character pieces of ``text``'s runs of unspaced script, space-separated: what the ``pairs`` table
+    indexes, so a two-character word (most Chinese words) is a token of its own."""
+    return " ".join(run[i : i + 2] for run in _UNSPACED.findall(text.lower()) for i in range(len(run) - 1))
+
+
+def spaced(text: str) -> str:
+    """``text`` with its runs of unspaced scripts set apart, so that a word written against them ("ip是") is a
+    word of its own for unicode61."""
+    return _UNSPACED.sub(lambda run: f" {run.group()} ", text) if _UNSPACED.search(text) else text
+
+
+def _fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+class RecallStore:
+    """Excerpts of messages, searchable by full text; in memory, or in the SQLite file at ``path``.
+
+    ``add(messages, start)`` stores messages as positions ``start``, ``start + 1``, ...; ``search(query)`` returns
+    the excerpts relevant to it, best first; ``message(handle)`` the whole text of one message by call id, message
+    id or ``#position``. Thread-safe (one lock)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self._db = sqlite3.connect(":memory:" if path is None else str(path), check_same_thread=False)
+        self._lock = threading.Lock()
+        self._db.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS excerpts (id INTEGER PRIMARY KEY, position INTEGER, part INTEGER, role TEXT,
+                text TEXT, message_id TEXT, tool TEXT, call_id TEXT);
+            CREATE INDEX IF NOT EXISTS excerpts_position ON excerpts (position);
+            CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(text, content='',
+                tokenize='unicode61 remove_diacritics 2');
+            CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(text, content='', tokenize='trigram');
+            CREATE VIRTUAL TABLE IF NOT EXISTS words_terms USING fts5vocab(words, 'row');
+            CREATE VIRTUAL TABLE IF NOT EXISTS grams_terms USING fts5vocab(grams, 'row');
+            CREATE VIRTUAL TABLE IF NOT EXISTS pairs USING fts5(text, content='', tokenize='unicode61');
+            CREATE VIRTUAL TABLE IF NOT EXISTS pairs_terms USING fts5vocab(pairs, 'row');
+            """
+        )
+        self._positions: set[int] = {row[0] for row in self._db.execute("SELECT DISTINCT position FROM excerpts")}
+
+    def __len__(self) -> int:
+        """How many messages the store holds."""
+        return len(self._positions)
+
+    def __contains__(self, position: object) -> bool:
+        return position in self._positions
+
+    def close(self) -> None:
+        self._db.close()
+
+    def add(self, messages: Iterable[BaseMessage], start: int = 0, *, skip: Collection[int] = ()) -> None:
+        """Store ``messages`` as positions ``start`` on (a position already stored, or in ``skip``, is left as
+        it is)."""
+        excerpts = [
+            excerpt
+            for position, message in enumerate(messages, start)
+            if position not in self._positions and position not in skip
+            for excerpt in message_excerpts(message, position)
+        ]
+        self.add_excerpts(excerpts)
+
+    def add_excerpts(self, excerpts: Sequence[Excerpt]) -> None:
+        if not excerpts:
+            return
+        with self._lock, self._db:
+            first = self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM excerpts").fetchone()[0]
+            rows = [(first + i, e.position, e.part, e.role, e.text, e.message_id, e.tool, e.call_id)
+                    for i, e in enumerate(excerpts)]
+            self._db.executemany("INSERT INTO excerpts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT INTO words (rowid, text) VALUES (?, ?)", [(r[0], spaced(r[4])) for r in rows])
+            unspaced = [(r[0], r[4]) for r in rows if _UNSPACED.search(r[4])]
+            self._db.executemany("INSERT INTO grams (rowid, text) VALUES (?, ?)", unspaced)
+            self._db.executemany("INSERT INTO pairs (rowid, text) VALUES (?, ?)",
+                                 [(rowid, bigrams(text)) for rowid, text in unspaced])
+            self._positions.update(e.position for e in excerpts)
+
+    def search(
+        self, query: str, *, limit: int = 8, min_score: float = 0.0, exclude: Collection[int] = (),
+        frequencies: Frequencies | None = None,
+    ) -> list[Excerpt]:
+        """The excerpts relevant to ``query`` (``score`` >= ``min_score``: the share of the query's weight they
+        hold), best first, at most ``limit``, none from the positions in ``exclude``. ``frequencies``: the terms'
+        document frequencies and the number of documents, when the store holds only part of what is searched (a
+        one-off plan indexes the messages that hold a query term)."""
+        words, grams = query_terms(query)
+        if not (words or grams) or not self._positions:
+            return []
+        with self._lock:
+            weights, rare = self._weights(words, grams, frequencies)
+            terms = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
+            total = sum(weights[t] for t in terms)
+            found: dict[int, float] = {}
+            searched = [t for t in terms if t in rare]  # an excerpt must hold one of them: the others only weigh
+            if not searched:
+                return []
+            trigrams = [t for t in searched if t in grams and len(t) == 3]
+            pairs = [t for t in searched if t in grams and len(t) == 2]
+            for table, chosen in (("words", [t for t in searched if t in words]), ("grams", trigrams),
+                                  ("pairs", pairs)):
+                if chosen:
+                    match = " OR ".join(map(_fts_phrase, chosen))
+                    rows = self._db.execute(
+                        f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+                        (match, _CANDIDATES),
+                    ).fetchall()
+                    for rowid, rank in rows:
+                        found[rowid] = min(found.get(rowid, 0.0), rank)
+            if not found:
+                return []
+            marks = ",".join("?" * len(found))
+            rows = self._db.execute(
+                f"SELECT id, position, part, role, text, message_id, tool, call_id FROM excerpts WHERE id IN ({marks})",
+                list(found),
+            ).fetchall()
+        scored: list[tuple[float, float, Excerpt]] = []
+        for rowid, position, part, role, text, message_id, tool, call_id in rows:
+            if position in exclude:
+                continue
+            lowered = text.lower()
+            held = set(_WORD.findall(spaced(lowered)))
+            matched = [t for t in terms if (t in held if t in words else t in lowered)]
+            share = sum(weights[t] for t in matched) / total
+            if share >= min_score and any(t in rare for t in matched):
+                excerpt = Excerpt(position, part, role, text, message_id, tool, call_id, share)
+                scored.append((-share, found[rowid], excerpt))
+        scored.sort(key=lambda item: (item[0], item[1], item[2].position, item[2].part))
+        out: list[Excerpt] = []
+        seen: set[str] = set()
+        per_message: dict[int, int] = {}
+        for _, _, excerpt in scored:  # a text said twice (a call repeated) comes back once, its first best
+            text = excerpt.text.strip()
+            if text in seen or per_message.get(excerpt.position, 0) >= _PER_MESSAGE or len(out) >= limit:
+                continue
+            seen.add(text)
+            per_message[excerpt.position] = per_message.get(excerpt.position, 0) + 1
+            out.append(excerpt)
+        return out
+
+    def _weights(
+        self, words: list[str], grams: list[str], frequencies: Frequencies | None
+    ) -> tuple[dict[str, float], set[str]]:
+        """Each term's inverse document frequency (BM25's; a term no document holds at its maximum) and the
+        distinctive terms (see ``_RARE_SHARE``): in the store's excerpts, or in ``frequencies`` when given."""
+        if frequencies is not None:
+            df, n = frequencies
+        else:
+            n = self._db.execute("SELECT COUNT(*) FROM excerpts").fetchone()[0]
+            df = {}
+            for table, terms in (("words_terms", words), ("grams_terms", [t for t in grams if len(t) == 3]),
+                                 ("pairs_terms", [t for t in grams if len(t) == 2])):
+                if terms:
+                    marks = ",".join("?" * len(terms))
+                    df.update(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms))
+        rare = max(_RARE_MIN, _RARE_SHARE * n)
+        weights: dict[str, float] = {}
+        distinctive: set[str] = set()
+        for term in [*words, *grams]:
+            count = df.get(term, 0)
+            weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
+            if count <= rare:
+                distinctive.add(term)
+        return weights, distinctive
+
+    def message(self, handle: str) -> list[Excerpt]:
+        """The excerpts of one message, in order: ``handle`` is a tool call id, a message id or ``#position``."""
+        with self._lock:
+            if handle.startswith("#") and handle[1:].isdigit():
+                where, value = "position = ?", int(handle[1:])
+                rows = self._db.execute(self._select(where), (value,)).fetchall()
+            else:
+                rows = self._db.execute(self._select("call_id = ? OR message_id = ?"), (handle, handle)).fetchall()
+                if rows:  # a call id names the call and its result: the result is what was masked
+                    positions = sorted({r[0] for r in rows})
+                    results = [r for r in rows if r[2] == "tool"]
+                    rows = results or [r for r in rows if r[0] == positions[0]]
+        return [Excerpt(*row) for row in rows]
+
+    @staticmethod
+    def _select(where: str) -> str:
+        return (f"SELECT position, part, role, text, message_id, tool, call_id FROM excerpts WHERE {where} "
+                "ORDER BY position, part")
