@@ -25,7 +25,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxwin.messages import AIMessage, BaseMessage, message_to_dict
+from ctxwin.messages import AIMessage, BaseMessage, convert_to_messages, message_to_dict
+from ctxwin.messages.convert import is_responses_assistant_item
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
 from ctxwin.planner.config import FitConfig
 from ctxwin.plural import plural
@@ -118,6 +119,18 @@ class Fitted:
         self.origins[id(message)] = item
         if self.conversation is not None:
             self.conversation.messages.append(message)
+
+    def given_back(self, make: Callable[[BaseMessage], Any]) -> list[Any]:
+        """The fitted messages as the framework's items: the item each was read from when the plan kept it
+        unchanged, else ``make(message)``, remembered so the next call gives the same object back."""
+        out: list[Any] = []
+        for message in self.plan.messages:
+            origin = self.origin(message)
+            if origin is None:
+                origin = make(message)
+                self.remember(message, origin)
+            out.append(origin)
+        return out
 
     def persisted(self, items: Sequence[Any]) -> None:
         """The framework keeps ``items`` (the fitted history, as given back) as the conversation's history, in
@@ -259,6 +272,23 @@ class ConversationFitter:
             tokens = planner.counter.count_messages(kept, tools=planner.tools)
             raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
         return Fitted(plan, origins, conversation)
+
+
+def read_responses(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    """Responses items as ctxwin messages, each with the tuple of items it was read from: an assistant turn's
+    reasoning, message and function-call items make one AIMessage, and go back together."""
+    pairs: list[tuple[Any, BaseMessage]] = []
+    group: list[Any] = []
+    for item in [*items, None]:
+        if item is not None and is_responses_assistant_item(item):
+            group.append(item)
+            continue
+        if group:
+            pairs.extend((tuple(group), message) for message in convert_to_messages(group))
+            group = []
+        if item is not None:
+            pairs.extend(((item,), message) for message in convert_to_messages([item]))
+    return pairs
 
 
 def fingerprint(item: Any) -> str:

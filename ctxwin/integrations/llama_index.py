@@ -105,14 +105,7 @@ class ContextWindowLLM(FunctionCallingLLM):
         )
 
     def _fitted(self, fitted: Fitted) -> list[ChatMessage]:
-        out: list[ChatMessage] = []
-        for message in fitted.messages:
-            origin = fitted.origin(message)
-            if origin is None:
-                origin = _new(message)
-                fitted.remember(message, origin)
-            out.append(origin)
-        return out
+        return fitted.given_back(_new)
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         fitted = self._fitter.fit(list(messages), _read, tools=_tools(kwargs))
