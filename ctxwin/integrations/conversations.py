@@ -22,6 +22,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ from ctxwin.messages.convert import is_responses_assistant_item
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
 from ctxwin.planner.config import FitConfig
 from ctxwin.plural import plural
+from ctxwin.recall.tool import DESCRIPTION
 from ctxwin.strategies.base import last_user_index, leading_system_count
 
 # Conversations whose sessions an integration keeps, least recently used dropped first.
@@ -185,6 +187,11 @@ class _Conversation:
         self.session.add_messages([message for _, message in pairs])
 
 
+# The conversation whose call the current task or thread fitted last: a recall tool run later in the same run
+# searches it (frameworks run a model call and the tools it asks for in one task).
+_current: ContextVar[_Conversation | None] = ContextVar("ctxwin_conversation", default=None)
+
+
 class ConversationFitter:
     """A planner for one integration's ``FitConfig``, and the conversations it fits, each in its own cache-stable
     session (``config.cache_stable``; otherwise every call is planned on its own, as ``Planner.plan`` does)."""
@@ -203,12 +210,30 @@ class ConversationFitter:
         self.planner: Planner[Any] = Planner(config=config.replace(strict=False))
         self._conversations: OrderedDict[Hashable, _Conversation] = OrderedDict()
         self._lock = threading.Lock()  # one agent serves many conversations at once
+        self._latest: _Conversation | None = None
 
     def session(self, key: Hashable | None) -> PlanSession[Any] | None:
         """The session of the conversation ``key`` names (None: no such conversation, or no key)."""
         with self._lock:
             conversation = self._conversations.get(key) if key is not None else None
             return conversation.session if conversation is not None else None
+
+    def recall_function(self) -> Callable[..., str]:
+        """The recall tool (``ctxwin.recall.tool``) as a plain function, which every framework takes as a tool (its
+        name, docstring and annotations are the definition): it searches what the requests of the conversation
+        fitted last in the calling task (else anywhere) left out. Add it to the agent's tools, so it is counted."""
+
+        def recall_conversation(query: str = "", handle: str = "") -> str:
+            conversation = _current.get() or self._latest
+            if conversation is None:
+                return "Nothing has been left out of this conversation."
+            try:
+                return conversation.session.recall_tool.run(query=query, handle=handle)
+            except ValueError as error:
+                return str(error)
+
+        recall_conversation.__doc__ = DESCRIPTION
+        return recall_conversation
 
     def planner_for(self, tools: Sequence[Any] | None, request: Mapping[str, Any] | None = None) -> Planner[Any]:
         """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's), or
@@ -235,6 +260,8 @@ class ConversationFitter:
                 while len(self._conversations) > MAX_CONVERSATIONS:
                     self._conversations.popitem(last=False)
             self._conversations.move_to_end(key)
+            self._latest = conversation
+            _current.set(conversation)
             conversation.follow(items)
             conversation.add(items[len(conversation.items) :], read, identity)
             return planner, conversation.session.messages, conversation, conversation.origins

@@ -20,7 +20,7 @@ This module imports LlamaIndex (``llama-index-core``, the ``llama-index`` extra)
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Generator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from typing import Any
 
 try:
@@ -77,6 +77,12 @@ class ContextWindowLLM(FunctionCallingLLM):
     @property
     def config(self) -> FitConfig:
         return self._fitter.config
+
+    def recall_tool(self) -> Callable[..., str]:
+        """The recall tool as a function this framework takes as a tool: it searches what this integration's
+        requests left out of the conversation (``ConversationFitter.recall_function``).
+        Give it to ``FunctionTool.from_defaults`` for the agent's tools."""
+        return self._fitter.recall_function()
 
     @property
     def metadata(self) -> LLMMetadata:

@@ -73,6 +73,12 @@ class ContextWindowFilter:
     def config(self) -> FitConfig:
         return self.fitter.config
 
+    def recall_tool(self) -> Callable[..., str]:
+        """The recall tool as a function this framework takes as a tool: it searches what this integration's
+        requests left out of the conversation (``ConversationFitter.recall_function``).
+        Give it to ``function_tool`` for ``Agent(tools=...)``."""
+        return self.fitter.recall_function()
+
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         instructions = data.model_data.instructions
         items: list[Any] = [_Instructions(instructions)] if instructions else []
