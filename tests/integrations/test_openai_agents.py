@@ -5,8 +5,8 @@ stay whole, the newest user message is sent, and between cuts each call starts w
 from __future__ import annotations
 
 import asyncio
-import json
 import importlib.util
+import json
 from typing import Any
 
 import pytest
