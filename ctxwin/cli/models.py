@@ -23,7 +23,7 @@ def _exact(model: ModelSpec) -> bool:
         return model.exact
     try:
         counter = get_counter(model.counter)
-    except Exception:  # noqa: BLE001 - a broken plugin is reported by ``ctxwin counters``; here it is just not exact
+    except Exception:  # a broken plugin is reported by ``ctxwin counters``; here it is just not exact
         return False
     return not (counter.estimating or counter.max_relative_error)
 
