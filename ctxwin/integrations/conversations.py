@@ -189,7 +189,7 @@ class _Conversation:
 
 # The conversation whose call the current task or thread fitted last: a recall tool run later in the same run
 # searches it (frameworks run a model call and the tools it asks for in one task).
-_current: ContextVar[_Conversation | None] = ContextVar("ctxwin_conversation", default=None)
+_current: ContextVar[tuple[ConversationFitter, _Conversation] | None] = ContextVar("ctxwin_conversation", default=None)
 
 
 class ConversationFitter:
@@ -224,7 +224,8 @@ class ConversationFitter:
         fitted last in the calling task (else anywhere) left out. Add it to the agent's tools, so it is counted."""
 
         def recall_conversation(query: str = "", handle: str = "") -> str:
-            conversation = _current.get() or self._latest
+            current = _current.get()
+            conversation = current[1] if current is not None and current[0] is self else self._latest
             if conversation is None:
                 return "Nothing has been left out of this conversation."
             try:
@@ -261,7 +262,7 @@ class ConversationFitter:
                     self._conversations.popitem(last=False)
             self._conversations.move_to_end(key)
             self._latest = conversation
-            _current.set(conversation)
+            _current.set((self, conversation))
             conversation.follow(items)
             conversation.add(items[len(conversation.items) :], read, identity)
             return planner, conversation.session.messages, conversation, conversation.origins
