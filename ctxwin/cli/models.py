@@ -9,10 +9,24 @@ import json
 from typing import Any
 
 from ctxwin.cli.output import EXIT_OK, json_flag
-from ctxwin.counters import list_models, model_plugin
+from ctxwin.counters import ModelSpec, get_counter, list_models, model_plugin
+from ctxwin.plugins import plugin_source
 from ctxwin.plural import plural
 
 add_arguments = json_flag
+
+def _exact(model: ModelSpec) -> bool:
+    """Whether the model's own tokenizer counts it: the built-in models' counters are known; a plugin's counter is
+    exact only if it does not declare itself ``estimating`` (the counter contract, docs/counters.md), so one counting
+    by a rule of thumb is not listed as exact. A plugin counter that cannot be built is not listed as exact."""
+    if not model.exact or plugin_source(model_plugin(model.name)) == "built-in":
+        return model.exact
+    try:
+        counter = get_counter(model.counter)
+    except Exception:  # a broken plugin is reported by ``ctxwin counters``; here it is just not exact
+        return False
+    return not (counter.estimating or counter.max_relative_error)
+
 
 def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = [
@@ -22,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
             "max_output_tokens": m.max_output_tokens,
             "counter": m.counter,
             "approximate": m.approximate,
-            "exact": m.exact,
+            "exact": _exact(m),
             "aliases": list(m.aliases),
             "note": m.note,
             "tokenizer": m.tokenizer,

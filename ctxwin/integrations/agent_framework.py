@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 try:
@@ -93,6 +93,12 @@ class CtxwinCompactionStrategy:
     @property
     def config(self) -> FitConfig:
         return self.fitter.config
+
+    def recall_tool(self) -> Callable[..., str]:
+        """The recall tool as a function this framework takes as a tool: it searches what this integration's
+        requests left out of the conversation (``ConversationFitter.recall_function``).
+        Give it to ``tool`` for ``Agent(tools=...)`` and to this strategy's ``tools``."""
+        return self.fitter.recall_function()
 
     async def __call__(self, messages: list[Message]) -> bool:
         before = [(id(m), bool(m.additional_properties.get(EXCLUDED_KEY))) for m in messages]

@@ -22,13 +22,16 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxwin.messages import AIMessage, BaseMessage, message_to_dict
+from ctxwin.messages import AIMessage, BaseMessage, convert_to_messages, message_to_dict
+from ctxwin.messages.convert import is_responses_assistant_item
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
 from ctxwin.planner.config import FitConfig
 from ctxwin.plural import plural
+from ctxwin.recall.tool import DESCRIPTION
 from ctxwin.strategies.base import last_user_index, leading_system_count
 
 # Conversations whose sessions an integration keeps, least recently used dropped first.
@@ -119,6 +122,18 @@ class Fitted:
         if self.conversation is not None:
             self.conversation.messages.append(message)
 
+    def given_back(self, make: Callable[[BaseMessage], Any]) -> list[Any]:
+        """The fitted messages as the framework's items: the item each was read from when the plan kept it
+        unchanged, else ``make(message)``, remembered so the next call gives the same object back."""
+        out: list[Any] = []
+        for message in self.plan.messages:
+            origin = self.origin(message)
+            if origin is None:
+                origin = make(message)
+                self.remember(message, origin)
+            out.append(origin)
+        return out
+
     def persisted(self, items: Sequence[Any]) -> None:
         """The framework keeps ``items`` (the fitted history, as given back) as the conversation's history, in
         place of what it had: the next call continues them (frameworks whose history processors rewrite the
@@ -172,6 +187,11 @@ class _Conversation:
         self.session.add_messages([message for _, message in pairs])
 
 
+# The conversation whose call the current task or thread fitted last: a recall tool run later in the same run
+# searches it (frameworks run a model call and the tools it asks for in one task).
+_current: ContextVar[tuple[ConversationFitter, _Conversation] | None] = ContextVar("ctxwin_conversation", default=None)
+
+
 class ConversationFitter:
     """A planner for one integration's ``FitConfig``, and the conversations it fits, each in its own cache-stable
     session (``config.cache_stable``; otherwise every call is planned on its own, as ``Planner.plan`` does)."""
@@ -190,12 +210,31 @@ class ConversationFitter:
         self.planner: Planner[Any] = Planner(config=config.replace(strict=False))
         self._conversations: OrderedDict[Hashable, _Conversation] = OrderedDict()
         self._lock = threading.Lock()  # one agent serves many conversations at once
+        self._latest: _Conversation | None = None
 
     def session(self, key: Hashable | None) -> PlanSession[Any] | None:
         """The session of the conversation ``key`` names (None: no such conversation, or no key)."""
         with self._lock:
             conversation = self._conversations.get(key) if key is not None else None
             return conversation.session if conversation is not None else None
+
+    def recall_function(self) -> Callable[..., str]:
+        """The recall tool (``ctxwin.recall.tool``) as a plain function, which every framework takes as a tool (its
+        name, docstring and annotations are the definition): it searches what the requests of the conversation
+        fitted last in the calling task (else anywhere) left out. Add it to the agent's tools, so it is counted."""
+
+        def recall_conversation(query: str = "", handle: str = "") -> str:
+            current = _current.get()
+            conversation = current[1] if current is not None and current[0] is self else self._latest
+            if conversation is None:
+                return "Nothing has been left out of this conversation."
+            try:
+                return conversation.session.recall_tool.run(query=query, handle=handle)
+            except ValueError as error:
+                return str(error)
+
+        recall_conversation.__doc__ = DESCRIPTION
+        return recall_conversation
 
     def planner_for(self, tools: Sequence[Any] | None, request: Mapping[str, Any] | None = None) -> Planner[Any]:
         """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's), or
@@ -222,6 +261,8 @@ class ConversationFitter:
                 while len(self._conversations) > MAX_CONVERSATIONS:
                     self._conversations.popitem(last=False)
             self._conversations.move_to_end(key)
+            self._latest = conversation
+            _current.set((self, conversation))
             conversation.follow(items)
             conversation.add(items[len(conversation.items) :], read, identity)
             return planner, conversation.session.messages, conversation, conversation.origins
@@ -259,6 +300,23 @@ class ConversationFitter:
             tokens = planner.counter.count_messages(kept, tools=planner.tools)
             raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
         return Fitted(plan, origins, conversation)
+
+
+def read_responses(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    """Responses items as ctxwin messages, each with the tuple of items it was read from: an assistant turn's
+    reasoning, message and function-call items make one AIMessage, and go back together."""
+    pairs: list[tuple[Any, BaseMessage]] = []
+    group: list[Any] = []
+    for item in [*items, None]:
+        if item is not None and is_responses_assistant_item(item):
+            group.append(item)
+            continue
+        if group:
+            pairs.extend((tuple(group), message) for message in convert_to_messages(group))
+            group = []
+        if item is not None:
+            pairs.extend(((item,), message) for message in convert_to_messages([item]))
+    return pairs
 
 
 def fingerprint(item: Any) -> str:

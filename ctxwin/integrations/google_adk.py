@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 try:
@@ -74,6 +74,12 @@ class ContextWindowCallback:
                 fitter = ConversationFitter("ContextWindowCallback", self.config.replace(model=model))
                 self._fitters[model] = fitter
             return fitter
+
+    def recall_tool(self, model: str | None = None) -> Callable[..., str]:
+        """The recall tool as a function ADK takes as a tool (``LlmAgent(tools=[...])``): it searches what this
+        callback's requests to ``model`` (the configured one by default) left out of the conversation
+        (``ConversationFitter.recall_function``)."""
+        return self.fitter(model).recall_function()
 
     async def __call__(self, callback_context: CallbackContext, llm_request: LlmRequest) -> None:
         instruction = _text(llm_request.config.system_instruction) if llm_request.config else ""

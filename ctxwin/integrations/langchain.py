@@ -242,13 +242,7 @@ def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
 def _outcome(fitted: Fitted, system: SystemMessage | None) -> tuple[SystemMessage | None, list[AnyMessage]]:
     """The fitted messages as LangChain messages (the caller's own for those kept unchanged), the system message
     apart."""
-    out: list[Any] = []
-    for message in fitted.messages:
-        origin = fitted.origin(message)
-        if origin is None:
-            origin = getattr(langchain_messages, type(message).__name__)(**message.model_dump())
-            fitted.remember(message, origin)
-        out.append(origin)
+    out = fitted.given_back(lambda m: getattr(langchain_messages, type(m).__name__)(**m.model_dump()))
     head = out[0] if system is not None and out and isinstance(out[0], SystemMessage) else None
     return head, out[1:] if head is not None else out
 

@@ -38,9 +38,8 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LiteLLM
     raise ImportError("ctxwin.integrations.litellm needs LiteLLM: pip install 'ctxwin[litellm]'") from exc
 
 from ctxwin.counters import get_model
-from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.integrations.conversations import ConversationFitter, Fitted, read_responses
 from ctxwin.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
-from ctxwin.messages.convert import is_responses_assistant_item
 from ctxwin.messages.responses_format import convert_to_responses_items
 from ctxwin.planner.config import FitConfig
 
@@ -104,7 +103,7 @@ class ContextWindowHook(CustomLogger):
         if call_type in _CHAT_CALLS and isinstance(data.get("messages"), list):
             field, read, give = "messages", _read_chat, _chat_back
         elif call_type in _RESPONSES_CALLS and isinstance(data.get("input"), list):
-            field, read, give = "input", _read_responses, _responses_back
+            field, read, give = "input", read_responses, _responses_back
         else:
             return data
         request = {key: value for key, value in data.items() if key != field}
@@ -125,42 +124,12 @@ def _read_chat(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
     return [(item, message) for item in items for message in convert_to_messages([item])]
 
 
-def _read_responses(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
-    """Responses items, an assistant turn's items (reasoning, message, function calls) read as one message."""
-    pairs: list[tuple[Any, BaseMessage]] = []
-    group: list[Any] = []
-    for item in [*items, None]:
-        if item is not None and is_responses_assistant_item(item):
-            group.append(item)
-            continue
-        if group:
-            pairs.extend((tuple(group), message) for message in convert_to_messages(group))
-            group = []
-        if item is not None:
-            pairs.extend(((item,), message) for message in convert_to_messages([item]))
-    return pairs
-
-
 def _chat_back(fitted: Fitted) -> list[Any]:
-    out: list[Any] = []
-    for message in fitted.messages:
-        origin = fitted.origin(message)
-        if origin is None:
-            origin = convert_to_openai_messages(message)
-            fitted.remember(message, origin)
-        out.append(origin)
-    return out
+    return fitted.given_back(convert_to_openai_messages)
 
 
 def _responses_back(fitted: Fitted) -> list[Any]:
-    out: list[Any] = []
-    for message in fitted.messages:
-        origin = fitted.origin(message)
-        if origin is None:
-            origin = tuple(convert_to_responses_items([message]))
-            fitted.remember(message, origin)
-        out.extend(origin)
-    return out
+    return [item for group in fitted.given_back(lambda m: tuple(convert_to_responses_items([m]))) for item in group]
 
 
 def _options() -> dict[str, Any]:

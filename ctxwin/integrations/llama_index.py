@@ -20,7 +20,7 @@ This module imports LlamaIndex (``llama-index-core``, the ``llama-index`` extra)
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Generator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from typing import Any
 
 try:
@@ -78,6 +78,12 @@ class ContextWindowLLM(FunctionCallingLLM):
     def config(self) -> FitConfig:
         return self._fitter.config
 
+    def recall_tool(self) -> Callable[..., str]:
+        """The recall tool as a function this framework takes as a tool: it searches what this integration's
+        requests left out of the conversation (``ConversationFitter.recall_function``).
+        Give it to ``FunctionTool.from_defaults`` for the agent's tools."""
+        return self._fitter.recall_function()
+
     @property
     def metadata(self) -> LLMMetadata:
         return self.llm.metadata  # type: ignore[no-any-return]
@@ -105,14 +111,7 @@ class ContextWindowLLM(FunctionCallingLLM):
         )
 
     def _fitted(self, fitted: Fitted) -> list[ChatMessage]:
-        out: list[ChatMessage] = []
-        for message in fitted.messages:
-            origin = fitted.origin(message)
-            if origin is None:
-                origin = _new(message)
-                fitted.remember(message, origin)
-            out.append(origin)
-        return out
+        return fitted.given_back(_new)
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         fitted = self._fitter.fit(list(messages), _read, tools=_tools(kwargs))

@@ -31,9 +31,8 @@ except ImportError as exc:  # pragma: no cover - the dev environment has the SDK
         "ctxwin.integrations.openai_agents needs the OpenAI Agents SDK: pip install 'ctxwin[openai-agents]'"
     ) from exc
 
-from ctxwin.integrations.conversations import ConversationFitter, Fitted
-from ctxwin.messages import BaseMessage, SystemMessage, convert_to_messages
-from ctxwin.messages.convert import is_responses_assistant_item
+from ctxwin.integrations.conversations import ConversationFitter, Fitted, read_responses
+from ctxwin.messages import BaseMessage, SystemMessage
 from ctxwin.messages.responses_format import convert_to_responses_items
 from ctxwin.planner.config import FitConfig
 
@@ -74,6 +73,12 @@ class ContextWindowFilter:
     def config(self) -> FitConfig:
         return self.fitter.config
 
+    def recall_tool(self) -> Callable[..., str]:
+        """The recall tool as a function this framework takes as a tool: it searches what this integration's
+        requests left out of the conversation (``ConversationFitter.recall_function``).
+        Give it to ``function_tool`` for ``Agent(tools=...)``."""
+        return self.fitter.recall_function()
+
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         instructions = data.model_data.instructions
         items: list[Any] = [_Instructions(instructions)] if instructions else []
@@ -98,22 +103,10 @@ def agent_tools(agent: Agent[Any]) -> list[dict[str, Any]]:
 
 
 def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
-    """The items as ctxwin messages, each with the items it was read from (an assistant turn's reasoning, message
-    and function calls make one AIMessage)."""
-    pairs: list[tuple[Any, BaseMessage]] = []
-    group: list[Any] = []
-    for item in [*items, None]:
-        if item is not None and is_responses_assistant_item(item):
-            group.append(item)
-            continue
-        if group:
-            pairs.extend((tuple(group), message) for message in convert_to_messages(group))
-            group = []
-        if isinstance(item, _Instructions):
-            pairs.append((item, SystemMessage(item.text)))
-        elif item is not None:
-            pairs.extend(((item,), message) for message in convert_to_messages([item]))
-    return pairs
+    """The items as ctxwin messages (``read_responses``), the instructions marker first when there is one."""
+    if items and isinstance(items[0], _Instructions):
+        return [(items[0], SystemMessage(items[0].text)), *read_responses(items[1:])]
+    return read_responses(items)
 
 
 def _model_input(fitted: Fitted, instructions: str | None) -> ModelInputData:

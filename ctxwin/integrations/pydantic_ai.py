@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 try:
@@ -67,6 +67,12 @@ class _Fitting:
     @property
     def config(self) -> FitConfig:
         return self.fitter.config
+
+    def recall_tool(self) -> Callable[..., str]:
+        """The recall tool as a function this framework takes as a tool: it searches what this integration's
+        requests left out of the conversation (``ConversationFitter.recall_function``).
+        Give it to ``Agent(tools=...)`` or ``agent.tool_plain``."""
+        return self.fitter.recall_function()
 
     async def _fit(
         self, messages: list[ModelMessage], instructions: str | None, tools: Sequence[Any] | None

@@ -66,6 +66,7 @@ def _summary_type() -> pyarrow.DataType:
             *((name, pyarrow.int64()) for name in counts),
             ("budget_used", pyarrow.float64()),
             *((name, pyarrow.int64()) for name in kept),
+            ("recalled", pyarrow.list_(pyarrow.string())),
             ("warnings", pyarrow.list_(pyarrow.string())),
         ]
     )

@@ -464,7 +464,8 @@ class Planner(Generic[M]):
         if not self._fits(run.current, meter, lowered):
             made = self._make_room(run.current, meter, lowered)
             if made is not None and self._keeps_last_turn(run.current, made.messages):
-                run.record(RECALL_ROOM_STEP, made)  # what it freed beyond the room asked for, recall may fill
+                with tracing.span(f"ctxwin.step {RECALL_ROOM_STEP}") as span:
+                    run.record(RECALL_ROOM_STEP, made, span)  # what it freed beyond the room asked for, recall may fill
                 free = goal.max_input_tokens - self._request_tokens(run.current, meter)
                 room = max(room, min(free, math.floor(self.recall_share * goal.max_input_tokens)))
             else:  # the room would cost the current turn: recall in the room left
@@ -478,8 +479,10 @@ class Planner(Generic[M]):
             return
         run.recalled = Recalled(found.query, kept, tokens)
         labels = ", ".join(run.recalled.labels)
-        note = f"recalled {plural(len(kept), 'excerpt')} of {labels} ({tokens} tokens) for {found.query[:80]!r}"
-        run.record(RECALL_STEP, StepResult(messages, notes=[note]))
+        # The query is the user's text: ``Plan.recalled`` holds it; notes (and so traces) carry no message content.
+        note = f"recalled {plural(len(kept), 'excerpt')} of {labels} ({tokens} tokens) for the newest query"
+        with tracing.span(f"ctxwin.step {RECALL_STEP}") as span:
+            run.record(RECALL_STEP, StepResult(messages, notes=[note]), span)
 
     def _make_room(self, messages: list[BaseMessage], meter: Meter, lowered: Budget) -> StepResult | None:
         """``messages`` fitted to ``lowered`` by the chain's steps that do not summarise (a summarizer is called

@@ -36,7 +36,7 @@ def test_fit_plans_for_the_model_the_request_names(tmp_path: Path) -> None:
     result = run("fit", str(source), "--json", "-o", str(out))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    claude = Planner(CLAUDE)  # the library's plan for that model: its counter, window and reply limit
+    claude = Planner(CLAUDE, output="request").for_request(anthropic_request())  # as fit plans the request
     assert report["model"] == get_model(CLAUDE).name == claude.model
     assert report["counter"] == claude.counter.name
     assert report["context_window"] == claude.budget.context_window

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxwin import get_counter
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from ctxwin.messages import BaseMessage, HumanMessage
 
 
 def filler(seed: int, words: int) -> str:
@@ -36,16 +36,17 @@ def check_request(
     check_pairs(messages)
 
 
-def check_pairs(messages: Sequence[BaseMessage]) -> None:
-    """Every tool result follows its call, and every call is answered by its results."""
+def check_pairs(messages: Sequence[Any]) -> None:
+    """Every tool result follows its call, and every call is answered by its results (ctxwin or LangChain
+    messages: read by their ``type``)."""
     open_calls: set[str] = set()
     for message in messages:
-        if isinstance(message, ToolMessage):
+        if message.type == "tool":
             assert message.tool_call_id in open_calls, f"orphan tool result {message.tool_call_id}"
             open_calls.discard(message.tool_call_id)
         else:
             assert not open_calls, f"unanswered tool calls {open_calls}"
-            if isinstance(message, AIMessage):
+            if message.type == "ai":
                 open_calls = {call["id"] for call in message.tool_calls if call["id"]}
     assert not open_calls, f"unanswered tool calls {open_calls}"
 

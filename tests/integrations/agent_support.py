@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_checks import check_pairs
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import tool
@@ -107,17 +108,3 @@ def check_call(call: Call, budget: int, history: Sequence[BaseMessage], system: 
     newest_user = next(m for m in reversed(history) if isinstance(m, HumanMessage))
     assert any(m.id == newest_user.id for m in conversation)
     check_pairs(conversation)
-
-
-def check_pairs(messages: Sequence[BaseMessage]) -> None:
-    """Every tool result follows its call, and every call is answered by its results."""
-    open_calls: set[str] = set()
-    for message in messages:
-        if isinstance(message, ToolMessage):
-            assert message.tool_call_id in open_calls, f"orphan tool result {message.tool_call_id}"
-            open_calls.discard(message.tool_call_id)
-        else:
-            assert not open_calls, f"unanswered tool calls {open_calls}"
-            if isinstance(message, AIMessage):
-                open_calls = {call["id"] for call in message.tool_calls if call["id"]}
-    assert not open_calls, f"unanswered tool calls {open_calls}"

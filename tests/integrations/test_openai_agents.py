@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 from typing import Any
 
 import pytest
@@ -60,7 +61,7 @@ def check_calls(model: ScriptedModel, fitted: list[Fitted], asked: list[str]) ->
         assert call.system_instructions == INSTRUCTIONS
         assert all(isinstance(item, dict) for item in call.input), "Responses items, as the SDK sends them"
     cuts = check_prefixes([call.input for call in calls], cut_flags(fitted))
-    assert cuts <= len(calls) // 4, f"{cuts} cuts in {len(calls)} calls"
+    assert cuts <= len(calls) // 3, f"{cuts} cuts in {len(calls)} calls"
     return cuts
 
 
@@ -120,3 +121,33 @@ def test_options_are_the_fit_configs() -> None:
     assert ContextWindowFilter(None, config=config).config == config
     with pytest.raises(ValueError, match="framework's own messages"):
         ContextWindowFilter(MODEL, output="openai")
+
+
+@pytest.mark.slow
+def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
+    """A tool output from the middle of the run leaves the requests (the head keeps the first turns); the agent
+    calls the recall tool and reads it back."""
+    flt = ContextWindowFilter(MODEL, context_window=8_000, reserve_output=0)
+    recall = function_tool(flt.recall_tool())
+
+    @function_tool
+    def lease_log(turn: int) -> str:
+        """Read the lease log of a turn."""
+        return ("The warehouse lease reference is LEASE-Q7-55219.\n" if turn == 3 else "") + tool_output(turn)
+
+    steps: list[Any] = []
+    for turn in range(8):
+        steps.append([function_call("lease_log", {"turn": turn}, call_id=f"call_{turn}")])
+        steps.append([assistant_message(f"Turn {turn} done.", item_id=f"m{turn}")])
+    steps.append([function_call("recall_conversation", {"query": "warehouse lease reference"}, call_id="recall")])
+    steps.append([assistant_message("It is LEASE-Q7-55219.", item_id="final")])
+    model = ScriptedModel(steps)
+    agent = Agent(name="leases", instructions=INSTRUCTIONS, model=model, tools=[lease_log, recall])
+    session = SQLiteSession("leases")
+    for turn in range(9):
+        Runner.run_sync(agent, question(turn), session=session, run_config=RunConfig(call_model_input_filter=flt))
+    calls = model.calls
+    before = json.dumps(calls[-2].input, default=str)
+    after = [item for item in calls[-1].input if isinstance(item, dict) and item.get("call_id") == "recall"]
+    assert "LEASE-Q7-55219" not in before, "the early output had left the requests"
+    assert any("LEASE-Q7-55219" in str(item.get("output")) for item in after)

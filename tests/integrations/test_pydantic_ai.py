@@ -79,7 +79,7 @@ def check_requests(script: Scripted, fitted: list[Any]) -> int:
         assert all(isinstance(m, ModelMessage.__args__) for m in messages)  # type: ignore[attr-defined]
     dumped = [[ModelMessagesTypeAdapter.dump_json([m]).decode() for m in messages] for messages, _ in requests]
     cuts = check_prefixes(dumped, cut_flags(fitted))
-    assert cuts <= len(requests) // 4, f"{cuts} cuts in {len(requests)} requests"
+    assert cuts <= len(requests) // 3, f"{cuts} cuts in {len(requests)} requests"
     return cuts
 
 
@@ -129,3 +129,38 @@ def test_options_are_the_fit_configs() -> None:
         ContextWindow(MODEL, keep_frist=0.2)
     config = FitConfig(model="gpt-4o-mini", context_window=9_000)
     assert ContextWindowProcessor(None, config=config).config == config
+
+
+@pytest.mark.slow
+def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
+    """A tool return from the middle of the run leaves the requests (the head keeps the first turns); the agent
+    calls the recall tool and reads it back."""
+    capability = ContextWindow(MODEL, context_window=8_000, reserve_output=0)
+    seen: list[list[ModelMessage]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        last = messages[-1].parts[-1]
+        if isinstance(last, UserPromptPart) and isinstance(last.content, str):
+            turn = int(last.content.split()[1].rstrip(":"))
+            if turn == 8:
+                call = ToolCallPart("recall_conversation", {"query": "warehouse lease reference"}, tool_call_id="r")
+            else:
+                call = ToolCallPart("lease_log", {"turn": turn}, tool_call_id=f"call_{turn}")
+            return ModelResponse(parts=[call])
+        return ModelResponse(parts=[TextPart("Done.")])
+
+    built: Agent[None, str] = Agent(FunctionModel(model), instructions=INSTRUCTIONS, capabilities=[capability],
+                                    tools=[capability.recall_tool()])
+
+    @built.tool_plain
+    def lease_log(turn: int) -> str:
+        """Read the lease log of a turn."""
+        return ("The warehouse lease reference is LEASE-Q7-55219.\n" if turn == 3 else "") + tool_output(turn)
+
+    history: list[ModelMessage] | None = None
+    for turn in range(9):
+        history = built.run_sync(question(turn), message_history=history).all_messages()
+    before = ModelMessagesTypeAdapter.dump_json(seen[-2]).decode()
+    assert "LEASE-Q7-55219" not in before, "the early return had left the requests"
+    assert "LEASE-Q7-55219" in ModelMessagesTypeAdapter.dump_json(seen[-1][-1:]).decode()

@@ -131,3 +131,13 @@ def test_ctxwin_load_plugins_empty_loads_none(site: Path) -> None:
     assert "words" not in {c["name"] for c in report["counters"]} and report["plugin_errors"] == []
     count = run(site, ["-m", "ctxwin.cli", "count", "-", "--counter", "words"], load="")
     assert count.returncode == 2 and "error: --counter: unknown counter or model 'words'" in count.stderr
+
+
+@pytest.mark.slow
+def test_a_plugin_model_counted_by_a_rule_of_thumb_is_not_listed_as_exact(site: Path) -> None:
+    """The example counter counts words and declares itself estimating: its model is not exact; a built-in model
+    counted by its own tokenizer is."""
+    result = run(site, ["-m", "ctxwin.cli", "models", "--json"], load="ctxwin-wordcount")
+    assert result.returncode == 0, result.stderr
+    exact = {m["name"]: m["exact"] for m in json.loads(result.stdout)["models"]}
+    assert exact["wordy-1"] is False and exact["gpt-4o"] is True

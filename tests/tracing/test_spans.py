@@ -62,7 +62,7 @@ def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporte
     with provider.get_tracer("agent").start_as_current_span("agent run") as parent:
         plan = planner.plan(conversation())
     assert [step.name for step in plan.steps] == [
-        "clear_reasoning", "filter", "truncate_tool_output", "summarize", "trim"]
+        "clear_reasoning", "filter", "truncate_tool_output", "summarize", "trim", "recall"]
     spans = exporter.get_finished_spans()
     (top,) = by_name(spans, "ctxwin.plan")
     assert top.parent is not None and top.parent.span_id == parent.get_span_context().span_id
@@ -108,7 +108,7 @@ def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporte
 def test_no_span_carries_message_content_by_default(exporter: InMemorySpanExporter) -> None:
     plan = fit(conversation(), "gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize_first,
                keep_last=12)
-    assert len(plan.steps) == 5
+    assert len(plan.steps) == 6 and plan.recalled is not None  # recall's query is content: on the plan, not a span
     trim_messages(conversation(), max_tokens=500, token_counter=COUNTER)
     spans = exporter.get_finished_spans()
     assert {span.name for span in spans} >= {"ctxwin.plan", "ctxwin.step trim", "ctxwin.trim_messages"}
@@ -159,7 +159,7 @@ def test_aplan_traces_like_plan(exporter: InMemorySpanExporter) -> None:
     spans = exporter.get_finished_spans()
     (top,) = by_name(spans, "ctxwin.plan")
     steps = [span for span in spans if span.parent is not None and span.parent.span_id == top.context.span_id]
-    assert len(steps) == 5
+    assert len(steps) == 6
     assert [span.name for span in steps] == [f"ctxwin.step {s.name}" for s in plan.steps]
 
 

@@ -14,7 +14,10 @@ from ctxwin.hookspecs import hookimpl
 
 
 class WordCounter(BaseTokenCounter):
-    """One token per whitespace-separated word; ``words:<n>`` counts ``n`` tokens per word."""
+    """One token per whitespace-separated word; ``words:<n>`` counts ``n`` tokens per word. A rule of thumb, not a
+    model's tokenizer: it says so (``estimating``), so ``ctxwin models`` does not list its model as exact."""
+
+    estimating = True
 
     def __init__(self, per_word: int = 1) -> None:
         self.per_word = per_word
