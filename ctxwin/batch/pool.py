@@ -34,6 +34,7 @@ import contextlib
 import ctypes
 import gc
 import multiprocessing
+import multiprocessing.connection
 import os
 import select
 import signal
@@ -204,25 +205,31 @@ class WorkerPool:
             return future
 
     def restart(self) -> None:
-        manager = getattr(self.executor, "_executor_manager_thread", None)  # shutdown() forgets it
         self.shutdown(kill=True)
-        if self.shares and manager is not None:  # forking again needs the broken pool's threads gone
-            manager.join(timeout=_THREADS_EXIT_SECONDS)
         self.executor = self._start()
         self._check()  # a pool that cannot start must not loop
 
     def shutdown(self, *, kill: bool = False) -> None:
-        """Stop the workers: after their running tasks, or at once (``kill``: an interrupt, a broken pool)."""
+        """Stop the workers: after their running tasks, or at once (``kill``: an interrupt, a broken pool).
+
+        A worker killed from outside while it waited for a task dies holding the task queue's lock, and the others
+        then wait on that lock forever (the executor only notices a death while tasks are in flight): once any
+        worker has died by a signal, the rest are terminated instead of waited for."""
         if self._froze:
             gc.unfreeze()
             self._froze = False
-        if not kill:
-            self.executor.shutdown(wait=True, cancel_futures=True)
-            return
         processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        manager = getattr(self.executor, "_executor_manager_thread", None)  # shutdown() forgets it
         self.executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
+        alive = [process for process in processes if process.is_alive()]
+        while alive:
+            if kill or any(process.exitcode is not None and process.exitcode < 0 for process in processes):
+                for process in alive:
+                    process.terminate()
+                break
+            multiprocessing.connection.wait([process.sentinel for process in alive])
+            alive = [process for process in alive if process.is_alive()]
         for process in processes:
             process.join()
+        if manager is not None:  # forking a pool again needs this one's threads gone
+            manager.join(timeout=_THREADS_EXIT_SECONDS)
