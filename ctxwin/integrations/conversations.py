@@ -63,6 +63,30 @@ class TurnDoesNotFit(BudgetExceeded):
         )
 
 
+class FittersByModel:
+    """One ``ConversationFitter`` per model the requests name, for integrations whose requests carry their model
+    (the configured model's fitter for all of them when the configuration names one, or a counter)."""
+
+    def __init__(self, owner: str, config: FitConfig, name: Callable[[str | None], str] | None = None) -> None:
+        """``name``: the ctxwin model name for a request's model (default: as written; None raises)."""
+        self.owner, self.config, self._name = owner, config, name
+        self._fitters: dict[str | None, ConversationFitter] = {}
+        self._lock = threading.Lock()
+        if config.model is not None or config.counter is not None:
+            self._fitters[None] = ConversationFitter(owner, config)
+
+    def __call__(self, model: str | None) -> ConversationFitter:
+        with self._lock:
+            fitter = self._fitters.get(None) or self._fitters.get(model)
+            if fitter is None:
+                named = self._name(model) if self._name is not None else model
+                if named is None:
+                    raise ValueError(f"{self.owner}: the request names no model: give model= or counter=")
+                fitter = ConversationFitter(self.owner, self.config.replace(model=named))
+                self._fitters[model] = fitter
+            return fitter
+
+
 def must_send(messages: Sequence[BaseMessage]) -> tuple[list[int], str]:
     """The indexes of what a model call cannot do without, and its name: the last user message (what the model
     answers) and the newest tool round after it (the agent's latest tool calls and their results: without them the

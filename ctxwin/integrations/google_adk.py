@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,7 +30,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the dev environment has ADK
     raise ImportError("ctxwin.integrations.google_adk needs Google ADK: pip install 'ctxwin[google-adk]'") from exc
 
-from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.integrations.conversations import Fitted, FittersByModel
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner.config import FitConfig
 
@@ -59,21 +58,8 @@ class ContextWindowCallback:
         if model is not None:
             options["model"] = model
         self.config = FitConfig.of(config, **options)
-        self._fitters: dict[str | None, ConversationFitter] = {}
-        self._lock = threading.Lock()
-        if self.config.model is not None or self.config.counter is not None:
-            self._fitters[None] = ConversationFitter("ContextWindowCallback", self.config)
-
-    def fitter(self, model: str | None) -> ConversationFitter:
-        """The fitter for requests to ``model`` (the configured model's when one was given)."""
-        with self._lock:
-            fitter = self._fitters.get(None) or self._fitters.get(model)
-            if fitter is None:
-                if model is None:
-                    raise ValueError("ContextWindowCallback: the request names no model: give model= or counter=")
-                fitter = ConversationFitter("ContextWindowCallback", self.config.replace(model=model))
-                self._fitters[model] = fitter
-            return fitter
+        self.fitter = FittersByModel("ContextWindowCallback", self.config)
+        """The fitter for requests to a model (the configured model's when one was given)."""
 
     def recall_tool(self, model: str | None = None) -> Callable[..., str]:
         """The recall tool as a function ADK takes as a tool (``LlmAgent(tools=[...])``): it searches what this

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -38,7 +37,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LiteLLM
     raise ImportError("ctxwin.integrations.litellm needs LiteLLM: pip install 'ctxwin[litellm]'") from exc
 
 from ctxwin.counters import get_model
-from ctxwin.integrations.conversations import ConversationFitter, Fitted, read_responses
+from ctxwin.integrations.conversations import Fitted, FittersByModel, read_responses
 from ctxwin.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
 from ctxwin.messages.responses_format import convert_to_responses_items
 from ctxwin.planner.config import FitConfig
@@ -73,19 +72,8 @@ class ContextWindowHook(CustomLogger):
             options["model"] = model
         self.config = FitConfig.of(config, **options)
         self.models = dict(models or {})
-        self._fitters: dict[str | None, ConversationFitter] = {}
-        self._lock = threading.Lock()
-        if self.config.model is not None or self.config.counter is not None:
-            self._fitters[None] = ConversationFitter("ContextWindowHook", self.config)
-
-    def fitter(self, model: str | None) -> ConversationFitter:
-        """The fitter for requests to ``model`` (the configured model's when one was given)."""
-        with self._lock:
-            fitter = self._fitters.get(None) or self._fitters.get(model)
-            if fitter is None:
-                fitter = ConversationFitter("ContextWindowHook", self.config.replace(model=self._model_name(model)))
-                self._fitters[model] = fitter
-            return fitter
+        self.fitter = FittersByModel("ContextWindowHook", self.config, self._model_name)
+        """The fitter for requests to a model (the configured model's when one was given)."""
 
     def _model_name(self, model: str | None) -> str:
         if model is None:
