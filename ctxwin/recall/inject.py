@@ -86,8 +86,9 @@ class InputRecall:
         terms = words + grams
         if not terms:
             return []
-        # A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound).
-        whole = {word: re.compile(rf"(?<![^\W{_CJK}]){re.escape(word)}(?![^\W{_CJK}])") for word in words}
+        # A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound, and an
+        # underscore, as for the store's tokenizer: "quito" is a word of "quito_support_escalation").
+        whole = {word: re.compile(rf"(?<![^\W_{_CJK}]){re.escape(word)}(?![^\W_{_CJK}])") for word in words}
         kept = set(map(id, fitted))
         present: set[int] = set()
         chosen: list[int] = []

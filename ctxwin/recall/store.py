@@ -39,6 +39,10 @@ _PER_MESSAGE = 2
 # nothing.
 _RARE_SHARE = 0.15
 _RARE_MIN = 1
+# An excerpt that holds only some of the query's terms is relevant only if those terms are together in at most this
+# many messages: more, and they are a phrase the conversation repeats (a question's frame like "how does ... interact
+# with the rest", a tool's boilerplate), not what this question is about.
+_RECURRING = 3
 # A query keeps its this many heaviest terms (a pasted log as the question must not make a thousand-term query).
 _MAX_TERMS = 24
 
@@ -48,6 +52,9 @@ _UNSPACED = re.compile(
     "[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
 )
 _WORD = re.compile(r"\w+")
+# The words FTS5's unicode61 tokenizer makes: an underscore separates them, so "quito" is found in
+# "quito_support_escalation" (a config key, a snake_case name).
+_PARTS = re.compile(r"[^\W_]+")
 # Words that say nothing about what a question is about: function words and what a question about the past says
 # around its subject ("going back to...", "what was...").
 _STOPWORD_TEXT = """
@@ -116,12 +123,17 @@ def format_excerpts(excerpts: Sequence[Excerpt]) -> str:
 
 def pieces(text: str, size: int = EXCERPT_CHARS) -> list[str]:
     """``text`` in pieces of at most ``size`` characters, cut after a line end where one falls in the second half of
-    the piece, else at ``size``."""
+    the piece, else after a sentence's end, else after a space (a sentence or a word cut in two is found by
+    neither half), else at ``size``."""
     out: list[str] = []
     start = 0
     while len(text) - start > size:
-        end = text.rfind("\n", start + size // 2, start + size)
-        end = start + size if end < 0 else end + 1
+        low, high = start + size // 2, start + size
+        end = text.rfind("\n", low, high)
+        if end < 0:
+            end = max(text.rfind(". ", low, high - 1), text.rfind("? ", low, high - 1), text.rfind("! ", low, high - 1))
+            end = end + 1 if end >= 0 else text.rfind(" ", low, high)
+        end = high if end < 0 else end + 1
         out.append(text[start:end])
         start = end
     if start < len(text) or not out:
@@ -287,15 +299,23 @@ class RecallStore:
                 f"SELECT id, position, part, role, text, message_id, tool, call_id FROM excerpts WHERE id IN ({marks})",
                 list(found),
             ).fetchall()
-        scored: list[tuple[float, float, Excerpt]] = []
-        for rowid, position, part, role, text, message_id, tool, call_id in rows:
-            if position in exclude:
-                continue
-            lowered = text.lower()
-            held = set(_WORD.findall(spaced(lowered)))
-            matched = [t for t in terms if (t in held if t in words else t in lowered)]
-            share = sum(weights[t] for t in matched) / total
-            if share >= min_score and any(t in rare for t in matched):
+            scored: list[tuple[float, float, Excerpt]] = []
+            recurring: dict[frozenset[str], bool] = {}
+            for rowid, position, part, role, text, message_id, tool, call_id in rows:
+                if position in exclude:
+                    continue
+                lowered = text.lower()
+                held = set(_WORD.findall(spaced(lowered))) | set(_PARTS.findall(lowered))
+                matched = [t for t in terms if (t in held if t in words else t in lowered)]
+                share = sum(weights[t] for t in matched) / total
+                if share < min_score or not any(t in rare for t in matched):
+                    continue
+                if len(matched) < len(terms):
+                    key = frozenset(matched)
+                    if key not in recurring:
+                        recurring[key] = self._messages_holding(key, words) > _RECURRING
+                    if recurring[key]:
+                        continue
                 excerpt = Excerpt(position, part, role, text, message_id, tool, call_id, share)
                 scored.append((-share, found[rowid], excerpt))
         scored.sort(key=lambda item: (item[0], item[1], item[2].position, item[2].part))
@@ -310,6 +330,24 @@ class RecallStore:
             per_message[excerpt.position] = per_message.get(excerpt.position, 0) + 1
             out.append(excerpt)
         return out
+
+    def _messages_holding(self, terms: Collection[str], words: Collection[str]) -> int:
+        """How many messages hold all of ``terms`` (words, trigrams and character pairs) in one excerpt."""
+        rowids: set[int] | None = None
+        grams = [t for t in terms if t not in words]
+        tables = (("words", [t for t in terms if t in words]), ("grams", [t for t in grams if len(t) == 3]),
+                  ("pairs", [t for t in grams if len(t) == 2]))
+        for table, chosen in tables:
+            if chosen:
+                match = " AND ".join(map(_fts_phrase, chosen))
+                rows = self._db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,))
+                found = {row[0] for row in rows}
+                rowids = found if rowids is None else rowids & found
+        if not rowids:
+            return 0
+        marks = ",".join("?" * len(rowids))
+        query = f"SELECT COUNT(DISTINCT position) FROM excerpts WHERE id IN ({marks})"
+        return int(self._db.execute(query, list(rowids)).fetchone()[0])
 
     def _weights(
         self, words: list[str], grams: list[str], frequencies: Frequencies | None
