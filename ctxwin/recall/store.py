@@ -9,7 +9,8 @@ split at function characters (的, 是, の, は, ...), is searched as its trigr
 them) in a third table of the excerpts' character pairs. Ranking is FTS5's BM25; relevance is the share of the
 query's weight (each query term weighted by its inverse document frequency in the store, a term the store never
 saw weighing the most) an excerpt holds, and an excerpt must hold a distinctive term, so a question about something
-never said matches little, whatever it shares in common words.
+never said matches little, whatever it shares in common words; nor may an excerpt match by a phrase the conversation
+repeats alone (``_RECURRING``).
 
 The store is in memory unless given a path; it is filled incrementally (``add``), so a session indexes each message
 once, when it first leaves the request.
