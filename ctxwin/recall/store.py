@@ -314,7 +314,7 @@ class RecallStore:
                 if len(matched) < len(terms):
                     key = frozenset(matched)
                     if key not in recurring:
-                        recurring[key] = self._messages_holding(key, words) > _RECURRING
+                        recurring[key] = self._recurs(key, words)
                     if recurring[key]:
                         continue
                 excerpt = Excerpt(position, part, role, text, message_id, tool, call_id, share)
@@ -332,23 +332,19 @@ class RecallStore:
             out.append(excerpt)
         return out
 
-    def _messages_holding(self, terms: Collection[str], words: Collection[str]) -> int:
-        """How many messages hold all of ``terms`` (words, trigrams and character pairs) in one excerpt."""
-        rowids: set[int] | None = None
+    def _recurs(self, terms: Collection[str], words: Collection[str]) -> bool:
+        """Whether more than ``_RECURRING`` messages hold all of ``terms`` (words, trigrams and character pairs) in
+        one excerpt."""
         grams = [t for t in terms if t not in words]
         tables = (("words", [t for t in terms if t in words]), ("grams", [t for t in grams if len(t) == 3]),
                   ("pairs", [t for t in grams if len(t) == 2]))
-        for table, chosen in tables:
-            if chosen:
-                match = " AND ".join(map(_fts_phrase, chosen))
-                rows = self._db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,))
-                found = {row[0] for row in rows}
-                rowids = found if rowids is None else rowids & found
-        if not rowids:
-            return 0
-        marks = ",".join("?" * len(rowids))
-        query = f"SELECT COUNT(DISTINCT position) FROM excerpts WHERE id IN ({marks})"
-        return int(self._db.execute(query, list(rowids)).fetchone()[0])
+        where = [(f"id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)", " AND ".join(map(_fts_phrase, chosen)))
+                 for table, chosen in tables if chosen]
+        if not where:
+            return False
+        held = " AND ".join(w for w, _ in where)
+        query = f"SELECT COUNT(*) FROM (SELECT DISTINCT position FROM excerpts WHERE {held} LIMIT {_RECURRING + 1})"
+        return bool(self._db.execute(query, [m for _, m in where]).fetchone()[0] > _RECURRING)
 
     def _weights(
         self, words: list[str], grams: list[str], frequencies: Frequencies | None
