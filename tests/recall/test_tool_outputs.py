@@ -19,6 +19,7 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage,
 from ctxwin.planner import Planner, fit
 from ctxwin.recall import RecallStore, is_recalled
 from ctxwin.recall.store import EXCERPT_CHARS, pieces
+from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import find_broken_pairs
 
 COUNTER = "tiktoken:o200k_base"
@@ -140,3 +141,44 @@ def test_a_session_recalls_nothing_for_a_question_about_what_was_never_said() ->
     assert plan.fits and plan.messages[-1].text == never
     assert get_counter(COUNTER).count_messages(plan.messages) <= 4_000
     assert not [m for m in plan.messages if is_recalled(m) and never in str(m.text)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chain", [None, ["filter", "truncate_tool_output", "summarize", "trim"]])
+def test_a_session_brings_back_a_fact_that_sits_only_in_a_tool_output(chain: list[str] | None) -> None:
+    found = asked = 0
+    for seed in range(2):
+        messages, values = agent_run(seed)
+        for subject, value in values.items():
+            question = f"Earlier you read the {subject} settings. Which reference number did it have?"
+            session = Planner(counter=COUNTER, context_window=4_000, reserve_output=0, strategies=chain).session()
+            for message in messages:
+                session.add_messages([message])
+                if isinstance(message, HumanMessage):
+                    session.plan()
+            session.add_messages([HumanMessage(question)])
+            plan = session.plan()
+            assert plan.fits and plan.messages[-1].text == question and not find_broken_pairs(plan.messages)
+            assert get_counter(COUNTER).count_messages(plan.messages) <= 4_000
+            asked += 1
+            found += any(value in str(m.text) for m in plan.messages)
+    assert found >= 0.9 * asked, f"{found}/{asked}"
+
+
+def test_a_cut_whose_kept_part_fills_its_target_recalls_within_the_budget() -> None:
+    """A session's cut aims below its budget (``target``); when what must stay (here a long system prompt and the
+    question) fills that target, recall uses the room left under the budget."""
+    text = inspect.getsource(http.cookiejar)
+    counter = get_counter(COUNTER)
+    messages: list[BaseMessage] = [SystemMessage("Answer questions about this code:\n" + text[40_000:43_500]),
+                                   HumanMessage("Remember: the Lyon warehouse lease reference is LY-2231-X."),
+                                   AIMessage("Noted.")]
+    for i in range(10):
+        messages += [HumanMessage("Read this:\n" + text[i * 2_000 : (i + 1) * 2_000]), AIMessage("It parses cookies.")]
+    messages.append(HumanMessage("Going back to the Lyon warehouse lease: what was its reference number?"))
+    target = counter.count_messages([messages[0], messages[-1]]) + 10
+    planner = Planner(counter=counter, context_window=2_000, reserve_output=0)
+    plan, _sent = planner.plan_run(messages, Meter(counter), target=target)
+    assert plan.recalled is not None and any("LY-2231-X" in str(m.text) for m in plan.messages)
+    assert plan.fits and target < counter.count_messages(plan.messages) <= 2_000
+    assert plan.messages[-1] is messages[-1] and plan.messages[0] is messages[0]
