@@ -45,6 +45,7 @@ from ctxwin.recall.inject import (
     Recalled,
     RecallSource,
     choose,
+    find,
     is_recalled,
     placed,
     recall_query,
@@ -444,7 +445,7 @@ class Planner(Generic[M]):
         query = recall_query(run.current)
         if not query:
             return None
-        excerpts = source.search(query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        excerpts = find(source, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         room = math.floor(self.recall_share * goal.max_input_tokens)
         chosen = choose(query, excerpts, room, meter.count) if excerpts else None
         return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)

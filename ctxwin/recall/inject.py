@@ -48,20 +48,40 @@ def is_recalled(message: BaseMessage) -> bool:
     return isinstance(message, HumanMessage) and RECALL_KEY in message.response_metadata
 
 
-def recall_query(messages: Sequence[BaseMessage]) -> str:
-    """What recall searches for: the newest user message's text, and the newest tool call after it (an agent
-    round), as ``name(arguments)``; empty without a user message."""
+def recall_queries(messages: Sequence[BaseMessage]) -> list[str]:
+    """What recall searches for, each part searched on its own: the newest user message's text and, when an agent
+    round follows it, the newest tool call after it as ``name(arguments)``; empty without a user message. Apart, so
+    that a tool call's path or pattern, never said before and so weighing the most, does not outweigh the question's
+    own subject (and the reverse)."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, HumanMessage) and not is_recalled(message):
-            query = str(message.text)
+            queries = [str(message.text)]
             for later in reversed(messages[index + 1 :]):
                 if isinstance(later, AIMessage) and later.tool_calls:
                     call = later.tool_calls[-1]
-                    query += f"\n{call.get('name')} {call.get('args')}"
+                    queries.append(f"{call.get('name')} {call.get('args')}")
                     break
-            return query
-    return ""
+            return queries
+    return []
+
+
+def recall_query(messages: Sequence[BaseMessage]) -> str:
+    """The query as a plan reports it: ``recall_queries``, one a line."""
+    return "\n".join(recall_queries(messages))
+
+
+def find(source: RecallSource, messages: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
+    """The excerpts relevant to any of ``messages``' ``recall_queries`` that ``messages`` (a request) do not hold,
+    best first (among equals the user message's before the tool call's), each once."""
+    found: dict[tuple[int, int], tuple[float, int, Excerpt]] = {}
+    for rank, query in enumerate(recall_queries(messages)):
+        for excerpt in source.search(query, messages, limit=limit, min_score=min_score):
+            key = (excerpt.position, excerpt.part)
+            if key not in found or excerpt.score > found[key][0]:
+                found[key] = (excerpt.score, rank, excerpt)
+    best = sorted(found.values(), key=lambda item: (-item[0], item[1]))
+    return [excerpt for _, _, excerpt in best[:limit]]
 
 
 class RecallSource(Protocol):

@@ -182,3 +182,24 @@ def test_a_cut_whose_kept_part_fills_its_target_recalls_within_the_budget() -> N
     assert plan.recalled is not None and any("LY-2231-X" in str(m.text) for m in plan.messages)
     assert plan.fits and target < counter.count_messages(plan.messages) <= 2_000
     assert plan.messages[-1] is messages[-1] and plan.messages[0] is messages[0]
+
+
+@pytest.mark.slow
+def test_in_an_agent_round_the_question_is_searched_apart_from_the_newest_tool_call() -> None:
+    """The agent answers the late question with a tool call whose path and pattern were never said: they must not
+    outweigh the question's subject (and what the call itself relates to still comes back)."""
+    found = asked = 0
+    for seed in range(2):
+        messages, values = agent_run(seed)
+        for n, (subject, value) in enumerate(values.items()):
+            question = f"Earlier you read the {subject} settings. Which reference number did it have?"
+            call = f"round_{n}"
+            grep = {"name": "grep", "args": {"pattern": "def main", "path": "src/cli.py"}, "id": call}
+            plan = fit([*messages, HumanMessage(question), AIMessage("", tool_calls=[grep]),
+                        ToolMessage("src/cli.py:12: def main(argv=None):", tool_call_id=call, name="grep")],
+                       counter=COUNTER, model=None, context_window=4_000, reserve_output=0)
+            assert plan.fits and not find_broken_pairs(plan.messages)
+            assert plan.recalled is not None and "grep" in plan.recalled.query
+            asked += 1
+            found += any(value in str(m.text) for m in plan.messages)
+    assert found >= 0.9 * asked, f"{found}/{asked}"
