@@ -1,10 +1,11 @@
 """Query-aware recall: which excerpts of what a plan left out come back into its request, and where.
 
-The query is the newest user message and, when an agent round follows it, the newest tool call (its name and
-arguments). Excerpts come from a ``RecallSource``: for a one-off plan ``InputRecall`` (the input messages the fitted
-request no longer holds as they were, indexed when first searched), for a session its store (``SessionRecall``,
-indexed as messages leave). The excerpts chosen, best first within a token room, make one user-side message
-where the kept conversation starts (after the system prompt, a session's head and a summary): after any cached
+The query is the newest user message and, when an agent round follows it, the newest tool call (its name and arguments:
+their terms count only where the conversation said them before, so a new path or pattern, weighing the most, does not
+outweigh the question's subject). Excerpts come from a ``RecallSource``: for a one-off plan ``InputRecall`` (the input
+messages the fitted request no longer holds as they were, indexed when first searched), for a session its store
+(``SessionRecall``, indexed as messages leave). The excerpts chosen, best first within a token room, make one user-side
+message where the kept conversation starts (after the system prompt, a session's head and a summary): after any cached
 prefix, before the newest turns (which stay verbatim at the end), never between a tool call and its results. Its
 ``response_metadata`` (never sent) names what it recalls, so a later plan knows it for recall's own and replaces it.
 """
@@ -49,10 +50,9 @@ def is_recalled(message: BaseMessage) -> bool:
 
 
 def recall_queries(messages: Sequence[BaseMessage]) -> list[str]:
-    """What recall searches for, each part searched on its own: the newest user message's text and, when an agent
-    round follows it, the newest tool call after it as ``name(arguments)``; empty without a user message. Apart, so
-    that a tool call's path or pattern, never said before and so weighing the most, does not outweigh the question's
-    own subject (and the reverse)."""
+    """What recall searches for: the newest user message's text and, when an agent round follows it, the newest
+    tool call after it as ``name arguments`` (whose terms count only where said before: ``find``); empty without
+    a user message."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, HumanMessage) and not is_recalled(message):
@@ -72,23 +72,21 @@ def recall_query(messages: Sequence[BaseMessage]) -> str:
 
 
 def find(source: RecallSource, messages: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
-    """The excerpts relevant to any of ``messages``' ``recall_queries`` that ``messages`` (a request) do not hold,
-    best first (among equals the user message's before the tool call's), each once."""
-    found: dict[tuple[int, int], tuple[float, int, Excerpt]] = {}
-    for rank, query in enumerate(recall_queries(messages)):
-        for excerpt in source.search(query, messages, limit=limit, min_score=min_score):
-            key = (excerpt.position, excerpt.part)
-            if key not in found or excerpt.score > found[key][0]:
-                found[key] = (excerpt.score, rank, excerpt)
-    best = sorted(found.values(), key=lambda item: (-item[0], item[1]))
-    return [excerpt for _, _, excerpt in best[:limit]]
+    """The excerpts relevant to ``messages``' ``recall_queries`` that ``messages`` (a request) do not hold, best
+    first: the user message searched with the tool call's terms that were said before."""
+    queries = recall_queries(messages)
+    if not queries:
+        return []
+    return source.search(queries[0], messages, limit=limit, min_score=min_score, call="\n".join(queries[1:]))
 
 
 class RecallSource(Protocol):
     """Where recall finds excerpts: ``search(query, fitted)``, the relevant excerpts of the messages ``fitted`` (a
     request) does not hold as they were, best first."""
 
-    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]: ...
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]: ...
 
 
 class InputRecall:
@@ -101,8 +99,10 @@ class InputRecall:
         self._messages = messages
         self.store = RecallStore()
 
-    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
-        words, grams = query_terms(query)
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]:
+        words, grams = query_terms(f"{query}\n{call}")
         terms = words + grams
         if not terms:
             return []
@@ -137,7 +137,7 @@ class InputRecall:
                 chosen.append(index)
         self.store.add_excerpts([e for i in reversed(chosen) for e in message_excerpts(self._messages[i], i)])
         found = self.store.search(query, limit=limit, min_score=min_score, exclude=present,
-                                  frequencies=(df, documents))
+                                  frequencies=(df, documents), call=call)
         return unseen(found, fitted)
 
 
@@ -218,8 +218,9 @@ def before_newest_user(messages: Sequence[BaseMessage], recall: HumanMessage) ->
 
 def unseen(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list[Excerpt]:
     """``excerpts`` less those whose text ``messages`` (a request) already carry: a message said again (a user who
-    repeats "keep going"), or what a recall message already brought back."""
-    texts = [str(m.text) for m in messages]
+    repeats "keep going"), a tool call made again (the newest one, an agent's query), or what a recall message
+    already brought back."""
+    texts = [searchable_text(m) for m in messages]
     return [e for e in excerpts if not any(e.text.strip() in text for text in texts)]
 
 
@@ -234,7 +235,9 @@ class SessionRecall:
         self._view = view
         self.store = store
 
-    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]:
         kept = set(map(id, fitted))
         present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
         room = INPUT_CHARS
@@ -248,4 +251,5 @@ class SessionRecall:
             if room <= 0:
                 break
         self.store.add_excerpts(new)
-        return unseen(self.store.search(query, limit=limit, min_score=min_score, exclude=present), fitted)
+        found = self.store.search(query, limit=limit, min_score=min_score, exclude=present, call=call)
+        return unseen(found, fitted)

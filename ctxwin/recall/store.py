@@ -264,17 +264,26 @@ class RecallStore:
 
     def search(
         self, query: str, *, limit: int = 8, min_score: float = 0.0, exclude: Collection[int] = (),
-        frequencies: Frequencies | None = None,
+        frequencies: Frequencies | None = None, call: str = "",
     ) -> list[Excerpt]:
         """The excerpts relevant to ``query`` (``score`` >= ``min_score``: the share of the query's weight they
         hold), best first, at most ``limit``, none from the positions in ``exclude``. ``frequencies``: the terms'
         document frequencies and the number of documents, when the store holds only part of what is searched (a
-        one-off plan indexes the messages that hold a query term)."""
+        one-off plan indexes the messages that hold a query term). ``call``: an agent round's newest tool call, whose
+        terms join the query's only where the store holds them (a path or pattern never said before would weigh
+        the most and outweigh the question's subject)."""
         words, grams = query_terms(query)
+        asked = {*words, *grams}
+        if call:
+            more_words, more_grams = query_terms(call)
+            words += [w for w in more_words if w not in asked]
+            grams += [g for g in more_grams if g not in asked]
         if not (words or grams) or not self._positions:
             return []
         with self._lock:
-            weights, rare = self._weights(words, grams, frequencies)
+            weights, rare, unsaid = self._weights(words, grams, frequencies)
+            if call:  # a call's term no excerpt holds would weigh the most: left out
+                weights = {t: w for t, w in weights.items() if t in asked or t not in unsaid}
             terms = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
             total = sum(weights[t] for t in terms)
             found: dict[int, float] = {}
@@ -348,9 +357,10 @@ class RecallStore:
 
     def _weights(
         self, words: list[str], grams: list[str], frequencies: Frequencies | None
-    ) -> tuple[dict[str, float], set[str]]:
-        """Each term's inverse document frequency (BM25's; a term no document holds at its maximum) and the
-        distinctive terms (see ``_RARE_SHARE``): in the store's excerpts, or in ``frequencies`` when given."""
+    ) -> tuple[dict[str, float], set[str], set[str]]:
+        """Each term's inverse document frequency (BM25's; a term no document holds at its maximum), the
+        distinctive terms (see ``_RARE_SHARE``) and those no document holds: in the store's excerpts, or in
+        ``frequencies`` when given."""
         if frequencies is not None:
             df, n = frequencies
         else:
@@ -369,7 +379,7 @@ class RecallStore:
             weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
             if count <= rare:
                 distinctive.add(term)
-        return weights, distinctive
+        return weights, distinctive, {term for term in weights if not df.get(term, 0)}
 
     def message(self, handle: str) -> list[Excerpt]:
         """The excerpts of one message, in order: ``handle`` is a tool call id, a message id or ``#position``."""
