@@ -53,12 +53,16 @@ def message(content: str, value: Any, ai: bool) -> BaseMessage:
     return cls(content, additional_kwargs={"v": value}, id="m")
 
 
+PAIRS = {
+    "first": st.tuples(st.sampled_from(["a", "b", "é", "a" * 40]), VALUES, st.booleans()),
+    "second": st.tuples(st.sampled_from(["a", "b", "é", "a" * 40]), VALUES, st.booleans()),
+    "same": st.booleans(),
+}
+
+
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
-@given(
-    first=st.tuples(st.sampled_from(["a", "b", "é", "a" * 40]), VALUES, st.booleans()),
-    second=st.tuples(st.sampled_from(["a", "b", "é", "a" * 40]), VALUES, st.booleans()),
-    same=st.booleans(),
-)
+@given(**PAIRS)
 def test_two_messages_get_equal_keys_from_both_writers_or_from_neither(
     first: tuple[str, Any, bool], second: tuple[str, Any, bool], same: bool
 ) -> None:
@@ -68,6 +72,16 @@ def test_two_messages_get_equal_keys_from_both_writers_or_from_neither(
     assert C.keys([a, b]) == [C.write(a), C.write(b)]
     assert C.all_noted([a, b], C.keys([a, b]))
     assert C.all_noted([b], [C.write(a)]) == (C.write(a) == C.write(b))
+
+
+@settings(max_examples=50, deadline=None)
+@given(**PAIRS)
+def test_two_messages_get_equal_keys_on_a_few_examples(
+    first: tuple[str, Any, bool], second: tuple[str, Any, bool], same: bool
+) -> None:
+    """The property above on 50 examples (the fast tier's; the slow tier draws 400)."""
+    pair = test_two_messages_get_equal_keys_from_both_writers_or_from_neither
+    pair.hypothesis.inner_test(first, second, same)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
