@@ -170,17 +170,24 @@ def test_the_command_reports_recall_with_probes(chats: Path, tmp_path: Path) -> 
     assert rows and all(row[-3] == "0%" for row in rows)  # recall, then ms/turn and checks
 
 
-def test_json_with_the_models_prices_and_a_chart(chats: Path, tmp_path: Path) -> None:
-    chart = tmp_path / "cost.png"
+def test_json_with_the_models_prices(chats: Path) -> None:
     result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "4k", "--billing", "model",
-                 "--strategies", "refit,session@0.5", "--json", "--plot", str(chart))
+                 "--strategies", "refit,session@0.5", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["billing"]["read_ratio"] == pytest.approx(0.5)  # gpt-4o's cached input: half the price
     rows = {row["strategy"]: row for row in data["results"]}
     assert set(rows) == {"refit", "session@0.5"}
     assert rows["session@0.5"]["estimated_cost_usd"] < rows["refit"]["estimated_cost_usd"]
-    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.slow  # matplotlib in a new process; the chart test below draws it in this one
+def test_a_chart_beside_the_table(chats: Path, tmp_path: Path) -> None:
+    chart = tmp_path / "cost.png"
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "4k", "--strategies", "session",
+                 "--plot", str(chart))
+    assert result.returncode == 0, result.stderr
+    assert "session" in result.stdout and chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
 @pytest.mark.slow
@@ -202,9 +209,9 @@ def test_a_bad_policy_is_a_usage_error(chats: Path) -> None:
     assert result.returncode == 2 and "--strategies" in result.stderr and "'last'" in result.stderr
 
 
-def test_the_session_chart_counts_whole_requests_and_says_where_it_stops() -> None:
+def test_the_session_chart_counts_whole_requests_and_says_where_it_stops(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from ctxwin.cli.bench.plot import session_figure
+    from ctxwin.cli.bench.plot import session_figure, write_session_plot
     from ctxwin.cli.bench.replay import SessionResult
 
     curves = [[100.0 * (i + 1) for i in range(n)] for n in (2, 3, 40)]  # the median conversation makes 3 requests
@@ -214,3 +221,5 @@ def test_the_session_chart_counts_whole_requests_and_says_where_it_stops() -> No
     assert ticks and all(float(t).is_integer() for t in ticks)
     assert ax.get_xlim() == (1, 3) and "median conversation's 3 requests" in ax.get_xlabel()
     assert all(max(line.get_xdata()) == 3 for line in ax.get_lines())
+    write_session_plot(results, tmp_path / "cost.png")  # as `--session --plot` writes it
+    assert (tmp_path / "cost.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

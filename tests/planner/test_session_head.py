@@ -183,8 +183,9 @@ def test_no_head_when_the_system_prompt_alone_is_cacheable_or_the_model_caches_n
 
 
 def test_refit_sessions_keep_no_head() -> None:
-    session = Planner("gpt-4o", context_window=12_000, reserve_output=0).session(cache_stable=False)
-    replay(session, agent_run(3, rounds=40))
+    session = Planner("gpt-4o", context_window=6_000, reserve_output=0).session(cache_stable=False)
+    plans = replay(session, agent_run(3, rounds=20))
+    assert all(plan.fits for plan, _ in plans) and plans[-1][0].tokens_before > 4 * 6_000  # it did cut
     assert session.keep_first is None and session.head == []
 
 

@@ -85,11 +85,11 @@ def test_a_retrim_from_recalled_counts_keeps_what_a_counting_trim_keeps(
     assert trim_messages(messages, token_counter=counter, **args) == counted
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(*RETRIMS)
 def test_a_retrim_keeps_what_a_counting_trim_keeps_on_a_few_examples(
     messages: list[BaseMessage], args: dict[str, Any], data: st.DataObject
 ) -> None:
-    """The property above on 15 examples (the fast tier's; the slow tier draws 80)."""
+    """The property above on 10 examples (the fast tier's; the slow tier draws 80)."""
     retrim = test_a_retrim_from_recalled_counts_keeps_what_a_counting_trim_keeps
     retrim.hypothesis.inner_test(messages, args, data)  # type: ignore[attr-defined]
