@@ -40,8 +40,8 @@ demo: $(CORE_STAMP)
 		--summarize -o .demo/fitted.json
 	@echo "fitted conversation written to .demo/fitted.json"
 
-# The fast tier: every layer, without the tests marked slow, on a worker per core (pytest-xdist; the figures are in
-# docs/architecture.md); then ruff. CHECK_WORKERS=0 runs it in this process.
+# The fast tier: every layer, without the tests marked slow, on a worker per core (pytest-xdist): under a minute on 2
+# cores (docs/architecture.md has the figures); then ruff. CHECK_WORKERS=0 runs it in one process.
 CHECK_WORKERS ?= auto
 check: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m "not slow" -n $(CHECK_WORKERS)
