@@ -412,3 +412,13 @@ def added_tokens(sent: list[Any], original: list[Any], counter: Any) -> int:
     return sum(counter.count_message(m) for m in sent
                if m.text not in texts and not is_summary(m)
                and not (m.id in ids or (isinstance(m, ToolMessage) and m.tool_call_id in ids)))
+
+
+def recalled_for(sent: list[Any], question: str, counter: Any) -> int:
+    """Tokens of ``sent``'s recall messages recalled for ``question`` (the newest query): what the question itself
+    pulled in. A cache-stable session's request also carries the recall of earlier questions, fixed until its next
+    cut; ``added_tokens`` counts those too."""
+    from ctxwin.recall.inject import RECALL_KEY, is_recalled
+
+    return sum(counter.count_message(m) for m in sent
+               if is_recalled(m) and question in m.response_metadata[RECALL_KEY].get("query", ""))

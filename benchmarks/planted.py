@@ -320,8 +320,9 @@ def evaluate_dense(conversation: Any, policy: str, budget: int = 8_000) -> dict[
     """One dense conversation through one policy: the share of its keep-requested (and of all) planted facts in
     the request sent after a neutral last message; for each late question, whether the request sent after it
     holds what the answer needs (``recall``); for questions about things never said, the tokens of the request that
-    neither the original conversation nor a summary or shortened output of it holds (``noise``)."""
-    from dense import added_tokens
+    neither the original conversation nor a summary or shortened output of it holds (``added``), and those of
+    them recalled for the question itself (``noise``; the rest is a session's recall of earlier questions)."""
+    from dense import added_tokens, recalled_for
 
     from ctxwin.cli.bench.retention import probes_kept
     from ctxwin.counters import get_counter
@@ -335,16 +336,18 @@ def evaluate_dense(conversation: Any, policy: str, budget: int = 8_000) -> dict[
     over = counter.count_messages(sent) > budget
     recall: list[tuple[str, bool]] = []
     noise: list[int] = []
+    added: list[int] = []
     for question in conversation.questions:
         sent, parsed = _fitted(policy, conversation.ending(question["question"]), budget)
         over |= counter.count_messages(sent) > budget
         if question["needs"]:
             recall.append((question["placement"], probes_kept([question], sent)[0]))
         else:
-            noise.append(added_tokens(sent, parsed, counter))
+            added.append(added_tokens(sent, parsed, counter))
+            noise.append(recalled_for(sent, question["question"], counter))
     return {"source": conversation.source, "kind": conversation.kind, "seed": conversation.seed, "policy": policy,
             "keep": (sum(keep), len(keep)), "facts": (sum(kept), len(kept)), "recall": recall, "noise": noise,
-            "over": over, "seconds": time.perf_counter() - started}
+            "added": added, "over": over, "seconds": time.perf_counter() - started}
 
 
 def _dense_main(args: argparse.Namespace) -> int:
@@ -365,10 +368,10 @@ def _dense_main(args: argparse.Namespace) -> int:
                     rows.append(row)
                     if args.verbose:
                         print(source, kind, seed, policy, row["keep"], row["facts"],
-                              sum(r for _, r in row["recall"]), len(row["recall"]), row["noise"],
+                              sum(r for _, r in row["recall"]), len(row["recall"]), row["noise"], row["added"],
                               f"{row['seconds']:.1f}s", file=sys.stderr)
     print(f"{'source':<20} {'held out':<8} {'kind':<5} {'policy':<10} {'keep kept':>9} {'facts':>6} "
-          f"{'recall':>6} {'tool':>5} {'noise':>5} fits")
+          f"{'recall':>6} {'tool':>5} {'noise':>5} {'added':>5} fits")
     for source in sources:
         for kind in ("chat", "agent"):
             for policy in policies:
@@ -415,10 +418,12 @@ def _dense_line(source: str, heldout: str, kind: str, policy: str, rows: list[di
     recall = [(int(hit), 1) for r in rows for _, hit in r["recall"]]
     tool = [(int(hit), 1) for r in rows for where, hit in r["recall"] if where == "tool"]
     noise = [n for r in rows for n in r["noise"]]
+    added = [n for r in rows for n in r["added"]]
     fits = "yes" if not any(r["over"] for r in rows) else "NO"
     return (f"{source:<20} {heldout:<8} {kind:<5} {policy:<10} {_share([r['keep'] for r in rows]):>9} "
             f"{_share([r['facts'] for r in rows])} {_share(recall)} {_share(tool) if kind == 'agent' else '':>5} "
-            f"{(sum(noise) / len(noise) if noise else 0):>5.0f} {fits}")
+            f"{(sum(noise) / len(noise) if noise else 0):>5.0f} {(sum(added) / len(added) if added else 0):>5.0f} "
+            f"{fits}")
 
 
 def main(argv: list[str] | None = None) -> int:

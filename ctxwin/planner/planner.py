@@ -45,6 +45,7 @@ from ctxwin.recall.inject import (
     Recalled,
     RecallSource,
     choose,
+    find,
     is_recalled,
     placed,
     recall_query,
@@ -420,7 +421,7 @@ class Planner(Generic[M]):
             for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
-            self._recall(run, meter, source, goal)
+            self._recall(run, meter, source, goal, budget)
             return self._finish(run, meter, forms, top), run.current
 
     def _recall_input(
@@ -444,17 +445,18 @@ class Planner(Generic[M]):
         query = recall_query(run.current)
         if not query:
             return None
-        excerpts = source.search(query, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        excerpts = find(source, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         room = math.floor(self.recall_share * goal.max_input_tokens)
         chosen = choose(query, excerpts, room, meter.count) if excerpts else None
         return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)
 
-    def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget) -> None:
+    def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget, budget: Budget) -> None:
         """Query-aware recall after the steps: when they left something out that the query relates to, a trim
         makes the room the excerpts take (``recall_room``: the oldest kept messages go, as the last trim would have
         taken them; not when that would cost the current turn), then the recall message of the excerpts still left
-        out, within that room, is placed where the kept conversation starts (``placed``); not added when the
-        request would no longer fit ``goal``."""
+        out, within that room, is placed where the kept conversation starts (``placed``). Where what must stay
+        fills ``goal`` (a session's cut aims below its ``budget``: its summary and current turn can take all of
+        that), the room left under ``budget`` is used; never over it."""
         searched = self._recall_search(run, meter, source, goal)
         if searched is None:
             return
@@ -470,12 +472,15 @@ class Planner(Generic[M]):
                 room = max(room, min(free, math.floor(self.recall_share * goal.max_input_tokens)))
             else:  # the room would cost the current turn: recall in the room left
                 room = goal.max_input_tokens - self._request_tokens(run.current, meter)
+        if room < found.tokens and goal.max_input_tokens < budget.max_input_tokens:
+            left = budget.max_input_tokens - self._request_tokens(run.current, meter)
+            room = max(room, min(left, math.floor(self.recall_share * budget.max_input_tokens)))
         chosen = choose(found.query, excerpts, room, meter.count) if room > 0 else None  # the trim only drops more
         if chosen is None:
             return
         message, kept, tokens = chosen
         messages = placed(run.current, message, meter.head)
-        if not self._fits(messages, meter, goal):
+        if not self._fits(messages, meter, budget):
             return
         run.recalled = Recalled(found.query, kept, tokens)
         labels = ", ".join(run.recalled.labels)

@@ -61,6 +61,7 @@ from ctxwin.recall.inject import (
     SessionRecall,
     before_newest_user,
     choose,
+    find,
     recall_query,
 )
 from ctxwin.recall.store import Excerpt, RecallStore, message_excerpts
@@ -461,7 +462,7 @@ class PlanSession(Generic[M]):
         if not share or not any(isinstance(m, HumanMessage) for m in new):
             return candidate, None
         query = recall_query(candidate)
-        excerpts = self._recall.search(query, candidate, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        excerpts = find(self._recall, candidate, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         if not excerpts:
             return candidate, None
         budget = self._budget

@@ -1,10 +1,11 @@
 """Query-aware recall: which excerpts of what a plan left out come back into its request, and where.
 
-The query is the newest user message and, when an agent round follows it, the newest tool call (its name and
-arguments). Excerpts come from a ``RecallSource``: for a one-off plan ``InputRecall`` (the input messages the fitted
-request no longer holds as they were, indexed when first searched), for a session its store (``SessionRecall``,
-indexed as messages leave). The excerpts chosen, best first within a token room, make one user-side message
-where the kept conversation starts (after the system prompt, a session's head and a summary): after any cached
+The query is the newest user message and, when an agent round follows it, the newest tool call (its name and arguments:
+their terms count only where the conversation said them before, so a new path or pattern, weighing the most, does not
+outweigh the question's subject). Excerpts come from a ``RecallSource``: for a one-off plan ``InputRecall`` (the input
+messages the fitted request no longer holds as they were, indexed when first searched), for a session its store
+(``SessionRecall``, indexed as messages leave). The excerpts chosen, best first within a token room, make one user-side
+message where the kept conversation starts (after the system prompt, a session's head and a summary): after any cached
 prefix, before the newest turns (which stay verbatim at the end), never between a tool call and its results. Its
 ``response_metadata`` (never sent) names what it recalls, so a later plan knows it for recall's own and replaces it.
 """
@@ -40,8 +41,9 @@ INPUT_CHARS = 1_000_000
 # The most excerpts one recall considers (the token room usually ends it first).
 MAX_EXCERPTS = 12
 _QUERY_SHOWN = 160
-# A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound).
-_LETTER = re.compile(rf"[^\W{_CJK}]")
+# A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound, and an
+# underscore, as for the store's tokenizer: "quito" is a word of "quito_support_escalation").
+_LETTER = re.compile(rf"[^\W_{_CJK}]")
 _HEADER = "[Recalled by ctxwin: excerpts of earlier messages no longer in this conversation, for: {query}]"
 
 
@@ -50,20 +52,35 @@ def is_recalled(message: BaseMessage) -> bool:
     return isinstance(message, HumanMessage) and RECALL_KEY in message.response_metadata
 
 
-def recall_query(messages: Sequence[BaseMessage]) -> str:
-    """What recall searches for: the newest user message's text, and the newest tool call after it (an agent
-    round), as ``name(arguments)``; empty without a user message."""
+def recall_queries(messages: Sequence[BaseMessage]) -> list[str]:
+    """What recall searches for: the newest user message's text and, when an agent round follows it, the newest
+    tool call after it as ``name arguments`` (whose terms count only where said before: ``find``); empty without
+    a user message."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, HumanMessage) and not is_recalled(message):
-            query = str(message.text)
+            queries = [str(message.text)]
             for later in reversed(messages[index + 1 :]):
                 if isinstance(later, AIMessage) and later.tool_calls:
                     call = later.tool_calls[-1]
-                    query += f"\n{call.get('name')} {call.get('args')}"
+                    queries.append(f"{call.get('name')} {call.get('args')}")
                     break
-            return query
-    return ""
+            return queries
+    return []
+
+
+def recall_query(messages: Sequence[BaseMessage]) -> str:
+    """The query as a plan reports it: ``recall_queries``, one a line."""
+    return "\n".join(recall_queries(messages))
+
+
+def find(source: RecallSource, messages: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
+    """The excerpts relevant to ``messages``' ``recall_queries`` that ``messages`` (a request) do not hold, best
+    first: the user message searched with the tool call's terms that were said before."""
+    queries = recall_queries(messages)
+    if not queries:
+        return []
+    return source.search(queries[0], messages, limit=limit, min_score=min_score, call="\n".join(queries[1:]))
 
 
 def _whole_words(word: str, text: str) -> int:
@@ -84,7 +101,9 @@ class RecallSource(Protocol):
     """Where recall finds excerpts: ``search(query, fitted)``, the relevant excerpts of the messages ``fitted`` (a
     request) does not hold as they were, best first."""
 
-    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]: ...
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]: ...
 
 
 class InputRecall:
@@ -97,8 +116,10 @@ class InputRecall:
         self._messages = messages
         self.store = RecallStore()
 
-    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
-        words, grams = query_terms(query)
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]:
+        words, grams = query_terms(f"{query}\n{call}")
         terms = words + grams
         if not terms:
             return []
@@ -131,7 +152,7 @@ class InputRecall:
                 chosen.append(index)
         self.store.add_excerpts([e for i in reversed(chosen) for e in message_excerpts(self._messages[i], i)])
         found = self.store.search(query, limit=limit, min_score=min_score, exclude=present,
-                                  frequencies=(df, documents))
+                                  frequencies=(df, documents), call=call)
         return unseen(found, fitted)
 
 
@@ -212,8 +233,9 @@ def before_newest_user(messages: Sequence[BaseMessage], recall: HumanMessage) ->
 
 def unseen(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list[Excerpt]:
     """``excerpts`` less those whose text ``messages`` (a request) already carry: a message said again (a user who
-    repeats "keep going"), or what a recall message already brought back."""
-    texts = [str(m.text) for m in messages]
+    repeats "keep going"), a tool call made again (the newest one, an agent's query), or what a recall message
+    already brought back."""
+    texts = [searchable_text(m) for m in messages]
     return [e for e in excerpts if not any(e.text.strip() in text for text in texts)]
 
 
@@ -228,7 +250,9 @@ class SessionRecall:
         self._view = view
         self.store = store
 
-    def search(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]:
         kept = set(map(id, fitted))
         present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
         room = INPUT_CHARS
@@ -242,4 +266,5 @@ class SessionRecall:
             if room <= 0:
                 break
         self.store.add_excerpts(new)
-        return unseen(self.store.search(query, limit=limit, min_score=min_score, exclude=present), fitted)
+        found = self.store.search(query, limit=limit, min_score=min_score, exclude=present, call=call)
+        return unseen(found, fitted)

@@ -9,7 +9,8 @@ split at function characters (的, 是, の, は, ...), is searched as its trigr
 them) in a third table of the excerpts' character pairs. Ranking is FTS5's BM25; relevance is the share of the
 query's weight (each query term weighted by its inverse document frequency in the store, a term the store never
 saw weighing the most) an excerpt holds, and an excerpt must hold a distinctive term, so a question about something
-never said matches little, whatever it shares in common words.
+never said matches little, whatever it shares in common words; nor may an excerpt match by a phrase the conversation
+repeats alone (``_RECURRING``).
 
 The store is in memory unless given a path; it is filled incrementally (``add``), so a session indexes each message
 once, when it first leaves the request.
@@ -39,6 +40,10 @@ _PER_MESSAGE = 2
 # nothing.
 _RARE_SHARE = 0.15
 _RARE_MIN = 1
+# An excerpt that holds only some of the query's terms is relevant only if those terms are together in at most this
+# many messages: more, and they are a phrase the conversation repeats (a question's frame like "how does ... interact
+# with the rest", a tool's boilerplate), not what this question is about.
+_RECURRING = 3
 # A query keeps its this many heaviest terms (a pasted log as the question must not make a thousand-term query).
 _MAX_TERMS = 24
 
@@ -48,6 +53,9 @@ _UNSPACED = re.compile(
     "[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
 )
 _WORD = re.compile(r"\w+")
+# The words FTS5's unicode61 tokenizer makes: an underscore separates them, so "quito" is found in
+# "quito_support_escalation" (a config key, a snake_case name).
+_PARTS = re.compile(r"[^\W_]+")
 # Words that say nothing about what a question is about: function words and what a question about the past says
 # around its subject ("going back to...", "what was...").
 _STOPWORD_TEXT = """
@@ -116,12 +124,17 @@ def format_excerpts(excerpts: Sequence[Excerpt]) -> str:
 
 def pieces(text: str, size: int = EXCERPT_CHARS) -> list[str]:
     """``text`` in pieces of at most ``size`` characters, cut after a line end where one falls in the second half of
-    the piece, else at ``size``."""
+    the piece, else after a sentence's end, else after a space (a sentence or a word cut in two is found by
+    neither half), else at ``size``."""
     out: list[str] = []
     start = 0
     while len(text) - start > size:
-        end = text.rfind("\n", start + size // 2, start + size)
-        end = start + size if end < 0 else end + 1
+        low, high = start + size // 2, start + size
+        end = text.rfind("\n", low, high)
+        if end < 0:
+            end = max(text.rfind(". ", low, high - 1), text.rfind("? ", low, high - 1), text.rfind("! ", low, high - 1))
+            end = end + 1 if end >= 0 else text.rfind(" ", low, high)
+        end = high if end < 0 else end + 1
         out.append(text[start:end])
         start = end
     if start < len(text) or not out:
@@ -251,17 +264,26 @@ class RecallStore:
 
     def search(
         self, query: str, *, limit: int = 8, min_score: float = 0.0, exclude: Collection[int] = (),
-        frequencies: Frequencies | None = None,
+        frequencies: Frequencies | None = None, call: str = "",
     ) -> list[Excerpt]:
         """The excerpts relevant to ``query`` (``score`` >= ``min_score``: the share of the query's weight they
         hold), best first, at most ``limit``, none from the positions in ``exclude``. ``frequencies``: the terms'
         document frequencies and the number of documents, when the store holds only part of what is searched (a
-        one-off plan indexes the messages that hold a query term)."""
+        one-off plan indexes the messages that hold a query term). ``call``: an agent round's newest tool call, whose
+        terms join the query's only where the store holds them (a path or pattern never said before would weigh
+        the most and outweigh the question's subject)."""
         words, grams = query_terms(query)
+        asked = {*words, *grams}
+        if call:
+            more_words, more_grams = query_terms(call)
+            words += [w for w in more_words if w not in asked]
+            grams += [g for g in more_grams if g not in asked]
         if not (words or grams) or not self._positions:
             return []
         with self._lock:
-            weights, rare = self._weights(words, grams, frequencies)
+            weights, rare, unsaid = self._weights(words, grams, frequencies)
+            if call:  # a call's term no excerpt holds would weigh the most: left out
+                weights = {t: w for t, w in weights.items() if t in asked or t not in unsaid}
             terms = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
             total = sum(weights[t] for t in terms)
             found: dict[int, float] = {}
@@ -287,15 +309,23 @@ class RecallStore:
                 f"SELECT id, position, part, role, text, message_id, tool, call_id FROM excerpts WHERE id IN ({marks})",
                 list(found),
             ).fetchall()
-        scored: list[tuple[float, float, Excerpt]] = []
-        for rowid, position, part, role, text, message_id, tool, call_id in rows:
-            if position in exclude:
-                continue
-            lowered = text.lower()
-            held = set(_WORD.findall(spaced(lowered)))
-            matched = [t for t in terms if (t in held if t in words else t in lowered)]
-            share = sum(weights[t] for t in matched) / total
-            if share >= min_score and any(t in rare for t in matched):
+            scored: list[tuple[float, float, Excerpt]] = []
+            recurring: dict[frozenset[str], bool] = {}
+            for rowid, position, part, role, text, message_id, tool, call_id in rows:
+                if position in exclude:
+                    continue
+                lowered = text.lower()
+                held = set(_WORD.findall(spaced(lowered))) | set(_PARTS.findall(lowered))
+                matched = [t for t in terms if (t in held if t in words else t in lowered)]
+                share = sum(weights[t] for t in matched) / total
+                if share < min_score or not any(t in rare for t in matched):
+                    continue
+                if len(matched) < len(terms):
+                    key = frozenset(matched)
+                    if key not in recurring:
+                        recurring[key] = self._recurs(key, words)
+                    if recurring[key]:
+                        continue
                 excerpt = Excerpt(position, part, role, text, message_id, tool, call_id, share)
                 scored.append((-share, found[rowid], excerpt))
         scored.sort(key=lambda item: (item[0], item[1], item[2].position, item[2].part))
@@ -311,11 +341,26 @@ class RecallStore:
             out.append(excerpt)
         return out
 
+    def _recurs(self, terms: Collection[str], words: Collection[str]) -> bool:
+        """Whether more than ``_RECURRING`` messages hold all of ``terms`` (words, trigrams and character pairs) in
+        one excerpt."""
+        grams = [t for t in terms if t not in words]
+        tables = (("words", [t for t in terms if t in words]), ("grams", [t for t in grams if len(t) == 3]),
+                  ("pairs", [t for t in grams if len(t) == 2]))
+        where = [(f"id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)", " AND ".join(map(_fts_phrase, chosen)))
+                 for table, chosen in tables if chosen]
+        if not where:
+            return False
+        held = " AND ".join(w for w, _ in where)
+        query = f"SELECT COUNT(*) FROM (SELECT DISTINCT position FROM excerpts WHERE {held} LIMIT {_RECURRING + 1})"
+        return bool(self._db.execute(query, [m for _, m in where]).fetchone()[0] > _RECURRING)
+
     def _weights(
         self, words: list[str], grams: list[str], frequencies: Frequencies | None
-    ) -> tuple[dict[str, float], set[str]]:
-        """Each term's inverse document frequency (BM25's; a term no document holds at its maximum) and the
-        distinctive terms (see ``_RARE_SHARE``): in the store's excerpts, or in ``frequencies`` when given."""
+    ) -> tuple[dict[str, float], set[str], set[str]]:
+        """Each term's inverse document frequency (BM25's; a term no document holds at its maximum), the
+        distinctive terms (see ``_RARE_SHARE``) and those no document holds: in the store's excerpts, or in
+        ``frequencies`` when given."""
         if frequencies is not None:
             df, n = frequencies
         else:
@@ -334,7 +379,7 @@ class RecallStore:
             weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
             if count <= rare:
                 distinctive.add(term)
-        return weights, distinctive
+        return weights, distinctive, {term for term in weights if not df.get(term, 0)}
 
     def message(self, handle: str) -> list[Excerpt]:
         """The excerpts of one message, in order: ``handle`` is a tool call id, a message id or ``#position``."""
