@@ -40,9 +40,11 @@ demo: $(CORE_STAMP)
 		--summarize -o .demo/fitted.json
 	@echo "fitted conversation written to .demo/fitted.json"
 
-# The fast tier: every layer, without the tests marked slow (under a minute on 2 cores); then ruff.
+# The fast tier: every layer, without the tests marked slow, on a worker per core (pytest-xdist): under a minute on 2
+# cores (docs/architecture.md has the figures); then ruff. CHECK_WORKERS=0 runs it in one process.
+CHECK_WORKERS ?= auto
 check: $(TEST_STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" -n $(CHECK_WORKERS)
 	$(BIN)/ruff check ctxwin tests benchmarks examples
 
 # The whole suite (CI runs this), then ruff and mypy.

@@ -27,7 +27,7 @@ import importlib.metadata
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +78,16 @@ def _version(package: str) -> str | None:
         return None
 
 
-def hf_engines(data: bytes) -> dict[str, Ids]:
-    """The installed faster engines' id readers for a tokenizer.json (added tokens in text read as tokens)."""
+def hf_engines(data: bytes, names: Collection[str] = ("kitoken", "tokie")) -> dict[str, Ids]:
+    """The installed faster engines' id readers for a tokenizer.json (added tokens in text read as tokens), of the
+    engines ``names`` (each takes a while to build)."""
     engines: dict[str, Ids] = {}
-    if _version("kitoken"):
+    if "kitoken" in names and _version("kitoken"):
         import kitoken
 
         k = kitoken.Kitoken.from_tokenizers(data)
         engines["kitoken"] = lambda text: k.encode(text, encode_specials=True)
-    if _version("tokie"):
+    if "tokie" in names and _version("tokie"):
         import tempfile
 
         import tokie

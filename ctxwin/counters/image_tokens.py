@@ -24,6 +24,7 @@ from typing import Any
 
 from ctxwin.counters.base import DEFAULT_BLOCK_TOKENS
 from ctxwin.messages.content import image_detail
+from ctxwin.messages.data_url import parse_data_url
 
 TILE_SIZE = 512
 PATCH_SIZE = 32
@@ -214,8 +215,9 @@ def _payload(block: dict[str, Any]) -> str | None:
     url = image_url.get("url") if isinstance(image_url, dict) else image_url
     source = block.get("source")
     for value in (url, block.get("url")):
-        if isinstance(value, str) and value.startswith("data:") and ";base64," in value[:200]:
-            return value.split(",", 1)[1]
+        inline = parse_data_url(value) if isinstance(value, str) else None
+        if inline is not None:
+            return inline.data
     for value in (block.get("base64"), block.get("data") if block.get("source_type") == "base64" else None,
                   source.get("data") if isinstance(source, dict) and source.get("type") == "base64" else None):
         if isinstance(value, str):

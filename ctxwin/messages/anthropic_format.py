@@ -16,6 +16,7 @@ from typing import Any, cast
 from ctxwin.messages.ai import AIMessage
 from ctxwin.messages.base import BaseMessage
 from ctxwin.messages.convert import MessageLike, read_messages
+from ctxwin.messages.data_url import is_data_url, parse_data_url
 from ctxwin.messages.human import HumanMessage
 from ctxwin.messages.openai_format import openai_role
 from ctxwin.messages.sdk_types import AnthropicRequest
@@ -26,10 +27,14 @@ _DROPPED = frozenset({"reasoning", "tool_call", "invalid_tool_call"})
 
 
 def _media_source(url: str) -> dict[str, Any]:
-    """An image URL as an Anthropic source: a ``data:`` URL as base64 data, any other as a URL."""
-    if url.startswith("data:") and ";base64," in url:
-        media_type, _, data = url[5:].partition(";base64,")
-        return {"type": "base64", "media_type": media_type, "data": data}
+    """An image URL as an Anthropic source: a base64 ``data:`` URL as base64 data, any other as a URL; ValueError for
+    a ``data:`` URL that holds no base64 data (Anthropic's URL sources are fetched, so they take web URLs only)."""
+    inline = parse_data_url(url)
+    if inline is not None:
+        return {"type": "base64", "media_type": inline.media_type, "data": inline.data}
+    if is_data_url(url):
+        raise ValueError(f"an image data URL must be base64, 'data:<media type>;base64,<data>', to be sent to "
+                         f"Anthropic; got {url[:60]!r}")
     return {"type": "url", "url": url}
 
 
@@ -49,7 +54,7 @@ def _block(block: str | dict[str, Any]) -> dict[str, Any] | None:
         return {"type": "image", "source": _media_source(str(block["image_url"].get("url") or ""))}
     if kind == "image" and "source" not in block and ("url" in block or "base64" in block):  # ctxwin / LangChain
         if "url" in block:
-            return {"type": "image", "source": {"type": "url", "url": block["url"]}}
+            return {"type": "image", "source": _media_source(str(block["url"]))}
         source = {"type": "base64", "media_type": block.get("mime_type", ""), "data": block["base64"]}
         return {"type": "image", "source": source}
     if kind in ("input_audio", "audio"):

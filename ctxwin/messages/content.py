@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 
 from typing_extensions import NotRequired, TypedDict
 
+from ctxwin.messages.data_url import parse_data_url
 from ctxwin.messages.tool_calls import InvalidToolCall, ToolCall, invalid_tool_call, tool_call
 
 
@@ -208,11 +209,9 @@ def is_data_content_block(block: object) -> bool:
 
 
 def _from_data_url(url: str) -> tuple[str | None, str | None]:
-    """``data:<mime>;base64,<data>`` -> (mime, data); anything else -> (None, None)."""
-    if not url.startswith("data:") or ";base64," not in url:
-        return None, None
-    header, data = url[5:].split(";base64,", 1)
-    return header or None, data
+    """A base64 ``data:`` URL (``ctxwin.messages.data_url``) -> (mime, data); anything else -> (None, None)."""
+    inline = parse_data_url(url)
+    return (None, None) if inline is None else (inline.media_type or None, inline.data)
 
 
 def _source_block(kind: str, url: str | None = None, **rest: Any) -> dict[str, Any]:

@@ -83,18 +83,32 @@ def openai_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
     return [openai_tool(tool, i) for i, tool in enumerate(tools)]
 
 
-def _function(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+def _function(tool: Mapping[str, Any], index: int) -> dict[str, Any] | None:
+    """The function of a chat function tool, or of a bare function definition (a dict with a ``name`` and no
+    ``type``, which the counters count too); None for a tool in another form (a server tool, a tool already in the
+    output's form). ValueError for a function with no string name."""
     function = tool.get("function")
-    return function if tool.get("type") == "function" and isinstance(function, dict) else None
+    if isinstance(function, dict) and tool.get("type", "function") == "function":
+        found: dict[str, Any] = function
+    elif "type" not in tool and "input_schema" not in tool and "name" in tool:
+        found = dict(tool)
+    else:
+        return None
+    if not isinstance(found.get("name"), str):
+        raise ValueError(f"tools[{index}]: a function tool needs a string 'name', got {found.get('name')!r}")
+    return found
 
 
 def anthropic_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI function tools as Anthropic tools (``name``, ``description``, ``input_schema``)."""
+    """OpenAI function tools as Anthropic tools (``name``, ``input_schema``, and ``description`` unless it is empty:
+    Anthropic's is optional); tools with no function form (Anthropic's server tools such as
+    ``web_search_20250305``, tools already in Anthropic's form) as given. The one conversion: the request bodies
+    and the ``anthropic-api`` counter both send it."""
     out: list[dict[str, Any]] = []
-    for tool in tools:
-        function = _function(tool)
+    for index, tool in enumerate(tools):
+        function = _function(tool, index)
         if function is None:
-            out.append(dict(tool))  # Anthropic's own server tools, as given
+            out.append(dict(tool))
             continue
         schema = function.get("parameters") or {"type": "object", "properties": {}}
         converted = {"name": function["name"], "input_schema": schema}
@@ -108,8 +122,8 @@ def responses_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """OpenAI chat function tools as Responses' flat function tools (``strict`` as given, else false: chat
     completions' default, where Responses' own default is true)."""
     out: list[dict[str, Any]] = []
-    for tool in tools:
-        function = _function(tool)
+    for index, tool in enumerate(tools):
+        function = _function(tool, index)
         if function is None:
             out.append(dict(tool))
             continue

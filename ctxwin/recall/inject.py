@@ -40,6 +40,8 @@ INPUT_CHARS = 1_000_000
 # The most excerpts one recall considers (the token room usually ends it first).
 MAX_EXCERPTS = 12
 _QUERY_SHOWN = 160
+# A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound).
+_LETTER = re.compile(rf"[^\W{_CJK}]")
 _HEADER = "[Recalled by ctxwin: excerpts of earlier messages no longer in this conversation, for: {query}]"
 
 
@@ -64,6 +66,20 @@ def recall_query(messages: Sequence[BaseMessage]) -> str:
     return ""
 
 
+def _whole_words(word: str, text: str) -> int:
+    """How often ``word`` occurs in ``text`` as a word ("order" is not in "border"), left to right without overlap.
+    Found as a substring, its bounds checked after: a regular expression per word costs a compile of the CJK class
+    at every plan, and one opening with a lookbehind is tried at every character of the text."""
+    count = start = 0
+    while (at := text.find(word, start)) >= 0:
+        if (at == 0 or not _LETTER.match(text, at - 1)) and not _LETTER.match(text, at + len(word)):
+            count += 1
+            start = at + len(word)
+        else:
+            start = at + 1
+    return count
+
+
 class RecallSource(Protocol):
     """Where recall finds excerpts: ``search(query, fitted)``, the relevant excerpts of the messages ``fitted`` (a
     request) does not hold as they were, best first."""
@@ -86,8 +102,7 @@ class InputRecall:
         terms = words + grams
         if not terms:
             return []
-        # A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound).
-        whole = {word: re.compile(rf"(?<![^\W{_CJK}]){re.escape(word)}(?![^\W{_CJK}])") for word in words}
+        whole = set(words)
         kept = set(map(id, fitted))
         present: set[int] = set()
         chosen: list[int] = []
@@ -108,7 +123,7 @@ class InputRecall:
             held = [term for term in terms if term in text]  # a cheap test first: most messages hold none
             counts: dict[str, int] = {}
             for term in held:  # words as words: "order" is not in "border"
-                counts[term] = len(whole[term].findall(text)) if term in whole else text.count(term)
+                counts[term] = _whole_words(term, text) if term in whole else text.count(term)
                 df[term] += min(counts[term], parts)
             if any(term in whole for term in held):
                 held = [term for term in held if counts[term]]

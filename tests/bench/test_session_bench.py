@@ -85,14 +85,17 @@ def test_where_writes_are_billed_a_prefix_is_read_only_up_to_a_mark() -> None:
     assert head.cached == sum(COUNTER.count_message(m) for m in messages[:3])
 
 
-def test_the_session_bills_less_than_sliding_and_refit() -> None:
-    conversations = [Conversation("gen", seed, generated(seed, turns=80)) for seed in range(3)]
-    sliding, refit, session = run_session_bench(conversations, ["sliding", "refit", "session"], budget=10_000,
+# One short conversation in the fast tier; three long ones in the slow tier.
+@pytest.mark.parametrize(("count", "turns", "budget"),
+                         [(1, 40, 4_000), pytest.param(3, 80, 10_000, marks=pytest.mark.slow)])
+def test_the_session_bills_less_than_sliding_and_refit(count: int, turns: int, budget: int) -> None:
+    conversations = [Conversation("gen", seed, generated(seed, turns=turns)) for seed in range(count)]
+    sliding, refit, session = run_session_bench(conversations, ["sliding", "refit", "session"], budget=budget,
                                                 counter=COUNTER, rules=STANDARD_RULES, model="gpt-4o")
-    assert sliding.requests == refit.requests == session.requests > 100
+    assert sliding.requests == refit.requests == session.requests > count * turns
     for result in (sliding, refit, session):
         assert (result.over_budget, result.broken_pairs) == (0, 0)
-        assert result.conversations == 3 and len(result.curves) == 3
+        assert result.conversations == count and len(result.curves) == count
         assert result.missing_last_user == 0
     assert session.billed_tokens < 0.8 * sliding.billed_tokens and session.billed_tokens < 0.4 * refit.billed_tokens
     assert session.hit_rate is not None and sliding.hit_rate is not None and session.hit_rate > sliding.hit_rate
@@ -141,15 +144,15 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def chats(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_jsonl(tmp_path_factory.mktemp("session") / "chats.jsonl", [generated(s, turns=40) for s in range(3)])
+    return write_jsonl(tmp_path_factory.mktemp("session") / "chats.jsonl", [generated(s, turns=15) for s in range(2)])
 
 
 def test_the_command_prints_a_row_per_policy(chats: Path) -> None:
-    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k")
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "4k")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == f"ctxwin bench --session: 3 conversations from {chats}"
-    header = next(i for i, line in enumerate(lines) if line.startswith("budget 8,000"))
+    assert lines[0] == f"ctxwin bench --session: 2 conversations from {chats}"
+    header = next(i for i, line in enumerate(lines) if line.startswith("budget 4,000"))
     rows = [line.split() for line in lines[header + 2 : header + 5]]
     assert [row[0] for row in rows] == ["sliding", "refit", "session"]
     assert all(row[-1] == "0/0/0" for row in rows)
@@ -159,7 +162,7 @@ def test_the_command_prints_a_row_per_policy(chats: Path) -> None:
 def test_the_command_reports_recall_with_probes(chats: Path, tmp_path: Path) -> None:
     probes = tmp_path / "probes.jsonl"
     probes.write_text(json.dumps({"needs": ["zq-never-said-77"]}))
-    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k", "--probes", str(probes))
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "4k", "--probes", str(probes))
     assert result.returncode == 0, result.stderr
     header = next(line for line in result.stdout.splitlines() if line.strip().startswith("policy"))
     assert "recall" in header.split()
@@ -167,22 +170,29 @@ def test_the_command_reports_recall_with_probes(chats: Path, tmp_path: Path) -> 
     assert rows and all(row[-3] == "0%" for row in rows)  # recall, then ms/turn and checks
 
 
-def test_json_with_the_models_prices_and_a_chart(chats: Path, tmp_path: Path) -> None:
-    chart = tmp_path / "cost.png"
-    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k", "--billing", "model",
-                 "--strategies", "refit,session@0.5", "--json", "--plot", str(chart))
+def test_json_with_the_models_prices(chats: Path) -> None:
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "4k", "--billing", "model",
+                 "--strategies", "refit,session@0.5", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["billing"]["read_ratio"] == pytest.approx(0.5)  # gpt-4o's cached input: half the price
     rows = {row["strategy"]: row for row in data["results"]}
     assert set(rows) == {"refit", "session@0.5"}
     assert rows["session@0.5"]["estimated_cost_usd"] < rows["refit"]["estimated_cost_usd"]
-    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.slow  # matplotlib in a new process; the chart test below draws it in this one
+def test_a_chart_beside_the_table(chats: Path, tmp_path: Path) -> None:
+    chart = tmp_path / "cost.png"
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "4k", "--strategies", "session",
+                 "--plot", str(chart))
+    assert result.returncode == 0, result.stderr
+    assert "session" in result.stdout and chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
 @pytest.mark.slow
 def test_billing_as_a_models_provider_bills(chats: Path) -> None:
-    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "8k", "--billing", "gpt-5.6",
+    result = run("bench", str(chats), "-m", "gpt-4o", "--session", "--budgets", "4k", "--billing", "gpt-5.6",
                  "--strategies", "sliding,session", "--json")
     assert result.returncode == 0, result.stderr
     billing = json.loads(result.stdout)["billing"]
@@ -199,9 +209,9 @@ def test_a_bad_policy_is_a_usage_error(chats: Path) -> None:
     assert result.returncode == 2 and "--strategies" in result.stderr and "'last'" in result.stderr
 
 
-def test_the_session_chart_counts_whole_requests_and_says_where_it_stops() -> None:
+def test_the_session_chart_counts_whole_requests_and_says_where_it_stops(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from ctxwin.cli.bench.plot import session_figure
+    from ctxwin.cli.bench.plot import session_figure, write_session_plot
     from ctxwin.cli.bench.replay import SessionResult
 
     curves = [[100.0 * (i + 1) for i in range(n)] for n in (2, 3, 40)]  # the median conversation makes 3 requests
@@ -211,3 +221,5 @@ def test_the_session_chart_counts_whole_requests_and_says_where_it_stops() -> No
     assert ticks and all(float(t).is_integer() for t in ticks)
     assert ax.get_xlim() == (1, 3) and "median conversation's 3 requests" in ax.get_xlabel()
     assert all(max(line.get_xdata()) == 3 for line in ax.get_lines())
+    write_session_plot(results, tmp_path / "cost.png")  # as `--session --plot` writes it
+    assert (tmp_path / "cost.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

@@ -35,7 +35,7 @@ def test_gpt_4_fits_out_of_the_box_with_half_its_window_reserved(tmp_path: Path)
     assert "R reserved output 4,096" in result.stderr and json.loads(result.stdout) == CHAT
 
 
-def test_over_budget_warns_and_strict_exits_3_leaving_the_output(tmp_path: Path) -> None:
+def test_over_budget_warns_and_writes_the_output(tmp_path: Path) -> None:
     source = write_json(tmp_path / "big.json", HUGE_SYSTEM)
     out = tmp_path / "out.json"
     out.write_text("old", encoding="utf-8")
@@ -43,6 +43,11 @@ def test_over_budget_warns_and_strict_exits_3_leaving_the_output(tmp_path: Path)
     assert loose.returncode == 0 and not json.loads(loose.stdout)["fits"]
     assert loose.stderr.startswith("warning: the conversation does not fit the budget (lower --reserve")
     assert len(loose.stderr.splitlines()) == 1 and json.loads(out.read_text(encoding="utf-8")) == HUGE_SYSTEM
+
+
+def test_over_budget_strict_exits_3_leaving_the_output(tmp_path: Path) -> None:
+    source = write_json(tmp_path / "big.json", HUGE_SYSTEM)
+    out = tmp_path / "out.json"
     out.write_text("old", encoding="utf-8")
     strict = run("fit", str(source), *FAST, "--strict", "--json", "-o", str(out))
     assert strict.returncode == 3 and out.read_text(encoding="utf-8") == "old"

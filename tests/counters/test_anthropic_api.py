@@ -58,7 +58,7 @@ def test_request_shape_and_count(server: CountServer, counter: AnthropicApiCount
     (path, body), = server.requests
     assert path == "/v1/messages/count_tokens"
     assert body["model"] == "claude-sonnet-4-5"
-    assert body["system"] == [{"type": "text", "text": "You answer briefly."}]
+    assert body["system"] == "You answer briefly."  # as output="anthropic" sends it
     assert body["tools"] == [{"name": "lookup", "description": "find a word",
                               "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}]
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "assistant"]
@@ -66,7 +66,7 @@ def test_request_shape_and_count(server: CountServer, counter: AnthropicApiCount
     assert body["messages"][1]["content"][1] == {"type": "tool_use", "id": "call_1", "name": "lookup",
                                                   "input": {"q": "cat picture"}}
     assert body["messages"][2]["content"] == [
-        {"type": "tool_result", "tool_use_id": "call_1", "content": [{"type": "text", "text": "a small cat"}]}]
+        {"type": "tool_result", "tool_use_id": "call_1", "content": "a small cat"}]
     # The server's count, as it is: the request, the system prompt (3 words), four turns (3 + 3 + lookup and its
     # input's 3 + 3 + 4 words), the image, and the tool (13 words of its definition)
     assert total == REQUEST + (SYSTEM + 3) + 4 * TURN + (3 + 3 + 1 + 3 + 3 + 4) + IMAGE + (TOOL + 13)
@@ -164,7 +164,8 @@ def test_registered_and_opt_in() -> None:
 
 
 def test_unsendable_block(counter: AnthropicApiCounter) -> None:
-    with pytest.raises(ValueError, match=r"^messages\[0\]: a 'input_audio' content block has no Anthropic form"):
+    with pytest.raises(ValueError, match=r"^messages\[0\]: an 'input_audio' block has no Anthropic form \(Anthropic "
+                                         r"takes no audio"):
         counter.count_messages([{"role": "user", "content": [
             {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}]}])
 

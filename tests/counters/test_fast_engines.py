@@ -45,6 +45,15 @@ def _engines_to_check() -> list[tuple[str, str]]:
     return [(family, engine) for family in FAMILIES for engine, _ in _verified(family)]
 
 
+# The adversarial runs longer than this are read in the slow tier only (they take most of the reference's time).
+LONG_RUN = 5_000
+
+
+def _adversarial(data: bytes) -> list[str]:
+    """The differential's texts without its multi-megabyte one (the slow tests read the corpora)."""
+    return adversarial_texts([token["content"] for token in json.loads(data)["added_tokens"]], ["a b"])
+
+
 def test_the_record_names_each_shipped_tokenizer_by_its_sha256() -> None:
     import hashlib
 
@@ -86,31 +95,32 @@ def test_family_engine_says_which_engine_and_why() -> None:
 def test_verified_engine_reads_adversarial_text_as_the_reference(family: str, engine: str) -> None:
     data = FAMILIES[family]()
     reference = tokenizers.Tokenizer.from_str(data.decode())
-    added = [token["content"] for token in json.loads(data)["added_tokens"]]
-    fast = hf_engines(data)[engine]
-    # The differential's texts without its multi-megabyte one (the slow test below reads the corpora).
-    texts = adversarial_texts(added, ["a b"])
+    fast = hf_engines(data, [engine])[engine]
+    texts = [text for text in _adversarial(data) if len(text) <= LONG_RUN]
     assert [list(fast(t)) for t in texts] == [reference.encode(t, add_special_tokens=False).ids for t in texts]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("family", "engine"), _engines_to_check())
 def test_verified_engine_reads_every_corpus_document_as_the_reference(family: str, engine: str) -> None:
+    """The corpora, and the adversarial runs too long for the fast test above."""
     from corpus_more import evaluation_docs
 
     data = FAMILIES[family]()
     reference = tokenizers.Tokenizer.from_str(data.decode())
-    fast = hf_engines(data)[engine]
-    documents = [doc.text for doc in evaluation_docs()]
+    fast = hf_engines(data, [engine])[engine]
+    documents = [doc.text for doc in evaluation_docs()] + [t for t in _adversarial(data) if len(t) > LONG_RUN]
     differing = [i for i, text in enumerate(documents)
                  if list(fast(text)) != reference.encode(text, add_special_tokens=False).ids]
     assert differing == []
 
 
-@pytest.fixture(scope="module")
-def counters() -> dict[str, tuple[HFCounter, HFCounter]]:
-    return {"deepseek-v3": (HFCounter("deepseek-v3"), HFCounter("deepseek-v3", engine="reference")),
-            "deepseek-v4": (DeepSeekV4Counter(), DeepSeekV4Counter(engine="reference"))}
+@pytest.fixture(scope="module", params=list(FAMILIES))
+def counters(request: pytest.FixtureRequest) -> dict[str, tuple[HFCounter, HFCounter]]:
+    """A family's counter with its chosen engine and with the reference (one family a test: each takes a while)."""
+    if request.param == "deepseek-v3":
+        return {"deepseek-v3": (HFCounter("deepseek-v3"), HFCounter("deepseek-v3", engine="reference"))}
+    return {"deepseek-v4": (DeepSeekV4Counter(), DeepSeekV4Counter(engine="reference"))}
 
 
 def test_counters_name_their_engine(counters: dict[str, tuple[HFCounter, HFCounter]]) -> None:

@@ -4,7 +4,9 @@ a request the SDK's client sends is accepted only if the provider would take it.
 Each body is validated as the SDK's own request params (``CompletionCreateParamsNonStreaming``,
 ``ResponseCreateParamsNonStreaming``, ``MessageCreateParamsNonStreaming``), then against the rules the param types
 cannot say: images only in user content for chat completions (and Responses messages); a tool result answers a call
-made before it; Anthropic's ``tool_use`` needs ``tools`` naming the tool, roles alternate from a user turn, and a
+made before it; Anthropic's ``tool_use`` needs ``tools`` naming the tool, a tool is a client tool (a name and an
+``input_schema``) or a server tool of a type the SDK knows, each with only its own keys, a base64 image has one of
+the four image media types and a URL image a web URL, roles alternate from a user turn, and a
 thinking block is one the server issued, unchanged (signature included); Responses reasoning items and their
 encrypted content go back as issued; prompt caching marks: at most four (Anthropic's ``cache_control``, OpenAI's
 ``prompt_cache_breakpoint``), OpenAI's only on the blocks that take one, Anthropic's on no empty text or thinking
@@ -15,12 +17,14 @@ from __future__ import annotations
 
 import json
 import threading
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from anthropic.types import ToolUnionParam
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
@@ -87,7 +91,48 @@ def _chat(body: dict[str, Any], issued: Issued) -> None:
         raise Rejected("tool_choice is only allowed when tools are specified")
 
 
+def _tool_fields() -> dict[str | None, frozenset[str]]:
+    """The keys each Anthropic tool type takes, by its ``type`` (None and ``custom``: a client tool), read from the
+    SDK's ``ToolUnionParam``."""
+    fields: dict[str | None, frozenset[str]] = {}
+    for param in typing.get_args(ToolUnionParam):
+        hints = typing.get_type_hints(param)
+        kinds = [arg for arg in typing.get_args(hints["type"]) if arg is not type(None)]
+        for kind in [value for arg in kinds for value in typing.get_args(arg)] or typing.get_args(hints["type"]):
+            fields[kind] = frozenset(hints)
+    fields[None] = fields["custom"]
+    return fields
+
+
+_TOOL_FIELDS = _tool_fields()
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
+def _anthropic_tools(tools: list[dict[str, Any]]) -> None:
+    """What the API checks of ``tools`` (the SDK's param types, whose keys the validation above does not check): a
+    known tool type, only its keys, and a client tool's ``name`` and ``input_schema``."""
+    for i, tool in enumerate(tools):
+        kind = tool.get("type")
+        if kind not in _TOOL_FIELDS:
+            raise Rejected(f"tools.{i}: unknown tool type {kind!r}")
+        extra = set(tool) - _TOOL_FIELDS[kind]
+        if extra:
+            raise Rejected(f"tools.{i}.{sorted(extra)[0]}: Extra inputs are not permitted")
+        if kind in (None, "custom") and not (isinstance(tool.get("name"), str)
+                                             and isinstance(tool.get("input_schema"), dict)):
+            raise Rejected(f"tools.{i}.custom: a client tool needs a name and an input_schema")
+
+
+def _image_source(source: dict[str, Any], where: str) -> None:
+    """A base64 image's media type (one of four, lower case) and a URL source's scheme (fetched from the web)."""
+    if source.get("type") == "base64" and source.get("media_type") not in _IMAGE_TYPES:
+        raise Rejected(f"{where}.source.media_type: Input should be one of {sorted(_IMAGE_TYPES)}")
+    if source.get("type") == "url" and not str(source.get("url")).startswith(("https://", "http://")):
+        raise Rejected(f"{where}.source.url: only http(s) URLs can be fetched")
+
+
 def _anthropic(body: dict[str, Any], issued: Issued) -> None:
+    _anthropic_tools(body.get("tools") or [])
     names = {tool.get("name") for tool in body.get("tools") or []}
     roles = [message["role"] for message in body["messages"]]
     if not roles or roles[0] != "user" or any(a == b for a, b in zip(roles, roles[1:], strict=False)):  # noqa: RUF007
@@ -111,6 +156,8 @@ def _anthropic(body: dict[str, Any], issued: Issued) -> None:
                     raise Rejected(f"messages[{i}]: invalid signature in thinking block (changed or not issued)")
             if kind in ("image", "document") and message["role"] != "user":
                 raise Rejected(f"messages[{i}]: {kind} blocks are only allowed in user turns")
+            if kind == "image":
+                _image_source(block["source"], f"messages.{i}")
 
 
 def _responses(body: dict[str, Any], issued: Issued) -> None:

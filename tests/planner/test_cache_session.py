@@ -52,6 +52,7 @@ def as_json(messages: list[Any]) -> list[str]:
     return [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in to_openai(messages)]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 100_000),
@@ -90,6 +91,13 @@ def test_session_invariants(seed: int, window: int, low_water: float, summarize:
             assert plan.cache.shared_tokens == EXACT.count_messages(previous, tools=wanted) - priming
         if plan.cache.cut or all(step.name != "repair_tool_pairs" for step in plan.steps):
             previous = sent  # the next request's base (a request that repaired what it appended is none)
+
+
+@pytest.mark.parametrize(("seed", "window", "low_water", "summarize", "tools"),
+                         [(13887, 2500, 1.0, True, False), (5, 6_000, 0.6, False, True)])
+def test_session_invariants_on_two_runs(seed: int, window: int, low_water: float, summarize: bool, tools: bool) -> None:
+    """The property on its regression example and one more run (the fast tier's; the slow tier draws 40)."""
+    test_session_invariants.hypothesis.inner_test(seed, window, low_water, summarize, tools)  # type: ignore[attr-defined]
 
 
 def test_results_that_come_after_an_interruption_are_sent_with_their_call() -> None:
@@ -236,6 +244,7 @@ def test_observe_takes_the_measured_figures() -> None:
         session.observe({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 1024}})
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(ratio=st.floats(0.6, 1.6), jitter=st.lists(st.floats(0.0, 1.0), min_size=30, max_size=30),
        seed=st.integers(0, 1000))
@@ -258,6 +267,14 @@ def test_observed_ratios_never_let_a_later_request_go_over(ratio: float, jitter:
             assert plan.fits and provider <= real_limit
         session.observe({"input_tokens": provider, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0})
     assert session.max_input_tokens <= real_limit / ratio
+
+
+@pytest.mark.parametrize("ratio", [0.6, 1.6])
+def test_observed_ratios_at_the_ends_never_let_a_later_request_go_over(ratio: float) -> None:
+    """The property at the ratios' two ends (the fast tier's; the slow tier draws 25)."""
+    jitter = [(k * 7 % 30) / 29 for k in range(30)]
+    test_observed_ratios_never_let_a_later_request_go_over.hypothesis.inner_test(  # type: ignore[attr-defined]
+        ratio, jitter, 3)
 
 
 def test_read_usage_reads_the_sdks_own_objects() -> None:

@@ -134,6 +134,7 @@ def test_an_agent_run_is_told_from_a_chat_by_its_requests() -> None:
     assert run.agent_run and not talk.agent_run
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 100_000), window=st.integers(3_000, 12_000), cap=st.sampled_from([None, 0.02, 0.1, 0.5]),
        low_water=st.sampled_from([0.3, 0.6, 0.9]))
@@ -169,6 +170,12 @@ def test_agent_session_invariants(seed: int, window: int, cap: float | None, low
             assert all(content_tokens(m) <= limit for m in sent if m.id in capped)
         if plan.cache.cut or all(step.name != "repair_tool_pairs" for step in plan.steps):
             previous = now
+
+
+@pytest.mark.parametrize(("seed", "window", "cap", "low_water"), [(1, 3_000, 0.02, 0.6), (2, 9_000, None, 0.3)])
+def test_agent_session_invariants_on_two_runs(seed: int, window: int, cap: float | None, low_water: float) -> None:
+    """The property on two fixed runs, capped and not (the fast tier's; the slow tier draws 30)."""
+    test_agent_session_invariants.hypothesis.inner_test(seed, window, cap, low_water)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("cap", [0, 1.5, -0.1, True, "0.1"])

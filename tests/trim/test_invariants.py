@@ -62,8 +62,12 @@ def test_invariants(messages: list[BaseMessage], args: dict[str, Any], counter_n
         assert trim_messages(result, token_counter=counter, **args) == result
 
 
+RETRIMS = (conversations(max_size=60), trim_args(), st.data())
+
+
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(conversations(max_size=60), trim_args(), st.data())
+@given(*RETRIMS)
 def test_a_retrim_from_recalled_counts_keeps_what_a_counting_trim_keeps(
     messages: list[BaseMessage], args: dict[str, Any], data: st.DataObject
 ) -> None:
@@ -79,3 +83,13 @@ def test_a_retrim_from_recalled_counts_keeps_what_a_counting_trim_keeps(
         args["max_tokens"] = sum(map(ctxwin_counter, part))
     counted = trim_messages(messages, token_counter=counter, **args)
     assert trim_messages(messages, token_counter=counter, **args) == counted
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(*RETRIMS)
+def test_a_retrim_keeps_what_a_counting_trim_keeps_on_a_few_examples(
+    messages: list[BaseMessage], args: dict[str, Any], data: st.DataObject
+) -> None:
+    """The property above on 10 examples (the fast tier's; the slow tier draws 80)."""
+    retrim = test_a_retrim_from_recalled_counts_keeps_what_a_counting_trim_keeps
+    retrim.hypothesis.inner_test(messages, args, data)  # type: ignore[attr-defined]

@@ -19,9 +19,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxwin.counters.api.anthropic import data_url
 from ctxwin.counters.api.counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens, transport_errors
 from ctxwin.counters.errors import TokenizerDataError
+from ctxwin.messages.data_url import parse_data_url
 
 GEMINI_FIX = "pip install 'ctxwin[gemini]'"
 # Sent when GOOGLE_GEMINI_BASE_URL points elsewhere and no key is set (the SDK refuses to start without one).
@@ -37,11 +37,11 @@ def _part(block: Any, where: str) -> dict[str, Any]:
         return {"text": block.get("text", "")}
     if kind == "image_url":
         url = block["image_url"]["url"] if isinstance(block.get("image_url"), dict) else block.get("image_url")
-        inline = data_url(url) if isinstance(url, str) else None
+        inline = parse_data_url(url) if isinstance(url, str) else None
         if inline is not None:
-            return {"inline_data": {"mime_type": inline[0], "data": inline[1]}}
+            return {"inline_data": {"mime_type": inline.media_type, "data": inline.data}}
     raise ValueError(f"{where}: a {kind!r} content block has no Gemini form ctxwin can send for counting (images "
-                     "must be data URLs)")
+                     "must be base64 data URLs, 'data:<media type>;base64,<data>')")
 
 
 def _parts(content: Any, where: str) -> list[dict[str, Any]]:

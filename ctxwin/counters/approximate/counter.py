@@ -6,8 +6,8 @@ Arabic, Armenian, Georgian, Hebrew, Greek, Thai, Myanmar, Khmer and kana cut int
 ``pieces``; Latin words too, in text that is not English prose or code: ``features.cut_latin``), with weights fitted
 by ``benchmarks/fit_approximate.py`` and read from ``calibration.json``. ``py_count`` and ``py_safe_bound`` compute
 it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses the optional C accelerator
-(``accelerator``: one pass over the code points, the same integers) where it was built, about 20-25x faster than
-exact BPE on a chat message, and the Python path elsewhere (2-4x).
+(``accelerator``: one pass over the code points, the same integers) where it was built, and the Python path
+elsewhere (both faster than exact BPE: benchmarks/README.md has the figures).
 
 Every count lies between two hard bounds: the text's UTF-8 byte count (no byte-level BPE uses more tokens than
 bytes) and a floor derived from the target vocabulary itself (the most bytes of each character class one token

@@ -36,7 +36,6 @@ class EngineChoice:
     encode_batch: Callable[[list[str]], Sequence[Sequence[int]]] | None = None
 
 
-@functools.cache
 def engine_record() -> dict[str, Any]:
     """``data/engines.json``: per tokenizer (by name, with its sha256), each engine version's differential result."""
     data = resources.files(__package__) / "data" / "engines.json"
