@@ -135,6 +135,9 @@ class TokenCounter(Protocol):
     @property
     def max_relative_error(self) -> float: ...
 
+    @property
+    def exact_sum(self) -> bool: ...
+
     def count_text(self, text: str) -> int: ...
 
     def count_message(self, message: BaseMessage) -> int: ...
@@ -302,8 +305,8 @@ class BaseTokenCounter:
 REQUIRED_METHODS = ("count_text", "count_message", "count_messages")
 # The members ``CounterAdapter`` takes from the counter when it has them.
 OPTIONAL_MEMBERS = (
-    "additive", "request_overhead", "estimating", "max_relative_error", "count_texts", "count_message_batch",
-    "count_tools",
+    "additive", "request_overhead", "estimating", "max_relative_error", "exact_sum", "count_texts",
+    "count_message_batch", "count_tools",
 )
 
 
@@ -326,6 +329,7 @@ class CounterAdapter:
         self.request_overhead: int = own.get("request_overhead", 0)
         self.estimating: bool = own.get("estimating", False)
         self.max_relative_error: float = own.get("max_relative_error", 0.0)
+        self.exact_sum: bool = own.get("exact_sum", False)
         self._own_methods = frozenset(m for m in ("count_texts", "count_message_batch", "count_tools") if m in own)
 
     def __getattr__(self, attr: str) -> Any:

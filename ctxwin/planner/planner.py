@@ -17,6 +17,7 @@ import json
 import math
 from collections.abc import Awaitable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import is_not
 from typing import Any, Generic, Literal, overload
 
 from typing_extensions import Unpack
@@ -34,6 +35,7 @@ from ctxwin.planner.cache_marks import check_cache_control
 from ctxwin.planner.chain import build_chain, default_chain, later_keeps
 from ctxwin.planner.config import DEFAULT_MODEL, FitConfig, FitOptions
 from ctxwin.planner.driving import adrive, drive
+from ctxwin.planner.planning import ONE_OFF, Planned, SessionTurn
 from ctxwin.planner.report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner.session import PlanSession
 from ctxwin.planner.spans import plan_attributes, start_attributes, step_attributes
@@ -64,7 +66,9 @@ from ctxwin.strategies.base import (
 from ctxwin.strategies.meter import Meter
 from ctxwin.strategies.pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies.placement import PlaceMedia
+from ctxwin.strategies.summarize import is_summary
 from ctxwin.strategies.trim import TrimToBudget
+from ctxwin.strategies.truncate import cap_tool_outputs
 from ctxwin.strategies.walk import within
 
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
@@ -191,6 +195,7 @@ class Planner(Generic[M]):
         chain = build_chain(config.strategies, config.summarizer, config.keep_last)
         self.strategies = chain or default_chain(config.summarizer, config.keep_last)
         self._later_keeps = later_keeps(self.strategies)
+        self.summarizes = any(step.summarizes for step in self.strategies)
         self.recall_share = config.recall_share
         keeps = [s.keeps for s in self.strategies if s.keeps in ("first", "last")]
         self._room_trim = TrimToBudget(strategy="first" if keeps[-1:] == ["first"] else "last")
@@ -287,6 +292,7 @@ class Planner(Generic[M]):
     def _repair(self, run: _Run, meter: Meter, broken: BrokenPairs, reason: str) -> None:
         repair = RepairToolPairs(broken=broken, reason=reason)
         run.record(repair.name, repair.apply(run.current, self._context(meter, run.budget)))
+        run.repaired_pairs = True
 
     def _finish(self, run: _Run, meter: Meter, forms: CallerForms | None, top: Any) -> Plan[M]:
         self._check_pairs(run, meter)
@@ -345,7 +351,7 @@ class Planner(Generic[M]):
         where that is the count exactly, ``exact_sum``; a chat template's sum is only an upper bound)."""
         if not messages:
             return meter.exact(messages)  # an empty request still has the reply priming (and the tools)
-        if meter.overhead is not None and getattr(self.counter, "exact_sum", False):
+        if meter.overhead is not None and self.counter.exact_sum:
             return meter.total(messages) + self.budget.tools_tokens  # the same in every budget of this planner
         return meter.exact(messages)
 
@@ -392,37 +398,59 @@ class Planner(Generic[M]):
 
     def plan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
-        budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
-    ) -> tuple[Plan[M], list[BaseMessage]]:
-        """``plan`` of ctxwin ``messages`` with ``meter`` (a session's), and the ctxwin messages the plan sends.
+        budget: Budget | None = None, turn: SessionTurn = ONE_OFF,
+    ) -> Planned[M]:
+        """``plan`` of ctxwin ``messages`` with ``meter`` (a session's): the plan, the ctxwin messages it sends and
+        whether it repaired a tool pair (``Planned``).
 
         ``budget``: what the plan fits to and reports (default: the planner's; a session's corrected by the usage it
-        observed). ``target``: the steps fit the messages to that many input tokens when fewer (a session's cut to
-        its low-water mark, ``Budget.aiming_at``); ``fits`` still means the budget."""
-        return drive(self._planning(messages, meter, forms, budget, target, recall), _apply)
+        observed). ``turn``: what a session asks of the run (``SessionTurn``: a target below the budget, its fixed
+        head, the pins it knows, where recall searches)."""
+        return drive(self._planning(messages, meter, forms, budget, turn), _apply)
 
     async def aplan_run(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
-        budget: Budget | None = None, target: int | None = None, recall: RecallSource | bool = True,
-    ) -> tuple[Plan[M], list[BaseMessage]]:
+        budget: Budget | None = None, turn: SessionTurn = ONE_OFF,
+    ) -> Planned[M]:
         """``plan_run`` for async code (see ``aplan``)."""
-        return await adrive(self._planning(messages, meter, forms, budget, target, recall), _aapply)
+        return await adrive(self._planning(messages, meter, forms, budget, turn), _aapply)
 
     def _planning(
         self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None, budget: Budget | None,
-        target: int | None, recall: RecallSource | bool = True,
-    ) -> Generator[_Step, StepResult, tuple[Plan[M], list[BaseMessage]]]:
+        turn: SessionTurn,
+    ) -> Generator[_Step, StepResult, Planned[M]]:
         """``plan_run``, once for sync and async (``driving``): yields each step to apply, is sent its result."""
         budget = budget or self.budget
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
-            messages, source = self._recall_input(messages, recall)
+            self._take_turn(messages, meter, turn)
+            messages, source = self._recall_input(messages, turn.recall)
             run = self._start(messages, meter, budget)
-            goal = budget.aiming_at(target)
+            run.recalled = turn.recalled
+            goal = budget.aiming_at(turn.target)
             for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
             self._recall(run, meter, source, goal, budget)
-            return self._finish(run, meter, forms, top), run.current
+            plan = self._finish(run, meter, forms, top)
+            return Planned(plan, run.current, run.repaired_pairs)
+
+    @staticmethod
+    def _take_turn(messages: list[BaseMessage], meter: Meter, turn: SessionTurn) -> None:
+        """Give the meter what the session knows: the pins of ``messages``, then its head (a new head makes the
+        meter find the pins again, the head's among them)."""
+        if turn.pinned is not None:
+            meter.follow(messages, turn.pinned)
+        if len(turn.head) != len(meter.head) or any(map(is_not, turn.head, meter.head)):
+            meter.head = turn.head
+
+    def is_summary(self, message: BaseMessage) -> bool:
+        """Whether ``message`` is a summary this planner's chain wrote (it changes at every cut that summarizes)."""
+        return is_summary(message)
+
+    def cap_tool_outputs(self, messages: Sequence[BaseMessage], max_tokens: int, meter: Meter) -> list[BaseMessage]:
+        """``messages`` with each unpinned tool output over ``max_tokens`` shortened to about that (head, marker,
+        tail, as the chain's truncation shortens them); the others are the same objects."""
+        return cap_tool_outputs(messages, max_tokens, meter)
 
     def _recall_input(
         self, messages: list[BaseMessage], recall: RecallSource | bool
@@ -535,10 +563,10 @@ class Planner(Generic[M]):
         return run
 
     def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        return self.plan_run(messages, meter, forms)[0]
+        return self.plan_run(messages, meter, forms).plan
 
     async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        return (await self.aplan_run(messages, meter, forms))[0]
+        return (await self.aplan_run(messages, meter, forms)).plan
 
 
 @dataclass
@@ -554,6 +582,7 @@ class _Run:
     warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
     results: list[StepResult] = field(default_factory=list)
     recalled: Recalled | None = None
+    repaired_pairs: bool = False
 
     @property
     def current(self) -> list[BaseMessage]:

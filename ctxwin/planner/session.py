@@ -51,7 +51,7 @@ from ctxwin.planner.cache_marks import (
 from ctxwin.planner.config import DEFAULT_KEEP_FIRST as DEFAULT_KEEP_FIRST  # where the tests and docs met it
 from ctxwin.planner.config import SESSION_OPTIONS, FitOptions
 from ctxwin.planner.driving import adrive, drive
-from ctxwin.planner.planning import Planning
+from ctxwin.planner.planning import Planned, Planning, SessionTurn
 from ctxwin.planner.report import CacheReport, M, Plan, verbatim_turns
 from ctxwin.planner.usage import Usage, read_usage
 from ctxwin.recall.inject import (
@@ -68,10 +68,7 @@ from ctxwin.recall.store import Excerpt, RecallStore, message_excerpts
 from ctxwin.recall.tool import RecallTool
 from ctxwin.strategies.base import leading_system_count
 from ctxwin.strategies.meter import Meter
-from ctxwin.strategies.pairs import RepairToolPairs
 from ctxwin.strategies.pins import head_length, pinned_indexes
-from ctxwin.strategies.summarize import is_summary
-from ctxwin.strategies.truncate import cap_tool_outputs
 from ctxwin.strategies.walk import within
 
 # The low-water mark a cut plans down to, as a share of the input budget (low_water=None picks one per cut, from
@@ -115,9 +112,8 @@ def _float(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
-# A planner run a session's planning asks for: the messages, the caller's forms, and the target to fit (None: the
-# budget).
-_Run = tuple[list[BaseMessage], CallerForms | None, int | None, bool]  # messages, forms, target, recall
+# A planner run a session's planning asks for: the messages, the caller's forms, and what the session asks of it.
+_Run = tuple[list[BaseMessage], CallerForms | None, SessionTurn]
 
 
 class PlanSession(Generic[M]):
@@ -173,6 +169,7 @@ class PlanSession(Generic[M]):
         self.keep_first = _float(config.keep_first) if config.cache_stable else None
         self.head_fill = _float(config.head_fill)
         self._head_chosen = False  # the first cut chooses the head (maybe none); later cuts keep it
+        self._head: tuple[BaseMessage, ...] = ()  # what every cut keeps after the system prompt (``head``)
         self.rules: CachingRules | None = planner.caching
         self._budget = planner.budget  # the budget plans fit: corrected by observe()
         self._messages: list[BaseMessage] = []
@@ -228,7 +225,7 @@ class PlanSession(Generic[M]):
     def head(self) -> list[BaseMessage]:
         """The messages every cut keeps right after the system prompt, as first sent (``keep_first``): chosen at
         the first cut, empty before it, when no head was kept or when a cut had to do without it."""
-        return list(self._meter.head)
+        return list(self._head)
 
     @property
     def max_input_tokens(self) -> int:
@@ -259,7 +256,7 @@ class PlanSession(Generic[M]):
         self._messages += items
         share = self.tool_output_cap if self.agent_run else None
         cap = None if share is None else max(1, math.floor(share * self._budget.max_input_tokens))
-        self._view += items if cap is None else cap_tool_outputs(items, cap, self._meter)
+        self._view += items if cap is None else self.planner.cap_tool_outputs(items, cap, self._meter)
         self._pinned += pinned_indexes(self._messages, start)
         if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
             self._mixed = True
@@ -295,14 +292,18 @@ class PlanSession(Generic[M]):
     def _candidate(self) -> tuple[list[BaseMessage], bool]:
         """What the next request starts from, and whether it is the last request plus what was appended."""
         if not self.cache_stable or self._sent is None:
-            return self._whole(), False
+            return list(self._view), False
         return self._sent + self._view[self._covered :], True
 
-    def _whole(self) -> list[BaseMessage]:
-        """Every message added so far, as a plan's input."""
-        candidate = list(self._view)
-        self._meter.follow(candidate, list(self._pinned))
-        return candidate
+    def _turn(self, target: int | None = None, *, whole: bool = False, recall: bool = True,
+              recalled: Recalled | None = None) -> SessionTurn:
+        """What a planner run is asked: ``target``, the head, the pins of the messages when they are every message
+        added so far (``whole``: the session knows them from what was appended), where recall searches (the
+        session's store at a cut, nothing between cuts; with ``cache_stable=False`` what it plans, as
+        ``Planner.plan`` does) and what the session recalled itself."""
+        source: SessionRecall | bool = (self._recall if self.cache_stable else True) if recall else False
+        pinned = list(self._pinned) if whole else None
+        return SessionTurn(target, self._head, pinned, source, recalled)
 
     def _forget(self, keep: list[BaseMessage]) -> None:
         if self._meter.held > self._RETAIN_FACTOR * len(self._messages) + self._RETAIN_SLACK:
@@ -326,7 +327,7 @@ class PlanSession(Generic[M]):
     def _cut_reads_cache(self) -> bool:
         """Whether a cut's request reads a prefix from the cache: a head is kept, or the tools and system prompt
         alone reach the model's minimum cacheable prefix."""
-        if self._meter.head:
+        if self._head:
             return True
         rules, sent = self.rules, self._sent or []
         if rules is None or rules.min_prefix <= 0:
@@ -409,49 +410,41 @@ class PlanSession(Generic[M]):
         """``plan`` for async code (see ``Planner.aplan``)."""
         return await adrive(self._planning(), self._arun)
 
-    def _planning(self) -> Generator[_Run, tuple[Plan[M], list[BaseMessage]], Plan[M]]:
-        """``plan``, once for sync and async (``driving``): yields each planner run it needs, is sent its plan and
-        the messages it sends."""
+    def _planning(self) -> Generator[_Run, Planned[M], Plan[M]]:
+        """``plan``, once for sync and async (``driving``): yields each planner run it needs, is sent what it
+        planned. A cut runs the chain once, again when that fails: to the budget when the low-water mark is below
+        what must stay, without the head when the head leaves too little room, from every message when what the
+        last cut made leaves too little."""
         self._time()
         candidate, appended = self._candidate()
         forms = self._caller_forms()
         if not self.cache_stable:
-            plan, sent = yield candidate, forms, None, True
-            return self._finish(plan, sent, cut=True)
+            return self._finish((yield candidate, forms, self._turn(whole=True)), cut=True)
         late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
         if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
-            plan, sent = yield late[0], forms, None, False
-            plan.recalled = late[1]
-            return self._finish(plan, sent, cut=False)
+            return self._finish((yield late[0], forms, self._turn(recall=False, recalled=late[1])), cut=False)
         if appended and not self._head_chosen:
             self._choose_head()
-        plan, sent = yield candidate, forms, self._target(), True
-        if not plan.fits:  # the low-water mark is below what must stay: fit to the budget
-            plan, sent = yield candidate, forms, None, True
-        if not self._head_kept(plan, sent):  # the head leaves too little room: cut without it, from now on
-            self._meter.head = ()
-            plan, sent = yield candidate, forms, self._target(), True
-            if not plan.fits:
-                plan, sent = yield candidate, forms, None, True
-        if not plan.fits and appended:  # what the last cut made (its summary) leaves too little room: start afresh
-            plan, sent = yield self._whole(), forms, None, True
-        return self._finish(plan, sent, cut=True)
+        planned = yield candidate, forms, self._turn(self._target(), whole=not appended)
+        if not planned.plan.fits:  # the low-water mark is below what must stay: fit to the budget
+            planned = yield candidate, forms, self._turn()
+        if not self._head_kept(planned):  # the head leaves too little room: cut without it, from now on
+            self._head = ()
+            planned = yield candidate, forms, self._turn(self._target())
+            if not planned.plan.fits:
+                planned = yield candidate, forms, self._turn()
+        if not planned.plan.fits and appended:  # what the last cut made (its summary) leaves too little: start afresh
+            planned = yield list(self._view), forms, self._turn(whole=True)
+        return self._finish(planned, cut=True)
 
-    def _run(self, run: _Run) -> tuple[Plan[M], list[BaseMessage]]:
-        """The planner's plan of ``messages`` with this session's meter and budget (fitting to ``target``)."""
-        messages, forms, target, recall = run
-        return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, target=target,
-                                     recall=self._source(recall))
+    def _run(self, run: _Run) -> Planned[M]:
+        """The planner's run on ``messages`` with this session's meter and budget."""
+        messages, forms, turn = run
+        return self.planner.plan_run(messages, self._meter, forms, budget=self._budget, turn=turn)
 
-    async def _arun(self, run: _Run) -> tuple[Plan[M], list[BaseMessage]]:
-        messages, forms, target, recall = run
-        return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, target=target,
-                                            recall=self._source(recall))
-
-    def _source(self, recall: bool) -> SessionRecall | bool:
-        """Where a run recalls from: the session's store (a cut), nothing (between cuts), or with
-        ``cache_stable=False`` what it plans, as ``Planner.plan`` does."""
-        return (self._recall if self.cache_stable else True) if recall else False
+    async def _arun(self, run: _Run) -> Planned[M]:
+        messages, forms, turn = run
+        return await self.planner.aplan_run(messages, self._meter, forms, budget=self._budget, turn=turn)
 
     def _late_recall(self, candidate: list[BaseMessage]) -> tuple[list[BaseMessage], Recalled | None] | None:
         """Between cuts: ``candidate``, with a recall message right before a new user message that relates to
@@ -487,9 +480,9 @@ class PlanSession(Generic[M]):
         if self.keep_first is None or rules is None or rules.min_prefix <= 0:
             return
         start = leading_system_count(sent)
-        if any(is_summary(m) for m in sent[:start]):  # a summary before the head changes at every cut
+        if any(map(self.planner.is_summary, sent[:start])):  # a summary before the head changes at every cut
             return
-        summarizes = any(step.summarizes for step in self.planner.strategies)
+        summarizes = self.planner.summarizes
         if self.planner.output == "anthropic" and summarizes:
             return  # a summary would follow the head: a system message Anthropic takes only at the start
         budget = self._budget
@@ -518,15 +511,15 @@ class PlanSession(Generic[M]):
             total += tokens
             if not waiting and total >= rules.min_prefix:
                 head = end + 1 - start
-        self._meter.head = tuple(sent[start : start + head])
+        self._head = tuple(sent[start : start + head])
 
-    def _head_kept(self, plan: Plan[M], sent: list[BaseMessage]) -> bool:
+    def _head_kept(self, planned: Planned[M]) -> bool:
         """Whether the plan fits with the head in place (or there is no head)."""
-        head = self._meter.head
+        head, sent = self._head, planned.sent
         if not head:
             return True
         start = leading_system_count(sent)
-        return plan.fits and head_length(sent, head, start) == len(head)
+        return planned.plan.fits and head_length(sent, head, start) == len(head)
 
     def _end_of(self, plan: Plan[M], prefix: list[BaseMessage]) -> int | None:
         """The index in ``plan.messages`` (the output's form) of the last message ``prefix`` becomes, when the plan
@@ -546,7 +539,7 @@ class PlanSession(Generic[M]):
         if not self._ttl.writes or not sent:
             return ()
         start = leading_system_count(sent)
-        head = self._meter.head
+        head = self._head
         ends = {len(sent)}
         if head and head_length(sent, head, start) == len(head):
             ends.add(start + len(head))
@@ -580,8 +573,10 @@ class PlanSession(Generic[M]):
                     marks.append(index)
         return tuple(dict.fromkeys(marks))
 
-    def _finish(self, plan: Plan[M], sent: list[BaseMessage], *, cut: bool) -> Plan[M]:
-        """Report what the plan shares with the previous request, then remember it as the previous request."""
+    def _finish(self, planned: Planned[M], *, cut: bool) -> Plan[M]:
+        """The session's plan: the planner's, with what it shares with the previous request and the cache marks (a
+        new ``Plan``: the planner's is final as returned); then remember its request as the previous one."""
+        plan, sent = planned.plan, planned.sent
         previous = self._sent
         shared = 0
         if previous is not None:
@@ -593,17 +588,20 @@ class PlanSession(Generic[M]):
             self._growth.append(sum(meter.each(added)))
             self._asked.append(any(isinstance(m, HumanMessage) for m in added))
         shared_tokens = (self._budget.tools_tokens + sum(meter.each(sent[:shared]))) if previous else 0
-        plan.cache = self._cache_report(min(shared_tokens, plan.tokens_after), plan.tokens_after, cut)
-        plan.recent_turns_verbatim = verbatim_turns(self._messages, sent)
         self.cache_prefixes = self._marked_prefixes(sent, shared)
-        if self.cache_control and plan.messages:
-            plan.cache_breakpoints = self._breakpoints(plan, sent, shared)
-            plan.cache_ttl = self._ttl.sent
-        plan.cache_key = self.cache_key
+        marks = self.cache_control and bool(plan.messages)
+        plan = dataclasses.replace(
+            plan,
+            cache=self._cache_report(min(shared_tokens, plan.tokens_after), plan.tokens_after, cut),
+            recent_turns_verbatim=verbatim_turns(self._messages, sent),
+            cache_breakpoints=self._breakpoints(plan, sent, shared) if marks else plan.cache_breakpoints,
+            cache_ttl=self._ttl.sent if marks else plan.cache_ttl,
+            cache_key=self.cache_key,
+        )
         # A request that appended and had to repair a tool pair among what it appended (a call whose results came
         # after a user message) is not the base of the next one: the next request appends to the previous base
         # again, so the results, once they come, are sent with their call.
-        if cut or not any(step.name == RepairToolPairs.name for step in plan.steps):
+        if cut or not planned.repaired_pairs:
             self._sent, self._covered, self._sent_out = sent, len(self._messages), len(plan.messages)
         self._last = plan
         self._forget(sent)

@@ -41,7 +41,7 @@ class Meter:
     @property
     def head(self) -> tuple[BaseMessage, ...]:
         """A session's fixed head: messages kept as they are right after the system prompt (``pinned`` counts
-        them)."""
+        them); the planner sets it for each run from what the session asks."""
         return self._head
 
     @head.setter

@@ -78,8 +78,8 @@ def test_a_four_member_counter_is_adapted_with_the_documented_defaults() -> None
     assert not isinstance(words, TokenCounter)
     counter = as_token_counter(words)
     assert isinstance(counter, CounterAdapter) and isinstance(counter, TokenCounter)
-    assert (counter.additive, counter.request_overhead, counter.estimating, counter.max_relative_error) == (
-        False, 0, False, 0.0)
+    assert (counter.additive, counter.request_overhead, counter.estimating, counter.max_relative_error,
+            counter.exact_sum) == (False, 0, False, 0.0, False)
     assert declared_overhead(counter) is None  # not additive: engines count whole candidate lists
     texts = ["one two", "three", ""]
     assert counter.count_texts(texts) == [words.count_text(t) for t in texts]
@@ -94,13 +94,14 @@ def test_the_adapter_takes_the_members_a_counter_declares() -> None:
         additive = True
         request_overhead = 2
         estimating = True
+        exact_sum = True
 
         def count_texts(self, texts: Sequence[str]) -> list[int]:
             return [len(t) for t in texts]  # visibly not count_text's
 
     counter = as_token_counter(Declaring())
     assert counter is not None
-    assert declared_overhead(counter) == 2 and counter.estimating is True
+    assert declared_overhead(counter) == 2 and counter.estimating is True and counter.exact_sum is True
     assert counter.count_texts(["abc def"]) == [7]
 
 
