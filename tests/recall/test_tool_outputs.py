@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner, fit
+from ctxwin.planner.planning import SessionTurn
 from ctxwin.recall import RecallStore, is_recalled
 from ctxwin.recall.store import EXCERPT_CHARS, pieces
 from ctxwin.strategies.meter import Meter
@@ -178,7 +179,7 @@ def test_a_cut_whose_kept_part_fills_its_target_recalls_within_the_budget() -> N
     messages.append(HumanMessage("Going back to the Lyon warehouse lease: what was its reference number?"))
     target = counter.count_messages([messages[0], messages[-1]]) + 10
     planner = Planner(counter=counter, context_window=2_000, reserve_output=0)
-    plan, _sent = planner.plan_run(messages, Meter(counter), target=target)
+    plan = planner.plan_run(messages, Meter(counter), turn=SessionTurn(target=target)).plan
     assert plan.recalled is not None and any("LY-2231-X" in str(m.text) for m in plan.messages)
     assert plan.fits and target < counter.count_messages(plan.messages) <= 2_000
     assert plan.messages[-1] is messages[-1] and plan.messages[0] is messages[0]
