@@ -12,6 +12,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exported); at run time, _HOMES below
+    from ctxwin._plugins import plugin_errors as plugin_errors
+    from ctxwin._plugins import register_plugin as register_plugin
+    from ctxwin._plugins import unregister_plugin as unregister_plugin
     from ctxwin.batch import FitResult as FitResult
     from ctxwin.batch import fit_many as fit_many
     from ctxwin.counters import BaseTokenCounter as BaseTokenCounter
@@ -40,9 +43,6 @@ if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exporte
     from ctxwin.planner import PlanSession as PlanSession
     from ctxwin.planner import StepReport as StepReport
     from ctxwin.planner import fit as fit
-    from ctxwin.plugins import plugin_errors as plugin_errors
-    from ctxwin.plugins import register_plugin as register_plugin
-    from ctxwin.plugins import unregister_plugin as unregister_plugin
     from ctxwin.strategies import BaseStrategy as BaseStrategy
     from ctxwin.strategies import FilterMessages as FilterMessages
     from ctxwin.strategies import StepContext as StepContext
@@ -91,7 +91,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "ctxwin.hookspecs": ("hookimpl",),
     "ctxwin.planner": ("Budget", "BudgetExceeded", "FitConfig", "Plan", "Planner", "PlanSession", "StepReport", "fit"),
-    "ctxwin.plugins": ("plugin_errors", "register_plugin", "unregister_plugin"),
+    "ctxwin._plugins": ("plugin_errors", "register_plugin", "unregister_plugin"),
     "ctxwin.strategies": (
         "BaseStrategy", "FilterMessages", "StepContext", "StepResult", "Strategy", "Summarize", "TrimToBudget",
         "TruncateToolOutput", "extractive_summarizer", "get_strategy", "get_strategy_factory", "is_pinned",

@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent / "ctxwin"
 # Lowest first: a module may import its own layer and the layers before it, never a later one. A module belongs to
 # the layer of its longest matching prefix; "ctxwin" itself (the package's public face) matches only exactly.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("utilities", ("ctxwin.plural", "ctxwin.cpus", "ctxwin.tracing")),
+    ("utilities", ("ctxwin._plural", "ctxwin._cpus", "ctxwin._tracing")),
     ("messages", ("ctxwin.messages",)),
-    ("plugins", ("ctxwin.hookspecs", "ctxwin.plugins")),
+    ("plugins", ("ctxwin.hookspecs", "ctxwin._plugins")),
     ("counters", ("ctxwin.counters",)),
     ("trim engine", ("ctxwin.trim",)),
     ("strategies", ("ctxwin.strategies",)),
@@ -157,9 +157,9 @@ def a_cycle(group: list[str]) -> list[str]:
 def test_the_graph_sees_the_imports_it_should() -> None:
     """The parser itself: relative, nested and TYPE_CHECKING imports count; ``from pkg import module`` is the
     module."""
-    assert "ctxwin.hookspecs" in GRAPH["ctxwin.plugins"]  # from ctxwin import hookspecs
-    assert "ctxwin.counters.lookup" in GRAPH["ctxwin.counters"]
-    assert "ctxwin.messages.content" in GRAPH["ctxwin.messages.base"]  # under TYPE_CHECKING
+    assert "ctxwin.hookspecs" in GRAPH["ctxwin._plugins"]  # from ctxwin import hookspecs
+    assert "ctxwin.counters._lookup" in GRAPH["ctxwin.counters"]
+    assert "ctxwin.messages._content" in GRAPH["ctxwin.messages._base"]  # under TYPE_CHECKING
     assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

@@ -18,8 +18,8 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxwin.batch.item import Fitter, describe, is_request
-from ctxwin.batch.shards import lines_in, ranges
+from ctxwin.batch._item import Fitter, describe, is_request
+from ctxwin.batch._shards import lines_in, ranges
 
 if TYPE_CHECKING:
     import pyarrow  # type: ignore[import-untyped]
