@@ -120,7 +120,8 @@ def test_a_plugin_model_named_like_a_builtin_counter_is_refused(registered: Any)
         get_model("approximate")
     [error] = errors_of("shadow")
     assert error.stage == "register_models"
-    assert "model name 'approximate' is already a counter of plugin 'ctxwin.counters._approximate.plugin'" in error.error
+    owner = "ctxwin.counters._approximate.plugin"
+    assert f"model name 'approximate' is already a counter of plugin '{owner}'" in error.error
 
 
 def test_between_plugins_the_first_registered_keeps_the_name(registered: Any) -> None:
