@@ -15,8 +15,12 @@ import warnings
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
 
 from ctxwin._moved import MOVED
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 
 def public_home(old: str) -> str:
@@ -54,10 +58,10 @@ class MovedFinder:
     def find_spec(name: str, path: Sequence[str] | None = None, target: ModuleType | None = None) -> ModuleSpec | None:
         if name not in MOVED:
             return None
-        return ModuleSpec(name, _MovedLoader(name))
+        return ModuleSpec(name, cast("Loader", _MovedLoader(name)))
 
 
 def install() -> None:
     """Put the finder first (once), ahead of a stale file of the old release that an upgrade left behind."""
     if not any(isinstance(finder, MovedFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, MovedFinder())  # type: ignore[arg-type]
+        sys.meta_path.insert(0, MovedFinder())

@@ -5,6 +5,7 @@ The planning is ``ctxwin.fit``'s, so results are identical to calling ``fit`` on
 """
 
 from ctxwin.batch._item import FitResult
+from ctxwin.batch._progress import Progress
 from ctxwin.batch._run import fit_many
 
-__all__ = ["FitResult", "fit_many"]
+__all__ = ["FitResult", "Progress", "fit_many"]

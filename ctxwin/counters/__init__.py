@@ -8,9 +8,9 @@ the ``plugin`` modules of ``approximate/``, ``families/`` and ``api/``, and the 
 """
 
 from ctxwin.counters._approximate.counter import ApproximateCounter
-from ctxwin.counters._base import BaseTokenCounter, TokenCounter
+from ctxwin.counters._base import BaseTokenCounter, TokenCounter, as_token_counter, checked_count, checked_counts
 from ctxwin.counters._caching import CachingRules
-from ctxwin.counters._errors import TokenizerDataError
+from ctxwin.counters._errors import CountRequestError, PluginCounterError, TokenizerDataError
 from ctxwin.counters._image_tokens import ImageSizeWarning
 from ctxwin.counters._lookup import CounterInfo, get_counter, get_model, list_counters, list_models, model_plugin
 from ctxwin.counters._models import ModelSpec
@@ -19,11 +19,16 @@ __all__ = [
     "ApproximateCounter",
     "BaseTokenCounter",
     "CachingRules",
+    "CountRequestError",
     "CounterInfo",
     "ImageSizeWarning",
     "ModelSpec",
+    "PluginCounterError",
     "TokenCounter",
     "TokenizerDataError",
+    "as_token_counter",
+    "checked_count",
+    "checked_counts",
     "get_counter",
     "get_model",
     "list_counters",

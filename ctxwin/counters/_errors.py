@@ -1,4 +1,4 @@
-"""Errors raised when a counter's tokenizer data cannot be used."""
+"""The errors a counter raises: its tokenizer data unusable, a plugin's counter failing, a count endpoint silent."""
 
 from __future__ import annotations
 
@@ -10,3 +10,7 @@ class TokenizerDataError(RuntimeError):
 class PluginCounterError(RuntimeError):
     """A plugin's counter failed to build or to count (its own exception, chained); the message names the counter and
     the plugin, so the failure is the plugin's to fix, not ctxwin's."""
+
+
+class CountRequestError(RuntimeError):
+    """A provider's token-counting endpoint gave no count: unreachable, timed out, refused, or answered nonsense."""

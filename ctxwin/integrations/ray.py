@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     import ray.data
 
 # Conversations per batch: large enough that Ray's per-batch cost is noise next to fitting them.
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_SHARD_BYTES", "FitBatch", "fit_dataset", "read_jsonl"]
+
 DEFAULT_BATCH_SIZE = 128
 # Bytes of a JSONL file per read task: what one task holds in memory at most (its lines and their Arrow block).
 DEFAULT_SHARD_BYTES = 16 << 20

@@ -9,6 +9,7 @@ from ctxwin.messages._ai import (
     add_usage,
     subtract_usage,
 )
+from ctxwin.messages._anthropic_cache import mark_cache_breakpoints
 from ctxwin.messages._base import BaseMessage, BaseMessageChunk, TextAccessor, get_msg_title_repr, merge_ids
 from ctxwin.messages._buffer import get_buffer_string
 from ctxwin.messages._chat import ChatMessage, ChatMessageChunk
@@ -36,6 +37,7 @@ from ctxwin.messages._content import (
 from ctxwin.messages._convert import MessageLike, convert_to_messages, message_chunk_to_message
 from ctxwin.messages._human import HumanMessage, HumanMessageChunk
 from ctxwin.messages._merge import merge_content, merge_dicts, merge_lists
+from ctxwin.messages._openai_cache import mark_prompt_cache
 from ctxwin.messages._openai_format import convert_to_openai_messages, openai_role
 from ctxwin.messages._partial_json import parse_partial_json
 from ctxwin.messages._remove import REMOVE_ALL_MESSAGES, RemoveMessage
@@ -105,6 +107,8 @@ __all__ = [
     "get_msg_title_repr",
     "invalid_tool_call",
     "is_data_content_block",
+    "mark_cache_breakpoints",
+    "mark_prompt_cache",
     "merge_content",
     "merge_dicts",
     "merge_ids",

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from ctxwin import trim_messages
-from ctxwin.counters import get_counter
-from ctxwin.counters._api.counter import CountRequestError
+from ctxwin.counters import CountRequestError, get_counter
 from ctxwin.counters._api.gemini import GeminiApiCounter
 from ctxwin.counters._api.store import StoredCounts
 from ctxwin.counters._errors import TokenizerDataError

@@ -13,8 +13,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens
-from ctxwin.counters._errors import TokenizerDataError
+from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, checked_tokens
+from ctxwin.counters._errors import CountRequestError, TokenizerDataError
 from ctxwin.messages._anthropic_format import convert_to_anthropic
 from ctxwin.messages._tool_forms import anthropic_tools
 

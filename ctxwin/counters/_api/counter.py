@@ -26,6 +26,7 @@ from typing import Any
 
 from ctxwin.counters._api.store import StoredCounts
 from ctxwin.counters._base import BaseTokenCounter
+from ctxwin.counters._errors import CountRequestError
 from ctxwin.messages import BaseMessage, convert_to_openai_messages
 from ctxwin.messages._convert import MessageLike, read_messages, request_tools
 
@@ -34,10 +35,6 @@ DEFAULT_TIMEOUT = 20.0
 TIMEOUT_ENV = "CTXWIN_API_TIMEOUT"
 _DOT: dict[str, Any] = {"role": "user", "content": "."}
 _REPLY: dict[str, Any] = {"role": "assistant", "content": "."}
-
-
-class CountRequestError(RuntimeError):
-    """A provider's token-counting endpoint gave no count: unreachable, timed out, refused, or answered nonsense."""
 
 
 def api_timeout() -> float:

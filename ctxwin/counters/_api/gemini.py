@@ -19,8 +19,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, CountRequestError, checked_tokens, transport_errors
-from ctxwin.counters._errors import TokenizerDataError
+from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, checked_tokens, transport_errors
+from ctxwin.counters._errors import CountRequestError, TokenizerDataError
 from ctxwin.messages._data_url import parse_data_url
 
 GEMINI_FIX = "pip install 'ctxwin[gemini]'"
