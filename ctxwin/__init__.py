@@ -3,7 +3,8 @@
 The message API mirrors ``langchain_core.messages`` and ``trim_messages`` mirrors LangChain's: switching is a change
 of import. ``import ctxwin`` imports none of the modules below: each public name is imported from its home module the
 first time it is read (PEP 562), so a program or a command pays only for what it uses; heavy tokenizer packages
-load only when a counter that needs them is first used.
+load only when a counter that needs them is first used. It installs one thing: the finder that serves the previous
+release's module paths, with a warning, for one release (``_deprecated``).
 """
 
 from __future__ import annotations
