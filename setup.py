@@ -2,7 +2,7 @@
 cache's writing of messages.
 
 ``optional=True``: where no C compiler is available the build goes on without them and ctxwin uses its pure-Python
-code, which gives the same results (ctxwin/counters/approximate/features.py, ctxwin/trim/count_cache.py).
+code, which gives the same results (ctxwin/counters/_approximate/features.py, ctxwin/trim/_count_cache.py).
 """
 
 import sys
@@ -11,6 +11,6 @@ from setuptools import Extension, setup
 
 # No fused multiply-add: the C arithmetic must round as Python's does, operation by operation.
 FLAGS = [] if sys.platform == "win32" else ["-ffp-contract=off"]
-setup(ext_modules=[Extension("ctxwin.counters.approximate.speedups", ["ctxwin/counters/approximate/speedups.c"],
+setup(ext_modules=[Extension("ctxwin.counters._approximate.speedups", ["ctxwin/counters/_approximate/speedups.c"],
                              extra_compile_args=FLAGS, optional=True),
-                   Extension("ctxwin.trim.written", ["ctxwin/trim/written.c"], optional=True)])
+                   Extension("ctxwin.trim._written", ["ctxwin/trim/_written.c"], optional=True)])

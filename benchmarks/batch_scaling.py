@@ -194,7 +194,7 @@ def _run(path: str, cores: int, items: list[Any], source: str, out: Path) -> dic
 
     from ctxwin.counters import get_counter
     from ctxwin.planner import fit
-    from ctxwin.trim.count_cache import cache_for
+    from ctxwin.trim._count_cache import cache_for
 
     if in_process(path, cores):
         fit([{"role": "user", "content": "warm up"}], **FIT)  # the tokenizer is loaded once, before any run
@@ -231,7 +231,7 @@ def _run(path: str, cores: int, items: list[Any], source: str, out: Path) -> dic
             for result in fit_many(texts, **options):
                 kept.append([result.messages, result.summary])
         elif path == "cli":
-            from ctxwin.cli.main import main
+            from ctxwin.cli._main import main
 
             target = f"{out}.jsonl"
             args = ["fit", source, "-m", FIT["model"], "--context-window", "8000", "--reserve", "1000"]

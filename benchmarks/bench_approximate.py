@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import pytest
 from corpus import KINDS, TARGET_KINDS, build, missing_packages, reference_encoding
 
-from ctxwin.counters.approximate.counter import ApproximateCounter
+from ctxwin.counters._approximate.counter import ApproximateCounter
 
 RUNS = 5
 # Chat-message sizes (UTF-8 bytes) at which the per-call cost is measured, and the kinds sliced to them.

@@ -35,7 +35,7 @@ from conversations import conversations
 
 from ctxwin.batch import fit_many
 from ctxwin.counters import get_counter
-from ctxwin.trim.count_cache import cache_for
+from ctxwin.trim._count_cache import cache_for
 
 FIT = {"model": "gpt-4o-mini", "context_window": 8000, "reserve_output": 1000}
 COUNT, MESSAGES = 400, 40
@@ -83,7 +83,7 @@ def test_fit_many(benchmark: BenchmarkFixture, workers: int | None, counter: str
 
 @pytest.mark.parametrize("engine", ["auto", "reference"])
 def test_fit_many_engine(benchmark: BenchmarkFixture, engine: str) -> None:
-    from ctxwin.counters.families.hf_counter import HFCounter
+    from ctxwin.counters._families.hf_counter import HFCounter
 
     items = CORPUS
     chosen = HFCounter("deepseek-v3", engine=engine).engine.engine
@@ -116,7 +116,7 @@ def test_fit_many_one_core(benchmark: BenchmarkFixture) -> None:
 @pytest.mark.parametrize("workers", [1, 2], ids=["workers=1", "workers=2"])
 def test_fit_file(benchmark: BenchmarkFixture, workers: int, tmp_path_factory: pytest.TempPathFactory) -> None:
     """``fit_file`` (``ctxwin fit FILE --workers N``): the workers read byte ranges of the file and write chunks."""
-    from ctxwin.cli.fit_file import fit_file
+    from ctxwin.cli._fit_file import fit_file
 
     folder = tmp_path_factory.mktemp("fit_file")
     source = folder / "in.jsonl"

@@ -40,11 +40,11 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from side_by_side import o200k_callable, ours, theirs
 
 from ctxwin.counters import get_counter
-from ctxwin.counters.approximate.counter import ApproximateCounter
-from ctxwin.counters.base import BaseTokenCounter
-from ctxwin.counters.families.deepseek import DeepSeekV4Counter
-from ctxwin.counters.families.hf_counter import HFCounter
-from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
+from ctxwin.counters._approximate.counter import ApproximateCounter
+from ctxwin.counters._base import BaseTokenCounter
+from ctxwin.counters._families.deepseek import DeepSeekV4Counter
+from ctxwin.counters._families.hf_counter import HFCounter
+from ctxwin.counters._families.tiktoken_counter import TiktokenCounter
 
 PIECE = 300
 
@@ -136,7 +136,7 @@ def _tiktoken_rows(name: str) -> dict[str, Callable[[list[str]], list[int]]]:
 
 
 def engine_rows() -> dict[str, dict[str, Callable[[list[str]], list[int]]]]:
-    from ctxwin.counters.families.hf_sources import deepseek_v3_tokenizer, deepseek_v4_json
+    from ctxwin.counters._families.hf_sources import deepseek_v3_tokenizer, deepseek_v4_json
 
     v4 = deepseek_v4_json()[0].encode()
     return {

@@ -19,13 +19,13 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 from side_by_side import o200k_callable, ours, theirs
 
-from ctxwin.history.base import BaseChatMessageHistory
-from ctxwin.history.jsonl import FileChatMessageHistory
-from ctxwin.history.jsonl_format import encode_messages, parse_history
-from ctxwin.history.memory import InMemoryChatMessageHistory
-from ctxwin.history.reducer import add_messages
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
-from ctxwin.history.windowed import WindowedHistory
+from ctxwin.history._base import BaseChatMessageHistory
+from ctxwin.history._jsonl import FileChatMessageHistory
+from ctxwin.history._jsonl_format import encode_messages, parse_history
+from ctxwin.history._memory import InMemoryChatMessageHistory
+from ctxwin.history._reducer import add_messages
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
+from ctxwin.history._windowed import WindowedHistory
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 
 

@@ -53,13 +53,13 @@ import pytest
 from conversations import KINDS
 from side_by_side import o200k_callable, o200k_total, ours, theirs
 
-from ctxwin import tracing
-from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
+from ctxwin import _tracing as tracing
+from ctxwin.counters._families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import Planner
-from ctxwin.strategies.meter import Meter
+from ctxwin.strategies._meter import Meter
 from ctxwin.trim import trim_messages
-from ctxwin.trim.measure import AdditiveMeasure, make_measure
+from ctxwin.trim._measure import AdditiveMeasure, make_measure
 
 SIZE = 10_000
 ROUNDS = {"trim": 5, "plan": 5, "plan+report": 3, "langchain": 1}  # langchain_core takes seconds a round here
@@ -114,7 +114,7 @@ def test_fit(benchmark: Any, run: str, kind: str, budget_name: str) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("run", ["trim", "plan"])
 def test_fit_engine(benchmark: Any, run: str, kind: str, engine: str) -> None:
-    from ctxwin.counters.families.hf_counter import HFCounter
+    from ctxwin.counters._families.hf_counter import HFCounter
 
     benchmark.group = f"planner-engine-deepseek-v3-{kind}-{SIZE}-32k"
     messages, budget = ours(kind, SIZE), 32_000

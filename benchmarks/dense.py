@@ -1,7 +1,7 @@
 """Fact-dense conversations built from documentation and source text, with planted facts and late questions.
 
 The text agents read is dense with identifiers: a chat about a library's docs and code, or an agent run reading
-files, carries hundreds of candidate facts by ``ctxwin.strategies.facts``' rule. Into such a conversation
+files, carries hundreds of candidate facts by ``ctxwin.strategies._facts``' rule. Into such a conversation
 ``dense(source, kind, tokens, seed)`` plants ``FACTS`` facts in its first 70%, each about a named subject ("the
 Lyon warehouse lease") and stated where conversations state them:
 
@@ -405,7 +405,7 @@ def added_tokens(sent: list[Any], original: list[Any], counter: Any) -> int:
     """Tokens of ``sent`` in messages that are not the original's, not a summary and not a shortened copy of one
     of its messages (by id, or a tool result's call id): what recall added."""
     from ctxwin.messages import ToolMessage
-    from ctxwin.strategies.summarize import is_summary
+    from ctxwin.strategies._summarize import is_summary
 
     ids = {m.id for m in original if m.id} | {m.tool_call_id for m in original if isinstance(m, ToolMessage)}
     texts = {m.text for m in original}
@@ -418,7 +418,7 @@ def recalled_for(sent: list[Any], question: str, counter: Any) -> int:
     """Tokens of ``sent``'s recall messages recalled for ``question`` (the newest query): what the question itself
     pulled in. A cache-stable session's request also carries the recall of earlier questions, fixed until its next
     cut; ``added_tokens`` counts those too."""
-    from ctxwin.recall.inject import RECALL_KEY, is_recalled
+    from ctxwin.recall._inject import RECALL_KEY, is_recalled
 
     return sum(counter.count_message(m) for m in sent
                if is_recalled(m) and question in m.response_metadata[RECALL_KEY].get("query", ""))

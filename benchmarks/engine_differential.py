@@ -1,4 +1,4 @@
-"""The differential run behind ``ctxwin/counters/families/data/engines.json``: faster tokenizer engines against the
+"""The differential run behind ``ctxwin/counters/_families/data/engines.json``: faster tokenizer engines against the
 reference engine, token id for token id, on every document of the corpora and on adversarial text.
 
 For each tokenizer ctxwin ships (DeepSeek-V3, DeepSeek-V4: ``tokenizers`` is the reference; o200k_base and
@@ -37,11 +37,11 @@ import tiktoken
 import tokenizers
 from corpus_more import evaluation_docs
 
-from ctxwin.counters.base import scalar_text
-from ctxwin.counters.families.hf_sources import deepseek_v3_tokenizer, deepseek_v4_json
-from ctxwin.counters.families.tiktoken_encodings import load_encoding
+from ctxwin.counters._base import scalar_text
+from ctxwin.counters._families.hf_sources import deepseek_v3_tokenizer, deepseek_v4_json
+from ctxwin.counters._families.tiktoken_encodings import load_encoding
 
-RECORD = Path(__file__).parents[1] / "ctxwin" / "counters" / "families" / "data" / "engines.json"
+RECORD = Path(__file__).parents[1] / "ctxwin" / "counters" / "_families" / "data" / "engines.json"
 RUN_CHARACTERS = (" ", "\n", "\t", "\r\n", " \n", "a", "Z", "1", "0", ".", "-", "=", "中", "한", "😀", "\u3000", "é")
 RUN_LENGTHS = (1, 2, 3, 4, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 4096, 100_000)
 Ids = Callable[[str], Sequence[int]]
@@ -172,7 +172,7 @@ def merged(record: dict[str, Any], results: dict[str, dict[str, Any]]) -> dict[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help="rewrite ctxwin/counters/families/data/engines.json")
+    parser.add_argument("--write", action="store_true", help="rewrite ctxwin/counters/_families/data/engines.json")
     args = parser.parse_args()
     results = run()
     for family, result in results.items():

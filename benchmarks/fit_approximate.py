@@ -1,6 +1,6 @@
 """Fit the approximate counter on every source, evaluate it by leaving whole sources out, and write the calibration.
 
-Output: ``ctxwin/counters/approximate/calibration.json`` (loaded at run time with ``importlib.resources``), and the
+Output: ``ctxwin/counters/_approximate/calibration.json`` (loaded at run time with ``importlib.resources``), and the
 vocabulary pieces ``pieces.json`` and ``latin_pieces.json`` (``pieces``).
 
 - **Floor** (per target): the largest number of bytes of each character class (ASCII letters, digits, spaces,
@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from corpus import TARGET_KINDS, reference_encoding
 from corpus_more import Doc, evaluation_docs
 
-from ctxwin.counters.approximate.features import (
+from ctxwin.counters._approximate.features import (
     ASCII_FEATURES,
     FAMILIES,
     FEATURES,
@@ -57,11 +57,11 @@ from ctxwin.counters.approximate.features import (
     safe_features,
     text_parts,
 )
-from ctxwin.counters.approximate.pieces import PIECE_GROUPS, Pieces, is_piece
-from ctxwin.counters.approximate.scripts import GROUPS, WIDTHS, script_counts
+from ctxwin.counters._approximate.pieces import PIECE_GROUPS, Pieces, is_piece
+from ctxwin.counters._approximate.scripts import GROUPS, WIDTHS, script_counts
 
 TARGETS = ("o200k_base", "cl100k_base")
-OUTPUT = Path(__file__).parent.parent / "ctxwin" / "counters" / "approximate" / "calibration.json"
+OUTPUT = Path(__file__).parent.parent / "ctxwin" / "counters" / "_approximate" / "calibration.json"
 # The pieces of the scripts (``pieces.PIECE_GROUPS``), and the Latin ones.
 PIECES_OUTPUT = {latin: OUTPUT.with_name(name) for latin, name in ((False, "pieces.json"),
                                                                    (True, "latin_pieces.json"))}

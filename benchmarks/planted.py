@@ -263,7 +263,7 @@ def _place(messages: list[Message], end: int, placement: str, sentence: str, kin
 def evaluate(style: str, seed: int, phrasing: str, *, tokens: int = 25_000, budget: int = 8_000) -> dict[str, Any]:
     """Fit one planted conversation into ``budget`` with the issue's chain; the facts kept and whether it fits."""
     from ctxwin import fit
-    from ctxwin.cli.bench.retention import probes_kept
+    from ctxwin.cli._bench.retention import probes_kept
     from ctxwin.counters import get_counter
     from ctxwin.messages import convert_to_messages
 
@@ -292,7 +292,7 @@ def _fitted(policy: str, messages: list[Message], budget: int) -> tuple[list[Any
     turn through a cache-stable ``PlanSession`` (the summarising chain) and sends its last request; ``langchain`` is
     langchain_core's ``trim_messages(strategy="last", include_system=True, start_on="human")``."""
     from ctxwin import Planner, fit
-    from ctxwin.cli.bench.replay import make_policy, request_points
+    from ctxwin.cli._bench.replay import make_policy, request_points
     from ctxwin.counters import get_counter
     from ctxwin.messages import convert_to_messages
 
@@ -324,7 +324,7 @@ def evaluate_dense(conversation: Any, policy: str, budget: int = 8_000) -> dict[
     them recalled for the question itself (``noise``; the rest is a session's recall of earlier questions)."""
     from dense import added_tokens, recalled_for
 
-    from ctxwin.cli.bench.retention import probes_kept
+    from ctxwin.cli._bench.retention import probes_kept
     from ctxwin.counters import get_counter
 
     counter = get_counter("tiktoken:o200k_base")

@@ -1,5 +1,5 @@
 """The session replays behind docs/sessions-measurements.md's defaults: each set replayed turn by turn
-(``ctxwin.cli.bench.replay``) through a sliding trim (what LangChain's ``trim_messages(strategy="last",
+(``ctxwin.cli._bench.replay``) through a sliding trim (what LangChain's ``trim_messages(strategy="last",
 start_on="human")`` sends), the issue's naive policy (append until the next request would overflow, then cut back to
 65% of the budget and leave the rest alone) and ``Planner(...).session()`` with the options given, at a 20,000-token
 input budget (``--budget``), gpt-4o's counter and the reference billing (``--billing MODEL``: as that model's
@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from conversations import generate
 
-from ctxwin.cli.bench.billing import STANDARD_RULES
-from ctxwin.cli.bench.replay import SessionResult, make_policy, replay_policy
-from ctxwin.cli.bench.session import rules_for
+from ctxwin.cli._bench.billing import STANDARD_RULES
+from ctxwin.cli._bench.replay import SessionResult, make_policy, replay_policy
+from ctxwin.cli._bench.session import rules_for
 from ctxwin.counters import get_counter
-from ctxwin.counters.caching import CachingRules
+from ctxwin.counters._caching import CachingRules
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner
 from ctxwin.trim import trim_messages

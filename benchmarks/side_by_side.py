@@ -13,7 +13,7 @@ from conversations import generate
 from langchain_core.messages import BaseMessage as LCBaseMessage
 from langchain_core.messages import messages_from_dict
 
-from ctxwin.counters.families.tiktoken_counter import load_encoding
+from ctxwin.counters._families.tiktoken_counter import load_encoding
 from ctxwin.messages import BaseMessage, convert_to_messages, messages_to_dict
 
 ENCODING = load_encoding("o200k_base")

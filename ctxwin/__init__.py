@@ -3,15 +3,22 @@
 The message API mirrors ``langchain_core.messages`` and ``trim_messages`` mirrors LangChain's: switching is a change
 of import. ``import ctxwin`` imports none of the modules below: each public name is imported from its home module the
 first time it is read (PEP 562), so a program or a command pays only for what it uses; heavy tokenizer packages
-load only when a counter that needs them is first used.
+load only when a counter that needs them is first used. It installs one thing: the finder that serves the previous
+release's module paths, with a warning, for one release (``_deprecated``).
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
+from ctxwin import _deprecated
+
 if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exported); at run time, _HOMES below
+    from ctxwin._plugins import plugin_errors as plugin_errors
+    from ctxwin._plugins import register_plugin as register_plugin
+    from ctxwin._plugins import unregister_plugin as unregister_plugin
     from ctxwin.batch import FitResult as FitResult
     from ctxwin.batch import fit_many as fit_many
     from ctxwin.counters import BaseTokenCounter as BaseTokenCounter
@@ -27,11 +34,23 @@ if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exporte
     from ctxwin.history import HistoryFormatError as HistoryFormatError
     from ctxwin.history import InMemoryChatMessageHistory as InMemoryChatMessageHistory
     from ctxwin.history import SQLiteChatMessageHistory as SQLiteChatMessageHistory
-    from ctxwin.history import TornLineWarning as TornLineWarning
     from ctxwin.history import WindowedHistory as WindowedHistory
     from ctxwin.history import add_messages as add_messages
     from ctxwin.hookspecs import hookimpl as hookimpl
-    from ctxwin.messages import *  # noqa: F403
+    from ctxwin.messages import AIMessage as AIMessage
+    from ctxwin.messages import AnyMessage as AnyMessage
+    from ctxwin.messages import BaseMessage as BaseMessage
+    from ctxwin.messages import ChatMessage as ChatMessage
+    from ctxwin.messages import HumanMessage as HumanMessage
+    from ctxwin.messages import MessageLike as MessageLike
+    from ctxwin.messages import RemoveMessage as RemoveMessage
+    from ctxwin.messages import SystemMessage as SystemMessage
+    from ctxwin.messages import ToolCall as ToolCall
+    from ctxwin.messages import ToolMessage as ToolMessage
+    from ctxwin.messages import convert_to_messages as convert_to_messages
+    from ctxwin.messages import convert_to_openai_messages as convert_to_openai_messages
+    from ctxwin.messages import messages_from_dict as messages_from_dict
+    from ctxwin.messages import messages_to_dict as messages_to_dict
     from ctxwin.planner import Budget as Budget
     from ctxwin.planner import BudgetExceeded as BudgetExceeded
     from ctxwin.planner import FitConfig as FitConfig
@@ -40,20 +59,12 @@ if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exporte
     from ctxwin.planner import PlanSession as PlanSession
     from ctxwin.planner import StepReport as StepReport
     from ctxwin.planner import fit as fit
-    from ctxwin.plugins import plugin_errors as plugin_errors
-    from ctxwin.plugins import register_plugin as register_plugin
-    from ctxwin.plugins import unregister_plugin as unregister_plugin
-    from ctxwin.strategies import BaseStrategy as BaseStrategy
     from ctxwin.strategies import FilterMessages as FilterMessages
-    from ctxwin.strategies import StepContext as StepContext
-    from ctxwin.strategies import StepResult as StepResult
-    from ctxwin.strategies import Strategy as Strategy
     from ctxwin.strategies import Summarize as Summarize
     from ctxwin.strategies import TrimToBudget as TrimToBudget
     from ctxwin.strategies import TruncateToolOutput as TruncateToolOutput
     from ctxwin.strategies import extractive_summarizer as extractive_summarizer
     from ctxwin.strategies import get_strategy as get_strategy
-    from ctxwin.strategies import get_strategy_factory as get_strategy_factory
     from ctxwin.strategies import is_pinned as is_pinned
     from ctxwin.strategies import list_strategies as list_strategies
     from ctxwin.strategies import pin as pin
@@ -63,51 +74,79 @@ if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exporte
 
 __version__ = "0.1.0"
 
-# Each public name's home module, where ``__getattr__`` imports it from.
+# The front door: what a program that fits prompts needs, by what it is for, each from its home module (where
+# ``__getattr__`` imports it from). The rest of each package's API is in the package: ``ctxwin.messages`` (the full
+# LangChain-compatible message API: chunks, content blocks, merging), ``ctxwin.strategies`` (writing a strategy),
+# ``ctxwin.counters`` (writing a counter), ``ctxwin.recall``, ``ctxwin.integrations.<framework>``; docs/api.md has
+# them all.
 _HOMES: dict[str, tuple[str, ...]] = {
+    # Messages: the classes a conversation is made of, and the conversions to and from plain data.
     "ctxwin.messages": (
-        "REMOVE_ALL_MESSAGES", "AIMessage", "AIMessageChunk", "AnyMessage", "AudioContentBlock", "BaseMessage",
-        "BaseMessageChunk", "ChatMessage", "ChatMessageChunk", "ContentBlock", "DataContentBlock", "FileContentBlock",
-        "HumanMessage", "HumanMessageChunk", "ImageContentBlock", "InputTokenDetails", "InvalidToolCall", "MessageLike",
-        "NonStandardContentBlock", "OutputTokenDetails", "PlainTextContentBlock", "ReasoningContentBlock",
-        "RemoveMessage", "SystemMessage", "SystemMessageChunk", "TextAccessor", "TextContentBlock", "ToolCall",
-        "ToolCallChunk", "ToolMessage", "ToolMessageChunk", "UsageMetadata", "VideoContentBlock", "add_usage",
-        "convert_to_messages", "convert_to_openai_messages", "create_audio_block", "create_file_block",
-        "create_image_block", "create_non_standard_block", "create_reasoning_block", "create_text_block",
-        "create_video_block", "default_tool_chunk_parser", "default_tool_parser", "get_buffer_string",
-        "get_msg_title_repr", "invalid_tool_call", "is_data_content_block", "merge_content", "merge_dicts", "merge_ids",
-        "merge_lists", "message_chunk_to_message", "message_from_dict", "message_to_dict", "messages_from_dict",
-        "messages_to_dict", "openai_role", "parse_partial_json", "subtract_usage", "to_content_blocks", "tool_call",
-        "tool_call_chunk"
+        "AIMessage", "AnyMessage", "BaseMessage", "ChatMessage", "HumanMessage", "MessageLike", "RemoveMessage",
+        "SystemMessage", "ToolCall", "ToolMessage", "convert_to_messages", "convert_to_openai_messages",
+        "messages_from_dict", "messages_to_dict",
     ),
+    # Trimming as LangChain does, by the same names and arguments.
+    "ctxwin.trim": ("filter_messages", "merge_message_runs", "trim_messages"),
+    # Fitting: plan a conversation into a model's budget (once, or turn after turn in a cache-stable session).
+    "ctxwin.planner": ("Budget", "BudgetExceeded", "FitConfig", "Plan", "Planner", "PlanSession", "StepReport", "fit"),
+    # Fitting a dataset on every core.
     "ctxwin.batch": ("FitResult", "fit_many"),
+    # The strategies a plan composes, and pinning the messages no strategy may drop.
+    "ctxwin.strategies": (
+        "FilterMessages", "Summarize", "TrimToBudget", "TruncateToolOutput", "extractive_summarizer", "get_strategy",
+        "is_pinned", "list_strategies", "pin",
+    ),
+    # Counting tokens: the counters and the models they count for.
     "ctxwin.counters": (
         "BaseTokenCounter", "ModelSpec", "TokenCounter", "TokenizerDataError", "get_counter", "get_model",
-        "list_counters", "list_models"
+        "list_counters", "list_models",
     ),
+    # Conversation state: chat histories and the reducer that appends to one.
     "ctxwin.history": (
         "BaseChatMessageHistory", "FileChatMessageHistory", "HistoryFormatError", "InMemoryChatMessageHistory",
-        "SQLiteChatMessageHistory", "TornLineWarning", "WindowedHistory", "add_messages"
+        "SQLiteChatMessageHistory", "WindowedHistory", "add_messages",
     ),
+    # Plugins: the marker for a plugin's hooks, and adding or removing one at run time.
     "ctxwin.hookspecs": ("hookimpl",),
-    "ctxwin.planner": ("Budget", "BudgetExceeded", "FitConfig", "Plan", "Planner", "PlanSession", "StepReport", "fit"),
-    "ctxwin.plugins": ("plugin_errors", "register_plugin", "unregister_plugin"),
-    "ctxwin.strategies": (
-        "BaseStrategy", "FilterMessages", "StepContext", "StepResult", "Strategy", "Summarize", "TrimToBudget",
-        "TruncateToolOutput", "extractive_summarizer", "get_strategy", "get_strategy_factory", "is_pinned",
-        "list_strategies", "pin"
-    ),
-    "ctxwin.trim": ("filter_messages", "merge_message_runs", "trim_messages"),
+    "ctxwin._plugins": ("plugin_errors", "register_plugin", "unregister_plugin"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [*_HOME_OF, "__version__"]
+
+# Names the previous release exported here and now only its package does: they still resolve, with a warning, for
+# one release.
+_DEPRECATED: dict[str, tuple[str, ...]] = {
+    "ctxwin.messages": (
+        "REMOVE_ALL_MESSAGES", "AIMessageChunk", "AudioContentBlock", "BaseMessageChunk", "ChatMessageChunk",
+        "ContentBlock", "DataContentBlock", "FileContentBlock", "HumanMessageChunk", "ImageContentBlock",
+        "InputTokenDetails", "InvalidToolCall", "NonStandardContentBlock", "OutputTokenDetails",
+        "PlainTextContentBlock", "ReasoningContentBlock", "SystemMessageChunk", "TextAccessor", "TextContentBlock",
+        "ToolCallChunk", "ToolMessageChunk", "UsageMetadata", "VideoContentBlock", "add_usage", "create_audio_block",
+        "create_file_block", "create_image_block", "create_non_standard_block", "create_reasoning_block",
+        "create_text_block", "create_video_block", "default_tool_chunk_parser", "default_tool_parser",
+        "get_buffer_string", "get_msg_title_repr", "invalid_tool_call", "is_data_content_block", "merge_content",
+        "merge_dicts", "merge_ids", "merge_lists", "message_chunk_to_message", "message_from_dict", "message_to_dict",
+        "openai_role", "parse_partial_json", "subtract_usage", "to_content_blocks", "tool_call", "tool_call_chunk",
+    ),
+    "ctxwin.strategies": ("BaseStrategy", "StepContext", "StepResult", "Strategy", "get_strategy_factory"),
+    "ctxwin.history": ("TornLineWarning",),
+}
+_DEPRECATED_HOME = {name: module for module, names in _DEPRECATED.items() for name in names}
+
+_deprecated.install()
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, which then still report a misspelt ``ctxwin.name``
 
     def __getattr__(name: str) -> Any:
         """A public name, imported from its home module when first read (then kept here: this runs once a name)."""
+        if name in _DEPRECATED_HOME:  # not kept, so each new use warns
+            home = _DEPRECATED_HOME[name]
+            warnings.warn(f"ctxwin.{name} is deprecated and will be removed in the next release: import it from "
+                          f"{home}", DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(home), name)
         if name not in _HOME_OF:
             raise AttributeError(f"module 'ctxwin' has no attribute {name!r}")
         value = getattr(importlib.import_module(_HOME_OF[name]), name)

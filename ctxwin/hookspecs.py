@@ -23,6 +23,8 @@ from typing import Any
 
 from pluggy import HookimplMarker, HookspecMarker
 
+__all__ = ["hookimpl", "hookspec", "register_counters", "register_models", "register_strategies"]
+
 hookspec = HookspecMarker("ctxwin")
 hookimpl = HookimplMarker("ctxwin")
 

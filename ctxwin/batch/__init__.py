@@ -4,7 +4,8 @@ The planning is ``ctxwin.fit``'s, so results are identical to calling ``fit`` on
 ``docs/batch.md``. ``ctxwin.integrations.ray`` does the same on a Ray Dataset.
 """
 
-from ctxwin.batch.item import FitResult
-from ctxwin.batch.run import fit_many
+from ctxwin.batch._item import FitResult
+from ctxwin.batch._progress import Progress
+from ctxwin.batch._run import fit_many
 
-__all__ = ["FitResult", "fit_many"]
+__all__ = ["FitResult", "Progress", "fit_many"]

@@ -2,7 +2,7 @@
 
 import sys
 
-from ctxwin.cli.main import main
+from ctxwin.cli._main import main
 
 if __name__ == "__main__":
     sys.exit(main())

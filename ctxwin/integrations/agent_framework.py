@@ -36,9 +36,9 @@ except ImportError as exc:  # pragma: no cover - the dev environment has the Age
     ) from exc
 
 from ctxwin.counters import TokenCounter, get_counter, get_model
-from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.integrations._conversations import ConversationFitter, Fitted
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.planner.config import FitConfig
+from ctxwin.planner._config import FitConfig
 
 __all__ = ["CtxwinCompactionStrategy", "CtxwinTokenizer", "to_messages"]
 

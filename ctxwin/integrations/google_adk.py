@@ -30,9 +30,9 @@ try:
 except ImportError as exc:  # pragma: no cover - the dev environment has ADK
     raise ImportError("ctxwin.integrations.google_adk needs Google ADK: pip install 'ctxwin[google-adk]'") from exc
 
-from ctxwin.integrations.conversations import Fitted, FittersByModel
+from ctxwin.integrations._conversations import Fitted, FittersByModel
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.planner.config import FitConfig
+from ctxwin.planner._config import FitConfig
 
 __all__ = ["ContextWindowCallback", "to_messages"]
 

@@ -14,7 +14,7 @@ The middleware and the hook keep one cache-stable ``PlanSession`` per conversati
 model call sends the previous call's messages unchanged plus what was appended, so the provider's prompt cache
 keeps hitting (docs/sessions.md). A run without a thread id, or whose stored history no longer continues what its
 session saw (rewritten, or ``rewrite_state=True``), is planned on its own, as ``Planner.plan`` does.
-``cache_stable=False`` plans every call on its own. (``ctxwin.integrations.conversations`` holds what every agent
+``cache_stable=False`` plans every call on its own. (``ctxwin.integrations._conversations`` holds what every agent
 integration shares.)
 
 Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs),
@@ -56,13 +56,13 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
     ) from exc
 
 from ctxwin.counters import TokenCounter
-from ctxwin.counters.base import as_token_counter
-from ctxwin.integrations.conversations import ConversationFitter, Fitted, TurnDoesNotFit
+from ctxwin.counters._base import as_token_counter
+from ctxwin.integrations._conversations import ConversationFitter, Fitted, TurnDoesNotFit
 from ctxwin.messages import BaseMessage, convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, FitConfig, Planner
-from ctxwin.planner.config import FitOptions
-from ctxwin.planner.session import PlanSession
-from ctxwin.recall.tool import DESCRIPTION, RECALL_TOOL_NAME, RecallTool
+from ctxwin.planner._config import FitOptions
+from ctxwin.planner._session import PlanSession
+from ctxwin.recall._tool import DESCRIPTION, RECALL_TOOL_NAME, RecallTool
 from ctxwin.strategies import Strategy
 
 __all__ = [
@@ -194,7 +194,7 @@ def _thread_id() -> Any:
 
 class _RequestFitter:
     """The configuration a middleware or hook was given, and fitting one request with it (in the conversation's
-    cache-stable session: ``ctxwin.integrations.conversations``)."""
+    cache-stable session: ``ctxwin.integrations._conversations``)."""
 
     def __init__(
         self, owner: str, model: str | TokenCounter, config: FitConfig | None, options: dict[str, Any],
@@ -248,7 +248,7 @@ def _outcome(fitted: Fitted, system: SystemMessage | None) -> tuple[SystemMessag
 
 
 def recall_tool(source: PlanSession[Any] | RecallTool | Callable[[], PlanSession[Any] | None]) -> BaseTool:
-    """The recall tool (``ctxwin.recall.tool``) as a LangChain tool: a search over what the session's requests left
+    """The recall tool (``ctxwin.recall._tool``) as a LangChain tool: a search over what the session's requests left
     out. ``source``: a ``PlanSession``, its ``recall_tool``, or a function returning the session of the run it is
     called in (what ``ContextWindowMiddleware(recall_tool=True)`` and ``pre_model_hook(recall_tool=True)`` use: one
     session per thread id)."""

@@ -37,10 +37,10 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LiteLLM
     raise ImportError("ctxwin.integrations.litellm needs LiteLLM: pip install 'ctxwin[litellm]'") from exc
 
 from ctxwin.counters import get_model
-from ctxwin.integrations.conversations import Fitted, FittersByModel, read_responses
+from ctxwin.integrations._conversations import Fitted, FittersByModel, read_responses
 from ctxwin.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
-from ctxwin.messages.responses_format import convert_to_responses_items
-from ctxwin.planner.config import FitConfig
+from ctxwin.messages._responses_format import convert_to_responses_items
+from ctxwin.planner._config import FitConfig
 
 __all__ = ["OPTIONS_VARIABLE", "ContextWindowHook", "proxy_hook"]
 

@@ -39,9 +39,9 @@ try:
 except ImportError as exc:  # pragma: no cover - the dev environment has LlamaIndex
     raise ImportError("ctxwin.integrations.llama_index needs LlamaIndex: pip install 'ctxwin[llama-index]'") from exc
 
-from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.integrations._conversations import ConversationFitter, Fitted
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.planner.config import FitConfig
+from ctxwin.planner._config import FitConfig
 
 __all__ = ["ContextWindowLLM", "to_messages"]
 

@@ -31,10 +31,10 @@ except ImportError as exc:  # pragma: no cover - the dev environment has the SDK
         "ctxwin.integrations.openai_agents needs the OpenAI Agents SDK: pip install 'ctxwin[openai-agents]'"
     ) from exc
 
-from ctxwin.integrations.conversations import ConversationFitter, Fitted, read_responses
+from ctxwin.integrations._conversations import ConversationFitter, Fitted, read_responses
 from ctxwin.messages import BaseMessage, SystemMessage
-from ctxwin.messages.responses_format import convert_to_responses_items
-from ctxwin.planner.config import FitConfig
+from ctxwin.messages._responses_format import convert_to_responses_items
+from ctxwin.planner._config import FitConfig
 
 __all__ = ["ContextWindowFilter"]
 

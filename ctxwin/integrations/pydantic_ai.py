@@ -42,9 +42,9 @@ except ImportError as exc:  # pragma: no cover - the dev environment has Pydanti
         "ctxwin.integrations.pydantic_ai needs Pydantic AI: pip install 'ctxwin[pydantic-ai]'"
     ) from exc
 
-from ctxwin.integrations.conversations import ConversationFitter, Fitted
+from ctxwin.integrations._conversations import ConversationFitter, Fitted
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.planner.config import FitConfig
+from ctxwin.planner._config import FitConfig
 
 __all__ = ["ContextWindow", "ContextWindowProcessor", "to_messages"]
 

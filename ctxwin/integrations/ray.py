@@ -18,14 +18,16 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxwin.batch.item import Fitter, describe, is_request
-from ctxwin.batch.shards import lines_in, ranges
+from ctxwin.batch._item import Fitter, describe, is_request
+from ctxwin.batch._shards import lines_in, ranges
 
 if TYPE_CHECKING:
     import pyarrow  # type: ignore[import-untyped]
     import ray.data
 
 # Conversations per batch: large enough that Ray's per-batch cost is noise next to fitting them.
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_SHARD_BYTES", "FitBatch", "fit_dataset", "read_jsonl"]
+
 DEFAULT_BATCH_SIZE = 128
 # Bytes of a JSONL file per read task: what one task holds in memory at most (its lines and their Arrow block).
 DEFAULT_SHARD_BYTES = 16 << 20

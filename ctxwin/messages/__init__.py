@@ -1,6 +1,6 @@
 """The message model: LangChain-compatible message classes, content blocks, tool calls and conversions."""
 
-from ctxwin.messages.ai import (
+from ctxwin.messages._ai import (
     AIMessage,
     AIMessageChunk,
     InputTokenDetails,
@@ -9,10 +9,11 @@ from ctxwin.messages.ai import (
     add_usage,
     subtract_usage,
 )
-from ctxwin.messages.base import BaseMessage, BaseMessageChunk, TextAccessor, get_msg_title_repr, merge_ids
-from ctxwin.messages.buffer import get_buffer_string
-from ctxwin.messages.chat import ChatMessage, ChatMessageChunk
-from ctxwin.messages.content import (
+from ctxwin.messages._anthropic_cache import mark_cache_breakpoints
+from ctxwin.messages._base import BaseMessage, BaseMessageChunk, TextAccessor, get_msg_title_repr, merge_ids
+from ctxwin.messages._buffer import get_buffer_string
+from ctxwin.messages._chat import ChatMessage, ChatMessageChunk
+from ctxwin.messages._content import (
     AudioContentBlock,
     ContentBlock,
     DataContentBlock,
@@ -33,16 +34,17 @@ from ctxwin.messages.content import (
     is_data_content_block,
     to_content_blocks,
 )
-from ctxwin.messages.convert import MessageLike, convert_to_messages, message_chunk_to_message
-from ctxwin.messages.human import HumanMessage, HumanMessageChunk
-from ctxwin.messages.merge import merge_content, merge_dicts, merge_lists
-from ctxwin.messages.openai_format import convert_to_openai_messages, openai_role
-from ctxwin.messages.partial_json import parse_partial_json
-from ctxwin.messages.remove import REMOVE_ALL_MESSAGES, RemoveMessage
-from ctxwin.messages.serialize import message_from_dict, message_to_dict, messages_from_dict, messages_to_dict
-from ctxwin.messages.system import SystemMessage, SystemMessageChunk
-from ctxwin.messages.tool import ToolMessage, ToolMessageChunk
-from ctxwin.messages.tool_calls import (
+from ctxwin.messages._convert import MessageLike, convert_to_messages, message_chunk_to_message
+from ctxwin.messages._human import HumanMessage, HumanMessageChunk
+from ctxwin.messages._merge import merge_content, merge_dicts, merge_lists
+from ctxwin.messages._openai_cache import mark_prompt_cache
+from ctxwin.messages._openai_format import convert_to_openai_messages, openai_role
+from ctxwin.messages._partial_json import parse_partial_json
+from ctxwin.messages._remove import REMOVE_ALL_MESSAGES, RemoveMessage
+from ctxwin.messages._serialize import message_from_dict, message_to_dict, messages_from_dict, messages_to_dict
+from ctxwin.messages._system import SystemMessage, SystemMessageChunk
+from ctxwin.messages._tool import ToolMessage, ToolMessageChunk
+from ctxwin.messages._tool_calls import (
     InvalidToolCall,
     ToolCall,
     ToolCallChunk,
@@ -105,6 +107,8 @@ __all__ = [
     "get_msg_title_repr",
     "invalid_tool_call",
     "is_data_content_block",
+    "mark_cache_breakpoints",
+    "mark_prompt_cache",
     "merge_content",
     "merge_dicts",
     "merge_ids",

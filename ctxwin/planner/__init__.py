@@ -7,13 +7,13 @@ strategies; ``report.py`` holds what a plan reports (``Plan``, ``StepReport``, `
 what its trace spans say.
 """
 
-from ctxwin.planner.config import FitConfig
-from ctxwin.planner.planner import Planner, fit
-from ctxwin.planner.report import BudgetExceeded, CacheReport, Plan, StepReport
-from ctxwin.planner.session import DEFAULT_LOW_WATER, PlanSession
-from ctxwin.planner.usage import Usage
-from ctxwin.strategies.base import Budget
-from ctxwin.strategies.pins import is_pinned
+from ctxwin.planner._config import FitConfig
+from ctxwin.planner._planner import Planner, fit
+from ctxwin.planner._report import BudgetExceeded, CacheReport, Plan, StepReport
+from ctxwin.planner._session import DEFAULT_LOW_WATER, PlanSession
+from ctxwin.planner._usage import Usage
+from ctxwin.strategies._base import Budget
+from ctxwin.strategies._pins import is_pinned
 
 __all__ = [
     "DEFAULT_LOW_WATER", "Budget", "BudgetExceeded", "CacheReport", "FitConfig", "Plan", "PlanSession", "Planner",

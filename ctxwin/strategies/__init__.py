@@ -15,47 +15,47 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers read (``X as X``: re-exported); at run time, _HOMES below
-    from ctxwin.strategies.base import BaseStrategy as BaseStrategy
-    from ctxwin.strategies.base import Budget as Budget
-    from ctxwin.strategies.base import Change as Change
-    from ctxwin.strategies.base import Counts as Counts
-    from ctxwin.strategies.base import StepContext as StepContext
-    from ctxwin.strategies.base import StepResult as StepResult
-    from ctxwin.strategies.base import Strategy as Strategy
-    from ctxwin.strategies.base import Summarizer as Summarizer
-    from ctxwin.strategies.filter import FilterMessages as FilterMessages
-    from ctxwin.strategies.lookup import StrategyInfo as StrategyInfo
-    from ctxwin.strategies.lookup import get_strategy as get_strategy
-    from ctxwin.strategies.lookup import get_strategy_factory as get_strategy_factory
-    from ctxwin.strategies.lookup import list_strategies as list_strategies
-    from ctxwin.strategies.pins import is_pinned as is_pinned
-    from ctxwin.strategies.pins import pin as pin
-    from ctxwin.strategies.salience import extractive_summarizer as extractive_summarizer
-    from ctxwin.strategies.summarize import Summarize as Summarize
-    from ctxwin.strategies.trim import TrimToBudget as TrimToBudget
-    from ctxwin.strategies.truncate import TruncateToolOutput as TruncateToolOutput
+    from ctxwin.strategies._base import BaseStrategy as BaseStrategy
+    from ctxwin.strategies._base import Budget as Budget
+    from ctxwin.strategies._base import Change as Change
+    from ctxwin.strategies._base import Counts as Counts
+    from ctxwin.strategies._base import StepContext as StepContext
+    from ctxwin.strategies._base import StepResult as StepResult
+    from ctxwin.strategies._base import Strategy as Strategy
+    from ctxwin.strategies._base import Summarizer as Summarizer
+    from ctxwin.strategies._filter import FilterMessages as FilterMessages
+    from ctxwin.strategies._lookup import StrategyInfo as StrategyInfo
+    from ctxwin.strategies._lookup import get_strategy as get_strategy
+    from ctxwin.strategies._lookup import get_strategy_factory as get_strategy_factory
+    from ctxwin.strategies._lookup import list_strategies as list_strategies
+    from ctxwin.strategies._pins import is_pinned as is_pinned
+    from ctxwin.strategies._pins import pin as pin
+    from ctxwin.strategies._salience import extractive_summarizer as extractive_summarizer
+    from ctxwin.strategies._summarize import Summarize as Summarize
+    from ctxwin.strategies._trim import TrimToBudget as TrimToBudget
+    from ctxwin.strategies._truncate import TruncateToolOutput as TruncateToolOutput
 
 # Each public name's home module, where ``__getattr__`` imports it from.
 _HOMES: dict[str, str] = {
-    "BaseStrategy": "ctxwin.strategies.base",
-    "Budget": "ctxwin.strategies.base",
-    "Change": "ctxwin.strategies.base",
-    "Counts": "ctxwin.strategies.base",
-    "StepContext": "ctxwin.strategies.base",
-    "StepResult": "ctxwin.strategies.base",
-    "Strategy": "ctxwin.strategies.base",
-    "Summarizer": "ctxwin.strategies.base",
-    "FilterMessages": "ctxwin.strategies.filter",
-    "StrategyInfo": "ctxwin.strategies.lookup",
-    "get_strategy": "ctxwin.strategies.lookup",
-    "get_strategy_factory": "ctxwin.strategies.lookup",
-    "list_strategies": "ctxwin.strategies.lookup",
-    "is_pinned": "ctxwin.strategies.pins",
-    "pin": "ctxwin.strategies.pins",
-    "extractive_summarizer": "ctxwin.strategies.salience",
-    "Summarize": "ctxwin.strategies.summarize",
-    "TrimToBudget": "ctxwin.strategies.trim",
-    "TruncateToolOutput": "ctxwin.strategies.truncate",
+    "BaseStrategy": "ctxwin.strategies._base",
+    "Budget": "ctxwin.strategies._base",
+    "Change": "ctxwin.strategies._base",
+    "Counts": "ctxwin.strategies._base",
+    "StepContext": "ctxwin.strategies._base",
+    "StepResult": "ctxwin.strategies._base",
+    "Strategy": "ctxwin.strategies._base",
+    "Summarizer": "ctxwin.strategies._base",
+    "FilterMessages": "ctxwin.strategies._filter",
+    "StrategyInfo": "ctxwin.strategies._lookup",
+    "get_strategy": "ctxwin.strategies._lookup",
+    "get_strategy_factory": "ctxwin.strategies._lookup",
+    "list_strategies": "ctxwin.strategies._lookup",
+    "is_pinned": "ctxwin.strategies._pins",
+    "pin": "ctxwin.strategies._pins",
+    "extractive_summarizer": "ctxwin.strategies._salience",
+    "Summarize": "ctxwin.strategies._summarize",
+    "TrimToBudget": "ctxwin.strategies._trim",
+    "TruncateToolOutput": "ctxwin.strategies._truncate",
 }
 
 __all__ = [

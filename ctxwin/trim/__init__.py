@@ -17,15 +17,15 @@ from functools import partial
 from numbers import Real
 from typing import Any, Literal, overload
 
-from ctxwin import tracing
-from ctxwin.counters.base import TokenCounter, as_token_counter
+from ctxwin import _tracing as tracing
+from ctxwin.counters._base import TokenCounter, as_token_counter
 from ctxwin.messages import BaseMessage
-from ctxwin.messages.forms import CallerForms, in_caller_form
-from ctxwin.trim.measure import AdditiveMeasure, ListMeasure, make_measure
-from ctxwin.trim.search import TrimRequest, default_text_splitter, trim_first, trim_last
-from ctxwin.trim.selection import TypeSpec, parse_type_spec
-from ctxwin.trim.selection import filter_messages as _filter_messages
-from ctxwin.trim.selection import merge_message_runs as _merge_message_runs
+from ctxwin.messages._forms import CallerForms, in_caller_form
+from ctxwin.trim._measure import AdditiveMeasure, ListMeasure, make_measure
+from ctxwin.trim._search import TrimRequest, default_text_splitter, trim_first, trim_last
+from ctxwin.trim._selection import TypeSpec, parse_type_spec
+from ctxwin.trim._selection import filter_messages as _filter_messages
+from ctxwin.trim._selection import merge_message_runs as _merge_message_runs
 
 __all__ = [
     "MessageTransform", "filter_messages", "merge_message_runs", "trim_counted", "trim_messages", "trim_stored"
@@ -67,7 +67,7 @@ class MessageTransform:
 
 def _resolve_spec(spec: str) -> TokenCounter:
     """The counter for a spec string; unknown specs keep LangChain's error text, then ctxwin's suggestions."""
-    from ctxwin.counters.lookup import get_counter  # loads the plugins; imported when a spec is used
+    from ctxwin.counters._lookup import get_counter  # loads the plugins; imported when a spec is used
 
     try:
         counter: TokenCounter = get_counter(spec)
@@ -267,7 +267,7 @@ def trim_messages(
 
     Returns the kept messages (the same objects; only a partial message is a new copy), or a ``MessageTransform``
     when ``messages`` is omitted. LangChain messages in give LangChain messages out, and a callable or chat model
-    ``token_counter`` sees them as given (``ctxwin.messages.forms``, docs/interop.md).
+    ``token_counter`` sees them as given (``ctxwin.messages._forms``, docs/interop.md).
     """
     trim = _Trim(
         max_tokens=max_tokens,
@@ -368,7 +368,7 @@ def filter_messages(messages: Iterable[Any] | Any, **kwargs: Any) -> list[BaseMe
 
 
 def filter_messages(messages: Iterable[Any] | Any | None = None, **kwargs: Any) -> list[BaseMessage] | MessageTransform:
-    """LangChain's ``filter_messages`` (see ``ctxwin.trim.selection.filter_messages`` for the arguments)."""
+    """LangChain's ``filter_messages`` (see ``ctxwin.trim._selection.filter_messages`` for the arguments)."""
     if messages is None:
         _filter_messages([], **kwargs)  # check the arguments now
         return MessageTransform(partial(in_caller_form, partial(_filter_messages, **kwargs)), "filter_messages", kwargs)
@@ -389,7 +389,7 @@ def merge_message_runs(messages: Iterable[Any] | Any, *, chunk_separator: str = 
 def merge_message_runs(
     messages: Iterable[Any] | Any | None = None, *, chunk_separator: str = "\n"
 ) -> list[BaseMessage] | MessageTransform:
-    """LangChain's ``merge_message_runs`` (see ``ctxwin.trim.selection.merge_message_runs``)."""
+    """LangChain's ``merge_message_runs`` (see ``ctxwin.trim._selection.merge_message_runs``)."""
     if messages is None:
         _merge_message_runs([], chunk_separator=chunk_separator)
         merge = partial(in_caller_form, partial(_merge_message_runs, chunk_separator=chunk_separator))

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.approximate.accelerator import MODEL
-from ctxwin.counters.approximate.calibration import TARGETS
-from ctxwin.counters.approximate.counter import ApproximateCounter, _calibrated
-from ctxwin.counters.approximate.features import (
+from ctxwin.counters._approximate.accelerator import MODEL
+from ctxwin.counters._approximate.calibration import TARGETS
+from ctxwin.counters._approximate.counter import ApproximateCounter, _calibrated
+from ctxwin.counters._approximate.features import (
     FEATURES,
     accelerator_tables,
     cut_latin,
@@ -26,8 +26,8 @@ from ctxwin.counters.approximate.features import (
     safe_parts,
     text_parts,
 )
-from ctxwin.counters.approximate.pieces import LATIN_RANGES, PIECE_RANGES, Pieces, target_pieces
-from ctxwin.counters.base import scalar_text
+from ctxwin.counters._approximate.pieces import LATIN_RANGES, PIECE_RANGES, Pieces, target_pieces
+from ctxwin.counters._base import scalar_text
 
 
 def _compiler() -> str | None:
@@ -42,7 +42,7 @@ if MODEL is None:
     pytest.fail(f"a C compiler is present ({_compiler()}) but the accelerator is not built: reinstall the package "
                 "(pip install -e .) and read the build log", pytrace=False)
 
-import ctxwin.counters.approximate.speedups as speedups  # noqa: E402  (only where it is built)
+import ctxwin.counters._approximate.speedups as speedups  # noqa: E402  (only where it is built)
 
 COUNTERS = [ApproximateCounter(target, safe=safe) for target in TARGETS for safe in (False, True)]
 
@@ -306,20 +306,20 @@ def test_reimporting_ctxwin_in_the_same_process() -> None:
     script = (
         "import importlib, sys\n"
         "import ctxwin\n"
-        "from ctxwin.counters.approximate import accelerator\n"
+        "from ctxwin.counters._approximate import accelerator\n"
         "text = 'The quick brown fox jumps over the lazy dog. 我们今天去公园散步。'\n"
         "first = ctxwin.get_counter('approximate').count_text(text)\n"
         "assert accelerator.MODEL is not None\n"
         "importlib.reload(accelerator)\n"
-        "importlib.reload(sys.modules['ctxwin.counters.approximate.speedups'])\n"
+        "importlib.reload(sys.modules['ctxwin.counters._approximate.speedups'])\n"
         "importlib.reload(accelerator)\n"
         "for name in [n for n in sys.modules if n == 'ctxwin' or n.startswith('ctxwin.')]:\n"
         "    del sys.modules[name]\n"
         "import ctxwin\n"
-        "from ctxwin.counters.approximate.counter import ApproximateCounter\n"
+        "from ctxwin.counters._approximate.counter import ApproximateCounter\n"
         "again = ctxwin.get_counter('approximate').count_text(text)\n"
         "safe = ApproximateCounter(safe=True).count_text(text)\n"
-        "import ctxwin.cli.main\n"
+        "import ctxwin.cli._main\n"
         "print(first, again, safe > 0)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
@@ -336,8 +336,8 @@ def test_turned_off_it_counts_the_same_in_python() -> None:
              "Съешь же ещё этих мягких французских булок. " * 5, '{"id": "9f86d081-884c-7d65", "n": [1, 2]}' * 4]
     script = (
         "import json, sys\n"
-        "from ctxwin.counters.approximate.counter import ApproximateCounter\n"
-        "from ctxwin.counters.approximate.accelerator import MODEL\n"
+        "from ctxwin.counters._approximate.counter import ApproximateCounter\n"
+        "from ctxwin.counters._approximate.accelerator import MODEL\n"
         "counters = [ApproximateCounter(t, safe=s) for t in ('o200k_base', 'cl100k_base') for s in (False, True)]\n"
         "texts = json.loads(sys.stdin.read())\n"
         "print(json.dumps([MODEL is None, [[c.count_text(t) for t in texts] for c in counters]]))\n"

@@ -19,11 +19,11 @@ from fit_approximate import CALIBRATED, UNBOUNDED_RANDOM, estimates_without_thei
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.approximate.calibration import CALIBRATION
-from ctxwin.counters.approximate.counter import ApproximateCounter
-from ctxwin.counters.approximate.features import FEATURES, text_features
-from ctxwin.counters.approximate.pieces import target_pieces
-from ctxwin.counters.image_tokens import high_detail_tokens, image_tokens
+from ctxwin.counters._approximate.calibration import CALIBRATION
+from ctxwin.counters._approximate.counter import ApproximateCounter
+from ctxwin.counters._approximate.features import FEATURES, text_features
+from ctxwin.counters._approximate.pieces import target_pieces
+from ctxwin.counters._image_tokens import high_detail_tokens, image_tokens
 from ctxwin.messages import AIMessage, HumanMessage
 
 O200K = reference_encoding("o200k_base")

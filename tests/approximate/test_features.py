@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.approximate.features import (
+from ctxwin.counters._approximate.features import (
     ASCII_FEATURES,
     FAMILIES,
     FEATURES,

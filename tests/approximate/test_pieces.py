@@ -11,11 +11,11 @@ import pytest
 from corpus import reference_encoding
 from fit_approximate import vocabulary_pieces
 
-from ctxwin.counters.approximate.calibration import TARGETS
-from ctxwin.counters.approximate.counter import ApproximateCounter
-from ctxwin.counters.approximate.features import FEATURES, cut_latin, dense_features, safe_family, text_parts
-from ctxwin.counters.approximate.pieces import _LATIN_RUN, _RUN, PIECE_GROUPS, Pieces, is_piece, target_pieces
-from ctxwin.counters.approximate.scripts import GROUPS, script_counts
+from ctxwin.counters._approximate.calibration import TARGETS
+from ctxwin.counters._approximate.counter import ApproximateCounter
+from ctxwin.counters._approximate.features import FEATURES, cut_latin, dense_features, safe_family, text_parts
+from ctxwin.counters._approximate.pieces import _LATIN_RUN, _RUN, PIECE_GROUPS, Pieces, is_piece, target_pieces
+from ctxwin.counters._approximate.scripts import GROUPS, script_counts
 
 
 def test_greedy_cut_takes_the_longest_piece_from_each_position() -> None:
@@ -119,10 +119,10 @@ def test_every_table_is_package_data() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     root = Path(__file__).parents[2]
     listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ctxwin"]
-    tables = sorted((root / "ctxwin" / "counters" / "approximate").glob("*.json"))
+    tables = sorted((root / "ctxwin" / "counters" / "_approximate").glob("*.json"))
     assert tables
     for path in tables:
-        assert f"counters/approximate/{path.name}" in listed, path.name
+        assert f"counters/_approximate/{path.name}" in listed, path.name
 
 
 def test_is_piece() -> None:

@@ -17,7 +17,7 @@ from corpus import reference_encoding
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.approximate.counter import SAFE_FOR, ApproximateCounter
+from ctxwin.counters._approximate.counter import SAFE_FOR, ApproximateCounter
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 ENCODINGS = {name: reference_encoding(name) for name in ("o200k_base", "cl100k_base")}

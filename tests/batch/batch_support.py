@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ctxwin.batch.shards import Mapped
+from ctxwin.batch._shards import Mapped
 from ctxwin.messages import BaseMessage
 from ctxwin.planner import Plan, fit
-from ctxwin.strategies.base import StepContext, StepResult
+from ctxwin.strategies._base import StepContext, StepResult
 
 PHRASES = [
     "the build failed on step three",

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxwin.batch import fit_many
-from ctxwin.batch.chunks import Chunk, read, written
+from ctxwin.batch._chunks import Chunk, read, written
 from ctxwin.messages import HumanMessage
 
 FIT = {"model": "gpt-4o-mini", "context_window": 600, "reserve_output": 100}

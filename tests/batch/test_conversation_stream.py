@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwin.batch.conversation import ConversationFileError
-from ctxwin.cli.io import (
+from ctxwin.batch._conversation import ConversationFileError
+from ctxwin.cli._io import (
     ConversationLine,
     RawConversation,
     read_conversations,

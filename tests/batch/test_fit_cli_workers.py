@@ -15,9 +15,9 @@ import pytest
 from batch_support import TOOLS, conversations, expected, in_session
 from test_shards import _workers_of
 
-from ctxwin.cli.fit_file import fit_file
-from ctxwin.cli.io import fitted_document
-from ctxwin.messages.request_body import request_form
+from ctxwin.cli._fit_file import fit_file
+from ctxwin.cli._io import fitted_document
+from ctxwin.messages._request_body import request_form
 from ctxwin.planner import Plan
 
 FIT_ARGS = ["-m", "gpt-4o", "--context-window", "2500", "--reserve", "500"]

@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.batch import FitResult, fit_many
-from ctxwin.batch.chunks import IN_FLIGHT_PER_WORKER, chunked
-from ctxwin.batch.progress import Progress
+from ctxwin.batch._chunks import IN_FLIGHT_PER_WORKER, chunked
+from ctxwin.batch._progress import Progress
 from ctxwin.planner import Plan
-from ctxwin.strategies.salience import extractive_summarizer
+from ctxwin.strategies._salience import extractive_summarizer
 
 # A budget small enough that most generated conversations need truncating or trimming (real o200k counts).
 FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500}

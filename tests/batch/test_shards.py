@@ -17,8 +17,8 @@ from batch_support import KILL, make_numbered, numbered
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwin.batch.pool import START_METHOD, WORKER_DIED, WorkerPool, _ready
-from ctxwin.batch.shards import lines_in, map_file, ranges
+from ctxwin.batch._pool import START_METHOD, WORKER_DIED, WorkerPool, _ready
+from ctxwin.batch._shards import lines_in, map_file, ranges
 
 WORDS = ["alpha", "beta", "", "fat gamma", "bad delta", "ünïcødé 数据", "  "]
 

@@ -19,7 +19,7 @@ import pytest
 from batch_support import ProcessTag, conversations
 
 from ctxwin.batch import fit_many
-from ctxwin.batch.pool import WORKER_DIED
+from ctxwin.batch._pool import WORKER_DIED
 
 FIT = {"model": "gpt-4o", "context_window": 600, "reserve_output": 100}
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from batch_support import KILL, conversations, die_on_marker, in_session
 
 import ctxwin
 from ctxwin.batch import fit_many
-from ctxwin.batch.pool import WORKER_DIED
+from ctxwin.batch._pool import WORKER_DIED
 
 FIT = {"model": "gpt-4o", "context_window": 2500, "reserve_output": 500}
 ENV = {"CTXWIN_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"}

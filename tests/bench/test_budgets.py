@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxwin.cli.budgets import parse_budget, parse_budgets
+from ctxwin.cli._budgets import parse_budget, parse_budgets
 
 
 @pytest.mark.parametrize(

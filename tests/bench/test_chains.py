@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from ctxwin.cli.bench.chains import DEFAULT_CHAINS, Chain, parse_chains, step_names
+from ctxwin._plugins import register_plugin, unregister_plugin
+from ctxwin.cli._bench.chains import DEFAULT_CHAINS, Chain, parse_chains, step_names
 from ctxwin.hookspecs import hookimpl
-from ctxwin.plugins import register_plugin, unregister_plugin
-from ctxwin.strategies.base import StepResult
-from ctxwin.strategies.filter import FilterMessages
-from ctxwin.strategies.summarize import Summarize
-from ctxwin.strategies.trim import TrimToBudget
-from ctxwin.strategies.truncate import TruncateToolOutput
+from ctxwin.strategies._base import StepResult
+from ctxwin.strategies._filter import FilterMessages
+from ctxwin.strategies._summarize import Summarize
+from ctxwin.strategies._trim import TrimToBudget
+from ctxwin.strategies._truncate import TruncateToolOutput
 
 
 def test_default_chains() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bench_support import turn
 
-from ctxwin.cli.bench.metrics import (
+from ctxwin.cli._bench.metrics import (
     measure,
     messages_summarized,
     recent_turns_kept,
@@ -13,7 +13,7 @@ from ctxwin.cli.bench.metrics import (
     user_turns,
 )
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.strategies.summarize import summary_message
+from ctxwin.strategies._summarize import summary_message
 
 SYSTEM = SystemMessage("be brief", id="sys")
 

@@ -1,4 +1,4 @@
-"""Retention (ctxwin.cli.bench.retention): facts kept, weighted to the user's; probes; and `ctxwin bench --probes`
+"""Retention (ctxwin.cli._bench.retention): facts kept, weighted to the user's; probes; and `ctxwin bench --probes`
 as a real subprocess."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from bench_support import write_jsonl
 
-from ctxwin.cli.bench.retention import USER_WEIGHT, Facts, Probe, ProbeFileError, probes_kept, read_probes
+from ctxwin.cli._bench.retention import USER_WEIGHT, Facts, Probe, ProbeFileError, probes_kept, read_probes
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 ENV = {"CTXWIN_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"}
@@ -122,8 +122,8 @@ def test_bench_rejects_probes_about_a_missing_conversation(tmp_path: Path) -> No
 @pytest.mark.slow
 def test_the_chart_has_a_facts_panel_and_a_probes_panel_when_there_are_probes(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")  # the optional plot extra; test_bench_cli covers the error without it
-    from ctxwin.cli.bench.plot import write_plot
-    from ctxwin.cli.bench.runner import BenchResult
+    from ctxwin.cli._bench.plot import write_plot
+    from ctxwin.cli._bench.runner import BenchResult
 
     def row(strategy: str, budget: int, probes: int) -> BenchResult:
         result = BenchResult(strategy, budget, conversations=2, seconds=0.01, tokens_used=budget, tokens_total=budget)

@@ -8,10 +8,10 @@ import io
 import pytest
 from bench_support import generated, turn
 
-from ctxwin.batch.conversation import Conversation
-from ctxwin.batch.progress import Progress
-from ctxwin.cli.bench.chains import DEFAULT_CHAINS, parse_chains
-from ctxwin.cli.bench.runner import BenchResult, run_bench
+from ctxwin.batch._conversation import Conversation
+from ctxwin.batch._progress import Progress
+from ctxwin.cli._bench.chains import DEFAULT_CHAINS, parse_chains
+from ctxwin.cli._bench.runner import BenchResult, run_bench
 from ctxwin.counters import get_counter
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import Planner

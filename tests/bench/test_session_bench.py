@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from bench_support import generated, turn, write_jsonl
 
-from ctxwin.batch.conversation import Conversation
-from ctxwin.cli.bench.billing import STANDARD_RULES, Biller
-from ctxwin.cli.bench.replay import make_policy, parse_session_chains, request_points, run_session_bench
-from ctxwin.cli.bench.retention import Probe
+from ctxwin.batch._conversation import Conversation
+from ctxwin.cli._bench.billing import STANDARD_RULES, Biller
+from ctxwin.cli._bench.replay import make_policy, parse_session_chains, request_points, run_session_bench
+from ctxwin.cli._bench.retention import Probe
 from ctxwin.counters import get_counter, get_model
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner
-from ctxwin.strategies.meter import Meter
+from ctxwin.strategies._meter import Meter
 
 ENV = {"CTXWIN_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"}
 COUNTER = get_counter("gpt-4o")
@@ -211,8 +211,8 @@ def test_a_bad_policy_is_a_usage_error(chats: Path) -> None:
 
 def test_the_session_chart_counts_whole_requests_and_says_where_it_stops(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from ctxwin.cli.bench.plot import session_figure, write_session_plot
-    from ctxwin.cli.bench.replay import SessionResult
+    from ctxwin.cli._bench.plot import session_figure, write_session_plot
+    from ctxwin.cli._bench.replay import SessionResult
 
     curves = [[100.0 * (i + 1) for i in range(n)] for n in (2, 3, 40)]  # the median conversation makes 3 requests
     results = [SessionResult(chain, 8_000, STANDARD_RULES, curves=curves) for chain in ("sliding", "session")]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxwin.cli.bench import WIDTH, table
-from ctxwin.cli.bench.runner import BenchResult
+from ctxwin.cli._bench import WIDTH, table
+from ctxwin.cli._bench.runner import BenchResult
 
 
 def result(strategy: str, budget: int, tokens: int, **extra: int) -> BenchResult:

@@ -7,12 +7,12 @@ from bench_support import generated, turn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.cli.bench.metrics import tool_pairs_intact
+from ctxwin.cli._bench.metrics import tool_pairs_intact
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import Planner
-from ctxwin.strategies.pins import pin
-from ctxwin.strategies.trim import TrimToBudget
+from ctxwin.strategies._pins import pin
+from ctxwin.strategies._trim import TrimToBudget
 
 COUNTER = "tiktoken:o200k_base"
 

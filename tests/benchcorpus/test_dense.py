@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from ctxwin.cli.bench.retention import probes_kept
+from ctxwin.cli._bench.retention import probes_kept
 from ctxwin.counters import get_counter
 from ctxwin.messages import HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 

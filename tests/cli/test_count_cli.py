@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters.approximate.counter import ApproximateCounter
+from ctxwin.counters._approximate.counter import ApproximateCounter
 from ctxwin.messages import convert_to_messages
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_support import CHAT, FAST, assert_one_line_errors, plugin_site, run, write_json
 
-from ctxwin.cli.budgets import parse_budget
+from ctxwin.cli._budgets import parse_budget
 
 HUGE_SYSTEM = [{"role": "system", "content": "rule " * 6000}, {"role": "user", "content": "hi"}]
 

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxwin._plugins import register_plugin, unregister_plugin
 from ctxwin.counters import get_model, list_models
-from ctxwin.counters.caching import CachingRules
-from ctxwin.counters.models import ModelSpec
+from ctxwin.counters._caching import CachingRules
+from ctxwin.counters._models import ModelSpec
 from ctxwin.hookspecs import hookimpl
-from ctxwin.plugins import register_plugin, unregister_plugin
 
 RULES: dict[str, Any] = dict(mode="automatic", min_prefix=1024, granularity=128, input=2.0, cached_input=0.2,
                              cache_write=2.0, output=8.0, source="https://example.test/pricing", date="2026-11-26")

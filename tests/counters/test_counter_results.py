@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ctxwin.counters.base import BaseTokenCounter, checked_count
+from ctxwin.counters._base import BaseTokenCounter, checked_count
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 from ctxwin.trim import trim_messages
 

@@ -1,4 +1,4 @@
-"""The counters read ``data:`` URLs by the messages layer's one rule (``ctxwin.messages.data_url``): an image's size
+"""The counters read ``data:`` URLs by the messages layer's one rule (``ctxwin.messages._data_url``): an image's size
 from its base64 data, and the Gemini counter's inline data."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import zlib
 
 import pytest
 
-from ctxwin.counters.api.gemini import gemini_contents
-from ctxwin.counters.image_tokens import ImageSizeWarning, block_image_size, image_tokens
+from ctxwin.counters._api.gemini import gemini_contents
+from ctxwin.counters._image_tokens import ImageSizeWarning, block_image_size, image_tokens
 
 
 def _png(width: int, height: int) -> str:

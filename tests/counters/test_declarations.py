@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.counters import get_counter
-from ctxwin.counters.base import declared_overhead
+from ctxwin.counters._base import declared_overhead
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 ADDITIVE = ["tiktoken:o200k_base", "tiktoken:cl100k_base", "approximate", "approximate:safe", "harmony"]
@@ -63,8 +63,8 @@ def test_mistral_declares_itself_not_additive(spec: str) -> None:
 
 
 def test_count_endpoint_counters_declare_themselves_not_additive() -> None:
-    from ctxwin.counters.api.anthropic import AnthropicApiCounter
-    from ctxwin.counters.api.gemini import GeminiApiCounter
+    from ctxwin.counters._api.anthropic import AnthropicApiCounter
+    from ctxwin.counters._api.gemini import GeminiApiCounter
 
     for counter_class in (AnthropicApiCounter, GeminiApiCounter):
         assert counter_class.additive is False

@@ -13,9 +13,9 @@ import pytest
 import tokenizers
 
 from ctxwin.counters import TokenizerDataError, get_counter, get_model
-from ctxwin.counters.families.deepseek import BOS, DeepSeekV4Counter, render, render_tools
-from ctxwin.counters.families.hf_counter import HFCounter
-from ctxwin.counters.families.hf_sources import (
+from ctxwin.counters._families.deepseek import BOS, DeepSeekV4Counter, render, render_tools
+from ctxwin.counters._families.hf_counter import HFCounter
+from ctxwin.counters._families.hf_sources import (
     DEEPSEEK_SHA256,
     DEEPSEEK_V4_SHIPPED,
     deepseek_tokenizer,
@@ -80,7 +80,7 @@ def test_v4_ships_with_ctxwin_checked_and_licensed(monkeypatch: pytest.MonkeyPat
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     root = Path(__file__).parents[2]
     listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ctxwin"]
-    assert {"counters/families/data/deepseek-v4/tokenizer.json.xz", "counters/families/data/deepseek-v4/NOTICE"} \
+    assert {"counters/_families/data/deepseek-v4/tokenizer.json.xz", "counters/_families/data/deepseek-v4/NOTICE"} \
         <= set(listed)
     assert get_counter("deepseek:v4").count_text("hello world") == 2
 

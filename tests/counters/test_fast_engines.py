@@ -14,15 +14,15 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.families.deepseek import DeepSeekV4Counter
-from ctxwin.counters.families.fast_engines import (
+from ctxwin.counters._families.deepseek import DeepSeekV4Counter
+from ctxwin.counters._families.fast_engines import (
     choose_engine,
     engine_record,
     family_engine,
     installed_engines,
 )
-from ctxwin.counters.families.hf_counter import HFCounter
-from ctxwin.counters.families.hf_sources import deepseek_v3_tokenizer, deepseek_v4_json
+from ctxwin.counters._families.hf_counter import HFCounter
+from ctxwin.counters._families.hf_sources import deepseek_v3_tokenizer, deepseek_v4_json
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))

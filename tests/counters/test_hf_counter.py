@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.counters import get_counter
-from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.families.chat_template import ChatTemplate
-from ctxwin.counters.families.hf_counter import HFCounter
-from ctxwin.counters.families.hf_sources import deepseek_v3_tokenizer
+from ctxwin.counters._errors import TokenizerDataError
+from ctxwin.counters._families.chat_template import ChatTemplate
+from ctxwin.counters._families.hf_counter import HFCounter
+from ctxwin.counters._families.hf_sources import deepseek_v3_tokenizer
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 CONVERSATION = [

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from ctxwin.counters import get_counter
-from ctxwin.counters.families.hf_sources import deepseek_v3_tokenizer
-from ctxwin.counters.families.hub import is_repo_id
+from ctxwin.counters._families.hf_sources import deepseek_v3_tokenizer
+from ctxwin.counters._families.hub import is_repo_id
 from tests.counters.count_server import closed_port
 
 pytest.importorskip("huggingface_hub")

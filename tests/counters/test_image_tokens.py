@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from ctxwin.counters import ImageSizeWarning, get_counter
-from ctxwin.counters.image_tokens import (
+from ctxwin.counters._image_tokens import (
     IMAGE_PRICINGS,
     anthropic_tokens,
     gemini_tokens,

@@ -24,14 +24,14 @@ from llama_models.llama3.tokenizer import Tokenizer as Llama3Tokenizer
 from llama_models.llama4.tokenizer import Tokenizer as Llama4Tokenizer
 
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.families.llama import (
+from ctxwin.counters._errors import TokenizerDataError
+from ctxwin.counters._families.llama import (
     LLAMA3_ENCODING,
     TOOLS_ENVIRONMENT,
     LlamaCounter,
     tools_text,
 )
-from ctxwin.counters.families.packaged_tiktoken import build_packaged_encoding, package_folder
+from ctxwin.counters._families.packaged_tiktoken import build_packaged_encoding, package_folder
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from .family_texts import CHATS, TOOLS, multilingual_texts

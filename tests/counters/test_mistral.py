@@ -23,7 +23,7 @@ from mistral_common.protocol.instruct.tool_calls import Function, FunctionCall, 
 from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
 
 from ctxwin.counters import TokenizerDataError, get_counter, get_model
-from ctxwin.counters.families.mistral import SHIPPED, SYSTEM_JOIN_SLACK, MistralCounter, shipped_file
+from ctxwin.counters._families.mistral import SHIPPED, SYSTEM_JOIN_SLACK, MistralCounter, shipped_file
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 SPM_WITH_TOOLS = ("v2", "v3", "v7")
@@ -231,7 +231,7 @@ def test_every_shipped_file_matches_its_hash() -> None:
 _SUBPROCESS_SETUP = """
 import importlib.util, sys
 from pathlib import Path
-import ctxwin.counters.families.mistral as mistral
+import ctxwin.counters._families.mistral as mistral
 """
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ctxwin.counters import TokenizerDataError, get_counter, get_model
-from ctxwin.counters.builtin_models import BUILTIN_MODELS
-from ctxwin.counters.models import name_candidates
+from ctxwin.counters._builtin_models import BUILTIN_MODELS
+from ctxwin.counters._models import name_candidates
 
 
 @pytest.mark.parametrize(("name", "model"), [

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters.builtin_models import BUILTIN_MODELS
-from ctxwin.counters.models import ModelSpec, name_candidates
+from ctxwin.counters._builtin_models import BUILTIN_MODELS
+from ctxwin.counters._models import ModelSpec, name_candidates
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [

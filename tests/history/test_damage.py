@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwin.history.errors import HistoryFormatError, TornLineWarning
-from ctxwin.history.jsonl import FileChatMessageHistory
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history._errors import HistoryFormatError, TornLineWarning
+from ctxwin.history._jsonl import FileChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, message_to_dict
 
 EXAMPLES = int(os.environ.get("CTXWIN_FUZZ_EXAMPLES") or 200)

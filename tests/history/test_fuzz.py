@@ -21,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwin.history.base import BaseChatMessageHistory
-from ctxwin.history.jsonl import FileChatMessageHistory
-from ctxwin.history.memory import InMemoryChatMessageHistory
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
-from ctxwin.history.windowed import WindowedHistory
+from ctxwin.history._base import BaseChatMessageHistory
+from ctxwin.history._jsonl import FileChatMessageHistory
+from ctxwin.history._memory import InMemoryChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
+from ctxwin.history._windowed import WindowedHistory
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 EXAMPLES = int(os.environ.get("CTXWIN_FUZZ_EXAMPLES") or 40)

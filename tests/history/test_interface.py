@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from ctxwin.history.base import BaseChatMessageHistory
+from ctxwin.history._base import BaseChatMessageHistory
 from ctxwin.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxwin.history.errors import HistoryFormatError, TornLineWarning
-from ctxwin.history.jsonl import FileChatMessageHistory
+from ctxwin.history._errors import HistoryFormatError, TornLineWarning
+from ctxwin.history._jsonl import FileChatMessageHistory
 from ctxwin.messages import AIMessage, HumanMessage, message_from_dict
 
 
@@ -185,7 +185,7 @@ def test_unreadable_lines_name_the_file_and_line(path: Path, line: bytes, match:
 
 FILL_UP = """
 import os, resource, signal, sys
-from ctxwin.history.jsonl import FileChatMessageHistory
+from ctxwin.history._jsonl import FileChatMessageHistory
 from ctxwin.messages import HumanMessage
 
 path = sys.argv[1]

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from ctxwin.history.base import BaseChatMessageHistory
-from ctxwin.history.windowed import WindowedHistory
+from ctxwin.history._base import BaseChatMessageHistory
+from ctxwin.history._windowed import WindowedHistory
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 
 

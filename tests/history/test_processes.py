@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxwin.history.base import BaseChatMessageHistory
-from ctxwin.history.errors import TornLineWarning
-from ctxwin.history.jsonl import FileChatMessageHistory
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history._base import BaseChatMessageHistory
+from ctxwin.history._errors import TornLineWarning
+from ctxwin.history._jsonl import FileChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
 from ctxwin.messages import HumanMessage
 
 Spawn = Callable[..., subprocess.Popen[str]]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.history.reducer import add_messages
+from ctxwin.history._reducer import add_messages
 from ctxwin.messages import (
     REMOVE_ALL_MESSAGES,
     AIMessage,

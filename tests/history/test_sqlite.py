@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from ctxwin.history.errors import HistoryFormatError
-from ctxwin.history.sqlite import SCHEMA_VERSION, SQLiteChatMessageHistory
+from ctxwin.history._errors import HistoryFormatError
+from ctxwin.history._sqlite import SCHEMA_VERSION, SQLiteChatMessageHistory
 from ctxwin.messages import AIMessage, HumanMessage
 
 
@@ -159,7 +159,7 @@ def test_unreadable_rows_name_the_file_and_row(path: Path, stored: str, problem:
 
 READER = """
 import json, sys
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
 
 try:
     history = SQLiteChatMessageHistory(sys.argv[1], "s")
@@ -229,7 +229,7 @@ def test_reads_a_read_only_file_in_a_writable_directory(read_only_dir: Path) -> 
 
 WRITE_AND_DIE = """
 import os, sys
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
 from ctxwin.messages import HumanMessage
 
 history = SQLiteChatMessageHistory(sys.argv[1], "s")

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from ctxwin.history.base import BaseChatMessageHistory
-from ctxwin.history.codec import MAX_DEPTH
-from ctxwin.history.jsonl import FileChatMessageHistory
-from ctxwin.history.memory import InMemoryChatMessageHistory
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history._base import BaseChatMessageHistory
+from ctxwin.history._codec import MAX_DEPTH
+from ctxwin.history._jsonl import FileChatMessageHistory
+from ctxwin.history._memory import InMemoryChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 

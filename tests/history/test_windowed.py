@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.history.memory import InMemoryChatMessageHistory
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
-from ctxwin.history.windowed import WindowedHistory
+from ctxwin.history._memory import InMemoryChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
+from ctxwin.history._windowed import WindowedHistory
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import itertools
 import sys
 
-from ctxwin.history.base import BaseChatMessageHistory
-from ctxwin.history.jsonl import FileChatMessageHistory
-from ctxwin.history.sqlite import SQLiteChatMessageHistory
+from ctxwin.history._base import BaseChatMessageHistory
+from ctxwin.history._jsonl import FileChatMessageHistory
+from ctxwin.history._sqlite import SQLiteChatMessageHistory
 from ctxwin.messages import HumanMessage
 
 

@@ -32,8 +32,8 @@ from agent_framework import (
 )
 
 from ctxwin import get_counter
+from ctxwin.integrations._conversations import TurnDoesNotFit
 from ctxwin.integrations.agent_framework import CtxwinCompactionStrategy, CtxwinTokenizer, _read
-from ctxwin.integrations.conversations import TurnDoesNotFit
 from ctxwin.messages import SystemMessage
 from ctxwin.planner import BudgetExceeded
 

@@ -22,11 +22,11 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
-from ctxwin.integrations.conversations import TurnDoesNotFit
+from ctxwin.integrations._conversations import TurnDoesNotFit
 from ctxwin.integrations.google_adk import ContextWindowCallback, _read, _text, _tools
 from ctxwin.messages import SystemMessage
 from ctxwin.planner import BudgetExceeded
-from ctxwin.planner.config import FitConfig
+from ctxwin.planner._config import FitConfig
 
 MODEL = "gpt-4o"
 BUDGET = 20_000

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from ctxwin import BudgetExceeded, get_counter
 from ctxwin.integrations.langchain import pre_model_hook
-from ctxwin.recall.inject import RECALL_KEY
+from ctxwin.recall._inject import RECALL_KEY
 
 TOOL_DEFINITIONS = RecordingChatModel().bind_tools(TOOLS).kwargs["tools"]  # type: ignore[attr-defined]
 

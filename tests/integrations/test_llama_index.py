@@ -23,7 +23,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 from llama_index.core.tools import FunctionTool
 
-from ctxwin.integrations.conversations import TurnDoesNotFit
+from ctxwin.integrations._conversations import TurnDoesNotFit
 from ctxwin.integrations.llama_index import ContextWindowLLM, _read, _tools
 from ctxwin.planner import BudgetExceeded
 

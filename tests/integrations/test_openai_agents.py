@@ -19,11 +19,11 @@ from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool, set_t
 from agents.models.openai_responses import Converter
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from ctxwin.integrations.conversations import Fitted, TurnDoesNotFit
+from ctxwin.integrations._conversations import Fitted, TurnDoesNotFit
 from ctxwin.integrations.openai_agents import ContextWindowFilter
 from ctxwin.messages import convert_to_messages
 from ctxwin.planner import BudgetExceeded
-from ctxwin.planner.config import FitConfig
+from ctxwin.planner._config import FitConfig
 
 set_tracing_disabled(True)  # no trace export from a test
 

@@ -26,11 +26,11 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from ctxwin.integrations.conversations import TurnDoesNotFit
+from ctxwin.integrations._conversations import TurnDoesNotFit
 from ctxwin.integrations.pydantic_ai import ContextWindow, ContextWindowProcessor, _read, _tool
 from ctxwin.messages import SystemMessage
 from ctxwin.planner import BudgetExceeded
-from ctxwin.planner.config import FitConfig
+from ctxwin.planner._config import FitConfig
 
 MODEL = "gpt-4o"
 BUDGET = 20_000

@@ -14,10 +14,10 @@ import anthropic
 import pytest
 
 import ctxwin
-from ctxwin.counters.api.anthropic import AnthropicApiCounter
-from ctxwin.counters.api.store import StoredCounts
-from ctxwin.messages.anthropic_format import convert_to_anthropic
-from ctxwin.messages.tool_forms import anthropic_tools
+from ctxwin.counters._api.anthropic import AnthropicApiCounter
+from ctxwin.counters._api.store import StoredCounts
+from ctxwin.messages._anthropic_format import convert_to_anthropic
+from ctxwin.messages._tool_forms import anthropic_tools
 
 from .strict_server import Server, strict_server
 

@@ -30,8 +30,8 @@ plan = ctxwin.fit(history, "gpt-4o", context_window=200, reserve_output=50, outp
 assert plan.fits and plan.system == "Be brief.", plan
 # The approximate counter's C accelerator is built for 3.10 too (where there is a compiler) and counts as Python does.
 import shutil
-from ctxwin.counters.approximate.counter import ApproximateCounter
-from ctxwin.counters.approximate.accelerator import MODEL
+from ctxwin.counters._approximate.counter import ApproximateCounter
+from ctxwin.counters._approximate.accelerator import MODEL
 assert MODEL is not None or shutil.which("cc") is None
 # Latin words of other languages and Hindi's are cut into the packaged pieces (both files must be installed).
 for text in ("The quick brown fox, Съешь же ещё, 我们今天去公园散步 " * 20,

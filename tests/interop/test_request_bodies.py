@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 import ctxwin
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.messages.tool_forms import openai_tools
+from ctxwin.messages._tool_forms import openai_tools
 
 from .strict_server import Rejected, Server, _chat, strict_server
 

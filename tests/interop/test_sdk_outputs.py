@@ -22,8 +22,8 @@ from pydantic import TypeAdapter
 
 import ctxwin
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.messages.anthropic_format import convert_to_anthropic
-from ctxwin.messages.responses_format import convert_to_responses_items
+from ctxwin.messages._anthropic_format import convert_to_anthropic
+from ctxwin.messages._responses_format import convert_to_responses_items
 
 from .strict_server import REPLIES  # the canned answers the SDK clients parse
 from .test_sdk_inputs import ANTHROPIC_REQUEST, RESPONSES_ITEMS

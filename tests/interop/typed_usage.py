@@ -11,9 +11,9 @@ from openai.types.responses import ResponseInputItemParam
 from typing_extensions import assert_type
 
 import ctxwin
-from ctxwin.messages.anthropic_format import convert_to_anthropic
-from ctxwin.messages.responses_format import convert_to_responses_items
-from ctxwin.messages.sdk_types import AnthropicRequest
+from ctxwin.messages._anthropic_format import convert_to_anthropic
+from ctxwin.messages._responses_format import convert_to_responses_items
+from ctxwin.messages._sdk_types import AnthropicRequest
 
 HISTORY = [{"role": "user", "content": "hi"}]
 

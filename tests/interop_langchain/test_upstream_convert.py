@@ -123,7 +123,7 @@ def test_convert_to_messages() -> None:
             tool_calls=[{"name": "15.4", "args": {"15.2": "15.3"}, "id": "15.5", "type": "tool_call"}],
         ),
     ]
-    # Differs by design (ctxwin/messages/convert.py): a message given as data (here an ("ai", [...]) pair) is read
+    # Differs by design (ctxwin/messages/_convert.py): a message given as data (here an ("ai", [...]) pair) is read
     # with its Anthropic ``tool_use`` blocks as tool calls, so counting and OpenAI output see the call; LangChain
     # leaves the block in the content and ``tool_calls`` empty. LangChain objects (items 3 and 4) are read as given.
     expected[14] = lc.AIMessage(
@@ -198,7 +198,7 @@ def test_convert_to_openai_messages_openai_string() -> None:
         lc.HumanMessage(content=[{"type": "text", "text": "Hello"}, {"type": "text", "text": "World"}]),
         lc.AIMessage(content=[{"type": "text", "text": "Hi"}, {"type": "text", "text": "there"}]),
     ]
-    # Differs by design (ctxwin/messages/openai_format.py): list content stays a list under text_format="string",
+    # Differs by design (ctxwin/messages/_openai_format.py): list content stays a list under text_format="string",
     # so a round trip is exact; LangChain joins all-text lists into "Hello\nWorld" and "Hi\nthere".
     assert ctxwin.convert_to_openai_messages(messages) == [
         {"role": "user", "content": [{"type": "text", "text": "Hello"}, {"type": "text", "text": "World"}]},
@@ -274,7 +274,7 @@ def test_convert_to_openai_messages_anthropic() -> None:
     assert ctxwin.convert_to_openai_messages(messages) == expected
 
     # Differs by design: thinking blocks are left out (chat completions rejects reasoning input;
-    # ctxwin/messages/openai_format.py); LangChain passes them through: [thinking_block, text_block].
+    # ctxwin/messages/_openai_format.py); LangChain passes them through: [thinking_block, text_block].
     thinking_block = {"signature": "abc123", "thinking": "Thinking text.", "type": "thinking"}
     text_block = {"text": "Response text.", "type": "text"}
     result = ctxwin.convert_to_openai_messages([lc.AIMessage([thinking_block, text_block])])
@@ -495,7 +495,7 @@ def test_convert_to_openai_messages_multimodal() -> None:
 
 def test_convert_to_openai_messages_reasoning_content() -> None:
     # Differs by design: reasoning blocks are left out (chat completions rejects them as input;
-    # ctxwin/messages/openai_format.py); LangChain passes each reasoning block through in ``content``.
+    # ctxwin/messages/_openai_format.py); LangChain passes each reasoning block through in ``content``.
     msg = lc.AIMessage(content=[{"type": "reasoning", "summary": []}])
     assert ctxwin.convert_to_openai_messages(msg, text_format="block") == {"role": "assistant", "content": []}
     summary = [{"type": "text", "text": "First thought"}, {"type": "text", "text": "Second thought"}]

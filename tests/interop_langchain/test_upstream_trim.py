@@ -23,7 +23,7 @@ from upstream_support import (
 )
 
 import ctxwin
-from ctxwin.trim.tool_pairs import ToolPairs
+from ctxwin.trim._tool_pairs import ToolPairs
 
 lc = pytest.importorskip("langchain_core.messages")
 lc_utils = pytest.importorskip("langchain_core.messages.utils")

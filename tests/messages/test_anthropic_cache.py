@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage
-from ctxwin.messages.anthropic_cache import MAX_BREAKPOINTS, mark_cache_breakpoints
-from ctxwin.messages.anthropic_format import convert_to_anthropic
+from ctxwin.messages._anthropic_cache import MAX_BREAKPOINTS, mark_cache_breakpoints
+from ctxwin.messages._anthropic_format import convert_to_anthropic
 
 
 def markers(request: dict[str, Any]) -> int:

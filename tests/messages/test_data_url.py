@@ -1,4 +1,4 @@
-"""One rule for ``data:`` URLs (``ctxwin.messages.data_url``), and the same answer at every place that reads one:
+"""One rule for ``data:`` URLs (``ctxwin.messages._data_url``), and the same answer at every place that reads one:
 reading OpenAI blocks into standard blocks, and writing Anthropic's image sources."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxwin.messages import HumanMessage
-from ctxwin.messages.anthropic_format import convert_to_anthropic
-from ctxwin.messages.data_url import DataUrl, parse_data_url
+from ctxwin.messages._anthropic_format import convert_to_anthropic
+from ctxwin.messages._data_url import DataUrl, parse_data_url
 
 PNG_DATA = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 

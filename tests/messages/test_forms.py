@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 import ctxwin
-from ctxwin.counters.lookup import get_counter
+from ctxwin.counters._lookup import get_counter
 from ctxwin.history import add_messages
 
 lc = pytest.importorskip("langchain_core.messages")
@@ -217,7 +217,7 @@ def test_langchain_objects_are_read_once_and_changes_in_place_are_noticed() -> N
     # it by identity, and an object changed in place (a field reassigned, a nested value edited) is read again.
     call = lc.AIMessage("", tool_calls=[{"name": "search", "args": {"q": "short"}, "id": "c1"}])
     history = [lc.HumanMessage("hello " * 50), call, lc.ToolMessage("result " * 50, tool_call_id="c1")]
-    read = ctxwin.messages.forms.CallerForms.read_langchain
+    read = ctxwin.messages._forms.CallerForms.read_langchain
     first, _ = read(history)
     again, _ = read([*history, lc.HumanMessage("new")])
     assert all(a is b for a, b in zip(first, again, strict=False))
@@ -245,7 +245,7 @@ def test_an_error_names_the_callers_index_when_only_new_objects_are_read() -> No
 
 def test_a_list_is_read_as_the_callers_langchain_objects_only_when_every_message_is_one() -> None:
     ours, theirs = ctxwin.messages.HumanMessage("hi"), lc.AIMessage("hello")
-    read = ctxwin.messages.forms.CallerForms.read_langchain
+    read = ctxwin.messages._forms.CallerForms.read_langchain
     assert read([ours, theirs]) is None  # the first message answers: no pass over the list
     assert read([theirs, ours]) is None and read([theirs, "text"]) is None and read([]) is None
     found = read([theirs, lc.HumanMessage("again")])

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ctxwin.counters.approximate.counter import ApproximateCounter
+from ctxwin.counters._approximate.counter import ApproximateCounter
 from ctxwin.messages import (
     AIMessage,
     AIMessageChunk,
@@ -21,7 +21,7 @@ from ctxwin.messages import (
     parse_partial_json,
     tool_call_chunk,
 )
-from ctxwin.messages.limits import (
+from ctxwin.messages._limits import (
     MAX_NESTING_DEPTH,
     MAX_TOOL_ARGS_DEPTH,
     NestingError,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessageChunk, merge_content, merge_dicts, merge_lists, tool_call_chunk
-from ctxwin.messages.merge import merge_obj
+from ctxwin.messages._merge import merge_obj
 
 scalars = st.none() | st.sampled_from(["", "a", "b", "lc_1", "l", "c_"]) | st.integers(-2, 2) | st.booleans()
 indexes = st.none() | st.integers(0, 2) | st.sampled_from(["lc_0", "a", "l", "c_", [0], 1.0, True, float("nan")])

@@ -13,13 +13,13 @@ from types import ModuleType
 
 import pytest
 
-from ctxwin.cli.bench.metrics import recent_turns_kept, user_turns
+from ctxwin.cli._bench.metrics import recent_turns_kept, user_turns
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner, fit
-from ctxwin.strategies.salience import extractive_summarizer, extractive_summary
-from ctxwin.strategies.summarize import is_summary
-from ctxwin.strategies.truncate import TruncateToolOutput
+from ctxwin.strategies._salience import extractive_summarizer, extractive_summary
+from ctxwin.strategies._summarize import is_summary
+from ctxwin.strategies._truncate import TruncateToolOutput
 from ctxwin.trim import trim_messages
 
 from .test_planner import COUNTER, assert_tool_pairs_intact, conversation

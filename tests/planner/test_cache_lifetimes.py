@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ctxwin.planner.session as session_module
+import ctxwin.planner._session as session_module
 from ctxwin.counters import get_model
 from ctxwin.messages import HumanMessage, RemoveMessage, SystemMessage
 from ctxwin.planner import Plan, Planner
-from ctxwin.planner.cache_marks import choose_ttl, payback_turns
+from ctxwin.planner._cache_marks import choose_ttl, payback_turns
 
 from .test_cache_session import replay
 from .test_planner import conversation
@@ -152,7 +152,7 @@ def test_observe_reads_writes_and_their_lifetimes() -> None:
         ResponseUsage,
     )
 
-    from ctxwin.planner.usage import read_usage
+    from ctxwin.planner._usage import read_usage
 
     chat = CompletionUsage(prompt_tokens=5_000, completion_tokens=1, total_tokens=5_001,
                            prompt_tokens_details=PromptTokensDetails(cached_tokens=3_000, cache_write_tokens=2_000))

@@ -19,8 +19,8 @@ from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage,
 from ctxwin.messages import convert_to_openai_messages as to_openai
 from ctxwin.planner import DEFAULT_LOW_WATER, Plan, Planner, PlanSession
 from ctxwin.recall import is_recalled
-from ctxwin.strategies.pairs import find_broken_pairs
-from ctxwin.strategies.summarize import extractive_summarizer
+from ctxwin.strategies._pairs import find_broken_pairs
+from ctxwin.strategies._summarize import extractive_summarizer
 
 from .test_plan_properties import COUNTER, TOOLS, random_conversation
 from .test_planner import conversation
@@ -251,7 +251,7 @@ def test_observe_takes_the_measured_figures() -> None:
 def test_observed_ratios_never_let_a_later_request_go_over(ratio: float, jitter: list[float], seed: int) -> None:
     """A provider whose tokens are ``ratio`` times the approximate counter's (within the observe margin): after the
     first observed request, no request counts over the real budget at the provider."""
-    from ctxwin.planner.session import OBSERVE_MARGIN
+    from ctxwin.planner._session import OBSERVE_MARGIN
 
     planner = Planner("claude-sonnet-4-5", context_window=9_000, reserve_output=1_000)
     real_limit = 8_000
@@ -282,7 +282,7 @@ def test_read_usage_reads_the_sdks_own_objects() -> None:
     from openai.types import CompletionUsage
     from openai.types.completion_usage import PromptTokensDetails
 
-    from ctxwin.planner.usage import read_usage
+    from ctxwin.planner._usage import read_usage
 
     openai_usage = CompletionUsage(prompt_tokens=2000, completion_tokens=10, total_tokens=2010,
                                    prompt_tokens_details=PromptTokensDetails(cached_tokens=1792))

@@ -19,7 +19,7 @@ import ctxwin
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.strategies import pin
-from ctxwin.strategies.reasoning import cleared
+from ctxwin.strategies._reasoning import cleared
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
 from strict_server import Server, strict_server

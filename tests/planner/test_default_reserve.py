@@ -8,7 +8,7 @@ import pytest
 import ctxwin
 from ctxwin.counters import get_counter, get_model, list_models
 from ctxwin.messages import AIMessage, HumanMessage
-from ctxwin.planner.planner import default_reserve
+from ctxwin.planner._planner import default_reserve
 
 
 def test_a_model_whose_max_output_is_its_window_keeps_most_of_it_for_the_input() -> None:

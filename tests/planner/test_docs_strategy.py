@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ctxwin.plugins import unregister_plugin
+from ctxwin._plugins import unregister_plugin
 from ctxwin.strategies import list_strategies
 
 DOC = Path(__file__).parents[2] / "docs" / "planner.md"

@@ -9,7 +9,7 @@ from collections.abc import Generator
 
 import pytest
 
-from ctxwin.planner.driving import adrive, drive
+from ctxwin.planner._driving import adrive, drive
 
 
 def doubling(values: list[int], seen: list[str]) -> Generator[int, int, list[int]]:

@@ -1,4 +1,4 @@
-"""The facts rule (ctxwin.strategies.facts): what counts as a rare, checkable string, in any script."""
+"""The facts rule (ctxwin.strategies._facts): what counts as a rare, checkable string, in any script."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.strategies.facts import MIN_CHARS, RARE_MESSAGES, find_facts, items, message_text
+from ctxwin.strategies._facts import MIN_CHARS, RARE_MESSAGES, find_facts, items, message_text
 
 IP = "10.0.0.17"
 

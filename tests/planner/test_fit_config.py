@@ -12,10 +12,10 @@ import pytest
 import ctxwin
 from ctxwin import FitConfig, Planner, fit
 from ctxwin.batch import fit_many
-from ctxwin.counters.base import BaseTokenCounter
+from ctxwin.counters._base import BaseTokenCounter
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage
-from ctxwin.planner.config import SESSION_OPTIONS, FitOptions
-from ctxwin.planner.session import PlanSession
+from ctxwin.planner._config import SESSION_OPTIONS, FitOptions
+from ctxwin.planner._session import PlanSession
 
 COUNTER = "approximate"
 

@@ -1,4 +1,4 @@
-"""What the user asked to keep (ctxwin.strategies.keep) and the summaries that keep it, on dense text the test did
+"""What the user asked to keep (ctxwin.strategies._keep) and the summaries that keep it, on dense text the test did
 not write: Python's own reference documentation (``pydoc_data``, part of every CPython) pasted into a chat."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from ctxwin.planner import fit
-from ctxwin.strategies.base import Budget
-from ctxwin.strategies.facts import items
-from ctxwin.strategies.keep import KEEP_CUES, QueryMatch, keep_cue, kept_pieces, query_terms
-from ctxwin.strategies.salience import _pieces, extractive_summary, stated_tokens
-from ctxwin.strategies.summarize import MAX_SUMMARY_SHARE, SUMMARY_SHARE, Summarize
+from ctxwin.strategies._base import Budget
+from ctxwin.strategies._facts import items
+from ctxwin.strategies._keep import KEEP_CUES, QueryMatch, keep_cue, kept_pieces, query_terms
+from ctxwin.strategies._salience import _pieces, extractive_summary, stated_tokens
+from ctxwin.strategies._summarize import MAX_SUMMARY_SHARE, SUMMARY_SHARE, Summarize
 
 COUNTER = get_counter("tiktoken:o200k_base")
 CHAIN = ["filter", "truncate_tool_output", "summarize", "trim"]

@@ -12,16 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
+from ctxwin.counters._families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage
 from ctxwin.planner import FitConfig, Planner
-from ctxwin.strategies.base import StepContext, StepResult, Strategy
-from ctxwin.strategies.filter import FilterMessages
-from ctxwin.strategies.meter import Meter
-from ctxwin.strategies.pins import pin, pinned_indexes
-from ctxwin.strategies.trim import TrimToBudget
-from ctxwin.strategies.truncate import TruncateToolOutput
-from ctxwin.strategies.walk import within
+from ctxwin.strategies._base import StepContext, StepResult, Strategy
+from ctxwin.strategies._filter import FilterMessages
+from ctxwin.strategies._meter import Meter
+from ctxwin.strategies._pins import pin, pinned_indexes
+from ctxwin.strategies._trim import TrimToBudget
+from ctxwin.strategies._truncate import TruncateToolOutput
+from ctxwin.strategies._walk import within
 from ctxwin.trim import trim_counted, trim_messages
 
 from .test_planner import assert_tool_pairs_intact, conversation

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import fit
-from ctxwin.strategies.pairs import find_broken_pairs
-from ctxwin.strategies.pins import pin
-from ctxwin.strategies.salience import extractive_summarizer
+from ctxwin.strategies._pairs import find_broken_pairs
+from ctxwin.strategies._pins import pin
+from ctxwin.strategies._salience import extractive_summarizer
 
 from .test_planner import COUNTER, WORDS
 

@@ -15,8 +15,8 @@ from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import BudgetExceeded, Planner, fit
 from ctxwin.recall import is_recalled
-from ctxwin.strategies.pins import is_pinned, pin
-from ctxwin.strategies.summarize import is_summary
+from ctxwin.strategies._pins import is_pinned, pin
+from ctxwin.strategies._summarize import is_summary
 
 COUNTER = "tiktoken:o200k_base"
 WORDS = ["alpha", "beta", "gamma", "delta", "数据", "模型", "上下文", "窗口", "json", '{"k":', "[1,", "2]}", "def"]

@@ -15,7 +15,7 @@ import pytest
 import ctxwin
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
-from ctxwin.messages.request_body import tools_as_sent
+from ctxwin.messages._request_body import tools_as_sent
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "long_conversation.json"
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}}

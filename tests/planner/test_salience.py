@@ -1,4 +1,4 @@
-"""The offline summarizer (ctxwin.strategies.salience) and the summaries that extend each other, with the real
+"""The offline summarizer (ctxwin.strategies._salience) and the summaries that extend each other, with the real
 o200k tokenizer: planted facts survive a fit into a small budget, the summary fills its room and says what it
 covers, small talk gives way to requests, and an earlier summary stays the next one's prefix."""
 
@@ -14,9 +14,9 @@ from planted_support import planted
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner, fit
-from ctxwin.strategies.facts import find_facts
-from ctxwin.strategies.salience import extractive_summary
-from ctxwin.strategies.summarize import MAX_EXTENDED_SHARE, is_summary
+from ctxwin.strategies._facts import find_facts
+from ctxwin.strategies._salience import extractive_summary
+from ctxwin.strategies._summarize import MAX_EXTENDED_SHARE, is_summary
 
 COUNTER = get_counter("tiktoken:o200k_base")
 CHAIN = ["filter", "truncate_tool_output", "summarize", "trim"]

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.planner import Plan, Planner
-from ctxwin.strategies.pins import pin
-from ctxwin.strategies.salience import extractive_summarizer
+from ctxwin.strategies._pins import pin
+from ctxwin.strategies._salience import extractive_summarizer
 
 from .test_lazy_planning import RecordingCounter
 from .test_plan_properties import COUNTER, TOOLS, random_conversation

@@ -14,15 +14,15 @@ from typing import Any
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner
-from ctxwin.planner.planning import Planned, SessionTurn
-from ctxwin.strategies.base import BaseStrategy
-from ctxwin.strategies.meter import Meter
+from ctxwin.planner._planning import Planned, SessionTurn
+from ctxwin.strategies._base import BaseStrategy
+from ctxwin.strategies._meter import Meter
 
 from .test_cache_session import replay
 from .test_planner import WORDS, conversation
 from .test_session_head import agent_run
 
-SESSION = Path(__file__).resolve().parents[2] / "ctxwin" / "planner" / "session.py"
+SESSION = Path(__file__).resolve().parents[2] / "ctxwin" / "planner" / "_session.py"
 GPT4O = get_counter("gpt-4o")
 # The one attribute of a plan a session writes: ``observe`` puts the provider's measured bill on the plan the caller
 # holds (docs/sessions.md); every plan a session returns was built whole.
@@ -76,10 +76,10 @@ def test_the_session_writes_no_attribute_of_a_plan() -> None:
 
 
 def test_the_scans_find_what_they_look_for() -> None:
-    tree = ast.parse("from ctxwin.strategies.pairs import RepairToolPairs\n"
+    tree = ast.parse("from ctxwin.strategies._pairs import RepairToolPairs\n"
                      "def f(self, plan):\n    plan.cache = 1\n    self.x = plan\n    setattr(plan, 'k', 2)\n")
-    assert _strategies_imports(tree) == [("ctxwin.strategies.pairs", ["RepairToolPairs"])]
-    assert _steps_in("ctxwin.strategies.pairs") == ["RepairToolPairs"]
+    assert _strategies_imports(tree) == [("ctxwin.strategies._pairs", ["RepairToolPairs"])]
+    assert _steps_in("ctxwin.strategies._pairs") == ["RepairToolPairs"]
     assert _foreign_attribute_writes(tree) == {("f", "plan.cache"), ("f", "setattr(plan, 'k', 2)")}
 
 

@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Plan, Planner, PlanSession
-from ctxwin.planner.session import AGENT_LOW_WATER, DEFAULT_KEEP_FIRST, DEFAULT_LOW_WATER
-from ctxwin.strategies.base import Budget, StepContext
-from ctxwin.strategies.meter import Meter
-from ctxwin.strategies.pairs import find_broken_pairs
-from ctxwin.strategies.reasoning import ClearReasoning
-from ctxwin.strategies.summarize import extractive_summarizer, is_summary
-from ctxwin.strategies.truncate import TruncateToolOutput
+from ctxwin.planner._session import AGENT_LOW_WATER, DEFAULT_KEEP_FIRST, DEFAULT_LOW_WATER
+from ctxwin.strategies._base import Budget, StepContext
+from ctxwin.strategies._meter import Meter
+from ctxwin.strategies._pairs import find_broken_pairs
+from ctxwin.strategies._reasoning import ClearReasoning
+from ctxwin.strategies._summarize import extractive_summarizer, is_summary
+from ctxwin.strategies._truncate import TruncateToolOutput
 
 from .test_cache_session import as_json, chat, replay, request_points
 from .test_plan_properties import TOOLS

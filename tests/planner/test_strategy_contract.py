@@ -12,7 +12,7 @@ import pytest
 from ctxwin.counters import get_counter
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage
 from ctxwin.planner import Planner
-from ctxwin.planner.chain import build_chain
+from ctxwin.planner._chain import build_chain
 from ctxwin.strategies import (
     BaseStrategy,
     Change,
@@ -22,8 +22,8 @@ from ctxwin.strategies import (
     TrimToBudget,
     TruncateToolOutput,
 )
-from ctxwin.strategies.meter import Meter
-from ctxwin.strategies.summarize import is_summary
+from ctxwin.strategies._meter import Meter
+from ctxwin.strategies._summarize import is_summary
 
 from .test_plan_properties import COUNTER
 from .test_planner import conversation

@@ -15,9 +15,9 @@ from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.messages import convert_to_openai_messages as to_openai
 from ctxwin.planner import Planner, PlanSession
-from ctxwin.strategies.pairs import find_broken_pairs
-from ctxwin.strategies.pins import pin
-from ctxwin.strategies.truncate import MARKER
+from ctxwin.strategies._pairs import find_broken_pairs
+from ctxwin.strategies._pins import pin
+from ctxwin.strategies._truncate import MARKER
 
 from .test_cache_session import chat, replay, request_points
 from .test_plan_properties import COUNTER

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxwin.counters.families.tiktoken_counter import TiktokenCounter
+from ctxwin.counters._families.tiktoken_counter import TiktokenCounter
 from ctxwin.messages import ToolMessage
-from ctxwin.strategies.fitting import longest_fitting
-from ctxwin.strategies.meter import Meter
-from ctxwin.strategies.truncate import MARKER, content_tokens, head_and_tail, heads_and_tails
+from ctxwin.strategies._fitting import longest_fitting
+from ctxwin.strategies._meter import Meter
+from ctxwin.strategies._truncate import MARKER, content_tokens, head_and_tail, heads_and_tails
 
 COUNTER = TiktokenCounter("o200k_base")
 LINE = st.text(st.sampled_from(list("abc xyz 数据模型 {}[]:,\"\n0123456789é")), min_size=1, max_size=80)

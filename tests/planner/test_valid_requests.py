@@ -10,9 +10,9 @@ import pytest
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner, fit
-from ctxwin.strategies.pairs import find_broken_pairs
-from ctxwin.strategies.pins import is_pinned, pin
-from ctxwin.strategies.summarize import is_summary
+from ctxwin.strategies._pairs import find_broken_pairs
+from ctxwin.strategies._pins import is_pinned, pin
+from ctxwin.strategies._summarize import is_summary
 from ctxwin.trim import trim_messages
 
 from .test_planner import COUNTER, assert_tool_pairs_intact

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
+from ctxwin._plugins import PluginError, plugin_errors, register_plugin, unregister_plugin
 from ctxwin.counters import get_counter, get_model, list_counters
-from ctxwin.counters.approximate.counter import ApproximateCounter
-from ctxwin.counters.base import BaseTokenCounter
-from ctxwin.counters.models import ModelSpec
+from ctxwin.counters._approximate.counter import ApproximateCounter
+from ctxwin.counters._base import BaseTokenCounter
+from ctxwin.counters._models import ModelSpec
 from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import fit
-from ctxwin.plugins import PluginError, plugin_errors, register_plugin, unregister_plugin
 
 TEXT = "The quick brown fox jumps over the lazy dog, twice: the quick brown fox jumps over the lazy dog."
 
@@ -73,10 +73,10 @@ def test_a_builtin_counter_name_cannot_be_taken(registered: Any, order: str | No
     registered(counters_plugin("approximate", order), "taker")
     assert get_counter("approximate").count_text(TEXT) == ApproximateCounter().count_text(TEXT) < 1_000
     assert {info.plugin for info in list_counters() if info.name == "approximate"} == {
-        "ctxwin.counters.approximate.plugin"}
+        "ctxwin.counters._approximate.plugin"}
     [error] = errors_of("taker")
     assert error.stage == "register_counters"
-    assert "counter 'approximate' is already registered by plugin 'ctxwin.counters.approximate.plugin'" in error.error
+    assert "counter 'approximate' is already registered by plugin 'ctxwin.counters._approximate.plugin'" in error.error
     assert not [e for e in plugin_errors() if e.plugin.startswith("ctxwin.")], plugin_errors()
 
 
@@ -110,7 +110,7 @@ def test_a_plugin_counter_named_like_a_builtin_model_is_refused(registered: Any,
     assert name not in {info.name for info in list_counters()}
     [error] = errors_of("shadow")
     assert error.stage == "register_counters"
-    assert f"counter {name!r} is already a model name of plugin 'ctxwin.counters.models_plugin'" in error.error
+    assert f"counter {name!r} is already a model name of plugin 'ctxwin.counters._models_plugin'" in error.error
 
 
 def test_a_plugin_model_named_like_a_builtin_counter_is_refused(registered: Any) -> None:
@@ -120,7 +120,8 @@ def test_a_plugin_model_named_like_a_builtin_counter_is_refused(registered: Any)
         get_model("approximate")
     [error] = errors_of("shadow")
     assert error.stage == "register_models"
-    assert "model name 'approximate' is already a counter of plugin 'ctxwin.counters.approximate.plugin'" in error.error
+    owner = "ctxwin.counters._approximate.plugin"
+    assert f"model name 'approximate' is already a counter of plugin '{owner}'" in error.error
 
 
 def test_between_plugins_the_first_registered_keeps_the_name(registered: Any) -> None:
@@ -150,10 +151,10 @@ def test_a_model_named_after_its_own_counter_keeps_both(registered: Any) -> None
 
 _CLI = """
 import sys, types
-from ctxwin.cli.main import main
-from ctxwin.counters.base import BaseTokenCounter
+from ctxwin.cli._main import main
+from ctxwin.counters._base import BaseTokenCounter
 from ctxwin.hookspecs import hookimpl
-from ctxwin.plugins import register_plugin
+from ctxwin._plugins import register_plugin
 class Thousand(BaseTokenCounter):
     name = "thousand"
     def count_text(self, text):
@@ -179,12 +180,12 @@ def test_ctxwin_counters_names_the_refused_taker() -> None:
     assert done.returncode == 0, done.stderr
     listing = json.loads(done.stdout)
     assert {row["name"]: row["plugin"] for row in listing["counters"]}["approximate"] == \
-        "ctxwin.counters.approximate.plugin"
+        "ctxwin.counters._approximate.plugin"
     assert "gpt-4o" not in {row["name"] for row in listing["counters"]}
     refused = [problem["error"] for problem in listing["plugin_errors"] if problem["plugin"] == "taker"]
     assert len(refused) == 2
-    assert "counter 'approximate' is already registered by plugin 'ctxwin.counters.approximate.plugin'" in refused[0]
-    assert "counter 'gpt-4o' is already a model name of plugin 'ctxwin.counters.models_plugin'" in refused[1]
+    assert "counter 'approximate' is already registered by plugin 'ctxwin.counters._approximate.plugin'" in refused[0]
+    assert "counter 'gpt-4o' is already a model name of plugin 'ctxwin.counters._models_plugin'" in refused[1]
     assert not [p for p in listing["plugin_errors"] if p["plugin"] != "taker"]
     table = _cli("counters").stdout
     assert "plugin error: taker (register_counters): counter 'approximate' is already registered" in table

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from ctxwin._plugins import register_plugin, unregister_plugin
 from ctxwin.counters import get_counter
-from ctxwin.counters.base import MAX_COUNT, BaseTokenCounter
-from ctxwin.counters.errors import PluginCounterError
+from ctxwin.counters._base import MAX_COUNT, BaseTokenCounter
+from ctxwin.counters._errors import PluginCounterError
 from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import AIMessage, HumanMessage
 from ctxwin.planner import fit
-from ctxwin.plugins import register_plugin, unregister_plugin
 from ctxwin.trim import trim_messages
 
 
@@ -105,9 +105,9 @@ def test_a_factory_raising_oserror_is_the_plugins_error(plugin: Any) -> None:
 
 _CLI = """
 import sys, types
-from ctxwin.cli.main import main
+from ctxwin.cli._main import main
 from ctxwin.hookspecs import hookimpl
-from ctxwin.plugins import register_plugin
+from ctxwin._plugins import register_plugin
 def factory(arg):
     {body}
 register_plugin(types.SimpleNamespace(register_counters=hookimpl(lambda register: register("returns", factory))),
@@ -125,7 +125,7 @@ sys.exit(main(sys.argv[1:]))
 ])
 def test_the_cli_blames_the_plugin_not_ctxwin(tmp_path: Path, body: str, message: str) -> None:
     (tmp_path / "tests_returns.py").write_text(
-        "from ctxwin.counters.base import BaseTokenCounter\n"
+        "from ctxwin.counters._base import BaseTokenCounter\n"
         "class Returns(BaseTokenCounter):\n"
         "    name = 'returns'\n"
         "    def __init__(self, value): self.value = value\n"

@@ -11,13 +11,13 @@ from typing import Any, NoReturn
 
 import pytest
 
+from ctxwin._plugins import plugin_errors, register_plugin, unregister_plugin
 from ctxwin.counters import get_counter, get_model, list_counters, list_models
-from ctxwin.counters.base import BaseTokenCounter
-from ctxwin.counters.models import ModelSpec
+from ctxwin.counters._base import BaseTokenCounter
+from ctxwin.counters._models import ModelSpec
 from ctxwin.hookspecs import hookimpl
 from ctxwin.messages import HumanMessage
 from ctxwin.planner import fit
-from ctxwin.plugins import plugin_errors, register_plugin, unregister_plugin
 from ctxwin.strategies import Summarize, get_strategy, get_strategy_factory, list_strategies
 
 
@@ -139,7 +139,7 @@ def _mutated_spec() -> ModelSpec:
     ({"register_models": lambda register: register(ModelSpec("orphan", 10, 1, "nosuch"))}, "register_models",
      "no counter 'nosuch' is registered"),
     ({"register_counters": lambda register: register("tiktoken", lambda arg: Chars())}, "register_counters",
-     "already registered by plugin 'ctxwin.counters.families.plugin'"),
+     "already registered by plugin 'ctxwin.counters._families.plugin'"),
     ({"register_models": lambda register: register(ModelSpec("dup", 10, 1, "approximate", ("gpt-4o",)))},
      "register_models", "model name 'gpt-4o' is already registered"),
     # issue 19: nothing a hook raises ends the host, and garbage is refused by name
@@ -276,7 +276,7 @@ def test_counters_are_built_again_when_the_plugins_change(registered: Callable[.
 def test_builtin_strategies_are_registered() -> None:
     assert {"filter", "truncate_tool_output", "summarize", "trim"} <= {s.name for s in list_strategies()}
     for info in list_strategies():
-        if info.plugin == "ctxwin.strategies.builtin_plugin":
+        if info.plugin == "ctxwin.strategies._builtin_plugin":
             assert info.factory().name == info.name
 
 

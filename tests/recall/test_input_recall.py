@@ -4,7 +4,7 @@ in "border", and CJK text written against a word bounds it."""
 from __future__ import annotations
 
 from ctxwin.messages import HumanMessage
-from ctxwin.recall.inject import InputRecall
+from ctxwin.recall._inject import InputRecall
 
 
 def test_only_messages_holding_a_query_word_as_a_word_are_indexed() -> None:

@@ -16,8 +16,8 @@ from ctxwin.history import FileChatMessageHistory, SQLiteChatMessageHistory
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from ctxwin.planner import Planner, fit
 from ctxwin.recall import RECALL_TOOL_NAME, is_recalled
-from ctxwin.strategies.mask import MaskToolOutputs, is_masked
-from ctxwin.strategies.pairs import find_broken_pairs
+from ctxwin.strategies._mask import MaskToolOutputs, is_masked
+from ctxwin.strategies._pairs import find_broken_pairs
 
 COUNTER = "tiktoken:o200k_base"
 # Late questions naming what each planted fact was about (planted_support.FACTS, in order), and questions about

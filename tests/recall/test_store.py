@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ctxwin.messages import AIMessage, HumanMessage, ToolMessage
 from ctxwin.recall import RecallStore
-from ctxwin.recall.store import pieces, query_terms
+from ctxwin.recall._store import pieces, query_terms
 
 LEASE = "Going back to the Lyon warehouse lease: what was its reference number?"
 

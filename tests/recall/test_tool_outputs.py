@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner, fit
-from ctxwin.planner.planning import SessionTurn
+from ctxwin.planner._planning import SessionTurn
 from ctxwin.recall import RecallStore, is_recalled
-from ctxwin.recall.store import EXCERPT_CHARS, pieces
-from ctxwin.strategies.meter import Meter
-from ctxwin.strategies.pairs import find_broken_pairs
+from ctxwin.recall._store import EXCERPT_CHARS, pieces
+from ctxwin.strategies._meter import Meter
+from ctxwin.strategies._pairs import find_broken_pairs
 
 COUNTER = "tiktoken:o200k_base"
 SUBJECTS = ("Lyon warehouse lease", "Porto billing job", "Oslo staging cluster", "Kyoto vendor contract",

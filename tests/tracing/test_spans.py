@@ -13,7 +13,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from ctxwin import fit, fit_many, tracing, trim_messages
+from ctxwin import _tracing as tracing
+from ctxwin import fit, fit_many, trim_messages
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import BudgetExceeded, Planner
 

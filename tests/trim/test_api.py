@@ -8,10 +8,10 @@ import pytest
 from langchain_core import messages as lc
 from trim_support import O200K, ctxwin_counter, langchain_counter, to_langchain
 
-from ctxwin.counters.base import BaseTokenCounter
+from ctxwin.counters._base import BaseTokenCounter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.trim import MessageTransform, filter_messages, merge_message_runs, trim_messages, trim_stored
-from ctxwin.trim.count_cache import CountCache, cache_for
+from ctxwin.trim._count_cache import CountCache, cache_for
 
 CONVERSATION = [
     SystemMessage("You are terse."),

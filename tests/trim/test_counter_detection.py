@@ -11,7 +11,7 @@ from trim_support import ctxwin_counter
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 from ctxwin.trim import trim_messages
-from ctxwin.trim.measure import callable_kind, kind_from_annotation
+from ctxwin.trim._measure import callable_kind, kind_from_annotation
 
 MESSAGES = [HumanMessage("question one"), AIMessage("answer one"), HumanMessage("question two")]
 

@@ -24,7 +24,7 @@ from ctxwin.messages import (
     messages_from_dict,
     messages_to_dict,
 )
-from ctxwin.messages.limits import MAX_NESTING_DEPTH
+from ctxwin.messages._limits import MAX_NESTING_DEPTH
 from ctxwin.trim import filter_messages, merge_message_runs, trim_messages
 
 WORDS = ["user", "assistant", "tool", "system", "developer", "human", "ai", "function", "remove", "chat", "text",

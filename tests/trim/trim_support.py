@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from langchain_core import messages as lc
 from langchain_core.messages import BaseMessage as LCBaseMessage
 
-from ctxwin.counters.families.tiktoken_counter import TiktokenCounter, load_encoding
+from ctxwin.counters._families.tiktoken_counter import TiktokenCounter, load_encoding
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage, messages_from_dict, messages_to_dict
 
 ENCODING = load_encoding("o200k_base")

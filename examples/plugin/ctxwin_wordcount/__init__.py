@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ctxwin.counters.base import BaseTokenCounter
-from ctxwin.counters.models import ModelSpec
+from ctxwin.counters import BaseTokenCounter, ModelSpec
 from ctxwin.hookspecs import hookimpl
 
 

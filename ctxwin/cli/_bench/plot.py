@@ -1,0 +1,147 @@
+"""The ``--plot`` charts: per strategy against the budget, the share of the budget used (mean over the conversations;
+the table shows the largest), recent turns kept, facts kept (and probes kept, when there are probes) and time per
+conversation; with ``--session``, each policy's billed input tokens against the requests made.
+
+matplotlib is the optional ``plot`` extra, imported only here and only when a chart is asked for. The figure is
+drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and no global state changes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxwin._plural import plural
+from ctxwin.cli._bench.replay import SessionResult
+from ctxwin.cli._bench.runner import BenchResult
+
+INSTALL_HINT = "pip install 'ctxwin[plot]'"
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+STYLES = ("-", "--", "-.", ":")
+
+
+class PlotUnavailable(ImportError):
+    """matplotlib is not installed; the message says how to install it."""
+
+
+def _panels(probes: bool) -> list[tuple[str, Callable[[BenchResult], float | None]]]:
+    def percent_used(r: BenchResult) -> float | None:
+        return None if r.mean_tokens_used is None else 100 * r.mean_tokens_used / r.budget
+
+    def recent(r: BenchResult) -> float | None:
+        return None if r.recent_turns_kept is None else 100 * r.recent_turns_kept
+
+    def facts(r: BenchResult) -> float | None:
+        return None if r.facts_kept is None else 100 * r.facts_kept
+
+    def answerable(r: BenchResult) -> float | None:
+        return None if r.probes_kept is None else 100 * r.probes_kept
+
+    def milliseconds(r: BenchResult) -> float | None:
+        return None if r.seconds_per_conversation is None else 1000 * r.seconds_per_conversation
+
+    return [
+        ("tokens used (% of the budget, mean)", percent_used),
+        ("recent user turns kept verbatim (%)", recent),
+        ("facts kept (%, the user's weigh 3x, mean)", facts),
+        *([("probes answerable (%)", answerable)] if probes else []),
+        ("time per conversation (ms)", milliseconds),
+    ]
+
+
+def _budget_label(budget: int) -> str:
+    return f"{budget / 1000:g}k" if budget >= 1000 else str(budget)
+
+
+def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
+    """Write the chart as a PNG; PlotUnavailable without matplotlib, OSError if the file cannot be written."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+    budgets = sorted({r.budget for r in results})
+    strategies = list(dict.fromkeys(r.strategy for r in results))
+    by_key = {(r.strategy, r.budget): r for r in results}
+    panels = _panels(any(r.probes for r in results))
+    figure = Figure(figsize=(5 * len(panels), 4.6), dpi=110, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(panels))
+    for ax, (title, value) in zip(axes, panels, strict=True):
+        for n, strategy in enumerate(strategies):
+            points = [(b, value(by_key[strategy, b])) for b in budgets if (strategy, b) in by_key]
+            xs = [b for b, v in points if v is not None]
+            ys = [v for _, v in points if v is not None]
+            # markers and dashes differ, so chains with the same figures (often fit and truncate-tools+trim) show
+            ax.plot(xs, ys, marker=MARKERS[n % len(MARKERS)], linestyle=STYLES[n % len(STYLES)], label=strategy)
+        ax.set_title(title, fontsize=10)
+        ax.set_xscale("log")
+        ax.set_xticks(budgets, [_budget_label(b) for b in budgets])
+        ax.minorticks_off()
+        ax.set_xlabel("input budget (tokens)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    for ax in axes[:-1]:  # percentages: the whole range, and room above 100% to show a chain over budget
+        ax.set_ylim(0, max(105, ax.get_ylim()[1]))
+    axes[0].axhline(100, color="grey", linewidth=1)
+    axes[0].legend(fontsize=8)
+    figure.savefig(path, format="png")
+
+
+def write_session_plot(results: Sequence[SessionResult], path: str | Path) -> None:
+    """``--session``'s chart (``session_figure``) as a PNG; PlotUnavailable without matplotlib."""
+    session_figure(results).savefig(path, format="png")
+
+
+def session_figure(results: Sequence[SessionResult]) -> Any:
+    """Per budget, each policy's billed input tokens so far against the requests made: the mean over the
+    conversations that reached each request, up to the median conversation's length (where half of them have
+    ended; the axis says so), on whole-request ticks. PlotUnavailable without matplotlib."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
+    except ImportError as exc:
+        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+    budgets = list(dict.fromkeys(r.budget for r in results))
+    figure = Figure(figsize=(6.5 * len(budgets), 4.6), dpi=110, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(budgets), squeeze=False)[0]
+    for ax, budget in zip(axes, budgets, strict=True):
+        shown = 0
+        for n, result in enumerate(r for r in results if r.budget == budget):
+            lengths = sorted(len(c) for c in result.curves)
+            longest = lengths[(len(lengths) - 1) // 2] if lengths else 0
+            shown = max(shown, longest)
+            mean = []
+            for turn in range(longest):
+                reached = [c[turn] for c in result.curves if len(c) > turn]
+                mean.append(sum(reached) / len(reached))
+            ax.plot(range(1, longest + 1), mean, linestyle=STYLES[n % len(STYLES)], label=result.chain)
+        ax.set_title(f"billed input tokens so far, budget {_budget_label(budget)}", fontsize=10)
+        ax.set_xlabel(
+            f"requests (turns and tool rounds), to the median conversation's {plural(shown, 'request')}; "
+            "mean over the conversations still going"
+        )
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlim(1, max(shown, 2))
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    return figure
+
+
+def save_chart(draw: Callable[[str], None], path: str) -> str | None:
+    """Draw a chart to ``path`` (stdout flushed first, so the table comes before any message); what went wrong, or
+    None (then a note on stderr says where it was written)."""
+    sys.stdout.flush()
+    try:
+        draw(path)
+    except PlotUnavailable as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot write the chart to {path}: {exc.strerror or exc}"
+    print(f"chart written to {path}", file=sys.stderr)
+    return None

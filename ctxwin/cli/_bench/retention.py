@@ -1,0 +1,150 @@
+"""Retention: what a model could still answer from a fitted request, measured without calling one.
+
+- **facts kept**: the facts of the original conversation (``ctxwin.strategies._facts``: rare identifiers, numbers
+  with units, dates, paths, URLs, code symbols, names) still found verbatim in the fitted request, as a weighted
+  share: a fact a user message states weighs ``USER_WEIGHT``, any other 1. A fact counts as kept when a message it
+  is found in is still sent unchanged, or its text is in a message the plan changed or added (a summary, a shortened
+  tool output).
+- **probes kept**: the share of the given probes (``--probes FILE``) whose strings (``needs``) are all in the fitted
+  request.
+- **recency** is ``metrics.recent_turns_kept``: the user turns kept verbatim.
+
+Only strings are compared: a fact kept in a paraphrase counts as lost, a fact kept out of its context (a bare id in a
+summary line) counts as kept. See docs/bench.md, "Retention".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxwin.messages import BaseMessage
+from ctxwin.strategies._facts import Fact, find_facts, message_text
+
+USER_WEIGHT = 3
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A question about a conversation and the strings an answer needs (all of them, verbatim)."""
+
+    needs: tuple[str, ...]
+    question: str = ""
+    id: str = ""
+
+
+class ProbeFileError(ValueError):
+    """A probes file that cannot be read; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The facts of an original conversation, read once and checked against every fitted request of it."""
+
+    messages: Sequence[BaseMessage]
+    facts: list[Fact]
+
+    @classmethod
+    def of(cls, messages: Sequence[BaseMessage]) -> Facts:
+        return cls(messages, find_facts(messages))
+
+    def kept(self, fitted: Sequence[BaseMessage]) -> FactsKept:
+        """Which facts ``fitted`` still holds (see the module docstring)."""
+        sent = {id(m) for m in fitted}
+        originals = {id(m) for m in self.messages}
+        changed = "\n".join(message_text(m) for m in fitted if id(m) not in originals)
+        weight = kept_weight = user = user_kept = 0
+        for fact in self.facts:
+            kept = any(id(self.messages[i]) in sent for i in fact.messages) or fact.text in changed
+            share = USER_WEIGHT if fact.user else 1
+            weight += share
+            kept_weight += share * kept
+            user += fact.user
+            user_kept += fact.user and kept
+        return FactsKept(len(self.facts), kept_weight / weight if weight else None, user_kept / user if user else None)
+
+
+@dataclass(frozen=True)
+class FactsKept:
+    """How many facts the original had, the weighted share kept, and the share of the user's facts kept (None when
+    there are none)."""
+
+    facts: int
+    share: float | None
+    user_share: float | None
+
+
+@dataclass(frozen=True)
+class Retained:
+    """What one fitted request kept: its facts, and for each probe of its conversation whether it is answerable."""
+
+    facts: FactsKept
+    probes: list[bool]
+
+
+def retained(facts: Facts, probes: Sequence[Probe], fitted: Sequence[BaseMessage]) -> Retained:
+    return Retained(facts.kept(fitted), probes_kept(probes, fitted) if probes else [])
+
+
+def request_text(messages: Iterable[BaseMessage]) -> str:
+    """Everything a fitted request says, as one text (message texts and tool calls)."""
+    return "\n".join(message_text(m) for m in messages)
+
+
+def probes_kept(probes: Iterable[Probe | Mapping[str, Any]], fitted: Sequence[BaseMessage]) -> list[bool]:
+    """For each probe, whether every string it needs is in the fitted request."""
+    text = request_text(fitted)
+    return [all(need in text for need in _probe(p).needs) for p in probes]
+
+
+def _probe(probe: Probe | Mapping[str, Any]) -> Probe:
+    return probe if isinstance(probe, Probe) else parse_probe(probe)
+
+
+def parse_probe(data: Mapping[str, Any]) -> Probe:
+    """A probe from its JSON object: ``needs`` (a string or a list of strings), optional ``question`` and ``id``."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"a probe must be a JSON object, got {type(data).__name__}")
+    needs = data.get("needs")
+    needs = [needs] if isinstance(needs, str) else needs
+    if not isinstance(needs, list) or not needs or not all(isinstance(n, str) and n for n in needs):
+        raise ValueError(f"a probe needs 'needs': a non-empty string or list of non-empty strings, got {needs!r}")
+    question, ident = data.get("question", ""), data.get("id", "")
+    if not isinstance(question, str) or not isinstance(ident, (str, int)):
+        raise ValueError("a probe's 'question' must be a string and its 'id' a string or a number")
+    return Probe(tuple(needs), question, str(ident))
+
+
+def read_probes(path: str | Path) -> dict[int | None, list[Probe]]:
+    """The probes of a JSON list or JSONL file, by the conversation they are about: ``"conversation": N`` (the
+    conversation on line N of a JSONL bench file; 1 for a JSON file of one conversation), or every conversation when
+    it is left out (key None). Errors name the file and the line (the item, in a JSON list)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProbeFileError(f"{path}: cannot read the probes: {getattr(exc, 'strerror', None) or exc}") from None
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith("["):
+            data = json.loads(text)
+            rows: list[tuple[int, Any]] = list(enumerate(data if isinstance(data, list) else [data], 1))
+        else:
+            rows = [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise ProbeFileError(f"{path}: not JSON or JSONL probes: {exc}") from None
+    if not rows:
+        raise ProbeFileError(f"{path}: no probes")
+    probes: dict[int | None, list[Probe]] = {}
+    for line, row in rows:
+        try:
+            probe = parse_probe(row)
+            which = row.get("conversation")
+            if which is not None and (isinstance(which, bool) or not isinstance(which, int) or which < 1):
+                raise ValueError(f"'conversation' must be a line number (1 or more), got {which!r}")
+        except ValueError as exc:
+            raise ProbeFileError(f"{path}:{line}: {exc}") from None
+        probes.setdefault(which, []).append(probe)
+    return probes

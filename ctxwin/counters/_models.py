@@ -1,0 +1,127 @@
+"""ModelSpec: what ctxwin knows about a model — its context window, output limit and token counter.
+
+Names resolve leniently, the way users copy them from providers and gateways: case-insensitively, through aliases;
+without a provider or gateway prefix (``openai/``, ``anthropic/``, ``azure/``, ``bedrock/``, ``vertex_ai/``,
+``gemini/``, ``openrouter/``, ``openai:``, ``models/``...); an OpenAI fine-tune id
+(``ft:gpt-4o-mini-2024-07-18:org::id``) as its base model; a Bedrock id
+(``us.anthropic.claude-3-5-sonnet-20241022-v2:0``) without its region, vendor and version; Azure's
+``gpt-35-turbo`` as ``gpt-3.5-turbo``; OpenRouter's dotted ``claude-3.5-sonnet`` and ``:thinking``-style variants;
+and a dated or numbered snapshot (``gpt-4o-2024-08-06``, ``gpt-4-0613``, ``claude-3-5-sonnet-20241022``,
+``...@20240620``, ``...-latest``, ``gemini-2.0-flash-001``) as the undated family when the snapshot itself is not
+registered; a Hugging Face repo id (``deepseek-ai/DeepSeek-V3``) as its name without the owner.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ctxwin.counters._caching import CachingRules
+
+_SNAPSHOT_SUFFIX = re.compile(
+    r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{2}-\d{2}|\d{3})|-latest|-preview|-exp|-v\d+(?::\d+)?|-\d+:\d+)$"
+)
+# Real ids stack at most three (``-preview-05-20``; ``-20241022-v2:0``); a bound keeps any input linear.
+_MAX_SUFFIXES = 4
+# Provider and gateway prefixes (LiteLLM's, OpenRouter's, pydantic-ai's ``openai:``, Gemini's ``models/``); a
+# gateway may stack them (``openrouter/anthropic/...``).
+_PREFIX = re.compile(
+    r"^(?:(?:openai|anthropic|azure|azure_ai|bedrock|bedrock_converse|vertex_ai|gemini|google|openrouter|deepseek"
+    r"|together_ai|groq|fireworks_ai|ollama|mistral|mistralai|models)/"
+    r"|(?:openai|anthropic|google-gla|google-vertex|bedrock|azure):)+"
+)
+# Bedrock model ids: an optional cross-region inference prefix, then the vendor (``us.anthropic.claude-...``).
+_BEDROCK_VENDOR = re.compile(r"^(?:(?:us|eu|apac|au|jp|us-gov|global)\.)?(?:anthropic|openai|meta|mistral|deepseek)\.")
+# OpenRouter's variants (``:free``, ``:thinking``, ``:beta``...) and dotted Claude versions (``claude-3.5-sonnet``).
+_VARIANT = re.compile(r":[a-z][a-z-]*$")
+_CLAUDE_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model: ``counter`` is a spec for ``get_counter`` (``"tiktoken:o200k_base"``, ``"approximate:safe"``...).
+
+    ``note`` says anything a user should know about how it is counted (shown by ``ctxwin models``). ``caching`` is
+    how the provider caches prompt prefixes and its prices (``ctxwin.counters._caching``), None when unknown.
+    ``tokenizer``: the generation of the provider's own tokenizer where models of one family differ (Claude:
+    ``"claude-3"`` up to Opus 4.6, ``"claude-4.7"`` from Opus 4.7, ``"claude-5"``), "" when the counter says it;
+    a measured ratio of the provider's counts to the counter's holds for one generation only.
+    """
+
+    name: str
+    context_window: int
+    max_output_tokens: int
+    counter: str
+    aliases: tuple[str, ...] = ()
+    note: str = ""
+    caching: CachingRules | None = None
+    tokenizer: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"ModelSpec.name must be a non-empty string, got {self.name!r}")
+        for field in ("context_window", "max_output_tokens"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"ModelSpec {self.name!r}: {field} must be a positive int, got {value!r}")
+        if self.max_output_tokens > self.context_window:
+            raise ValueError(
+                f"ModelSpec {self.name!r}: max_output_tokens {self.max_output_tokens} exceeds context_window "
+                f"{self.context_window}"
+            )
+        if not isinstance(self.counter, str) or not self.counter.strip():
+            raise ValueError(f"ModelSpec {self.name!r}: counter must be a counter spec string, got {self.counter!r}")
+        if isinstance(self.aliases, str) or not all(isinstance(a, str) and a for a in self.aliases):
+            raise ValueError(f"ModelSpec {self.name!r}: aliases must be a tuple of non-empty strings")
+        object.__setattr__(self, "aliases", tuple(self.aliases))
+        if self.caching is not None and not isinstance(self.caching, CachingRules):
+            raise TypeError(
+                f"ModelSpec {self.name!r}: caching must be a CachingRules, got {type(self.caching).__name__}"
+            )
+
+    @property
+    def approximate(self) -> bool:
+        """True when no exact tokenizer backs this model."""
+        return self.counter.split(":", 1)[0] == "approximate"
+
+    @property
+    def exact(self) -> bool:
+        """True when the model's own tokenizer counts it: not estimated, and its data ships (Mistral models whose
+        tokenizer mistral-common does not ship have the counter ``mistral:unshipped``, which refuses to count)."""
+        return not self.approximate and not self.counter.endswith(":unshipped")
+
+
+def base_name(name: str) -> str:
+    """``name`` lower-cased, without provider prefix, fine-tune wrapper, Bedrock region and vendor, Azure spelling
+    or gateway variant: the provider's own model name (a snapshot suffix is kept)."""
+    lowered = _PREFIX.sub("", name.strip().lower())
+    if lowered.startswith("ft:") and len(lowered.split(":")) > 1:
+        lowered = lowered.split(":")[1]
+    lowered = _BEDROCK_VENDOR.sub("", lowered)
+    if not _SNAPSHOT_SUFFIX.search(lowered):  # ``-v2:0`` is a Bedrock version, not a variant
+        lowered = _VARIANT.sub("", lowered)
+    lowered = lowered.replace("gpt-35-", "gpt-3.5-")  # Azure cannot have dots in deployment names
+    return _CLAUDE_DOT.sub("-", lowered) if lowered.startswith("claude-") else lowered
+
+
+def name_candidates(name: str) -> list[str]:
+    """The names to try, in order, when looking ``name`` up: itself, lower-cased, its base name (``base_name``),
+    then that name with its snapshot suffixes removed one by one; for a Hub repo id (``deepseek-ai/DeepSeek-V3``,
+    ``owner/name``), the same for the name without its owner, last, so a registered repo id wins."""
+    lowered = base_name(name)
+    candidates = [name, name.lower(), *_undated(lowered)]
+    if "/" in lowered:
+        candidates += _undated(lowered.rsplit("/", 1)[1])
+    return list(dict.fromkeys(candidates))
+
+
+def _undated(lowered: str) -> list[str]:
+    """``lowered``, then without its snapshot suffixes, one by one."""
+    found = [lowered]
+    for _ in range(_MAX_SUFFIXES):
+        undated = _SNAPSHOT_SUFFIX.sub("", lowered)
+        if undated == lowered:
+            break
+        found.append(undated)
+        lowered = undated
+    return found

@@ -1,0 +1,239 @@
+"""FileChatMessageHistory: a chat history in a JSONL file, safe against crashes and concurrent appenders.
+
+Each append takes an exclusive ``flock`` on the file, closes off any torn tail a crashed writer left (see
+``jsonl_format``), writes all its lines with one ``write()`` on an ``O_APPEND`` descriptor and ``fsync``s before
+returning, so a message is durable once ``add_message`` returns and lines of different writers never interleave.
+Readers take a shared lock, so they never see a write in progress. The lock needs ``fcntl`` (POSIX); it is imported
+at first use, so ``import ctxwin`` works everywhere and only reading or writing such a file elsewhere raises.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from pathlib import Path
+
+from ctxwin.history._base import BaseChatMessageHistory, Form
+from ctxwin.history._errors import HistoryFormatError, TornLineWarning
+from ctxwin.history._jsonl_format import (
+    Line,
+    SkippedLine,
+    check_first_line,
+    check_record,
+    check_torn_tail,
+    decode,
+    encode_messages,
+    is_seal,
+    parse_history,
+    record_seq,
+    seal_record,
+    split_lines,
+)
+from ctxwin.messages import BaseMessage
+
+_CHUNK = 64 * 1024
+
+
+class FileChatMessageHistory(BaseChatMessageHistory):
+    """Messages stored one ``message_to_dict`` JSON object per line in ``file_path``.
+
+    LangChain's class of this name rewrites one JSON array on every message; this one only ever appends, so a
+    crash can cost at most the message being written. A torn last line is skipped with a ``TornLineWarning`` and
+    listed in ``skipped_lines``; a corrupt or foreign file raises ``HistoryFormatError`` and is never modified.
+    ``add_messages`` stores a batch whole or, when a write fails (disk full, ...), not at all; a crash of the process
+    mid-write may still leave part of it (each line whole, a torn last line skipped).
+    """
+
+    def __init__(
+        self, file_path: str | os.PathLike[str], *, ensure_ascii: bool = False, form: Form = "messages"
+    ) -> None:
+        super().__init__(form=form)
+        self.file_path = Path(file_path)
+        self.ensure_ascii = ensure_ascii
+        self.skipped_lines: list[SkippedLine] = []
+        self._state = threading.Lock()
+        self._warned: set[tuple[int, int]] = set()
+        self._checked_files: set[tuple[int, int, bool]] = set()
+        self._dir_synced = False
+
+    def stored_messages(self) -> list[BaseMessage]:
+        try:
+            with open(self.file_path, "rb") as file:
+                _flock(file.fileno(), exclusive=False)
+                data = file.read()
+        except FileNotFoundError:
+            data = b""
+        messages, skipped = parse_history(data, str(self.file_path))
+        with self._state:
+            self.skipped_lines = skipped
+            fresh = [s for s in skipped if (s.offset, s.length) not in self._warned]
+            self._warned.update((s.offset, s.length) for s in fresh)
+        if fresh:
+            where = ", ".join(f"line {s.line} ({s.length} bytes at byte {s.offset})" for s in fresh)
+            warnings.warn(
+                TornLineWarning(f"{self.file_path}: skipped lines cut short by a crash: {where}"), stacklevel=2
+            )
+        return messages
+
+    def store_messages(self, batch: list[BaseMessage]) -> None:
+        if not batch:
+            return
+        encode_messages(batch, ensure_ascii=self.ensure_ascii, first_seq=1)  # refuse a bad batch before any I/O
+        fd = os.open(self.file_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _flock(fd, exclusive=True)
+            self._check_ours(fd, whole=True)
+            repair, last = _tail_repair(fd, str(self.file_path))
+            payload = encode_messages(batch, ensure_ascii=self.ensure_ascii, first_seq=(last or 0) + 1)
+            _append_whole(fd, repair + payload, str(self.file_path))
+        finally:
+            os.close(fd)  # also releases the lock
+        if not self._dir_synced:  # the file's directory entry must be durable too
+            _fsync_dir(self.file_path.parent)
+            self._dir_synced = True
+
+    def clear_stored(self) -> None:
+        try:
+            fd = os.open(self.file_path, os.O_RDWR)
+        except FileNotFoundError:
+            return
+        try:
+            _flock(fd, exclusive=True)
+            self._check_ours(fd, whole=False)
+            os.ftruncate(fd, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with self._state:
+            self._warned.clear()
+
+    def _check_ours(self, fd: int, *, whole: bool) -> None:
+        """Before the first change to a file, make sure it is one of ours (or empty): before clearing it, by its
+        first line (a damaged history may be cleared); before appending to it, ``whole``, by every line, so that
+        nothing is appended after damage (later appends check the tail: ``_tail_repair``)."""
+        stat = os.fstat(fd)
+        identity = (stat.st_dev, stat.st_ino, whole)
+        if identity in self._checked_files:
+            return
+        if whole:
+            try:
+                parse_history(_read_all(fd), str(self.file_path))
+            except HistoryFormatError as exc:
+                raise HistoryFormatError(f"{exc}; refusing to append") from None
+            self._checked_files.add(identity)
+            return
+        first = b""
+        while b"\n" not in first and len(first) < stat.st_size:
+            block = os.pread(fd, _CHUNK, len(first))
+            if not block:
+                break
+            first += block
+        check_first_line(Line(1, 0, first.split(b"\n", 1)[0]) if first else None, str(self.file_path))
+        self._checked_files.add(identity)
+
+
+def _read_all(fd: int) -> bytes:
+    """The file behind ``fd`` (opened for appending, so read by offset), up to its size (a device such as
+    /dev/full has none, and would read forever)."""
+    size = os.fstat(fd).st_size
+    blocks: list[bytes] = []
+    offset = 0
+    while offset < size and (block := os.pread(fd, min(_CHUNK * 16, size - offset), offset)):
+        blocks.append(block)
+        offset += len(block)
+    return b"".join(blocks)
+
+
+def _flock(fd: int, *, exclusive: bool) -> None:
+    """Lock ``fd`` whole (released when it is closed); ``fcntl`` is imported here, not at import time."""
+    try:
+        import fcntl
+    except ImportError:
+        raise NotImplementedError(
+            "FileChatMessageHistory needs fcntl file locks (POSIX: Linux, macOS); "
+            "use SQLiteChatMessageHistory or InMemoryChatMessageHistory on this platform"
+        ) from None
+    fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+
+
+def _tail_repair(fd: int, path: str) -> tuple[bytes, int | None]:
+    """What to write before new lines so they do not glue onto a torn tail (a newline and/or a seal record), and
+    the sequence number of the file's last message record (``None``: none, or one written before records had
+    one). A tail a crash cannot have left (a damaged last line, complete or not) raises ``HistoryFormatError``:
+    nothing is appended after damage."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return b"", None
+    ends_with_newline = os.pread(fd, 1, size - 1) == b"\n"
+    span = _CHUNK
+    while True:
+        start = max(0, size - span)
+        lines = list(split_lines(os.pread(fd, size - start, start), start))
+        if start > 0:
+            lines = lines[1:]  # may begin mid-line; re-read with a wider span if the scan gets that far
+        torn: list[Line] = []
+        parsed = False
+        last: int | None = None
+        try:
+            for line in reversed(lines):
+                if not line.data.strip():
+                    continue
+                record = decode(line, path, lambda line: _where(fd, line))
+                if record is None:
+                    if not parsed:
+                        torn.append(line)
+                    continue
+                check_record(record, line, path, lambda line: _where(fd, line))
+                parsed = True
+                if not is_seal(record):  # seals follow the last message: it holds the number to continue from
+                    last = record_seq(record, line, path, lambda line: _where(fd, line))
+                    break
+            else:
+                if start > 0:
+                    span *= 4
+                    continue
+            torn.reverse()
+            check_torn_tail(torn, not ends_with_newline, path, lambda line: _where(fd, line))
+        except HistoryFormatError as exc:
+            raise HistoryFormatError(f"{exc}; refusing to append") from None
+        return (b"" if ends_with_newline else b"\n") + (seal_record(torn) if torn else b""), last
+
+
+def _where(fd: int, line: Line) -> str:
+    """A line found by its offset, named by its number (the file read up to it: on the way to an error only)."""
+    number = 1
+    for offset in range(0, line.offset, _CHUNK):
+        number += os.pread(fd, min(_CHUNK, line.offset - offset), offset).count(b"\n")
+    return f"line {number} (byte {line.offset})"
+
+
+def _append_whole(fd: int, data: bytes, path: str) -> None:
+    """Append ``data`` and sync it, or leave the file as it was: a failed write (disk full, quota, file size limit,
+    I/O error) is cut off again, so the caller can retry the batch without storing part of it twice.
+
+    The caller holds the exclusive lock, so the size before the write is where this append began.
+    """
+    size = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException as exc:
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        except OSError:
+            pass  # the original error is the one to report
+        if isinstance(exc, OSError) and exc.filename is None:  # name the file: "[Errno 28] ...: 'chat.jsonl'"
+            raise OSError(exc.errno, exc.strerror, path) from exc
+        raise
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,358 @@
+"""What every agent-framework integration shares: one planner built from the one ``FitConfig``, a cache-stable
+``PlanSession`` per conversation, and the check that the current turn was sent whole.
+
+An integration reads its framework's messages into ctxwin messages (``read``) and gives the fitted ones back in the
+framework's types. ``ConversationFitter.fit`` takes the framework's items of one model call and the conversation's
+key (a session id, a thread id, a run context; ``None`` when the framework tells conversations apart by nothing, and
+then the fingerprint of the conversation's first items, so the calls of one agent run, which extend each other,
+share a session). A conversation's session is fed only the items appended since its last call (read once), so a
+call tokenizes only its new messages; items that no longer continue what the session saw (a history rewritten,
+compacted elsewhere or restarted) start a new session. ``Fitted.origin`` maps each message a plan kept unchanged to
+the framework item it was read from, so unchanged messages go back as the caller's own objects.
+
+The fitted request always sends the last user message and the newest tool round after it (``must_send``): without
+them the model would not see what it answers, or would call its tools again. When those cannot fit, ``fit`` raises
+``TurnDoesNotFit``; when even the must-keep part does not, ``BudgetExceeded``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxwin._plural import plural
+from ctxwin.messages import AIMessage, BaseMessage, convert_to_messages, message_to_dict
+from ctxwin.messages._convert import is_responses_assistant_item
+from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
+from ctxwin.planner._config import FitConfig
+from ctxwin.recall._tool import DESCRIPTION
+from ctxwin.strategies._base import last_user_index, leading_system_count
+
+# Conversations whose sessions an integration keeps, least recently used dropped first.
+MAX_CONVERSATIONS = 1024
+
+Read = Callable[[Sequence[Any]], list[tuple[Any, BaseMessage]]]
+"""Reads framework items into ctxwin messages, each paired with the item it came from (an item may give several
+messages, or none)."""
+
+Identity = Callable[[Any], Any]
+"""What makes two framework items the same message, for frameworks whose items have no value equality and are read
+again as new objects on every call (None: the items' own ``==``)."""
+
+
+class TurnDoesNotFit(BudgetExceeded):
+    """The conversation fits only without the last user message or the newest tool round after it (``must_send``):
+    sent so, the model would not see what it answers, or the results it asked for, and would call the tools again,
+    so nothing is sent. ``plan`` is the plan that dropped them; ``tokens`` is what they need (with the system
+    message and the tool definitions), not what the plan kept."""
+
+    def __init__(self, plan: Plan[Any], what: str, tokens: int) -> None:
+        super().__init__(plan)
+        self.tokens = tokens
+        self.args = (
+            f"{what} needs {tokens} tokens with the system prompt and {plan.budget.tools_tokens} tokens of tool "
+            f"definitions, over the budget of {self.limit} tokens, so it cannot be sent whole; without it the "
+            "model would not see what it is answering (and would call its tools again), so nothing was sent; "
+            + "; ".join(plan.warnings),
+        )
+
+
+class FittersByModel:
+    """One ``ConversationFitter`` per model the requests name, for integrations whose requests carry their model
+    (the configured model's fitter for all of them when the configuration names one, or a counter)."""
+
+    def __init__(self, owner: str, config: FitConfig, name: Callable[[str | None], str] | None = None) -> None:
+        """``name``: the ctxwin model name for a request's model (default: as written; None raises)."""
+        self.owner, self.config, self._name = owner, config, name
+        self._fitters: dict[str | None, ConversationFitter] = {}
+        self._lock = threading.Lock()
+        if config.model is not None or config.counter is not None:
+            self._fitters[None] = ConversationFitter(owner, config)
+
+    def __call__(self, model: str | None) -> ConversationFitter:
+        with self._lock:
+            fitter = self._fitters.get(None) or self._fitters.get(model)
+            if fitter is None:
+                named = self._name(model) if self._name is not None else model
+                if named is None:
+                    raise ValueError(f"{self.owner}: the request names no model: give model= or counter=")
+                fitter = ConversationFitter(self.owner, self.config.replace(model=named))
+                self._fitters[model] = fitter
+            return fitter
+
+
+def must_send(messages: Sequence[BaseMessage]) -> tuple[list[int], str]:
+    """The indexes of what a model call cannot do without, and its name: the last user message (what the model
+    answers) and the newest tool round after it (the agent's latest tool calls and their results: without them the
+    model would call its tools again); without a user message, the newest message alone. Older rounds of the same
+    turn may go, as any older message may (an agent left to work makes one turn of many rounds)."""
+    user = last_user_index(messages)
+    if user is None:
+        return ([len(messages) - 1] if messages else []), "the newest message (the conversation has no user message)"
+    calls = next((i for i in range(len(messages) - 1, user, -1) if _calls_tools(messages[i])), None)
+    if calls is None:
+        return [user], "the last user message"
+    needed = [user, *range(calls, len(messages))]
+    if calls == user + 1:
+        return needed, f"the current turn ({plural(len(needed), 'message')} from the last user message on)"
+    return needed, f"the last user message and the newest tool round ({plural(len(needed), 'message')})"
+
+
+def _calls_tools(message: BaseMessage) -> bool:
+    return isinstance(message, AIMessage) and bool(message.tool_calls)
+
+
+def _sent(inputs: Sequence[BaseMessage], needed: list[int], fitted: Sequence[BaseMessage]) -> bool:
+    """Whether ``fitted`` sends the messages ``must_send`` named: the user message, and the round at its end (a
+    tool result may be a shortened copy)."""
+    if not needed:
+        return True
+    user, tail = inputs[needed[0]], len(needed) - 1
+    if not any(m is user or m == user for m in fitted) or len(fitted) <= tail:
+        return False
+    pairs = zip(fitted[len(fitted) - tail :], inputs[len(inputs) - tail :], strict=True)
+    return all(type(a) is type(b) and getattr(a, "tool_call_id", None) == getattr(b, "tool_call_id", None)
+               and getattr(a, "tool_calls", None) == getattr(b, "tool_calls", None) for a, b in pairs)
+
+
+@dataclass
+class Fitted:
+    """A fitted model call: the plan (its ``messages`` are ctxwin messages) and, for each message kept unchanged,
+    the framework item it was read from."""
+
+    plan: Plan[Any]
+    origins: dict[int, Any] = field(repr=False)
+    conversation: _Conversation | None = field(default=None, repr=False)
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        return list(self.plan.messages)
+
+    def origin(self, message: BaseMessage) -> Any:
+        """The framework item ``message`` was read from, or None for a message a step made (a summary, a shortened
+        tool output, recalled text)."""
+        return self.origins.get(id(message))
+
+    def remember(self, message: BaseMessage, item: Any) -> None:
+        """``item`` is the framework's object for ``message`` from now on (one the integration made for a message a
+        step made), so the next call of the conversation gives back the same object."""
+        self.origins[id(message)] = item
+        if self.conversation is not None:
+            self.conversation.messages.append(message)
+
+    def given_back(self, make: Callable[[BaseMessage], Any]) -> list[Any]:
+        """The fitted messages as the framework's items: the item each was read from when the plan kept it
+        unchanged, else ``make(message)``, remembered so the next call gives the same object back."""
+        out: list[Any] = []
+        for message in self.plan.messages:
+            origin = self.origin(message)
+            if origin is None:
+                origin = make(message)
+                self.remember(message, origin)
+            out.append(origin)
+        return out
+
+    def persisted(self, items: Sequence[Any]) -> None:
+        """The framework keeps ``items`` (the fitted history, as given back) as the conversation's history, in
+        place of what it had: the next call continues them (frameworks whose history processors rewrite the
+        stored history)."""
+        if self.conversation is not None:
+            self.conversation.items = list(items)
+
+
+@dataclass
+class _Conversation:
+    """A conversation's session, the framework items it was given (and what makes each the same message), and the
+    item each of its messages came from."""
+
+    session: PlanSession[Any]
+    planner: Planner[Any]
+    items: list[Any]
+    same: list[Any] = field(default_factory=list)
+    origins: dict[int, Any] = field(default_factory=dict)
+    messages: list[BaseMessage] = field(default_factory=list)  # keeps the origins' keys alive
+
+    def continues(self, planner: Planner[Any], items: Sequence[Any], identity: Identity | None) -> bool:
+        seen = len(self.items)
+        if planner is not self.planner or not len(items) >= seen > 0:
+            return False
+        if identity is None:
+            return list(items[:seen]) == self.items
+        return [identity(item) for item in items[:seen]] == self.same
+
+    def follow(self, items: Sequence[Any]) -> None:
+        """The framework gives the conversation's items as new objects (read again from its store): the messages
+        they were read as now come from those."""
+        moved = {id(old): new for old, new in zip(self.items, items, strict=False) if old is not new}
+        if not moved:
+            return
+
+        def renamed(origin: Any) -> Any:
+            if isinstance(origin, tuple):
+                return tuple(renamed(part) for part in origin)
+            return moved.get(id(origin), origin)
+
+        self.origins = {key: renamed(origin) for key, origin in self.origins.items()}
+        self.items[: len(items)] = items[: len(self.items)]
+
+    def add(self, items: Sequence[Any], read: Read, identity: Identity | None) -> None:
+        pairs = read(items)
+        self.items.extend(items)
+        if identity is not None:
+            self.same.extend(identity(item) for item in items)
+        self.messages.extend(message for _, message in pairs)
+        self.origins.update((id(message), item) for item, message in pairs)
+        self.session.add_messages([message for _, message in pairs])
+
+
+# The conversation whose call the current task or thread fitted last: a recall tool run later in the same run
+# searches it (frameworks run a model call and the tools it asks for in one task).
+_current: ContextVar[tuple[ConversationFitter, _Conversation] | None] = ContextVar("ctxwin_conversation", default=None)
+
+
+class ConversationFitter:
+    """A planner for one integration's ``FitConfig``, and the conversations it fits, each in its own cache-stable
+    session (``config.cache_stable``; otherwise every call is planned on its own, as ``Planner.plan`` does)."""
+
+    def __init__(self, owner: str, config: FitConfig, *, keyless: bool = True) -> None:
+        """``keyless``: a call given no conversation key is told apart by its first items (False: planned on its
+        own, for frameworks that name every conversation that has a history, as LangGraph's thread ids do)."""
+        if config.output != "messages":
+            raise ValueError(f"{owner}: the framework's own messages go back to it; output={config.output!r} is for "
+                             "requests built with ctxwin.fit or Planner")
+        self.owner = owner
+        self.config = config
+        self.keyless = keyless
+        # ``strict`` is the integration's to act on: a session's planner gives back a plan that does not fit, to try
+        # again without the head.
+        self.planner: Planner[Any] = Planner(config=config.replace(strict=False))
+        self._conversations: OrderedDict[Hashable, _Conversation] = OrderedDict()
+        self._lock = threading.Lock()  # one agent serves many conversations at once
+        self._latest: _Conversation | None = None
+
+    def session(self, key: Hashable | None) -> PlanSession[Any] | None:
+        """The session of the conversation ``key`` names (None: no such conversation, or no key)."""
+        with self._lock:
+            conversation = self._conversations.get(key) if key is not None else None
+            return conversation.session if conversation is not None else None
+
+    def recall_function(self) -> Callable[..., str]:
+        """The recall tool (``ctxwin.recall._tool``) as a plain function, which every framework takes as a tool (its
+        name, docstring and annotations are the definition): it searches what the requests of the conversation
+        fitted last in the calling task (else anywhere) left out. Add it to the agent's tools, so it is counted."""
+
+        def recall_conversation(query: str = "", handle: str = "") -> str:
+            current = _current.get()
+            conversation = current[1] if current is not None and current[0] is self else self._latest
+            if conversation is None:
+                return "Nothing has been left out of this conversation."
+            try:
+                return conversation.session.recall_tool.run(query=query, handle=handle)
+            except ValueError as error:
+                return str(error)
+
+        recall_conversation.__doc__ = DESCRIPTION
+        return recall_conversation
+
+    def planner_for(self, tools: Sequence[Any] | None, request: Mapping[str, Any] | None = None) -> Planner[Any]:
+        """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's), or
+        for a whole ``request`` body (its tools, tool_choice and reply limit: ``Planner.for_request``)."""
+        if request is not None:
+            return self.planner.for_request(request)
+        return self.planner if tools is None else self.planner.with_tools(list(tools) or None)
+
+    def _prepare(
+        self, items: Sequence[Any], read: Read, key: Hashable | None, tools: Sequence[Any] | None,
+        identity: Identity | None, request: Mapping[str, Any] | None = None,
+    ) -> tuple[Planner[Any], list[BaseMessage], _Conversation | None, dict[int, Any]]:
+        planner = self.planner_for(tools, request)
+        if not self.config.cache_stable or not items or (key is None and not self.keyless):
+            pairs = read(items)
+            return planner, [m for _, m in pairs], None, {id(m): item for item, m in pairs}
+        if key is None:
+            key = fingerprint([identity(item) for item in items[:2]] if identity is not None else items[:2])
+        with self._lock:
+            conversation = self._conversations.get(key)
+            if conversation is None or not conversation.continues(planner, items, identity):
+                conversation = _Conversation(planner.session(), planner, [])
+                self._conversations[key] = conversation
+                while len(self._conversations) > MAX_CONVERSATIONS:
+                    self._conversations.popitem(last=False)
+            self._conversations.move_to_end(key)
+            self._latest = conversation
+            _current.set((self, conversation))
+            conversation.follow(items)
+            conversation.add(items[len(conversation.items) :], read, identity)
+            return planner, conversation.session.messages, conversation, conversation.origins
+
+    def fit(
+        self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None,
+        identity: Identity | None = None, request: Mapping[str, Any] | None = None,
+    ) -> Fitted:
+        """The fitted call of ``items`` (the framework's whole history for this model call, system prompt first);
+        ``request``: the whole request body they come from (its tools and reply limit count), instead of
+        ``tools``."""
+        planner, messages, conversation, origins = self._prepare(items, read, key, tools, identity, request)
+        plan = conversation.session.plan() if conversation is not None else planner.plan(messages)
+        return self._checked(planner, plan, messages, origins, conversation)
+
+    async def afit(
+        self, items: Sequence[Any], read: Read, *, key: Hashable | None = None, tools: Sequence[Any] | None = None,
+        identity: Identity | None = None, request: Mapping[str, Any] | None = None,
+    ) -> Fitted:
+        """``fit`` for async code: an async summarizer is awaited."""
+        planner, messages, conversation, origins = self._prepare(items, read, key, tools, identity, request)
+        plan = await (conversation.session.aplan() if conversation is not None else planner.aplan(messages))
+        return self._checked(planner, plan, messages, origins, conversation)
+
+    def _checked(
+        self, planner: Planner[Any], plan: Plan[Any], inputs: list[BaseMessage], origins: dict[int, Any],
+        conversation: _Conversation | None,
+    ) -> Fitted:
+        if not plan.fits:
+            raise BudgetExceeded(plan)
+        system = leading_system_count(inputs)
+        needed, what = must_send(inputs[system:])
+        if not _sent(inputs[system:], needed, plan.messages[leading_system_count(plan.messages) :]):
+            kept = [*inputs[:system], *(inputs[system + i] for i in needed)]
+            tokens = planner.counter.count_messages(kept, tools=planner.tools)
+            raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
+        return Fitted(plan, origins, conversation)
+
+
+def read_responses(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
+    """Responses items as ctxwin messages, each with the tuple of items it was read from: an assistant turn's
+    reasoning, message and function-call items make one AIMessage, and go back together."""
+    pairs: list[tuple[Any, BaseMessage]] = []
+    group: list[Any] = []
+    for item in [*items, None]:
+        if item is not None and is_responses_assistant_item(item):
+            group.append(item)
+            continue
+        if group:
+            pairs.extend((tuple(group), message) for message in convert_to_messages(group))
+            group = []
+        if item is not None:
+            pairs.extend(((item,), message) for message in convert_to_messages([item]))
+    return pairs
+
+
+def fingerprint(item: Any) -> str:
+    """A key for a conversation told apart by nothing but its first items (their JSON, hashed)."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, BaseMessage):
+            return message_to_dict(value)
+        if hasattr(value, "model_dump"):
+            return value.model_dump(mode="json")
+        if callable(getattr(value, "to_dict", None)):
+            return value.to_dict()
+        return repr(value)
+
+    text = json.dumps(item, sort_keys=True, default=plain, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -1,0 +1,235 @@
+"""Type in = type out: remember the form the caller's messages came in, and give messages back in it.
+
+The engine works on ctxwin messages. When every input item is a LangChain message, a public face (``trim_messages``,
+``filter_messages``, ``merge_message_runs``, ``fit``, ``add_messages``) reads them with ``CallerForms.read`` and
+returns ``forms.back_all(result)``: a message the engine kept unchanged is the caller's own object; a changed or new
+one (a partial message, a truncated tool output, a summary, a merged run) is built with the caller's class of that
+name (the input's own class, else the one its package exports), so LangChain is never imported by ctxwin. Any other
+input (ctxwin messages, dicts, strings, tuples, a mix) gives ctxwin messages, as before.
+
+Reading LangChain messages costs a pydantic validation each; a chat loop hands the same objects over again every
+turn. ``_Converted`` remembers, per LangChain object, the ctxwin message read from it with the object's stamp
+(``ctxwin.messages._stamp``), so a re-trim of ``history + [new]`` converts only the new message, and the count cache
+then recalls the old ones by identity. An object changed in place is read again. These ctxwin messages never leave
+ctxwin (the caller gets their own objects back), so no caller can change one behind the memo.
+
+A ``token_counter`` given by the caller (a callable, a chat model) sees messages through ``back`` too, so LangChain's
+``count_tokens_approximately`` and a chat model's ``get_num_tokens_from_messages`` get LangChain objects.
+
+``output=`` (``fit``, ``Planner``) asks for a provider's request form instead (``give_back``): ``"openai"`` (chat
+completions dicts; OpenAI dicts in give the caller's own dicts back for the messages kept unchanged, so their
+unknown keys and ``"content": null`` survive), ``"responses"`` (Responses input items) or ``"anthropic"`` (the
+messages of an Anthropic request, and its top-level ``system`` apart); ``"request"`` is the one of those three the
+input came in (``request_body.request_form``), which the planner settles per conversation before reading it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from ctxwin.messages._anthropic_format import convert_to_anthropic
+from ctxwin.messages._base import BaseMessage
+from ctxwin.messages._convert import INSTRUCTIONS, is_langchain_message, is_request, read_messages
+from ctxwin.messages._openai_format import convert_to_openai_messages, without_received_calls
+from ctxwin.messages._responses_format import convert_to_responses_items
+from ctxwin.messages._stamp import stamp_of
+from ctxwin.messages._system import SystemMessage
+
+Output = Literal["messages", "openai", "responses", "anthropic", "request"]
+OUTPUTS: tuple[Output, ...] = ("messages", "openai", "responses", "anthropic", "request")
+
+_MAX_CONVERTED = 1 << 17
+_MISSING = object()
+
+
+class _Noted(weakref.ref[Any]):
+    """A LangChain object (weakly), its stamp and the ctxwin message read from it."""
+
+    __slots__ = ("key", "message", "stamp")
+
+    key: int
+    stamp: tuple[Any, ...]
+    message: BaseMessage
+
+
+class _Converted:
+    """The ctxwin message read from each LangChain object seen, while the object lives and holds what it held."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, _Noted] = {}
+        self._dead: list[_Noted] = []  # entries of collected objects, dropped under the lock at the next write
+        self._lock = threading.Lock()
+
+    def read(self, objects: Sequence[Any]) -> list[BaseMessage]:
+        by_id = self._by_id
+        noted = list(map(by_id.get, map(id, objects)))
+        found: list[BaseMessage | None]
+        try:  # fields_of inlined: one pass in C as far as possible
+            found = [
+                n.message
+                if n is not None and n.stamp == (o.__class__, *o.__dict__.values(), o.__pydantic_extra__) and n() is o
+                else None
+                for o, n in zip(objects, noted, strict=True)
+            ]
+        except Exception:  # a value whose comparison raises, or no pydantic extras: read everything again
+            found = [None] * len(objects)
+        missing = [i for i, m in enumerate(found) if m is None]
+        if not missing:
+            return found  # type: ignore[return-value]
+        try:
+            fresh = read_messages([objects[i] for i in missing])
+        except (TypeError, ValueError) as exc:  # name the caller's index, not the index among the unread ones
+            detail = str(exc)
+            if detail.startswith("messages[") and "]" in detail:
+                head, _, rest = detail.partition("]")
+                detail = f"messages[{missing[int(head.removeprefix('messages['))]}]{rest}"
+            raise type(exc)(detail) from None
+        if len(fresh) != len(missing):  # an object read as several messages: keep the plain reading
+            return read_messages(objects)
+        entries = []
+        for i, message in zip(missing, fresh, strict=True):
+            found[i] = message
+            stamp = stamp_of(objects[i])
+            if stamp is not None:
+                entry = _Noted(objects[i], self._dead.append)
+                entry.key, entry.stamp, entry.message = id(objects[i]), stamp, message
+                entries.append(entry)
+        with self._lock:
+            while self._dead:
+                dead = self._dead.pop()
+                if by_id.get(dead.key) is dead:
+                    del by_id[dead.key]
+            for entry in entries:
+                by_id.pop(entry.key, None)
+                by_id[entry.key] = entry
+            while len(by_id) > _MAX_CONVERTED:
+                del by_id[next(iter(by_id))]
+        return found  # type: ignore[return-value]
+
+
+_converted = _Converted()
+
+
+class CallerForms:
+    """The caller's LangChain objects behind the ctxwin messages read from them, and their classes by name."""
+
+    __slots__ = ("_classes", "_items", "_originals", "_package")
+
+    def __init__(self, items: Sequence[BaseMessage], originals: Sequence[Any], *, package: str | None = None) -> None:
+        """``package`` (the module whose classes build new messages) defaults to that of the first original; give it
+        for forms with no originals yet (a history reopened to be read as LangChain messages)."""
+        self._items: list[BaseMessage] = []
+        self._originals: dict[int, Any] = {}
+        self._classes: dict[str, type] = {}
+        self._package = package if package is not None else type(originals[0]).__module__.rpartition(".")[0]
+        self.add(items, originals)
+
+    def add(self, items: Sequence[BaseMessage], originals: Sequence[Any]) -> None:
+        """Remember more of the caller's objects (a session's next turn). Keyed by id alone: ``_items`` keeps the items
+        alive, so no other live message can have one of their ids (and a dict of ints, unlike one of tuples, gives
+        the garbage collector nothing to walk)."""
+        self._items.extend(items)
+        self._originals.update(zip(map(id, items), originals, strict=True))
+        self._classes.update({cls.__name__: cls for cls in set(map(type, originals))})
+
+    @classmethod
+    def read(cls, messages: Iterable[Any] | Any) -> tuple[list[BaseMessage], CallerForms | None]:
+        """The messages as ctxwin messages, and the caller's forms when they were all LangChain messages (a
+        LangChain ``PromptValue`` holds LangChain messages)."""
+        if hasattr(messages, "to_messages") and callable(messages.to_messages):
+            messages = messages.to_messages()
+        found = cls.read_langchain(messages)
+        return (read_messages(messages), None) if found is None else found
+
+    @classmethod
+    def read_langchain(cls, messages: Any) -> tuple[list[BaseMessage], CallerForms] | None:
+        """``read`` for a non-empty list or tuple of LangChain messages only; None (nothing read) for the rest."""
+        # One object per class is looked at: a LangChain message's class fixes its ``type``. The first message alone
+        # answers for a list of ctxwin messages, with no pass over the list: a chat loop re-trims long histories.
+        if (
+            isinstance(messages, (list, tuple))
+            and messages
+            and is_langchain_message(messages[0])
+            and all(map(is_langchain_message, dict(zip(map(type, messages), messages, strict=True)).values()))
+        ):
+            items = _converted.read(messages)
+            return items, cls(items, messages)
+        return None
+
+    def back(self, message: BaseMessage) -> Any:
+        """The caller's object for ``message`` if it is one read from the caller, else a new one of its class."""
+        found = self._originals.get(id(message), _MISSING)
+        if found is not _MISSING:
+            return found
+        return self.new(message)
+
+    def new(self, message: BaseMessage) -> Any:
+        name = type(message).__name__
+        target = self._classes.get(name) or getattr(sys.modules.get(self._package), name, None)
+        if not isinstance(target, type):
+            raise TypeError(f"cannot give a {name} back as a {self._package} message: {self._package} has no {name}")
+        return target(**message.model_dump())
+
+    def back_all(self, messages: Iterable[BaseMessage]) -> list[Any]:
+        return [self.back(m) for m in messages]
+
+
+class OpenAIDicts(CallerForms):
+    """The caller's OpenAI chat dicts behind the messages read from them: a message kept unchanged goes back as the
+    caller's own dict (unknown keys and ``"content": null`` as given), a changed or new one as a new dict."""
+
+    @classmethod
+    def read_dicts(cls, messages: Any, items: list[BaseMessage]) -> OpenAIDicts | None:
+        """The forms of ``messages`` if they are chat dicts read one message each, else None."""
+        if (
+            isinstance(messages, (list, tuple))
+            and len(messages) == len(items)
+            and messages
+            and all(isinstance(m, Mapping) and "role" in m and "type" not in m for m in messages)
+        ):
+            return cls(items, messages)
+        return None
+
+    def new(self, message: BaseMessage) -> Any:
+        return convert_to_openai_messages(message)
+
+
+def read_for(messages: Iterable[Any] | Any, output: Output) -> tuple[list[BaseMessage], CallerForms | None]:
+    """``CallerForms.read``, and for ``output="openai"`` the caller's OpenAI dicts to give back (those of a
+    request's ``messages`` too); for ``output="anthropic"``, the messages without the tool-call text they were read
+    with (``without_received_calls``)."""
+    items, forms = CallerForms.read(messages)
+    if forms is None and output == "openai":
+        forms = OpenAIDicts.read_dicts(messages.get("messages") if is_request(messages) else messages, items)
+    if output == "anthropic":  # tool-call arguments go as an object: counted as that, not as the text received
+        stripped = list(map(without_received_calls, items))
+        if any(new is not old for new, old in zip(stripped, items, strict=True)):
+            items = stripped
+    return items, forms
+
+
+def give_back(messages: list[BaseMessage], output: Output, forms: CallerForms | None) -> tuple[list[Any], Any]:
+    """The messages in the ``output`` form (the caller's form for ``"messages"``), and the Anthropic request's
+    top-level ``system`` or the Responses request's ``instructions`` when the conversation came with them (None
+    otherwise: system messages stay in the list)."""
+    if output == "anthropic":
+        request = convert_to_anthropic(messages)
+        return list(request["messages"]), request.get("system")
+    if output == "responses":
+        if messages and messages[0].additional_kwargs.get(INSTRUCTIONS) and isinstance(messages[0], SystemMessage):
+            return list(convert_to_responses_items(messages[1:])), messages[0].text
+        return list(convert_to_responses_items(messages)), None
+    if output == "openai" and not isinstance(forms, OpenAIDicts):
+        return convert_to_openai_messages(messages), None
+    return (messages if forms is None else forms.back_all(messages)), None
+
+
+def in_caller_form(apply: Callable[[list[BaseMessage]], list[BaseMessage]], messages: Iterable[Any] | Any) -> list[Any]:
+    """``apply`` to the messages read as ctxwin messages, the result given back in the caller's form."""
+    items, forms = CallerForms.read(messages)
+    result = apply(items)
+    return result if forms is None else forms.back_all(result)

@@ -1,0 +1,162 @@
+"""Non-text parts where the target API takes them.
+
+The APIs take images, audio and files in some roles only (as their docs and SDK param types say):
+
+- chat completions (``"openai"``): in user messages only; tool results, assistant and system messages hold text;
+- Responses (``"responses"``): in user messages and in a ``function_call_output``'s output, not in assistant,
+  system or developer messages;
+- Anthropic (``"anthropic"``): in user turns and inside ``tool_result`` blocks, not in assistant turns or the
+  system prompt; no audio or video anywhere.
+
+``place_media`` moves a part a message cannot hold to a user message inserted right after that message's unit (a
+tool result's run of results, an assistant message's results, the leading system messages), so tool calls stay next
+to their results and the model still sees the image, with a text note where it was taken from. The inserted message
+is marked (``is_moved_media``): it belongs to the unit it came from and is no user turn, so a plan never keeps it
+as "the last user message" in place of the real one. A part the API takes
+nowhere (audio for Anthropic, video for all three) becomes a text note, with a warning. An image's ``detail``
+(OpenAI's) is dropped for Anthropic, which takes none, so the image is counted as it is sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxwin._plural import plural
+from ctxwin.messages._base import BaseMessage
+from ctxwin.messages._content import image_detail, without_detail
+from ctxwin.messages._human import HumanMessage
+from ctxwin.messages._openai_format import openai_role
+from ctxwin.messages._system import SystemMessage
+from ctxwin.messages._tool import ToolMessage
+
+_IMAGES = frozenset({"image", "image_url", "input_image"})
+_AUDIO = frozenset({"audio", "input_audio"})
+_FILES = frozenset({"file", "input_file", "document"})
+_VIDEO = frozenset({"video"})
+MEDIA = _IMAGES | _AUDIO | _FILES | _VIDEO
+# Marks a user message ``place_media`` inserted to carry moved media: part of the unit it was moved out of, not a
+# user turn (never "the last user message" a plan must keep).
+MOVED_MEDIA = "__ctxwin_moved_media__"
+
+
+def is_moved_media(message: BaseMessage) -> bool:
+    """Whether ``message`` is a user message ``place_media`` inserted for moved media."""
+    return bool(message.additional_kwargs.get(MOVED_MEDIA))
+
+# Per output: the roles (as ``openai_role`` names them) that take media, and the media the API takes nowhere.
+_TAKES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "openai": (frozenset({"user"}), _VIDEO),
+    "responses": (frozenset({"user", "tool"}), _VIDEO | _AUDIO),
+    "anthropic": (frozenset({"user", "tool"}), _VIDEO | _AUDIO),
+}
+
+
+def _kind(block: Any) -> str | None:
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind is None and isinstance(block.get("image"), dict):  # Bedrock's image block
+        return "image"
+    return kind if isinstance(kind, str) and kind in MEDIA else None
+
+
+def _label(kind: str) -> str:
+    return "image" if kind in _IMAGES else "audio" if kind in _AUDIO else "video" if kind in _VIDEO else "file"
+
+
+@dataclass
+class Placed:
+    """The messages with every part where the API takes it, and what was changed."""
+
+    messages: list[BaseMessage]
+    replaced: list[tuple[BaseMessage, BaseMessage]] = field(default_factory=list)
+    added: list[BaseMessage] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _where(message: BaseMessage, index: int) -> str:
+    if isinstance(message, ToolMessage):
+        return f"the result of tool call {message.tool_call_id}"
+    return f"the {openai_role(message)} message #{index}"
+
+
+def _unit_end(messages: list[BaseMessage], index: int) -> int:
+    """The index after the unit of ``messages[index]``: a tool result or a tool-calling assistant message with the
+    results that follow it, a leading system message with the system messages after it."""
+    end = index + 1
+    same = SystemMessage if isinstance(messages[index], SystemMessage) else ToolMessage
+    while end < len(messages) and isinstance(messages[end], same):
+        end += 1
+    return end
+
+
+def place_media(messages: list[BaseMessage], output: str) -> Placed:
+    """``messages`` with each media part in a message the ``output`` API takes it in (see the module); the input
+    is never mutated, and ``Placed.messages is messages`` when nothing had to change."""
+    if output not in _TAKES:
+        return Placed(messages)
+    roles, nowhere = _TAKES[output]
+    placed = Placed(messages)
+    inserts: dict[int, list[Any]] = {}  # unit end -> the parts moved there, with their notes
+    sources = 0  # messages whose media moved
+    details = 0  # images whose detail the API does not take
+    out = list(messages)
+    changed = False
+    for index, message in enumerate(messages):
+        if not isinstance(message.content, list) or not any(map(_kind, message.content)):
+            continue
+        takes = openai_role(message) in roles
+        content: list[Any] = []
+        moved: list[Any] = []
+        for block in message.content:
+            kind = _kind(block)
+            if kind in _IMAGES and output == "anthropic" and isinstance(block, dict) and image_detail(block):
+                block = without_detail(block)  # Anthropic takes no detail: counted as sent
+                details += 1
+            if kind is None or (takes and kind not in nowhere):
+                content.append(block)
+            elif kind in nowhere:
+                label = _label(kind)
+                content.append({"type": "text", "text": f"[{label} removed: the {output} API takes no {label}]"})
+                article = "an" if label[0] in "aeiou" else "a"
+                placed.warnings.append(f"{_where(message, index)}: {article} {label} part has no place in the "
+                                       f"{output} API; replaced by a note")
+            else:
+                content.append({"type": "text", "text": f"[{_label(kind)} moved to the next user message]"})
+                moved.append(block)
+        if content == message.content:
+            continue
+        copy = message.model_copy(update={"content": content})
+        out[index] = copy
+        placed.replaced.append((message, copy))
+        changed = True
+        if moved:
+            sources += 1
+            end = _unit_end(messages, index)  # a user message takes media: only other roles move theirs
+            note = {"type": "text", "text": f"[{plural(len(moved), 'part')} from {_where(message, index)}]"}
+            inserts.setdefault(end, []).extend([note, *moved])
+    if not changed:
+        return placed
+    result: list[BaseMessage] = []
+    for index, message in enumerate(out):
+        if index in inserts:
+            result.append(HumanMessage(inserts.pop(index), additional_kwargs={MOVED_MEDIA: True}))
+            placed.added.append(result[-1])
+        result.append(message)
+    for parts in inserts.values():  # the unit ends the conversation
+        result.append(HumanMessage(parts, additional_kwargs={MOVED_MEDIA: True}))
+        placed.added.append(result[-1])
+    placed.messages = result
+    if placed.added:
+        placed.notes.append(f"moved media out of {plural(sources, 'message')} into "
+                            f"{plural(len(placed.added), 'user message')} right after them (the {output} API takes "
+                            "it there)")
+    if details:
+        placed.notes.append(f"dropped the detail of {plural(details, 'image')} (the {output} API takes none: "
+                            "counted at the size sent)")
+    if placed.warnings:
+        placed.notes.append(f"replaced {plural(len(placed.warnings), 'part')} the {output} API takes nowhere by a "
+                            "note")
+    return placed

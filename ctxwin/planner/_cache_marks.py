@@ -1,0 +1,117 @@
+"""How a request marks the provider's prompt cache: whether it can (``check_cache_control``), which lifetime its
+writes ask for and whether writing pays at all (``choose_ttl``), and how many requests must read a write for it to
+pay for itself (``payback_turns``).
+
+A cache write costs more than plain input (Anthropic 1.25x for five minutes, 2x for an hour; OpenAI from GPT-5.6
+1.25x) and pays only if a later request reads it before it expires. A chat loop's requests come at a gap: while it
+is well within the short lifetime, the short write is the cheaper; past it, the short write expires unread at every
+request while the long one is read by the next; past the long lifetime nothing written is read, and the request
+marks nothing (Anthropic then writes nothing; OpenAI in explicit mode without a mark caches nothing).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ctxwin.counters._caching import CachingRules
+
+# A lifetime is chosen for gaps up to this share of it: a request that comes later than usual must still find the
+# prefix its predecessor wrote.
+TTL_SLACK = 0.8
+PROVIDER_OUTPUTS = ("anthropic", "openai", "responses")
+
+
+def takes_openai_marks(rules: CachingRules | None) -> bool:
+    """Whether the model takes OpenAI's ``prompt_cache_breakpoint`` marks (GPT-5.6 on)."""
+    return rules is not None and rules.mode == "automatic" and rules.max_breakpoints > 0
+
+
+def check_cache_control(value: object, output: str, rules: CachingRules | None, model: str | None, *,
+                        model_known: bool = True) -> None:
+    """``cache_control`` for a planner or session of ``output`` for a model with ``rules``; ValueError naming the
+    fix when the request could not carry marks (``model_known=False``: the output only, the model checked later)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"cache_control must be a bool, got {value!r}")
+    if not value or output == "anthropic":
+        return
+    if output not in PROVIDER_OUTPUTS:
+        raise ValueError(f"cache_control=True marks cache breakpoints in a provider request: it needs "
+                         f"output='anthropic', or 'openai'/'responses' for a model that takes them (got "
+                         f"output={output!r})")
+    if model_known and not takes_openai_marks(rules):
+        raise ValueError(f"cache_control=True with output={output!r} marks OpenAI's prompt_cache_breakpoint, which "
+                         f"only models from GPT-5.6 on take (got model={model!r}); leave cache_control unset (older "
+                         "models cache automatically), or use output='anthropic' for Claude")
+
+
+def checked_ttl(value: object, rules: CachingRules | None) -> str | None:
+    """``value`` as a ``cache_ttl``: None (chosen from the gap between requests) or one of the model's lifetimes;
+    ValueError naming them."""
+    if value is None:
+        return None
+    allowed = [] if rules is None else [t for t in (rules.ttl, rules.long_ttl) if t and rules.ttl_seconds(t)]
+    if value not in allowed:
+        raise ValueError(f"cache_ttl must be None (chosen from the gap between requests) or one of the model's cache "
+                         f"lifetimes {allowed or '(none known)'}, got {value!r}")
+    return str(value)
+
+
+def checked_gap(value: object) -> float | None:
+    """``value`` as an ``expected_gap`` in seconds (positive), or None (measured); ValueError naming it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f"expected_gap must be the seconds expected between requests (> 0), or None (measured), "
+                         f"got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class TtlChoice:
+    """The lifetime a request's writes ask for: ``ttl`` (the provider's name for it), ``long`` when it is the
+    rules' ``long_ttl`` (sent; the short one is the default and is not), ``writes`` False when no lifetime outlasts
+    the gap (the request marks nothing)."""
+
+    ttl: str
+    long: bool = False
+    writes: bool = True
+
+    @property
+    def sent(self) -> str | None:
+        return self.ttl if self.long else None
+
+
+def choose_ttl(rules: CachingRules | None, gap: float | None, forced: str | None = None) -> TtlChoice:
+    """The lifetime for requests ``gap`` seconds apart (None: not known yet, taken as short): the short one while
+    the gap is within ``TTL_SLACK`` of it, else the long one, else none (``writes=False``); ``forced`` when given."""
+    if rules is None:
+        return TtlChoice("")
+    if forced is not None:
+        return TtlChoice(forced, long=forced == rules.long_ttl and forced != rules.ttl)
+    short = rules.ttl_seconds(rules.ttl)
+    if gap is None or short is None or gap <= TTL_SLACK * short:
+        return TtlChoice(rules.ttl)
+    long = rules.ttl_seconds(rules.long_ttl) if rules.long_ttl else None
+    if long is not None and gap <= TTL_SLACK * long:
+        return TtlChoice(rules.long_ttl, long=True)
+    return TtlChoice(rules.ttl, writes=False)
+
+
+def write_ratio(rules: CachingRules | None, choice: TtlChoice) -> float | None:
+    """What a write at ``choice`` costs against plain input."""
+    if rules is None:
+        return None
+    if choice.long and rules.long_write_ratio is not None:
+        return rules.long_write_ratio
+    return rules.write_ratio
+
+
+def payback_turns(rules: CachingRules | None, choice: TtlChoice) -> int:
+    """How many requests after a cut must read its prefix for the cut's cache write to pay for itself: a write
+    costs ``write_ratio - 1`` more than plain input, each read saves ``1 - read_ratio``; at least one (and one when
+    nothing is written, or a write costs what input costs)."""
+    ratio = write_ratio(rules, choice)
+    if rules is None or not choice.writes or rules.read_ratio is None or ratio is None or rules.read_ratio >= 1:
+        return 1
+    return max(1, math.ceil((ratio - 1) / (1 - rules.read_ratio)))

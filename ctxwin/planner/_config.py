@@ -1,0 +1,219 @@
+"""``FitConfig``: every option of the planner and its sessions, declared, validated and documented once.
+
+``fit``, ``Planner``, ``Planner.session``, ``fit_many``, the CLI and the integrations take a ``FitConfig`` or build
+one from keyword arguments (``FitConfig.of``); none restates the options. ``FitOptions`` is the same options as a
+TypedDict, only so that ``**options`` is typed (``Unpack``); a test keeps it in step with ``FitConfig``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeGuard
+
+from typing_extensions import TypedDict
+
+from ctxwin.counters._base import TokenCounter
+from ctxwin.messages._forms import OUTPUTS, Output
+from ctxwin.messages._tool_forms import check_tool_choice
+from ctxwin.planner._cache_marks import check_cache_control, checked_gap
+from ctxwin.strategies._base import Strategy
+
+BrokenToolPairs = Literal["drop", "keep"]
+
+# ``fit``'s model when none is named.
+DEFAULT_MODEL = "gpt-4o"
+
+# The most of the input budget the head a session's cut keeps may take: room for the task and first findings, yet
+# most of the budget left for recent turns (docs/sessions-measurements.md has the measurements).
+DEFAULT_KEEP_FIRST = 0.3
+
+# The most of the input budget query-aware recall's excerpts may take (docs/recall.md has the measurements).
+DEFAULT_RECALL_SHARE = 0.1
+
+# The options a session reads (``Planner.session`` takes only these, and ``cache_control``).
+SESSION_OPTIONS = frozenset(
+    {"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control", "expected_gap",
+     "cache_ttl", "cache_key"}
+)
+# The cache lifetimes providers take (Anthropic's, OpenAI's); a session checks the one given against its model's.
+CACHE_TTLS = ("5m", "1h", "30m", "12h")
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """How conversations are fitted: the model and budget, the strategies, the output form, and the sessions'
+    cache options. Immutable and validated when built; ``FitConfig.of(config, **options)`` and
+    ``config.replace(**changes)`` make new ones. docs/planner.md has the same table with examples.
+
+    Budget: ``model``, a registered model name (its counter, context window and max output; ``fit``'s default is
+    ``"gpt-4o"``). ``context_window``: the model's window, in tokens (required without a model). ``reserve_output``:
+    tokens kept for the reply (default ``default_reserve`` of the model's max output; the request's reply limit).
+    ``safety_margin``: tokens kept free for the counter's error (default 0 for an exact counter, else the counter's
+    ``max_relative_error`` times the input budget). The input budget is the window less the three and the tools.
+    ``counter``: a ``TokenCounter`` or a registered counter name (default: the model's).
+
+    Request: ``tools`` (OpenAI function, Responses, Anthropic or LangChain tools, counted in the budget and sent in
+    the output's form) and ``tool_choice`` (any provider's form). ``output``: the form of ``Plan.messages``:
+    ``"messages"`` (the caller's), ``"openai"``, ``"responses"``, ``"anthropic"``, or ``"request"`` (the form each
+    whole request came in). ``cache_control``: mark cache breakpoints in ``Plan.request``: Anthropic's
+    ``cache_control`` (``output="anthropic"``) or OpenAI's ``prompt_cache_breakpoint`` (``"openai"``/
+    ``"responses"``, for models that take them, GPT-5.6 on); None, the default: sessions mark them, one-off plans
+    do not.
+
+    Strategies: ``strategies``, Strategy objects or registered names (or one name; default: ``clear_reasoning``,
+    ``filter``, ``truncate_tool_output``, ``summarize`` when a ``summarizer`` or ``keep_last`` is given, ``trim``).
+    ``summarizer``: a callable ``list[BaseMessage] -> str`` for the summarize step. ``keep_last``: keep at least the
+    last N messages verbatim (a warning says when the budget could not). A ``Summarize`` in ``strategies`` takes
+    ``summarizer`` and ``keep_last`` where it leaves its own unset. ``strict``: raise ``BudgetExceeded`` when
+    the conversation cannot fit. ``broken_tool_pairs``: ``"drop"`` repairs orphan tool results and unanswered calls,
+    ``"keep"`` sends them as they are (both warn).
+
+    Sessions (``Planner.session``, the LangChain integrations): ``cache_stable`` (default True) keeps the
+    provider's prompt cache, False plans every turn as ``Planner.plan``. ``low_water``: the share of the input
+    budget a cut plans down to (0 < low_water <= 1; None: chosen per cut from how long the user turns are).
+    ``tool_output_cap``: in agent runs, a new tool output over this share of the input budget is cut to it on
+    arrival, once (None: never). ``keep_first``: the most of the input budget the head a cut keeps may take
+    (0 < keep_first <= 1, default ``DEFAULT_KEEP_FIRST``; None: no head). ``head_fill``: the least share of the
+    input budget the head fills with the tools and system prompt (0 <= head_fill < keep_first; None: chosen at the
+    first cut). ``expected_gap``: the seconds expected between a session's requests, which choose the lifetime its
+    cache writes ask for (None: measured between plans; docs/sessions.md). ``cache_ttl``: one of the model's cache
+    lifetimes for every write, ``"5m"``/``"1h"`` (Anthropic) or ``"30m"``/``"12h"`` (OpenAI) (None: chosen from
+    the gap). ``cache_key``: the ``prompt_cache_key`` a session's OpenAI requests carry (None: one made per session
+    for the models that route by it).
+
+
+    Recall (docs/recall.md): ``recall_share``, when the steps left something out and the newest user message (or an
+    agent round's newest tool call) relates to it, the most relevant excerpts come back, within this share of the
+    input budget, in a user-side message where the kept conversation starts (a session between cuts: right before
+    the new user message); ``Plan.recalled`` names them and the query (0 <= recall_share < 1, default
+    ``DEFAULT_RECALL_SHARE``; 0: never).
+    """
+
+    model: str | None = None
+    context_window: int | None = None
+    reserve_output: int | None = None
+    safety_margin: int | None = None
+    counter: TokenCounter | str | None = None
+    tools: Sequence[Any] | None = None
+    tool_choice: Any = None
+    output: Output = "messages"
+    cache_control: bool | None = None
+    strategies: Sequence[Strategy | str] | str | None = None
+    summarizer: Any = None
+    keep_last: int | None = None
+    strict: bool = False
+    broken_tool_pairs: BrokenToolPairs = "drop"
+    cache_stable: bool = True
+    low_water: float | None = None
+    tool_output_cap: float | None = None
+    keep_first: float | None = DEFAULT_KEEP_FIRST
+    head_fill: float | None = None
+    expected_gap: float | None = None
+    cache_ttl: str | None = None
+    cache_key: str | None = None
+    recall_share: float = DEFAULT_RECALL_SHARE
+
+    def __post_init__(self) -> None:
+        for name in ("context_window", "reserve_output", "safety_margin", "keep_last"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+        if self.model is not None and not isinstance(self.model, str):
+            raise TypeError(f"model must be a registered model name (a str), got {type(self.model).__name__}")
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {self.output!r}")
+        if self.broken_tool_pairs not in ("drop", "keep"):
+            raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {self.broken_tool_pairs!r}")
+        if self.cache_control is not None:  # the model's side is checked where it is known (check_cache_control)
+            check_cache_control(self.cache_control, self.output, None, self.model, model_known=False)
+        checked_gap(self.expected_gap)
+        if self.cache_ttl is not None and self.cache_ttl not in CACHE_TTLS:
+            raise ValueError(f"cache_ttl must be None (chosen from the gap between requests) or one of "
+                             f"{', '.join(map(repr, CACHE_TTLS))}, got {self.cache_ttl!r}")
+        if self.cache_key is not None and (not isinstance(self.cache_key, str) or not self.cache_key.strip()):
+            raise ValueError(f"cache_key must be a non-empty string (the prompt_cache_key), or None, got "
+                             f"{self.cache_key!r}")
+        if self.summarizer is not None and not callable(self.summarizer):
+            raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {self.summarizer!r}")
+        if self.tool_choice is not None:
+            check_tool_choice(self.tool_choice)
+        for name in ("strict", "cache_stable"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if self.low_water is not None and not _share(self.low_water):
+            raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, or None (chosen "
+                             f"per cut), got {self.low_water!r}")
+        share = self.recall_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
+            raise ValueError(f"recall_share must be a share of the input budget, 0 <= recall_share < 1 (0: no "
+                             f"recall), got {share!r}")
+        _optional_share("tool_output_cap", self.tool_output_cap, "no cap")
+        _optional_share("keep_first", self.keep_first, "a cut keeps no head")
+        fill = self.head_fill
+        if fill is not None:
+            if isinstance(fill, bool) or not isinstance(fill, (int, float)) or not 0 <= fill < 1:
+                raise ValueError(f"head_fill must be a share of the input budget, 0 <= head_fill < 1, got {fill!r}")
+            if fill and (self.keep_first is None or fill >= self.keep_first):
+                raise ValueError(f"head_fill ({fill!r}) fills a head that keep_first bounds: it needs a larger "
+                                 f"keep_first (got keep_first={self.keep_first!r})")
+
+    @classmethod
+    def of(cls, config: FitConfig | None = None, /, **options: Any) -> FitConfig:
+        """``config``'s options (or the defaults) with ``options`` instead; TypeError naming an unknown option."""
+        unknown = sorted(set(options) - _NAMES)
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], sorted(_NAMES), n=3)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise TypeError(f"unknown option {unknown[0]!r}{hint}; the options are FitConfig's fields")
+        if config is None:
+            return cls(**options)
+        if not isinstance(config, FitConfig):
+            raise TypeError(f"config must be a FitConfig, got {type(config).__name__}")
+        return dataclasses.replace(config, **options) if options else config
+
+    def replace(self, **changes: Any) -> FitConfig:
+        """This configuration with ``changes`` (validated again)."""
+        return FitConfig.of(self, **changes)
+
+
+_NAMES = frozenset(field.name for field in dataclasses.fields(FitConfig))
+
+
+class FitOptions(TypedDict, total=False):
+    """``FitConfig``'s fields as keyword options, for typing ``**options`` (``model``, ``strategies`` and ``output``
+    are parameters of their own); documented on ``FitConfig``."""
+
+    context_window: int | None
+    reserve_output: int | None
+    safety_margin: int | None
+    counter: TokenCounter | str | None
+    tools: Sequence[Any] | None
+    tool_choice: Any
+    cache_control: bool | None
+    summarizer: Any
+    keep_last: int | None
+    strict: bool
+    broken_tool_pairs: BrokenToolPairs
+    cache_stable: bool
+    low_water: float | None
+    tool_output_cap: float | None
+    keep_first: float | None
+    head_fill: float | None
+    expected_gap: float | None
+    cache_ttl: str | None
+    cache_key: str | None
+    recall_share: float
+
+
+def _share(value: object) -> TypeGuard[float]:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value <= 1
+
+
+def _optional_share(name: str, value: object, none: str) -> None:
+    """ValueError naming the option ``name`` unless ``value`` is a share of the input budget or None (``none``)."""
+    if value is not None and not _share(value):
+        raise ValueError(f"{name} must be a share of the input budget, 0 < {name} <= 1, or None ({none}), "
+                         f"got {value!r}")

@@ -1,0 +1,645 @@
+"""The planner: compose strategies until a conversation fits a model's input budget, and report every step.
+
+``Budget`` comes from the model (context window, default reserved output) or explicit numbers, less the tool
+definitions (counted with the model's counter) and a safety margin that is zero for exact counters and, for an
+estimating counter, its measured relative error (the counter's ``max_relative_error``) times the input budget.
+
+A plan tokenizes what its decisions need and no more: whether a conversation fits is answered counting from the
+newest message back until it is over, and a shrinking step leaves alone what a later trim drops anyway. The token
+figures of its report are exact, and those that involve messages the plan dropped without reading are counted when
+first read (once), so a chat loop that only sends ``plan.messages`` never tokenizes the history it drops.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Awaitable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from operator import is_not
+from typing import Any, Generic, Literal, overload
+
+from typing_extensions import Unpack
+
+from ctxwin import _tracing as tracing
+from ctxwin._plural import plural
+from ctxwin.counters import get_counter, get_model
+from ctxwin.counters._base import TokenCounter, require_counter
+from ctxwin.messages import AIMessage, BaseMessage
+from ctxwin.messages._convert import is_request, request_tools
+from ctxwin.messages._forms import CallerForms, Output, give_back, read_for
+from ctxwin.messages._request_body import nonstreaming_limit, request_form, request_limit, tools_as_sent
+from ctxwin.messages._sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
+from ctxwin.messages._tool_forms import check_tool_choice, openai_tools
+from ctxwin.planner._cache_marks import check_cache_control
+from ctxwin.planner._chain import build_chain, default_chain, later_keeps
+from ctxwin.planner._config import DEFAULT_MODEL, FitConfig, FitOptions
+from ctxwin.planner._driving import adrive, drive
+from ctxwin.planner._planning import ONE_OFF, Planned, SessionTurn
+from ctxwin.planner._report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
+from ctxwin.planner._session import PlanSession
+from ctxwin.planner._spans import plan_attributes, start_attributes, step_attributes
+from ctxwin.recall._inject import (
+    MAX_EXCERPTS,
+    MIN_SCORE,
+    InputRecall,
+    Recalled,
+    RecallSource,
+    choose,
+    find,
+    is_recalled,
+    placed,
+    recall_query,
+)
+from ctxwin.recall._store import Excerpt
+from ctxwin.strategies._base import (
+    BaseStrategy,
+    Budget,
+    StepContext,
+    StepResult,
+    Strategy,
+    last_user_index,
+    leading_system_count,
+    must_keep,
+)
+from ctxwin.strategies._meter import Meter
+from ctxwin.strategies._pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
+from ctxwin.strategies._placement import PlaceMedia
+from ctxwin.strategies._summarize import is_summary
+from ctxwin.strategies._trim import TrimToBudget
+from ctxwin.strategies._truncate import cap_tool_outputs
+from ctxwin.strategies._walk import within
+
+# Tool-definition variants a planner remembers (with_tools) before it starts over.
+_MAX_TOOL_VARIANTS = 64
+
+# The reply's default reserve: a model's max output is what it may write, not what a reply needs, and models whose
+# max output equals their window (Llama 3.x, gpt-oss) would give half of it away. The default is the max output,
+# at most an eighth of the window (but 8,192 when the window allows: replies, with reasoning, need a few thousand),
+# and never more than half the window.
+RESERVE_SHARE = 8
+RESERVE_FLOOR = 8_192
+RECALL_STEP = "recall"
+RECALL_ROOM_STEP = "recall_room"
+
+
+def _sendable(output: str, model: str | None, reserve: int) -> int:
+    """A default reserve no larger than the reply limit the ``output`` API's SDK sends without streaming (Anthropic's:
+    ``request_body.nonstreaming_limit``), so the request is sendable as built."""
+    limit = nonstreaming_limit(output, model)
+    return reserve if limit is None else min(reserve, limit)
+
+
+def default_reserve(max_output: int, window: int) -> int:
+    """``min(max_output, max(window // 8, 8_192), window // 2)``: 16,000 of gpt-4o's 128,000 (max output 16,384),
+    16,384 of llama-3.1-8b-instruct's 131,072, 25,000 of a 200k Claude's, 4,096 of gpt-4's 8,192."""
+    return min(max_output, max(window // RESERVE_SHARE, RESERVE_FLOOR), window // 2)
+
+
+_Strategies = Sequence[Strategy | str] | str | None
+
+
+# A step the planning routine asks for: a strategy, the messages to apply it to and its context.
+_Step = tuple[BaseStrategy, list[BaseMessage], StepContext]
+
+
+def _apply(step: _Step) -> StepResult:
+    strategy, messages, context = step
+    return strategy.apply(messages, context)
+
+
+def _aapply(step: _Step) -> Awaitable[StepResult]:
+    strategy, messages, context = step
+    return strategy.aapply(messages, context)
+
+
+class Planner(Generic[M]):
+    """Fits conversations for one model/budget; build it once and call ``plan`` (or ``aplan``) per conversation, or
+    keep a ``session()`` per growing conversation (a chat loop).
+
+    Its options are a ``FitConfig`` (``config``, documented there), or keyword arguments that build one
+    (``FitConfig.of(config, **options)``); ``model`` and ``strategies`` may be given first, by position.
+    ``planner.config`` is what it was built with. The chain of strategies is built once (``ctxwin.planner._chain``);
+    a provider output runs ``place_media`` first. ``Plan.request`` is the whole request body for a provider output
+    (``ctxwin.messages._request_body``).
+    """
+
+    @overload
+    def __init__(
+        self: Planner[OpenAIMessage], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["openai"], config: FitConfig | None = None, **options: Unpack[FitOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[ResponsesItem], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["responses"], config: FitConfig | None = None, **options: Unpack[FitOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[AnthropicMessage], model: str | None = None, strategies: _Strategies = None, *,
+        output: Literal["anthropic"], config: FitConfig | None = None, **options: Unpack[FitOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Planner[Any], model: str | None = None, strategies: _Strategies = None, *,
+        output: Output = "messages", config: FitConfig | None = None, **options: Unpack[FitOptions],
+    ) -> None: ...
+
+    def __init__(
+        self,
+        model: str | None = None,
+        strategies: _Strategies = None,
+        *,
+        output: Output | None = None,
+        config: FitConfig | None = None,
+        **options: Any,
+    ) -> None:
+        given = {"model": model, "strategies": strategies, "output": output}
+        self.config = config = FitConfig.of(config, **{k: v for k, v in given.items() if v is not None}, **options)
+        spec = get_model(config.model) if config.model is not None else None
+        counter = config.counter
+        if counter is None and spec is None:
+            raise ValueError("Planner needs a model name or a counter (and then a context_window)")
+        if isinstance(counter, str) or counter is None:
+            self.counter: TokenCounter = get_counter(counter or spec.counter)  # type: ignore[union-attr]
+        else:
+            self.counter = require_counter(counter)
+        window = config.context_window if config.context_window is not None else (
+            spec.context_window if spec else None)
+        if window is None:
+            raise ValueError("context_window is required when no model is given")
+        reserve = config.reserve_output
+        if reserve is None:
+            reserve = _sendable(config.output, spec.name if spec else None,
+                                default_reserve(spec.max_output_tokens if spec else 0, window))
+        if reserve >= window:
+            raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
+        check_cache_control(bool(config.cache_control), config.output, spec.caching if spec else None, config.model)
+        self.tools = openai_tools(config.tools)
+        self.output: Output = config.output  # before the tools are counted: in the form this output sends them
+        self.tool_choice = config.tool_choice
+        self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
+        error = float(self.counter.max_relative_error or 0.0)
+        margin = config.safety_margin if config.safety_margin is not None else math.ceil(error * (window - reserve))
+        self.budget = Budget(window, reserve, self._tools_tokens(), margin)
+        self.model = spec.name if spec else None
+        self.strict = config.strict
+        self.broken_tool_pairs = config.broken_tool_pairs
+        self.cache_control = bool(config.cache_control)
+        self.caching = spec.caching if spec else None
+        self.keep_last = config.keep_last
+        chain = build_chain(config.strategies, config.summarizer, config.keep_last)
+        self.strategies = chain or default_chain(config.summarizer, config.keep_last)
+        self._later_keeps = later_keeps(self.strategies)
+        self.summarizes = any(step.summarizes for step in self.strategies)
+        self.recall_share = config.recall_share
+        keeps = [s.keeps for s in self.strategies if s.keeps in ("first", "last")]
+        self._room_trim = TrimToBudget(strategy="first" if keeps[-1:] == ["first"] else "last")
+
+    def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
+        """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
+
+        ``self`` for the same tools. Variants are remembered by the tools' JSON, so a dataset whose conversations
+        all carry the same tool definitions counts them once, not once per conversation.
+        """
+        wanted = openai_tools(tools)
+        if wanted == self.tools:
+            return self
+        return self._variant(wanted, self.output, self.tool_choice, self.budget.reserve_output)
+
+    def _variant(
+        self, tools: list[dict[str, Any]] | None, output: Output, tool_choice: Any, reserve: int
+    ) -> Planner[M]:
+        """The planner of this one's configuration with other tools, output, tool_choice or reserve, built once
+        (remembered by their JSON, in a cache every variant shares) on this one's counter."""
+        key = json.dumps([tools, output, tool_choice, reserve], sort_keys=True, ensure_ascii=False, default=repr)
+        other = self._variants.get(key)
+        if other is None:
+            if len(self._variants) >= _MAX_TOOL_VARIANTS:
+                self._variants.clear()
+            changes: dict[str, Any] = {"tools": tools, "output": output, "tool_choice": tool_choice,
+                                       "counter": self.counter}
+            if reserve != self.budget.reserve_output:
+                changes["reserve_output"] = reserve
+            other = Planner(config=self.config.replace(**changes))
+            other._variants = self._variants
+            self._variants[key] = other
+        return other
+
+    def for_request(self, request: Any) -> Planner[M]:
+        """This planner for ``request`` (a message list, or a whole request ``{"messages"|"input", "tools",
+        "tool_choice", "max_tokens", ...}``): the request's tools and tool_choice replace the planner's, as they
+        are what is sent, its reply limit is the reserve unless ``reserve_output`` was given, and
+        ``output="request"`` becomes the form the request is in (``request_body.request_form``)."""
+        output: Output = request_form(request) if self.output == "request" else self.output
+        tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
+        limit = None
+        if is_request(request):
+            found = request_tools(request)
+            tools = found if found is not None else tools
+            if request.get("tool_choice") is not None:
+                check_tool_choice(request["tool_choice"])
+                choice = request["tool_choice"]
+            limit = request_limit(request)
+        if limit is not None and self.config.reserve_output is None:
+            if limit >= self.budget.context_window:
+                raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
+                                 f"({self.budget.context_window})")
+            reserve = limit
+        elif self.config.reserve_output is None:  # the default reserve, for this request's form
+            reserve = _sendable(output, self.model, reserve)
+        if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
+            return self
+        return self._variant(tools, output, choice, reserve)
+
+    def _tools_tokens(self) -> int:
+        tools = tools_as_sent(self.output, self.tools)  # counted as the request sends them
+        if not tools:
+            return 0
+        return int(self.counter.count_tools(tools))
+
+    def _context(self, meter: Meter, budget: Budget) -> StepContext:
+        return StepContext(budget, meter, pinned=meter.pinned, head=meter.head)
+
+    def _check_pairs(self, run: _Run, meter: Meter) -> None:
+        """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and
+        reported as the input's or as a step's. Only the fitted conversation is scanned (the input only when it has
+        some), so a plan far over budget does not read the history it drops."""
+        broken = find_broken_pairs(run.current)
+        if not broken:
+            return
+        inputs = run.lists[0]
+        known = broken if run.current is inputs else find_broken_pairs(inputs)
+        inherited = {*known.orphan_ids(inputs), *known.unanswered_ids()}
+        current = run.current
+        from_input, from_steps = broken.split(current, inherited)
+        if from_input and self.broken_tool_pairs == "keep":
+            run.warnings.append(
+                f"the input has {from_input.describe(current)}, which providers reject; kept (broken_tool_pairs='keep')"
+            )
+            from_input = BrokenPairs()
+        if from_input:
+            self._repair(run, meter, from_input, "the input has")
+            if from_steps:  # indexes moved: find the rest again in the repaired list
+                from_steps = find_broken_pairs(run.current)
+        if from_steps:
+            self._repair(run, meter, from_steps, "the fitting steps left")
+
+    def _repair(self, run: _Run, meter: Meter, broken: BrokenPairs, reason: str) -> None:
+        repair = RepairToolPairs(broken=broken, reason=reason)
+        run.record(repair.name, repair.apply(run.current, self._context(meter, run.budget)))
+        run.repaired_pairs = True
+
+    def _finish(self, run: _Run, meter: Meter, forms: CallerForms | None, top: Any) -> Plan[M]:
+        self._check_pairs(run, meter)
+        messages, budget = run.current, run.budget
+        after = self._request_tokens(messages, meter)
+        run.figures.known(len(run.lists) - 1, after)
+        fits = after <= budget.max_input_tokens
+        steps = run.steps
+        warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes] + run.warnings
+        if not fits:
+            kept = [messages[i] for i in must_keep(messages, meter.pinned)]
+            warnings.append(
+                f"does not fit: {after} tokens for a budget of {budget.max_input_tokens}; the must-keep part "
+                f"(system, pinned, last user message) alone needs {self._request_tokens(kept, meter)}"
+            )
+        if last_user_index(messages) is None:
+            warnings.append("the conversation has no user message")
+        limit = nonstreaming_limit(self.output, self.model)
+        if limit is not None and self.budget.reserve_output > limit:
+            warnings.append(
+                f"max_tokens {self.budget.reserve_output} is above the {limit} Anthropic's SDK sends without streaming"
+                f"{f' for {self.model}' if self.model else ''}: send plan.request with client.messages.stream(...) "
+                f"(or create(..., stream=True)), as the SDK documents for long requests, or give reserve_output <= "
+                f"{limit}"
+            )
+        if self.output == "anthropic" and not self.tools and any(isinstance(m, AIMessage) and m.tool_calls
+                                                                 for m in messages):
+            warnings.append("the conversation has tool calls but no tools were given: Anthropic rejects tool_use "
+                            "blocks in a request without tools (pass tools=)")
+        inputs = run.lists[0]
+        if self.keep_last and messages is not inputs:
+            present = set(map(id, messages))
+            lost = sum(id(m) not in present for m in inputs[-self.keep_last :])
+            if lost:
+                warnings.append(
+                    f"keep_last={self.keep_last}: {lost} of the last {min(self.keep_last, len(inputs))} messages "
+                    "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
+                )
+        name = self.counter.name
+        out, top_system = give_back(messages, self.output, forms)
+        system = sum(meter.each(messages[: leading_system_count(messages)]))
+        plan = Plan(
+            out, fits, budget, after, steps, warnings, name, self.model, system,
+            verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
+            tools=self.tools, tool_choice=self.tool_choice,
+            cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled,
+        )
+        if top is not None:
+            top.set_attributes(plan_attributes(plan, inputs, messages))
+        if self.strict and not fits:
+            raise BudgetExceeded(plan)
+        return plan
+
+    def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
+        """What a plan reports for ``messages``: the request as the counter counts it (the sum of the cached counts
+        where that is the count exactly, ``exact_sum``; a chat template's sum is only an upper bound)."""
+        if not messages:
+            return meter.exact(messages)  # an empty request still has the reply priming (and the tools)
+        if meter.overhead is not None and self.counter.exact_sum:
+            return meter.total(messages) + self.budget.tools_tokens  # the same in every budget of this planner
+        return meter.exact(messages)
+
+    def _fits(self, messages: list[BaseMessage], meter: Meter, budget: Budget) -> bool:
+        """Whether the request fits ``budget``, tokenizing from the newest message back only until it does not."""
+        if messages and meter.overhead is not None:
+            return within(meter, messages, budget.messages_budget)
+        return meter.exact(messages) <= budget.max_input_tokens
+
+    def plan(self, messages: Any) -> Plan[M]:
+        """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
+        in give LangChain messages in ``Plan.messages`` (``ctxwin.messages._forms``) unless ``output="openai"``."""
+        planner = self.for_request(messages)
+        items, forms = read_for(messages, planner.output)
+        return planner._plan(list(items) if items is messages else items, planner._meter(), forms)
+
+    async def aplan(self, messages: Any) -> Plan[M]:
+        """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
+        planner = self.for_request(messages)
+        items, forms = read_for(messages, planner.output)
+        return await planner._aplan(
+            list(items) if items is messages else items, planner._meter(), forms
+        )
+
+    def _meter(self) -> Meter:
+        """A plan's meter: the counter, with the tool definitions as the request sends them."""
+        return Meter(self.counter, tools_as_sent(self.output, self.tools))
+
+    def session(
+        self, messages: Any = None, *, history: Any = None, **options: Unpack[FitOptions]
+    ) -> PlanSession[M]:
+        """A ``PlanSession`` for a conversation that grows turn by turn (a chat loop), starting with ``messages``;
+        its options are this planner's ``config``, with the session options given here instead (``cache_stable``,
+        ``low_water``, ``tool_output_cap``, ``keep_first``, ``head_fill``, ``cache_control``: ``FitConfig``).
+        ``history``: a chat history (``ctxwin.history``: in memory, JSONL file, SQLite) the session starts from
+        and appends to, so that it (and what recall finds in it) survives a restart."""
+        if self.output == "request":
+            raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
+                             "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
+        session: PlanSession[M] = PlanSession(self, history=history, **options)
+        if messages is not None:
+            session.add_messages(messages)
+        return session
+
+    def plan_run(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
+        budget: Budget | None = None, turn: SessionTurn = ONE_OFF,
+    ) -> Planned[M]:
+        """``plan`` of ctxwin ``messages`` with ``meter`` (a session's): the plan, the ctxwin messages it sends and
+        whether it repaired a tool pair (``Planned``).
+
+        ``budget``: what the plan fits to and reports (default: the planner's; a session's corrected by the usage it
+        observed). ``turn``: what a session asks of the run (``SessionTurn``: a target below the budget, its fixed
+        head, the pins it knows, where recall searches)."""
+        return drive(self._planning(messages, meter, forms, budget, turn), _apply)
+
+    async def aplan_run(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None, *,
+        budget: Budget | None = None, turn: SessionTurn = ONE_OFF,
+    ) -> Planned[M]:
+        """``plan_run`` for async code (see ``aplan``)."""
+        return await adrive(self._planning(messages, meter, forms, budget, turn), _aapply)
+
+    def _planning(
+        self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None, budget: Budget | None,
+        turn: SessionTurn,
+    ) -> Generator[_Step, StepResult, Planned[M]]:
+        """``plan_run``, once for sync and async (``driving``): yields each step to apply, is sent its result."""
+        budget = budget or self.budget
+        with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
+            self._take_turn(messages, meter, turn)
+            messages, source = self._recall_input(messages, turn.recall)
+            run = self._start(messages, meter, budget)
+            run.recalled = turn.recalled
+            goal = budget.aiming_at(turn.target)
+            for strategy, step_context in self._steps(run, meter, goal):
+                with tracing.span(f"ctxwin.step {strategy.name}") as span:
+                    run.record(strategy.name, (yield strategy, run.current, step_context), span)
+            self._recall(run, meter, source, goal, budget)
+            plan = self._finish(run, meter, forms, top)
+            return Planned(plan, run.current, run.repaired_pairs)
+
+    @staticmethod
+    def _take_turn(messages: list[BaseMessage], meter: Meter, turn: SessionTurn) -> None:
+        """Give the meter what the session knows: the pins of ``messages``, then its head (a new head makes the
+        meter find the pins again, the head's among them)."""
+        if turn.pinned is not None:
+            meter.follow(messages, turn.pinned)
+        if len(turn.head) != len(meter.head) or any(map(is_not, turn.head, meter.head)):
+            meter.head = turn.head
+
+    def is_summary(self, message: BaseMessage) -> bool:
+        """Whether ``message`` is a summary this planner's chain wrote (it changes at every cut that summarizes)."""
+        return is_summary(message)
+
+    def cap_tool_outputs(self, messages: Sequence[BaseMessage], max_tokens: int, meter: Meter) -> list[BaseMessage]:
+        """``messages`` with each unpinned tool output over ``max_tokens`` shortened to about that (head, marker,
+        tail, as the chain's truncation shortens them); the others are the same objects."""
+        return cap_tool_outputs(messages, max_tokens, meter)
+
+    def _recall_input(
+        self, messages: list[BaseMessage], recall: RecallSource | bool
+    ) -> tuple[list[BaseMessage], RecallSource | None]:
+        """The messages to plan (without an earlier recall message: a new one replaces it) and where recall
+        searches; None when recall is off."""
+        if not self.recall_share or recall is False:
+            return messages, None
+        if any(map(is_recalled, messages)):
+            messages = [m for m in messages if not is_recalled(m)]
+        return messages, InputRecall(messages) if recall is True else recall
+
+    def _recall_search(
+        self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget
+    ) -> tuple[Recalled, list[Excerpt]] | None:
+        """What recall would bring back (and the relevant excerpts it chose from), when a step left something out
+        and the query relates to it; None else."""
+        if source is None or not any(c.kind != "replaced" for step in run.results for c in step.changes):
+            return None
+        query = recall_query(run.current)
+        if not query:
+            return None
+        excerpts = find(source, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        room = math.floor(self.recall_share * goal.max_input_tokens)
+        chosen = choose(query, excerpts, room, meter.count) if excerpts else None
+        return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)
+
+    def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget, budget: Budget) -> None:
+        """Query-aware recall after the steps: when they left something out that the query relates to, a trim
+        makes the room the excerpts take (``recall_room``: the oldest kept messages go, as the last trim would have
+        taken them; not when that would cost the current turn), then the recall message of the excerpts still left
+        out, within that room, is placed where the kept conversation starts (``placed``). Where what must stay
+        fills ``goal`` (a session's cut aims below its ``budget``: its summary and current turn can take all of
+        that), the room left under ``budget`` is used; never over it."""
+        searched = self._recall_search(run, meter, source, goal)
+        if searched is None:
+            return
+        found, excerpts = searched
+        room = found.tokens
+        lowered = goal.aiming_at(goal.max_input_tokens - found.tokens)
+        if not self._fits(run.current, meter, lowered):
+            made = self._make_room(run.current, meter, lowered)
+            if made is not None and self._keeps_last_turn(run.current, made.messages):
+                with tracing.span(f"ctxwin.step {RECALL_ROOM_STEP}") as span:
+                    run.record(RECALL_ROOM_STEP, made, span)  # what it freed beyond the room asked for, recall may fill
+                free = goal.max_input_tokens - self._request_tokens(run.current, meter)
+                room = max(room, min(free, math.floor(self.recall_share * goal.max_input_tokens)))
+            else:  # the room would cost the current turn: recall in the room left
+                room = goal.max_input_tokens - self._request_tokens(run.current, meter)
+        if room < found.tokens and goal.max_input_tokens < budget.max_input_tokens:
+            left = budget.max_input_tokens - self._request_tokens(run.current, meter)
+            room = max(room, min(left, math.floor(self.recall_share * budget.max_input_tokens)))
+        chosen = choose(found.query, excerpts, room, meter.count) if room > 0 else None  # the trim only drops more
+        if chosen is None:
+            return
+        message, kept, tokens = chosen
+        messages = placed(run.current, message, meter.head)
+        if not self._fits(messages, meter, budget):
+            return
+        run.recalled = Recalled(found.query, kept, tokens)
+        labels = ", ".join(run.recalled.labels)
+        # The query is the user's text: ``Plan.recalled`` holds it; notes (and so traces) carry no message content.
+        note = f"recalled {plural(len(kept), 'excerpt')} of {labels} ({tokens} tokens) for the newest query"
+        with tracing.span(f"ctxwin.step {RECALL_STEP}") as span:
+            run.record(RECALL_STEP, StepResult(messages, notes=[note]), span)
+
+    def _make_room(self, messages: list[BaseMessage], meter: Meter, lowered: Budget) -> StepResult | None:
+        """``messages`` fitted to ``lowered`` by the chain's steps that do not summarise (a summarizer is called
+        once a plan), ending with a trim: tool outputs are shortened before turns are dropped, as the plan did;
+        one result, its changes those of every step that ran (None when none changed anything)."""
+        current, changes, notes = messages, [], []
+        for strategy in [*(s for s in self.strategies if not s.summarizes), self._room_trim]:
+            if self._fits(current, meter, lowered):
+                break
+            result = strategy.apply(current, self._context(meter, lowered))
+            if result.messages is not current:
+                current = result.messages
+                changes += result.changes
+                notes += [f"{strategy.name}: {note}" for note in result.notes]
+        return None if current is messages else StepResult(current, notes=notes, changes=changes)
+
+    @staticmethod
+    def _keeps_last_turn(messages: list[BaseMessage], trimmed: list[BaseMessage]) -> bool:
+        """Whether ``trimmed`` still holds the last user message of ``messages`` and all that follows it."""
+        start = last_user_index(messages)
+        if start is None:
+            return True
+        kept = set(map(id, trimmed))
+        return all(id(m) in kept for m in messages[start:])
+
+    def _steps(self, run: _Run, meter: Meter, goal: Budget) -> Iterator[tuple[BaseStrategy, StepContext]]:
+        """The strategies still to apply, each with its context, stopping as soon as the conversation fits
+        ``goal``."""
+        context = self._context(meter, goal)
+        for strategy, keeps in zip(self.strategies, self._later_keeps, strict=True):
+            if self._fits(run.current, meter, goal):
+                return
+            yield strategy, dataclasses.replace(context, later_keeps=keeps)
+
+    def _start(self, messages: list[BaseMessage], meter: Meter, budget: Budget) -> _Run:
+        """The plan's run (fitting ``budget``), and for a provider output its first step: media moved to where that
+        API takes it (``place_media``, reported when it changed anything)."""
+        lists = [messages]
+        run = _Run(budget, lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
+        if self.output != "messages":
+            placing = PlaceMedia(self.output)
+            result = placing.apply(messages, self._context(meter, budget))
+            if result.messages is not messages:
+                run.record(placing.name, result)
+        return run
+
+    def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
+        return self.plan_run(messages, meter, forms).plan
+
+    async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
+        return (await self.aplan_run(messages, meter, forms)).plan
+
+
+@dataclass
+class _Run:
+    """One plan in progress: the budget it fits, the message list after each step so far (``lists``, shared with
+    ``figures``), and what the steps reported."""
+
+    budget: Budget
+    lists: list[list[BaseMessage]]
+    labels: Labels
+    figures: Figures
+    steps: list[StepReport] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
+    results: list[StepResult] = field(default_factory=list)
+    recalled: Recalled | None = None
+    repaired_pairs: bool = False
+
+    @property
+    def current(self) -> list[BaseMessage]:
+        return self.lists[-1]
+
+    def record(self, name: str, result: StepResult, span: Any = None) -> None:
+        self.labels.copies_of(result)
+        index = len(self.lists) - 1
+        report = StepReport(
+            name, list(result.notes), result.skipped, touched=Touched(self.labels, result), figures=self.figures,
+            index=index,
+        )
+        self.steps.append(report)
+        self.results.append(result)
+        self.warnings.extend(f"{name}: {warning}" for warning in result.warnings)
+        if span is not None:
+            span.set_attributes(step_attributes(report, result, self.labels, len(self.current)))
+        self.lists.append(result.messages)
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["openai"], strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Unpack[FitOptions],
+) -> Plan[OpenAIMessage]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["responses"], strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Unpack[FitOptions],
+) -> Plan[ResponsesItem]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["anthropic"], strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Unpack[FitOptions],
+) -> Plan[AnthropicMessage]: ...
+
+
+@overload
+def fit(
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output = "messages", strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Unpack[FitOptions],
+) -> Plan[Any]: ...
+
+
+def fit(
+    messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output | None = None, strategies: _Strategies = None,
+    config: FitConfig | None = None, **options: Any,
+) -> Plan:
+    """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; the options are ``FitConfig``'s,
+    see ``Planner``. A ``config`` is taken whole: its model (maybe none) unless ``model`` names another."""
+    if config is not None and model == DEFAULT_MODEL:
+        model = config.model
+    if output is not None:
+        options["output"] = output
+    planner: Planner[Any] = Planner(model, strategies, config=config, **options)
+    return planner.plan(messages)

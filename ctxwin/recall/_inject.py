@@ -1,0 +1,270 @@
+"""Query-aware recall: which excerpts of what a plan left out come back into its request, and where.
+
+The query is the newest user message and, when an agent round follows it, the newest tool call (its name and arguments:
+their terms count only where the conversation said them before, so a new path or pattern, weighing the most, does not
+outweigh the question's subject). Excerpts come from a ``RecallSource``: for a one-off plan ``InputRecall`` (the input
+messages the fitted request no longer holds as they were, indexed when first searched), for a session its store
+(``SessionRecall``, indexed as messages leave). The excerpts chosen, best first within a token room, make one user-side
+message where the kept conversation starts (after the system prompt, a session's head and a summary): after any cached
+prefix, before the newest turns (which stay verbatim at the end), never between a tool call and its results. Its
+``response_metadata`` (never sent) names what it recalls, so a later plan knows it for recall's own and replaces it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+from ctxwin.recall._store import (
+    EXCERPT_CHARS,
+    Excerpt,
+    RecallStore,
+    format_excerpts,
+    message_excerpts,
+    query_terms,
+    searchable_text,
+)
+from ctxwin.strategies._base import leading_system_count
+from ctxwin.strategies._summarize import is_summary
+
+RECALL_KEY = "ctxwin_recall"
+# An excerpt must hold at least this share of the query's weight (RecallStore.search): measured on planted-fact
+# conversations, questions about what was said against questions about what never was (docs/recall.md).
+MIN_SCORE = 0.5
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+# A one-off plan searches at most this many characters of what it left out, newest first (InputRecall); a session
+# indexes at most this many more at each cut (SessionRecall), newest first, so its store catches up over cuts.
+INPUT_CHARS = 1_000_000
+# The most excerpts one recall considers (the token room usually ends it first).
+MAX_EXCERPTS = 12
+_QUERY_SHOWN = 160
+# A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound, and an
+# underscore, as for the store's tokenizer: "quito" is a word of "quito_support_escalation").
+_LETTER = re.compile(rf"[^\W_{_CJK}]")
+_HEADER = "[Recalled by ctxwin: excerpts of earlier messages no longer in this conversation, for: {query}]"
+
+
+def is_recalled(message: BaseMessage) -> bool:
+    """Whether ``message`` is a recall message a plan added."""
+    return isinstance(message, HumanMessage) and RECALL_KEY in message.response_metadata
+
+
+def recall_queries(messages: Sequence[BaseMessage]) -> list[str]:
+    """What recall searches for: the newest user message's text and, when an agent round follows it, the newest
+    tool call after it as ``name arguments`` (whose terms count only where said before: ``find``); empty without
+    a user message."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage) and not is_recalled(message):
+            queries = [str(message.text)]
+            for later in reversed(messages[index + 1 :]):
+                if isinstance(later, AIMessage) and later.tool_calls:
+                    call = later.tool_calls[-1]
+                    queries.append(f"{call.get('name')} {call.get('args')}")
+                    break
+            return queries
+    return []
+
+
+def recall_query(messages: Sequence[BaseMessage]) -> str:
+    """The query as a plan reports it: ``recall_queries``, one a line."""
+    return "\n".join(recall_queries(messages))
+
+
+def find(source: RecallSource, messages: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[Excerpt]:
+    """The excerpts relevant to ``messages``' ``recall_queries`` that ``messages`` (a request) do not hold, best
+    first: the user message searched with the tool call's terms that were said before."""
+    queries = recall_queries(messages)
+    if not queries:
+        return []
+    return source.search(queries[0], messages, limit=limit, min_score=min_score, call="\n".join(queries[1:]))
+
+
+def _whole_words(word: str, text: str) -> int:
+    """How often ``word`` occurs in ``text`` as a word ("order" is not in "border"), left to right without overlap.
+    Found as a substring, its bounds checked after: a regular expression per word costs a compile of the CJK class
+    at every plan, and one opening with a lookbehind is tried at every character of the text."""
+    count = start = 0
+    while (at := text.find(word, start)) >= 0:
+        if (at == 0 or not _LETTER.match(text, at - 1)) and not _LETTER.match(text, at + len(word)):
+            count += 1
+            start = at + len(word)
+        else:
+            start = at + 1
+    return count
+
+
+class RecallSource(Protocol):
+    """Where recall finds excerpts: ``search(query, fitted)``, the relevant excerpts of the messages ``fitted`` (a
+    request) does not hold as they were, best first."""
+
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]: ...
+
+
+class InputRecall:
+    """A one-off plan's source: its input. What a fitted request lacks is searched newest first, at most
+    ``INPUT_CHARS`` characters of it, and only the messages holding a query term are indexed (a plan indexes what
+    the question can find, not a whole history: the index is built per plan); the terms' weights are their
+    frequencies in all the messages searched (counted as the store would count them, by excerpt)."""
+
+    def __init__(self, messages: Sequence[BaseMessage]) -> None:
+        self._messages = messages
+        self.store = RecallStore()
+
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]:
+        words, grams = query_terms(f"{query}\n{call}")
+        terms = words + grams
+        if not terms:
+            return []
+        whole = set(words)
+        kept = set(map(id, fitted))
+        present: set[int] = set()
+        chosen: list[int] = []
+        df: dict[str, int] = dict.fromkeys(terms, 0)
+        documents = 0
+        room = INPUT_CHARS
+        for index in range(len(self._messages) - 1, -1, -1):
+            message = self._messages[index]
+            if id(message) in kept:
+                present.add(index)
+                continue
+            if room <= 0:
+                continue
+            text = searchable_text(message).lower()
+            room -= len(text)
+            parts = -(-len(text) // EXCERPT_CHARS)  # the excerpts it makes, about: frequencies are the store's
+            documents += parts
+            held = [term for term in terms if term in text]  # a cheap test first: most messages hold none
+            counts: dict[str, int] = {}
+            for term in held:  # words as words: "order" is not in "border"
+                counts[term] = _whole_words(term, text) if term in whole else text.count(term)
+                df[term] += min(counts[term], parts)
+            if any(term in whole for term in held):
+                held = [term for term in held if counts[term]]
+            if held and index not in self.store:
+                chosen.append(index)
+        self.store.add_excerpts([e for i in reversed(chosen) for e in message_excerpts(self._messages[i], i)])
+        found = self.store.search(query, limit=limit, min_score=min_score, exclude=present,
+                                  frequencies=(df, documents), call=call)
+        return unseen(found, fitted)
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """What a plan recalled: the ``query`` searched and the ``excerpts`` its request carries (in its recall
+    message, right before the newest user message), and that message's ``tokens``."""
+
+    query: str
+    excerpts: list[Excerpt] = field(default_factory=list)
+    tokens: int = 0
+
+    @property
+    def labels(self) -> list[str]:
+        """The messages recalled from (id or ``#position``), each once, in order."""
+        return list(dict.fromkeys(e.label for e in self.excerpts))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "tokens": self.tokens, "from": self.labels,
+                "excerpts": [e.as_dict() for e in self.excerpts]}
+
+
+def _shown(query: str) -> str:
+    flat = " ".join(query.split())
+    return repr(flat if len(flat) <= _QUERY_SHOWN else flat[: _QUERY_SHOWN - 1] + "…")
+
+
+def recall_message(query: str, excerpts: Sequence[Excerpt]) -> HumanMessage:
+    """The user-side message carrying ``excerpts`` (in conversation order, each headed by where it was)."""
+    ordered = sorted(excerpts, key=lambda e: (e.position, e.part))
+    body = format_excerpts(ordered)
+    record = {"query": query, "from": list(dict.fromkeys(e.label for e in ordered))}
+    return HumanMessage(f"{_HEADER.format(query=_shown(query))}\n{body}", response_metadata={RECALL_KEY: record})
+
+
+def choose(
+    query: str, excerpts: Sequence[Excerpt], room: int, count: Callable[[BaseMessage], int]
+) -> tuple[HumanMessage, list[Excerpt], int] | None:
+    """The recall message of the best ``excerpts`` (in order) that fits in ``room`` tokens, what it holds and its
+    tokens; None when not even the first fits."""
+    chosen: list[Excerpt] = []
+    best: tuple[HumanMessage, list[Excerpt], int] | None = None
+    for excerpt in excerpts:
+        trial = [*chosen, excerpt]
+        message = recall_message(query, trial)
+        tokens = count(message)
+        if tokens > room:
+            continue  # a smaller excerpt further down may still fit
+        chosen, best = trial, (message, trial, tokens)
+    return best
+
+
+def placed(
+    messages: Sequence[BaseMessage], recall: HumanMessage, head: Sequence[BaseMessage] = ()
+) -> list[BaseMessage]:
+    """``messages`` with ``recall`` where the kept conversation starts: after the leading system messages, a
+    session's ``head`` (when the messages keep it) and a summary. So the newest turns stay verbatim at the end, and
+    in a session the cached prefix (tools, system prompt, head) stays in front; no tool call waits for its results
+    there (a head ends where none does, and a plan leaves no result without its call)."""
+    index = leading_system_count(messages)
+    if head and len(messages) >= index + len(head) and all(
+        a is b for a, b in zip(messages[index : index + len(head)], head, strict=True)
+    ):
+        index += len(head)
+    while index < len(messages) and is_summary(messages[index]):
+        index += 1
+    return [*messages[:index], recall, *messages[index:]]
+
+
+def before_newest_user(messages: Sequence[BaseMessage], recall: HumanMessage) -> list[BaseMessage]:
+    """``messages`` with ``recall`` right before the newest user message (where a session between cuts appends it:
+    what the previous request sent stays its prefix)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage) and not is_recalled(messages[index]):
+            return [*messages[:index], recall, *messages[index:]]
+    return [*messages, recall]
+
+
+def unseen(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list[Excerpt]:
+    """``excerpts`` less those whose text ``messages`` (a request) already carry: a message said again (a user who
+    repeats "keep going"), a tool call made again (the newest one, an agent's query), or what a recall message
+    already brought back."""
+    texts = [searchable_text(m) for m in messages]
+    return [e for e in excerpts if not any(e.text.strip() in text for text in texts)]
+
+
+class SessionRecall:
+    """A session's source: its whole history (``messages``, the list the session appends to, and ``view``, what
+    its plans are made of: the same messages, new tool outputs maybe capped), indexed incrementally: a message
+    enters the store the first time a search finds it missing from the request (newest first, at most
+    ``INPUT_CHARS`` characters a search), and stays."""
+
+    def __init__(self, messages: Sequence[BaseMessage], view: Sequence[BaseMessage], store: RecallStore) -> None:
+        self._messages = messages
+        self._view = view
+        self.store = store
+
+    def search(
+        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
+    ) -> list[Excerpt]:
+        kept = set(map(id, fitted))
+        present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
+        room = INPUT_CHARS
+        new: list[Excerpt] = []
+        for index in range(len(self._messages) - 1, -1, -1):
+            if index in present or index in self.store:
+                continue
+            excerpts = message_excerpts(self._messages[index], index)
+            new += excerpts
+            room -= sum(len(e.text) for e in excerpts)
+            if room <= 0:
+                break
+        self.store.add_excerpts(new)
+        found = self.store.search(query, limit=limit, min_score=min_score, exclude=present, call=call)
+        return unseen(found, fitted)

@@ -1,0 +1,118 @@
+"""``clear_reasoning``: the reasoning of earlier turns, which providers ignore, goes before any turn does.
+
+What each provider does with the reasoning of an earlier turn (a turn: a user message and what follows it up to the
+next one), as documented (docs/interop.md cites the pages):
+
+- Anthropic ``thinking`` / ``redacted_thinking`` blocks: the API strips them from earlier turns itself (newer
+  models keep them, at a cost in the window); the current turn's (its tool loop) must come back unchanged, signature
+  included, or the request is refused.
+- OpenAI Responses ``reasoning`` items (with their ``encrypted_content``): needed within the current turn's tool
+  loop, not carried across user turns.
+- DeepSeek ``reasoning_content``: ignored in a turn without tool calls; in a turn that called tools it must be
+  passed back in every later request (thinking mode refuses the request otherwise).
+- Qwen 3 ``<think>...</think>`` at the start of an answer: the chat template drops it before the last user query.
+
+So, when the conversation is over budget, this step (first in the default chain) removes from the assistant
+messages before the last user message, all at once: thinking, redacted-thinking and reasoning blocks, a leading
+``<think>`` block of the text, and ``reasoning_content`` where DeepSeek ignores it. The current turn, the latest
+assistant message (Anthropic refuses a change to its thinking even when a user message with text follows its tool
+results) and pinned messages are never touched, so what a provider requires goes back byte for byte. It removes
+nothing a provider reads from an earlier turn except where a newer Claude model would have kept its old thinking,
+which is still less than the whole turn a trim would drop.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxwin._plural import plural
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+from ctxwin.strategies._base import BaseStrategy, Change, StepContext, StepKeeps, StepResult, last_user_index
+
+REASONING_BLOCKS = frozenset({"reasoning", "thinking", "redacted_thinking"})
+REASONING_KEY = "reasoning_content"  # DeepSeek's (and vLLM's, Qwen's servers') field beside the content
+_THINK = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL)
+
+
+def _without_think(text: str) -> str:
+    return _THINK.sub("", text, count=1) if "</think>" in text else text
+
+
+def cleared(message: AIMessage, keep_content: bool) -> AIMessage | None:
+    """``message`` without its reasoning (``reasoning_content`` only unless ``keep_content``); None when it has
+    none."""
+    content: Any = message.content
+    if isinstance(content, str):
+        content = _without_think(content)
+    else:
+        content = [b for b in content if not (isinstance(b, dict) and b.get("type") in REASONING_BLOCKS)]
+        first = next((i for i, b in enumerate(content) if isinstance(b, str) or b.get("type") == "text"), None)
+        if first is not None:
+            block = content[first]
+            text = block if isinstance(block, str) else block.get("text")
+            if isinstance(text, str) and (stripped := _without_think(text)) != text:
+                content[first] = stripped if isinstance(block, str) else {**block, "text": stripped}
+    kwargs = message.additional_kwargs
+    if REASONING_KEY in kwargs and not keep_content:
+        kwargs = {key: value for key, value in kwargs.items() if key != REASONING_KEY}
+    if content == message.content and kwargs is message.additional_kwargs:
+        return None
+    return message.model_copy(update={"content": content, "additional_kwargs": kwargs})
+
+
+def _tool_turns(messages: list[BaseMessage], end: int) -> set[int]:
+    """The indexes before ``end`` of the assistant messages in a turn that called tools."""
+    found: set[int] = set()
+    turn: list[int] = []
+    calls = False
+    for index in range(end + 1):
+        if index == end or isinstance(messages[index], HumanMessage):
+            if calls:
+                found.update(turn)
+            turn, calls = [], False
+            continue
+        message = messages[index]
+        if isinstance(message, AIMessage):
+            turn.append(index)
+            calls = calls or bool(message.tool_calls or message.invalid_tool_calls)
+    return found
+
+
+@dataclass
+class ClearReasoning(BaseStrategy):
+    """Reasoning the providers ignore (see the module) removed from the assistant messages of earlier turns."""
+
+    name: str = field(default="clear_reasoning")
+
+    @property
+    def keeps(self) -> StepKeeps:
+        return "all"
+
+    def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
+        last = last_user_index(messages)
+        if not last:
+            return StepResult(messages)
+        tool_turns = _tool_turns(messages, last)
+        latest = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+        originals: list[BaseMessage] = []
+        copies: list[BaseMessage] = []
+        out = messages
+        pinned = set(context.pinned(messages))
+        for index in range(last):
+            message = messages[index]
+            if not isinstance(message, AIMessage) or index == latest or index in pinned:
+                continue
+            copy = cleared(message, keep_content=index in tool_turns)
+            if copy is None:
+                continue
+            if out is messages:
+                out = list(messages)  # never write into the input
+            out[index] = copy
+            originals.append(message)
+            copies.append(copy)
+        if not copies:
+            return StepResult(messages)
+        note = f"cleared the reasoning of {plural(len(copies), 'earlier assistant message')} (providers ignore it)"
+        return StepResult(out, [note], [Change("truncated", originals, copies)])

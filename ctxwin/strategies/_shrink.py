@@ -1,0 +1,248 @@
+"""Shrinking messages until the conversation fits, removing about what is needed, and skipping what a later step
+drops anyway.
+
+``filter`` (old images) and ``truncate_tool_output`` replace messages by smaller copies and stop
+once the conversation fits. A step that can shrink a message by degrees (``truncate_tool_output``, which gives
+``floor``) takes from each only what is still needed, oldest first, so the budget is spent rather than freed: a 60k
+log that is 8k over the budget loses about 8k, not 59k.
+
+When a later step keeps the newest messages (``StepContext.later_keeps``, from the planner's chain: trim and
+summarize do), the newest messages a plain trim would keep verbatim stay verbatim: counting from the newest message
+back, messages count whole while they fit, and older ones as shrunk. Where that count first overflows the budget,
+the later step drops everything older whatever it counts, so those messages are left alone (neither shrunk nor
+tokenized) and only the ones between that point and the verbatim part are shrunk, as little as needed. A plan thus
+keeps at least as many recent turns verbatim as a plain trim, and fills the rest of the budget with shrunk older
+messages. ``"first"`` mirrors this from the oldest end. With ``floor_at_cut``, the unit the later step would drop at
+its cut (a tool step it keeps or drops whole) is shrunk further when that makes it fit (``"last"`` only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.strategies._base import Counts, StepContext, last_turn, must_keep_with_partners
+from ctxwin.strategies._walk import walk
+from ctxwin.trim._tool_pairs import ToolPairs
+
+# Rounds of cutting by degrees: the first cuts by the counts' estimate, the next ones take what the real cuts left
+# over (a token or two where a marker joins the text).
+_ROUNDS = 3
+
+
+@dataclass
+class Shrunk:
+    """Replacements (index -> smaller copy) and, when a later step drops part of the conversation anyway, a note
+    for the step's report saying how many messages at its far end were left alone."""
+
+    replacements: dict[int, BaseMessage] = field(default_factory=dict)
+    note: str | None = None
+
+
+def shrink_until_fits(
+    messages: Sequence[BaseMessage],
+    wanted: Callable[[int], bool],
+    shrink: Callable[[list[int], list[int | None]], list[BaseMessage | None]],
+    context: StepContext,
+    floor: Callable[[int], int] | None = None,
+    floor_at_cut: Callable[[int], int] | None = None,
+) -> Shrunk:
+    """Shrink the messages ``wanted(i)`` picks until the messages fit the context's budget: oldest first (newest first
+    when the later step keeps the oldest). ``shrink(indexes, targets)`` makes their smaller copies together (None
+    where there is none), so a strategy can tokenize their pieces in one batch; ``targets`` are the counts to come
+    down to (None: as small as it goes). ``floor(i)``, when given, is the count of message ``i`` shrunk as far as it
+    goes (a cheap estimate): each message is then shrunk only by what is still needed. Without it a message is shrunk
+    all the way or not at all. ``wanted`` is asked only about the messages the search reaches.
+
+    ``floor_at_cut(i)``, when given, is a lower floor for the messages of the unit where the later step's cut
+    falls (a tool call with its results, which that step keeps or drops whole): when that unit does not fit the room
+    the newer messages leave, even shrunk to ``floor``, but fits shrunk to ``floor_at_cut`` (with its turn's user
+    message, which the later step keeps with a turn's tail end), it is shrunk that far and kept, so that room is
+    spent rather than left empty."""
+    made: dict[int, BaseMessage | None] = {}  # shrunk all the way, by index: the search's copies are reused
+
+    def whole(i: int) -> BaseMessage | None:
+        if i not in made:
+            made[i] = shrink([i], [None])[0]
+        return made[i]
+
+    keeps, counts, limit = context.later_keeps, context.counts, context.budget.messages_budget
+    region: list[int] | None = None  # what the later step keeps, when it drops the rest anyway
+    at_cut = range(0)  # the unit at the later step's cut, shrunk down to floor_at_cut
+    note = None
+    overhead = counts.overhead
+    if keeps and overhead is not None and messages:
+        protected = must_keep_with_partners(messages, context.pinned)
+        cut = _overflow(messages, wanted, whole, limit - overhead, counts, floor, floor_at_cut, keeps, protected)
+        if cut is not None:
+            edge, at_cut = cut.edge, cut.unit
+            reachable = range(edge + 1, len(messages)) if keeps == "last" else range(edge)
+            region = sorted({*reachable, *protected, *cut.question})
+            skipped = len(messages) - len(region)
+            end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
+            note = (f"left the {skipped} {end} messages to a later step, which drops or summarises them: "
+                    f"the {other} ones alone overflow the budget")
+    order = range(len(messages)) if region is None else region
+    if keeps == "first":
+        order = order[::-1]
+    done = Shrunk()
+    for _ in range(_ROUNDS if floor is not None else 1):
+        current = [done.replacements.get(i, messages[i]) for i in (range(len(messages)) if region is None else region)]
+        need = counts.total(current) - limit
+        if need <= 0:
+            break
+        picked: list[int] = []
+        targets: list[int | None] = []
+        for i in order:
+            if need <= 0:
+                break
+            if not wanted(i):
+                continue
+            now = counts.count(done.replacements.get(i, messages[i]))
+            if floor is None:  # all or nothing: shrink it and see
+                smaller = whole(i)
+                if smaller is not None:
+                    done.replacements[i] = smaller
+                    need -= now - counts.count(smaller)
+                continue
+            spare = now - (floor_at_cut(i) if floor_at_cut is not None and i in at_cut else floor(i))
+            if spare > 0:
+                take = min(need, spare)
+                need -= take
+                picked.append(i)
+                targets.append(now - take)
+        if not picked:
+            break
+        for i, smaller in zip(picked, shrink(picked, targets), strict=True):
+            if smaller is not None:
+                done.replacements[i] = smaller
+    done.note = note if done.replacements else None  # a step that did nothing has nothing to explain
+    return done
+
+
+@dataclass
+class _Cut:
+    """Where the later step's cut falls: the messages up to ``edge`` (from ``edge`` on, for ``"first"``) are left to
+    it, except ``question``; ``unit`` may be shrunk down to ``floor_at_cut``."""
+
+    edge: int
+    unit: range = range(0)
+    question: tuple[int, ...] = ()
+
+
+def _overflow(
+    messages: Sequence[BaseMessage],
+    wanted: Callable[[int], bool],
+    whole: Callable[[int], BaseMessage | None],
+    limit: int,
+    counts: Counts,
+    floor: Callable[[int], int] | None,
+    floor_at_cut: Callable[[int], int] | None,
+    keeps: str,
+    protected: set[int],
+) -> _Cut | None:
+    """Where the later step's cut will fall: walking from the kept end beside the ``protected`` messages, the
+    newest whole user turns that fit count whole (``"last"``: what a plain trim keeps verbatim), the older messages
+    each as shrunk; the index where that first overflows ``limit`` (the messages' own counts: the request overhead
+    is taken out), None if it never does, moved past the unit there when ``floor_at_cut`` makes that unit fit (see
+    ``_fill_at_cut``)."""
+    room = limit - sum(counts.each([messages[i] for i in sorted(protected)]))
+    newest_first = keeps == "last"
+    verbatim = _verbatim_start(messages, counts, room, protected) if newest_first else len(messages)
+    if newest_first and floor_at_cut is not None and verbatim == len(messages):
+        whole_turn = _last_turn_cut(messages, wanted, counts, floor_at_cut, protected, room)
+        if whole_turn is not None:
+            return whole_turn
+    used = 0
+    counted: dict[int, int] = {}  # what each walked message counted as
+    for i, count in walk(counts, messages, room, newest_first=newest_first):
+        if i in protected:
+            continue
+        if i < verbatim and wanted(i):
+            if floor is not None:
+                count = min(count, floor(i))
+            else:
+                smaller = whole(i)
+                count = counts.count(smaller) if smaller is not None else count
+        used += count
+        counted[i] = count
+        if used > room:
+            if newest_first and floor_at_cut is not None:
+                return _fill_at_cut(
+                    messages, wanted, counts, floor_at_cut, protected, i, room - used, counted, verbatim
+                )
+            return _Cut(i)
+    return None
+
+
+def _fill_at_cut(
+    messages: Sequence[BaseMessage],
+    wanted: Callable[[int], bool],
+    counts: Counts,
+    floor_at_cut: Callable[[int], int],
+    protected: set[int],
+    edge: int,
+    free: int,
+    counted: dict[int, int],
+    verbatim: int,
+) -> _Cut:
+    """The cut at ``edge`` (``free``, negative, the room left after counting it), or, when the unit around it (the
+    messages between the clean cut points either side, which the later step keeps or drops together: a tool call
+    and its results) fits with its outputs shrunk to ``floor_at_cut`` and with the user message that opens its turn,
+    the cut just before that unit, keeping both."""
+    pairs = ToolPairs(messages, suffix_only=True)
+    lo, hi = edge, edge + 1
+    while lo > 0 and pairs.straddling(lo):
+        lo -= 1
+    while hi < verbatim and pairs.straddling(hi):
+        hi += 1
+    if not (0 < lo < hi <= verbatim) or pairs.straddling(hi):
+        return _Cut(edge)
+    unit = range(lo, hi)
+    if any(isinstance(messages[i], HumanMessage) for i in unit):
+        return _Cut(edge)  # a user message between a call and its result: the later step starts a turn there
+    question = next((q for q in range(lo - 1, -1, -1) if isinstance(messages[q], HumanMessage)), None)
+    if question is None:
+        return _Cut(edge)  # the later step drops a turn's tail end without its question
+    least = [floor_at_cut(i) if wanted(i) else counts.count(messages[i]) for i in unit if i not in protected]
+    free += sum(counted.get(i, 0) for i in unit) - sum(least)
+    if question not in protected:
+        free -= counts.count(messages[question])
+    if free < 0:
+        return _Cut(edge)
+    return _Cut(lo - 1, unit, (question,))
+
+
+def _last_turn_cut(
+    messages: Sequence[BaseMessage],
+    wanted: Callable[[int], bool],
+    counts: Counts,
+    floor_at_cut: Callable[[int], int],
+    protected: set[int],
+    room: float,
+) -> _Cut | None:
+    """The last turn is the unit at the cut when it does not fit whole as it is but does with its outputs shrunk to
+    ``floor_at_cut``: the later step then keeps it whole (shrunk as little as needed) instead of dropping its older
+    part. None when there is no user turn or it does not fit even so."""
+    turn = last_turn(messages)
+    if not turn:
+        return None
+    least = sum(floor_at_cut(i) if wanted(i) else counts.count(messages[i]) for i in turn if i not in protected)
+    if least > room:
+        return None
+    first = min(turn)
+    return _Cut(first - 1, range(first, len(messages)))
+
+
+def _verbatim_start(messages: Sequence[BaseMessage], counts: Counts, room: float, protected: set[int]) -> int:
+    """Where the newest whole user turns that fit in ``room`` (beside the protected messages) start."""
+    used, start = 0, len(messages)
+    for i, count in walk(counts, messages, room):
+        if i not in protected:
+            used += count
+        if used > room:
+            break
+        if isinstance(messages[i], HumanMessage):
+            start = i
+    return start

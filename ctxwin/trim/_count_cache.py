@@ -1,0 +1,304 @@
+"""The one cache of message counts: per counter, the token count of every message it has counted.
+
+Each counter object (a TokenCounter, or a per-message callable) gets one ``CountCache``, made on first use and held
+weakly by the counter, so it goes when the counter goes. A bound method is keyed by its object and function, because
+``obj.method`` builds a new method object on every access.
+
+A message is written as its class's address and its field values, extras and private attributes (what it was read
+from, such as tool-call text as received, which a counter counts as it is sent) (``Writer``: C where it is built, else
+``marshal``; both exact about types: ``1``, ``1.0`` and ``True`` count differently), and those bytes are its key
+(no digest: hashing the bytes costs a sixth of what a BLAKE2 digest does, and the identity note holds the same
+bytes object, so the key costs no memory of its own). The cache holds every class it keyed, so no other class
+takes that address while it lives. It finds a count two ways:
+
+* **By content**: key -> count, a bounded LRU. Equal content gives the same key whatever object holds it (a history
+  read back from storage), and a message changed anywhere, however deep, gets another key and is counted again.
+  Values neither writer writes (an arbitrary ``artifact`` object) are keyed by their type and ``repr`` instead.
+* **By identity**, for the same object seen again (a chat loop re-trimming ``history + [new]``): its id -> its key
+  and count. Recalling it writes the object again and compares the bytes, in C, with no look-up by content: a field
+  reassigned, a nested value changed in place, a list that grew, another class all show. An id reused by another
+  object is recalled only when that object is written the same, and then the count is right. A chunk of messages is
+  compared in one call; only when that differs (something changed) is each message compared on its own. A message
+  keyed by ``repr`` is never recalled by identity.
+
+Keys and notes are bytes, numbers and tuples of them, which the garbage collector stops tracking, so a cold trim
+that notes thousands of messages brings on no full collection. Writing a message costs a fraction of tokenizing it,
+so a cold trim pays little for the cache, and a re-trim pays one writing and comparison per message it reaches.
+
+``CountView`` is the cache as one plan sees it: a plan's messages do not change while it runs (steps copy, never
+mutate), so a plan looks each message up in the cache once and then by identity in the view.
+
+The cache also remembers whether a bare callable counts one message or a list (``kind``), so that is detected once.
+"""
+
+from __future__ import annotations
+
+import inspect
+import marshal
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from itertools import compress, islice
+from operator import itemgetter
+from typing import Any, Literal, NamedTuple
+
+from ctxwin.counters._base import CounterAdapter
+from ctxwin.messages import BaseMessage
+
+DEFAULT_MAX_ENTRIES = 1 << 17
+
+Kind = Literal["message", "list"]
+# A content key: the message written (its class's address, then its field values), or for a message that cannot be
+# written, its class and its values' types and reprs.
+Key = bytes | tuple[type, tuple[tuple[type, str], ...]]
+Note = tuple[Key, float]  # by identity: the key the message had when counted, and its count
+
+# marshal format 2: no back-references, whose flags follow reference counts and would make equal content differ.
+_dumps = marshal.dumps
+_LIST_HEADER = len(_dumps([], 2))  # a list's type code and length, before its items
+_first = itemgetter(0)
+_second = itemgetter(1)
+
+
+class Writer(NamedTuple):
+    """How messages are written for the cache: ``write`` one message (ValueError: it cannot be), ``keys`` of many
+    (ValueError if any cannot be), ``all_noted`` (whether each message is written as its key; False where one
+    cannot be written or its key is not bytes). A message is written as its class's address and its field values,
+    so equal bytes mean the same class and equal values of the same types. Two implementations with those
+    guarantees, which write differently: the C one (``written.c``, about three times faster) and this module's,
+    with ``marshal``."""
+
+    write: Callable[[Any], bytes]
+    keys: Callable[[Sequence[Any]], Sequence[Key]]
+    all_noted: Callable[[Sequence[Any], Sequence[Key]], bool]
+
+
+def _py_write(m: Any) -> bytes:
+    return _dumps((id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__), 2)
+
+
+def _py_keys(messages: Sequence[Any]) -> list[bytes]:
+    return [_dumps((id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__), 2)  # inline
+            for m in messages]
+
+
+def _py_all_noted(messages: Sequence[Any], keys: Sequence[Key]) -> bool:
+    """Checked in one marshal call for all the messages (saving the calls' own cost): a value's serialization is
+    self-delimiting, so the list's equals the list header followed by the noted ones joined only if each message's
+    equals its own. A list one level deeper than its messages can exceed marshal's depth limit: then each message
+    is written on its own."""
+    try:
+        noted = b"".join(keys)  # type: ignore[arg-type]
+    except TypeError:  # a key made of reprs: never recalled
+        return False
+    try:
+        written = _dumps([(id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__)
+                          for m in messages], 2)
+    except ValueError:
+        try:
+            return b"".join(map(_py_write, messages)) == noted
+        except ValueError:  # a message that cannot be written
+            return False
+    return len(written) == _LIST_HEADER + len(noted) and written.endswith(noted)
+
+
+PY_WRITER = Writer(_py_write, _py_keys, _py_all_noted)
+
+
+def _c_writer() -> Writer | None:
+    """The C writer where it is built and not turned off with ``CTXWIN_NO_ACCELERATOR=1``."""
+    if os.environ.get("CTXWIN_NO_ACCELERATOR"):
+        return None
+    try:
+        from ctxwin.trim import _written as written
+    except ImportError:  # not built: no C compiler when the package was installed
+        return None
+    return Writer(written.write, written.keys, written.all_noted)
+
+
+C_WRITER = _c_writer()
+WRITER = C_WRITER or PY_WRITER  # the writer of this process's caches
+
+
+class CountCache:
+    """Per-message counts of one counter, by content and by identity; bounded, thread-safe (one lock per batch).
+    ``writer``: how messages are written (the process's, unless a test compares the two)."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, writer: Writer | None = None) -> None:
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be at least 1, got {max_entries}")
+        self.max_entries = max_entries
+        self.writer = writer or WRITER
+        # Keys and notes hold only bytes and numbers, which the garbage collector does not track: a cold trim adds
+        # thousands of them without bringing on a full collection of the process's objects.
+        self._by_content: OrderedDict[Key, float] = OrderedDict()
+        self._by_id: dict[int, Note] = {}  # id -> the key it was noted with, its count; oldest noted first
+        # Every class a key was made for, held so that no other class takes its address (in the keys) while the
+        # cache lives: a handful of classes.
+        self._classes: set[type] = set()
+        self._lock = threading.Lock()
+        self.kind: Kind | None = None
+
+    def __len__(self) -> int:
+        return len(self._by_content)
+
+    def content_keys(self, messages: Sequence[Any]) -> Sequence[Key]:
+        """The messages' content keys: equal for equal messages (of one class), different when any field differs
+        (see the module docstring). Works for any pydantic model: ctxwin's messages and LangChain's alike."""
+        classes = set(map(type, messages))
+        if not classes <= self._classes:
+            with self._lock:
+                self._classes |= classes
+        try:
+            return self.writer.keys(messages)
+        except ValueError:  # a message that cannot be written: keyed by its values' types and reprs
+            return list(map(self._key_of, messages))
+
+    def _key_of(self, message: Any) -> Key:
+        try:
+            return self.writer.write(message)
+        except ValueError:
+            values = (*message.__dict__.values(), message.__pydantic_extra__, message.__pydantic_private__)
+            return type(message), tuple((value.__class__, repr(value)) for value in values)
+
+    def recall(self, messages: Sequence[Any]) -> list[float | None]:
+        """The counts of the messages recalled by identity (None for the others): each message noted before is
+        written again and compared with what was noted; messages never noted are not written."""
+        with self._lock:
+            noted = list(map(self._by_id.get, map(id, messages)))
+        missing = noted.count(None)
+        if missing == len(noted):
+            return noted  # type: ignore[return-value]  # all None
+        all_noted = self.writer.all_noted
+        if missing:
+            if all_noted(list(compress(messages, noted)), list(map(_first, filter(None, noted)))):
+                return [None if note is None else note[1] for note in noted]
+        elif all_noted(messages, list(map(_first, noted))):  # type: ignore[arg-type]  # all noted, unchanged
+            return list(map(_second, noted))  # type: ignore[arg-type]
+        return [  # a chunk where something changed: each message on its own
+            note[1] if note is not None and all_noted([m], [note[0]]) else None
+            for m, note in zip(messages, noted, strict=True)
+        ]
+
+    def lookup(self, messages: Sequence[Any]) -> tuple[list[float | None], Sequence[Key]]:
+        """The counts of messages counted before, found by content (None for the others), and their keys for
+        ``store``, which files the counts made for the others. Messages found are noted by identity."""
+        keys = self.content_keys(messages)
+        with self._lock:
+            by_content = self._by_content
+            found = list(map(by_content.get, keys))
+            if found.count(None) < len(found):
+                by_id = self._by_id
+                for message, key, count in zip(messages, keys, found, strict=True):
+                    if count is not None:
+                        by_content.move_to_end(key)
+                        by_id[id(message)] = key, count
+                self._evict()
+        return found, keys
+
+    def store(self, messages: Sequence[Any], keys: Sequence[Key], counts: Sequence[float]) -> None:
+        """Remember the counts made for ``messages`` (with their ``lookup`` keys), by content and by identity,
+        dropping the oldest past ``max_entries``."""
+        notes = list(zip(keys, counts, strict=True))
+        with self._lock:
+            self._by_content.update(notes)
+            self._by_id.update(zip(map(id, messages), notes, strict=True))
+            self._evict()
+
+    def _evict(self) -> None:
+        by_content, by_id = self._by_content, self._by_id
+        while len(by_content) > self.max_entries:
+            by_content.popitem(last=False)
+        excess = len(by_id) - self.max_entries
+        if excess > 0:  # the oldest noted, found in one pass over the dict's order
+            for stale in list(islice(by_id, excess)):
+                del by_id[stale]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_content.clear()
+            self._by_id.clear()
+            self.kind = None
+
+
+class CountView:
+    """The cache as one plan (or one ``PlanSession``) sees it: counts by message identity, each message keyed in the
+    cache once. The messages counted are held, so no id is reused while the view lives; ``retain`` forgets the
+    others. ``count_batch`` counts the messages the cache does not know (None: no cache, e.g. a counter that cannot
+    be held weakly)."""
+
+    def __init__(self, cache: CountCache | None, count_batch: Callable[[Sequence[BaseMessage]], list[int]]) -> None:
+        self._cache = cache
+        self._count_batch = count_batch
+        self._counts: dict[int, int] = {}
+        self._held: list[BaseMessage] = []
+
+    def each(self, messages: Sequence[BaseMessage]) -> list[int]:
+        """Per-message counts; unseen messages are looked up in the cache, the rest counted in one batch."""
+        counts: list[Any] = list(map(self._counts.get, map(id, messages)))  # C loops: totals run on every step
+        if None in counts:
+            missing = [i for i, count in enumerate(counts) if count is None]
+            fresh_messages = [messages[i] for i in missing]
+            for i, message, count in zip(missing, fresh_messages, self._fresh(fresh_messages), strict=True):
+                self._counts[id(message)] = counts[i] = count
+            self._held += fresh_messages
+        return counts
+
+    def _fresh(self, messages: list[BaseMessage]) -> list[int]:
+        if self._cache is None:
+            return self._count_batch(messages)
+        found: list[Any] = self._cache.recall(messages)
+        missing = [i for i, count in enumerate(found) if count is None]
+        if missing:
+            looked, notes = self._cache.lookup([messages[i] for i in missing])
+            unknown = [k for k, value in enumerate(looked) if value is None]
+            if unknown:
+                fresh = self._count_batch([messages[missing[k]] for k in unknown])
+                for k, made in zip(unknown, fresh, strict=True):
+                    looked[k] = made
+                self._cache.store([messages[missing[k]] for k in unknown], [notes[k] for k in unknown], fresh)
+            for i, value in zip(missing, looked, strict=True):
+                found[i] = value
+        return found
+
+    def known(self, messages: Sequence[BaseMessage]) -> list[int | None]:
+        """The counts this view holds for ``messages`` (None for the others), tokenizing and keying nothing."""
+        return list(map(self._counts.get, map(id, messages)))
+
+    def retain(self, messages: Sequence[BaseMessage]) -> None:
+        """Forget the counts of every message but ``messages`` (a session drops the copies its past plans made)."""
+        counts = self._counts
+        self._counts = {id(m): counts[id(m)] for m in messages if id(m) in counts}
+        self._held = [m for m in messages if id(m) in self._counts]
+
+    @property
+    def held(self) -> int:
+        """How many messages the view holds counts of."""
+        return len(self._held)
+
+
+_registry_lock = threading.Lock()
+_by_owner: weakref.WeakKeyDictionary[Any, dict[Any, CountCache]] = weakref.WeakKeyDictionary()
+
+
+def cache_for(counter: Any) -> CountCache | None:
+    """The cache belonging to ``counter``, made on first use; None if the counter cannot be held weakly."""
+    if inspect.ismethod(counter):
+        owner, part = counter.__self__, counter.__func__
+    elif isinstance(counter, CounterAdapter):  # wrapped anew by each trim_messages call: its counter's cache
+        owner, part = counter.counter, None
+    else:
+        owner, part = counter, None
+    with _registry_lock:
+        try:
+            caches = _by_owner.get(owner)
+            if caches is None:
+                caches = _by_owner[owner] = {}
+        except TypeError:  # not weak-referenceable or not hashable: count afresh on every call
+            return None
+        cache = caches.get(part)
+        if cache is None:
+            cache = caches[part] = CountCache()
+        return cache

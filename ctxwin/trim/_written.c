@@ -1,0 +1,379 @@
+/* The count cache's writer of messages (ctxwin/trim/_count_cache.py) in C.
+ *
+ * A message is written as the address of its class (the cache keeps every class it keys alive, so no other class
+ * can take that address while the key is used) and its field values, ``(*m.__dict__.values(),
+ * m.__pydantic_extra__, m.__pydantic_private__)`` (private attributes hold what a message was read from, such as
+ * tool-call text as received, which counts as sent), in a self-delimiting
+ * form with a type tag per value: two messages' bytes are equal exactly when their values are equal and of the same
+ * types, all the way down (``1``, ``1.0`` and ``True`` differ; so do equal dicts in another order, which only costs a
+ * count; a set's elements are written in the order of their bytes, as marshal does, so equal sets write alike). Strings are copied as they are stored (their kind and code units), so nothing is encoded or allocated per
+ * value, unlike ``marshal`` (which the pure-Python writer in count_cache.py uses, with the same guarantees; a process
+ * uses one writer or the other, never both). Values of any other type, and nesting deeper than marshal's limit,
+ * raise ValueError, as marshal does: the cache then keys the message by its values' reprs.
+ *
+ * ``write(m)`` -> bytes; ``keys(messages)`` -> [write(m), ...]; ``all_noted(messages, keys)`` -> whether each
+ * message is written as its key (written into one reused buffer, not kept; a key that is not bytes never matches).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#define MAX_DEPTH 2000 /* marshal's */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} Buffer;
+
+static PyObject *dict_name, *extra_name, *private_name;
+
+static int
+reserve(Buffer *b, Py_ssize_t more)
+{
+    if (b->len + more <= b->cap)
+        return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + more) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cap *= 2;
+    }
+    char *data = PyMem_Realloc(b->data, cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static int
+put(Buffer *b, const void *src, Py_ssize_t n)
+{
+    if (reserve(b, n) < 0)
+        return -1;
+    memcpy(b->data + b->len, src, n);
+    b->len += n;
+    return 0;
+}
+
+/* A tag and a length (or a small code). */
+static int
+put_head(Buffer *b, char tag, Py_ssize_t n)
+{
+    if (reserve(b, 1 + sizeof(n)) < 0)
+        return -1;
+    b->data[b->len++] = tag;
+    memcpy(b->data + b->len, &n, sizeof(n));
+    b->len += sizeof(n);
+    return 0;
+}
+
+static int write_value(Buffer *b, PyObject *v, int depth);
+
+static int
+write_items(Buffer *b, char tag, PyObject **items, Py_ssize_t n, int depth)
+{
+    if (put_head(b, tag, n) < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (write_value(b, items[i], depth + 1) < 0)
+            return -1;
+    return 0;
+}
+
+/* The spans of a set's written elements, for qsort (set just before the sort, which calls nothing else). */
+static const char *span_base;
+
+typedef struct {
+    Py_ssize_t start, len;
+} Span;
+
+static int
+compare_spans(const void *x, const void *y)
+{
+    const Span *a = x, *b = y;
+    int order = memcmp(span_base + a->start, span_base + b->start, a->len < b->len ? a->len : b->len);
+    return order ? order : (a->len > b->len) - (a->len < b->len);
+}
+
+/* A set's elements in the order of their written bytes, as marshal writes them: equal sets iterate in other orders
+ * (elements whose hashes collide, such as -1 and -2, sit in insertion order), and must write equal bytes. */
+static int
+write_set(Buffer *b, char tag, PyObject *v, int depth)
+{
+    Py_ssize_t n = PySet_GET_SIZE(v);
+    if (put_head(b, tag, n) < 0)
+        return -1;
+    Py_ssize_t start = b->len, count = 0;
+    Span *spans = PyMem_Malloc((n ? n : 1) * sizeof(Span));
+    if (spans == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *it = PyObject_GetIter(v), *item;
+    if (it == NULL) {
+        PyMem_Free(spans);
+        return -1;
+    }
+    while ((item = PyIter_Next(it)) != NULL) {
+        Py_ssize_t at = b->len;
+        int failed = count >= n || write_value(b, item, depth + 1) < 0;
+        Py_DECREF(item);
+        if (failed) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "set changed size during writing");
+            Py_DECREF(it);
+            PyMem_Free(spans);
+            return -1;
+        }
+        spans[count].start = at - start;
+        spans[count].len = b->len - at;
+        count++;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+        PyMem_Free(spans);
+        return -1;
+    }
+    Py_ssize_t size = b->len - start;
+    char *copy = PyMem_Malloc(size ? size : 1);
+    if (copy == NULL) {
+        PyMem_Free(spans);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(copy, b->data + start, size);
+    span_base = copy;
+    qsort(spans, count, sizeof(Span), compare_spans);
+    Py_ssize_t at = start;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        memcpy(b->data + at, copy + spans[i].start, spans[i].len);
+        at += spans[i].len;
+    }
+    PyMem_Free(copy);
+    PyMem_Free(spans);
+    return 0;
+}
+
+static int
+write_value(Buffer *b, PyObject *v, int depth)
+{
+    if (depth > MAX_DEPTH) {
+        PyErr_SetString(PyExc_ValueError, "object too deeply nested to write");
+        return -1;
+    }
+    if (v == Py_None)
+        return put(b, "N", 1);
+    if (v == Py_True)
+        return put(b, "T", 1);
+    if (v == Py_False)
+        return put(b, "F", 1);
+    PyTypeObject *type = Py_TYPE(v);
+    if (type == &PyUnicode_Type) {
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(v) < 0)
+            return -1;
+#endif
+        Py_ssize_t n = PyUnicode_GET_LENGTH(v);
+        int kind = PyUnicode_KIND(v); /* canonical: equal strings have equal kinds */
+        if (put_head(b, (char)('0' + kind), n) < 0)
+            return -1;
+        return put(b, PyUnicode_DATA(v), n * kind);
+    }
+    if (type == &PyLong_Type) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        if (!overflow) {
+            if (put(b, "i", 1) < 0)
+                return -1;
+            return put(b, &x, sizeof(x));
+        }
+        PyObject *digits = PyNumber_ToBase(v, 16);
+        if (digits == NULL)
+            return -1;
+        int failed = put(b, "I", 1) < 0 || write_value(b, digits, depth + 1) < 0;
+        Py_DECREF(digits);
+        return failed ? -1 : 0;
+    }
+    if (type == &PyFloat_Type) {
+        double x = PyFloat_AS_DOUBLE(v);
+        if (put(b, "f", 1) < 0)
+            return -1;
+        return put(b, &x, sizeof(x));
+    }
+    if (type == &PyComplex_Type) {
+        Py_complex x = PyComplex_AsCComplex(v);
+        if (put(b, "c", 1) < 0)
+            return -1;
+        return put(b, &x, sizeof(x));
+    }
+    if (type == &PyBytes_Type) {
+        if (put_head(b, 'b', PyBytes_GET_SIZE(v)) < 0)
+            return -1;
+        return put(b, PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v));
+    }
+    if (type == &PyTuple_Type)
+        return write_items(b, '(', ((PyTupleObject *)v)->ob_item, PyTuple_GET_SIZE(v), depth);
+    if (type == &PyList_Type)
+        return write_items(b, '[', ((PyListObject *)v)->ob_item, PyList_GET_SIZE(v), depth);
+    if (type == &PyDict_Type) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        if (put_head(b, '{', PyDict_GET_SIZE(v)) < 0)
+            return -1;
+        while (PyDict_Next(v, &pos, &key, &value))
+            if (write_value(b, key, depth + 1) < 0 || write_value(b, value, depth + 1) < 0)
+                return -1;
+        return 0;
+    }
+    if (type == &PySet_Type)
+        return write_set(b, '<', v, depth);
+    if (type == &PyFrozenSet_Type)
+        return write_set(b, '>', v, depth);
+    PyErr_Format(PyExc_ValueError, "cannot write a %.100s", type->tp_name);
+    return -1;
+}
+
+/* The message's field values and extras, as one tuple would be written. */
+static int
+write_message(Buffer *b, PyObject *m)
+{
+    PyObject *dict = PyObject_GetAttr(m, dict_name);
+    if (dict == NULL)
+        return -1;
+    if (!PyDict_Check(dict)) {
+        PyErr_Format(PyExc_TypeError, "a message's __dict__ must be a dict, got %.100s", Py_TYPE(dict)->tp_name);
+        Py_DECREF(dict);
+        return -1;
+    }
+    PyObject *extra = PyObject_GetAttr(m, extra_name);
+    if (extra == NULL) {
+        Py_DECREF(dict);
+        return -1;
+    }
+    PyObject *private = PyObject_GetAttr(m, private_name);
+    if (private == NULL) {
+        Py_DECREF(dict);
+        Py_DECREF(extra);
+        return -1;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    PyTypeObject *type = Py_TYPE(m); /* the class by address: the cache holds every class it keys */
+    int failed = put(b, &type, sizeof(type)) < 0 || put_head(b, '(', PyDict_GET_SIZE(dict) + 2) < 0;
+    while (!failed && PyDict_Next(dict, &pos, &key, &value))
+        failed = write_value(b, value, 1) < 0;
+    failed = failed || write_value(b, extra, 1) < 0 || write_value(b, private, 1) < 0;
+    Py_DECREF(dict);
+    Py_DECREF(extra);
+    Py_DECREF(private);
+    return failed ? -1 : 0;
+}
+
+static PyObject *
+write_one(PyObject *module, PyObject *m)
+{
+    Buffer b = {NULL, 0, 0};
+    PyObject *written = write_message(&b, m) < 0 ? NULL : PyBytes_FromStringAndSize(b.data, b.len);
+    PyMem_Free(b.data);
+    return written;
+}
+
+static PyObject *
+keys(PyObject *module, PyObject *messages)
+{
+    PyObject *seq = PySequence_Fast(messages, "keys: messages must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *result = PyList_New(n);
+    Buffer b = {NULL, 0, 0};
+    if (result == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *m = PySequence_Fast_GET_ITEM(seq, i);
+        b.len = 0;
+        if (write_message(&b, m) < 0)
+            goto fail;
+        PyObject *written = PyBytes_FromStringAndSize(b.data, b.len);
+        if (written == NULL)
+            goto fail;
+        PyList_SET_ITEM(result, i, written);
+    }
+    PyMem_Free(b.data);
+    Py_DECREF(seq);
+    return result;
+fail:
+    PyMem_Free(b.data);
+    Py_DECREF(seq);
+    Py_XDECREF(result);
+    return NULL;
+}
+
+static PyObject *
+all_noted(PyObject *module, PyObject *args)
+{
+    PyObject *messages, *noted;
+    if (!PyArg_ParseTuple(args, "OO:all_noted", &messages, &noted))
+        return NULL;
+    PyObject *seq = PySequence_Fast(messages, "all_noted: messages must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    PyObject *keys_seq = PySequence_Fast(noted, "all_noted: keys must be a sequence");
+    if (keys_seq == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    Buffer b = {NULL, 0, 0};
+    int same = PySequence_Fast_GET_SIZE(seq) == PySequence_Fast_GET_SIZE(keys_seq), error = 0;
+    for (Py_ssize_t i = 0; same && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *m = PySequence_Fast_GET_ITEM(seq, i), *expected = PySequence_Fast_GET_ITEM(keys_seq, i);
+        if (!PyBytes_Check(expected)) { /* keyed by repr: never recalled */
+            same = 0;
+            break;
+        }
+        b.len = 0;
+        if (write_message(&b, m) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_ValueError)) { /* only "cannot write" means "changed" */
+                error = 1;
+                break;
+            }
+            PyErr_Clear();
+            same = 0;
+            break;
+        }
+        same = b.len == PyBytes_GET_SIZE(expected) && memcmp(b.data, PyBytes_AS_STRING(expected), b.len) == 0;
+    }
+    PyMem_Free(b.data);
+    Py_DECREF(seq);
+    Py_DECREF(keys_seq);
+    return error ? NULL : PyBool_FromLong(same);
+}
+
+static PyMethodDef methods[] = {
+    {"write", write_one, METH_O, "A message's field values written (see the module comment)."},
+    {"keys", keys, METH_O, "The messages' content keys: write(m) each."},
+    {"all_noted", all_noted, METH_VARARGS, "Whether each message is written as its key."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "ctxwin.trim._written", "The count cache's writer of messages in C.", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__written(void)
+{
+    dict_name = PyUnicode_InternFromString("__dict__");
+    extra_name = PyUnicode_InternFromString("__pydantic_extra__");
+    private_name = PyUnicode_InternFromString("__pydantic_private__");
+    if (dict_name == NULL || extra_name == NULL || private_name == NULL)
+        return NULL;
+    return PyModule_Create(&module_def);
+}
