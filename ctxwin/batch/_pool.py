@@ -39,14 +39,26 @@ import os
 import select
 import signal
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+# The forkserver listens on an AF_UNIX socket at <temporary directory>/pymp-XXXXXXXX/listener-XXXXXXXX, and the
+# kernel caps such a path at 107 bytes: under a deeper temporary directory it cannot start, and spawn (pipes) can.
+_SOCKET_PATH_MAX, _SOCKET_SUFFIX = 107, len("/pymp-XXXXXXXX/listener-XXXXXXXX")
+
+
+def start_method() -> str:
+    """How workers start when they cannot be forked: forkserver where the platform has it and its socket's path
+    fits under the temporary directory (read at each pool's start: TMPDIR may change), else spawn."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return "spawn"
+    fits = len(os.fsencode(tempfile.gettempdir())) + _SOCKET_SUFFIX <= _SOCKET_PATH_MAX
+    return "forkserver" if fits else "spawn"
 WORKER_DIED = "the worker process died while fitting this item (crashed, killed or out of memory)"
 
 # A restart waits this long for the broken pool's manager thread (which joins the pool's other threads) to exit.
@@ -134,10 +146,25 @@ def _start_worker(build: Callable[[], Any], data: Sequence[Any] = (), owner: int
     _shared = data
     # Ctrl-C reaches the whole process group: the caller stops the pool; a worker's traceback would only be noise.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # blocked while a spawned worker started (submit); not on Windows
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         _state = build()
     except Exception as exc:  # an initializer that raises breaks the pool; a task raising it says why instead
         _failure = exc
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    # Signals reach the main thread only; Windows has no signal masks.
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _call(task: Callable[..., R], *args: Any) -> R:
@@ -180,7 +207,7 @@ class WorkerPool:
             self._froze = True
         return ProcessPoolExecutor(
             self.workers,
-            mp_context=multiprocessing.get_context("fork" if self.shares else START_METHOD),
+            mp_context=multiprocessing.get_context("fork" if self.shares else start_method()),
             initializer=_start_worker,
             initargs=(self.build, self.data if self.shares and self.data is not None else (), os.getpid()),
         )
@@ -198,7 +225,11 @@ class WorkerPool:
         """``task(state, *args)`` on a worker. A pool a worker left broken since the last call gives a future that
         fails with ``BrokenProcessPool``, as the tasks in flight do: callers recover in one place, at ``result()``."""
         try:
-            return self.executor.submit(_call, task, *args)
+            # A spawned worker starts in the submitting thread, and a whole interpreter's start is a window where
+            # Ctrl-C would kill it with a fatal error on the shared stderr: it inherits this mask across exec and
+            # unblocks once it ignores the signal (``_start_worker``); here the signal waits out the call.
+            with _sigint_blocked():
+                return self.executor.submit(_call, task, *args)
         except BrokenProcessPool as exc:
             future: Future[R] = Future()
             future.set_exception(exc)

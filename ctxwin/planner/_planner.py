@@ -26,7 +26,7 @@ from ctxwin import _tracing as tracing
 from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter, require_counter
-from ctxwin.messages import AIMessage, BaseMessage
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output, give_back, read_for
 from ctxwin.messages._request_body import nonstreaming_limit, request_form, request_limit, tools_as_sent
@@ -484,7 +484,9 @@ class Planner(Generic[M]):
         taken them; not when that would cost the current turn), then the recall message of the excerpts still left
         out, within that room, is placed where the kept conversation starts (``placed``). Where what must stay
         fills ``goal`` (a session's cut aims below its ``budget``: its summary and current turn can take all of
-        that), the room left under ``budget`` is used; never over it."""
+        that) and the request ends with the user's new message, the room left under ``budget`` is used, never over
+        it: that request is the one whose answer needs what was dropped. A cut inside a tool round keeps its mark,
+        which spaces the cuts (and so the cache writes) of an agent run."""
         searched = self._recall_search(run, meter, source, goal)
         if searched is None:
             return
@@ -500,7 +502,8 @@ class Planner(Generic[M]):
                 room = max(room, min(free, math.floor(self.recall_share * goal.max_input_tokens)))
             else:  # the room would cost the current turn: recall in the room left
                 room = goal.max_input_tokens - self._request_tokens(run.current, meter)
-        if room < found.tokens and goal.max_input_tokens < budget.max_input_tokens:
+        asked = bool(run.current) and isinstance(run.current[-1], HumanMessage)
+        if room < found.tokens and goal.max_input_tokens < budget.max_input_tokens and asked:
             left = budget.max_input_tokens - self._request_tokens(run.current, meter)
             room = max(room, min(left, math.floor(self.recall_share * budget.max_input_tokens)))
         chosen = choose(found.query, excerpts, room, meter.count) if room > 0 else None  # the trim only drops more

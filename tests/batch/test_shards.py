@@ -17,7 +17,7 @@ from batch_support import KILL, make_numbered, numbered
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxwin.batch._pool import START_METHOD, WORKER_DIED, WorkerPool, _ready
+from ctxwin.batch._pool import WORKER_DIED, WorkerPool, _ready
 from ctxwin.batch._shards import lines_in, map_file, ranges
 
 WORDS = ["alpha", "beta", "", "fat gamma", "bad delta", "ünïcødé 数据", "  "]
@@ -86,6 +86,9 @@ def test_a_line_that_kills_its_worker_is_that_lines_error(tmp_path: Path) -> Non
     assert out == "".join(f"{n}:{text}\n" for n, text in enumerate(lines, start=1) if text != KILL)
 
 
+HELPERS = (b"multiprocessing.forkserver", b"multiprocessing.resource_tracker")
+
+
 def _workers_of(parent: int) -> list[int]:
     """The pool's worker processes: the fork server's children (or the parent's own, with spawn). Never the fork
     server or the resource tracker, which are leaves too until the first worker starts."""
@@ -98,18 +101,19 @@ def _workers_of(parent: int) -> list[int]:
                 continue
             children.setdefault(int(fields[1]), []).append(int(entry))
 
-    def helper(pid: int) -> bool:
+    def command(pid: int) -> bytes:
         try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            return Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
-            return True
-        return b"multiprocessing.forkserver" in command or b"multiprocessing.resource_tracker" in command
+            return b"multiprocessing.forkserver"  # gone: counted as no worker
 
+    def helper(pid: int) -> bool:
+        return any(name in command(pid) for name in HELPERS)
+
+    # Forked from a fork server or spawned, by the process's temporary directory (ctxwin.batch._pool): both kinds.
     own = children.get(parent, [])
-    servers = [pid for pid in own if helper(pid)]
-    if START_METHOD == "forkserver":
-        return [pid for server in servers for pid in children.get(server, [])]
-    return [pid for pid in own if not helper(pid)]
+    servers = [pid for pid in own if b"multiprocessing.forkserver" in command(pid)]
+    return [pid for server in servers for pid in children.get(server, [])] + [pid for pid in own if not helper(pid)]
 
 
 @pytest.mark.slow

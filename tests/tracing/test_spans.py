@@ -24,10 +24,17 @@ SECRET = "SECRET-CONTENT-7f3a"
 
 def conversation(turns: int = 30) -> list[BaseMessage]:
     """A system prompt, then turns of a question, a tool call with a long result, and an answer; every text
-    carries SECRET so a span that quotes any message is caught."""
+    carries SECRET so a span that quotes any message is caught. The first question states a fact the last one asks
+    about (what a fit that drops the first turns recalls)."""
     out: list[BaseMessage] = [SystemMessage(f"You are helpful. {SECRET}", id="sys")]
     for t in range(turns):
-        out.append(HumanMessage(f"question {t} {SECRET} " + "alpha beta " * 20, id=f"u{t}"))
+        if t == 0:
+            question = "Note that the Lyon warehouse lease reference is LY-2231-X. "
+        elif t == turns - 1:
+            question = "Going back to the Lyon warehouse lease: what was its reference? "
+        else:
+            question = ""
+        out.append(HumanMessage(f"question {t} {SECRET} {question}" + "alpha beta " * 20, id=f"u{t}"))
         out.append(AIMessage("", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": f"c{t}"}], id=f"a{t}"))
         out.append(ToolMessage(f"{SECRET} " + "result line\n" * 150, tool_call_id=f"c{t}", id=f"r{t}"))
         out.append(AIMessage(f"answer {t} {SECRET} " + "gamma delta " * 20, id=f"b{t}"))
