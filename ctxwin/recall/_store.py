@@ -30,6 +30,7 @@ from pathlib import Path
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
 
 EXCERPT_CHARS = 300
+QUERY_WORDS = 32  # the words a query is searched by at the most (query_terms)
 # The candidates BM25 returns before relevance is weighed in Python.
 _CANDIDATES = 24
 # The most excerpts of one message a search returns: a long tool output that names the query's words on every line
@@ -170,7 +171,9 @@ def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
 def query_terms(query: str) -> tuple[list[str], list[str]]:
     """The words (lower case, stopwords and one-letter words out) and the pieces of unspaced script (the trigrams
     of each run between function characters, or the run itself when it has two characters) a query is searched by,
-    each once, in order."""
+    each once, in order. A query with more than ``QUERY_WORDS`` words (a pasted log or file) keeps its most specific
+    ones (``_specific``): each word costs a pass over what a plan left out, and a paste's common words (numbers of
+    a timestamp, "print", "error") would find everything."""
     words: list[str] = []
     grams: list[str] = []
     for word in _WORD.findall(spaced(query.lower())):
@@ -181,7 +184,18 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
                 grams.extend(run[i : i + 3] for i in range(max(len(run) - 2, 0)))
         elif (len(word) > 1 or word.isdigit()) and word not in STOPWORDS:
             words.append(word)
-    return list(dict.fromkeys(words)), list(dict.fromkeys(grams))
+    words = list(dict.fromkeys(words))
+    if len(words) > QUERY_WORDS:
+        kept = set(sorted(words, key=_specific, reverse=True)[:QUERY_WORDS])
+        words = [word for word in words if word in kept]
+    return words, list(dict.fromkeys(grams))
+
+
+def _specific(word: str) -> tuple[bool, int]:
+    """Identifiers first (a digit beside letters, an underscore: ``LY-2231-X``'s pieces, ``quito_support``), then
+    the longer words."""
+    mixed = "_" in word or (any(c.isdigit() for c in word) and not word.isdigit())
+    return mixed, len(word)
 
 
 def bigrams(text: str) -> str:
