@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ctxwin.messages import AIMessage, HumanMessage, ToolMessage
 from ctxwin.recall import RecallStore
-from ctxwin.recall._store import pieces, query_terms
+from ctxwin.recall._store import QUERY_WORDS, pieces, query_terms
 
 LEASE = "Going back to the Lyon warehouse lease: what was its reference number?"
 
@@ -93,3 +93,17 @@ def test_long_texts_are_cut_at_line_ends_and_lose_nothing() -> None:
     parts = pieces(text, 600)
     assert "".join(parts) == text and all(len(p) <= 600 for p in parts)
     assert all(p.endswith("\n") for p in parts[:-1])
+
+
+def test_a_pasted_query_is_searched_by_its_most_specific_words_and_still_finds_its_identifier() -> None:
+    log = "\n".join(f"2025-03-19T16:{m:02d}:07 INFO [worker] request {m} served in {m * 3} ms" for m in range(40))
+    query = f"The deploy failed again, the ticket is INC_7731-b. Here is the log:\n{log}\nWhat went wrong?"
+    words, _ = query_terms(query)
+    assert len(words) == QUERY_WORDS
+    assert "inc_7731" in words and "19t16" in words  # identifiers before plain numbers and words
+    assert "wrong" in words and "39" not in words  # the question's words before a timestamp's numbers
+    store = RecallStore()
+    store.add([HumanMessage("Note that INC_7731 was the outage of the billing export."),
+               *(AIMessage(f"Served request {m} of the worker in {m} ms.") for m in range(30))])
+    found = store.search(query, limit=3)
+    assert found and "billing export" in found[0].text
