@@ -11,7 +11,7 @@ tools, and LangChain tools: objects with a ``name``, a ``description`` and a ``t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -104,36 +104,39 @@ def anthropic_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     Anthropic's is optional); tools with no function form (Anthropic's server tools such as
     ``web_search_20250305``, tools already in Anthropic's form) as given. The one conversion: the request bodies
     and the ``anthropic-api`` counter both send it."""
-    out: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        function = _function(tool, index)
-        if function is None:
-            out.append(dict(tool))
-            continue
+    def convert(function: dict[str, Any]) -> dict[str, Any]:
         schema = function.get("parameters") or {"type": "object", "properties": {}}
         converted = {"name": function["name"], "input_schema": schema}
         if function.get("description"):
             converted["description"] = function["description"]
-        out.append(converted)
+        return converted
+
+    return _functions_as(tools, convert)
+
+
+def _functions_as(
+    tools: Sequence[dict[str, Any]], convert: Callable[[dict[str, Any]], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``tools`` with each function tool's function ``convert``-ed; the others (a provider's own tools) as given."""
+    out: list[dict[str, Any]] = []
+    for index, tool in enumerate(tools):
+        function = _function(tool, index)
+        out.append(dict(tool) if function is None else convert(function))
     return out
 
 
 def responses_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """OpenAI chat function tools as Responses' flat function tools (``strict`` as given, else false: chat
     completions' default, where Responses' own default is true)."""
-    out: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        function = _function(tool, index)
-        if function is None:
-            out.append(dict(tool))
-            continue
+    def convert(function: dict[str, Any]) -> dict[str, Any]:
         converted = {"type": "function", "name": function["name"],
                      "parameters": function.get("parameters") or {"type": "object", "properties": {}},
                      "strict": bool(function.get("strict", False))}
         if function.get("description"):
             converted["description"] = function["description"]
-        out.append(converted)
-    return out
+        return converted
+
+    return _functions_as(tools, convert)
 
 
 def _chosen_name(choice: Mapping[str, Any]) -> str | None:
