@@ -22,6 +22,7 @@ from ctxwin.recall._store import (
     EXCERPT_CHARS,
     Excerpt,
     RecallStore,
+    distinctive,
     format_excerpts,
     message_excerpts,
     query_terms,
@@ -108,9 +109,9 @@ class RecallSource(Protocol):
 
 class InputRecall:
     """A one-off plan's source: its input. What a fitted request lacks is searched newest first, at most
-    ``INPUT_CHARS`` characters of it, and only the messages holding a query term are indexed (a plan indexes what
-    the question can find, not a whole history: the index is built per plan); the terms' weights are their
-    frequencies in all the messages searched (counted as the store would count them, by excerpt)."""
+    ``INPUT_CHARS`` characters of it, and only the excerpts holding a distinctive query term are indexed (a plan
+    indexes what the question can find, not a whole history: the index is built per plan); the terms' weights are
+    their frequencies in all the messages searched (counted as the store would count them, by excerpt)."""
 
     def __init__(self, messages: Sequence[BaseMessage]) -> None:
         self._messages = messages
@@ -126,7 +127,7 @@ class InputRecall:
         whole = set(words)
         kept = set(map(id, fitted))
         present: set[int] = set()
-        chosen: list[int] = []
+        holding: list[tuple[int, list[str]]] = []  # the messages holding a query term, with the terms
         df: dict[str, int] = dict.fromkeys(terms, 0)
         documents = 0
         room = INPUT_CHARS
@@ -149,8 +150,17 @@ class InputRecall:
             if any(term in whole for term in held):
                 held = [term for term in held if counts[term]]
             if held and index not in self.store:
-                chosen.append(index)
-        self.store.add_excerpts([e for i in reversed(chosen) for e in message_excerpts(self._messages[i], i)])
+                holding.append((index, held))
+        # The search returns only excerpts holding a distinctive term (RecallStore.search), so only those are
+        # indexed: a query's common words are in hundreds of messages, and indexing costs more than reading.
+        rare = distinctive(terms, (df, documents))
+        self.store.add_excerpts([
+            excerpt
+            for index, held in reversed(holding)
+            if (needed := [term for term in held if term in rare])
+            for excerpt in message_excerpts(self._messages[index], index)
+            if any(term in excerpt.text.lower() for term in needed)
+        ])
         found = self.store.search(query, limit=limit, min_score=min_score, exclude=present,
                                   frequencies=(df, documents), call=call)
         return unseen(found, fitted)

@@ -191,6 +191,13 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     return words, list(dict.fromkeys(grams))
 
 
+def distinctive(terms: Iterable[str], frequencies: Frequencies) -> set[str]:
+    """The ``terms`` rare enough that an excerpt must hold one of them to be relevant (``_RARE_SHARE``)."""
+    df, n = frequencies
+    rare = max(_RARE_MIN, _RARE_SHARE * n)
+    return {term for term in terms if df.get(term, 0) <= rare}
+
+
 def _specific(word: str) -> tuple[bool, int]:
     """Identifiers first (a digit beside letters, an underscore: ``LY-2231-X``'s pieces, ``quito_support``), then
     the longer words."""
@@ -385,15 +392,9 @@ class RecallStore:
                 if terms:
                     marks = ",".join("?" * len(terms))
                     df.update(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms))
-        rare = max(_RARE_MIN, _RARE_SHARE * n)
-        weights: dict[str, float] = {}
-        distinctive: set[str] = set()
-        for term in [*words, *grams]:
-            count = df.get(term, 0)
-            weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
-            if count <= rare:
-                distinctive.add(term)
-        return weights, distinctive, {term for term in weights if not df.get(term, 0)}
+        terms = [*words, *grams]
+        weights = {term: math.log(1 + (n - df.get(term, 0) + 0.5) / (df.get(term, 0) + 0.5)) for term in terms}
+        return weights, distinctive(terms, (df, n)), {term for term in weights if not df.get(term, 0)}
 
     def message(self, handle: str) -> list[Excerpt]:
         """The excerpts of one message, in order: ``handle`` is a tool call id, a message id or ``#position``."""
