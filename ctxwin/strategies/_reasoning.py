@@ -16,8 +16,8 @@ So, when the conversation is over budget, this step (first in the default chain)
 messages before the last user message, all at once: thinking, redacted-thinking and reasoning blocks, a leading
 ``<think>`` block of the text, and ``reasoning_content`` where DeepSeek ignores it. Messages a later trim drops
 however small they get are left as they are (``later_region``), as ``filter`` and ``truncate_tool_output`` leave
-them: far over budget the step reads what the request can still hold, not the whole history. The current turn, the latest
-assistant message (Anthropic refuses a change to its thinking even when a user message with text follows its tool
+them: far over budget the step reads what the request can still hold, not the whole history. The current turn, the
+latest assistant message (Anthropic refuses a change to its thinking even when a user message with text follows its tool
 results) and pinned messages are never touched, so what a provider requires goes back byte for byte. It removes
 nothing a provider reads from an earlier turn except where a newer Claude model would have kept its old thinking,
 which is still less than the whole turn a trim would drop.
