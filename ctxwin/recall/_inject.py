@@ -12,7 +12,6 @@ prefix, before the newest turns (which stay verbatim at the end), never between 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
@@ -29,6 +28,7 @@ from ctxwin.recall._store import (
     searchable_text,
     searched_terms,
 )
+from ctxwin.recall._terms import term_counts
 from ctxwin.strategies._base import leading_system_count
 from ctxwin.strategies._summarize import is_summary
 
@@ -36,16 +36,12 @@ RECALL_KEY = "ctxwin_recall"
 # An excerpt must hold at least this share of the query's weight (RecallStore.search): measured on planted-fact
 # conversations, questions about what was said against questions about what never was (docs/recall.md).
 MIN_SCORE = 0.5
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 # A one-off plan searches at most this many characters of what it left out, newest first (InputRecall); a session
 # indexes at most this many more at each cut (SessionRecall), newest first, so its store catches up over cuts.
 INPUT_CHARS = 1_000_000
 # The most excerpts one recall considers (the token room usually ends it first).
 MAX_EXCERPTS = 12
 _QUERY_SHOWN = 160
-# A word is bounded by what is not a letter or digit of its script (CJK next to it counts as a bound, and an
-# underscore, as for the store's tokenizer: "quito" is a word of "quito_support_escalation").
-_LETTER = re.compile(rf"[^\W_{_CJK}]")
 _HEADER = "[Recalled by ctxwin: excerpts of earlier messages no longer in this conversation, for: {query}]"
 
 
@@ -94,20 +90,6 @@ def find(source: RecallSource, messages: Sequence[BaseMessage], *, limit: int, m
     return source.search(queries[0], messages, limit=limit, min_score=min_score, call="\n".join(queries[1:]))
 
 
-def _whole_words(word: str, text: str) -> int:
-    """How often ``word`` occurs in ``text`` as a word ("order" is not in "border"), left to right without overlap.
-    Found as a substring, its bounds checked after: a regular expression per word costs a compile of the CJK class
-    at every plan, and one opening with a lookbehind is tried at every character of the text."""
-    count = start = 0
-    while (at := text.find(word, start)) >= 0:
-        if (at == 0 or not _LETTER.match(text, at - 1)) and not _LETTER.match(text, at + len(word)):
-            count += 1
-            start = at + len(word)
-        else:
-            start = at + 1
-    return count
-
-
 def _within(terms: list[str], text: str) -> list[str]:
     return [term for term in terms if term in text]
 
@@ -145,30 +127,31 @@ class InputRecall:
         terms = asked.words + asked.grams
         if not terms:
             return []
-        whole = set(asked.words)
         kept = set(map(id, fitted))
-        holding: list[tuple[int, list[str]]] = []  # the messages holding a query term, with the terms
-        df: dict[str, int] = dict.fromkeys(terms, 0)
-        documents = 0
+        texts: list[str] = []  # what the request left out, newest first, within the room
+        positions: list[int] = []
         room = INPUT_CHARS
         index = len(self._messages)
         while room > 0 and index > 0:
             index -= 1
             message = self._messages[index]
-            if id(message) in kept:
-                continue
-            text = searchable_text(message).lower()
-            room -= len(text)
+            if id(message) not in kept:
+                texts.append(searchable_text(message).lower())
+                positions.append(index)
+                room -= len(texts[-1])
+        whole = [k < len(asked.words) for k in range(len(terms))]
+        holding: list[tuple[int, list[str]]] = []  # the messages holding a query term, with the terms
+        df: dict[str, int] = dict.fromkeys(terms, 0)
+        documents = 0
+        for index, text, counts in zip(positions, texts, term_counts(texts, terms, whole), strict=True):
             parts = -(-len(text) // EXCERPT_CHARS)  # the excerpts it makes, about: frequencies are the store's
             documents += parts
-            held = [term for term in terms if term in text]  # a cheap test first: most messages hold none
-            if not held:
+            if counts is None:
                 continue
-            counts = [_whole_words(term, text) if term in whole else text.count(term) for term in held]
-            for term, count in zip(held, counts, strict=True):  # words as words: "order" is not in "border"
+            held = [term for term, count in zip(terms, counts, strict=True) if count]
+            for term, count in zip(terms, counts, strict=True):
                 df[term] += min(count, parts)
-            held = [term for term, count in zip(held, counts, strict=True) if count]
-            if held and index not in self._indexed:
+            if index not in self._indexed:
                 holding.append((index, held))
         # A search returns only excerpts holding a distinctive term and min_score of the query's weight
         # (RecallStore.search), so only those are indexed: a query's common words are in hundreds of messages,

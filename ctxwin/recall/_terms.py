@@ -1,0 +1,72 @@
+"""How often each of a query's terms occurs in each of many texts: what a one-off plan's recall reads what it left
+out for (``InputRecall``).
+
+A word counts where it is whole: no letter or digit of a spaced script either side ("order" is not in "border"; CJK
+text written against a word, or an underscore, bounds it: "quito" is a word of "quito_support_escalation", as for
+the store's tokenizer); any other term (a piece of unspaced script) as ``str.count`` counts it. Both left to right,
+non-overlapping. The C scanner (``_termscan.c``, one pass over each text for all the terms) gives the same counts as
+the Python loop here (one pass per term); it is used for many terms (a pasted log's query) where it was built and
+not turned off with ``CTXWIN_NO_ACCELERATOR=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_LETTER = re.compile(rf"[^\W_{_CJK}]")
+
+Counts = list[tuple[int, ...] | None]
+
+
+def _whole_words(word: str, text: str) -> int:
+    """How often ``word`` occurs in ``text`` as a word, left to right without overlap. Found as a substring, its
+    bounds checked after: a regular expression per word costs a compile of the CJK class at every plan, and one
+    opening with a lookbehind is tried at every character of the text."""
+    count = start = 0
+    while (at := text.find(word, start)) >= 0:
+        if (at == 0 or not _LETTER.match(text, at - 1)) and not _LETTER.match(text, at + len(word)):
+            count += 1
+            start = at + len(word)
+        else:
+            start = at + 1
+    return count
+
+
+def py_term_counts(texts: Sequence[str], terms: Sequence[str], whole: Sequence[bool]) -> Counts:
+    """For each text, None where no term occurs, else each term's count (``whole``: the term is a word)."""
+    out: Counts = []
+    for text in texts:
+        held = [k for k, term in enumerate(terms) if term in text]  # a cheap test first: most texts hold none
+        counts = [0] * len(terms)
+        for k in held:
+            counts[k] = _whole_words(terms[k], text) if whole[k] else text.count(terms[k])
+        out.append(tuple(counts) if any(counts) else None)
+    return out
+
+
+def _scanner() -> Callable[[list[str], list[str], list[bool]], Counts] | None:
+    if os.environ.get("CTXWIN_NO_ACCELERATOR"):
+        return None
+    try:
+        from ctxwin.recall._termscan import term_counts
+    except ImportError:  # not built: no C compiler when the package was installed
+        return None
+    return term_counts
+
+
+_C_TERM_COUNTS = _scanner()
+# From this many terms on the C scanner is the faster: it steps through every character (an automaton's step waits
+# for the last one), where ``str.find`` skips through a text for one term several times faster, so a few terms'
+# passes cost less than one step a character (benchmarks/README.md, "Recall's cost in a one-off plan").
+C_FROM_TERMS = 7
+
+
+def term_counts(texts: Sequence[str], terms: Sequence[str], whole: Sequence[bool]) -> Counts:
+    """For each of ``texts``, None where none of ``terms`` (distinct, non-empty) occurs, else each term's count;
+    ``whole[k]``: term ``k`` is a word."""
+    if _C_TERM_COUNTS is None or len(terms) < C_FROM_TERMS:
+        return py_term_counts(texts, terms, whole)
+    return _C_TERM_COUNTS(list(texts), list(terms), list(whole))
