@@ -48,6 +48,7 @@ from ctxwin.recall._inject import (
     RecallSource,
     choose,
     find,
+    is_recalled,
     placed,
     recall_query,
     without_recalled,
@@ -65,6 +66,7 @@ from ctxwin.strategies._base import (
 )
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
+from ctxwin.strategies._pins import flagged_indexes, is_pinned
 from ctxwin.strategies._placement import PlaceMedia
 from ctxwin.strategies._summarize import is_summary
 from ctxwin.strategies._trim import TrimToBudget
@@ -423,7 +425,7 @@ class Planner(Generic[M]):
         budget = budget or self.budget
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             self._take_turn(messages, meter, turn)
-            messages, source = self._recall_input(messages, turn.recall)
+            messages, source = self._recall_input(messages, meter, turn)
             run = self._start(messages, meter, budget)
             run.recalled = turn.recalled
             goal = budget.aiming_at(turn.target)
@@ -453,14 +455,21 @@ class Planner(Generic[M]):
         return cap_tool_outputs(messages, max_tokens, meter)
 
     def _recall_input(
-        self, messages: list[BaseMessage], recall: RecallSource | bool
+        self, messages: list[BaseMessage], meter: Meter, turn: SessionTurn
     ) -> tuple[list[BaseMessage], RecallSource | None]:
         """The messages to plan (without an earlier recall message: a new one replaces it) and where recall
-        searches; None when recall is off."""
-        if not self.recall_share or recall is False:
+        searches; None when recall is off. A one-off plan finds the recall messages and the pins in one read of
+        the history, and gives the pins to the meter."""
+        if not self.recall_share or turn.recall is False:
             return messages, None
+        source = turn.recall
+        if turn.pinned is None and not turn.head:
+            flagged = flagged_indexes(messages)
+            if not any(is_recalled(messages[i]) for i in flagged):
+                meter.follow(messages, [i for i in flagged if is_pinned(messages[i])])
+                return messages, InputRecall(messages) if source is True else source
         messages = without_recalled(messages)
-        return messages, InputRecall(messages) if recall is True else recall
+        return messages, InputRecall(messages) if source is True else source
 
     def _recall_search(
         self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget

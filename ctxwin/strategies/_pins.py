@@ -35,6 +35,14 @@ def pinned_indexes(messages: Sequence[BaseMessage], start: int = 0) -> list[int]
     return [i for i in some if is_pinned(messages[i])]
 
 
+def flagged_indexes(messages: Sequence[BaseMessage]) -> list[int]:
+    """Indexes of the messages with additional kwargs or response metadata: where a pin can be, or a mark a layer
+    above leaves on a message it made (recall's). One C loop reads both fields of each message: a plan that needs
+    both reads a long history once (``pinned_indexes``)."""
+    kwargs, metadata = attrgetter("additional_kwargs"), attrgetter("response_metadata")
+    return list(compress(count(), map(any, zip(map(kwargs, messages), map(metadata, messages), strict=True))))
+
+
 def head_length(messages: Sequence[BaseMessage], head: Sequence[BaseMessage], start: int = 0) -> int:
     """How many of ``head`` (a session's fixed head) open ``messages[start:]``, the same objects in order: the
     head is kept like pinned messages, and a summary goes after it."""
