@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
-from ctxwin.trim._count_cache import C_WRITER, PY_WRITER, CountCache, Writer
+from ctxwin.messages._writer import C_WRITER, PY_WRITER, Writer
+from ctxwin.trim._count_cache import CountCache
 
 WRITERS = [pytest.param(PY_WRITER, id="python")] + ([pytest.param(C_WRITER, id="c")] if C_WRITER else [])
 

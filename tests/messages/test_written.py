@@ -1,4 +1,4 @@
-"""The count cache's two writers (the C one in ctxwin/trim/_written.c and the pure-Python one with marshal) key
+"""The count cache's two writers (the C one in ctxwin/messages/_written.c and the pure-Python one with marshal) key
 messages alike: two messages get equal keys from one exactly when they get equal keys from the other, both refuse
 the same values, and each recognises a message written as its key and nothing else."""
 
@@ -18,13 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
-from ctxwin.trim._count_cache import C_WRITER, PY_WRITER, CountCache, Writer
+from ctxwin.messages._writer import C_WRITER, PY_WRITER, Writer
+from ctxwin.trim._count_cache import CountCache
 from ctxwin.trim._measure import AdditiveMeasure
 
 if C_WRITER is None:
     if os.environ.get("CTXWIN_NO_ACCELERATOR") or not shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]):
         pytest.skip("the C writer is turned off or there is no C compiler", allow_module_level=True)
-    pytest.fail("a C compiler is present but ctxwin/trim/_written.c is not built: reinstall the package "
+    pytest.fail("a C compiler is present but ctxwin/messages/_written.c is not built: reinstall the package "
                 "(pip install -e .) and read the build log", pytrace=False)
 
 C: Writer = C_WRITER  # type: ignore[assignment]  # built: checked above
