@@ -248,7 +248,7 @@ write_value(Buffer *b, PyObject *v, int depth)
 static int
 write_message(Buffer *b, PyObject *m)
 {
-    PyObject *dict = PyObject_GetAttr(m, dict_name);
+    PyObject *dict = PyObject_GenericGetDict(m, NULL);
     if (dict == NULL)
         return -1;
     if (!PyDict_Check(dict)) {
