@@ -48,9 +48,9 @@ from ctxwin.recall._inject import (
     RecallSource,
     choose,
     find,
-    is_recalled,
     placed,
     recall_query,
+    without_recalled,
 )
 from ctxwin.recall._store import Excerpt
 from ctxwin.strategies._base import (
@@ -459,8 +459,7 @@ class Planner(Generic[M]):
         searches; None when recall is off."""
         if not self.recall_share or recall is False:
             return messages, None
-        if any(map(is_recalled, messages)):
-            messages = [m for m in messages if not is_recalled(m)]
+        messages = without_recalled(messages)
         return messages, InputRecall(messages) if recall is True else recall
 
     def _recall_search(

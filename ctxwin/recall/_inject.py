@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter
 from typing import Any, Protocol
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
@@ -24,8 +26,8 @@ from ctxwin.recall._store import (
     RecallStore,
     format_excerpts,
     message_excerpts,
-    query_terms,
     searchable_text,
+    searched_terms,
 )
 from ctxwin.strategies._base import leading_system_count
 from ctxwin.strategies._summarize import is_summary
@@ -50,6 +52,15 @@ _HEADER = "[Recalled by ctxwin: excerpts of earlier messages no longer in this c
 def is_recalled(message: BaseMessage) -> bool:
     """Whether ``message`` is a recall message a plan added."""
     return isinstance(message, HumanMessage) and RECALL_KEY in message.response_metadata
+
+
+def without_recalled(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` less the recall messages an earlier plan added (the same list when it has none). Only messages
+    with response metadata can be one, found in one C loop: reading every message costs milliseconds in a long
+    history (they are not in the CPU's cache)."""
+    if not any(map(is_recalled, compress(messages, map(attrgetter("response_metadata"), messages)))):
+        return messages
+    return [m for m in messages if not is_recalled(m)]
 
 
 def recall_queries(messages: Sequence[BaseMessage]) -> list[str]:
@@ -97,6 +108,10 @@ def _whole_words(word: str, text: str) -> int:
     return count
 
 
+def _within(terms: list[str], text: str) -> list[str]:
+    return [term for term in terms if term in text]
+
+
 class RecallSource(Protocol):
     """Where recall finds excerpts: ``search(query, fitted)``, the relevant excerpts of the messages ``fitted`` (a
     request) does not hold as they were, best first."""
@@ -108,49 +123,73 @@ class RecallSource(Protocol):
 
 class InputRecall:
     """A one-off plan's source: its input. What a fitted request lacks is searched newest first, at most
-    ``INPUT_CHARS`` characters of it, and only the messages holding a query term are indexed (a plan indexes what
-    the question can find, not a whole history: the index is built per plan); the terms' weights are their
-    frequencies in all the messages searched (counted as the store would count them, by excerpt)."""
+    ``INPUT_CHARS`` characters of it, and only the excerpts holding a distinctive query term are indexed (a plan
+    indexes what the question can find, not a whole history: the index is built per plan); the terms' weights are
+    their frequencies in all the messages searched (counted as the store would count them, by excerpt)."""
 
     def __init__(self, messages: Sequence[BaseMessage]) -> None:
         self._messages = messages
-        self.store = RecallStore()
+        self._store: RecallStore | None = None  # made when something is worth indexing
+        self._indexed: set[int] = set()
+
+    @property
+    def store(self) -> RecallStore:
+        if self._store is None:
+            self._store = RecallStore()
+        return self._store
 
     def search(
         self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
     ) -> list[Excerpt]:
-        words, grams = query_terms(f"{query}\n{call}")
-        terms = words + grams
+        asked = searched_terms(query, call)
+        terms = asked.words + asked.grams
         if not terms:
             return []
-        whole = set(words)
+        whole = set(asked.words)
         kept = set(map(id, fitted))
-        present: set[int] = set()
-        chosen: list[int] = []
+        holding: list[tuple[int, list[str]]] = []  # the messages holding a query term, with the terms
         df: dict[str, int] = dict.fromkeys(terms, 0)
         documents = 0
         room = INPUT_CHARS
-        for index in range(len(self._messages) - 1, -1, -1):
+        index = len(self._messages)
+        while room > 0 and index > 0:
+            index -= 1
             message = self._messages[index]
             if id(message) in kept:
-                present.add(index)
-                continue
-            if room <= 0:
                 continue
             text = searchable_text(message).lower()
             room -= len(text)
             parts = -(-len(text) // EXCERPT_CHARS)  # the excerpts it makes, about: frequencies are the store's
             documents += parts
             held = [term for term in terms if term in text]  # a cheap test first: most messages hold none
-            counts: dict[str, int] = {}
-            for term in held:  # words as words: "order" is not in "border"
-                counts[term] = _whole_words(term, text) if term in whole else text.count(term)
-                df[term] += min(counts[term], parts)
-            if any(term in whole for term in held):
-                held = [term for term in held if counts[term]]
-            if held and index not in self.store:
-                chosen.append(index)
-        self.store.add_excerpts([e for i in reversed(chosen) for e in message_excerpts(self._messages[i], i)])
+            if not held:
+                continue
+            counts = [_whole_words(term, text) if term in whole else text.count(term) for term in held]
+            for term, count in zip(held, counts, strict=True):  # words as words: "order" is not in "border"
+                df[term] += min(count, parts)
+            held = [term for term, count in zip(held, counts, strict=True) if count]
+            if held and index not in self._indexed:
+                holding.append((index, held))
+        # A search returns only excerpts holding a distinctive term and min_score of the query's weight
+        # (RecallStore.search), so only those are indexed: a query's common words are in hundreds of messages,
+        # and indexing costs more than reading.
+        weighed = asked.weighed((df, documents))
+
+        def relevant(held: list[str]) -> bool:
+            return weighed.bound(held) >= min_score and any(term in weighed.rare for term in held)
+
+        new = [
+            excerpt
+            for index, held in reversed(holding)
+            if relevant(held)
+            for excerpt in message_excerpts(self._messages[index], index)
+            if relevant(_within(held, excerpt.text.lower()))
+        ]
+        if not new and not self._indexed:
+            return []
+        self.store.add_excerpts(new)
+        self._indexed.update(excerpt.position for excerpt in new)
+        present = {index for index in self._indexed if id(self._messages[index]) in kept}
         found = self.store.search(query, limit=limit, min_score=min_score, exclude=present,
                                   frequencies=(df, documents), call=call)
         return unseen(found, fitted)

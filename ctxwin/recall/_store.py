@@ -191,6 +191,61 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     return words, list(dict.fromkeys(grams))
 
 
+@dataclass(frozen=True)
+class Weighed:
+    """A query's terms weighed: each term's inverse document frequency (BM25's; a term no document holds at its
+    maximum), the distinctive ones (an excerpt must hold one), and the ``terms`` relevance is measured against
+    (the heaviest ``_MAX_TERMS``) with their ``total`` weight."""
+
+    weights: dict[str, float]
+    rare: set[str]
+    terms: list[str]
+    total: float
+
+    def bound(self, held: Iterable[str]) -> float:
+        """The most relevance an excerpt of a message holding ``held`` (of the query's terms) can have."""
+        counted = set(self.terms)
+        return sum(self.weights[t] for t in set(held) if t in counted) / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class SearchedTerms:
+    """What a search looks for: the query's ``words`` and ``grams`` (``query_terms``), then the terms of an agent
+    round's tool call (``call``) not already asked, which count only where a document holds them."""
+
+    words: list[str]
+    grams: list[str]
+    asked: frozenset[str]
+    call: bool
+
+    def weighed(self, frequencies: Frequencies) -> Weighed:
+        df, n = frequencies
+        terms = [*self.words, *self.grams]
+        weights = {term: math.log(1 + (n - df.get(term, 0) + 0.5) / (df.get(term, 0) + 0.5)) for term in terms}
+        if self.call:  # a call's term no excerpt holds would weigh the most: left out
+            weights = {t: w for t, w in weights.items() if t in self.asked or df.get(t, 0)}
+        heaviest = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
+        return Weighed(weights, distinctive(terms, frequencies), heaviest, sum(weights[t] for t in heaviest))
+
+
+def searched_terms(query: str, call: str = "") -> SearchedTerms:
+    """The terms a search for ``query`` (and an agent round's newest ``call``) looks for."""
+    words, grams = query_terms(query)
+    asked = frozenset({*words, *grams})
+    if call:
+        more_words, more_grams = query_terms(call)
+        words += [w for w in more_words if w not in asked]
+        grams += [g for g in more_grams if g not in asked]
+    return SearchedTerms(words, grams, asked, bool(call))
+
+
+def distinctive(terms: Iterable[str], frequencies: Frequencies) -> set[str]:
+    """The ``terms`` rare enough that an excerpt must hold one of them to be relevant (``_RARE_SHARE``)."""
+    df, n = frequencies
+    rare = max(_RARE_MIN, _RARE_SHARE * n)
+    return {term for term in terms if df.get(term, 0) <= rare}
+
+
 def _specific(word: str) -> tuple[bool, int]:
     """Identifiers first (a digit beside letters, an underscore: ``LY-2231-X``'s pieces, ``quito_support``), then
     the longer words."""
@@ -286,20 +341,13 @@ class RecallStore:
         one-off plan indexes the messages that hold a query term). ``call``: an agent round's newest tool call, whose
         terms join the query's only where the store holds them (a path or pattern never said before would weigh
         the most and outweigh the question's subject)."""
-        words, grams = query_terms(query)
-        asked = {*words, *grams}
-        if call:
-            more_words, more_grams = query_terms(call)
-            words += [w for w in more_words if w not in asked]
-            grams += [g for g in more_grams if g not in asked]
+        asked = searched_terms(query, call)
+        words, grams = asked.words, asked.grams
         if not (words or grams) or not self._positions:
             return []
         with self._lock:
-            weights, rare, unsaid = self._weights(words, grams, frequencies)
-            if call:  # a call's term no excerpt holds would weigh the most: left out
-                weights = {t: w for t, w in weights.items() if t in asked or t not in unsaid}
-            terms = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
-            total = sum(weights[t] for t in terms)
+            weighed = asked.weighed(frequencies or self._frequencies(words, grams))
+            weights, rare, terms, total = weighed.weights, weighed.rare, weighed.terms, weighed.total
             found: dict[int, float] = {}
             searched = [t for t in terms if t in rare]  # an excerpt must hold one of them: the others only weigh
             if not searched:
@@ -369,31 +417,16 @@ class RecallStore:
         query = f"SELECT COUNT(*) FROM (SELECT DISTINCT position FROM excerpts WHERE {held} LIMIT {_RECURRING + 1})"
         return bool(self._db.execute(query, [m for _, m in where]).fetchone()[0] > _RECURRING)
 
-    def _weights(
-        self, words: list[str], grams: list[str], frequencies: Frequencies | None
-    ) -> tuple[dict[str, float], set[str], set[str]]:
-        """Each term's inverse document frequency (BM25's; a term no document holds at its maximum), the
-        distinctive terms (see ``_RARE_SHARE``) and those no document holds: in the store's excerpts, or in
-        ``frequencies`` when given."""
-        if frequencies is not None:
-            df, n = frequencies
-        else:
-            n = self._db.execute("SELECT COUNT(*) FROM excerpts").fetchone()[0]
-            df = {}
-            for table, terms in (("words_terms", words), ("grams_terms", [t for t in grams if len(t) == 3]),
-                                 ("pairs_terms", [t for t in grams if len(t) == 2])):
-                if terms:
-                    marks = ",".join("?" * len(terms))
-                    df.update(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms))
-        rare = max(_RARE_MIN, _RARE_SHARE * n)
-        weights: dict[str, float] = {}
-        distinctive: set[str] = set()
-        for term in [*words, *grams]:
-            count = df.get(term, 0)
-            weights[term] = math.log(1 + (n - count + 0.5) / (count + 0.5))
-            if count <= rare:
-                distinctive.add(term)
-        return weights, distinctive, {term for term in weights if not df.get(term, 0)}
+    def _frequencies(self, words: list[str], grams: list[str]) -> Frequencies:
+        """The terms' document frequencies among the store's excerpts, and their number."""
+        n = self._db.execute("SELECT COUNT(*) FROM excerpts").fetchone()[0]
+        df: dict[str, int] = {}
+        for table, terms in (("words_terms", words), ("grams_terms", [t for t in grams if len(t) == 3]),
+                             ("pairs_terms", [t for t in grams if len(t) == 2])):
+            if terms:
+                marks = ",".join("?" * len(terms))
+                df.update(self._db.execute(f"SELECT term, doc FROM {table} WHERE term IN ({marks})", terms))
+        return df, n
 
     def message(self, handle: str) -> list[Excerpt]:
         """The excerpts of one message, in order: ``handle`` is a tool call id, a message id or ``#position``."""

@@ -14,8 +14,10 @@ next one), as documented (docs/interop.md cites the pages):
 
 So, when the conversation is over budget, this step (first in the default chain) removes from the assistant
 messages before the last user message, all at once: thinking, redacted-thinking and reasoning blocks, a leading
-``<think>`` block of the text, and ``reasoning_content`` where DeepSeek ignores it. The current turn, the latest
-assistant message (Anthropic refuses a change to its thinking even when a user message with text follows its tool
+``<think>`` block of the text, and ``reasoning_content`` where DeepSeek ignores it. Messages a later trim drops
+however small they get are left as they are (``later_region``), as ``filter`` and ``truncate_tool_output`` leave
+them: far over budget the step reads what the request can still hold, not the whole history. The current turn, the
+latest assistant message (Anthropic refuses a change to its thinking even when a user message with text follows its tool
 results) and pinned messages are never touched, so what a provider requires goes back byte for byte. It removes
 nothing a provider reads from an earlier turn except where a newer Claude model would have kept its old thinking,
 which is still less than the whole turn a trim would drop.
@@ -24,12 +26,14 @@ which is still less than the whole turn a trim would drop.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin._plural import plural
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 from ctxwin.strategies._base import BaseStrategy, Change, StepContext, StepKeeps, StepResult, last_user_index
+from ctxwin.strategies._shrink import later_region
 
 REASONING_BLOCKS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 REASONING_KEY = "reasoning_content"  # DeepSeek's (and vLLM's, Qwen's servers') field beside the content
@@ -62,22 +66,25 @@ def cleared(message: AIMessage, keep_content: bool) -> AIMessage | None:
     return message.model_copy(update={"content": content, "additional_kwargs": kwargs})
 
 
-def _tool_turns(messages: list[BaseMessage], end: int) -> set[int]:
-    """The indexes before ``end`` of the assistant messages in a turn that called tools."""
-    found: set[int] = set()
-    turn: list[int] = []
-    calls = False
-    for index in range(end + 1):
-        if index == end or isinstance(messages[index], HumanMessage):
-            if calls:
-                found.update(turn)
-            turn, calls = [], False
-            continue
-        message = messages[index]
-        if isinstance(message, AIMessage):
-            turn.append(index)
-            calls = calls or bool(message.tool_calls or message.invalid_tool_calls)
-    return found
+def _in_tool_turns(messages: list[BaseMessage]) -> Callable[[int], bool]:
+    """Whether the assistant message at an index is in a turn that called tools, each turn looked at once and only
+    when asked about: a plan asks only about the messages a later trim may keep."""
+    turns: dict[int, bool] = {}  # a turn's first index -> whether it called tools
+
+    def in_tool_turn(index: int) -> bool:
+        first = index
+        while first > 0 and not isinstance(messages[first - 1], HumanMessage):
+            first -= 1
+        if first not in turns:
+            end = first
+            while end < len(messages) and not isinstance(messages[end], HumanMessage):
+                end += 1
+            turns[first] = any(
+                isinstance(m, AIMessage) and bool(m.tool_calls or m.invalid_tool_calls) for m in messages[first:end]
+            )
+        return turns[first]
+
+    return in_tool_turn
 
 
 @dataclass
@@ -94,25 +101,37 @@ class ClearReasoning(BaseStrategy):
         last = last_user_index(messages)
         if not last:
             return StepResult(messages)
-        tool_turns = _tool_turns(messages, last)
         latest = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+        pinned = set(context.pinned(messages))
+        in_tool_turn = _in_tool_turns(messages)
+        made: dict[int, AIMessage | None] = {}
+
+        def wanted(index: int) -> bool:
+            return (
+                index < last and index != latest and index not in pinned and isinstance(messages[index], AIMessage)
+            )
+
+        def copy(index: int) -> AIMessage | None:
+            if index not in made:
+                message = messages[index]
+                assert isinstance(message, AIMessage)  # wanted
+                made[index] = cleared(message, keep_content=in_tool_turn(index))
+            return made[index]
+
+        # What a later trim drops whatever it holds is left as it is (all at once: every message counts cleared).
+        region, _, left = later_region(messages, wanted, copy, context, verbatim=False)
+        out = messages
         originals: list[BaseMessage] = []
         copies: list[BaseMessage] = []
-        out = messages
-        pinned = set(context.pinned(messages))
-        for index in range(last):
-            message = messages[index]
-            if not isinstance(message, AIMessage) or index == latest or index in pinned:
-                continue
-            copy = cleared(message, keep_content=index in tool_turns)
-            if copy is None:
+        for index in range(last) if region is None else region:
+            if not wanted(index) or (smaller := copy(index)) is None:
                 continue
             if out is messages:
                 out = list(messages)  # never write into the input
-            out[index] = copy
-            originals.append(message)
-            copies.append(copy)
+            out[index] = smaller
+            originals.append(messages[index])
+            copies.append(smaller)
         if not copies:
             return StepResult(messages)
         note = f"cleared the reasoning of {plural(len(copies), 'earlier assistant message')} (providers ignore it)"
-        return StepResult(out, [note], [Change("truncated", originals, copies)])
+        return StepResult(out, [note, *([left] if left else [])], [Change("truncated", originals, copies)])

@@ -68,21 +68,7 @@ def shrink_until_fits(
         return made[i]
 
     keeps, counts, limit = context.later_keeps, context.counts, context.budget.messages_budget
-    region: list[int] | None = None  # what the later step keeps, when it drops the rest anyway
-    at_cut = range(0)  # the unit at the later step's cut, shrunk down to floor_at_cut
-    note = None
-    overhead = counts.overhead
-    if keeps and overhead is not None and messages:
-        protected = must_keep_with_partners(messages, context.pinned)
-        cut = _overflow(messages, wanted, whole, limit - overhead, counts, floor, floor_at_cut, keeps, protected)
-        if cut is not None:
-            edge, at_cut = cut.edge, cut.unit
-            reachable = range(edge + 1, len(messages)) if keeps == "last" else range(edge)
-            region = sorted({*reachable, *protected, *cut.question})
-            skipped = len(messages) - len(region)
-            end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
-            note = (f"left the {skipped} {end} messages to a later step, which drops or summarises them: "
-                    f"the {other} ones alone overflow the budget")
+    region, at_cut, note = later_region(messages, wanted, whole, context, floor, floor_at_cut)
     order = range(len(messages)) if region is None else region
     if keeps == "first":
         order = order[::-1]
@@ -121,6 +107,40 @@ def shrink_until_fits(
     return done
 
 
+def later_region(
+    messages: Sequence[BaseMessage],
+    wanted: Callable[[int], bool],
+    whole: Callable[[int], BaseMessage | None],
+    context: StepContext,
+    floor: Callable[[int], int] | None = None,
+    floor_at_cut: Callable[[int], int] | None = None,
+    *,
+    verbatim: bool = True,
+) -> tuple[list[int] | None, range, str | None]:
+    """The indexes a later step may still keep once the ``wanted`` messages are shrunk (``whole(i)``, or down to
+    ``floor(i)``), None when it keeps them all or no later step drops by position; the unit at its cut (shrunk down
+    to ``floor_at_cut``) and the note saying what was left to it. With ``verbatim`` the newest whole turns that fit
+    count unshrunk (a step that shrinks oldest first leaves them); without, every wanted message counts shrunk (a
+    step that shrinks all it may at once)."""
+    keeps, counts, limit = context.later_keeps, context.counts, context.budget.messages_budget
+    overhead = counts.overhead
+    if not keeps or overhead is None or not messages:
+        return None, range(0), None
+    protected = must_keep_with_partners(messages, context.pinned)
+    cut = _overflow(
+        messages, wanted, whole, limit - overhead, counts, floor, floor_at_cut, keeps, protected, verbatim=verbatim
+    )
+    if cut is None:
+        return None, range(0), None
+    reachable = range(cut.edge + 1, len(messages)) if keeps == "last" else range(cut.edge)
+    region = sorted({*reachable, *protected, *cut.question})
+    skipped = len(messages) - len(region)
+    end, other = ("oldest", "newer") if keeps == "last" else ("newest", "older")
+    note = (f"left the {skipped} {end} messages to a later step, which drops or summarises them: "
+            f"the {other} ones alone overflow the budget")
+    return region, cut.unit, note
+
+
 @dataclass
 class _Cut:
     """Where the later step's cut falls: the messages up to ``edge`` (from ``edge`` on, for ``"first"``) are left to
@@ -141,6 +161,8 @@ def _overflow(
     floor_at_cut: Callable[[int], int] | None,
     keeps: str,
     protected: set[int],
+    *,
+    verbatim: bool = True,
 ) -> _Cut | None:
     """Where the later step's cut will fall: walking from the kept end beside the ``protected`` messages, the
     newest whole user turns that fit count whole (``"last"``: what a plain trim keeps verbatim), the older messages
@@ -149,8 +171,8 @@ def _overflow(
     ``_fill_at_cut``)."""
     room = limit - sum(counts.each([messages[i] for i in sorted(protected)]))
     newest_first = keeps == "last"
-    verbatim = _verbatim_start(messages, counts, room, protected) if newest_first else len(messages)
-    if newest_first and floor_at_cut is not None and verbatim == len(messages):
+    whole_from = _verbatim_start(messages, counts, room, protected) if newest_first and verbatim else len(messages)
+    if newest_first and floor_at_cut is not None and whole_from == len(messages):
         whole_turn = _last_turn_cut(messages, wanted, counts, floor_at_cut, protected, room)
         if whole_turn is not None:
             return whole_turn
@@ -159,7 +181,7 @@ def _overflow(
     for i, count in walk(counts, messages, room, newest_first=newest_first):
         if i in protected:
             continue
-        if i < verbatim and wanted(i):
+        if i < whole_from and wanted(i):
             if floor is not None:
                 count = min(count, floor(i))
             else:
@@ -170,7 +192,7 @@ def _overflow(
         if used > room:
             if newest_first and floor_at_cut is not None:
                 return _fill_at_cut(
-                    messages, wanted, counts, floor_at_cut, protected, i, room - used, counted, verbatim
+                    messages, wanted, counts, floor_at_cut, protected, i, room - used, counted, whole_from
                 )
             return _Cut(i)
     return None

@@ -18,11 +18,15 @@ from hypothesis import strategies as st
 import ctxwin
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.planner import FitConfig, Planner
 from ctxwin.strategies import pin
-from ctxwin.strategies._reasoning import cleared
+from ctxwin.strategies._reasoning import ClearReasoning, cleared
+from ctxwin.strategies._trim import TrimToBudget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
 from strict_server import Server, strict_server
+
+from .test_lazy_planning import Opaque
 
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 TOOLS = [{"name": "get_weather", "description": "Weather", "input_schema": {"type": "object"}}]
@@ -182,7 +186,10 @@ def test_pinned_messages_keep_their_reasoning() -> None:
     messages[2] = pin(messages[2])
     plan = ctxwin.fit(messages, "claude-sonnet-4", context_window=3_000, reserve_output=200)
     assert any(m is messages[2] for m in plan.messages)  # pinned: kept as it is, thinking and all
-    assert plan.steps[0].truncated_ids == ["#4", "#6", "#8"]
+    cleared_ids = set(plan.steps[0].truncated_ids)
+    dropped = {label for step in plan.steps for label in step.dropped_ids}
+    assert cleared_ids | (dropped & {"#4", "#6", "#8"}) == {"#4", "#6", "#8"}  # each earlier answer cleared or gone
+    assert cleared_ids < {"#4", "#6", "#8"}  # some the trim drops anyway were left as they are
 
 
 @st.composite
@@ -214,3 +221,21 @@ def test_the_current_turn_is_sent_as_given(messages: list[Any], window: int) -> 
         kept_old = [m for m in plan.messages[: -len(tail)] if m is not messages[latest]]
         assert not any(isinstance(m.content, list) and any(b.get("type") == "thinking" for b in m.content)
                        for m in kept_old)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sessions(), st.integers(300, 3_000), st.booleans())
+def test_leaving_what_the_trim_drops_sends_what_clearing_everything_sends(
+    messages: list[Any], window: int, pinned: bool
+) -> None:
+    if pinned:
+        messages[1] = pin(messages[1])
+    counter = get_counter("claude-sonnet-4")
+    config = FitConfig(counter=counter, context_window=window, reserve_output=0, recall_share=0.0)
+    lazy = Planner(strategies=[ClearReasoning(), TrimToBudget()], config=config).plan(messages)
+    full = Planner(strategies=[ClearReasoning(), Opaque(TrimToBudget())], config=config).plan(messages)
+    assert lazy.messages == full.messages
+    assert lazy.tokens_after == full.tokens_after == counter.count_messages(lazy.messages)
+    if lazy.steps:  # over budget
+        assert set(lazy.steps[0].truncated_ids) <= set(full.steps[0].truncated_ids)
+

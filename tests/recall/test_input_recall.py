@@ -1,5 +1,6 @@
-"""A one-off plan's recall source indexes only the left-out messages that hold a query word as a word: "order" is not
-in "border", and CJK text written against a word bounds it."""
+"""A one-off plan's recall source indexes only the left-out messages that hold a distinctive query word as a word:
+"order" is not in "border", CJK text written against a word bounds it, and a word most messages hold indexes
+nothing (no search returns an excerpt for it alone)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,20 @@ def test_only_messages_holding_a_query_word_as_a_word_are_indexed() -> None:
         HumanMessage("The border crossing at Basel reorders its queue at ten; borders close at noon."),
         HumanMessage("仓库确认order已发货，明天到。"),
         HumanMessage("Order 4471 left the dock; the order-tracking page lags."),
-        HumanMessage("Unrelated: the nightly export is slow again."),
+        *(HumanMessage(f"Unrelated {n}: the nightly export is slow again.") for n in range(20)),
         HumanMessage("Where is my order?"),
     ]
     source = InputRecall(messages)
-    source.search("Where is my order?", messages[-1:], limit=5, min_score=0.0)
-    assert [position for position in range(4) if position in source.store] == [1, 2]
+    found = source.search("Where is my order?", messages[-1:], limit=5, min_score=0.0)
+    assert [position for position in range(len(messages)) if position in source.store] == [1, 2]
+    assert {e.position for e in found} == {1, 2}
+
+
+def test_a_word_most_left_out_messages_hold_indexes_nothing() -> None:
+    messages = [HumanMessage(f"Export {n} of the nightly batch is slow again.") for n in range(12)]
+    messages += [HumanMessage("Ticket LY-2231 is about the export."), HumanMessage("Why is the export slow?")]
+    source = InputRecall(messages)
+    source.search("Why is the export slow?", messages[-1:], limit=5, min_score=0.0)
+    assert not any(position in source.store for position in range(len(messages)))
+    source.search("What was ticket LY-2231 about? the export", messages[-1:], limit=5, min_score=0.0)
+    assert [position for position in range(len(messages)) if position in source.store] == [12]
