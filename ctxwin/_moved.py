@@ -108,7 +108,6 @@ MOVED: dict[str, str] = {
     "ctxwin.messages.responses_format": "ctxwin.messages._responses_format",
     "ctxwin.messages.sdk_types": "ctxwin.messages._sdk_types",
     "ctxwin.messages.serialize": "ctxwin.messages._serialize",
-    "ctxwin.messages.stamp": "ctxwin.messages._stamp",
     "ctxwin.messages.system": "ctxwin.messages._system",
     "ctxwin.messages.tool": "ctxwin.messages._tool",
     "ctxwin.messages.tool_calls": "ctxwin.messages._tool_calls",
@@ -153,5 +152,5 @@ MOVED: dict[str, str] = {
     "ctxwin.trim.search": "ctxwin.trim._search",
     "ctxwin.trim.selection": "ctxwin.trim._selection",
     "ctxwin.trim.tool_pairs": "ctxwin.trim._tool_pairs",
-    "ctxwin.trim.written": "ctxwin.trim._written",
+    "ctxwin.trim.written": "ctxwin.messages._written",
 }

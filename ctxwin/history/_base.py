@@ -31,7 +31,7 @@ from ctxwin.messages import (
     get_buffer_string,
 )
 from ctxwin.messages._forms import CallerForms
-from ctxwin.messages._stamp import stamp_of, unchanged
+from ctxwin.messages._writer import WRITER, notes_of
 
 Form = Literal["messages", "langchain"]
 FORMS: tuple[Form, ...] = ("messages", "langchain")
@@ -154,19 +154,21 @@ class _CallerObjects:
     By identity, for a store that keeps the messages it was given (in memory, a window's own view); with
     ``by_record``, also by the JSON record of each message (what a file or a database stores), the k-th stored
     message of a record going back as the k-th object added with it. An object changed in place since it was added
-    no longer holds what was stored: the message goes back as a new instance instead.
+    no longer holds what was stored (it is written as bytes when added and again when given back,
+    ``ctxwin.messages._writer``): the message goes back as a new instance instead.
     """
 
     def __init__(self, forms: CallerForms, *, by_record: bool) -> None:
         self._forms = forms
         self._by_record = by_record
         self._lock = threading.Lock()
-        self._by_id: dict[int, tuple[BaseMessage, Any, Any]] = {}  # the message kept alive, so its id stays its own
-        self._records: dict[str, list[tuple[Any, Any]]] = {}
+        # The message kept alive, so its id stays its own; the caller's object; the object written (None: cannot be).
+        self._by_id: dict[int, tuple[BaseMessage, Any, bytes | None]] = {}
+        self._records: dict[str, list[tuple[Any, bytes | None]]] = {}
 
     def remember(self, batch: list[BaseMessage], originals: list[Any]) -> None:
-        noted = [(message, original, stamp_of(original)) for message, original in zip(batch, originals, strict=True)]
-        records = [(message_json(m, i), (o, s)) for i, (m, o, s) in enumerate(noted)] if self._by_record else []
+        noted = list(zip(batch, originals, notes_of(originals), strict=True))
+        records = [(message_json(m, i), (o, n)) for i, (m, o, n) in enumerate(noted)] if self._by_record else []
         with self._lock:
             self._by_id.update((id(entry[0]), entry) for entry in noted)
             for record, entry in records:
@@ -185,7 +187,7 @@ class _CallerObjects:
         for message in messages:
             entry = by_id.get(id(message))
             if entry is not None and entry[0] is message:
-                found: tuple[Any, Any] | None = entry[1:]
+                found: tuple[Any, bytes | None] | None = entry[1:]
             elif records:
                 record = message_json(message, 0)
                 k = seen.get(record, 0)
@@ -194,7 +196,7 @@ class _CallerObjects:
                 found = candidates[k] if k < len(candidates) else None
             else:
                 found = None
-            if found is not None and (found[1] is None or unchanged(found[1], found[0])):
+            if found is not None and (found[1] is None or WRITER.all_noted([found[0]], [found[1]])):
                 result.append(found[0])
             else:
                 result.append(self._forms.new(message))

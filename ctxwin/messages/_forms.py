@@ -8,9 +8,10 @@ name (the input's own class, else the one its package exports), so LangChain is 
 input (ctxwin messages, dicts, strings, tuples, a mix) gives ctxwin messages, as before.
 
 Reading LangChain messages costs a pydantic validation each; a chat loop hands the same objects over again every
-turn. ``_Converted`` remembers, per LangChain object, the ctxwin message read from it with the object's stamp
-(``ctxwin.messages._stamp``), so a re-trim of ``history + [new]`` converts only the new message, and the count cache
-then recalls the old ones by identity. An object changed in place is read again. These ctxwin messages never leave
+turn. ``_Converted`` remembers, per LangChain object, the ctxwin message read from it with the object written as bytes
+(``ctxwin.messages._writer``, the count cache's writer), so a re-trim of ``history + [new]`` converts only the new
+message, and the count cache then recalls the old ones by identity. An object changed in place (however deep) is read
+again; one holding a value the writer does not write is read every time. These ctxwin messages never leave
 ctxwin (the caller gets their own objects back), so no caller can change one behind the memo.
 
 A ``token_counter`` given by the caller (a callable, a chat model) sees messages through ``back`` too, so LangChain's
@@ -29,6 +30,8 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress
+from operator import is_
 from typing import Any, Literal
 
 from ctxwin.messages._anthropic_format import convert_to_anthropic
@@ -36,47 +39,56 @@ from ctxwin.messages._base import BaseMessage
 from ctxwin.messages._convert import INSTRUCTIONS, is_langchain_message, is_request, read_messages
 from ctxwin.messages._openai_format import convert_to_openai_messages, without_received_calls
 from ctxwin.messages._responses_format import convert_to_responses_items
-from ctxwin.messages._stamp import stamp_of
 from ctxwin.messages._system import SystemMessage
+from ctxwin.messages._writer import WRITER, Writer, notes_of
 
 Output = Literal["messages", "openai", "responses", "anthropic", "request"]
 OUTPUTS: tuple[Output, ...] = ("messages", "openai", "responses", "anthropic", "request")
 
 _MAX_CONVERTED = 1 << 17
 _MISSING = object()
+_alive = weakref.ref.__call__  # an entry's object, or None once collected
 
 
 class _Noted(weakref.ref[Any]):
-    """A LangChain object (weakly), its stamp and the ctxwin message read from it."""
+    """A LangChain object (weakly), the object written when it was read, and the ctxwin message read from it."""
 
-    __slots__ = ("key", "message", "stamp")
+    __slots__ = ("key", "message", "note")
 
     key: int
-    stamp: tuple[Any, ...]
+    note: bytes
     message: BaseMessage
 
 
 class _Converted:
-    """The ctxwin message read from each LangChain object seen, while the object lives and holds what it held."""
+    """The ctxwin message read from each LangChain object seen, while the object lives and is written as it was.
+    ``writer``: the process's, unless a test compares the two."""
 
-    def __init__(self) -> None:
+    def __init__(self, writer: Writer = WRITER) -> None:
+        self._writer = writer
         self._by_id: dict[int, _Noted] = {}
         self._dead: list[_Noted] = []  # entries of collected objects, dropped under the lock at the next write
         self._lock = threading.Lock()
 
+    def _recalled(self, objects: Sequence[Any]) -> list[BaseMessage | None]:
+        """The messages read before from the objects that live and are written as they were (None for the rest):
+        the noted objects checked in one writer call; only where that differs (something changed), one by one."""
+        noted = list(map(self._by_id.get, map(id, objects)))
+        if noted.count(None) == len(noted):
+            return noted  # type: ignore[return-value]  # all None
+        held = list(compress(objects, noted))
+        notes: list[_Noted] = list(filter(None, noted))
+        same = self._writer.all_noted
+        if all(map(is_, map(_alive, notes), held)) and same(held, [n.note for n in notes]):
+            return [None if n is None else n.message for n in noted]
+        return [
+            n.message if n is not None and n() is o and same([o], [n.note]) else None
+            for o, n in zip(objects, noted, strict=True)
+        ]
+
     def read(self, objects: Sequence[Any]) -> list[BaseMessage]:
         by_id = self._by_id
-        noted = list(map(by_id.get, map(id, objects)))
-        found: list[BaseMessage | None]
-        try:  # fields_of inlined: one pass in C as far as possible
-            found = [
-                n.message
-                if n is not None and n.stamp == (o.__class__, *o.__dict__.values(), o.__pydantic_extra__) and n() is o
-                else None
-                for o, n in zip(objects, noted, strict=True)
-            ]
-        except Exception:  # a value whose comparison raises, or no pydantic extras: read everything again
-            found = [None] * len(objects)
+        found = self._recalled(objects)
         missing = [i for i, m in enumerate(found) if m is None]
         if not missing:
             return found  # type: ignore[return-value]
@@ -91,12 +103,11 @@ class _Converted:
         if len(fresh) != len(missing):  # an object read as several messages: keep the plain reading
             return read_messages(objects)
         entries = []
-        for i, message in zip(missing, fresh, strict=True):
+        for i, message, note in zip(missing, fresh, notes_of([objects[i] for i in missing], self._writer), strict=True):
             found[i] = message
-            stamp = stamp_of(objects[i])
-            if stamp is not None:
+            if note is not None:
                 entry = _Noted(objects[i], self._dead.append)
-                entry.key, entry.stamp, entry.message = id(objects[i]), stamp, message
+                entry.key, entry.note, entry.message = id(objects[i]), note, message
                 entries.append(entry)
         with self._lock:
             while self._dead:

@@ -34,18 +34,17 @@ The cache also remembers whether a bare callable counts one message or a list (`
 from __future__ import annotations
 
 import inspect
-import marshal
-import os
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import compress, islice
 from operator import itemgetter
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from ctxwin.counters._base import CounterAdapter
 from ctxwin.messages import BaseMessage
+from ctxwin.messages._writer import WRITER, Writer
 
 DEFAULT_MAX_ENTRIES = 1 << 17
 
@@ -55,71 +54,8 @@ Kind = Literal["message", "list"]
 Key = bytes | tuple[type, tuple[tuple[type, str], ...]]
 Note = tuple[Key, float]  # by identity: the key the message had when counted, and its count
 
-# marshal format 2: no back-references, whose flags follow reference counts and would make equal content differ.
-_dumps = marshal.dumps
-_LIST_HEADER = len(_dumps([], 2))  # a list's type code and length, before its items
 _first = itemgetter(0)
 _second = itemgetter(1)
-
-
-class Writer(NamedTuple):
-    """How messages are written for the cache: ``write`` one message (ValueError: it cannot be), ``keys`` of many
-    (ValueError if any cannot be), ``all_noted`` (whether each message is written as its key; False where one
-    cannot be written or its key is not bytes). A message is written as its class's address and its field values,
-    so equal bytes mean the same class and equal values of the same types. Two implementations with those
-    guarantees, which write differently: the C one (``written.c``, about three times faster) and this module's,
-    with ``marshal``."""
-
-    write: Callable[[Any], bytes]
-    keys: Callable[[Sequence[Any]], Sequence[Key]]
-    all_noted: Callable[[Sequence[Any], Sequence[Key]], bool]
-
-
-def _py_write(m: Any) -> bytes:
-    return _dumps((id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__), 2)
-
-
-def _py_keys(messages: Sequence[Any]) -> list[bytes]:
-    return [_dumps((id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__), 2)  # inline
-            for m in messages]
-
-
-def _py_all_noted(messages: Sequence[Any], keys: Sequence[Key]) -> bool:
-    """Checked in one marshal call for all the messages (saving the calls' own cost): a value's serialization is
-    self-delimiting, so the list's equals the list header followed by the noted ones joined only if each message's
-    equals its own. A list one level deeper than its messages can exceed marshal's depth limit: then each message
-    is written on its own."""
-    try:
-        noted = b"".join(keys)  # type: ignore[arg-type]
-    except TypeError:  # a key made of reprs: never recalled
-        return False
-    try:
-        written = _dumps([(id(type(m)), *m.__dict__.values(), m.__pydantic_extra__, m.__pydantic_private__)
-                          for m in messages], 2)
-    except ValueError:
-        try:
-            return b"".join(map(_py_write, messages)) == noted
-        except ValueError:  # a message that cannot be written
-            return False
-    return len(written) == _LIST_HEADER + len(noted) and written.endswith(noted)
-
-
-PY_WRITER = Writer(_py_write, _py_keys, _py_all_noted)
-
-
-def _c_writer() -> Writer | None:
-    """The C writer where it is built and not turned off with ``CTXWIN_NO_ACCELERATOR=1``."""
-    if os.environ.get("CTXWIN_NO_ACCELERATOR"):
-        return None
-    try:
-        from ctxwin.trim import _written as written
-    except ImportError:  # not built: no C compiler when the package was installed
-        return None
-    return Writer(written.write, written.keys, written.all_noted)
-
-
-C_WRITER = _c_writer()
-WRITER = C_WRITER or PY_WRITER  # the writer of this process's caches
 
 
 class CountCache:

@@ -151,6 +151,29 @@ def test_an_object_changed_after_it_was_added_is_not_given_back(history: BaseCha
     assert read[1] == lc.AIMessage("hello")
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: m.tool_calls[0]["args"].update(city="Lyon"),  # a dict in a list in a field, in place
+        lambda m: m.tool_calls.append({"name": "weather", "args": {}, "id": "c2", "type": "tool_call"}),
+        lambda m: m.additional_kwargs.update(n=True),  # was 1: equal in Python, another value
+    ],
+    ids=["nested-in-place", "list-grew", "one-to-true"],
+)
+def test_an_object_changed_deep_inside_after_it_was_added_is_not_given_back(
+    history: BaseChatMessageHistory, change: Any
+) -> None:
+    call = lc.AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": "c1"}],
+                        additional_kwargs={"n": 1})
+    untouched = lc.HumanMessage("hi")
+    history.add_messages([untouched, call])
+    assert history.messages[1] is call
+    stored = call.model_copy(deep=True)
+    change(call)
+    read = history.messages
+    assert read[0] is untouched and read[1] is not call and read[1] == stored  # what was stored, as a new instance
+
+
 def test_the_same_object_twice_and_equal_objects_come_back_in_order(history: BaseChatMessageHistory) -> None:
     a, b = lc.HumanMessage("same"), lc.HumanMessage("same")
     history.add_messages([a, a])

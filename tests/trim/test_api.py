@@ -373,7 +373,7 @@ def test_trim_stored_is_trim_messages_last(include_system: bool, tool_pairs: Any
 
 
 def test_nested_in_place_change_is_seen_on_the_first_retrim_after_an_append() -> None:
-    """Identity recall compares stamps built by reference: a nested value changed in place is recounted."""
+    """Identity recall writes the message again and compares: a nested value changed in place is recounted."""
 
     def text_and_args(message: BaseMessage) -> int:
         calls = message.tool_calls if isinstance(message, AIMessage) else []

@@ -2,7 +2,9 @@
 then, whether the chunk it is recalled in is checked in one piece (nothing changed) or message by message; with
 either writer (C, and the pure-Python one a machine without a C compiler uses)."""
 
+import gc
 import marshal
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
-from ctxwin.trim._count_cache import C_WRITER, PY_WRITER, CountCache, Writer
+from ctxwin.messages._writer import C_WRITER, PY_WRITER, Writer
+from ctxwin.trim._count_cache import CountCache
+from ctxwin.trim._measure import AdditiveMeasure
 
 WRITERS = [pytest.param(PY_WRITER, id="python")] + ([pytest.param(C_WRITER, id="c")] if C_WRITER else [])
 
@@ -165,3 +169,47 @@ def test_a_message_nested_as_deep_as_marshal_writes_is_recalled_when_a_chunk_of_
     assert cache.recall(messages) == [0, 1]
     deep.additional_kwargs["other"] = 1
     assert cache.recall(messages) == [0, None]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_a_message_neither_writer_writes_is_keyed_by_repr_and_never_recalled_by_identity(writer: Writer) -> None:
+    unwritable = HumanMessage("x", additional_kwargs={"v": object()})
+    cache = CountCache(writer=writer)
+    fine = HumanMessage("fine")
+    assert cache.lookup([fine, unwritable])[0] == [None, None]
+    cache.store([fine, unwritable], cache.content_keys([fine, unwritable]), [1, 2])
+    assert cache.recall([unwritable]) == [None]  # a repr may hide a change: never recalled by identity
+    assert cache.lookup([unwritable])[0] == [2]
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_the_cache_holds_every_class_it_keyed_so_no_other_class_takes_its_address(writer: Writer) -> None:
+    gc.freeze()  # what is there now is set aside: the collection below reads only what this test made
+    try:
+        cache = CountCache(writer=writer)
+        made = type("Made", (HumanMessage,), {})
+        cls = weakref.ref(made)
+        found, keys = cache.lookup([made("hello")])
+        cache.store([made("hello")], keys, [5])
+        del made, found, keys
+        gc.collect()
+    finally:
+        gc.unfreeze()
+    assert cls() is not None  # its address is in a key
+    other = type("Made", (HumanMessage,), {})  # same name and fields, another class
+    assert cache.lookup([other("hello")])[0] == [None]
+
+
+def test_a_cold_trim_leaves_no_objects_for_the_garbage_collector() -> None:
+    """Keys and notes are bytes and numbers: counting 3,000 messages adds a handful of tracked objects (the cache's
+    dicts), not thousands, so a trim does not bring on full collections of the process."""
+    messages = [HumanMessage(f"message {i}", id=f"h{i}") for i in range(3000)]
+    counted = AdditiveMeasure(lambda ms: [len(m.text) for m in ms], counter=len, cache=CountCache())
+    gc.freeze()  # what is there now is set aside: the collection below reads only what the trim made
+    try:
+        before = len(gc.get_objects())
+        assert counted.cut_last(messages, 0, len(messages), [], 10**9) == 0  # all counted, all fit
+        gc.collect()
+        assert len(gc.get_objects()) - before < 100
+    finally:
+        gc.unfreeze()

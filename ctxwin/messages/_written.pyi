@@ -1,4 +1,4 @@
-# The count cache's C writer (ctxwin/trim/_written.c); count_cache.py holds the pure-Python one (``PY_WRITER``).
+# The C writer of messages (ctxwin/messages/_written.c); _writer.py holds the pure-Python one (``PY_WRITER``).
 from collections.abc import Sequence
 from typing import Any
 

@@ -1,16 +1,14 @@
-"""The count cache's two writers (the C one in ctxwin/trim/_written.c and the pure-Python one with marshal) key
-messages alike: two messages get equal keys from one exactly when they get equal keys from the other, both refuse
-the same values, and each recognises a message written as its key and nothing else."""
+"""The two writers of messages (the C one in ctxwin/messages/_written.c and the pure-Python one with marshal) write
+alike: two messages get equal bytes from one exactly when they get equal bytes from the other, both refuse the same
+values, and each recognises a message written as its note and nothing else."""
 
 from __future__ import annotations
 
 import copy
 import enum
-import gc
 import os
 import shutil
 import sysconfig
-import weakref
 from typing import Any
 
 import pytest
@@ -18,13 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
-from ctxwin.trim._count_cache import C_WRITER, PY_WRITER, CountCache, Writer
-from ctxwin.trim._measure import AdditiveMeasure
+from ctxwin.messages._writer import C_WRITER, PY_WRITER, Writer, note_of, notes_of
 
 if C_WRITER is None:
     if os.environ.get("CTXWIN_NO_ACCELERATOR") or not shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]):
         pytest.skip("the C writer is turned off or there is no C compiler", allow_module_level=True)
-    pytest.fail("a C compiler is present but ctxwin/trim/_written.c is not built: reinstall the package "
+    pytest.fail("a C compiler is present but ctxwin/messages/_written.c is not built: reinstall the package "
                 "(pip install -e .) and read the build log", pytrace=False)
 
 C: Writer = C_WRITER  # type: ignore[assignment]  # built: checked above
@@ -115,21 +112,26 @@ class Colour(str, enum.Enum):
 
 @pytest.mark.parametrize("value", [object(), Loud("x"), Colour.RED, [object()]])
 @pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
-def test_both_writers_refuse_what_marshal_cannot_write_and_the_cache_keys_it_by_repr(
-    writer: Writer, value: Any
-) -> None:
+def test_both_writers_refuse_what_marshal_cannot_write(writer: Writer, value: Any) -> None:
     unwritable = HumanMessage("x", additional_kwargs={"v": value})
     with pytest.raises(ValueError):
         writer.write(unwritable)
     with pytest.raises(ValueError):
         writer.keys([HumanMessage("fine"), unwritable])
     assert not writer.all_noted([unwritable], [b"anything"])
-    cache = CountCache(writer=writer)
-    fine = HumanMessage("fine")
-    assert cache.lookup([fine, unwritable])[0] == [None, None]
-    cache.store([fine, unwritable], cache.content_keys([fine, unwritable]), [1, 2])
-    assert cache.recall([unwritable]) == [None]  # a repr may hide a change: never recalled by identity
-    assert cache.lookup([unwritable])[0] == [2]
+    assert note_of(unwritable, writer) is None
+    assert notes_of([HumanMessage("fine"), unwritable], writer) == [writer.write(HumanMessage("fine")), None]
+
+
+@pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
+def test_an_object_that_is_no_pydantic_model_gets_no_note(writer: Writer) -> None:
+    """A duck-typed LangChain message (``type`` and ``content``, no pydantic fields): read every time."""
+
+    class Duck:
+        def __init__(self) -> None:
+            self.type, self.content = "human", "hi"
+
+    assert note_of(Duck(), writer) is None and notes_of([Duck()], writer) == [None]
 
 
 @pytest.mark.parametrize("writer", [C, PY_WRITER], ids=["c", "python"])
@@ -139,35 +141,3 @@ def test_both_writers_refuse_nesting_past_marshals_limit(writer: Writer) -> None
         value = [value]
     with pytest.raises(ValueError):
         writer.write(HumanMessage("deep", additional_kwargs={"v": value}))
-
-
-def test_the_cache_holds_every_class_it_keyed_so_no_other_class_takes_its_address() -> None:
-    gc.freeze()  # what is there now is set aside: the collection below reads only what this test made
-    try:
-        cache = CountCache(writer=C)
-        made = type("Made", (HumanMessage,), {})
-        cls = weakref.ref(made)
-        found, keys = cache.lookup([made("hello")])
-        cache.store([made("hello")], keys, [5])
-        del made, found, keys
-        gc.collect()
-    finally:
-        gc.unfreeze()
-    assert cls() is not None  # its address is in a key
-    other = type("Made", (HumanMessage,), {})  # same name and fields, another class
-    assert cache.lookup([other("hello")])[0] == [None]
-
-
-def test_a_cold_trim_leaves_no_objects_for_the_garbage_collector() -> None:
-    """Keys and notes are bytes and numbers: counting 3,000 messages adds a handful of tracked objects (the cache's
-    dicts), not thousands, so a trim does not bring on full collections of the process."""
-    messages = [HumanMessage(f"message {i}", id=f"h{i}") for i in range(3000)]
-    counted = AdditiveMeasure(lambda ms: [len(m.text) for m in ms], counter=len, cache=CountCache())
-    gc.freeze()  # what is there now is set aside: the collection below reads only what the trim made
-    try:
-        before = len(gc.get_objects())
-        assert counted.cut_last(messages, 0, len(messages), [], 10**9) == 0  # all counted, all fit
-        gc.collect()
-        assert len(gc.get_objects()) - before < 100
-    finally:
-        gc.unfreeze()

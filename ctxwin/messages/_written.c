@@ -1,15 +1,19 @@
-/* The count cache's writer of messages (ctxwin/trim/_count_cache.py) in C.
+/* The writer of messages in C (ctxwin/messages/_writer.py holds its interface and the pure-Python one): the one
+ * change detector, for the count cache's keys (ctxwin/trim/_count_cache.py) and for the LangChain objects read once
+ * (ctxwin/messages/_forms.py) or kept by a history (ctxwin/history/_base.py).
  *
- * A message is written as the address of its class (the cache keeps every class it keys alive, so no other class
- * can take that address while the key is used) and its field values, ``(*m.__dict__.values(),
- * m.__pydantic_extra__, m.__pydantic_private__)`` (private attributes hold what a message was read from, such as
- * tool-call text as received, which counts as sent), in a self-delimiting
- * form with a type tag per value: two messages' bytes are equal exactly when their values are equal and of the same
- * types, all the way down (``1``, ``1.0`` and ``True`` differ; so do equal dicts in another order, which only costs a
- * count; a set's elements are written in the order of their bytes, as marshal does, so equal sets write alike). Strings are copied as they are stored (their kind and code units), so nothing is encoded or allocated per
- * value, unlike ``marshal`` (which the pure-Python writer in count_cache.py uses, with the same guarantees; a process
- * uses one writer or the other, never both). Values of any other type, and nesting deeper than marshal's limit,
- * raise ValueError, as marshal does: the cache then keys the message by its values' reprs.
+ * A message is written as the address of its class (whoever keeps the bytes keeps the class alive, so no other
+ * class can take that address: the count cache holds every class it keys, a note on a LangChain object is used only
+ * while the object lives) and its field values, ``(*m.__dict__.values(), m.__pydantic_extra__,
+ * m.__pydantic_private__)`` (private attributes hold what a message was read from, such as tool-call text as
+ * received, which counts as sent), in a self-delimiting form with a type tag per value: two messages' bytes are equal
+ * exactly when their values are equal and of the same types, all the way down (``1``, ``1.0`` and ``True`` differ;
+ * so do equal dicts in another order, which only costs a recount or a second reading; a set's elements are written
+ * in the order of their bytes, as marshal does, so equal sets write alike). Strings are copied as they are stored
+ * (their kind and code units), so nothing is encoded or allocated per value, unlike ``marshal`` (which the
+ * pure-Python writer in _writer.py uses, with the same guarantees; a process uses one writer or the other, never
+ * both). Values of any other type, and nesting deeper than marshal's limit, raise ValueError, as marshal does: the
+ * count cache then keys the message by its values' reprs, and an object that cannot be written gets no note.
  *
  * ``write(m)`` -> bytes; ``keys(messages)`` -> [write(m), ...]; ``all_noted(messages, keys)`` -> whether each
  * message is written as its key (written into one reused buffer, not kept; a key that is not bytes never matches).
@@ -244,7 +248,7 @@ write_value(Buffer *b, PyObject *v, int depth)
 static int
 write_message(Buffer *b, PyObject *m)
 {
-    PyObject *dict = PyObject_GetAttr(m, dict_name);
+    PyObject *dict = PyObject_GenericGetDict(m, NULL);
     if (dict == NULL)
         return -1;
     if (!PyDict_Check(dict)) {
@@ -364,7 +368,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "ctxwin.trim._written", "The count cache's writer of messages in C.", -1, methods,
+    PyModuleDef_HEAD_INIT, "ctxwin.messages._written", "The writer of messages in C.", -1, methods,
 };
 
 PyMODINIT_FUNC
