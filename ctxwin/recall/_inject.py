@@ -148,8 +148,8 @@ class InputRecall:
             documents += parts
             if counts is None:
                 continue
-            held = [term for term, count in zip(terms, counts, strict=True) if count]
-            for term, count in zip(terms, counts, strict=True):
+            held = list(compress(terms, counts))
+            for term, count in zip(held, filter(None, counts), strict=True):
                 df[term] += min(count, parts)
             if index not in self._indexed:
                 holding.append((index, held))

@@ -27,9 +27,10 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
+from ctxwin.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 
 EXCERPT_CHARS = 300
+_arguments = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, without its per-call set-up
 QUERY_WORDS = 32  # the words a query is searched by at the most (query_terms)
 # The candidates BM25 returns before relevance is weighed in Python.
 _CANDIDATES = 24
@@ -143,13 +144,17 @@ def pieces(text: str, size: int = EXCERPT_CHARS) -> list[str]:
     return [piece for piece in out if piece.strip()]
 
 
+def _call_text(call: ToolCall) -> str:
+    """A tool call as the store keeps it: ``name(arguments)``."""
+    return f"{call.get('name')}({_arguments(call.get('args', {}))})"
+
+
 def searchable_text(message: BaseMessage) -> str:
     """All the store would search of ``message``: its text and its tool calls' names and arguments."""
-    text = message.content if isinstance(message.content, str) else str(message.text)
+    content = message.content
+    text = content if content.__class__ is str else str(message.text)
     if isinstance(message, AIMessage) and message.tool_calls:
-        calls = (f"{call.get('name')}({json.dumps(call.get('args', {}), ensure_ascii=False)})"
-                 for call in message.tool_calls)
-        text = "\n".join([text, *calls])
+        return "\n".join([text, *map(_call_text, message.tool_calls)])
     return text
 
 
@@ -162,9 +167,8 @@ def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
            for part, text in enumerate(pieces(str(message.text)))]
     if isinstance(message, AIMessage):
         for call in message.tool_calls:
-            arguments = json.dumps(call.get("args", {}), ensure_ascii=False)
-            out.append(Excerpt(position, len(out), role, f"{call.get('name')}({arguments})", message.id,
-                               call.get("name"), call.get("id")))
+            out.append(Excerpt(position, len(out), role, _call_text(call), message.id, call.get("name"),
+                               call.get("id")))
     return out
 
 
