@@ -249,12 +249,12 @@ class BaseTokenCounter:
             reasoning = message.additional_kwargs.get("reasoning_content")
             if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
                 texts.append(reasoning)
-            for call, arguments in zip(message.tool_calls, sent_arguments(message), strict=True):
-                texts.append(arguments)  # as sent: the caller's own text when it still holds the args
-                fixed += label(call["name"]) + label(call.get("id") or "")
-            legacy = message.additional_kwargs.get("function_call")
-            if not message.tool_calls and isinstance(legacy, dict):  # pre-tools OpenAI format: counted as sent
-                texts.append(str(legacy.get("arguments") or ""))
+            if message.tool_calls:
+                for call, arguments in zip(message.tool_calls, sent_arguments(message), strict=True):
+                    texts.append(arguments)  # as sent: the caller's own text when it still holds the args
+                    fixed += label(call["name"]) + label(call.get("id") or "")
+            elif isinstance(legacy := message.additional_kwargs.get("function_call"), dict):
+                texts.append(str(legacy.get("arguments") or ""))  # pre-tools OpenAI format: counted as sent
                 fixed += label(str(legacy.get("name") or ""))
             for bad in message.invalid_tool_calls:
                 texts.append(bad.get("args") or "")
