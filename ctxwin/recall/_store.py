@@ -32,6 +32,7 @@ from ctxwin.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 EXCERPT_CHARS = 300
 _arguments = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, without its per-call set-up
 QUERY_WORDS = 32  # the words a query is searched by at the most (query_terms)
+QUERY_GRAMS = 64  # and the pieces of unspaced script (a pasted Chinese document must not make thousands)
 # The candidates BM25 returns before relevance is weighed in Python.
 _CANDIDATES = 24
 # The most excerpts of one message a search returns: a long tool output that names the query's words on every line
@@ -176,8 +177,9 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     """The words (lower case, stopwords and one-letter words out) and the pieces of unspaced script (the trigrams
     of each run between function characters, or the run itself when it has two characters) a query is searched by,
     each once, in order. A query with more than ``QUERY_WORDS`` words (a pasted log or file) keeps its most specific
-    ones (``_specific``): each word costs a pass over what a plan left out, and a paste's common words (numbers of
-    a timestamp, "print", "error") would find everything."""
+    ones (``_specific``): each word costs a pass over what a plan left out (without the C scanner), and a paste's
+    common words (numbers of a timestamp, "print", "error") would find everything; of the pieces it keeps the first
+    ``QUERY_GRAMS`` (a question comes before what it pastes, and no piece says more than another)."""
     words: list[str] = []
     grams: list[str] = []
     for word in _WORD.findall(spaced(query.lower())):
@@ -192,7 +194,7 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     if len(words) > QUERY_WORDS:
         kept = set(sorted(words, key=_specific, reverse=True)[:QUERY_WORDS])
         words = [word for word in words if word in kept]
-    return words, list(dict.fromkeys(grams))
+    return words, list(dict.fromkeys(grams))[:QUERY_GRAMS]
 
 
 @dataclass(frozen=True)

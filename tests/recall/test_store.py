@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ctxwin.messages import AIMessage, HumanMessage, ToolMessage
 from ctxwin.recall import RecallStore
-from ctxwin.recall._store import QUERY_WORDS, pieces, query_terms
+from ctxwin.recall._store import QUERY_GRAMS, QUERY_WORDS, pieces, query_terms
 
 LEASE = "Going back to the Lyon warehouse lease: what was its reference number?"
 
@@ -107,3 +107,11 @@ def test_a_pasted_query_is_searched_by_its_most_specific_words_and_still_finds_i
                *(AIMessage(f"Served request {m} of the worker in {m} ms.") for m in range(30))])
     found = store.search(query, limit=3)
     assert found and "billing export" in found[0].text
+
+
+def test_a_pasted_chinese_document_is_searched_by_its_first_pieces() -> None:
+    paste = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(3000))  # thousands of distinct pieces
+    _, grams = query_terms(f"大阪仓库的合同编号是多少？{paste}")
+    assert len(grams) == QUERY_GRAMS
+    assert grams[:4] == ["大阪仓", "阪仓库", "合同编", "同编号"]  # the question's pieces come first
+    assert set(grams[4:]) <= {paste[i : i + 3] for i in range(len(paste) - 2)}
