@@ -106,8 +106,11 @@ class ToolPairs:
             roles = list(map(_ROLES.__getitem__, map(type, suffix)))
         # An AI message without calls is outside pairs too: told by its call lists' truth, in C, not in the loop.
         callers = list(compress(count(start), map(is_, roles, repeat(_CALLER))))
-        calling = compress(callers, map(any, map(_CALLS, map(messages.__getitem__, callers))))
-        for index in sorted(chain(calling, compress(count(start), map(is_, roles, repeat(_RESULT))))):
+        calling = list(compress(callers, map(any, map(_CALLS, map(messages.__getitem__, callers)))))
+        results = list(compress(count(start), map(is_, roles, repeat(_RESULT))))
+        if self._bind_unique(calling, results, unresolved):
+            calling = results = []  # bound: no call id repeats, so order did not matter
+        for index in sorted(chain(calling, results)):
             message = messages[index]
             if roles[index - start] is _RESULT:
                 call_id = message.tool_call_id  # type: ignore[attr-defined]
@@ -137,6 +140,31 @@ class ToolPairs:
             diff[max(call + 1, start) - start] += 1
             diff[result + 1 - start] -= 1
         self._straddling = list(accumulate(diff))
+
+    def _bind_unique(self, calling: list[int], results: list[int], unresolved: dict[str, int]) -> bool:
+        """Bind the suffix's results to its calls where no call id repeats (as a provider makes them): a result's
+        call is then the one with its id before it, found in a dict, not by walking the suffix in order. False,
+        binding nothing, where an id repeats (the walk decides which call a result answers)."""
+        messages = self._messages
+        call_at: dict[str, int] = {}
+        made = 0
+        for index in calling:
+            message = messages[index]
+            for call in (*message.tool_calls, *message.invalid_tool_calls):  # type: ignore[attr-defined]
+                if call["id"]:
+                    call_at[call["id"]] = index
+                    made += 1
+        answered = list(map(attrgetter("tool_call_id"), map(messages.__getitem__, results)))
+        if len(call_at) != made or len(set(answered)) != len(answered):
+            return False
+        for index, call_id in zip(results, answered, strict=True):
+            caller = call_at.get(call_id, index)
+            if caller < index:
+                self.results_of.setdefault(caller, []).append((index, call_id))
+                self.call_of[index] = caller
+            elif call_id not in unresolved:
+                unresolved[call_id] = index
+        return True
 
     def _bind(self, call: int, result: int, call_id: str) -> None:
         self.results_of.setdefault(call, []).append((result, call_id))
