@@ -76,29 +76,13 @@ def local_cluster(nodes: int, cpus_per_node: int, env: dict[str, str]) -> Iterat
     """Start the cluster with ``env`` (from ``cluster_env``, also the driver's); yield the head's address and the
     nodes' folder; stop every process it started."""
     folder = tempfile.mkdtemp(prefix="cwray-", dir="/tmp")  # short: Ray's socket paths live under it
-    head_port, dashboard_port = free_ports(2)
-    address = f"{HEAD_IP}:{head_port}"
     common = ["--block", f"--num-cpus={cpus_per_node}", "--object-store-memory=200000000", "--disable-usage-stats"]
     started: list[subprocess.Popen[bytes]] = []
     try:
-        for node in range(nodes):
-            role = (
-                ["--head", f"--port={head_port}", f"--dashboard-port={dashboard_port}", "--include-dashboard=false",
-                 f"--temp-dir={folder}"]
-                if node == 0
-                else [f"--address={address}"]
-            )
-            started.append(
-                subprocess.Popen(
-                    [RAY, "start", *role, f"--node-ip-address=127.0.0.{2 + node}", *common, *_node_ports()],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    env=env,
-                    start_new_session=True,
-                )
-            )
-            if node == 0:
-                _wait_for_port(head_port, started[0])
+        address = _start_head(folder, common, env, started)
+        for node in range(1, nodes):
+            started.append(_ray_start([f"--address={address}", f"--node-ip-address=127.0.0.{2 + node}", *common],
+                                      env, folder))
         yield address, folder
     finally:
         for process in started:
@@ -120,12 +104,41 @@ def local_cluster(nodes: int, cpus_per_node: int, env: dict[str, str]) -> Iterat
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+HEAD_ATTEMPTS = 3
+
+
+def _ray_start(arguments: list[str], env: dict[str, str], folder: str) -> subprocess.Popen[bytes]:
+    with open(Path(folder) / "ray-start.err", "ab") as errors:  # what a failed start said, for the error below
+        return subprocess.Popen([RAY, "start", *arguments, *_node_ports()], stdout=subprocess.DEVNULL, stderr=errors,
+                                env=env, start_new_session=True)
+
+
+def _start_head(folder: str, common: list[str], env: dict[str, str], started: list[subprocess.Popen[bytes]]) -> str:
+    """The head node's address once it listens. Its ports are free when chosen but may be taken before Ray binds
+    them (the suite's other tests open ports too): a head that exits before listening is started again on new
+    ones."""
+    for _attempt in range(HEAD_ATTEMPTS):
+        head_port, dashboard_port = free_ports(2)
+        head = _ray_start(["--head", f"--port={head_port}", f"--dashboard-port={dashboard_port}",
+                           "--include-dashboard=false", f"--temp-dir={folder}", f"--node-ip-address={HEAD_IP}",
+                           *common], env, folder)
+        started.append(head)
+        if _listening(head_port, head):
+            return f"{HEAD_IP}:{head_port}"
+        for pid in _ours(folder):  # what the failed start left: the next one starts clean
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    said = (Path(folder) / "ray-start.err").read_text(errors="replace")[-2000:]
+    raise RuntimeError(f"ray start --head exited {HEAD_ATTEMPTS} times before listening; it said:\n{said}")
+
+
+def _listening(port: int, process: subprocess.Popen[bytes], timeout: float = 60.0) -> bool:
+    """Whether the head listens on ``port``; False when it exited first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"ray start --head exited with {process.returncode}")
+            return False
         with contextlib.suppress(OSError), socket.create_connection((HEAD_IP, port), timeout=1):
-            return
+            return True
         time.sleep(0.2)
     raise RuntimeError(f"the head node did not listen on port {port} within {timeout:.0f} s")
