@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,7 @@ class ProcessTag:
 
 
 KILL = "kill this worker"
+SLOW = "take your time"  # a line its worker maps slowly: a run that must last long enough to be watched
 
 
 def die_on_marker(item: Any) -> Any:
@@ -157,12 +159,14 @@ def die_on_marker(item: Any) -> Any:
 
 def numbered(number: int, line: bytes) -> Mapped | None:
     """A line mapper for ``map_file``: ``N:text``; blank lines skipped, ``bad`` ones an error, ``fat`` ones
-    flagged, and the ``KILL`` marker kills its worker process."""
+    flagged, the ``KILL`` marker kills its worker process and a ``SLOW`` line takes 5 ms."""
     text = line.decode("utf-8").strip()
     if not text:
         return None
     if text == KILL:
         os._exit(70)
+    if text.startswith(SLOW):
+        time.sleep(0.005)
     if "bad" in text:
         return Mapped(error=f"bad line {text!r}")
     return Mapped(f"{number}:{text}\n", flagged="fat" in text)

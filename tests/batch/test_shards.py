@@ -13,7 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
-from batch_support import KILL, make_numbered, numbered
+from batch_support import KILL, SLOW, make_numbered, numbered
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -124,7 +124,11 @@ def test_a_worker_killed_from_outside_mid_run_is_replaced_and_nothing_is_lost(
     chunks = tmp_path / "tmp"
     chunks.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(chunks))  # where map_file keeps its chunks: they show the progress
-    text = "".join(f"{WORDS[i % len(WORDS)]} {i} " + "x" * 200 + "\n" for i in range(20_000))
+    # Slow lines spread through the file: the run lasts half a second or more on two workers, however fast the machine,
+    # so the killer below sees it under way (a fast machine once mapped it all between two of its looks).
+    text = "".join(
+        (f"{SLOW} {i}" if i % 100 == 0 else f"{WORDS[i % len(WORDS)]} {i} " + "x" * 200) + "\n" for i in range(20_000)
+    )
     path = tmp_path / "lines.txt"
     path.write_text(text, encoding="utf-8")
     killed: list[int] = []
