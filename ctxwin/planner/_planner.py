@@ -462,14 +462,15 @@ class Planner(Generic[M]):
         the history, and gives the pins to the meter."""
         if not self.recall_share or turn.recall is False:
             return messages, None
-        source = turn.recall
-        if turn.pinned is None and not turn.head:
+        if turn.pinned is not None or turn.head:  # a session: it knows its pins
+            messages = without_recalled(messages)
+        else:
             flagged = flagged_indexes(messages)
-            if not any(is_recalled(messages[i]) for i in flagged):
+            if any(is_recalled(messages[i]) for i in flagged):
+                messages = [m for m in messages if not is_recalled(m)]
+            else:
                 meter.follow(messages, [i for i in flagged if is_pinned(messages[i])])
-                return messages, InputRecall(messages) if source is True else source
-        messages = without_recalled(messages)
-        return messages, InputRecall(messages) if source is True else source
+        return messages, InputRecall(messages) if turn.recall is True else turn.recall
 
     def _recall_search(
         self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget

@@ -18,6 +18,7 @@ once, when it first leaves the request.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -208,9 +209,13 @@ class Weighed:
     terms: list[str]
     total: float
 
+    @functools.cached_property
+    def _counted(self) -> frozenset[str]:
+        return frozenset(self.terms)
+
     def bound(self, held: Iterable[str]) -> float:
         """The most relevance an excerpt of a message holding ``held`` (of the query's terms) can have."""
-        counted = set(self.terms)
+        counted = self._counted
         return sum(self.weights[t] for t in set(held) if t in counted) / self.total if self.total else 0.0
 
 

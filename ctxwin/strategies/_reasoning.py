@@ -68,13 +68,19 @@ def cleared(message: AIMessage, keep_content: bool) -> AIMessage | None:
 
 def _in_tool_turns(messages: list[BaseMessage]) -> Callable[[int], bool]:
     """Whether the assistant message at an index is in a turn that called tools, each turn looked at once and only
-    when asked about: a plan asks only about the messages a later trim may keep."""
+    when asked about: a plan asks only about the messages a later trim may keep. Each message is walked over once
+    (an agent run is one long turn)."""
     turns: dict[int, bool] = {}  # a turn's first index -> whether it called tools
+    starts: dict[int, int] = {}  # an index walked over -> its turn's first index
 
     def in_tool_turn(index: int) -> bool:
+        walked = []
         first = index
-        while first > 0 and not isinstance(messages[first - 1], HumanMessage):
+        while first > 0 and first not in starts and not isinstance(messages[first - 1], HumanMessage):
+            walked.append(first)
             first -= 1
+        first = starts.get(first, first)
+        starts.update(dict.fromkeys(walked, first))
         if first not in turns:
             end = first
             while end < len(messages) and not isinstance(messages[end], HumanMessage):
