@@ -3,19 +3,18 @@
 The message API mirrors ``langchain_core.messages`` and ``trim_messages`` mirrors LangChain's: switching is a change
 of import. ``import ctxwin`` imports none of the modules below: each public name is imported from its home module the
 first time it is read (PEP 562), so a program or a command pays only for what it uses; heavy tokenizer packages
-load only when a counter that needs them is first used. It installs one thing: the finder that serves the previous
-release's module paths, with a warning, for one release (``_deprecated``).
+load only when a counter that needs them is first used.
 """
 
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import TYPE_CHECKING, Any
 
-from ctxwin import _deprecated
-
 if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exported); at run time, _HOMES below
+    from ctxwin._errors import CtxwinError as CtxwinError
+    from ctxwin._errors import InvalidInputError as InvalidInputError
+    from ctxwin._errors import InvalidTypeError as InvalidTypeError
     from ctxwin._plugins import plugin_errors as plugin_errors
     from ctxwin._plugins import register_plugin as register_plugin
     from ctxwin._plugins import unregister_plugin as unregister_plugin
@@ -107,6 +106,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "BaseChatMessageHistory", "FileChatMessageHistory", "HistoryFormatError", "InMemoryChatMessageHistory",
         "SQLiteChatMessageHistory", "WindowedHistory", "add_messages",
     ),
+    # Errors: the root of every error ctxwin raises, and the two it raises about what it was given.
+    "ctxwin._errors": ("CtxwinError", "InvalidInputError", "InvalidTypeError"),
     # Plugins: the marker for a plugin's hooks, and adding or removing one at run time.
     "ctxwin.hookspecs": ("hookimpl",),
     "ctxwin._plugins": ("plugin_errors", "register_plugin", "unregister_plugin"),
@@ -115,38 +116,10 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [*_HOME_OF, "__version__"]
 
-# Names the previous release exported here and now only its package does: they still resolve, with a warning, for
-# one release.
-_DEPRECATED: dict[str, tuple[str, ...]] = {
-    "ctxwin.messages": (
-        "REMOVE_ALL_MESSAGES", "AIMessageChunk", "AudioContentBlock", "BaseMessageChunk", "ChatMessageChunk",
-        "ContentBlock", "DataContentBlock", "FileContentBlock", "HumanMessageChunk", "ImageContentBlock",
-        "InputTokenDetails", "InvalidToolCall", "NonStandardContentBlock", "OutputTokenDetails",
-        "PlainTextContentBlock", "ReasoningContentBlock", "SystemMessageChunk", "TextAccessor", "TextContentBlock",
-        "ToolCallChunk", "ToolMessageChunk", "UsageMetadata", "VideoContentBlock", "add_usage", "create_audio_block",
-        "create_file_block", "create_image_block", "create_non_standard_block", "create_reasoning_block",
-        "create_text_block", "create_video_block", "default_tool_chunk_parser", "default_tool_parser",
-        "get_buffer_string", "get_msg_title_repr", "invalid_tool_call", "is_data_content_block", "merge_content",
-        "merge_dicts", "merge_ids", "merge_lists", "message_chunk_to_message", "message_from_dict", "message_to_dict",
-        "openai_role", "parse_partial_json", "subtract_usage", "to_content_blocks", "tool_call", "tool_call_chunk",
-    ),
-    "ctxwin.strategies": ("BaseStrategy", "StepContext", "StepResult", "Strategy", "get_strategy_factory"),
-    "ctxwin.history": ("TornLineWarning",),
-}
-_DEPRECATED_HOME = {name: module for module, names in _DEPRECATED.items() for name in names}
-
-_deprecated.install()
-
-
 if not TYPE_CHECKING:  # hidden from type checkers, which then still report a misspelt ``ctxwin.name``
 
     def __getattr__(name: str) -> Any:
         """A public name, imported from its home module when first read (then kept here: this runs once a name)."""
-        if name in _DEPRECATED_HOME:  # not kept, so each new use warns
-            home = _DEPRECATED_HOME[name]
-            warnings.warn(f"ctxwin.{name} is deprecated and will be removed in the next release: import it from "
-                          f"{home}", DeprecationWarning, stacklevel=2)
-            return getattr(importlib.import_module(home), name)
         if name not in _HOME_OF:
             raise AttributeError(f"module 'ctxwin' has no attribute {name!r}")
         value = getattr(importlib.import_module(_HOME_OF[name]), name)

@@ -37,6 +37,7 @@ from typing import Any, Generic, TypeVar
 import pluggy
 
 from ctxwin import hookspecs
+from ctxwin._errors import CtxwinError
 
 ENTRY_POINT_GROUP = "ctxwin"
 LOAD_PLUGINS_ENV = "CTXWIN_LOAD_PLUGINS"
@@ -63,7 +64,7 @@ class PluginError:
         return f"plugin {self.plugin!r} failed in {self.stage}: {self.error}"
 
 
-class PluginReentryError(RuntimeError):
+class PluginReentryError(CtxwinError, RuntimeError):
     """A hook looked up what its own hook registers while that hook runs (it would recurse)."""
 
     def __init__(self, hook_name: str) -> None:

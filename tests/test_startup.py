@@ -32,8 +32,8 @@ def heavy(modules: set[str]) -> list[str]:
 def test_import_ctxwin_loads_no_message_model_nor_tokenizer() -> None:
     modules = loaded_after("import ctxwin")
     assert heavy(modules) == []
-    # and of its own modules only the finder that serves the previous release's module paths, with its table
-    assert sorted(m for m in modules if m.startswith("ctxwin")) == ["ctxwin", "ctxwin._deprecated", "ctxwin._moved"]
+    # and none of its own modules: each public name is imported when first read
+    assert sorted(m for m in modules if m.startswith("ctxwin")) == ["ctxwin"]
 
 
 def test_reading_a_name_loads_its_home_module_only() -> None:

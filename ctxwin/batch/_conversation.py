@@ -7,10 +7,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages import BaseMessage
 
 
-class ConversationFileError(ValueError):
+class ConversationFileError(InvalidInputError):
     """A file that cannot be read as conversations; the message names the file and where."""
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from ctxwin._errors import CtxwinError
 
-class TokenizerDataError(RuntimeError):
+
+class TokenizerDataError(CtxwinError, RuntimeError):
     """Tokenizer data is missing, corrupt or the wrong version; the message names the file and the fix."""
 
 
-class PluginCounterError(RuntimeError):
+class PluginCounterError(CtxwinError, RuntimeError):
     """A plugin's counter failed to build or to count (its own exception, chained); the message names the counter and
     the plugin, so the failure is the plugin's to fix, not ctxwin's."""
 
 
-class CountRequestError(RuntimeError):
+class CountRequestError(CtxwinError, RuntimeError):
     """A provider's token-counting endpoint gave no count: unreachable, timed out, refused, or answered nonsense."""

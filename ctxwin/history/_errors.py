@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ctxwin._errors import InvalidInputError
 
-class HistoryFormatError(ValueError):
+
+class HistoryFormatError(InvalidInputError):
     """A history file or database is corrupt, foreign (not written by ctxwin) or from a newer ctxwin.
 
     Raised instead of guessing, so nothing is ever overwritten or dropped silently.

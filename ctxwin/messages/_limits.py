@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
+
 MAX_NESTING_DEPTH = 100
 MAX_TOOL_ARGS_DEPTH = MAX_NESTING_DEPTH - 2
 
@@ -30,7 +32,7 @@ _JSON_STRUCTURE = re.compile(r'[\[\]{}"]')
 _JSON_STRING_END = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
-class NestingError(ValueError):
+class NestingError(InvalidInputError):
     """A value nested deeper than ``MAX_NESTING_DEPTH`` levels."""
 
 

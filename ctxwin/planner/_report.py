@@ -13,6 +13,7 @@ from typing import Any, Generic
 
 from typing_extensions import TypeVar
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages._anthropic_cache import mark_cache_breakpoints
 from ctxwin.messages._openai_cache import mark_prompt_cache
@@ -58,7 +59,7 @@ class Labels:
                 self._copies.update(zip(map(id, change.copies), change.messages, strict=True))
 
 
-class BudgetExceeded(ValueError):
+class BudgetExceeded(InvalidInputError):
     """``strict=True`` and what must be kept does not fit; the figures are attributes and in the message."""
 
     def __init__(self, plan: Plan) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxwin._errors import CtxwinError
 from ctxwin._plural import plural
 from ctxwin.cli._bench.replay import SessionResult
 from ctxwin.cli._bench.runner import BenchResult
@@ -22,7 +23,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 STYLES = ("-", "--", "-.", ":")
 
 
-class PlotUnavailable(ImportError):
+class PlotUnavailable(CtxwinError, ImportError):
     """matplotlib is not installed; the message says how to install it."""
 
 

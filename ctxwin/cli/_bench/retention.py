@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages import BaseMessage
 from ctxwin.strategies._facts import Fact, find_facts, message_text
 
@@ -36,7 +37,7 @@ class Probe:
     id: str = ""
 
 
-class ProbeFileError(ValueError):
+class ProbeFileError(InvalidInputError):
     """A probes file that cannot be read; the message names the file and the line."""
 
 
