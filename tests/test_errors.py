@@ -1,4 +1,4 @@
-"""One error root: every exception class ctxwin defines derives from ``ctxwin.CtxwinError`` and keeps a built-in base."""
+"""One error root: every exception class ctxwin defines derives from ``ctxwin.CtxwinError``, keeping a built-in base."""
 
 from __future__ import annotations
 

@@ -27,12 +27,14 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ctxwin._install import install_hint
+
 try:
     from agent_framework import EXCLUDED_KEY, Content, FunctionTool, Message
 except ImportError as exc:  # pragma: no cover - the dev environment has the Agent Framework
     raise ImportError(
         "ctxwin.integrations.agent_framework needs the Microsoft Agent Framework: "
-        "pip install 'ctxwin[agent-framework]'"
+        f"{install_hint('agent-framework')}"
     ) from exc
 
 from ctxwin.counters import TokenCounter, get_counter, get_model

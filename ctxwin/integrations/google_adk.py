@@ -23,12 +23,14 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ctxwin._install import install_hint
+
 try:
     from google.adk.agents.callback_context import CallbackContext
     from google.adk.models.llm_request import LlmRequest
     from google.genai import types
 except ImportError as exc:  # pragma: no cover - the dev environment has ADK
-    raise ImportError("ctxwin.integrations.google_adk needs Google ADK: pip install 'ctxwin[google-adk]'") from exc
+    raise ImportError(f"ctxwin.integrations.google_adk needs Google ADK: {install_hint('google-adk')}") from exc
 
 from ctxwin.integrations._conversations import Fitted, FittersByModel
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage

@@ -39,6 +39,8 @@ from typing import Any
 
 from typing_extensions import Unpack
 
+from ctxwin._install import install_hint
+
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
     from langchain_core import messages as langchain_messages
@@ -52,7 +54,7 @@ try:
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
 except ImportError as exc:  # pragma: no cover - the dev environment has LangChain
     raise ImportError(
-        "ctxwin.integrations.langchain needs LangChain v1: pip install 'ctxwin[langchain]' (langchain>=1)"
+        f"ctxwin.integrations.langchain needs LangChain v1: {install_hint('langchain')} (langchain>=1)"
     ) from exc
 
 from ctxwin.counters import TokenCounter

@@ -31,10 +31,12 @@ import os
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from ctxwin._install import install_hint
+
 try:
     from litellm.integrations.custom_logger import CustomLogger
 except ImportError as exc:  # pragma: no cover - the dev environment has LiteLLM
-    raise ImportError("ctxwin.integrations.litellm needs LiteLLM: pip install 'ctxwin[litellm]'") from exc
+    raise ImportError(f"ctxwin.integrations.litellm needs LiteLLM: {install_hint('litellm')}") from exc
 
 from ctxwin.counters import get_model
 from ctxwin.integrations._conversations import Fitted, FittersByModel, read_responses

@@ -23,6 +23,8 @@ import json
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from typing import Any
 
+from ctxwin._install import install_hint
+
 try:
     from llama_index.core.base.llms.types import (
         ChatMessage,
@@ -37,7 +39,7 @@ try:
     from llama_index.core.llms.function_calling import FunctionCallingLLM
     from llama_index.core.tools import BaseTool, ToolSelection
 except ImportError as exc:  # pragma: no cover - the dev environment has LlamaIndex
-    raise ImportError("ctxwin.integrations.llama_index needs LlamaIndex: pip install 'ctxwin[llama-index]'") from exc
+    raise ImportError(f"ctxwin.integrations.llama_index needs LlamaIndex: {install_hint('llama-index')}") from exc
 
 from ctxwin.integrations._conversations import ConversationFitter, Fitted
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage

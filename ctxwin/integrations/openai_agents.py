@@ -23,12 +23,14 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._install import install_hint
+
 try:
     from agents import Agent, FunctionTool, Handoff, handoff
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as exc:  # pragma: no cover - the dev environment has the SDK
     raise ImportError(
-        "ctxwin.integrations.openai_agents needs the OpenAI Agents SDK: pip install 'ctxwin[openai-agents]'"
+        f"ctxwin.integrations.openai_agents needs the OpenAI Agents SDK: {install_hint('openai-agents')}"
     ) from exc
 
 from ctxwin.integrations._conversations import ConversationFitter, Fitted, read_responses

@@ -21,6 +21,8 @@ import json
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from ctxwin._install import install_hint
+
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.capabilities import AbstractCapability
@@ -39,7 +41,7 @@ try:
     from pydantic_ai.models import ModelRequestContext
 except ImportError as exc:  # pragma: no cover - the dev environment has Pydantic AI
     raise ImportError(
-        "ctxwin.integrations.pydantic_ai needs Pydantic AI: pip install 'ctxwin[pydantic-ai]'"
+        f"ctxwin.integrations.pydantic_ai needs Pydantic AI: {install_hint('pydantic-ai')}"
     ) from exc
 
 from ctxwin.integrations._conversations import ConversationFitter, Fitted

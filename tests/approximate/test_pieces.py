@@ -135,7 +135,7 @@ def test_is_piece() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
-                    reason="gflanguages missing: pip install 'ctxwin[corpus]'")
+                    reason="gflanguages missing: pip install -e '.[corpus]'")
 def test_pieces_count_what_bpe_counts_on_prose() -> None:
     """On the UDHR in the main language of each script counted in pieces (running prose, not in the tables'
     making: they are the vocabulary's), the runs cost o200k_base within 8% of their pieces."""
@@ -156,7 +156,7 @@ def test_pieces_count_what_bpe_counts_on_prose() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gflanguages") is None,
-                    reason="gflanguages missing: pip install 'ctxwin[corpus]'")
+                    reason="gflanguages missing: pip install -e '.[corpus]'")
 @pytest.mark.parametrize("target", TARGETS)
 def test_latin_pieces_count_what_bpe_counts_on_prose(target: str) -> None:
     """On the UDHR of every Latin-script language with ten million speakers or more (44, none in the tables'

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 # cheap. An installed but broken Ray fails these tests instead of skipping them.
 needs_ray = pytest.mark.skipif(
     any(importlib.util.find_spec(name) is None for name in ("ray", "pyarrow")),
-    reason="Ray Data is not installed (pip install 'ctxwin[ray]')",
+    reason="Ray Data is not installed (pip install -e '.[ray]')",
 )
 
 
@@ -188,7 +188,7 @@ def test_ray_is_imported_only_when_used_and_its_absence_is_explained() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert "pip install 'ctxwin[ray]'" in result.stdout
+    assert "pip install 'ray[data]>=2.9' (ctxwin's 'ray' extra)" in result.stdout
     clean = subprocess.run(
         [
             sys.executable,

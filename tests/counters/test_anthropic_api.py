@@ -35,7 +35,7 @@ from tests.counters.count_server import (
 # Checked without importing the SDK (ctxwin imports it when a request is made): collecting stays cheap.
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("anthropic") is None,
-    reason="the anthropic extra is not installed: pip install 'ctxwin[anthropic]'",
+    reason="the anthropic extra is not installed: pip install -e '.[anthropic]'",
 )
 
 @pytest.fixture
@@ -171,7 +171,7 @@ def test_unsendable_block(counter: AnthropicApiCounter) -> None:
 
 def test_missing_sdk_names_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
-    with pytest.raises(TokenizerDataError, match=r"pip install 'ctxwin\[anthropic\]'"):
+    with pytest.raises(TokenizerDataError, match=r"pip install 'anthropic>=0.40'"):
         AnthropicApiCounter("claude-sonnet-4-5")
 
 

@@ -253,7 +253,7 @@ except mistral.TokenizerDataError as exc:
     print(exc)
 """)
     assert "mistral-common package is not installed" in result.stdout
-    assert "pip install 'ctxwin[mistral]'" in result.stdout
+    assert "pip install 'mistral-common[sentencepiece]>=1.13' (ctxwin's 'mistral' extra)" in result.stdout
     # mistral-common without sentencepiece (installed without the extra): SentencePiece files name the extra too.
     result = _run("""
 sys.modules["sentencepiece"] = None
@@ -265,7 +265,7 @@ except mistral.TokenizerDataError as exc:
     print(exc)
 """)
     assert "`sentencepiece` is not installed" in result.stdout
-    assert "Fix: pip install 'ctxwin[mistral]'" in result.stdout
+    assert "Fix: pip install 'mistral-common[sentencepiece]>=1.13'" in result.stdout
 
 
 def test_hash_mismatch_is_a_clear_error(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 if importlib.util.find_spec("agent_framework") is None:
-    pytest.skip("the Agent Framework is not installed (pip install 'ctxwin[agent-framework]')",
+    pytest.skip("the Agent Framework is not installed (pip install -e '.[agent-framework]')",
                 allow_module_level=True)
 
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 if importlib.util.find_spec("google.adk") is None:
-    pytest.skip("Google ADK is not installed (pip install 'ctxwin[google-adk]')", allow_module_level=True)
+    pytest.skip("Google ADK is not installed (pip install -e '.[google-adk]')", allow_module_level=True)
 
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from google.adk.agents import LlmAgent

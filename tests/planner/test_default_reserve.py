@@ -3,6 +3,8 @@ a request's own reply limit is the reserve its plan uses."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 import ctxwin
@@ -11,6 +13,7 @@ from ctxwin.messages import AIMessage, HumanMessage
 from ctxwin.planner._planner import default_reserve
 
 
+@pytest.mark.skipif(importlib.util.find_spec("llama_models") is None, reason="needs the llama extra")
 def test_a_model_whose_max_output_is_its_window_keeps_most_of_it_for_the_input() -> None:
     """The issue's case: a 65k-token conversation for llama-3.1-8b-instruct (131,072-token window and max output)
     used to be trimmed to half the window; it fits."""

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ctxwin._errors import CtxwinError
+from ctxwin._install import install_hint
 from ctxwin._plural import plural
 from ctxwin.cli._bench.replay import SessionResult
 from ctxwin.cli._bench.runner import BenchResult
 
-INSTALL_HINT = "pip install 'ctxwin[plot]'"
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 STYLES = ("-", "--", "-.", ":")
 
@@ -62,7 +62,7 @@ def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:
-        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {install_hint('plot')}") from exc
     budgets = sorted({r.budget for r in results})
     strategies = list(dict.fromkeys(r.strategy for r in results))
     by_key = {(r.strategy, r.budget): r for r in results}
@@ -105,7 +105,7 @@ def session_figure(results: Sequence[SessionResult]) -> Any:
         from matplotlib.figure import Figure
         from matplotlib.ticker import MaxNLocator
     except ImportError as exc:
-        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}") from exc
+        raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {install_hint('plot')}") from exc
     budgets = list(dict.fromkeys(r.budget for r in results))
     figure = Figure(figsize=(6.5 * len(budgets), 4.6), dpi=110, layout="constrained")
     FigureCanvasAgg(figure)

@@ -13,12 +13,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxwin._install import install_hint
 from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, checked_tokens
 from ctxwin.counters._errors import CountRequestError, TokenizerDataError
 from ctxwin.messages._anthropic_format import convert_to_anthropic
 from ctxwin.messages._tool_forms import anthropic_tools
 
-ANTHROPIC_FIX = "pip install 'ctxwin[anthropic]'"
 # Sent when ANTHROPIC_BASE_URL points elsewhere and no key is set (the SDK refuses to send without one).
 NO_KEY = "none"
 
@@ -32,8 +32,9 @@ class AnthropicApiCounter(ApiCounter):
         try:
             import anthropic
         except ImportError:
-            raise TokenizerDataError(f"the anthropic-api counter needs the anthropic SDK. Fix: {ANTHROPIC_FIX}") \
-                from None
+            raise TokenizerDataError(
+                f"the anthropic-api counter needs the anthropic SDK. Fix: {install_hint('anthropic')}"
+            ) from None
         super().__init__(model, **kwargs)
         key = os.environ.get("ANTHROPIC_API_KEY")
         if not key and not os.environ.get("ANTHROPIC_BASE_URL"):

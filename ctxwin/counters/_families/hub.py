@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ctxwin._install import install_hint
 from ctxwin.counters._errors import TokenizerDataError
 
-HUB_FIX = "pip install 'ctxwin[hub]'"
 # Seconds to wait for the Hub's answer to each file's metadata request (huggingface_hub's ``etag_timeout``).
 HUB_TIMEOUT = 10.0
 # ``owner/name`` as the Hub allows them (letters, digits, ``-_.``), then an optional ``@revision`` (a branch, tag
@@ -35,7 +35,7 @@ def hub_tokenizer(source: str) -> Path:
         from huggingface_hub import errors
     except ImportError:
         raise TokenizerDataError(
-            f"hf:{source} is a Hugging Face Hub repo id, which needs huggingface_hub. Fix: {HUB_FIX}"
+            f"hf:{source} is a Hugging Face Hub repo id, which needs huggingface_hub. Fix: {install_hint('hub')}"
         ) from None
     repo_id, _, revision = source.partition("@")
     try:

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxwin._install import install_hint
 from ctxwin.counters._base import BaseTokenCounter, scalar_text
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.counters._families.openai_tools import function_of
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 
     MistralMessage = MistralAssistant | MistralSystem | MistralTool | MistralUser
 
-MISTRAL_FIX = "pip install 'ctxwin[mistral]'"
 # A system prompt written into a user message (tokenizers before v7) is tokenized with that message's text; the
 # join shifts the count from the separate counts by at most this many tokens (the tests check it).
 SYSTEM_JOIN_SLACK = 2
@@ -87,7 +87,7 @@ def _data_dir() -> Path:
     """mistral-common's data directory, found without importing the package."""
     spec = importlib.util.find_spec("mistral_common")
     if spec is None or not spec.submodule_search_locations:
-        raise TokenizerDataError(f"the mistral-common package is not installed. Fix: {MISTRAL_FIX}")
+        raise TokenizerDataError(f"the mistral-common package is not installed. Fix: {install_hint('mistral')}")
     return Path(next(iter(spec.submodule_search_locations))) / "data"
 
 
@@ -100,7 +100,7 @@ def shipped_file(name: str) -> Path:
     except OSError as exc:
         raise TokenizerDataError(
             f"{path}: cannot read Mistral tokenizer {name!r} ({exc}); this mistral-common does not ship it. "
-            f"Fix: {MISTRAL_FIX}"
+            f"Fix: {install_hint('mistral')}"
         ) from exc
     if digest != expected:
         raise TokenizerDataError(
@@ -116,13 +116,13 @@ def _load(path: str) -> MistralTokenizer[Any, Any, Any, Any, Any]:
     try:
         from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
     except ImportError as exc:
-        raise TokenizerDataError(f"mistral-common cannot be imported ({exc}). Fix: {MISTRAL_FIX}") from exc
+        raise TokenizerDataError(f"mistral-common cannot be imported ({exc}). Fix: {install_hint('mistral')}") from exc
     from mistral_common.exceptions import MistralCommonException
 
     try:
         return MistralTokenizer.from_file(path)
     except (ImportError, ModuleNotFoundError) as exc:  # a SentencePiece file without the sentencepiece package
-        raise TokenizerDataError(f"{path}: {exc}. Fix: {MISTRAL_FIX}") from exc
+        raise TokenizerDataError(f"{path}: {exc}. Fix: {install_hint('mistral')}") from exc
     except (MistralCommonException, OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
         raise TokenizerDataError(f"{path}: not a Mistral tokenizer file mistral-common can load: {exc}") from exc
 

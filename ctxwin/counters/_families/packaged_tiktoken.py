@@ -19,6 +19,7 @@ from pathlib import Path
 
 import tiktoken
 
+from ctxwin._install import install_hint
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.counters._families.tiktoken_encodings import parse_ranks
 
@@ -28,7 +29,7 @@ class PackagedEncoding:
     """Where a family's rank file is and how to build its ``tiktoken.Encoding``.
 
     ``path`` is relative to the directory of the importable package ``package`` (distribution ``distribution``,
-    installed by ``pip install 'ctxwin[<extra>]'``); ``special_tokens`` get the ids after the last rank, in order.
+    installed with ctxwin's ``extra``); ``special_tokens`` get the ids after the last rank, in order.
     """
 
     name: str
@@ -42,7 +43,7 @@ class PackagedEncoding:
 
     @property
     def fix(self) -> str:
-        return f"pip install 'ctxwin[{self.extra}]'"
+        return install_hint(self.extra)
 
 
 _lock = threading.Lock()
