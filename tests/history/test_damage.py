@@ -372,7 +372,7 @@ def test_a_version_1_database_is_upgraded_in_place_and_its_rows_read_unchecked(t
         history.add_messages(MESSAGES[2:])
         assert history.messages == MESSAGES
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM ctxwin_meta WHERE key = 'version'").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM ctxwin_meta WHERE key = 'version'").fetchone() == ("3",)
         assert conn.execute("SELECT n FROM ctxwin_messages ORDER BY seq").fetchall() == [
             (None,), (None,), (1,), (2,), (3,)
         ]
@@ -440,6 +440,23 @@ def test_damage_to_the_wal_never_reads_fewer_messages_silently(tmp_path: Path, r
         Path(f"{path}-wal").write_bytes(bytes(damaged))
         named += not read_all_or_named(path, [MESSAGES[0], *MESSAGES * 40])
     assert named > 0 if reader else named == 0
+
+
+@pytest.mark.slow
+def test_a_refused_wal_is_still_there_for_the_next_open(tmp_path: Path) -> None:
+    """The -wal file that would drop commits is judged from its bytes: no connection that may write opens the file
+    on the way to the error (closing it, as the last connection, would copy the log's readable part into the database
+    and delete the log, so the next open read 6 of 201 messages without an error)."""
+    database, wal = wal_pairs()[True]
+    damaged = bytearray(wal)
+    damaged[frames(wal)[5] + 100] ^= 1  # in frame 6, with 60-odd commits after it
+    path = tmp_path / "chat.db"
+    path.write_bytes(database)
+    Path(f"{path}-wal").write_bytes(bytes(damaged))
+    for _ in range(2):
+        with pytest.raises(HistoryFormatError, match=rf"{path}-wal: frame 6 is damaged, and commits after it"):
+            SQLiteChatMessageHistory(path, session_id="s")
+    assert path.read_bytes() == database and Path(f"{path}-wal").read_bytes() == bytes(damaged)
 
 
 def test_the_pristine_copy_reads(tmp_path: Path) -> None:
