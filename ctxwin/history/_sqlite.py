@@ -42,7 +42,7 @@ _NUMBERED = (
 _BOUND = ("ALTER TABLE ctxwin_sessions ADD COLUMN crc INTEGER",)
 T = TypeVar("T")
 _BEGIN_ATTEMPTS = 5  # on top of the busy timeout, for SQLITE_BUSY that bypasses the busy handler
-_WAL_LOOKS = (0.0, 0.01, 0.05)  # pauses before each look at a -wal file that seems wrong
+_WAL_LOOKS = (0.01, 0.05)  # pauses before looking again at a -wal file that seems wrong
 
 
 class SQLiteChatMessageHistory(BaseChatMessageHistory):
@@ -252,12 +252,14 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         before any connection: a connection that may write would, when it closes as the last one, copy the log
         into the database and delete it."""
         wal = Path(f"{self.path}-wal")
+        problem = wal_problem(wal, self.path)
         for pause in _WAL_LOOKS:  # a problem seen while a live writer checkpoints is gone a moment later
-            time.sleep(pause)
-            problem = wal_problem(wal, self.path)
             if problem is None:
                 return
-        raise HistoryFormatError(f"{wal}: {problem}")
+            time.sleep(pause)
+            problem = wal_problem(wal, self.path)
+        if problem is not None:
+            raise HistoryFormatError(f"{wal}: {problem}")
 
     def _quick_check(self, conn: sqlite3.Connection) -> None:
         """SQLite's check of every b-tree page (not of indexes against their tables: the row numbers catch a
@@ -284,6 +286,7 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         if not self._schema_ok(conn) or self._version < SCHEMA_VERSION:
             self._transaction(self._create_schema, conn)
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the identity into the database file, which binds its log
+            self._schema_ok(conn)  # the identity it was given, once committed
 
     def _connect_read_only(self) -> sqlite3.Connection:
         """A connection that cannot write: ``mode=ro``; where no ``-shm`` index exists and none can be made,
@@ -440,7 +443,6 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         conn.execute("INSERT INTO ctxwin_meta (key, value) VALUES ('identity', ?)", (identity,))
         conn.execute(f"PRAGMA application_id = {header_id(identity)}")
         conn.execute("PRAGMA user_version = 0")  # this commit is the history's commit 1 (``sqlite_wal``)
-        self._identity, self._seed = identity, new
 
     def _transaction(
         self, work: Callable[[sqlite3.Connection], object], conn: sqlite3.Connection | None = None
