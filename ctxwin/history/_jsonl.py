@@ -45,8 +45,10 @@ class FileChatMessageHistory(BaseChatMessageHistory):
     """Messages stored one ``message_to_dict`` JSON object per line in ``file_path``.
 
     LangChain's class of this name rewrites one JSON array on every message; this one only ever appends, so a
-    crash can cost at most the message being written. A torn last line is skipped with a ``TornLineWarning`` and
-    listed in ``skipped_lines``; a corrupt or foreign file raises ``HistoryFormatError`` and is never modified.
+    crash can cost at most the message being written. The file's first line gives it a random identity that every
+    record's checksum starts from, so a line of another history is refused, not read as this one's. A torn last
+    line is skipped with a ``TornLineWarning`` and listed in ``skipped_lines``; a corrupt or foreign file raises
+    ``HistoryFormatError`` and is never modified.
     ``add_messages`` stores a batch whole or, when a write fails (disk full, ...), not at all; a crash of the process
     mid-write may still leave part of it (each line whole, a torn last line skipped).
     """

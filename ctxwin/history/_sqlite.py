@@ -48,10 +48,12 @@ _WAL_LOOKS = (0.01, 0.05)  # pauses before looking again at a -wal file that see
 class SQLiteChatMessageHistory(BaseChatMessageHistory):
     """The messages of one session in an SQLite database file; many sessions may share a file.
 
-    ``timeout`` is how long a writer waits for another's transaction (seconds). ``synchronous="FULL"`` syncs the log
-    on every commit, so a message is durable once ``add_message`` returns, even across a power loss; ``"NORMAL"`` is
-    faster and survives a crash of the process only. Call ``close()`` (or use it as a context manager) when done; it
-    closes every thread's connection, so do it when no thread is using them.
+    The file's random identity starts every row's checksum and is stamped with every commit, so a row, a page or a
+    ``-wal`` file of another history (or another copy of this one) is refused, not read as this one's. ``timeout``
+    is how long a writer waits for another's transaction (seconds). ``synchronous="FULL"`` syncs the log on every
+    commit, so a message is durable once ``add_message`` returns, even across a power loss; ``"NORMAL"`` is faster
+    and survives a crash of the process only. Call ``close()`` (or use it as a context manager) when done; it closes
+    every thread's connection, so do it when no thread is using them.
     """
 
     def __init__(
