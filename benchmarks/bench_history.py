@@ -20,8 +20,10 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from side_by_side import o200k_callable, ours, theirs
 
 from ctxwin.history._base import BaseChatMessageHistory
+from ctxwin.history._codec import message_json
+from ctxwin.history._identity import new_identity, seed
 from ctxwin.history._jsonl import FileChatMessageHistory
-from ctxwin.history._jsonl_format import encode_messages, parse_history
+from ctxwin.history._jsonl_format import header_line, message_lines, parse_history
 from ctxwin.history._memory import InMemoryChatMessageHistory
 from ctxwin.history._reducer import add_messages
 from ctxwin.history._sqlite import SQLiteChatMessageHistory
@@ -84,20 +86,26 @@ def test_open_sqlite_history(benchmark: BenchmarkFixture, tmp_path: Path, messag
     benchmark(open_history)
 
 
+def encode(messages: list[BaseMessage], identity: str) -> bytes:
+    """The lines an append of ``messages`` to a new file writes: the header, then the records."""
+    texts = [message_json(m, i).encode("utf-8") for i, m in enumerate(messages)]
+    return header_line(identity) + message_lines(texts, first_seq=1, seed=seed(identity))
+
+
 @pytest.mark.parametrize("lines", ["checked", "unchecked"])
 def test_parse_2000_jsonl_lines(benchmark: BenchmarkFixture, lines: str) -> None:
-    """What verifying each record's checksum and sequence number costs a read (issue 44), without the file's I/O:
-    the same 2,000 records with their ``seq``/``crc`` fields, and as a file written before they existed."""
-    data = encode_messages(conversation(2000), ensure_ascii=False, first_seq=1)
+    """What verifying each record's checksum (bound to the file's identity, issue 52) and sequence number (issue 44)
+    costs a read, without the file's I/O: 2,000 records after their header, and as a file written before either."""
+    data = encode(conversation(2000), new_identity())
     if lines == "unchecked":
-        data = b"\n".join(line[: line.rindex(b', "seq"')] + b"}" for line in data.splitlines()) + b"\n"
+        data = b"\n".join(line[: line.rindex(b', "seq"')] + b"}" for line in data.splitlines()[1:]) + b"\n"
     assert len(benchmark(parse_history, data, "h.jsonl")[0]) == 2000
 
 
 def test_encode_2000_jsonl_lines(benchmark: BenchmarkFixture) -> None:
     """Writing the records with their sequence numbers and checksums (the part of an append that is not I/O)."""
     messages = conversation(2000)
-    benchmark(encode_messages, messages, ensure_ascii=False, first_seq=1)
+    benchmark(encode, messages, new_identity())
 
 
 WINDOW_TOKENS = 32_000

@@ -15,16 +15,22 @@ import warnings
 from pathlib import Path
 
 from ctxwin.history._base import BaseChatMessageHistory, Form
+from ctxwin.history._codec import message_json
 from ctxwin.history._errors import HistoryFormatError, TornLineWarning
+from ctxwin.history._identity import new_identity, seed
 from ctxwin.history._jsonl_format import (
+    Header,
     Line,
     SkippedLine,
     check_first_line,
     check_record,
     check_torn_tail,
     decode,
-    encode_messages,
+    header_line,
+    is_checked,
+    is_header,
     is_seal,
+    message_lines,
     parse_history,
     record_seq,
     seal_record,
@@ -39,8 +45,10 @@ class FileChatMessageHistory(BaseChatMessageHistory):
     """Messages stored one ``message_to_dict`` JSON object per line in ``file_path``.
 
     LangChain's class of this name rewrites one JSON array on every message; this one only ever appends, so a
-    crash can cost at most the message being written. A torn last line is skipped with a ``TornLineWarning`` and
-    listed in ``skipped_lines``; a corrupt or foreign file raises ``HistoryFormatError`` and is never modified.
+    crash can cost at most the message being written. The file's first line gives it a random identity that every
+    record's checksum starts from, so a line of another history is refused, not read as this one's. A torn last
+    line is skipped with a ``TornLineWarning`` and listed in ``skipped_lines``; a corrupt or foreign file raises
+    ``HistoryFormatError`` and is never modified.
     ``add_messages`` stores a batch whole or, when a write fails (disk full, ...), not at all; a crash of the process
     mid-write may still leave part of it (each line whole, a torn last line skipped).
     """
@@ -54,7 +62,8 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         self.skipped_lines: list[SkippedLine] = []
         self._state = threading.Lock()
         self._warned: set[tuple[int, int]] = set()
-        self._checked_files: set[tuple[int, int, bool]] = set()
+        self._checked_files: set[tuple[int, int]] = set()  # files (device, inode) this instance checked whole
+        self._headers: dict[tuple[int, int], Header] = {}
         self._dir_synced = False
 
     def stored_messages(self) -> list[BaseMessage]:
@@ -64,7 +73,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
                 data = file.read()
         except FileNotFoundError:
             data = b""
-        messages, skipped = parse_history(data, str(self.file_path))
+        messages, skipped, _ = parse_history(data, str(self.file_path))
         with self._state:
             self.skipped_lines = skipped
             fresh = [s for s in skipped if (s.offset, s.length) not in self._warned]
@@ -79,14 +88,22 @@ class FileChatMessageHistory(BaseChatMessageHistory):
     def store_messages(self, batch: list[BaseMessage]) -> None:
         if not batch:
             return
-        encode_messages(batch, ensure_ascii=self.ensure_ascii, first_seq=1)  # refuse a bad batch before any I/O
+        # A batch that cannot be stored is refused before any I/O.
+        texts = [message_json(m, i, ensure_ascii=self.ensure_ascii).encode("utf-8") for i, m in enumerate(batch)]
         fd = os.open(self.file_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _flock(fd, exclusive=True)
-            self._check_ours(fd, whole=True)
-            repair, last = _tail_repair(fd, str(self.file_path))
-            payload = encode_messages(batch, ensure_ascii=self.ensure_ascii, first_seq=(last or 0) + 1)
-            _append_whole(fd, repair + payload, str(self.file_path))
+            header = self._header(fd)
+            repair, last = _tail_repair(fd, str(self.file_path), header)
+            if header is None:  # a new file (or one written before identities): it gets its identity here
+                identity = new_identity()
+                first = header_line(identity)
+                header = Header(os.fstat(fd).st_size + len(repair), first[:-1], seed(identity))
+                payload = repair + first + message_lines(texts, first_seq=1, seed=header.seed)
+            else:
+                payload = repair + message_lines(texts, first_seq=(last or 0) + 1, seed=header.seed)
+            _append_whole(fd, payload, str(self.file_path))
+            self._headers[_inode(fd)] = header
         finally:
             os.close(fd)  # also releases the lock
         if not self._dir_synced:  # the file's directory entry must be durable too
@@ -100,7 +117,7 @@ class FileChatMessageHistory(BaseChatMessageHistory):
             return
         try:
             _flock(fd, exclusive=True)
-            self._check_ours(fd, whole=False)
+            check_first_line(_first_line(fd), str(self.file_path))  # a damaged history may be cleared, not another file
             os.ftruncate(fd, 0)
             os.fsync(fd)
         finally:
@@ -108,29 +125,52 @@ class FileChatMessageHistory(BaseChatMessageHistory):
         with self._state:
             self._warned.clear()
 
-    def _check_ours(self, fd: int, *, whole: bool) -> None:
-        """Before the first change to a file, make sure it is one of ours (or empty): before clearing it, by its
-        first line (a damaged history may be cleared); before appending to it, ``whole``, by every line, so that
-        nothing is appended after damage (later appends check the tail: ``_tail_repair``)."""
-        stat = os.fstat(fd)
-        identity = (stat.st_dev, stat.st_ino, whole)
-        if identity in self._checked_files:
-            return
-        if whole:
-            try:
-                parse_history(_read_all(fd), str(self.file_path))
-            except HistoryFormatError as exc:
-                raise HistoryFormatError(f"{exc}; refusing to append") from None
-            self._checked_files.add(identity)
-            return
-        first = b""
-        while b"\n" not in first and len(first) < stat.st_size:
-            block = os.pread(fd, _CHUNK, len(first))
-            if not block:
-                break
-            first += block
-        check_first_line(Line(1, 0, first.split(b"\n", 1)[0]) if first else None, str(self.file_path))
-        self._checked_files.add(identity)
+    def _header(self, fd: int) -> Header | None:
+        """The header of the file behind ``fd`` (``None``: it has none yet), under the caller's exclusive lock.
+
+        Before this instance's first append to a file, every line is checked, so that nothing is appended after
+        damage (later appends check the lines at the end: ``_tail_repair``). The header found is kept, and found
+        again at its offset; if the file changed under it (cleared by another process), it is looked for again.
+        """
+        inode = _inode(fd)
+        if inode not in self._checked_files:
+            header = _checked_whole(fd, str(self.file_path))
+            self._checked_files.add(inode)
+        else:
+            known = self._headers.get(inode)
+            if known is not None and os.pread(fd, len(known.data) + 1, known.offset) == known.data + b"\n":
+                return known
+            header = check_first_line(_first_line(fd), str(self.file_path))
+            if header is None and os.fstat(fd).st_size:  # written before identities: its header may follow old lines
+                header = _checked_whole(fd, str(self.file_path))
+        if header is not None:
+            self._headers[inode] = header
+        return header
+
+
+def _checked_whole(fd: int, path: str) -> Header | None:
+    """The header of the file behind ``fd``, found by reading every line: damage refuses the append."""
+    try:
+        return parse_history(_read_all(fd), path)[2]
+    except HistoryFormatError as exc:
+        raise HistoryFormatError(f"{exc}; refusing to append") from None
+
+
+def _inode(fd: int) -> tuple[int, int]:
+    stat = os.fstat(fd)
+    return stat.st_dev, stat.st_ino
+
+
+def _first_line(fd: int) -> Line | None:
+    """The first line of the file behind ``fd`` (``None`` when it is empty), read up to its newline."""
+    size = os.fstat(fd).st_size
+    first = b""
+    while b"\n" not in first and len(first) < size:
+        block = os.pread(fd, _CHUNK, len(first))
+        if not block:
+            break
+        first += block
+    return Line(1, 0, first.split(b"\n", 1)[0]) if first else None
 
 
 def _read_all(fd: int) -> bytes:
@@ -157,15 +197,19 @@ def _flock(fd: int, *, exclusive: bool) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
 
 
-def _tail_repair(fd: int, path: str) -> tuple[bytes, int | None]:
+def _tail_repair(fd: int, path: str, header: Header | None) -> tuple[bytes, int | None]:
     """What to write before new lines so they do not glue onto a torn tail (a newline and/or a seal record), and
-    the sequence number of the file's last message record (``None``: none, or one written before records had
-    one). A tail a crash cannot have left (a damaged last line, complete or not) raises ``HistoryFormatError``:
-    nothing is appended after damage."""
+    the sequence number of the file's last message record (``None``: none after the ``header``, or one written
+    before records had one). A tail a crash cannot have left (a damaged last line, complete or not, or one of
+    another history) raises ``HistoryFormatError``: nothing is appended after damage."""
     size = os.fstat(fd).st_size
     if size == 0:
         return b"", None
     ends_with_newline = os.pread(fd, 1, size - 1) == b"\n"
+
+    def where(line: Line) -> str:
+        return _where(fd, line)
+
     span = _CHUNK
     while True:
         start = max(0, size - span)
@@ -179,25 +223,36 @@ def _tail_repair(fd: int, path: str) -> tuple[bytes, int | None]:
             for line in reversed(lines):
                 if not line.data.strip():
                     continue
-                record = decode(line, path, lambda line: _where(fd, line))
+                bound = header is not None and line.offset > header.offset
+                record = decode(line, path, header.seed if bound and header else 0, where)
                 if record is None:
                     if not parsed:
                         torn.append(line)
                     continue
-                check_record(record, line, path, lambda line: _where(fd, line))
+                check_record(record, line, path, where)
                 parsed = True
-                if not is_seal(record):  # seals follow the last message: it holds the number to continue from
-                    last = record_seq(record, line, path, lambda line: _where(fd, line))
+                if is_header(record):  # the numbering starts after it
+                    if header is None or line.offset != header.offset:
+                        raise HistoryFormatError(f"{path}: {where(line)} is a second history header: lines of "
+                                                 "another history were spliced in")
                     break
+                if is_seal(record):  # seals follow the last message: it holds the number to continue from
+                    if bound and not is_checked(line):
+                        raise HistoryFormatError(f"{path}: {where(line)} has no checksum, so it does not belong "
+                                                 "to this history")
+                    continue
+                last = record_seq(record, line, path, where, bound=bound)
+                break
             else:
                 if start > 0:
                     span *= 4
                     continue
             torn.reverse()
-            check_torn_tail(torn, not ends_with_newline, path, lambda line: _where(fd, line))
+            check_torn_tail(torn, not ends_with_newline, path, where)
         except HistoryFormatError as exc:
             raise HistoryFormatError(f"{exc}; refusing to append") from None
-        return (b"" if ends_with_newline else b"\n") + (seal_record(torn) if torn else b""), last
+        seal = seal_record(torn, header.seed if header else 0) if torn else b""
+        return (b"" if ends_with_newline else b"\n") + seal, last
 
 
 def _where(fd: int, line: Line) -> str:

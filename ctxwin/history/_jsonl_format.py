@@ -1,24 +1,5 @@
-"""The on-disk format of FileChatMessageHistory and how to read it back after a crash.
-
-One ``message_to_dict`` JSON object per line, every line written as ``{"type": "...`` by one ``write()``. A crash
-can leave the last line cut short (a *torn* line: a prefix of a line we write, without its newline, possibly
-followed by NUL bytes after a power loss). Readers skip a torn last line with a warning. The next appender closes
-it off: it ends the torn line with a newline and writes a *seal* record, ``{"ctxwin_torn_lines": [[offset, length],
-...]}``, naming exactly the torn lines before it (if that appender crashes too, its seal is torn in turn, and the
-next seals both). So a line that is not JSON is a crash's only as the file's last line without a newline, as a
-line followed by a torn seal, or as a line a seal names; anything else is damage (or a foreign file): a complete
-line (it ends with its newline) that does not parse was not cut short, and raises ``HistoryFormatError`` naming the
-file and line, so no acknowledged message is ever dropped with only a warning.
-
-Damage that still parses (a zeroed block starting at a record's newline, bytes deleted across a line boundary
-that splice two records into one) is caught by what each record carries after its message: its sequence number in
-the file (1, 2, ... from the first record or from the last ``clear``) and the CRC-32 of the line up to the
-checksum's digits, ``..., "seq": 7, "crc": "1c291ca3"}``. A record whose checksum does not match, or whose number
-does not follow the previous record's, raises ``HistoryFormatError``: a message missing in the middle is never
-read back as a shorter history. A line without the two fields was written by a ctxwin before they existed (into
-an old file, or by an old version appending to a new one): it is read as before, unchecked, and the numbering
-starts again at 1 after it. An appender continues the numbering from the file's last record, under its lock.
-"""
+"""The on-disk format of FileChatMessageHistory (docs/history.md) and how to read it back after a crash: which lines
+a crash can have cut short, and which prove damage, a line out of place or a line of another history."""
 
 from __future__ import annotations
 
@@ -28,18 +9,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxwin.history._codec import message_json
 from ctxwin.history._errors import HistoryFormatError
+from ctxwin.history._identity import is_identity, seed
 from ctxwin.messages import BaseMessage, message_from_dict
 
 SEAL_KEY = "ctxwin_torn_lines"
+HEADER_KEY, HEADER_FORMAT, IDENTITY_KEY = "ctxwin_history", 1, "identity"
 # Every line we write starts with one of these (json.dumps keeps key order and its ", "/": " separators).
 RECORD_PREFIX = b'{"type": "'
 SEAL_PREFIX = b'{"' + SEAL_KEY.encode() + b'": '
+HEADER_PREFIX = b'{"' + HEADER_KEY.encode() + b'": '
 SEQ_KEY, CRC_KEY = "seq", "crc"
 # A checked line ends with this, eight hex digits and '"}': the CRC covers every byte before the digits.
 CRC_MARK = b', "' + CRC_KEY.encode() + b'": "'
 _CRC_TAIL = len(CRC_MARK) + 10
+_Where = Callable[["Line"], str]
 
 
 @dataclass(frozen=True)
@@ -59,30 +43,62 @@ class Line:
     data: bytes
 
 
-def encode_messages(messages: list[BaseMessage], *, ensure_ascii: bool, first_seq: int) -> bytes:
-    """The checked lines for ``messages``, numbered from ``first_seq``; a message that cannot be JSON fails here,
-    before anything is written."""
-    lines = []
-    for i, message in enumerate(messages):
-        text = message_json(message, i, ensure_ascii=ensure_ascii).encode("utf-8")
-        body = text[:-1] + b', "' + SEQ_KEY.encode() + b'": ' + str(first_seq + i).encode() + CRC_MARK
-        lines.append(body + b"%08x" % zlib.crc32(body) + b'"}\n')
-    return b"".join(lines)
+@dataclass(frozen=True)
+class Header:
+    """The line that gives a file its identity: every checked line after it is bound to ``seed``."""
+
+    offset: int
+    data: bytes
+    seed: int
 
 
-def record_seq(record: Any, line: Line, path: str, where: Callable[[Line], str]) -> int | None:
+def message_lines(texts: list[bytes], *, first_seq: int, seed: int) -> bytes:
+    """The checked lines of the message records ``texts`` (``message_json`` as UTF-8), numbered from ``first_seq``
+    and bound to the history whose identity gives ``seed``."""
+    return b"".join(
+        _checked(text[:-1] + b', "' + SEQ_KEY.encode() + b'": ' + str(seq).encode(), seed)
+        for seq, text in enumerate(texts, first_seq)
+    )
+
+
+def header_line(identity: str) -> bytes:
+    """The first line of a history: its format and identity, checked on its own (it is what binds the rest)."""
+    return _checked(json.dumps({HEADER_KEY: HEADER_FORMAT, IDENTITY_KEY: identity}).encode()[:-1], 0)
+
+
+def seal_record(torn: list[Line], seed: int) -> bytes:
+    return _checked(json.dumps({SEAL_KEY: [[line.offset, len(line.data)] for line in torn]}).encode()[:-1], seed)
+
+
+def _checked(body: bytes, seed: int) -> bytes:
+    """``body`` (a JSON object without its closing brace) closed with its checksum and a newline."""
+    body += CRC_MARK
+    return body + b"%08x" % zlib.crc32(body, seed) + b'"}\n'
+
+
+def is_checked(line: Line) -> bool:
+    return line.data.rstrip(b"\x00")[-_CRC_TAIL:].startswith(CRC_MARK)
+
+
+def record_seq(record: Any, line: Line, path: str, where: _Where, *, bound: bool) -> int | None:
     """A message record's sequence number, ``None`` for a record written before records had one; its checksum
-    was checked by ``decode``, so a record that has one field and not the other is damage."""
+    was checked by ``decode``, so a record that has one field and not the other is damage. After the file's
+    header (``bound``) every record must have both."""
     seq = record.get(SEQ_KEY) if isinstance(record, dict) else None
-    checked = line.data.rstrip(b"\x00")[-_CRC_TAIL:].startswith(CRC_MARK)
-    if seq is None and not checked:
+    checked = is_checked(line)
+    if seq is None and not checked and not bound:
         return None
+    if seq is None and not checked:
+        raise HistoryFormatError(
+            f"{path}: {where(line)} has no checksum, so it does not belong to this history: it was copied from "
+            "another file or written by an older ctxwin; no message was skipped: restore the file or remove that line"
+        )
     if not checked or isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         raise HistoryFormatError(f"{path}: {where(line)} is damaged: its sequence number or checksum is malformed")
     return seq
 
 
-def check_seq(seq: int | None, previous: int | None, line: Line, path: str, where: Callable[[Line], str]) -> None:
+def check_seq(seq: int | None, previous: int | None, line: Line, path: str, where: _Where) -> None:
     """Refuse a record whose number does not follow ``previous`` (the last record's; ``None``: there was none, or
     it was written before records were numbered, and the numbering starts again at 1): a record is missing, or
     is out of place."""
@@ -94,24 +110,39 @@ def check_seq(seq: int | None, previous: int | None, line: Line, path: str, wher
             else f"records {expected}-{seq - 1} are missing"
         )
         raise HistoryFormatError(
-            f"{path}: {where(line)} is record {seq} but record {expected} was expected there: {missing} (damaged "
-            "or spliced lines); no message was skipped: restore the file"
+            f"{path}: {where(line)} is record {seq} but record {expected} was expected there: {missing} (damaged, "
+            "moved or spliced lines); no message was skipped: restore the file"
         )
 
 
-def seal_record(torn: list[Line]) -> bytes:
-    return json.dumps({SEAL_KEY: [[line.offset, len(line.data)] for line in torn]}).encode() + b"\n"
-
-
 def is_seal(record: Any) -> bool:
-    return isinstance(record, dict) and set(record) == {SEAL_KEY}
+    return isinstance(record, dict) and SEAL_KEY in record and set(record) <= {SEAL_KEY, CRC_KEY}
+
+
+def is_header(record: Any) -> bool:
+    return isinstance(record, dict) and HEADER_KEY in record
+
+
+def read_header(record: dict[str, Any], line: Line, path: str, where: _Where) -> Header:
+    """The header of a file, from its parsed line (its checksum checked by ``decode``)."""
+    version = record.get(HEADER_KEY)
+    if isinstance(version, int) and not isinstance(version, bool) and version > HEADER_FORMAT:
+        raise HistoryFormatError(
+            f"{path}: written in history format {version} by a newer ctxwin; this one reads format {HEADER_FORMAT}. "
+            "Upgrade ctxwin"
+        )
+    if version != HEADER_FORMAT or set(record) != {HEADER_KEY, IDENTITY_KEY, CRC_KEY} or not is_checked(line) or (
+        not is_identity(record[IDENTITY_KEY])
+    ):
+        raise HistoryFormatError(f"{path}: {where(line)} is damaged: it is not a well-formed history header")
+    return Header(line.offset, line.data, seed(record[IDENTITY_KEY]))
 
 
 def is_torn(data: bytes) -> bool:
     """Whether an unparsable line can be one of our lines cut short (NUL padding allowed): it starts as ours do, and
     holds no whole JSON value with more after it (a line whose newline was damaged, not a crash's prefix)."""
     stripped = data.rstrip(b"\x00")
-    if not any(p.startswith(stripped) or stripped.startswith(p) for p in (RECORD_PREFIX, SEAL_PREFIX)):
+    if not any(p.startswith(stripped) or stripped.startswith(p) for p in (RECORD_PREFIX, SEAL_PREFIX, HEADER_PREFIX)):
         return False
     try:
         json.JSONDecoder().raw_decode(stripped.decode("utf-8", "replace"))
@@ -122,7 +153,7 @@ def is_torn(data: bytes) -> bool:
     return False
 
 
-def check_torn_tail(torn: list[Line], unterminated: bool, path: str, where: Callable[[Line], str]) -> None:
+def check_torn_tail(torn: list[Line], unterminated: bool, path: str, where: _Where) -> None:
     """Refuse the unparsable lines that end a file (``torn``, in order; ``unterminated``: the file does not end
     with a newline) unless a crash can have left them: the last without its newline, each other one followed by a
     torn seal (its appender crashed while sealing it). ``where(line)`` names a line in the error."""
@@ -152,23 +183,24 @@ def split_lines(data: bytes, start: int = 0, first_number: int = 1) -> Iterator[
         offset += len(chunk) + 1
 
 
-def decode(line: Line, path: str, where: Callable[[Line], str] | None = None) -> Any:
+def decode(line: Line, path: str, seed: int, where: _Where | None = None) -> Any:
     """The JSON value of a line, or ``None`` when it does not parse (not JSON, not UTF-8, an over-long integer).
     NUL bytes after it are a power loss's padding, not part of it: a whole record before them is kept. A line that
-    ends with a checksum must match it (a crash only cuts a line short, so never leaves a wrong one): else it is
-    damage, ``HistoryFormatError`` naming ``where(line)`` (by default its number and offset)."""
+    ends with a checksum must match it, started from ``seed`` (the identity of the history the line is in): a crash
+    only cuts a line short, so never leaves a wrong one; else the line is damaged or another history's,
+    ``HistoryFormatError`` naming ``where(line)`` (by default its number and offset)."""
     data = line.data.rstrip(b"\x00")
     tail = data[-_CRC_TAIL:]
     if tail.startswith(CRC_MARK) and tail.endswith(b'"}'):
         try:
-            matches = int(tail[len(CRC_MARK) : -2], 16) == zlib.crc32(data[: len(data) - 10])
+            matches = int(tail[len(CRC_MARK) : -2], 16) == zlib.crc32(data[: len(data) - 10], seed)
         except ValueError:
             matches = False
         if not matches:
-            name = where(line) if where else f"line {line.number} (byte {line.offset})"
+            name = where(line) if where else _numbered(line)
             raise HistoryFormatError(
-                f"{path}: {name} is damaged: its checksum does not match its bytes; no message was skipped: "
-                "restore the file"
+                f"{path}: {name} is damaged: its checksum does not match its bytes and this history's identity "
+                "(or the line was copied from another history); no message was skipped: restore the file"
             )
     try:
         return json.loads(data)
@@ -181,16 +213,23 @@ def decode(line: Line, path: str, where: Callable[[Line], str] | None = None) ->
         ) from None
 
 
-def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[SkippedLine]]:
-    """The messages of a whole file and the torn lines skipped; corruption raises ``HistoryFormatError``."""
+def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[SkippedLine], Header | None]:
+    """The messages of a whole file, the torn lines skipped and the file's header; corruption, a line out of place
+    or a line of another history raises ``HistoryFormatError``.
+
+    A file is its header line, then checked records (messages numbered 1, 2, ... and seals), each bound to the
+    header's identity. A file written before headers existed holds unbound records first (checked against their
+    bytes only, numbered from 1 or not at all), then the header its first newer appender wrote, then bound ones.
+    """
     messages: list[BaseMessage] = []
     skipped: list[SkippedLine] = []
     pending: list[Line] = []
     previous: int | None = None
+    header: Header | None = None
     for line in split_lines(data):
         if not line.data.strip():
             continue
-        record = decode(line, path)
+        record = decode(line, path, header.seed if header else 0)
         if record is None:
             if not is_torn(line.data):
                 raise HistoryFormatError(
@@ -198,53 +237,77 @@ def parse_history(data: bytes, path: str) -> tuple[list[BaseMessage], list[Skipp
                     "ctxwin JSONL chat history"
                 )
             pending.append(line)
-        elif is_seal(record):
-            if record[SEAL_KEY] != [[p.offset, len(p.data)] for p in pending]:
-                raise HistoryFormatError(
-                    f"{path}: line {line.number} records torn lines {record[SEAL_KEY]} that do not match the file "
-                    f"(found {[[p.offset, len(p.data)] for p in pending]}); the file is corrupt"
-                )
+            continue
+        if is_seal(record):
+            check_seal(record, line, pending, path, _numbered, bound=header is not None)
             skipped.extend(SkippedLine(p.number, p.offset, len(p.data), True) for p in pending)
             pending = []
-        else:
-            if pending:
+            continue
+        if pending:
+            raise HistoryFormatError(
+                f"{path}: line {pending[0].number} (byte {pending[0].offset}) is cut short but more messages "
+                "follow it with no record of a crash; the file is corrupt"
+            )
+        if is_header(record):
+            if header is not None:
                 raise HistoryFormatError(
-                    f"{path}: line {pending[0].number} (byte {pending[0].offset}) is cut short but more messages "
-                    "follow it with no record of a crash; the file is corrupt"
+                    f"{path}: line {line.number} (byte {line.offset}) is a second history header: lines of another "
+                    "history were spliced in; no message was skipped: restore the file"
                 )
-            messages.append(_message(record, line, path))
-            seq = record_seq(record, line, path, _numbered)
-            check_seq(seq, previous, line, path, _numbered)
-            previous = seq
+            header, previous = read_header(record, line, path, _numbered), None
+            continue
+        messages.append(_message(record, line, path))
+        seq = record_seq(record, line, path, _numbered, bound=header is not None)
+        check_seq(seq, previous, line, path, _numbered)
+        previous = seq
     check_torn_tail(pending, not data.endswith(b"\n"), path, _numbered)
     skipped.extend(SkippedLine(p.number, p.offset, len(p.data), False) for p in pending)
-    return messages, skipped
+    return messages, skipped, header
+
+
+def check_seal(record: dict[str, Any], line: Line, torn: list[Line], path: str, where: _Where, *, bound: bool) -> None:
+    """Refuse a seal that does not name exactly the torn lines before it (``torn``), or, after the header
+    (``bound``), that has no checksum."""
+    found = [[p.offset, len(p.data)] for p in torn]
+    if record[SEAL_KEY] != found:
+        raise HistoryFormatError(
+            f"{path}: {where(line)} records torn lines {record[SEAL_KEY]} that do not match the file (found {found}); "
+            "the file is corrupt"
+        )
+    if bound and not is_checked(line):
+        raise HistoryFormatError(
+            f"{path}: {where(line)} has no checksum, so it does not belong to this history; the file is corrupt"
+        )
 
 
 def _numbered(line: Line) -> str:
     return f"line {line.number} (byte {line.offset})"
 
 
-def check_first_line(line: Line | None, path: str) -> None:
-    """Refuse to append to (or clear) a file whose first line shows it is not a ctxwin JSONL history."""
+def check_first_line(line: Line | None, path: str) -> Header | None:
+    """Refuse to append to (or clear) a file whose first line shows it is not a ctxwin JSONL history; the file's
+    header when that line is one."""
     if line is None or not line.data.strip():
-        return
-    record = decode(line, path)
+        return None
+    record = decode(line, path, 0)
     if record is None:
         if not is_torn(line.data):
             raise HistoryFormatError(f"{path}: not a ctxwin JSONL chat history (line 1 is not JSON); not modified")
-    else:
-        check_record(record, line, path)
+        return None
+    if is_header(record):
+        return read_header(record, line, path, _numbered)
+    check_record(record, line, path)
+    return None
 
 
-def check_record(record: Any, line: Line, path: str, where: Callable[[Line], str] | None = None) -> None:
-    """Refuse a parsed line that is neither a seal nor a message record; ``where(line)`` names it (by default by
-    its number)."""
-    if not is_seal(record):
+def check_record(record: Any, line: Line, path: str, where: _Where | None = None) -> None:
+    """Refuse a parsed line that is neither a seal, a header nor a message record; ``where(line)`` names it (by
+    default by its number)."""
+    if not is_seal(record) and not is_header(record):
         _message(record, line, path, where)
 
 
-def _message(record: Any, line: Line, path: str, where: Callable[[Line], str] | None = None) -> BaseMessage:
+def _message(record: Any, line: Line, path: str, where: _Where | None = None) -> BaseMessage:
     try:
         return message_from_dict(record)
     except (TypeError, ValueError, RecursionError) as exc:

@@ -1,42 +1,7 @@
-"""SQLiteChatMessageHistory: the embedded default for persistent chat histories (stdlib ``sqlite3``).
-
-Concurrency and durability, and why:
-- WAL journal: readers never block the writer, and a writer killed mid-transaction leaves the database intact
-  (the uncommitted frames are ignored on the next open).
-- Every append is one ``BEGIN IMMEDIATE`` transaction: the write lock is taken up front, so concurrent writers
-  queue on the busy timeout instead of failing half-way; a batch is stored whole or not at all. Rows are numbered
-  by an ``INTEGER PRIMARY KEY``, which only grows within a writer's sequence of commits, so each writer's order is
-  kept. A retried ``BEGIN`` has written nothing, so retrying never duplicates a message.
-- ``synchronous=FULL`` (default): in WAL mode this syncs the log on every commit, so a message is durable once
-  ``add_message`` returns, even across a power loss. ``NORMAL`` survives a crash of the process but may lose the
-  last commits on power loss; it is offered for speed, not the default.
-- One connection per thread (SQLite connections must not be used by two threads at once), re-made after a
-  ``fork``; the async methods run in worker threads, each with its own connection.
-- The schema is versioned in a ``ctxwin_meta`` table; a foreign database, a newer schema or a file that is not
-  SQLite raises ``HistoryFormatError`` and is left untouched, and so does a damaged one (SQLite's "database disk
-  image is malformed" wherever it is met, opening, reading or writing): the error names the file.
-- Proof that every acknowledged message is read back, or an error: damage SQLite does not notice itself would
-  otherwise read back as a shorter history. Each row carries its number in its session (``n``: 1, 2, ... since
-  the session was last cleared) and a CRC-32 of the session, the number and the message; ``ctxwin_sessions`` holds
-  each session's last number, written in the same transaction. A read checks that the rows' numbers are exactly
-  1..last and every checksum matches, so a row lost to a damaged b-tree or index, or altered, is an error naming
-  the row. Once per instance, when it opens the file, ``PRAGMA quick_check`` checks the b-trees, and the ``-wal``
-  file is checked for commits SQLite would drop without a word (``sqlite_wal``): SQLite ends the log at the first
-  damaged frame, so the commits after it (and their numbers) would simply not be there. Rows written before
-  schema version 2 have no number (``n`` is NULL) and are read unchecked; a database of version 1 is upgraded in
-  place (two columns and a table added) by the first instance that may write it.
-- With ``synchronous=FULL`` every commit is also copied into the database file at once (``wal_autocheckpoint=1``,
-  a passive checkpoint), so the ``-wal`` file holds at most the last commit, already in the database: damage to it
-  costs nothing. Damage to a commit's frames is otherwise indistinguishable from a crash in the middle of writing
-  that commit when it is the log's last (both leave a frame whose checksum fails and nothing after it); while
-  readers hold the log back (a checkpoint cannot complete past a reader's snapshot), that last commit is the one
-  such damage could still hide.
-- An existing database whose file or directory this process may not write (a read-only mount, someone else's
-  history) is opened read-only: no switch to WAL, no schema, no write at all, and every write raises
-  ``PermissionError``. Reading a WAL database needs its ``-shm`` index; where none exists and none can be made,
-  SQLite's ``immutable`` mode reads the file as it is, which is exact only because no ``-wal`` file holds commits
-  (with one, reading is refused rather than missing them).
-"""
+"""SQLiteChatMessageHistory: the embedded default for persistent chat histories (stdlib ``sqlite3``): WAL journal, one
+``BEGIN IMMEDIATE`` transaction per append, every row numbered and checksummed from the history's identity, so that a
+read gives back every acknowledged message of this history or raises naming the file (docs/history.md: what is
+checked, and why)."""
 
 from __future__ import annotations
 
@@ -54,11 +19,12 @@ from typing import Literal, TypeVar
 from ctxwin.history._base import BaseChatMessageHistory, Form
 from ctxwin.history._codec import is_utf8, message_json
 from ctxwin.history._errors import HistoryFormatError
-from ctxwin.history._sqlite_wal import lost_commit
+from ctxwin.history._identity import is_identity, new_identity, seed
+from ctxwin.history._sqlite_wal import next_commit, wal_problem
 from ctxwin.messages import BaseMessage, message_from_dict
 
 SCHEMA_NAME = "ctxwin.history"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _SCHEMA = (
     "CREATE TABLE ctxwin_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -72,15 +38,22 @@ _NUMBERED = (
     "ALTER TABLE ctxwin_messages ADD COLUMN crc INTEGER",
     "CREATE TABLE ctxwin_sessions (session_id TEXT PRIMARY KEY, last INTEGER NOT NULL)",
 )
+# Version 3 (issue 52): the history's identity, in ctxwin_meta and every checksum; each session's last number checked.
+_BOUND = ("ALTER TABLE ctxwin_sessions ADD COLUMN crc INTEGER",)
 T = TypeVar("T")
 _BEGIN_ATTEMPTS = 5  # on top of the busy timeout, for SQLITE_BUSY that bypasses the busy handler
+_WAL_LOOKS = (0.01, 0.05)  # pauses before looking again at a -wal file that seems wrong
 
 
 class SQLiteChatMessageHistory(BaseChatMessageHistory):
     """The messages of one session in an SQLite database file; many sessions may share a file.
 
-    ``timeout`` is how long a writer waits for another's transaction (seconds). Call ``close()`` (or use it as a
-    context manager) when done; it closes every thread's connection, so do it when no thread is using them.
+    The file's random identity starts every row's checksum and is stamped with every commit, so a row, a page or a
+    ``-wal`` file of another history (or another copy of this one) is refused, not read as this one's. ``timeout``
+    is how long a writer waits for another's transaction (seconds). ``synchronous="FULL"`` syncs the log on every
+    commit, so a message is durable once ``add_message`` returns, even across a power loss; ``"NORMAL"`` is faster
+    and survives a crash of the process only. Call ``close()`` (or use it as a context manager) when done; it closes
+    every thread's connection, so do it when no thread is using them.
     """
 
     def __init__(
@@ -109,10 +82,13 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._pid = os.getpid()
-        # An existing database this process may not change is read without writing to it (module docstring).
+        # An existing database this process may not change (a read-only mount, someone else's history) is read
+        # without writing to it: no switch to WAL, no schema, and every write raises PermissionError.
         self.read_only = self.path.exists() and not all(os.access(p, os.W_OK) for p in (self.path, self.path.parent))
         self._has_schema = True
         self._version = SCHEMA_VERSION  # of the file, once a connection has looked
+        self._identity: str | None = None  # the file's, once a connection has looked (None: written before them)
+        self._seed = seed(None)
         self._verified = False  # the file checked whole (quick_check, -wal) by this instance
         self._writes = 0  # add_messages and clear calls, for revision()
         self._connection()  # open now, so a bad file fails here and not at first use
@@ -147,14 +123,15 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
             conn.executemany(
                 "INSERT INTO ctxwin_messages (session_id, message, created_at, n, crc) VALUES (?, ?, ?, ?, ?)",
                 [
-                    (self.session_id, text, now, n, self._crc(n, text.encode("utf-8")))
+                    (self.session_id, text, now, n, row_crc(self._seed, self.session_id, n, text.encode("utf-8")))
                     for n, text in enumerate(texts, last + 1)
                 ],
             )
+            total = last + len(texts)
             conn.execute(
-                "INSERT INTO ctxwin_sessions (session_id, last) VALUES (?, ?) "
-                "ON CONFLICT (session_id) DO UPDATE SET last = excluded.last",
-                (self.session_id, last + len(texts)),
+                "INSERT INTO ctxwin_sessions (session_id, last, crc) VALUES (?, ?, ?) "
+                "ON CONFLICT (session_id) DO UPDATE SET last = excluded.last, crc = excluded.crc",
+                (self.session_id, total, session_crc(self._seed, self.session_id, total)),
             )
 
         self._transaction(insert)
@@ -194,17 +171,23 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
 
     def _last(self, conn: sqlite3.Connection) -> int:
         """The session's last row number (0: none since it was last cleared, or none numbered)."""
-        row = conn.execute("SELECT last FROM ctxwin_sessions WHERE session_id = ?", (self.session_id,)).fetchone()
+        row = conn.execute(
+            f"SELECT last, {'crc' if self._version >= 3 else 'NULL'} FROM ctxwin_sessions WHERE session_id = ?",
+            (self.session_id,),
+        ).fetchone()
         if row is None:
             return 0
-        if isinstance(row[0], bool) or not isinstance(row[0], int) or row[0] < 0:
+        last, crc = row
+        if isinstance(last, bool) or not isinstance(last, int) or last < 0:
             raise HistoryFormatError(
-                f"{self.path}: the last row number of session {self.session_id!r} is damaged ({row[0]!r}); not modified"
+                f"{self.path}: the last row number of session {self.session_id!r} is damaged ({last!r}); not modified"
             )
-        return row[0]
-
-    def _crc(self, n: int, data: bytes) -> int:
-        return zlib.crc32(data, zlib.crc32(f"{self.session_id}\x00{n}\x00".encode()))
+        if self._version >= 3 and crc != session_crc(self._seed, self.session_id, last):
+            raise HistoryFormatError(
+                f"{self.path}: the last row number of session {self.session_id!r} ({last}) is damaged or another "
+                "history's: its checksum does not match this history's identity; not modified: restore the file"
+            )
+        return last
 
     def _check_rows(self, rows: list[tuple[int, int | None, int | None, bytes]], last: int) -> None:
         """Refuse rows that do not prove the session whole: numbered rows must be 1..``last`` in order, each with its
@@ -213,9 +196,10 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         for seq, n, crc, data in rows:
             if n is None and crc is None:
                 continue
-            if n != expected or not isinstance(data, bytes) or crc != self._crc(n, data):
+            if n != expected or not isinstance(data, bytes) or crc != row_crc(self._seed, self.session_id, n, data):
                 what = (
-                    "its checksum does not match" if n == expected
+                    "its checksum does not match this history's identity (damaged, or another history's row)"
+                    if n == expected
                     else f"it is number {n} where {expected} was expected (rows are missing or out of place)"
                 )
                 raise HistoryFormatError(
@@ -237,6 +221,7 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
             ) from None
 
     def _connection(self) -> sqlite3.Connection:
+        """This thread's connection (an SQLite connection must not be used by two threads at once)."""
         if os.getpid() != self._pid:  # a forked child must not use its parent's connections
             with self._registry:
                 self._pid, self._local, self._connections = os.getpid(), threading.local(), []
@@ -264,25 +249,19 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         return conn
 
     def _check_wal(self) -> None:
-        """Refuse a ``-wal`` file that holds commits SQLite would drop (``sqlite_wal``). Seen without a lock first;
-        confirmed under the write lock, where no other writer can reset or extend the log while it is read."""
+        """Refuse a ``-wal`` file SQLite would read wrongly into this database: another database's or another copy's
+        log, bytes that are no log, or a log that would drop commits (``sqlite_wal``). Judged from the files alone,
+        before any connection: a connection that may write would, when it closes as the last one, copy the log
+        into the database and delete it."""
         wal = Path(f"{self.path}-wal")
-        frame = lost_commit(wal, self.path, _page_size(self.path, wal))
-        if frame is not None and not self.read_only:
-            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            try:
-                with self._damage_named():
-                    _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
-                    frame = lost_commit(wal, self.path, _page_size(self.path, wal))
-                    conn.execute("ROLLBACK")
-            finally:
-                conn.close()
-        if frame is not None:
-            where = "its header is damaged" if frame == 0 else f"frame {frame} is damaged"
-            raise HistoryFormatError(
-                f"{wal}: {where}, and commits after it would be dropped without an error; not modified: restore "
-                f"the database and its -wal file from a backup, or salvage with the sqlite3 shell (.recover)"
-            )
+        problem = wal_problem(wal, self.path)
+        for pause in _WAL_LOOKS:  # a problem seen while a live writer checkpoints is gone a moment later
+            if problem is None:
+                return
+            time.sleep(pause)
+            problem = wal_problem(wal, self.path)
+        if problem is not None:
+            raise HistoryFormatError(f"{wal}: {problem}")
 
     def _quick_check(self, conn: sqlite3.Connection) -> None:
         """SQLite's check of every b-tree page (not of indexes against their tables: the row numbers catch a
@@ -296,18 +275,25 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
             )
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
+        # WAL: readers never block the writer, and a writer killed mid-transaction leaves the database intact.
         mode = _retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
         if str(mode).lower() != "wal":
             raise HistoryFormatError(f"{self.path}: SQLite could not switch to WAL mode (got {mode!r})")
         conn.execute(f"PRAGMA synchronous={self.synchronous}")
-        if self.synchronous == "FULL":  # copy each commit into the database file (module docstring)
+        if self.synchronous == "FULL":
+            # Each commit copied into the database file at once (a passive checkpoint), so the -wal file holds at
+            # most the last commit, already in the database: damage to the log costs nothing. Otherwise damage to
+            # the log's last commit cannot be told from a crash while writing it, and SQLite drops it silently.
             conn.execute("PRAGMA wal_autocheckpoint=1")
         if not self._schema_ok(conn) or self._version < SCHEMA_VERSION:
             self._transaction(self._create_schema, conn)
-            self._version = SCHEMA_VERSION
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the identity into the database file, which binds its log
+            self._schema_ok(conn)  # the identity it was given, once committed
 
     def _connect_read_only(self) -> sqlite3.Connection:
-        """A connection that cannot write (see the module docstring): ``mode=ro``, else ``immutable`` without a WAL."""
+        """A connection that cannot write: ``mode=ro``; where no ``-shm`` index exists and none can be made,
+        ``immutable``, which reads the file as it is: exact only without a ``-wal`` file (else refused, rather than
+        missing its commits)."""
         uri = self.path.resolve().as_uri() + "?mode=ro"
         try:
             return self._open(uri, self._note_schema)
@@ -390,10 +376,31 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
                 f"{self.path}: ctxwin_messages lacks the columns {sorted(expected - columns)}: the schema is damaged; "
                 "not modified"
             )
+        if self._version >= 3:
+            self._note_identity(conn, meta.get("identity"))
         return True
 
+    def _note_identity(self, conn: sqlite3.Connection, identity: str | None) -> None:
+        """Take the file's identity, after checking the database header carries it too (pages of another database
+        written over this one's would not both name it) and that it is the one this object first saw."""
+        if not is_identity(identity):
+            raise HistoryFormatError(
+                f"{self.path}: the identity in ctxwin_meta is damaged ({identity!r}); not modified"
+            )
+        if conn.execute("PRAGMA application_id").fetchone()[0] != header_id(identity):
+            raise HistoryFormatError(
+                f"{self.path}: its header and its ctxwin_meta table name different histories: pages of another "
+                "database were written into it; not modified: restore the file"
+            )
+        if self._identity not in (None, identity):
+            raise HistoryFormatError(
+                f"{self.path}: now holds another history than when this object opened it (the file was replaced); "
+                "not modified: open it again"
+            )
+        self._identity, self._seed = identity, seed(identity)
+
     def _create_schema(self, conn: sqlite3.Connection) -> None:
-        """Create the schema, or upgrade version 1's (unless another process did while we waited for the lock)."""
+        """Create the schema, or upgrade an older one (unless another process did while we waited for the lock)."""
         if not self._schema_ok(conn):
             for statement in _SCHEMA:
                 conn.execute(statement)
@@ -405,12 +412,49 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
         if self._version < 2:
             for statement in _NUMBERED:
                 conn.execute(statement)
-            conn.execute("UPDATE ctxwin_meta SET value = ? WHERE key = 'version'", (str(SCHEMA_VERSION),))
+        if self._version < 3:
+            self._bind(conn)
+        conn.execute("UPDATE ctxwin_meta SET value = ? WHERE key = 'version'", (str(SCHEMA_VERSION),))
+        self._version = SCHEMA_VERSION
+
+    def _bind(self, conn: sqlite3.Connection) -> None:
+        """Give the history its identity (schema version 3): every numbered row is checked against its old checksum
+        first, so that damage is not sealed in under the new ones."""
+        for statement in _BOUND:
+            conn.execute(statement)
+        identity = new_identity()
+        new = seed(identity)
+        rows = conn.execute(
+            "SELECT seq, session_id, n, crc, CAST(message AS BLOB) FROM ctxwin_messages WHERE n IS NOT NULL"
+        ).fetchall()
+        for seq, session, n, crc, data in rows:
+            if crc != row_crc(seed(None), session, n, data):
+                raise HistoryFormatError(
+                    f"{self.path}: row {seq} of session {session!r} is damaged: its checksum does not match; not "
+                    "modified (a database is given its identity only whole): restore the file"
+                )
+        conn.executemany(
+            "UPDATE ctxwin_messages SET crc = ? WHERE seq = ?",
+            [(row_crc(new, session, n, data), seq) for seq, session, n, _, data in rows],
+        )
+        sessions = conn.execute("SELECT session_id, last FROM ctxwin_sessions").fetchall()
+        conn.executemany(
+            "UPDATE ctxwin_sessions SET crc = ? WHERE session_id = ?",
+            [(session_crc(new, session, last), session) for session, last in sessions],
+        )
+        conn.execute("INSERT INTO ctxwin_meta (key, value) VALUES ('identity', ?)", (identity,))
+        conn.execute(f"PRAGMA application_id = {header_id(identity)}")
+        conn.execute("PRAGMA user_version = 0")  # this commit is the history's commit 1 (``sqlite_wal``)
 
     def _transaction(
         self, work: Callable[[sqlite3.Connection], object], conn: sqlite3.Connection | None = None
     ) -> None:
-        """Run ``work`` in a ``BEGIN IMMEDIATE`` transaction and commit; roll back if anything fails."""
+        """Run ``work`` in a ``BEGIN IMMEDIATE`` transaction and commit; roll back if anything fails.
+
+        The write lock is taken up front, so concurrent writers queue on the busy timeout instead of failing
+        half-way, and a retried ``BEGIN`` has written nothing (a retry never duplicates a message). Rows are numbered
+        by an ``INTEGER PRIMARY KEY``, which only grows from one commit to the next, so each writer's order is kept.
+        """
         if self.read_only:
             raise PermissionError(
                 f"{self.path}: opened read-only (the file or its directory is not writable by this process); "
@@ -421,6 +465,10 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
             _retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
                 work(conn)
+                # The commit's number, in the database header: it is in the log with the commit, and binds the log
+                # to this database (``sqlite_wal``).
+                number = next_commit(conn.execute("PRAGMA user_version").fetchone()[0])
+                conn.execute(f"PRAGMA user_version = {number}")
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -442,19 +490,19 @@ def _retry_busy(action: Callable[[], T]) -> T:
             time.sleep(0.05 * 2**attempt)
 
 
-def _page_size(path: Path, wal: Path) -> int:
-    """The database's page size, from its header (or, for a database only its log holds, the log's header)."""
-    for file, offset, width in ((path, 16, 2), (wal, 8, 4)):
-        try:
-            with open(file, "rb") as handle:
-                handle.seek(offset)
-                raw = int.from_bytes(handle.read(width), "big")
-        except OSError:
-            continue
-        size = 65536 if raw == 1 else raw
-        if 512 <= size <= 65536 and size & (size - 1) == 0:
-            return size
-    return 4096
+def header_id(identity: str) -> int:
+    """The identity's first 32 bits, as SQLite's ``application_id`` holds them (a signed integer)."""
+    return int.from_bytes(bytes.fromhex(identity[:8]), "big", signed=True)
+
+
+def row_crc(seed: int, session_id: str, n: int, data: bytes) -> int:
+    """The checksum of row ``n`` of a session holding the message ``data``, in the history whose identity gives
+    ``seed``."""
+    return zlib.crc32(data, zlib.crc32(f"{session_id}\x00{n}\x00".encode(), seed))
+
+
+def session_crc(seed: int, session_id: str, last: int) -> int:
+    return zlib.crc32(f"{session_id}\x00{last}".encode(), seed)
 
 
 def _check_header(path: Path) -> None:

@@ -31,11 +31,12 @@ def texts(history: FileChatMessageHistory) -> list[str]:
     return [str(m.content) for m in history.messages]
 
 
-def test_one_message_to_dict_per_line(path: Path) -> None:
+def test_one_message_to_dict_per_line_after_the_header(path: Path) -> None:
     stored(path, "a", "ünï")
     lines = path.read_bytes().split(b"\n")
-    assert lines[-1] == b"" and len(lines) == 3
-    assert [message_from_dict(json.loads(line)) for line in lines[:2]] == [HumanMessage("a"), HumanMessage("ünï")]
+    assert lines[-1] == b"" and len(lines) == 4
+    assert json.loads(lines[0]).keys() == {"ctxwin_history", "identity", "crc"}
+    assert [message_from_dict(json.loads(line)) for line in lines[1:3]] == [HumanMessage("a"), HumanMessage("ünï")]
     assert "ünï" in path.read_text(encoding="utf-8")
 
 
@@ -54,10 +55,10 @@ def test_torn_last_line_is_skipped_reported_and_sealed_by_the_next_append(path: 
     with open(path, "ab") as file:  # what a crash mid-write leaves behind
         file.write(tail)
     history = FileChatMessageHistory(path)
-    with pytest.warns(TornLineWarning, match="line 3"):
+    with pytest.warns(TornLineWarning, match="line 4"):
         assert texts(history) == ["a", "b"]
     (skipped,) = history.skipped_lines
-    assert (skipped.line, skipped.length, skipped.sealed) == (3, len(tail), False)
+    assert (skipped.line, skipped.length, skipped.sealed) == (4, len(tail), False)
 
     history.add_message(HumanMessage("c"))  # must not glue onto the fragment
     assert path.read_bytes().count(tail + b"\n") == 1
@@ -106,7 +107,7 @@ def test_corrupt_line_in_the_middle_raises(path: Path) -> None:
     stored(path, "a")
     with open(path, "ab") as file:
         file.write(b"garbage here\n")
-    with pytest.raises(HistoryFormatError, match=r"line 2 .* is not JSON"):
+    with pytest.raises(HistoryFormatError, match=r"line 3 .* is not JSON"):
         _ = FileChatMessageHistory(path).messages
     with pytest.raises(HistoryFormatError, match="refusing to append"):
         stored(path, "b")
@@ -118,7 +119,7 @@ def test_unsealed_torn_line_in_the_middle_raises(path: Path) -> None:
         file.write(b'{"type": "human", "da\n')
     with open(path, "ab") as file:
         file.write(json.dumps({"type": "human", "data": {"content": "x"}}).encode() + b"\n")
-    with pytest.raises(HistoryFormatError, match=r"line 2 .* cut short but more messages follow"):
+    with pytest.raises(HistoryFormatError, match=r"line 3 .* cut short but more messages follow"):
         _ = FileChatMessageHistory(path).messages
 
 
@@ -155,7 +156,7 @@ def test_invalid_message_record_names_the_line(path: Path) -> None:
     stored(path, "a")
     with open(path, "ab") as file:
         file.write(json.dumps({"type": "ai", "data": {"content": 5}}).encode() + b"\n")
-    with pytest.raises(HistoryFormatError, match="line 2 is not a ctxwin message record"):
+    with pytest.raises(HistoryFormatError, match="line 3 is not a ctxwin message record"):
         _ = FileChatMessageHistory(path).messages
 
 
@@ -170,8 +171,8 @@ def test_two_instances_on_one_file_see_each_other(path: Path) -> None:
     ("line", "match"),
     [
         (b"[" * 100_000, "nested too deeply to read"),  # json.loads would raise RecursionError
-        (b"1" * 5_000, r"line 2 .* is not JSON"),  # int() refuses over 4,300 digits with a bare ValueError
-        (b'{"type": "human", "data": {"content": "\\ud800"}}\n{"type": 5}', r"line 3 is not a ctxwin message"),
+        (b"1" * 5_000, r"line 3 .* is not JSON"),  # int() refuses over 4,300 digits with a bare ValueError
+        (b'{"type": 5}', r"line 3 is not a ctxwin message"),
     ],
 )
 def test_unreadable_lines_name_the_file_and_line(path: Path, line: bytes, match: str) -> None:

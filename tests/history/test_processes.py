@@ -126,3 +126,27 @@ def test_jsonl_writer_killed_repeatedly_mid_line_keeps_the_file_readable(tmp_pat
         stored = sequences.get(name, [])
         assert stored == list(range(len(stored)))
         assert len(stored) >= len(acked)
+
+
+@pytest.mark.slow
+def test_histories_opened_while_others_write_never_take_the_live_log_for_another(
+    tmp_path: Path, spawn_writer: Spawn
+) -> None:
+    """Each new history object judges the -wal file beside the database (issue 52) while writers in other processes
+    commit, checkpoint and reset it: the live log is never refused as another database's or another copy's."""
+    path = store_path("sqlite", tmp_path)
+    SQLiteChatMessageHistory(path, "shared").close()
+    writers = [spawn_writer("sqlite", path, f"w{n}", 40) for n in range(3)]
+    opened = 0
+    while any(w.poll() is None for w in writers):
+        with SQLiteChatMessageHistory(path, "shared") as history:
+            for sequence in by_writer([str(m.content) for m in history.messages]).values():
+                assert sequence == list(range(len(sequence)))
+        opened += 1
+    for writer in writers:
+        _, err = writer.communicate(timeout=60)
+        assert writer.returncode == 0, err
+    assert opened > 3
+    assert by_writer([str(m.content) for m in open_history("sqlite", path).messages]) == {
+        f"w{n}": list(range(40)) for n in range(3)
+    }

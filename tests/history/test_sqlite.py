@@ -42,13 +42,15 @@ def test_wal_mode_and_versioned_schema(path: Path) -> None:
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         meta = dict(conn.execute("SELECT key, value FROM ctxwin_meta").fetchall())
-    assert meta == {"schema": "ctxwin.history", "version": str(SCHEMA_VERSION)}
+    conn.close()
+    assert meta.pop("identity") and meta == {"schema": "ctxwin.history", "version": str(SCHEMA_VERSION)}
 
 
 def test_newer_schema_is_refused(path: Path) -> None:
     SQLiteChatMessageHistory(path, "s").close()
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE ctxwin_meta SET value = ? WHERE key = 'version'", (str(SCHEMA_VERSION + 1),))
+    conn.close()  # its commit copied into the database file: a -wal with it would not be a ctxwin commit
     with pytest.raises(HistoryFormatError, match="newer ctxwin"):
         SQLiteChatMessageHistory(path, "s")
 
@@ -84,6 +86,7 @@ def test_corrupt_row_names_the_row(path: Path) -> None:
         history.add_user_message("ok")
     with sqlite3.connect(path) as conn:
         conn.execute("INSERT INTO ctxwin_messages (session_id, message, created_at) VALUES ('s', '{oops', 0)")
+    conn.close()
     with SQLiteChatMessageHistory(path, "s") as history, pytest.raises(HistoryFormatError, match=r"row 2 .* corrupt"):
         _ = history.messages
 
@@ -150,6 +153,7 @@ def test_unreadable_rows_name_the_file_and_row(path: Path, stored: str, problem:
         history.add_user_message("ok")
     with sqlite3.connect(path) as conn:
         conn.execute(f"INSERT INTO ctxwin_messages (session_id, message, created_at) VALUES ('s', {stored}, 0)")
+    conn.close()
     with SQLiteChatMessageHistory(path, "s") as history, pytest.raises(HistoryFormatError) as error:
         _ = history.messages
     assert f"{path}: row 2 of session 's' is corrupt" in str(error.value) and problem in str(error.value)

@@ -100,7 +100,7 @@ def test_lone_surrogates_in_jsonl_are_escaped_and_the_file_stays_utf8(tmp_path: 
     path = tmp_path / "chat.jsonl"
     FileChatMessageHistory(path).add_messages(SURROGATES)
     lines = path.read_bytes().decode("utf-8").splitlines()  # no UnicodeDecodeError: the file is valid UTF-8
-    assert "\\ud83d" in lines[0] and "ünïcode 世界" in lines[3]  # only the record that needs escapes has them
+    assert "\\ud83d" in lines[1] and "ünïcode 世界" in lines[4]  # only the record that needs escapes has them
     assert FileChatMessageHistory(path).messages == SURROGATES
 
 
