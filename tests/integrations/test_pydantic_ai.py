@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -13,7 +14,9 @@ import pytest
 if importlib.util.find_spec("pydantic_ai") is None:
     pytest.skip("Pydantic AI is not installed (pip install 'ctxwin[pydantic-ai]')", allow_module_level=True)
 
+import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
+from isolation_support import SYSTEM, USERS, WINDOW, Checked, log
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import (
@@ -164,3 +167,71 @@ def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
     before = ModelMessagesTypeAdapter.dump_json(seen[-2]).decode()
     assert "LEASE-Q7-55219" not in before, "the early return had left the requests"
     assert "LEASE-Q7-55219" in ModelMessagesTypeAdapter.dump_json(seen[-1][-1:]).decode()
+
+
+def users_agent(checked: Checked, fitting: ContextWindow | ContextWindowProcessor) -> Agent[None, str]:
+    """One agent for every user, its model answering by the isolation script from what each request was sent."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        sent = [SystemMessage(info.instructions or ""), *(m for _, m in _read(messages))]
+        step = checked.respond(sent, [_tool(t) for t in [*info.function_tools, *info.output_tools]])
+        if step.tool:
+            return ModelResponse(parts=[ToolCallPart(step.tool, step.args, tool_call_id=step.id)])
+        return ModelResponse(parts=[TextPart(step.text)])
+
+    if isinstance(fitting, ContextWindow):
+        built: Agent[None, str] = Agent(FunctionModel(model), instructions=SYSTEM, capabilities=[fitting],
+                                        tools=[fitting.recall_tool()])
+    else:  # the history processor is not shown the tools: they are given to it
+        built = Agent(FunctionModel(model), instructions=SYSTEM, capabilities=[ProcessHistory(fitting)],
+                      tools=[fitting.recall_tool()])
+
+    @built.tool_plain
+    def read_log(user: int, turn: int) -> str:
+        """Read a user's account log of a turn."""
+        return log(user, turn)
+
+    return built
+
+
+def fittings() -> list[Any]:
+    options = {"context_window": WINDOW, "reserve_output": 0, "recall_share": 0}
+    tools = [{"type": "function", "function": {"name": name, "description": "", "parameters": {
+        "type": "object", "properties": {key: {"type": "integer"} for key in keys}}}}
+        for name, keys in (("read_log", ("user", "turn")), ("recall_conversation", ("query", "handle")))]
+    return [ContextWindow(MODEL, **options), ContextWindowProcessor(MODEL, tools=tools, **options)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [0, 1], ids=["capability", "processor"])
+def test_users_in_threads_continued_run_after_run_recall_their_own_conversation(index: int) -> None:
+    """Each user in a thread (``run_sync``), their conversation continued run after run with
+    ``message_history=``: the recall tool of a later run finds what the earlier runs' requests left out."""
+    checked = Checked()
+    agent = users_agent(checked, fittings()[index])
+
+    def chat(user: int) -> None:
+        history: list[ModelMessage] | None = None
+        for text in isolation.messages(user):
+            history = agent.run_sync(text, message_history=history).all_messages()
+
+    with ThreadPoolExecutor(USERS) as pool:
+        list(pool.map(chat, range(USERS)))
+    checked.done()
+
+
+@pytest.mark.slow
+def test_users_in_asyncio_tasks_recall_their_own_conversation() -> None:
+    checked = Checked()
+    agent = users_agent(checked, fittings()[0])
+
+    async def chat(user: int) -> None:
+        history: list[ModelMessage] | None = None
+        for text in isolation.messages(user):
+            history = (await agent.run(text, message_history=history)).all_messages()
+
+    async def everyone() -> None:
+        await asyncio.gather(*(chat(user) for user in range(USERS)))
+
+    asyncio.run(everyone())
+    checked.done()
