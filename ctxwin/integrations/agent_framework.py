@@ -150,7 +150,8 @@ def tool_definition(tool: Any) -> dict[str, Any]:
 def _stored(session: AgentSession | None) -> list[BaseMessage] | None:
     """The messages the session's in-memory history holds (the runs before this one), as ctxwin messages."""
     state = session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID) if session is not None else None
-    messages = state.get("messages") if isinstance(state, dict) else None
+    stored = state.get("messages") if isinstance(state, dict) else None
+    messages = [m for m in stored if isinstance(m, Message)] if isinstance(stored, list) else []
     return to_messages(messages) if messages else None
 
 

@@ -36,6 +36,7 @@ try:
         ToolCallPart,
         ToolReturnPart,
         UserPromptPart,
+        repair_messages,
     )
     from pydantic_ai.models import ModelRequestContext
 except ImportError as exc:  # pragma: no cover - the dev environment has Pydantic AI
@@ -146,8 +147,9 @@ class ContextWindowProcessor(_Fitting):
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         fitted, head, history = await self._fit(messages, _instructions(messages), None, None)
-        fitted.persisted([*head, *history])
-        return history
+        kept = _as_kept(fitted, history)
+        fitted.persisted([*head, *kept])
+        return kept
 
 
 def _instructions(messages: Sequence[ModelMessage]) -> str | None:
@@ -254,6 +256,24 @@ def _history(fitted: Fitted) -> list[ModelMessage]:
             out.append(made)
     close()
     return out
+
+
+def _as_kept(fitted: Fitted, history: list[ModelMessage]) -> list[ModelMessage]:
+    """``history`` as Pydantic AI keeps it (``repair_messages``: adjacent requests merged, tool returns first), with
+    the origin of each message moved to the request its part is in there: the next run, handed that history,
+    continues this conversation's session (so its recall tool still finds what earlier runs left out)."""
+    kept = repair_messages(history, repair_last_response=False)
+    if kept == history:
+        return history
+    placed = {id(part): (request, index) for request in kept if isinstance(request, ModelRequest)
+              for index, part in enumerate(request.parts)}
+    for message in fitted.messages:
+        origin = fitted.origin(message)
+        part = (origin[0].parts[origin[1]] if isinstance(origin, tuple)
+                else origin.parts[0] if isinstance(origin, ModelRequest) and len(origin.parts) == 1 else None)
+        if part is not None and id(part) in placed:
+            fitted.origins[id(message)] = placed[id(part)]
+    return kept
 
 
 def _new(message: BaseMessage) -> ModelMessage:

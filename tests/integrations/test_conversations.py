@@ -8,9 +8,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
+import re
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -221,3 +225,39 @@ def test_unnamed_conversations_dropped_first_when_too_many(monkeypatch: pytest.M
     assert sum(len(keys) for keys in fit._openings.values()) == 3
     with pytest.raises(Unbound):  # the oldest was dropped: its messages continue nothing kept
         fit.find(history=conversations[0].items)
+
+
+STACK_PAGES = Path(__file__).resolve().parents[2] / "docs" / "stacks"
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "agents", "pydantic_ai", "google", "llama_index",
+              "agent_framework", "litellm")
+
+
+def stack_page_errors() -> set[str]:
+    """The exception classes the stack pages name (``BudgetExceeded``, ``TurnDoesNotFit``...)."""
+    names = {name for page in STACK_PAGES.glob("*.md")
+             for name in re.findall(r"`(?:ctxwin\.)?(\w+(?:Error|Exceeded|DoesNotFit))`", page.read_text("utf-8"))}
+    assert {"BudgetExceeded", "TurnDoesNotFit"} <= names
+    return names
+
+
+@pytest.mark.slow
+def test_every_error_a_stack_page_names_imports_from_ctxwin_with_no_framework_installed() -> None:
+    """In a process where no agent framework can be imported, ``from ctxwin import <error>`` works for each error
+    the stack pages name, and it is the class the integrations raise."""
+    code = f"""
+import importlib.abc, sys
+class NoFrameworks(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {FRAMEWORKS!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}")
+sys.meta_path.insert(0, NoFrameworks())
+from ctxwin import {", ".join(sorted(stack_page_errors()))}
+from ctxwin.integrations._conversations import TurnDoesNotFit as raised
+assert TurnDoesNotFit is raised and issubclass(TurnDoesNotFit, BudgetExceeded)
+try:
+    import langchain
+except ImportError:
+    print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -135,10 +135,16 @@ def test_options_are_the_fit_configs() -> None:
 
 
 @pytest.mark.slow
-def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
-    """A tool return from the middle of the run leaves the requests (the head keeps the first turns); the agent
-    calls the recall tool and reads it back."""
-    capability = ContextWindow(MODEL, context_window=8_000, reserve_output=0)
+@pytest.mark.parametrize("processor", [False, True], ids=["capability", "history processor"])
+def test_the_recall_tool_finds_what_the_requests_left_out(processor: bool) -> None:
+    """A tool return from an earlier run leaves the requests (the head keeps the first turns); the agent, in a later
+    run continuing the conversation with ``message_history=``, calls the recall tool and reads it back. The history
+    processor's history, which Pydantic AI keeps as the run's, continues the same session run after run."""
+    definitions = [{"type": "function", "function": {"name": name, "description": "", "parameters": {
+        "type": "object", "properties": {key: {"type": "string"} for key in keys}}}}
+        for name, keys in (("lease_log", ("turn",)), ("recall_conversation", ("query", "handle")))]
+    fitting = (ContextWindowProcessor(MODEL, context_window=8_000, reserve_output=0, tools=definitions) if processor
+               else ContextWindow(MODEL, context_window=8_000, reserve_output=0))
     seen: list[list[ModelMessage]] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -153,8 +159,9 @@ def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
             return ModelResponse(parts=[call])
         return ModelResponse(parts=[TextPart("Done.")])
 
+    capability = ProcessHistory(fitting) if isinstance(fitting, ContextWindowProcessor) else fitting
     built: Agent[None, str] = Agent(FunctionModel(model), instructions=INSTRUCTIONS, capabilities=[capability],
-                                    tools=[capability.recall_tool()])
+                                    tools=[fitting.recall_tool()])
 
     @built.tool_plain
     def lease_log(turn: int) -> str:
@@ -167,6 +174,7 @@ def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
     before = ModelMessagesTypeAdapter.dump_json(seen[-2]).decode()
     assert "LEASE-Q7-55219" not in before, "the early return had left the requests"
     assert "LEASE-Q7-55219" in ModelMessagesTypeAdapter.dump_json(seen[-1][-1:]).decode()
+    assert len(fitting.fitter._conversations) == 1, "every run continued the one session"
 
 
 def users_agent(checked: Checked, fitting: ContextWindow | ContextWindowProcessor) -> Agent[None, str]:
