@@ -7,10 +7,12 @@ the request or from the tool."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +59,34 @@ def log(user: int, turn: int) -> str:
     """A tool output of 600 to 1,400 tokens; every fourth one is over the window."""
     lines = 2_000 if turn % 4 == 2 else 25 + (user * 37 + turn * 11) % 30
     return "\n".join(f"[u{user} t{turn} {i:04d}] " + filler(user * 10_000 + turn * 1000 + i, 9) for i in range(lines))
+
+
+def in_threads(chat: Callable[[int], object]) -> None:
+    """Every user's ``chat`` at once, each in a thread of its own."""
+    with ThreadPoolExecutor(USERS) as pool:
+        list(pool.map(chat, range(USERS)))
+
+
+def in_tasks(chat: Callable[[int], Awaitable[object]]) -> None:
+    """Every user's ``chat`` at once, each an asyncio task."""
+
+    async def everyone() -> None:
+        await asyncio.gather(*(chat(user) for user in range(USERS)))
+
+    asyncio.run(everyone())
+
+
+def users_at_once(start: Callable[[Checked], Callable[[int], Awaitable[object]]], *, threads: bool) -> None:
+    """Every user's conversation at once through the one agent ``start`` builds (given the checks, it returns a
+    user's chat): each an asyncio task, or with ``threads`` each in a thread of its own with its own event loop;
+    then ``Checked.done``."""
+    checked = Checked()
+    chat = start(checked)
+    if threads:
+        in_threads(lambda user: asyncio.run(chat(user)))
+    else:
+        in_tasks(chat)
+    checked.done()
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import importlib.util
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -32,7 +32,7 @@ from agent_framework import (
     TruncationStrategy,
     tool,
 )
-from isolation_support import SYSTEM, USERS, WINDOW, Checked, log
+from isolation_support import SYSTEM, WINDOW, Checked, log
 
 from ctxwin import get_counter
 from ctxwin.integrations._conversations import TurnDoesNotFit
@@ -176,21 +176,6 @@ async def chat(agent: Agent[Any], user: int) -> None:
 
 
 @pytest.mark.slow
-def test_users_in_asyncio_tasks_recall_their_own_conversation() -> None:
-    checked = Checked()
-    agent = users_agent(checked)
-
-    async def everyone() -> None:
-        await asyncio.gather(*(chat(agent, user) for user in range(USERS)))
-
-    asyncio.run(everyone())
-    checked.done()
-
-
-@pytest.mark.slow
-def test_users_in_threads_recall_their_own_conversation() -> None:
-    checked = Checked()
-    agent = users_agent(checked)
-    with ThreadPoolExecutor(USERS) as pool:
-        list(pool.map(lambda user: asyncio.run(chat(agent, user)), range(USERS)))
-    checked.done()
+@pytest.mark.parametrize("threads", [False, True], ids=["asyncio tasks", "threads"])
+def test_users_at_once_recall_their_own_conversation(threads: bool) -> None:
+    isolation.users_at_once(lambda checked: functools.partial(chat, users_agent(checked)), threads=threads)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 from collections.abc import AsyncGenerator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -23,7 +22,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
-from isolation_support import SYSTEM, USERS, WINDOW, Checked, log
+from isolation_support import SYSTEM, WINDOW, Checked, log
 
 from ctxwin.integrations._conversations import TurnDoesNotFit
 from ctxwin.integrations.google_adk import ContextWindowCallback, _read, _text, _tools
@@ -190,8 +189,7 @@ def test_users_in_threads_sharing_a_session_id_recall_their_own_conversation() -
         for text in isolation.messages(user):
             list(run.run(user_id=f"u{user}", session_id="default", new_message=said(text)))
 
-    with ThreadPoolExecutor(USERS) as pool:
-        list(pool.map(chat, range(USERS)))
+    isolation.in_threads(chat)
     checked.done()
 
 
@@ -206,8 +204,5 @@ def test_users_in_asyncio_tasks_recall_their_own_conversation() -> None:
             async for _ in run.run_async(user_id="u", session_id=session.id, new_message=said(text)):
                 pass
 
-    async def everyone() -> None:
-        await asyncio.gather(*(chat(user) for user in range(USERS)))
-
-    asyncio.run(everyone())
+    isolation.in_tasks(chat)
     checked.done()

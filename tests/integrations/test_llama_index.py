@@ -6,9 +6,9 @@ cuts each call starts with the previous one byte for byte."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -18,7 +18,7 @@ if importlib.util.find_spec("llama_index") is None:
 
 import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
-from isolation_support import SYSTEM, USERS, WINDOW, Checked, log
+from isolation_support import SYSTEM, WINDOW, Checked, log
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.chat_engine import SimpleChatEngine
@@ -161,23 +161,8 @@ async def chat(agent: FunctionAgent, user: int) -> None:
 
 
 @pytest.mark.slow
-def test_users_in_asyncio_tasks_recall_their_own_conversation_in_the_agents_tool_step() -> None:
+@pytest.mark.parametrize("threads", [False, True], ids=["asyncio tasks", "threads"])
+def test_users_at_once_recall_their_own_conversation_in_the_agents_tool_step(threads: bool) -> None:
     """LlamaIndex runs an agent's tools in a workflow step of their own: the recall tool finds its conversation by
     the run's ``Context``, never the conversation fitted last."""
-    checked = Checked()
-    agent = users_agent(checked)
-
-    async def everyone() -> None:
-        await asyncio.gather(*(chat(agent, user) for user in range(USERS)))
-
-    asyncio.run(everyone())
-    checked.done()
-
-
-@pytest.mark.slow
-def test_users_in_threads_recall_their_own_conversation() -> None:
-    checked = Checked()
-    agent = users_agent(checked)
-    with ThreadPoolExecutor(USERS) as pool:
-        list(pool.map(lambda user: asyncio.run(chat(agent, user)), range(USERS)))
-    checked.done()
+    isolation.users_at_once(lambda checked: functools.partial(chat, users_agent(checked)), threads=threads)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -194,8 +193,7 @@ def test_users_in_threads_without_ids_recall_their_own_conversation() -> None:
         for text in isolation.messages(user):
             Runner.run_sync(agent, text, session=session, run_config=config)
 
-    with ThreadPoolExecutor(USERS) as pool:
-        list(pool.map(chat, range(USERS)))
+    isolation.in_threads(chat)
     checked.done()
 
 
@@ -211,10 +209,7 @@ def test_users_in_asyncio_tasks_without_ids_recall_their_own_conversation() -> N
             result = await Runner.run(agent, [*history, {"role": "user", "content": text}], run_config=config)
             history = result.to_input_list()
 
-    async def everyone() -> None:
-        await asyncio.gather(*(chat(user) for user in range(USERS)))
-
-    asyncio.run(everyone())
+    isolation.in_tasks(chat)
     checked.done()
 
 

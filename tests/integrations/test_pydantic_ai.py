@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ if importlib.util.find_spec("pydantic_ai") is None:
 
 import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
-from isolation_support import SYSTEM, USERS, WINDOW, Checked, log
+from isolation_support import SYSTEM, WINDOW, Checked, log
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import (
@@ -205,8 +204,9 @@ def users_agent(checked: Checked, fitting: ContextWindow | ContextWindowProcesso
 def fittings() -> list[Any]:
     options = {"context_window": WINDOW, "reserve_output": 0, "recall_share": 0}
     tools = [{"type": "function", "function": {"name": name, "description": "", "parameters": {
-        "type": "object", "properties": {key: {"type": "integer"} for key in keys}}}}
-        for name, keys in (("read_log", ("user", "turn")), ("recall_conversation", ("query", "handle")))]
+        "type": "object", "properties": {key: {"type": kind} for key in keys}}}}
+        for name, keys, kind in (("read_log", ("user", "turn"), "integer"),
+                                 ("recall_conversation", ("query", "handle"), "string"))]
     return [ContextWindow(MODEL, **options), ContextWindowProcessor(MODEL, tools=tools, **options)]
 
 
@@ -223,8 +223,7 @@ def test_users_in_threads_continued_run_after_run_recall_their_own_conversation(
         for text in isolation.messages(user):
             history = agent.run_sync(text, message_history=history).all_messages()
 
-    with ThreadPoolExecutor(USERS) as pool:
-        list(pool.map(chat, range(USERS)))
+    isolation.in_threads(chat)
     checked.done()
 
 
@@ -238,8 +237,5 @@ def test_users_in_asyncio_tasks_recall_their_own_conversation() -> None:
         for text in isolation.messages(user):
             history = (await agent.run(text, message_history=history)).all_messages()
 
-    async def everyone() -> None:
-        await asyncio.gather(*(chat(user) for user in range(USERS)))
-
-    asyncio.run(everyone())
+    isolation.in_tasks(chat)
     checked.done()

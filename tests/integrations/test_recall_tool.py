@@ -4,14 +4,12 @@ threads and asyncio tasks, without thread ids, each get back their own conversat
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from isolation_support import MODEL, SYSTEM, USERS, WINDOW, Checked, log, messages, secret
+from isolation_support import MODEL, SYSTEM, WINDOW, Checked, in_tasks, in_threads, log, messages, secret
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -94,8 +92,7 @@ async def achat(agent: Any, user: int) -> None:
 def test_users_in_threads_without_thread_ids_recall_their_own_conversation(make: Any) -> None:
     checked = Checked()
     agent = make(checked, recall_share=0)  # nothing recalled into the requests: the PIN comes from the tool
-    with ThreadPoolExecutor(USERS) as pool:
-        list(pool.map(lambda user: chat(agent, user), range(USERS)))
+    in_threads(lambda user: chat(agent, user))
     checked.done()
 
 
@@ -103,11 +100,7 @@ def test_users_in_threads_without_thread_ids_recall_their_own_conversation(make:
 def test_users_in_asyncio_tasks_without_thread_ids_recall_their_own_conversation() -> None:
     checked = Checked()
     agent = middleware_agent(checked)
-
-    async def everyone() -> None:
-        await asyncio.gather(*(achat(agent, user) for user in range(USERS)))
-
-    asyncio.run(everyone())
+    in_tasks(lambda user: achat(agent, user))
     checked.done()
 
 
