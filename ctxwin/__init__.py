@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exporte
     from ctxwin.history import WindowedHistory as WindowedHistory
     from ctxwin.history import add_messages as add_messages
     from ctxwin.hookspecs import hookimpl as hookimpl
+    from ctxwin.integrations import TurnDoesNotFit as TurnDoesNotFit
     from ctxwin.messages import AIMessage as AIMessage
     from ctxwin.messages import AnyMessage as AnyMessage
     from ctxwin.messages import BaseMessage as BaseMessage
@@ -108,6 +109,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     # Errors: the root of every error ctxwin raises, and the two it raises about what it was given.
     "ctxwin._errors": ("CtxwinError", "InvalidInputError", "InvalidTypeError"),
+    # Agent stacks: the error every integration raises when the current turn cannot be sent whole.
+    "ctxwin.integrations": ("TurnDoesNotFit",),
     # Plugins: the marker for a plugin's hooks, and adding or removing one at run time.
     "ctxwin.hookspecs": ("hookimpl",),
     "ctxwin._plugins": ("plugin_errors", "register_plugin", "unregister_plugin"),

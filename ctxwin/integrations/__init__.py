@@ -1,6 +1,8 @@
 """Bridges to the frameworks users run; each module imports its framework itself (``import ctxwin`` never does).
-
-``ctxwin.integrations.langchain``: LangChain v1 agent middleware, a LangGraph ``pre_model_hook``, a chat model as
-summarizer (the ``langchain`` extra; docs/integrations.md).
-``ctxwin.integrations.ray``: fit a Ray Dataset of conversations (the ``ray`` extra).
+What they share without a framework is here: ``TurnDoesNotFit``, the error every agent stack raises (also
+``ctxwin.TurnDoesNotFit``). docs/stacks/ has a page per framework; ``ctxwin.integrations.ray`` fits Ray Datasets.
 """
+
+from ctxwin.integrations._conversations import TurnDoesNotFit
+
+__all__ = ["TurnDoesNotFit"]

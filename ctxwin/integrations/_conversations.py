@@ -1,37 +1,28 @@
-"""What every agent-framework integration shares: one planner built from the one ``FitConfig``, a cache-stable
-``PlanSession`` per conversation, and the check that the current turn was sent whole.
-
-An integration reads its framework's messages into ctxwin messages (``read``) and gives the fitted ones back in the
-framework's types. ``ConversationFitter.fit`` takes the framework's items of one model call and the conversation's
-key (a session id, a thread id, a run context; ``None`` when the framework tells conversations apart by nothing, and
-then the fingerprint of the conversation's first items, so the calls of one agent run, which extend each other,
-share a session). A conversation's session is fed only the items appended since its last call (read once), so a
-call tokenizes only its new messages; items that no longer continue what the session saw (a history rewritten,
-compacted elsewhere or restarted) start a new session. ``Fitted.origin`` maps each message a plan kept unchanged to
-the framework item it was read from, so unchanged messages go back as the caller's own objects.
-
-The fitted request always sends the last user message and the newest tool round after it (``must_send``): without
-them the model would not see what it answers, or would call its tools again. When those cannot fit, ``fit`` raises
-``TurnDoesNotFit``; when even the must-keep part does not, ``BudgetExceeded``.
+"""What every agent-framework integration shares: one planner from the one ``FitConfig``, a cache-stable
+``PlanSession`` per conversation (``ConversationFitter``), the check that the current turn was sent whole
+(``must_send``), and finding the one conversation a recall tool is called in (``ConversationFitter.find``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxwin._errors import CtxwinError
 from ctxwin._plural import plural
 from ctxwin.messages import AIMessage, BaseMessage, convert_to_messages, message_to_dict
 from ctxwin.messages._convert import is_responses_assistant_item
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
 from ctxwin.planner._config import FitConfig
-from ctxwin.recall._tool import DESCRIPTION
+from ctxwin.recall._tool import RECALL_TOOL_NAME
 from ctxwin.strategies._base import last_user_index, leading_system_count
 
 # Conversations whose sessions an integration keeps, least recently used dropped first.
@@ -85,6 +76,22 @@ class FittersByModel:
                 fitter = ConversationFitter(self.owner, self.config.replace(model=named))
                 self._fitters[model] = fitter
             return fitter
+
+    def find(self, *, key: Hashable | None) -> _Conversation | None:
+        """The conversation ``key`` names, in the fitter of whichever model its latest call went to (``Unbound``:
+        no key)."""
+        if key is None:
+            raise Unbound
+        with self._lock:
+            fitters = list(self._fitters.values())
+        found = [c for c in (fitter.find(key=key) for fitter in fitters) if c is not None]
+        return max(found, key=lambda conversation: conversation.used, default=None)
+
+
+def require_sessions(owner: str, config: FitConfig, what: str) -> None:
+    """ValueError unless ``config`` keeps a session per conversation (``what`` searches one)."""
+    if not config.cache_stable:
+        raise ValueError(f"{owner}: {what} searches the conversation's session: it needs cache_stable=True")
 
 
 def must_send(messages: Sequence[BaseMessage]) -> tuple[list[int], str]:
@@ -144,7 +151,7 @@ class Fitted:
         step made), so the next call of the conversation gives back the same object."""
         self.origins[id(message)] = item
         if self.conversation is not None:
-            self.conversation.messages.append(message)
+            self.conversation.made.append(message)
 
     def given_back(self, make: Callable[[BaseMessage], Any]) -> list[Any]:
         """The fitted messages as the framework's items: the item each was read from when the plan kept it
@@ -168,15 +175,18 @@ class Fitted:
 
 @dataclass
 class _Conversation:
-    """A conversation's session, the framework items it was given (and what makes each the same message), and the
-    item each of its messages came from."""
+    """A conversation's session, the framework items it was given (and what makes each the same message), the
+    messages they were read as, and the item each of its messages came from."""
 
     session: PlanSession[Any]
     planner: Planner[Any]
-    items: list[Any]
+    key: Hashable
+    items: list[Any] = field(default_factory=list)
     same: list[Any] = field(default_factory=list)
     origins: dict[int, Any] = field(default_factory=dict)
-    messages: list[BaseMessage] = field(default_factory=list)  # keeps the origins' keys alive
+    read: list[BaseMessage] = field(default_factory=list)
+    made: list[BaseMessage] = field(default_factory=list)  # keeps the keys of the origins of made messages alive
+    used: int = 0
 
     def continues(self, planner: Planner[Any], items: Sequence[Any], identity: Identity | None) -> bool:
         seen = len(self.items)
@@ -206,59 +216,64 @@ class _Conversation:
         self.items.extend(items)
         if identity is not None:
             self.same.extend(identity(item) for item in items)
-        self.messages.extend(message for _, message in pairs)
+        self.read.extend(message for _, message in pairs)
         self.origins.update((id(message), item) for item, message in pairs)
         self.session.add_messages([message for _, message in pairs])
 
+    def agrees(self, history: Sequence[BaseMessage]) -> bool:
+        """Whether ``history`` (a run's messages, or their start) and what this conversation was given are one
+        conversation as far as both go (system messages apart: frameworks send their instructions beside it)."""
+        seen, given = _unsystem(self.read), _unsystem(history)
+        reach = min(len(seen), len(given))
+        return reach > 0 and seen[:reach] == given[:reach]
 
-# The conversation whose call the current task or thread fitted last: a recall tool run later in the same run
-# searches it (frameworks run a model call and the tools it asks for in one task).
+    def within(self, history: Sequence[BaseMessage]) -> int:
+        """How many messages of ``history`` this conversation holds when all it was given is their start (0
+        otherwise): then everything it could answer with came from ``history``."""
+        seen, given = _unsystem(self.read), _unsystem(history)
+        return len(seen) if 0 < len(seen) <= len(given) and seen == given[: len(seen)] else 0
+
+
+def _unsystem(messages: Sequence[BaseMessage]) -> Sequence[BaseMessage]:
+    return messages[leading_system_count(messages):]
+
+
+class Unbound(CtxwinError, LookupError):
+    """A recall tool cannot tell which conversation it was called in (its answer says so instead of searching)."""
+
+
+# The conversation the current task fitted last, for a recall tool run later in the same run: a candidate only,
+# taken when the run's own messages agree with it (a thread that ran another conversation's fit keeps the value).
 _current: ContextVar[tuple[ConversationFitter, _Conversation] | None] = ContextVar("ctxwin_conversation", default=None)
+_uses = itertools.count(1)
 
 
 class ConversationFitter:
     """A planner for one integration's ``FitConfig``, and the conversations it fits, each in its own cache-stable
-    session (``config.cache_stable``; otherwise every call is planned on its own, as ``Planner.plan`` does)."""
+    session (``config.cache_stable``; otherwise every call is planned on its own, as ``Planner.plan`` does).
 
-    def __init__(self, owner: str, config: FitConfig, *, keyless: bool = True) -> None:
-        """``keyless``: a call given no conversation key is told apart by its first items (False: planned on its
-        own, for frameworks that name every conversation that has a history, as LangGraph's thread ids do)."""
+    A call names its conversation by the framework's key (a session, thread or conversation id). A call with no
+    key goes to the conversation whose items it continues among those opening with the same first items (the
+    longest one), else to a new one: so the calls of one agent run, which extend each other, share a session, and
+    two conversations that open alike (one system prompt, one first question) keep their own sessions instead of
+    evicting each other's at every call. At most ``MAX_CONVERSATIONS`` are kept, the least recently used dropped
+    first.
+    """
+
+    def __init__(self, owner: str, config: FitConfig) -> None:
         if config.output != "messages":
             raise ValueError(f"{owner}: the framework's own messages go back to it; output={config.output!r} is for "
                              "requests built with ctxwin.fit or Planner")
         self.owner = owner
         self.config = config
-        self.keyless = keyless
         # ``strict`` is the integration's to act on: a session's planner gives back a plan that does not fit, to try
         # again without the head.
         self.planner: Planner[Any] = Planner(config=config.replace(strict=False))
         self._conversations: OrderedDict[Hashable, _Conversation] = OrderedDict()
+        self._openings: dict[str, list[Hashable]] = {}  # the keys of the unnamed conversations, by first items
+        self._runs: dict[int, tuple[weakref.ref[Any], _Conversation]] = {}  # run object -> its conversation
+        self._serial = itertools.count()
         self._lock = threading.Lock()  # one agent serves many conversations at once
-        self._latest: _Conversation | None = None
-
-    def session(self, key: Hashable | None) -> PlanSession[Any] | None:
-        """The session of the conversation ``key`` names (None: no such conversation, or no key)."""
-        with self._lock:
-            conversation = self._conversations.get(key) if key is not None else None
-            return conversation.session if conversation is not None else None
-
-    def recall_function(self) -> Callable[..., str]:
-        """The recall tool (``ctxwin.recall._tool``) as a plain function, which every framework takes as a tool (its
-        name, docstring and annotations are the definition): it searches what the requests of the conversation
-        fitted last in the calling task (else anywhere) left out. Add it to the agent's tools, so it is counted."""
-
-        def recall_conversation(query: str = "", handle: str = "") -> str:
-            current = _current.get()
-            conversation = current[1] if current is not None and current[0] is self else self._latest
-            if conversation is None:
-                return "Nothing has been left out of this conversation."
-            try:
-                return conversation.session.recall_tool.run(query=query, handle=handle)
-            except ValueError as error:
-                return str(error)
-
-        recall_conversation.__doc__ = DESCRIPTION
-        return recall_conversation
 
     def planner_for(self, tools: Sequence[Any] | None, request: Mapping[str, Any] | None = None) -> Planner[Any]:
         """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's), or
@@ -267,25 +282,99 @@ class ConversationFitter:
             return self.planner.for_request(request)
         return self.planner if tools is None else self.planner.with_tools(list(tools) or None)
 
+    def bind(self, run: Any, fitted: Fitted) -> None:
+        """``run`` (a framework object its tool calls are handed, e.g. a workflow run's state) is in the
+        conversation ``fitted`` was fitted in: ``find(run=run)`` finds it while ``run`` lives."""
+        if fitted.conversation is None:
+            return
+        try:
+            ref = weakref.ref(run)
+        except TypeError:  # not weakly referable: the tool will say it cannot tell
+            return
+        with self._lock:
+            if len(self._runs) >= 4 * MAX_CONVERSATIONS:
+                self._runs = {key: entry for key, entry in self._runs.items() if entry[0]() is not None}
+                while len(self._runs) >= 4 * MAX_CONVERSATIONS:
+                    del self._runs[next(iter(self._runs))]
+            self._runs[id(run)] = (ref, fitted.conversation)
+
+    def find(
+        self, *, key: Hashable | None = None, run: Any = None, history: Sequence[BaseMessage] | None = None,
+        current: bool = False,
+    ) -> _Conversation | None:
+        """The conversation a recall tool was called in, told by what its framework handed the tool: ``key`` (the
+        framework's id of the conversation), ``run`` (an object ``bind`` saw), or ``history`` (the run's messages,
+        or their start: the conversation this task fitted last when it is the only one they agree with, else the
+        longest one that holds nothing but their start). ``current``: without ``history``, the conversation this
+        task fitted last (for frameworks whose async run makes its model calls and runs its tools in one task, and
+        hands the tool nothing else). None: that conversation has had no call fitted (nothing was left out of it).
+        ``Unbound`` when none of them tells: no conversation another one's call went to is ever given."""
+        with self._lock:
+            if key is not None:
+                return self._conversations.get(_Named(key))
+            if run is not None:
+                entry = self._runs.get(id(run))
+                if entry is not None and entry[0]() is run:
+                    return entry[1]
+            last = _current.get()
+            latest = last[1] if last is not None and last[0] is self else None
+            if history:
+                # A task's last conversation may be another run's (a worker that ran that run's fit): it is taken
+                # only when no other conversation could be the one these messages start.
+                if latest is not None and [c for c in self._conversations.values() if c.agrees(history)] == [latest]:
+                    return latest
+                reach, found = max(((c.within(history), c) for c in self._conversations.values()),
+                                   key=lambda pair: pair[0], default=(0, None))
+                if reach:
+                    return found
+            elif current and latest is not None:
+                return latest
+        raise Unbound
+
+    def _conversation(
+        self, planner: Planner[Any], items: Sequence[Any], key: Hashable | None, identity: Identity | None
+    ) -> _Conversation:
+        """The conversation a call of ``items`` continues (``key``'s, or an unnamed one), or a new one; the lock
+        held."""
+        if key is not None:
+            named: Hashable = _Named(key)
+            conversation = self._conversations.get(named)
+            if conversation is not None and not conversation.continues(planner, items, identity):
+                conversation = None
+        else:
+            opening = fingerprint([identity(item) for item in items[:2]] if identity is not None else items[:2])
+            keys = self._openings.setdefault(opening, [])
+            going = [self._conversations[k] for k in keys if self._conversations[k].continues(planner, items, identity)]
+            conversation = max(going, key=lambda c: len(c.items), default=None)
+            named = _Opening(opening, next(self._serial)) if conversation is None else conversation.key
+            if conversation is None:
+                keys.append(named)
+        if conversation is None:
+            conversation = _Conversation(planner.session(), planner, named)
+            self._conversations[named] = conversation
+            while len(self._conversations) > MAX_CONVERSATIONS:
+                self._forget(self._conversations.popitem(last=False)[1])
+        self._conversations.move_to_end(named)
+        return conversation
+
+    def _forget(self, conversation: _Conversation) -> None:
+        if isinstance(conversation.key, _Opening):
+            keys = self._openings[conversation.key.opening]
+            keys.remove(conversation.key)
+            if not keys:
+                del self._openings[conversation.key.opening]
+
     def _prepare(
         self, items: Sequence[Any], read: Read, key: Hashable | None, tools: Sequence[Any] | None,
         identity: Identity | None, request: Mapping[str, Any] | None = None,
     ) -> tuple[Planner[Any], list[BaseMessage], _Conversation | None, dict[int, Any]]:
         planner = self.planner_for(tools, request)
-        if not self.config.cache_stable or not items or (key is None and not self.keyless):
+        if not self.config.cache_stable or not items:
             pairs = read(items)
             return planner, [m for _, m in pairs], None, {id(m): item for item, m in pairs}
-        if key is None:
-            key = fingerprint([identity(item) for item in items[:2]] if identity is not None else items[:2])
         with self._lock:
-            conversation = self._conversations.get(key)
-            if conversation is None or not conversation.continues(planner, items, identity):
-                conversation = _Conversation(planner.session(), planner, [])
-                self._conversations[key] = conversation
-                while len(self._conversations) > MAX_CONVERSATIONS:
-                    self._conversations.popitem(last=False)
-            self._conversations.move_to_end(key)
-            self._latest = conversation
+            conversation = self._conversation(planner, items, key, identity)
+            conversation.used = next(_uses)
             _current.set((self, conversation))
             conversation.follow(items)
             conversation.add(items[len(conversation.items) :], read, identity)
@@ -324,6 +413,37 @@ class ConversationFitter:
             tokens = planner.counter.count_messages(kept, tools=planner.tools)
             raise TurnDoesNotFit(plan, f"{self.owner}: {what}", tokens)
         return Fitted(plan, origins, conversation)
+
+
+@dataclass(frozen=True)
+class _Named:
+    """The key of a conversation its framework names."""
+
+    key: Hashable
+
+
+@dataclass(frozen=True)
+class _Opening:
+    """The key of an unnamed conversation: the fingerprint of its first items, and which of those it is."""
+
+    opening: str
+    serial: int
+
+
+def recall(find: Callable[[], _Conversation | None], query: str, handle: str, unbound: str) -> str:
+    """A recall tool's answer: the search of the conversation ``find`` gives (``session.recall_tool``), or a
+    sentence saying why there is none to search (``unbound``: what the framework did not tell)."""
+    try:
+        conversation = find()
+    except Unbound:
+        return (f"{RECALL_TOOL_NAME} error: cannot tell which conversation this call belongs to ({unbound}), so "
+                "nothing was searched.")
+    if conversation is None:
+        return "Nothing has been left out of this conversation."
+    try:
+        return conversation.session.recall_tool.run(query=query, handle=handle)
+    except ValueError as error:
+        return str(error)
 
 
 def read_responses(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:

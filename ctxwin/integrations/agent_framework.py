@@ -12,9 +12,11 @@ contents follow the rules ``clear_reasoning`` has for every provider.
 
 A compaction strategy is shown the messages only: the agent's ``instructions`` and ``tools`` (``FunctionTool``
 objects or functions decorated with ``@tool``, or OpenAI tool dicts) are given to the strategy to be counted.
-Conversations: one cache-stable session per conversation, told apart by their first messages (the framework names
-none to a strategy). ``CtxwinTokenizer`` is ctxwin's exact counter as the framework's ``TokenizerProtocol``, for its
-own token-aware strategies.
+Conversations: one cache-stable session per conversation, told apart by the messages a call continues (the
+framework names none to a strategy). The recall tool answers from the conversation its run's compaction fitted (the
+run the framework hands the tool through ``FunctionInvocationContext``, checked against the session's stored
+messages when it has them). ``CtxwinTokenizer`` is ctxwin's exact counter as the framework's ``TokenizerProtocol``,
+for its own token-aware strategies.
 
 This module imports the Agent Framework (``agent-framework-core``, the ``agent-framework`` extra); ``import
 ctxwin`` never does.
@@ -30,7 +32,15 @@ from typing import Any
 from ctxwin._install import install_hint
 
 try:
-    from agent_framework import EXCLUDED_KEY, Content, FunctionTool, Message
+    from agent_framework import (
+        EXCLUDED_KEY,
+        AgentSession,
+        Content,
+        FunctionInvocationContext,
+        FunctionTool,
+        InMemoryHistoryProvider,
+        Message,
+    )
 except ImportError as exc:  # pragma: no cover - the dev environment has the Agent Framework
     raise ImportError(
         "ctxwin.integrations.agent_framework needs the Microsoft Agent Framework: "
@@ -38,9 +48,10 @@ except ImportError as exc:  # pragma: no cover - the dev environment has the Age
     ) from exc
 
 from ctxwin.counters import TokenCounter, get_counter, get_model
-from ctxwin.integrations._conversations import ConversationFitter, Fitted
+from ctxwin.integrations._conversations import ConversationFitter, Fitted, recall, require_sessions
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner._config import FitConfig
+from ctxwin.recall._tool import DESCRIPTION
 
 __all__ = ["CtxwinCompactionStrategy", "CtxwinTokenizer", "to_messages"]
 
@@ -97,10 +108,26 @@ class CtxwinCompactionStrategy:
         return self.fitter.config
 
     def recall_tool(self) -> Callable[..., str]:
-        """The recall tool as a function this framework takes as a tool: it searches what this integration's
-        requests left out of the conversation (``ConversationFitter.recall_function``).
-        Give it to ``tool`` for ``Agent(tools=...)`` and to this strategy's ``tools``."""
-        return self.fitter.recall_function()
+        """The recall tool as a function for ``Agent(tools=...)`` (and this strategy's ``tools``): it searches what
+        this strategy's calls left out of the conversation of the run it is called in (the one the run's compaction
+        fitted, checked against the stored messages of the session the framework hands it), and answers with an
+        error rather than search another conversation."""
+        fitter = self.fitter
+        require_sessions(fitter.owner, fitter.config, "recall_tool()")
+
+        def recall_conversation(
+            query: str = "", handle: str = "", context: FunctionInvocationContext | None = None
+        ) -> str:
+            history = _stored(context.session) if context is not None else None
+            return recall(lambda: fitter.find(history=history, current=True), query, handle,
+                          "not called in a run this strategy fitted, or the session's messages are another "
+                          "conversation's")
+
+        recall_conversation.__doc__ = DESCRIPTION
+        # The framework hands the run's context to the parameter annotated with the class (not a string of it).
+        recall_conversation.__annotations__ = {"query": str, "handle": str,
+                                               "context": FunctionInvocationContext | None, "return": str}
+        return recall_conversation
 
     async def __call__(self, messages: list[Message]) -> bool:
         before = [(id(m), bool(m.additional_properties.get(EXCLUDED_KEY))) for m in messages]
@@ -120,6 +147,14 @@ def tool_definition(tool: Any) -> dict[str, Any]:
         return tool
     raise TypeError(f"CtxwinCompactionStrategy: tools are FunctionTools (@tool) or OpenAI tool dicts, got "
                     f"{type(tool).__name__}")
+
+
+def _stored(session: AgentSession | None) -> list[BaseMessage] | None:
+    """The messages the session's in-memory history holds (the runs before this one), as ctxwin messages."""
+    state = session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID) if session is not None else None
+    stored = state.get("messages") if isinstance(state, dict) else None
+    messages = [m for m in stored if isinstance(m, Message)] if isinstance(stored, list) else []
+    return to_messages(messages) if messages else None
 
 
 def _identity(item: Any) -> Any:

@@ -7,8 +7,9 @@ events are left whole). A ``Content`` the plan kept whole is ADK's own object; o
 parts; a summary, a shortened function response or recalled text is a new ``Content``. Thought parts follow the
 rules ``clear_reasoning`` has for every provider.
 
-Conversations: one cache-stable session per ADK session (``callback_context.session.id``). With ``model=None`` the
-request's own model names the counter and window (one planner per model name, built when first seen).
+Conversations: one cache-stable session per ADK session (its app name, user id and session id). With ``model=None``
+the request's own model names the counter and window (one planner per model name, built when first seen). The
+recall tool finds its conversation by the ``ToolContext`` ADK hands it (the same session).
 
 What it cannot do there: inline media and files are counted by their description, not as the model bills them;
 leave room with ``safety_margin``.
@@ -28,13 +29,16 @@ from ctxwin._install import install_hint
 try:
     from google.adk.agents.callback_context import CallbackContext
     from google.adk.models.llm_request import LlmRequest
+    from google.adk.sessions import Session
+    from google.adk.tools.tool_context import ToolContext
     from google.genai import types
 except ImportError as exc:  # pragma: no cover - the dev environment has ADK
     raise ImportError(f"ctxwin.integrations.google_adk needs Google ADK: {install_hint('google-adk')}") from exc
 
-from ctxwin.integrations._conversations import Fitted, FittersByModel
+from ctxwin.integrations._conversations import Fitted, FittersByModel, recall, require_sessions
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner._config import FitConfig
+from ctxwin.recall._tool import DESCRIPTION
 
 __all__ = ["ContextWindowCallback", "to_messages"]
 
@@ -63,20 +67,33 @@ class ContextWindowCallback:
         self.fitter = FittersByModel("ContextWindowCallback", self.config)
         """The fitter for requests to a model (the configured model's when one was given)."""
 
-    def recall_tool(self, model: str | None = None) -> Callable[..., str]:
+    def recall_tool(self) -> Callable[..., str]:
         """The recall tool as a function ADK takes as a tool (``LlmAgent(tools=[...])``): it searches what this
-        callback's requests to ``model`` (the configured one by default) left out of the conversation
-        (``ConversationFitter.recall_function``)."""
-        return self.fitter(model).recall_function()
+        callback's requests (to whichever model) left out of the ADK session it is called in, told by the
+        ``tool_context`` ADK hands it."""
+        require_sessions("ContextWindowCallback", self.config, "recall_tool()")
+        fitters = self.fitter
+
+        def recall_conversation(query: str = "", handle: str = "", tool_context: ToolContext | None = None) -> str:
+            key = _session_key(tool_context.session) if tool_context is not None else None
+            return recall(lambda: fitters.find(key=key), query, handle, "called without ADK's tool_context")
+
+        recall_conversation.__doc__ = DESCRIPTION
+        return recall_conversation
 
     async def __call__(self, callback_context: CallbackContext, llm_request: LlmRequest) -> None:
         instruction = _text(llm_request.config.system_instruction) if llm_request.config else ""
         items: list[Any] = [_Instruction(instruction)] if instruction else []
         items.extend(llm_request.contents)
         fitted = await self.fitter(llm_request.model).afit(
-            items, _read, key=callback_context.session.id, tools=_tools(llm_request)
+            items, _read, key=_session_key(callback_context.session), tools=_tools(llm_request)
         )
         llm_request.contents = _contents(fitted)
+
+
+def _session_key(session: Session) -> tuple[str, str, str]:
+    """An ADK session's identity: its id is unique within its app and user only."""
+    return session.app_name, session.user_id, session.id
 
 
 def _text(instruction: Any) -> str:

@@ -10,12 +10,13 @@
   ``Planner``, the middleware and the hook; a chat model given there is wrapped in it).
 
 The middleware and the hook keep one cache-stable ``PlanSession`` per conversation, told apart by the LangGraph
-``thread_id`` of the run (``config={"configurable": {"thread_id": ...}}``, as with a checkpointer): between cuts each
-model call sends the previous call's messages unchanged plus what was appended, so the provider's prompt cache
-keeps hitting (docs/sessions.md). A run without a thread id, or whose stored history no longer continues what its
-session saw (rewritten, or ``rewrite_state=True``), is planned on its own, as ``Planner.plan`` does.
-``cache_stable=False`` plans every call on its own. (``ctxwin.integrations._conversations`` holds what every agent
-integration shares.)
+``thread_id`` of the run (``config={"configurable": {"thread_id": ...}}``, as with a checkpointer), else by the
+messages (a call goes to the conversation whose messages it continues): between cuts each model call sends the
+previous call's messages unchanged plus what was appended, so the provider's prompt cache keeps hitting
+(docs/sessions.md). A thread whose stored history no longer continues what its session saw (rewritten by a
+``RemoveMessage``) starts a new session. ``cache_stable=False``, and the hook's ``rewrite_state=True``, plan every
+call on its own.
+(``ctxwin.integrations._conversations`` holds what every agent integration shares.)
 
 Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs),
 nor a request without the last user message or the newest tool round after it (without them the model would not
@@ -52,6 +53,7 @@ try:
     from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.config import get_config
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
+    from langgraph.prebuilt import ToolRuntime
 except ImportError as exc:  # pragma: no cover - the dev environment has LangChain
     raise ImportError(
         f"ctxwin.integrations.langchain needs LangChain v1: {install_hint('langchain')} (langchain>=1)"
@@ -59,7 +61,13 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LangCha
 
 from ctxwin.counters import TokenCounter
 from ctxwin.counters._base import as_token_counter
-from ctxwin.integrations._conversations import ConversationFitter, Fitted, TurnDoesNotFit
+from ctxwin.integrations._conversations import (
+    ConversationFitter,
+    Fitted,
+    TurnDoesNotFit,
+    recall,
+    require_sessions,
+)
 from ctxwin.messages import BaseMessage, convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, FitConfig, Planner
 from ctxwin.planner._config import FitOptions
@@ -220,7 +228,7 @@ class _RequestFitter:
             self.config = FitConfig.of(config, context_window=window, reserve_output=reserve, **chosen, **options)
         except ValueError as exc:
             raise ValueError(f"{owner}: {exc}") from None
-        self.conversations = ConversationFitter(owner, self.config, keyless=False)
+        self.conversations = ConversationFitter(owner, self.config)
 
     def fit(
         self, system: SystemMessage | None, messages: Sequence[Any], tools: Sequence[Any]
@@ -249,22 +257,13 @@ def _outcome(fitted: Fitted, system: SystemMessage | None) -> tuple[SystemMessag
     return head, out[1:] if head is not None else out
 
 
-def recall_tool(source: PlanSession[Any] | RecallTool | Callable[[], PlanSession[Any] | None]) -> BaseTool:
-    """The recall tool (``ctxwin.recall._tool``) as a LangChain tool: a search over what the session's requests left
-    out. ``source``: a ``PlanSession``, its ``recall_tool``, or a function returning the session of the run it is
-    called in (what ``ContextWindowMiddleware(recall_tool=True)`` and ``pre_model_hook(recall_tool=True)`` use: one
-    session per thread id)."""
-
-    def current() -> RecallTool | None:
-        found = source() if callable(source) and not isinstance(source, (PlanSession, RecallTool)) else source
-        if isinstance(found, PlanSession):
-            return found.recall_tool
-        return found
+def recall_tool(source: PlanSession[Any] | RecallTool) -> BaseTool:
+    """The recall tool (``ctxwin.recall._tool``) as a LangChain tool: a search over what one session's requests left
+    out. ``source``: a ``PlanSession`` or its ``recall_tool``. (``ContextWindowMiddleware(recall_tool=True)`` and
+    ``pre_model_hook(recall_tool=True)`` make theirs over the conversation each call is in.)"""
+    tool = source.recall_tool if isinstance(source, PlanSession) else source
 
     def recall_conversation(query: str = "", handle: str = "") -> str:
-        tool = current()
-        if tool is None:
-            return "Nothing of this conversation has been left out yet."
         try:
             return tool.run({"query": query, "handle": handle})
         except ValueError as error:
@@ -273,11 +272,28 @@ def recall_tool(source: PlanSession[Any] | RecallTool | Callable[[], PlanSession
     return StructuredTool.from_function(recall_conversation, name=RECALL_TOOL_NAME, description=DESCRIPTION)
 
 
-def _thread_recall_tool(fitter: _RequestFitter, owner: str) -> BaseTool:
-    if not fitter.config.cache_stable:
-        raise ValueError(f"{owner}: recall_tool=True searches the thread's session: it needs cache_stable=True")
+def _conversation_recall_tool(fitter: _RequestFitter, owner: str) -> BaseTool:
+    """The recall tool over the conversation of the run it is called in, told by what LangGraph hands the tool
+    (``ToolRuntime``): the run's thread id, else the graph state's messages."""
     conversations = fitter.conversations
-    return recall_tool(lambda: conversations.session(_thread_id()))
+    require_sessions(owner, conversations.config, "recall_tool=True")
+
+    def recall_conversation(runtime: ToolRuntime, query: str = "", handle: str = "") -> str:
+        thread = (runtime.config.get("configurable") or {}).get("thread_id")
+        history = _state_history(runtime.state)
+        return recall(lambda: conversations.find(key=thread, history=history), query, handle,
+                      f"{owner}: the run has no LangGraph thread_id, and its state's messages continue no "
+                      "conversation fitted here")
+
+    return StructuredTool.from_function(recall_conversation, name=RECALL_TOOL_NAME, description=DESCRIPTION)
+
+
+def _state_history(state: Any) -> list[BaseMessage] | None:
+    """The graph state's messages as ctxwin messages (None: a state without them)."""
+    try:
+        return convert_to_messages(_messages(state))
+    except ValueError:
+        return None
 
 
 class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -291,9 +307,10 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     DeprecationWarning: ``max_tokens=N`` is ``context_window=N, reserve_output=0``; ``reserve`` is
     ``reserve_output``. When the part that must stay (the current turn included) cannot fit, the model is not
     called: the run ends with an AI message saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit``
-    for the current turn) is raised. With ``cache_stable`` (the default) each thread id keeps one cache-stable
-    session (the module docstring says how). ``recall_tool=True`` adds the recall tool to the agent's tools (a
-    search over what the thread's session left out: ``recall_tool``).
+    for the current turn) is raised. With ``cache_stable`` (the default) each conversation keeps one
+    cache-stable session (the module docstring says how). ``recall_tool=True`` adds the recall tool to the agent's
+    tools (a search over what the session of the conversation it is called in left out: the run's thread id, else
+    the state's messages, say which).
     """
 
     def __init__(
@@ -314,7 +331,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                                      {"max_tokens": max_tokens, "reserve": reserve})
         self.strict = self.fitter.config.strict
         if recall_tool:
-            self.tools = [_thread_recall_tool(self.fitter, "ContextWindowMiddleware")]
+            self.tools = [_conversation_recall_tool(self.fitter, "ContextWindowMiddleware")]
 
     @property
     def planner(self) -> Planner:
@@ -372,23 +389,28 @@ def pre_model_hook(
     The hook cannot see what the agent adds to its messages, so give it the agent's ``tools`` and ``prompt`` (a
     string or a ``SystemMessage``): they are counted against the budget. ``model``, ``config`` and the keyword
     options (``FitConfig``'s), and the deprecated ``max_tokens`` and ``reserve``, are as for
-    ``ContextWindowMiddleware``. The hook returns
-    ``{"llm_input_messages": fitted}``, leaving the stored history alone; ``rewrite_state=True`` also replaces the
-    stored history by the fitted one. When the part that must stay (the current turn included) cannot fit it
+    ``ContextWindowMiddleware``. The hook returns ``{"llm_input_messages": fitted}``, leaving the stored history
+    alone; ``rewrite_state=True`` also replaces the stored history by the fitted one (each call then planned on its
+    own, as ``cache_stable=False`` does). When the part that must stay (the current turn included) cannot fit it
     raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
     model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
-    ``recall_tool=True``: the hook's ``recall_tool`` attribute is the recall tool over the thread's session, to
-    give ``create_react_agent`` with the agent's tools (a hook cannot add tools itself; it counts it in the budget).
+    ``recall_tool=True``: the hook's ``recall_tool`` attribute is the recall tool over the conversation's session,
+    to give ``create_react_agent`` with the agent's tools (a hook cannot add tools itself; it counts it in the budget).
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
         raise TypeError(
             f"pre_model_hook prompt must be a string or a SystemMessage (what is counted), got {type(prompt).__name__}"
         )
-    fitter = _RequestFitter("pre_model_hook", model, config, {**options, "strategies": strategies},
+    if rewrite_state and recall_tool:
+        raise ValueError("pre_model_hook: rewrite_state=True forgets what each call drops, so recall_tool=True would "
+                         "have nothing to search")
+    # A rewritten state never continues the request a session made of it: each call is planned on its own.
+    alone = {"cache_stable": False} if rewrite_state else {}
+    fitter = _RequestFitter("pre_model_hook", model, config, {**options, "strategies": strategies, **alone},
                             {"max_tokens": max_tokens, "reserve": reserve})
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
     agent_tools: list[Any] = list(fitter.config.tools or ())
-    tool = _thread_recall_tool(fitter, "pre_model_hook") if recall_tool else None
+    tool = _conversation_recall_tool(fitter, "pre_model_hook") if recall_tool else None
     if tool is not None:
         agent_tools.append(tool)
 

@@ -11,8 +11,9 @@ again for each tool round with the run's tool results appended, which no memory 
 counts with an estimate. Wrapping the LLM fits every call exactly, whatever memory the agent keeps (keep it whole:
 ``Memory.from_defaults(token_limit=...)`` with a limit above the history, so ctxwin decides what is sent).
 
-Conversations: one cache-stable session per conversation, told apart by their first messages (LlamaIndex names
-none to an LLM).
+Conversations: one cache-stable session per conversation, told apart by the messages a call continues (LlamaIndex
+names none to an LLM). The recall tool finds its conversation by the workflow ``Context`` an agent hands it: the
+wrapper notes which conversation each workflow run's calls went to.
 
 This module imports LlamaIndex (``llama-index-core``, the ``llama-index`` extra); ``import ctxwin`` never does.
 """
@@ -38,12 +39,14 @@ try:
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.core.llms.function_calling import FunctionCallingLLM
     from llama_index.core.tools import BaseTool, ToolSelection
+    from llama_index.core.workflow import Context, WorkflowRuntimeError
 except ImportError as exc:  # pragma: no cover - the dev environment has LlamaIndex
     raise ImportError(f"ctxwin.integrations.llama_index needs LlamaIndex: {install_hint('llama-index')}") from exc
 
-from ctxwin.integrations._conversations import ConversationFitter, Fitted
+from ctxwin.integrations._conversations import ConversationFitter, Fitted, recall, require_sessions
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner._config import FitConfig
+from ctxwin.recall._tool import DESCRIPTION
 
 __all__ = ["ContextWindowLLM", "to_messages"]
 
@@ -81,10 +84,20 @@ class ContextWindowLLM(FunctionCallingLLM):
         return self._fitter.config
 
     def recall_tool(self) -> Callable[..., str]:
-        """The recall tool as a function this framework takes as a tool: it searches what this integration's
-        requests left out of the conversation (``ConversationFitter.recall_function``).
-        Give it to ``FunctionTool.from_defaults`` for the agent's tools."""
-        return self._fitter.recall_function()
+        """The recall tool as a function for ``FunctionTool.from_defaults`` (an agent's tools): it searches what
+        this wrapper's calls left out of the conversation of the workflow run it is called in, told by the
+        ``Context`` the agent hands it, and answers with an error rather than search another conversation."""
+        fitter = self._fitter
+        require_sessions(fitter.owner, fitter.config, "recall_tool()")
+
+        def recall_conversation(ctx: Context, query: str = "", handle: str = "") -> str:
+            return recall(lambda: fitter.find(run=ctx.store), query, handle,
+                          "no call of this workflow run went through this ContextWindowLLM")
+
+        recall_conversation.__doc__ = DESCRIPTION
+        # LlamaIndex injects the run's Context into the parameter annotated with the class itself (not its name).
+        recall_conversation.__annotations__ = {"ctx": Context, "query": str, "handle": str, "return": str}
+        return recall_conversation
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -113,6 +126,10 @@ class ContextWindowLLM(FunctionCallingLLM):
         )
 
     def _fitted(self, fitted: Fitted) -> list[ChatMessage]:
+        """The fitted messages to send; the workflow run this call is made in is noted as in its conversation."""
+        run = _workflow_run()
+        if run is not None:
+            self._fitter.bind(run, fitted)
         return fitted.given_back(_new)
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
@@ -148,6 +165,14 @@ class ContextWindowLLM(FunctionCallingLLM):
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> AsyncGenerator[CompletionResponse, None]:
         return await self.llm.astream_complete(prompt, formatted=formatted, **kwargs)  # type: ignore[no-any-return]
+
+
+def _workflow_run() -> Any:
+    """The state of the workflow run whose step makes this call (what its tools' ``Context`` holds), or None."""
+    try:
+        return Context.get_step_context().store
+    except WorkflowRuntimeError:  # not called from a workflow step
+        return None
 
 
 def _tools(kwargs: dict[str, Any]) -> list[dict[str, Any]] | None:

@@ -8,8 +8,9 @@ output or recalled text is a new Responses item. Reasoning items travel with the
 (``clear_reasoning`` drops those of old turns, as for every provider).
 
 Conversations: one cache-stable session per conversation (docs/sessions.md), told apart by ``conversation_id(data)``
-when given (e.g. your ``SQLiteSession``'s ``session_id`` kept in the run context), else by the conversation's first
-items: the calls of one run extend each other, and so do the runs of an SDK ``Session``, so they share a session.
+when given (e.g. your ``SQLiteSession``'s ``session_id`` kept in the run context), else by the items: a call goes to
+the conversation whose items it continues (the calls of one run extend each other, and so do the runs of an SDK
+``Session``). The recall tool finds its conversation through the ``ToolContext`` the SDK hands it.
 
 What it cannot do there: hosted tools (web search, file search, computer use, MCP servers listed at run time) are
 sent by the SDK but not counted (only function tools and handoffs are); leave room with ``safety_margin``.
@@ -21,22 +22,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ctxwin._install import install_hint
 
 try:
     from agents import Agent, FunctionTool, Handoff, handoff
     from agents.run_config import CallModelData, ModelInputData
+    from agents.tool_context import ToolContext
 except ImportError as exc:  # pragma: no cover - the dev environment has the SDK
     raise ImportError(
         f"ctxwin.integrations.openai_agents needs the OpenAI Agents SDK: {install_hint('openai-agents')}"
     ) from exc
 
-from ctxwin.integrations._conversations import ConversationFitter, Fitted, read_responses
+from ctxwin.integrations._conversations import ConversationFitter, Fitted, read_responses, recall, require_sessions
 from ctxwin.messages import BaseMessage, SystemMessage
 from ctxwin.messages._responses_format import convert_to_responses_items
 from ctxwin.planner._config import FitConfig
+from ctxwin.recall._tool import DESCRIPTION
 
 __all__ = ["ContextWindowFilter"]
 
@@ -76,10 +79,28 @@ class ContextWindowFilter:
         return self.fitter.config
 
     def recall_tool(self) -> Callable[..., str]:
-        """The recall tool as a function this framework takes as a tool: it searches what this integration's
-        requests left out of the conversation (``ConversationFitter.recall_function``).
-        Give it to ``function_tool`` for ``Agent(tools=...)``."""
-        return self.fitter.recall_function()
+        """The recall tool as a function for ``function_tool`` (``Agent(tools=[function_tool(fit.recall_tool())])``):
+        it searches what this filter's requests left out of the conversation of the run it is called in, told by the
+        ``ToolContext`` the SDK hands it: ``conversation_id`` of its run context when the filter has one, else the
+        run's input items; it answers with an error rather than search another conversation."""
+        fitter = self.fitter
+        require_sessions(fitter.owner, fitter.config, "recall_tool()")
+        name = self.conversation_id
+
+        def recall_conversation(context: ToolContext[Any], query: str = "", handle: str = "") -> str:
+            turn = list(context.turn_input)
+            key = None
+            if name is not None:
+                # the function is given what the tool knows of the call: the run's input and context, its agent
+                agent = cast(Agent[Any], context.agent)
+                key = name(CallModelData(ModelInputData(input=turn, instructions=None), agent, context.context))
+            history = [message for _, message in read_responses(turn)]
+            return recall(lambda: fitter.find(key=key, history=history), query, handle,
+                          "no conversation_id, and the run's input items continue no conversation fitted in this "
+                          "run: give ContextWindowFilter a conversation_id")
+
+        recall_conversation.__doc__ = DESCRIPTION
+        return recall_conversation
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         instructions = data.model_data.instructions

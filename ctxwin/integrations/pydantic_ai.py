@@ -7,9 +7,10 @@ Pydantic AI's own types. A request or response the plan kept whole is the caller
 only part of is a copy with those parts (``dataclasses.replace``); a summary, a shortened tool return or recalled text
 is a new ``ModelRequest``. A response's thinking parts follow the rules ``clear_reasoning`` has for every provider.
 
-Conversations: one cache-stable session per ``conversation_id`` (Pydantic AI stamps it on every message of the runs
-that share a history), else per the conversation's first messages. The processor is async: Pydantic AI awaits it in
-``run``, ``run_sync`` and ``run_stream``.
+Conversations: one cache-stable session per ``conversation_id`` (Pydantic AI gives every run one, the one of the
+``message_history`` it continues, and stamps it on the run's messages), else per the messages a call continues. The
+recall tool finds its conversation by the ``RunContext`` Pydantic AI hands it. The processor is async: Pydantic AI
+awaits it in ``run``, ``run_sync`` and ``run_stream``.
 
 This module imports Pydantic AI (``pydantic-ai-slim``, the ``pydantic-ai`` extra); ``import ctxwin`` never does.
 """
@@ -37,6 +38,7 @@ try:
         ToolCallPart,
         ToolReturnPart,
         UserPromptPart,
+        repair_messages,
     )
     from pydantic_ai.models import ModelRequestContext
 except ImportError as exc:  # pragma: no cover - the dev environment has Pydantic AI
@@ -44,9 +46,10 @@ except ImportError as exc:  # pragma: no cover - the dev environment has Pydanti
         f"ctxwin.integrations.pydantic_ai needs Pydantic AI: {install_hint('pydantic-ai')}"
     ) from exc
 
-from ctxwin.integrations._conversations import ConversationFitter, Fitted
+from ctxwin.integrations._conversations import ConversationFitter, Fitted, recall, require_sessions
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner._config import FitConfig
+from ctxwin.recall._tool import DESCRIPTION
 
 __all__ = ["ContextWindow", "ContextWindowProcessor", "to_messages"]
 
@@ -71,18 +74,29 @@ class _Fitting:
         return self.fitter.config
 
     def recall_tool(self) -> Callable[..., str]:
-        """The recall tool as a function this framework takes as a tool: it searches what this integration's
-        requests left out of the conversation (``ConversationFitter.recall_function``).
-        Give it to ``Agent(tools=...)`` or ``agent.tool_plain``."""
-        return self.fitter.recall_function()
+        """The recall tool as a function taking Pydantic AI's ``RunContext`` (``Agent(tools=[...])`` or
+        ``agent.tool``): it searches what this integration's requests left out of the conversation of the run it is
+        called in (its ``conversation_id``, else its messages), and answers with an error rather than search
+        another conversation."""
+        fitter = self.fitter
+        require_sessions(fitter.owner, fitter.config, "recall_tool()")
+
+        def recall_conversation(ctx: RunContext[Any], query: str = "", handle: str = "") -> str:
+            key = getattr(ctx, "conversation_id", None) or _conversation(ctx.messages)
+            return recall(lambda: fitter.find(key=key, history=to_messages(ctx.messages)), query, handle,
+                          "the run has no conversation_id, and its messages continue no conversation fitted here")
+
+        recall_conversation.__doc__ = DESCRIPTION
+        return recall_conversation
 
     async def _fit(
-        self, messages: list[ModelMessage], instructions: str | None, tools: Sequence[Any] | None
+        self, messages: list[ModelMessage], instructions: str | None, tools: Sequence[Any] | None,
+        key: Hashable | None,
     ) -> tuple[Fitted, list[Any], list[ModelMessage]]:
         items: list[Any] = [_Instructions(instructions)] if instructions else []
         items.extend(messages)
         sent = None if tools is None else [_tool(t) for t in tools]
-        fitted = await self.fitter.afit(items, _read, key=_conversation(messages), tools=sent)
+        fitted = await self.fitter.afit(items, _read, key=key or _conversation(messages), tools=sent)
         return fitted, items[: len(items) - len(messages)], _history(fitted)
 
 
@@ -107,7 +121,8 @@ class ContextWindow(AbstractCapability[Any], _Fitting):
         parts = parameters.instruction_parts or []
         instructions = "\n\n".join(part.content for part in parts) or _instructions(request_context.messages)
         _, _, history = await self._fit(
-            list(request_context.messages), instructions, [*parameters.function_tools, *parameters.output_tools]
+            list(request_context.messages), instructions, [*parameters.function_tools, *parameters.output_tools],
+            getattr(ctx, "conversation_id", None),
         )
         request_context.messages = history
         return request_context
@@ -133,9 +148,10 @@ class ContextWindowProcessor(_Fitting):
         _Fitting.__init__(self, "ContextWindowProcessor", model, config, options)
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        fitted, head, history = await self._fit(messages, _instructions(messages), None)
-        fitted.persisted([*head, *history])
-        return history
+        fitted, head, history = await self._fit(messages, _instructions(messages), None, None)
+        kept = _as_kept(fitted, history)
+        fitted.persisted([*head, *kept])
+        return kept
 
 
 def _instructions(messages: Sequence[ModelMessage]) -> str | None:
@@ -147,7 +163,8 @@ def _instructions(messages: Sequence[ModelMessage]) -> str | None:
 
 
 def _conversation(messages: Sequence[ModelMessage]) -> Hashable | None:
-    return next((m.conversation_id for m in messages if getattr(m, "conversation_id", None)), None)
+    """The conversation id of the newest message stamped with one (the one Pydantic AI gives the run)."""
+    return next((m.conversation_id for m in reversed(messages) if getattr(m, "conversation_id", None)), None)
 
 
 def _tool(definition: Any) -> dict[str, Any]:
@@ -241,6 +258,24 @@ def _history(fitted: Fitted) -> list[ModelMessage]:
             out.append(made)
     close()
     return out
+
+
+def _as_kept(fitted: Fitted, history: list[ModelMessage]) -> list[ModelMessage]:
+    """``history`` as Pydantic AI keeps it (``repair_messages``: adjacent requests merged, tool returns first), with
+    the origin of each message moved to the request its part is in there: the next run, handed that history,
+    continues this conversation's session (so its recall tool still finds what earlier runs left out)."""
+    kept = repair_messages(history, repair_last_response=False)
+    if kept == history:
+        return history
+    placed = {id(part): (request, index) for request in kept if isinstance(request, ModelRequest)
+              for index, part in enumerate(request.parts)}
+    for message in fitted.messages:
+        origin = fitted.origin(message)
+        part = (origin[0].parts[origin[1]] if isinstance(origin, tuple)
+                else origin.parts[0] if isinstance(origin, ModelRequest) and len(origin.parts) == 1 else None)
+        if part is not None and id(part) in placed:
+            fitted.origins[id(message)] = placed[id(part)]
+    return kept
 
 
 def _new(message: BaseMessage) -> ModelMessage:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,6 +18,7 @@ if importlib.util.find_spec("agent_framework") is None:
     pytest.skip("the Agent Framework is not installed (pip install -e '.[agent-framework]')",
                 allow_module_level=True)
 
+import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from agent_framework import (
     EXCLUDED_KEY,
@@ -30,6 +32,7 @@ from agent_framework import (
     TruncationStrategy,
     tool,
 )
+from isolation_support import SYSTEM, WINDOW, Checked, log
 
 from ctxwin import get_counter
 from ctxwin.integrations._conversations import TurnDoesNotFit
@@ -132,3 +135,47 @@ def test_the_tokenizer_is_ctxwins_exact_count() -> None:
     assert tokenizer.count_tokens(text) == get_counter(MODEL).count_text(text)
     truncation = TruncationStrategy(max_n=2_000, compact_to=1_000, tokenizer=tokenizer)
     assert truncation.tokenizer is tokenizer
+
+
+class UsersClient(FunctionInvocationLayer[Any], BaseChatClient[Any]):
+    """One chat client for every user, answering by the isolation script from what each call was sent."""
+
+    def __init__(self, checked: Checked) -> None:
+        super().__init__()
+        self.checked = checked
+
+    async def _inner_get_response(  # type: ignore[override]
+        self, *, messages: Sequence[Message], stream: bool, options: Mapping[str, Any], **kwargs: Any
+    ) -> ChatResponse[Any]:
+        sent = [SystemMessage(options["instructions"]), *(m for _, m in _read(messages))]
+        step = self.checked.respond(sent, [t.to_json_schema_spec() for t in options["tools"]])
+        if step.tool:
+            call = Content.from_function_call(call_id=step.id, name=step.tool, arguments=step.args)
+            return ChatResponse(messages=[Message(role="assistant", contents=[call])])
+        return ChatResponse(messages=[Message(role="assistant", contents=[step.text])])
+
+
+@tool
+def read_log(user: int, turn: int) -> str:
+    """Read a user's account log of a turn."""
+    return log(user, turn)
+
+
+def users_agent(checked: Checked) -> Agent[Any]:
+    # the recall tool's definition is not given to the strategy here: the margin leaves room for it
+    strategy = CtxwinCompactionStrategy(MODEL, instructions=SYSTEM, tools=[read_log], context_window=WINDOW,
+                                        reserve_output=0, recall_share=0, safety_margin=300)
+    return Agent(client=UsersClient(checked), instructions=SYSTEM, tools=[read_log, strategy.recall_tool()],
+                 compaction_strategy=strategy)
+
+
+async def chat(agent: Agent[Any], user: int) -> None:
+    session = agent.create_session()
+    for text in isolation.messages(user):
+        await agent.run(text, session=session)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [False, True], ids=["asyncio tasks", "threads"])
+def test_users_at_once_recall_their_own_conversation(threads: bool) -> None:
+    isolation.users_at_once(lambda checked: functools.partial(chat, users_agent(checked)), threads=threads)

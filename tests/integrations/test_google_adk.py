@@ -14,6 +14,7 @@ import pytest
 if importlib.util.find_spec("google.adk") is None:
     pytest.skip("Google ADK is not installed (pip install -e '.[google-adk]')", allow_module_level=True)
 
+import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
@@ -21,6 +22,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
+from isolation_support import SYSTEM, WINDOW, Checked, log
 
 from ctxwin.integrations._conversations import TurnDoesNotFit
 from ctxwin.integrations.google_adk import ContextWindowCallback, _read, _text, _tools
@@ -136,3 +138,71 @@ def test_the_requests_model_names_the_counter() -> None:
     assert callback.fitter("gpt-4o-mini") is callback.fitter("gpt-4o-mini")
     with pytest.raises(ValueError, match="names no model"):
         callback.fitter(None)
+
+
+class UsersLlm(BaseLlm):
+    """One model for every user, named like a model ctxwin knows (the callback takes each request's model): each
+    request is answered by the isolation script from what it was sent."""
+
+    model: str = MODEL
+    checked: Any = None
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        instruction = SystemMessage(_text(llm_request.config.system_instruction))
+        sent = [instruction, *(m for _, m in _read(llm_request.contents))]
+        step = self.checked.respond(sent, _tools(llm_request))
+        if step.tool:
+            part = types.Part(function_call=types.FunctionCall(name=step.tool, args=step.args, id=step.id))
+        else:
+            part = types.Part(text=step.text)
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+
+def read_log(user: int, turn: int) -> str:
+    """Read a user's account log of a turn."""
+    return log(user, turn)
+
+
+def users_runner(checked: Checked) -> InMemoryRunner:
+    """The documented setup: the callback takes each request's model, and its recall tool is among the agent's."""
+    callback = ContextWindowCallback(context_window=WINDOW, reserve_output=0, recall_share=0)
+    agent = LlmAgent(name="support", model=UsersLlm(checked=checked), instruction=SYSTEM,
+                     tools=[read_log, callback.recall_tool()], before_model_callback=callback)
+    return InMemoryRunner(agent=agent, app_name="support")
+
+
+def said(text: str) -> types.Content:
+    return types.Content(role="user", parts=[types.Part(text=text)])
+
+
+@pytest.mark.slow
+def test_users_in_threads_sharing_a_session_id_recall_their_own_conversation() -> None:
+    """Every user's session is called "default" (ADK tells sessions apart by app, user and id): each user, in a
+    thread of their own (``Runner.run``), gets back their own conversation only."""
+    checked = Checked()
+    run = users_runner(checked)
+
+    def chat(user: int) -> None:
+        asyncio.run(run.session_service.create_session(app_name="support", user_id=f"u{user}", session_id="default"))
+        for text in isolation.messages(user):
+            list(run.run(user_id=f"u{user}", session_id="default", new_message=said(text)))
+
+    isolation.in_threads(chat)
+    checked.done()
+
+
+@pytest.mark.slow
+def test_users_in_asyncio_tasks_recall_their_own_conversation() -> None:
+    checked = Checked()
+    run = users_runner(checked)
+
+    async def chat(user: int) -> None:
+        session = await run.session_service.create_session(app_name="support", user_id="u")
+        for text in isolation.messages(user):
+            async for _ in run.run_async(user_id="u", session_id=session.id, new_message=said(text)):
+                pass
+
+    isolation.in_tasks(chat)
+    checked.done()

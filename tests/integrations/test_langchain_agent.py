@@ -56,8 +56,8 @@ def test_thirty_turns_every_call_within_the_budget() -> None:
     sent_logs = [m for m in model.calls[2 * BIG_TURN + 1].messages if isinstance(m, ToolMessage)]
     assert sent_logs[-1].tool_call_id == logs[BIG_TURN].tool_call_id
     assert 0 < len(sent_logs[-1].text) < len(big_log()) // 4
-    # Late calls dropped the oldest turns.
-    assert not any(m.id == "user-0" for m in model.calls[-1].messages)
+    # Late calls dropped old turns (the session keeps the first ones as its head).
+    assert sum(isinstance(m, HumanMessage) for m in model.calls[-1].messages) < TURNS // 2
 
 
 def test_the_fitted_messages_are_the_callers_objects_and_classes() -> None:
@@ -147,7 +147,7 @@ def test_async_agent_with_a_chat_model_summarizer() -> None:
     assert summarizer.calls, "the summarizer model was called"
     last = model.calls[-1].messages
     summaries = [m for m in last if isinstance(m, SystemMessage) and "failing builds" in m.text]
-    assert len(summaries) == 1 and last[1] is summaries[0]
+    assert len(summaries) == 1 and last.index(summaries[0]) >= 1  # after the system prompt (and the session's head)
 
 
 def test_options_are_checked() -> None:

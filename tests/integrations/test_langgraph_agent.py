@@ -55,7 +55,7 @@ def test_thirty_turns_every_call_within_the_budget() -> None:
     assert len(history) == TURNS * 4
     assert [m for m in history if isinstance(m, ToolMessage)][BIG_TURN].content == big_log()
     assert get_counter(MODEL).count_messages(history) > 2 * BUDGET
-    assert not any(m.id == "user-0" for m in model.calls[-1].messages)
+    assert sum(isinstance(m, HumanMessage) for m in model.calls[-1].messages) < TURNS // 2  # old turns dropped
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ with the previous one byte for byte."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import os
@@ -18,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ import pytest
 if importlib.util.find_spec("litellm") is None or importlib.util.find_spec("fastapi") is None:
     pytest.skip("LiteLLM's proxy is not installed (pip install -e '.[litellm]')", allow_module_level=True)
 
+import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, tool_output
 from openai import OpenAI
 
@@ -176,3 +179,37 @@ def test_every_request_the_provider_receives_fits(provider: ThreadingHTTPServer,
     requests = [body["messages"] for body in bodies]
     cuts = [i > 0 and requests[i][: len(requests[i - 1])] != requests[i - 1] for i in range(len(requests))]
     assert check_prefixes(requests, cuts) <= len(requests) // 3
+
+
+@pytest.mark.slow
+def test_clients_opening_alike_without_session_ids_keep_their_own_sessions() -> None:
+    """Several clients of one proxy hook, each in a thread of its own, with one system prompt and one first message
+    and no ``litellm_session_id``: each conversation keeps its own session (at most one cut in three calls) and no
+    request holds another conversation's messages."""
+    from ctxwin.integrations.litellm import ContextWindowHook
+
+    hook = ContextWindowHook(MODEL, context_window=isolation.WINDOW, reserve_output=0)
+    checked = isolation.Checked()
+    tools = [{"type": "function", "function": {"name": "read_log", "description": "Read a user's account log.",
+                                               "parameters": {"type": "object", "properties": {
+                                                   "user": {"type": "integer"}, "turn": {"type": "integer"}}}}}]
+
+    def client(user: int) -> None:
+        messages: list[dict[str, Any]] = [{"role": "system", "content": isolation.SYSTEM}]
+        for text in isolation.messages(user)[:-1]:  # a proxy runs no tools: no recall question
+            messages.append({"role": "user", "content": text})
+            while True:
+                body = {"model": MODEL, "messages": list(messages), "tools": tools}
+                fitted = asyncio.run(hook.async_pre_call_hook(None, None, body, "acompletion"))
+                step = checked.respond(convert_to_messages(fitted["messages"]), fitted["tools"])
+                if not step.tool:
+                    messages.append({"role": "assistant", "content": step.text})
+                    break
+                call = {"id": step.id, "type": "function",
+                        "function": {"name": step.tool, "arguments": json.dumps(step.args)}}
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+                messages.append({"role": "tool", "tool_call_id": step.id, "content": isolation.log(**step.args)})
+
+    with ThreadPoolExecutor(isolation.USERS) as pool:
+        list(pool.map(client, range(isolation.USERS)))
+    checked.done(recalled=False)

@@ -6,6 +6,7 @@ cuts each call starts with the previous one byte for byte."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +16,9 @@ import pytest
 if importlib.util.find_spec("llama_index") is None:
     pytest.skip("LlamaIndex is not installed (pip install -e '.[llama-index]')", allow_module_level=True)
 
+import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
+from isolation_support import SYSTEM, WINDOW, Checked, log
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.chat_engine import SimpleChatEngine
@@ -124,3 +127,42 @@ def test_a_turn_that_cannot_fit_is_not_sent() -> None:
         asyncio.run(run())
     assert isinstance(error.value, TurnDoesNotFit)
     assert len(script.calls) == 1, "the call whose tool result does not fit is never made"
+
+
+def users_llm(checked: Checked) -> ContextWindowLLM:
+    """One LLM for every user, answering by the isolation script from what each call was sent."""
+
+    def respond(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        step = checked.respond([m for _, m in _read(messages)], _tools(kwargs) or [])
+        if step.tool:
+            call = ToolCallBlock(tool_call_id=step.id, tool_name=step.tool, tool_kwargs=step.args)
+            return ChatMessage(role="assistant", blocks=[call])
+        return ChatMessage(role="assistant", content=step.text)
+
+    return ContextWindowLLM(MockFunctionCallingLLM(response_generator=respond), MODEL, context_window=WINDOW,
+                            reserve_output=0, recall_share=0)
+
+
+def read_log(user: int, turn: int) -> str:
+    """Read a user's account log of a turn."""
+    return log(user, turn)
+
+
+def users_agent(checked: Checked) -> FunctionAgent:
+    llm = users_llm(checked)
+    tools = [FunctionTool.from_defaults(read_log), FunctionTool.from_defaults(llm.recall_tool())]
+    return FunctionAgent(tools=tools, llm=llm, system_prompt=SYSTEM)
+
+
+async def chat(agent: FunctionAgent, user: int) -> None:
+    memory = Memory.from_defaults(session_id=f"user-{user}", token_limit=10_000_000)
+    for text in isolation.messages(user):
+        await agent.run(user_msg=text, memory=memory)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [False, True], ids=["asyncio tasks", "threads"])
+def test_users_at_once_recall_their_own_conversation_in_the_agents_tool_step(threads: bool) -> None:
+    """LlamaIndex runs an agent's tools in a workflow step of their own: the recall tool finds its conversation by
+    the run's ``Context``, never the conversation fitted last."""
+    isolation.users_at_once(lambda checked: functools.partial(chat, users_agent(checked)), threads=threads)

@@ -14,10 +14,13 @@ import pytest
 if importlib.util.find_spec("agents") is None:
     pytest.skip("the OpenAI Agents SDK is not installed (pip install -e '.[openai-agents]')", allow_module_level=True)
 
+import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool, set_tracing_disabled
 from agents.models.openai_responses import Converter
-from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+from agents.tool_context import ToolContext
+from isolation_support import SYSTEM, USERS, WINDOW, Checked, log
 
 from ctxwin.integrations._conversations import Fitted, TurnDoesNotFit
 from ctxwin.integrations.openai_agents import ContextWindowFilter
@@ -151,3 +154,70 @@ def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
     after = [item for item in calls[-1].input if isinstance(item, dict) and item.get("call_id") == "recall"]
     assert "LEASE-Q7-55219" not in before, "the early output had left the requests"
     assert any("LEASE-Q7-55219" in str(item.get("output")) for item in after)
+
+
+def scripted_users(checked: Checked) -> ScriptedModel:
+    """One model for every user: each call is answered by the isolation script from what it was sent."""
+
+    def respond(call: Any) -> list[Any]:
+        sent = convert_to_messages([{"role": "system", "content": call.system_instructions}, *call.input])
+        step = checked.respond(sent, Converter.convert_tools(call.tools, call.handoffs).tools)
+        if step.tool:
+            return [function_call(step.tool, step.args, call_id=step.id)]
+        return [assistant_message(step.text, item_id=f"m{len(checked.previous)}")]
+
+    return ScriptedModel([ModelStep.respond(respond) for _ in range(USERS * 40)])
+
+
+@function_tool
+def read_log(user: int, turn: int) -> str:
+    """Read a user's account log of a turn."""
+    return log(user, turn)
+
+
+def users_agent(checked: Checked) -> tuple[Agent[Any], RunConfig]:
+    flt = ContextWindowFilter(MODEL, context_window=WINDOW, reserve_output=0, recall_share=0)
+    agent = Agent(name="support", instructions=SYSTEM, model=scripted_users(checked),
+                  tools=[read_log, function_tool(flt.recall_tool())])
+    return agent, RunConfig(call_model_input_filter=flt)
+
+
+@pytest.mark.slow
+def test_users_in_threads_without_ids_recall_their_own_conversation() -> None:
+    """Each user in a thread of their own (``run_sync``), an SDK session each (which the filter is not told of)."""
+    checked = Checked()
+    agent, config = users_agent(checked)
+
+    def chat(user: int) -> None:
+        session = SQLiteSession(f"user-{user}")
+        for text in isolation.messages(user):
+            Runner.run_sync(agent, text, session=session, run_config=config)
+
+    isolation.in_threads(chat)
+    checked.done()
+
+
+@pytest.mark.slow
+def test_users_in_asyncio_tasks_without_ids_recall_their_own_conversation() -> None:
+    """Each user an asyncio task, the history handed back as input items (``to_input_list``), no session."""
+    checked = Checked()
+    agent, config = users_agent(checked)
+
+    async def chat(user: int) -> None:
+        history: list[Any] = []
+        for text in isolation.messages(user):
+            result = await Runner.run(agent, [*history, {"role": "user", "content": text}], run_config=config)
+            history = result.to_input_list()
+
+    isolation.in_tasks(chat)
+    checked.done()
+
+
+def test_the_recall_tool_outside_a_run_it_can_place_says_so() -> None:
+    """A tool context from no run this filter fitted (a job queue's, another process's): an error, no search."""
+    flt = ContextWindowFilter(MODEL, context_window=WINDOW, reserve_output=0)
+    recall = flt.recall_tool()
+    context = ToolContext(None, tool_name="recall_conversation", tool_call_id="c", tool_arguments="{}",
+                          turn_input=[{"role": "user", "content": "User 7: what was my PIN code?"}])
+    answer = recall(context, query="PIN code")
+    assert "cannot tell which conversation" in answer and "conversation_id" in answer

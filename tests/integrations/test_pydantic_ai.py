@@ -13,7 +13,9 @@ import pytest
 if importlib.util.find_spec("pydantic_ai") is None:
     pytest.skip("Pydantic AI is not installed (pip install -e '.[pydantic-ai]')", allow_module_level=True)
 
+import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
+from isolation_support import SYSTEM, WINDOW, Checked, log
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import (
@@ -132,10 +134,16 @@ def test_options_are_the_fit_configs() -> None:
 
 
 @pytest.mark.slow
-def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
-    """A tool return from the middle of the run leaves the requests (the head keeps the first turns); the agent
-    calls the recall tool and reads it back."""
-    capability = ContextWindow(MODEL, context_window=8_000, reserve_output=0)
+@pytest.mark.parametrize("processor", [False, True], ids=["capability", "history processor"])
+def test_the_recall_tool_finds_what_the_requests_left_out(processor: bool) -> None:
+    """A tool return from an earlier run leaves the requests (the head keeps the first turns); the agent, in a later
+    run continuing the conversation with ``message_history=``, calls the recall tool and reads it back. The history
+    processor's history, which Pydantic AI keeps as the run's, continues the same session run after run."""
+    definitions = [{"type": "function", "function": {"name": name, "description": "", "parameters": {
+        "type": "object", "properties": {key: {"type": "string"} for key in keys}}}}
+        for name, keys in (("lease_log", ("turn",)), ("recall_conversation", ("query", "handle")))]
+    fitting = (ContextWindowProcessor(MODEL, context_window=8_000, reserve_output=0, tools=definitions) if processor
+               else ContextWindow(MODEL, context_window=8_000, reserve_output=0))
     seen: list[list[ModelMessage]] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -150,8 +158,9 @@ def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
             return ModelResponse(parts=[call])
         return ModelResponse(parts=[TextPart("Done.")])
 
+    capability = ProcessHistory(fitting) if isinstance(fitting, ContextWindowProcessor) else fitting
     built: Agent[None, str] = Agent(FunctionModel(model), instructions=INSTRUCTIONS, capabilities=[capability],
-                                    tools=[capability.recall_tool()])
+                                    tools=[fitting.recall_tool()])
 
     @built.tool_plain
     def lease_log(turn: int) -> str:
@@ -164,3 +173,69 @@ def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
     before = ModelMessagesTypeAdapter.dump_json(seen[-2]).decode()
     assert "LEASE-Q7-55219" not in before, "the early return had left the requests"
     assert "LEASE-Q7-55219" in ModelMessagesTypeAdapter.dump_json(seen[-1][-1:]).decode()
+    assert len(fitting.fitter._conversations) == 1, "every run continued the one session"
+
+
+def users_agent(checked: Checked, fitting: ContextWindow | ContextWindowProcessor) -> Agent[None, str]:
+    """One agent for every user, its model answering by the isolation script from what each request was sent."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        sent = [SystemMessage(info.instructions or ""), *(m for _, m in _read(messages))]
+        step = checked.respond(sent, [_tool(t) for t in [*info.function_tools, *info.output_tools]])
+        if step.tool:
+            return ModelResponse(parts=[ToolCallPart(step.tool, step.args, tool_call_id=step.id)])
+        return ModelResponse(parts=[TextPart(step.text)])
+
+    if isinstance(fitting, ContextWindow):
+        built: Agent[None, str] = Agent(FunctionModel(model), instructions=SYSTEM, capabilities=[fitting],
+                                        tools=[fitting.recall_tool()])
+    else:  # the history processor is not shown the tools: they are given to it
+        built = Agent(FunctionModel(model), instructions=SYSTEM, capabilities=[ProcessHistory(fitting)],
+                      tools=[fitting.recall_tool()])
+
+    @built.tool_plain
+    def read_log(user: int, turn: int) -> str:
+        """Read a user's account log of a turn."""
+        return log(user, turn)
+
+    return built
+
+
+def fittings() -> list[Any]:
+    options = {"context_window": WINDOW, "reserve_output": 0, "recall_share": 0}
+    tools = [{"type": "function", "function": {"name": name, "description": "", "parameters": {
+        "type": "object", "properties": {key: {"type": kind} for key in keys}}}}
+        for name, keys, kind in (("read_log", ("user", "turn"), "integer"),
+                                 ("recall_conversation", ("query", "handle"), "string"))]
+    return [ContextWindow(MODEL, **options), ContextWindowProcessor(MODEL, tools=tools, **options)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", [0, 1], ids=["capability", "processor"])
+def test_users_in_threads_continued_run_after_run_recall_their_own_conversation(index: int) -> None:
+    """Each user in a thread (``run_sync``), their conversation continued run after run with
+    ``message_history=``: the recall tool of a later run finds what the earlier runs' requests left out."""
+    checked = Checked()
+    agent = users_agent(checked, fittings()[index])
+
+    def chat(user: int) -> None:
+        history: list[ModelMessage] | None = None
+        for text in isolation.messages(user):
+            history = agent.run_sync(text, message_history=history).all_messages()
+
+    isolation.in_threads(chat)
+    checked.done()
+
+
+@pytest.mark.slow
+def test_users_in_asyncio_tasks_recall_their_own_conversation() -> None:
+    checked = Checked()
+    agent = users_agent(checked, fittings()[0])
+
+    async def chat(user: int) -> None:
+        history: list[ModelMessage] | None = None
+        for text in isolation.messages(user):
+            history = (await agent.run(text, message_history=history)).all_messages()
+
+    isolation.in_tasks(chat)
+    checked.done()
