@@ -36,9 +36,18 @@ MEDIA = _IMAGES | AUDIO | _FILES | VIDEO
 MOVED_MEDIA = "__ctxwin_moved_media__"
 
 
+# The tool calls whose results the moved media came from (its note names them): without their results in the
+# request, the message is stray (``strategies._pairs``).
+MOVED_FROM = "__ctxwin_moved_from__"
+
+
 def is_moved_media(message: BaseMessage) -> bool:
     """Whether ``message`` is a user message ``place_media`` inserted for moved media."""
     return bool(message.additional_kwargs.get(MOVED_MEDIA))
+
+
+def _moved(parts: list[Any], calls: list[str]) -> HumanMessage:
+    return HumanMessage(parts, additional_kwargs={MOVED_MEDIA: True, **({MOVED_FROM: calls} if calls else {})})
 
 
 def _kind(block: Any) -> str | None:
@@ -90,6 +99,7 @@ def place_media(messages: list[BaseMessage], form: RequestForm) -> Placed:
     roles, nowhere, output = rules.roles, rules.nowhere, form.name
     placed = Placed(messages)
     inserts: dict[int, list[Any]] = {}  # unit end -> the parts moved there, with their notes
+    calls: dict[int, list[str]] = {}  # unit end -> the tool calls whose results they came from
     sources = 0  # messages whose media moved
     details = 0  # images whose detail the API does not take
     out = list(messages)
@@ -127,16 +137,18 @@ def place_media(messages: list[BaseMessage], form: RequestForm) -> Placed:
             end = _unit_end(messages, index)  # a user message takes media: only other roles move theirs
             note = {"type": "text", "text": f"[{plural(len(moved), 'part')} from {_where(message, index)}]"}
             inserts.setdefault(end, []).extend([note, *moved])
+            if isinstance(message, ToolMessage):
+                calls.setdefault(end, []).append(message.tool_call_id)
     if not changed:
         return placed
     result: list[BaseMessage] = []
     for index, message in enumerate(out):
         if index in inserts:
-            result.append(HumanMessage(inserts.pop(index), additional_kwargs={MOVED_MEDIA: True}))
+            result.append(_moved(inserts.pop(index), calls.get(index, [])))
             placed.added.append(result[-1])
         result.append(message)
-    for parts in inserts.values():  # the unit ends the conversation
-        result.append(HumanMessage(parts, additional_kwargs={MOVED_MEDIA: True}))
+    for end, parts in inserts.items():  # the unit ends the conversation
+        result.append(_moved(parts, calls.get(end, [])))
         placed.added.append(result[-1])
     placed.messages = result
     if placed.added:
