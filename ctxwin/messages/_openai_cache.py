@@ -100,11 +100,6 @@ def mark_prompt_cache(
     return out
 
 
-def takes_openai_marks(rules: CacheRules | None) -> bool:
-    """Whether the model takes OpenAI's ``prompt_cache_breakpoint`` marks (GPT-5.6 on)."""
-    return rules is not None and rules.mode == "automatic" and rules.max_breakpoints > 0
-
-
 class OpenAIPromptCache(RequestForm):
     """The prompt caching of OpenAI's request forms: automatic, routed by ``prompt_cache_key``, and marked
     (explicit mode) for the models that take marks."""
@@ -113,7 +108,7 @@ class OpenAIPromptCache(RequestForm):
     routes_by_cache_key = True
 
     def cache_marks_refusal(self, rules: CacheRules | None, model: str | None) -> str | None:
-        if takes_openai_marks(rules):
+        if rules is not None and rules.mode == "automatic" and rules.max_breakpoints > 0:  # GPT-5.6 on
             return None
         return (f"cache_control=True with output={self.name!r} marks OpenAI's prompt_cache_breakpoint, which only "
                 f"models from GPT-5.6 on take (got model={model!r}); leave cache_control unset (older models cache "
