@@ -274,11 +274,12 @@ class Planner(Generic[M]):
     def _check_pairs(self, run: _Run, meter: Meter) -> None:
         """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and
         reported as the input's or as a step's. Only the fitted conversation is scanned (the input only when it has
-        some), so a plan far over budget does not read the history it drops."""
-        broken = find_broken_pairs(run.current)
+        some), so a plan far over budget does not read the history it drops. Stray media (moved out of a tool round a
+        step dropped) is looked for only where a step changed the messages."""
+        inputs = run.lists[0]
+        broken = find_broken_pairs(run.current, strays=run.current is not inputs)
         if not broken:
             return
-        inputs = run.lists[0]
         known = broken if run.current is inputs else find_broken_pairs(inputs)
         inherited = {*known.orphan_ids(inputs), *known.unanswered_ids()}
         current = run.current

@@ -76,26 +76,29 @@ class BrokenPairs:
         return ", ".join(parts)
 
 
-def find_broken_pairs(messages: Sequence[BaseMessage]) -> BrokenPairs:
+def find_broken_pairs(messages: Sequence[BaseMessage], *, strays: bool = True) -> BrokenPairs:
     """The broken pairs of ``messages``. Most conversations have none, which comprehensions over the AI and tool
     messages confirm (distinct ids, each result after its call, every call answered); only otherwise are the
-    messages walked one by one."""
-    broken = _pairs(messages)
-    broken.stray = _stray_media(messages)
+    messages walked one by one. ``strays=False`` leaves out stray media (none where no step dropped anything)."""
+    types = list(map(attrgetter("type"), messages))
+    broken = _pairs(messages, types)
+    if strays:
+        broken.stray = _stray_media(messages, types)
     return broken
 
 
-def _stray_media(messages: Sequence[BaseMessage]) -> list[int]:
-    """The moved media (``MOVED_FROM``) whose tool calls no result in ``messages`` answers."""
-    moved = [i for i, m in enumerate(messages) if m.type == "human" and MOVED_FROM in m.additional_kwargs]
+def _stray_media(messages: Sequence[BaseMessage], types: list[str]) -> list[int]:
+    """The indexes of moved media (``MOVED_FROM``) whose tool calls no result in ``messages`` answers."""
+    humans = list(compress(count(), map("human".__eq__, types)))
+    kwargs = map(attrgetter("additional_kwargs"), map(messages.__getitem__, humans))
+    moved = list(compress(humans, map(operator.contains, kwargs, repeat(MOVED_FROM))))
     if not moved:
         return []
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     return [i for i in moved if not answered.issuperset(messages[i].additional_kwargs[MOVED_FROM])]
 
 
-def _pairs(messages: Sequence[BaseMessage]) -> BrokenPairs:
-    types = list(map(attrgetter("type"), messages))
+def _pairs(messages: Sequence[BaseMessage], types: list[str]) -> BrokenPairs:
     tools = list(compress(count(), map(_TOOL_TYPES.__contains__, types)))
     ai_indexes = list(compress(count(), map(_AI_TYPES.__contains__, types)))
     ais = list(map(messages.__getitem__, ai_indexes))
