@@ -1,16 +1,5 @@
-"""Anthropic Messages (``output="anthropic"``): ``client.messages.create(**plan.request)``.
-
-Anthropic holds a conversation differently from chat completions, so ``convert_to_anthropic`` reshapes it the way
-the API requires: the leading system messages become the top-level ``system`` (a string, or text blocks when there
-are several or they carry blocks); a tool result is a ``tool_result`` block in a user message; an assistant's tool
-calls are ``tool_use`` blocks; a turn left with no content (``""``, no blocks) is left out, since the API refuses
-it, and consecutive messages of one role are merged into one message (Anthropic requires turns to alternate), their
-content as blocks in order. Thinking blocks read from Anthropic go back as received (signature included); reasoning
-read from elsewhere (OpenAI Responses) has no Anthropic form and is left out.
-
-The rest of the form: tools as ``name``/``description``/``input_schema``; media in user turns and tool results, no
-audio, video or image ``detail``; ``max_tokens``, required, and at most what the SDK sends without streaming;
-``cache_control`` breakpoints (``mark_cache_breakpoints``: Anthropic caches only what a request marks).
+"""Anthropic Messages (``output="anthropic"``): ``client.messages.create(**plan.request)``, its conversion
+(``convert_to_anthropic``), tools, media, reply limit, ``cache_control`` breakpoints and what its SDK refuses.
 """
 
 from __future__ import annotations
@@ -128,7 +117,13 @@ def _system(messages: list[BaseMessage]) -> str | list[dict[str, Any]]:
 
 def convert_to_anthropic(messages: MessageLike) -> AnthropicRequest:
     """An Anthropic request's ``system`` and ``messages`` for ``messages`` (anything ``convert_to_messages``
-    reads); ``system`` is left out when there is no system message, and so is a turn with no content."""
+    reads), reshaped as the API requires: the leading system messages become the top-level ``system`` (a string,
+    or text blocks when there are several or they carry blocks; left out when there is none); a tool result is a
+    ``tool_result`` block in a user message; an assistant's tool calls are ``tool_use`` blocks; a turn left with no
+    content (``""``, no blocks) is left out, since the API refuses it, and consecutive messages of one role are
+    merged into one (turns must alternate), their content as blocks in order. Thinking blocks read from Anthropic
+    go back as received (signature included); reasoning read from elsewhere (OpenAI Responses) has no Anthropic
+    form and is left out."""
     converted = read_messages(messages)
     lead = 0
     while lead < len(converted) and isinstance(converted[lead], SystemMessage):

@@ -1,8 +1,5 @@
-"""Chat completions (``output="openai"``): ``client.chat.completions.create(**plan.request)``.
-
-Messages are OpenAI chat dicts (the caller's own dicts back for the messages kept unchanged, so their unknown keys
-and ``"content": null`` survive); media only in user messages, video nowhere; ``max_completion_tokens`` (the
-deprecated ``max_tokens``' successor); OpenAI's prompt-cache marks on models from GPT-5.6 (``_openai_cache``).
+"""Chat completions (``output="openai"``): ``client.chat.completions.create(**plan.request)``, with the caller's
+own OpenAI dicts back for the messages kept unchanged (their unknown keys and ``"content": null`` survive).
 """
 
 from __future__ import annotations
@@ -20,6 +17,8 @@ from ctxwin.messages._tool_forms import chosen_tool
 
 
 class ChatCompletions(OpenAIPromptCache):
+    """Media in user messages only, video nowhere; ``max_completion_tokens`` (``max_tokens`` is deprecated)."""
+
     name = "openai"
     limit_key = "max_completion_tokens"
     media = MediaRules(frozenset({"user"}), VIDEO)

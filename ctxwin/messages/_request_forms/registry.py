@@ -1,9 +1,6 @@
-"""The request forms by name: the built-in three, and any a caller registers (``register_form``).
-
-``output=`` names a form here (``"messages"``, the caller's own form, and ``"request"``, the form each request came
-in, are the two names that are no form); ``form_of`` tells which form a request is in, asking each form in the
-order registered, chat completions for anything no form claims.
-"""
+"""The request forms by name, the built-in three and any registered (``register_form``): what ``output=`` names
+(besides ``"messages"``, the caller's own form, and ``"request"``, each request's own), and which form a request
+is in (``form_of``)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""OpenAI Responses (``output="responses"``): ``client.responses.create(**plan.request)``.
-
-``convert_to_responses_items`` writes messages as ``input`` items. An assistant turn becomes its items in the order
-Responses wants them: the ``reasoning`` items it was read from (kept whole, so their ids and encrypted content go
-back as received), an assistant ``message`` per text part, then a ``function_call`` per tool call (the argument
-text as received when unchanged). A tool result is a ``function_call_output``; other messages are ``message`` items
-with ``input_text`` / ``input_image`` / ``input_file`` parts. Reasoning that did not come from Responses (Anthropic
-thinking) has no Responses form and is left out, as chat completions leave it out. A system prompt read from
-``instructions`` goes back there. Tools are flat function tools; media goes in user messages and tool outputs, no
-audio or video; ``max_output_tokens``; OpenAI's prompt-cache marks (``_openai_cache``).
+"""OpenAI Responses (``output="responses"``): ``client.responses.create(**plan.request)``, its conversion
+(``convert_to_responses_items``), ``instructions``, flat function tools, media and reply limit.
 """
 
 from __future__ import annotations
@@ -99,7 +91,13 @@ def _items(message: BaseMessage) -> list[dict[str, Any]]:
 
 
 def convert_to_responses_items(messages: MessageLike) -> list[ResponsesItem]:
-    """Responses API input items for ``messages`` (anything ``convert_to_messages`` reads)."""
+    """Responses API input items for ``messages`` (anything ``convert_to_messages`` reads). An assistant turn
+    becomes its items in the order Responses wants them: the ``reasoning`` items it was read from (kept whole, so
+    their ids and encrypted content go back as received), an assistant ``message`` per text part, then a
+    ``function_call`` per tool call (the argument text as received when unchanged). A tool result is a
+    ``function_call_output``; other messages are ``message`` items with ``input_text`` / ``input_image`` /
+    ``input_file`` parts. Reasoning that did not come from Responses (Anthropic thinking) has no Responses form
+    and is left out, as chat completions leave it out."""
     out: list[dict[str, Any]] = []
     for index, message in enumerate(read_messages(messages)):
         try:
