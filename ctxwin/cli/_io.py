@@ -30,7 +30,7 @@ from typing import IO, Any
 from ctxwin.batch._conversation import Conversation, ConversationFileError, nesting_error
 from ctxwin.messages import BaseMessage, convert_to_messages
 from ctxwin.messages._convert import request_messages, request_tools
-from ctxwin.messages._request_body import LIMIT_KEYS
+from ctxwin.messages._request_forms.registry import limit_keys, required_limit_keys
 
 BOM = b"\xef\xbb\xbf"
 
@@ -326,10 +326,11 @@ def fitted_document(original: Any, request: dict[str, Any]) -> Any:
     (``input``) and system prompt (``system``, ``instructions``) replaced and its other keys as they were (its own
     tools, tool_choice and reply limit, which the plan used, included); an Anthropic request without a reply limit
     gets ``max_tokens`` (the reserve), which Anthropic requires. A list stays a list unless the fitted request has a
-    system prompt apart (Anthropic's), which only an object holds."""
-    own_limit = isinstance(original, dict) and any(key in original for key in LIMIT_KEYS.values())
-    limits = set(LIMIT_KEYS.values()) - ({LIMIT_KEYS["anthropic"]} if not own_limit else set())
-    body = {key: value for key, value in request.items() if key not in {"tools", "tool_choice", *limits}}
+    system prompt apart (Anthropic's), which only an object holds. The plan's ``model`` is not written: the file
+    keeps its own."""
+    own_limit = isinstance(original, dict) and any(key in original for key in limit_keys())
+    limits = set(limit_keys()) - (required_limit_keys() if not own_limit else set())
+    body = {key: value for key, value in request.items() if key not in {"model", "tools", "tool_choice", *limits}}
     if isinstance(original, dict):
         kept = {key: value for key, value in original.items() if key not in ("system", "instructions")}
         return {**kept, **body}

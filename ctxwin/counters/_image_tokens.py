@@ -50,7 +50,8 @@ class ImageSizeWarning(UserWarning):
 
 @dataclass(frozen=True)
 class ImagePricing:
-    """How one model family charges images: ``kind`` is ``tiles``, ``patches``, ``anthropic`` or ``gemini``."""
+    """How one model family charges images: ``kind`` is ``tiles``, ``patches``, ``area`` (Anthropic's) or
+    ``gemini``."""
 
     name: str
     kind: str
@@ -63,7 +64,7 @@ class ImagePricing:
             return self.base if detail == "low" else self.base + self.tile * openai_tiles(width, height)
         if self.kind == "patches":
             return math.ceil(openai_patches(width, height) * self.multiplier)
-        if self.kind == "anthropic":
+        if self.kind == "area":
             return anthropic_tokens(width, height)
         return gemini_tokens(width, height)
 
@@ -73,7 +74,7 @@ class ImagePricing:
             return self.base if detail == "low" else self.base + self.tile * 8  # at most 768x2048: 2 x 4 tiles
         if self.kind == "patches":
             return math.ceil(MAX_PATCHES * self.multiplier)
-        if self.kind == "anthropic":
+        if self.kind == "area":
             return ANTHROPIC_MAX_TOKENS
         return GEMINI_TOKENS * GEMINI_MAX_TILES
 
@@ -87,7 +88,7 @@ IMAGE_PRICINGS: dict[str, ImagePricing] = {
         ImagePricing("gpt-4.1-mini", "patches", multiplier=1.62),
         ImagePricing("gpt-4.1-nano", "patches", multiplier=2.46),
         ImagePricing("o4-mini", "patches", multiplier=1.72),
-        ImagePricing("anthropic", "anthropic"),
+        ImagePricing("anthropic", "area"),
         ImagePricing("gemini", "gemini"),
     )
 }

@@ -41,7 +41,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has LiteLLM
 from ctxwin.counters import get_model
 from ctxwin.integrations._conversations import Fitted, FittersByModel, read_responses
 from ctxwin.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
-from ctxwin.messages._responses_format import convert_to_responses_items
+from ctxwin.messages._request_forms.responses import convert_to_responses_items
 from ctxwin.planner._config import FitConfig
 
 __all__ = ["OPTIONS_VARIABLE", "ContextWindowHook", "proxy_hook"]

@@ -37,7 +37,7 @@ except ImportError as exc:  # pragma: no cover - the dev environment has the SDK
 
 from ctxwin.integrations._conversations import ConversationFitter, Fitted, read_responses, recall, require_sessions
 from ctxwin.messages import BaseMessage, SystemMessage
-from ctxwin.messages._responses_format import convert_to_responses_items
+from ctxwin.messages._request_forms.responses import convert_to_responses_items
 from ctxwin.planner._config import FitConfig
 from ctxwin.recall._tool import DESCRIPTION
 

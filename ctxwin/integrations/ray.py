@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from ctxwin._install import install_hint
 from ctxwin.batch._item import Fitter, describe, is_request
 from ctxwin.batch._shards import lines_in, ranges
+from ctxwin.messages._request_forms.chat import CHAT
+from ctxwin.messages._request_forms.registry import get_form
 
 if TYPE_CHECKING:
     import pyarrow  # type: ignore[import-untyped]
@@ -87,7 +89,7 @@ class FitBatch:
         plan_column: str,
         error_column: str,
     ) -> None:
-        self.fitter = Fitter({**fit_kwargs, "output": "openai"})
+        self.fitter = Fitter({**fit_kwargs, "output": CHAT.name})
         self.column, self.tools_column = column, tools_column
         self.outputs = (output_column, plan_column, error_column)
 
@@ -235,7 +237,7 @@ def fit_dataset(
     names = (output_column, plan_column, error_column)
     if len(set(names)) != len(names):
         raise ValueError(f"output_column, plan_column and error_column must differ, got {names}")
-    if fit_kwargs.get("output", "openai") != "openai":
+    if get_form(fit_kwargs.get("output", CHAT.name)) is not CHAT:
         raise ValueError("fit_dataset writes OpenAI-format messages; output= cannot be changed")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")

@@ -9,7 +9,6 @@ from ctxwin.messages._ai import (
     add_usage,
     subtract_usage,
 )
-from ctxwin.messages._anthropic_cache import mark_cache_breakpoints
 from ctxwin.messages._base import BaseMessage, BaseMessageChunk, TextAccessor, get_msg_title_repr, merge_ids
 from ctxwin.messages._buffer import get_buffer_string
 from ctxwin.messages._chat import ChatMessage, ChatMessageChunk
@@ -41,6 +40,7 @@ from ctxwin.messages._openai_cache import mark_prompt_cache
 from ctxwin.messages._openai_format import convert_to_openai_messages, openai_role
 from ctxwin.messages._partial_json import parse_partial_json
 from ctxwin.messages._remove import REMOVE_ALL_MESSAGES, RemoveMessage
+from ctxwin.messages._request_forms.anthropic import mark_cache_breakpoints
 from ctxwin.messages._serialize import message_from_dict, message_to_dict, messages_from_dict, messages_to_dict
 from ctxwin.messages._system import SystemMessage, SystemMessageChunk
 from ctxwin.messages._tool import ToolMessage, ToolMessageChunk

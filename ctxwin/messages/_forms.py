@@ -17,11 +17,9 @@ ctxwin (the caller gets their own objects back), so no caller can change one beh
 A ``token_counter`` given by the caller (a callable, a chat model) sees messages through ``back`` too, so LangChain's
 ``count_tokens_approximately`` and a chat model's ``get_num_tokens_from_messages`` get LangChain objects.
 
-``output=`` (``fit``, ``Planner``) asks for a provider's request form instead (``give_back``): ``"openai"`` (chat
-completions dicts; OpenAI dicts in give the caller's own dicts back for the messages kept unchanged, so their
-unknown keys and ``"content": null`` survive), ``"responses"`` (Responses input items) or ``"anthropic"`` (the
-messages of an Anthropic request, and its top-level ``system`` apart); ``"request"`` is the one of those three the
-input came in (``request_body.request_form``), which the planner settles per conversation before reading it.
+``output=`` (``fit``, ``Planner``) asks for a provider's request form instead: a ``RequestForm``
+(``ctxwin.messages._request_forms``) reads the caller's input (``RequestForm.read``) and writes the messages back in it;
+``OpenAIDicts`` gives chat completions the caller's own OpenAI dicts back for the messages kept unchanged.
 """
 
 from __future__ import annotations
@@ -34,16 +32,13 @@ from itertools import compress
 from operator import is_
 from typing import Any, Literal
 
-from ctxwin.messages._anthropic_format import convert_to_anthropic
 from ctxwin.messages._base import BaseMessage
-from ctxwin.messages._convert import INSTRUCTIONS, is_langchain_message, is_request, read_messages
-from ctxwin.messages._openai_format import convert_to_openai_messages, without_received_calls
-from ctxwin.messages._responses_format import convert_to_responses_items
-from ctxwin.messages._system import SystemMessage
+from ctxwin.messages._convert import is_langchain_message, read_messages
+from ctxwin.messages._openai_format import convert_to_openai_messages
 from ctxwin.messages._writer import WRITER, Writer, notes_of
 
+# The outputs of the built-in forms, for typing (a registered form's name is an output too: ``registry.is_output``).
 Output = Literal["messages", "openai", "responses", "anthropic", "request"]
-OUTPUTS: tuple[Output, ...] = ("messages", "openai", "responses", "anthropic", "request")
 
 _MAX_CONVERTED = 1 << 17
 _MISSING = object()
@@ -207,36 +202,6 @@ class OpenAIDicts(CallerForms):
 
     def new(self, message: BaseMessage) -> Any:
         return convert_to_openai_messages(message)
-
-
-def read_for(messages: Iterable[Any] | Any, output: Output) -> tuple[list[BaseMessage], CallerForms | None]:
-    """``CallerForms.read``, and for ``output="openai"`` the caller's OpenAI dicts to give back (those of a
-    request's ``messages`` too); for ``output="anthropic"``, the messages without the tool-call text they were read
-    with (``without_received_calls``)."""
-    items, forms = CallerForms.read(messages)
-    if forms is None and output == "openai":
-        forms = OpenAIDicts.read_dicts(messages.get("messages") if is_request(messages) else messages, items)
-    if output == "anthropic":  # tool-call arguments go as an object: counted as that, not as the text received
-        stripped = list(map(without_received_calls, items))
-        if any(new is not old for new, old in zip(stripped, items, strict=True)):
-            items = stripped
-    return items, forms
-
-
-def give_back(messages: list[BaseMessage], output: Output, forms: CallerForms | None) -> tuple[list[Any], Any]:
-    """The messages in the ``output`` form (the caller's form for ``"messages"``), and the Anthropic request's
-    top-level ``system`` or the Responses request's ``instructions`` when the conversation came with them (None
-    otherwise: system messages stay in the list)."""
-    if output == "anthropic":
-        request = convert_to_anthropic(messages)
-        return list(request["messages"]), request.get("system")
-    if output == "responses":
-        if messages and messages[0].additional_kwargs.get(INSTRUCTIONS) and isinstance(messages[0], SystemMessage):
-            return list(convert_to_responses_items(messages[1:])), messages[0].text
-        return list(convert_to_responses_items(messages)), None
-    if output == "openai" and not isinstance(forms, OpenAIDicts):
-        return convert_to_openai_messages(messages), None
-    return (messages if forms is None else forms.back_all(messages)), None
 
 
 def in_caller_form(apply: Callable[[list[BaseMessage]], list[BaseMessage]], messages: Iterable[Any] | Any) -> list[Any]:

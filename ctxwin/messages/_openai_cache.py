@@ -1,4 +1,5 @@
-"""``mark_prompt_cache``: OpenAI prompt caching marks on a Chat Completions or Responses request.
+"""``mark_prompt_cache``: OpenAI prompt caching marks on a Chat Completions or Responses request, and
+``OpenAIPromptCache``, the caching both OpenAI request forms share.
 
 From GPT-5.6 a request can mark content blocks with ``"prompt_cache_breakpoint": {"mode": "explicit"}``: the prefix
 up to a marked block is written to the cache (billed as a cache write) and read by a later request whose prefix is
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ctxwin.messages._request_forms.form import CacheRules, RequestForm
 
 MAX_BREAKPOINTS = 4  # writes per request, as OpenAI documents them
 _CHAT_PARTS = frozenset({"text", "image_url", "input_audio", "file"})
@@ -95,3 +98,25 @@ def mark_prompt_cache(
         listed[at] = _marked(listed[at], responses, ttl)
     out[field] = listed
     return out
+
+
+class OpenAIPromptCache(RequestForm):
+    """The prompt caching of OpenAI's request forms: automatic, routed by ``prompt_cache_key``, and marked
+    (explicit mode) for the models that take marks."""
+
+    marks_cache = True
+    routes_by_cache_key = True
+
+    def cache_marks_refusal(self, rules: CacheRules | None, model: str | None) -> str | None:
+        if rules is not None and rules.mode == "automatic" and rules.max_breakpoints > 0:  # GPT-5.6 on
+            return None
+        return (f"cache_control=True with output={self.name!r} marks OpenAI's prompt_cache_breakpoint, which only "
+                f"models from GPT-5.6 on take (got model={model!r}); leave cache_control unset (older models cache "
+                "automatically), or use output='anthropic' for Claude")
+
+    def mark_cache(
+        self, body: dict[str, Any], breakpoints: tuple[int, ...] | None, *, ttl: str | None, key: str | None
+    ) -> dict[str, Any]:
+        if breakpoints is None and not key:
+            return body
+        return mark_prompt_cache(body, breakpoints if body[self.items_key] else None, ttl=ttl, key=key)

@@ -1,26 +1,19 @@
 """Non-text parts where the target API takes them.
 
-The APIs take images, audio and files in some roles only (as their docs and SDK param types say):
-
-- chat completions (``"openai"``): in user messages only; tool results, assistant and system messages hold text;
-- Responses (``"responses"``): in user messages and in a ``function_call_output``'s output, not in assistant,
-  system or developer messages;
-- Anthropic (``"anthropic"``): in user turns and inside ``tool_result`` blocks, not in assistant turns or the
-  system prompt; no audio or video anywhere.
-
-``place_media`` moves a part a message cannot hold to a user message inserted right after that message's unit (a
-tool result's run of results, an assistant message's results, the leading system messages), so tool calls stay next
-to their results and the model still sees the image, with a text note where it was taken from. The inserted message
-is marked (``is_moved_media``): it belongs to the unit it came from and is no user turn, so a plan never keeps it
-as "the last user message" in place of the real one. A part the API takes
-nowhere (audio for Anthropic, video for all three) becomes a text note, with a warning. An image's ``detail``
-(OpenAI's) is dropped for Anthropic, which takes none, so the image is counted as it is sent.
+The APIs take images, audio and files in some roles only (as their docs and SDK param types say); each request
+form says which (``RequestForm.media``). ``place_media`` moves a part a message cannot hold to a user message
+inserted right after that message's unit (a tool result's run of results, an assistant message's results, the
+leading system messages), so tool calls stay next to their results and the model still sees the image, with a text
+note where it was taken from. The inserted message is marked (``is_moved_media``): it belongs to the unit it came
+from and is no user turn, so a plan never keeps it as "the last user message" in place of the real one. A part the
+API takes nowhere becomes a text note, with a warning. An image's ``detail`` (OpenAI's) is dropped for a form that
+takes none, so the image is counted as it is sent.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxwin._plural import plural
 from ctxwin.messages._base import BaseMessage
@@ -30,26 +23,31 @@ from ctxwin.messages._openai_format import openai_role
 from ctxwin.messages._system import SystemMessage
 from ctxwin.messages._tool import ToolMessage
 
+if TYPE_CHECKING:
+    from ctxwin.messages._request_forms.form import RequestForm
+
 _IMAGES = frozenset({"image", "image_url", "input_image"})
-_AUDIO = frozenset({"audio", "input_audio"})
+AUDIO = frozenset({"audio", "input_audio"})
 _FILES = frozenset({"file", "input_file", "document"})
-_VIDEO = frozenset({"video"})
-MEDIA = _IMAGES | _AUDIO | _FILES | _VIDEO
+VIDEO = frozenset({"video"})
+MEDIA = _IMAGES | AUDIO | _FILES | VIDEO
 # Marks a user message ``place_media`` inserted to carry moved media: part of the unit it was moved out of, not a
 # user turn (never "the last user message" a plan must keep).
 MOVED_MEDIA = "__ctxwin_moved_media__"
+
+
+# The tool calls whose results the moved media came from (its note names them): without their results in the
+# request, the message is stray (``strategies._pairs``).
+MOVED_FROM = "__ctxwin_moved_from__"
 
 
 def is_moved_media(message: BaseMessage) -> bool:
     """Whether ``message`` is a user message ``place_media`` inserted for moved media."""
     return bool(message.additional_kwargs.get(MOVED_MEDIA))
 
-# Per output: the roles (as ``openai_role`` names them) that take media, and the media the API takes nowhere.
-_TAKES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "openai": (frozenset({"user"}), _VIDEO),
-    "responses": (frozenset({"user", "tool"}), _VIDEO | _AUDIO),
-    "anthropic": (frozenset({"user", "tool"}), _VIDEO | _AUDIO),
-}
+
+def _moved(parts: list[Any], calls: list[str]) -> HumanMessage:
+    return HumanMessage(parts, additional_kwargs={MOVED_MEDIA: True, **({MOVED_FROM: calls} if calls else {})})
 
 
 def _kind(block: Any) -> str | None:
@@ -62,7 +60,7 @@ def _kind(block: Any) -> str | None:
 
 
 def _label(kind: str) -> str:
-    return "image" if kind in _IMAGES else "audio" if kind in _AUDIO else "video" if kind in _VIDEO else "file"
+    return "image" if kind in _IMAGES else "audio" if kind in AUDIO else "video" if kind in VIDEO else "file"
 
 
 @dataclass
@@ -92,14 +90,16 @@ def _unit_end(messages: list[BaseMessage], index: int) -> int:
     return end
 
 
-def place_media(messages: list[BaseMessage], output: str) -> Placed:
-    """``messages`` with each media part in a message the ``output`` API takes it in (see the module); the input
+def place_media(messages: list[BaseMessage], form: RequestForm) -> Placed:
+    """``messages`` with each media part in a message the ``form``'s API takes it in (see the module); the input
     is never mutated, and ``Placed.messages is messages`` when nothing had to change."""
-    if output not in _TAKES:
+    rules = form.media
+    if rules is None:
         return Placed(messages)
-    roles, nowhere = _TAKES[output]
+    roles, nowhere, output = rules.roles, rules.nowhere, form.name
     placed = Placed(messages)
     inserts: dict[int, list[Any]] = {}  # unit end -> the parts moved there, with their notes
+    calls: dict[int, list[str]] = {}  # unit end -> the tool calls whose results they came from
     sources = 0  # messages whose media moved
     details = 0  # images whose detail the API does not take
     out = list(messages)
@@ -112,8 +112,8 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
         moved: list[Any] = []
         for block in message.content:
             kind = _kind(block)
-            if kind in _IMAGES and output == "anthropic" and isinstance(block, dict) and image_detail(block):
-                block = without_detail(block)  # Anthropic takes no detail: counted as sent
+            if kind in _IMAGES and not rules.image_detail and isinstance(block, dict) and image_detail(block):
+                block = without_detail(block)  # counted as sent
                 details += 1
             if kind is None or (takes and kind not in nowhere):
                 content.append(block)
@@ -137,16 +137,18 @@ def place_media(messages: list[BaseMessage], output: str) -> Placed:
             end = _unit_end(messages, index)  # a user message takes media: only other roles move theirs
             note = {"type": "text", "text": f"[{plural(len(moved), 'part')} from {_where(message, index)}]"}
             inserts.setdefault(end, []).extend([note, *moved])
+            if isinstance(message, ToolMessage):
+                calls.setdefault(end, []).append(message.tool_call_id)
     if not changed:
         return placed
     result: list[BaseMessage] = []
     for index, message in enumerate(out):
         if index in inserts:
-            result.append(HumanMessage(inserts.pop(index), additional_kwargs={MOVED_MEDIA: True}))
+            result.append(_moved(inserts.pop(index), calls.get(index, [])))
             placed.added.append(result[-1])
         result.append(message)
-    for parts in inserts.values():  # the unit ends the conversation
-        result.append(HumanMessage(parts, additional_kwargs={MOVED_MEDIA: True}))
+    for end, parts in inserts.items():  # the unit ends the conversation
+        result.append(_moved(parts, calls.get(end, [])))
         placed.added.append(result[-1])
     placed.messages = result
     if placed.added:

@@ -1,11 +1,11 @@
-"""Tool definitions and ``tool_choice`` in each provider's request form.
+"""Tool definitions and ``tool_choice`` as callers give them, read into the one form ctxwin holds.
 
 ctxwin holds tools as OpenAI chat-completions function tools (``{"type": "function", "function": {"name",
 "description", "parameters"}}``): that is what the counters count. ``openai_tools`` reads the forms callers have
 (OpenAI chat function tools, Responses' flat function tools, Anthropic's ``name``/``description``/``input_schema``
 tools, and LangChain tools: objects with a ``name``, a ``description`` and a ``tool_call_schema`` or
-``args_schema``, read by duck typing, as LangChain's ``convert_to_openai_tool`` reads them); ``anthropic_tools`` and
-``responses_tools`` write the other two. A tool with no function form (Anthropic's server tools such as
+``args_schema``, read by duck typing, as LangChain's ``convert_to_openai_tool`` reads them); each request form
+writes them its own way (``functions_as``). A tool with no function form (Anthropic's server tools such as
 ``web_search_20250305``, OpenAI's ``web_search`` or custom tools) is sent as given to the provider it came from.
 """
 
@@ -99,22 +99,7 @@ def _function(tool: Mapping[str, Any], index: int) -> dict[str, Any] | None:
     return found
 
 
-def anthropic_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI function tools as Anthropic tools (``name``, ``input_schema``, and ``description`` unless it is empty:
-    Anthropic's is optional); tools with no function form (Anthropic's server tools such as
-    ``web_search_20250305``, tools already in Anthropic's form) as given. The one conversion: the request bodies
-    and the ``anthropic-api`` counter both send it."""
-    def convert(function: dict[str, Any]) -> dict[str, Any]:
-        schema = function.get("parameters") or {"type": "object", "properties": {}}
-        converted = {"name": function["name"], "input_schema": schema}
-        if function.get("description"):
-            converted["description"] = function["description"]
-        return converted
-
-    return _functions_as(tools, convert)
-
-
-def _functions_as(
+def functions_as(
     tools: Sequence[dict[str, Any]], convert: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """``tools`` with each function tool's function ``convert``-ed; the others (a provider's own tools) as given."""
@@ -123,20 +108,6 @@ def _functions_as(
         function = _function(tool, index)
         out.append(dict(tool) if function is None else convert(function))
     return out
-
-
-def responses_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI chat function tools as Responses' flat function tools (``strict`` as given, else false: chat
-    completions' default, where Responses' own default is true)."""
-    def convert(function: dict[str, Any]) -> dict[str, Any]:
-        converted = {"type": "function", "name": function["name"],
-                     "parameters": function.get("parameters") or {"type": "object", "properties": {}},
-                     "strict": bool(function.get("strict", False))}
-        if function.get("description"):
-            converted["description"] = function["description"]
-        return converted
-
-    return _functions_as(tools, convert)
 
 
 def _chosen_name(choice: Mapping[str, Any]) -> str | None:
@@ -163,19 +134,8 @@ def check_tool_choice(choice: Any) -> None:
     _mode(choice)
 
 
-def tool_choice_for(choice: Any, output: str) -> Any:
-    """``tool_choice`` (any of the three forms) in the form of ``output`` (``openai``, ``responses``,
-    ``anthropic``); Anthropic's ``disable_parallel_tool_use`` is kept for Anthropic."""
+def chosen_tool(choice: Any) -> tuple[str, str | None]:
+    """A ``tool_choice`` (any of the three forms) as its mode (``auto``, ``none``, ``required`` or ``name``) and
+    the tool it names (None unless the mode is ``name``); ValueError for one no provider form reads."""
     mode = _mode(choice)
-    name = _chosen_name(choice) if mode == "name" else None
-    if output == "anthropic":
-        kind = {"required": "any", "name": "tool"}.get(mode, mode)
-        out: dict[str, Any] = {"type": kind, **({"name": name} if name is not None else {})}
-        if isinstance(choice, Mapping) and "disable_parallel_tool_use" in choice and kind != "none":
-            out["disable_parallel_tool_use"] = choice["disable_parallel_tool_use"]
-        return out
-    if name is None:
-        return mode
-    if output == "responses":
-        return {"type": "function", "name": name}
-    return {"type": "function", "function": {"name": name}}
+    return mode, (_chosen_name(choice) if mode == "name" else None)

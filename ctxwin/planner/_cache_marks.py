@@ -15,16 +15,11 @@ import math
 from dataclasses import dataclass
 
 from ctxwin.counters._caching import CachingRules
+from ctxwin.messages._request_forms.registry import get_form
 
 # A lifetime is chosen for gaps up to this share of it: a request that comes later than usual must still find the
 # prefix its predecessor wrote.
 TTL_SLACK = 0.8
-PROVIDER_OUTPUTS = ("anthropic", "openai", "responses")
-
-
-def takes_openai_marks(rules: CachingRules | None) -> bool:
-    """Whether the model takes OpenAI's ``prompt_cache_breakpoint`` marks (GPT-5.6 on)."""
-    return rules is not None and rules.mode == "automatic" and rules.max_breakpoints > 0
 
 
 def check_cache_control(value: object, output: str, rules: CachingRules | None, model: str | None, *,
@@ -33,16 +28,16 @@ def check_cache_control(value: object, output: str, rules: CachingRules | None, 
     fix when the request could not carry marks (``model_known=False``: the output only, the model checked later)."""
     if not isinstance(value, bool):
         raise ValueError(f"cache_control must be a bool, got {value!r}")
-    if not value or output == "anthropic":
+    if not value:
         return
-    if output not in PROVIDER_OUTPUTS:
+    form = get_form(output)
+    if not form.marks_cache:
         raise ValueError(f"cache_control=True marks cache breakpoints in a provider request: it needs "
                          f"output='anthropic', or 'openai'/'responses' for a model that takes them (got "
                          f"output={output!r})")
-    if model_known and not takes_openai_marks(rules):
-        raise ValueError(f"cache_control=True with output={output!r} marks OpenAI's prompt_cache_breakpoint, which "
-                         f"only models from GPT-5.6 on take (got model={model!r}); leave cache_control unset (older "
-                         "models cache automatically), or use output='anthropic' for Claude")
+    refusal = form.cache_marks_refusal(rules, model) if model_known else None
+    if refusal is not None:
+        raise ValueError(refusal)
 
 
 def checked_ttl(value: object, rules: CachingRules | None) -> str | None:

@@ -16,7 +16,8 @@ from typing import Any, Literal, TypeGuard
 from typing_extensions import TypedDict
 
 from ctxwin.counters._base import TokenCounter
-from ctxwin.messages._forms import OUTPUTS, Output
+from ctxwin.messages._forms import Output
+from ctxwin.messages._request_forms.registry import is_output, outputs
 from ctxwin.messages._tool_forms import check_tool_choice
 from ctxwin.planner._cache_marks import check_cache_control, checked_gap
 from ctxwin.strategies._base import Strategy
@@ -58,7 +59,8 @@ class FitConfig:
     Request: ``tools`` (OpenAI function, Responses, Anthropic or LangChain tools, counted in the budget and sent in
     the output's form) and ``tool_choice`` (any provider's form). ``output``: the form of ``Plan.messages``:
     ``"messages"`` (the caller's), ``"openai"``, ``"responses"``, ``"anthropic"``, or ``"request"`` (the form each
-    whole request came in). ``cache_control``: mark cache breakpoints in ``Plan.request``: Anthropic's
+    whole request came in). ``request_model``: the ``model`` ``Plan.request`` names, where the provider's id differs
+    from ``model`` (None: ``model``). ``cache_control``: mark cache breakpoints in ``Plan.request``: Anthropic's
     ``cache_control`` (``output="anthropic"``) or OpenAI's ``prompt_cache_breakpoint`` (``"openai"``/
     ``"responses"``, for models that take them, GPT-5.6 on); None, the default: sessions mark them, one-off plans
     do not.
@@ -100,6 +102,7 @@ class FitConfig:
     tools: Sequence[Any] | None = None
     tool_choice: Any = None
     output: Output = "messages"
+    request_model: str | None = None
     cache_control: bool | None = None
     strategies: Sequence[Strategy | str] | str | None = None
     summarizer: Any = None
@@ -123,8 +126,12 @@ class FitConfig:
                 raise ValueError(f"{name} must be a non-negative int, got {value!r}")
         if self.model is not None and not isinstance(self.model, str):
             raise TypeError(f"model must be a registered model name (a str), got {type(self.model).__name__}")
-        if self.output not in OUTPUTS:
-            raise ValueError(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {self.output!r}")
+        if not is_output(self.output):
+            raise ValueError(f"output must be one of {', '.join(map(repr, outputs()))}, got {self.output!r}")
+        if self.request_model is not None and (not isinstance(self.request_model, str)
+                                               or not self.request_model.strip()):
+            raise ValueError(f"request_model must be the provider's model id (a non-empty str), or None (the "
+                             f"model's name), got {self.request_model!r}")
         if self.broken_tool_pairs not in ("drop", "keep"):
             raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {self.broken_tool_pairs!r}")
         if self.cache_control is not None:  # the model's side is checked where it is known (check_cache_control)
@@ -192,6 +199,7 @@ class FitOptions(TypedDict, total=False):
     counter: TokenCounter | str | None
     tools: Sequence[Any] | None
     tool_choice: Any
+    request_model: str | None
     cache_control: bool | None
     summarizer: Any
     keep_last: int | None

@@ -26,10 +26,11 @@ from ctxwin import _tracing as tracing
 from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter, require_counter
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages._convert import is_request, request_tools
-from ctxwin.messages._forms import CallerForms, Output, give_back, read_for
-from ctxwin.messages._request_body import nonstreaming_limit, request_form, request_limit, tools_as_sent
+from ctxwin.messages._forms import CallerForms, Output
+from ctxwin.messages._request_forms.form import RequestForm
+from ctxwin.messages._request_forms.registry import AS_GIVEN, form_of, get_form, request_limit
 from ctxwin.messages._sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages._tool_forms import check_tool_choice, openai_tools
 from ctxwin.planner._cache_marks import check_cache_control
@@ -86,10 +87,10 @@ RECALL_STEP = "recall"
 RECALL_ROOM_STEP = "recall_room"
 
 
-def _sendable(output: str, model: str | None, reserve: int) -> int:
-    """A default reserve no larger than the reply limit the ``output`` API's SDK sends without streaming (Anthropic's:
-    ``request_body.nonstreaming_limit``), so the request is sendable as built."""
-    limit = nonstreaming_limit(output, model)
+def _sendable(form: RequestForm, model: str | None, reserve: int) -> int:
+    """A default reserve no larger than the reply limit the ``form``'s SDK sends without streaming (Anthropic's:
+    ``RequestForm.nonstreaming_limit``), so the request is sendable as built."""
+    limit = form.nonstreaming_limit(model)
     return reserve if limit is None else min(reserve, limit)
 
 
@@ -124,7 +125,7 @@ class Planner(Generic[M]):
     (``FitConfig.of(config, **options)``); ``model`` and ``strategies`` may be given first, by position.
     ``planner.config`` is what it was built with. The chain of strategies is built once (``ctxwin.planner._chain``);
     a provider output runs ``place_media`` first. ``Plan.request`` is the whole request body for a provider output
-    (``ctxwin.messages._request_body``).
+    (the output's ``RequestForm``, ``ctxwin.messages._request_forms``).
     """
 
     @overload
@@ -175,14 +176,17 @@ class Planner(Generic[M]):
         if window is None:
             raise ValueError("context_window is required when no model is given")
         reserve = config.reserve_output
+        form = get_form(config.output)
         if reserve is None:
-            reserve = _sendable(config.output, spec.name if spec else None,
+            reserve = _sendable(form, spec.name if spec else None,
                                 default_reserve(spec.max_output_tokens if spec else 0, window))
         if reserve >= window:
             raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         check_cache_control(bool(config.cache_control), config.output, spec.caching if spec else None, config.model)
         self.tools = openai_tools(config.tools)
-        self.output: Output = config.output  # before the tools are counted: in the form this output sends them
+        self.output: Output = config.output
+        self.form = form  # before the tools are counted: in the form this output sends them
+        self.request_model = config.request_model or config.model
         self.tool_choice = config.tool_choice
         self._variants: dict[str, Planner] = {}  # for_request's planners, by the JSON of what differs
         error = float(self.counter.max_relative_error or 0.0)
@@ -236,8 +240,8 @@ class Planner(Generic[M]):
         """This planner for ``request`` (a message list, or a whole request ``{"messages"|"input", "tools",
         "tool_choice", "max_tokens", ...}``): the request's tools and tool_choice replace the planner's, as they
         are what is sent, its reply limit is the reserve unless ``reserve_output`` was given, and
-        ``output="request"`` becomes the form the request is in (``request_body.request_form``)."""
-        output: Output = request_form(request) if self.output == "request" else self.output
+        ``output="request"`` becomes the form the request is in (``registry.form_of``)."""
+        output: Output = form_of(request).name if self.output == AS_GIVEN else self.output  # type: ignore[assignment]
         tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
         limit = None
         if is_request(request):
@@ -253,13 +257,13 @@ class Planner(Generic[M]):
                                  f"({self.budget.context_window})")
             reserve = limit
         elif self.config.reserve_output is None:  # the default reserve, for this request's form
-            reserve = _sendable(output, self.model, reserve)
+            reserve = _sendable(get_form(output), self.model, reserve)
         if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
             return self
         return self._variant(tools, output, choice, reserve)
 
     def _tools_tokens(self) -> int:
-        tools = tools_as_sent(self.output, self.tools)  # counted as the request sends them
+        tools = self.form.tools_as_sent(self.tools)  # counted as the request sends them
         if not tools:
             return 0
         return int(self.counter.count_tools(tools))
@@ -270,11 +274,12 @@ class Planner(Generic[M]):
     def _check_pairs(self, run: _Run, meter: Meter) -> None:
         """No broken tool pair goes out: those of the fitted conversation are repaired (a step of its own) and
         reported as the input's or as a step's. Only the fitted conversation is scanned (the input only when it has
-        some), so a plan far over budget does not read the history it drops."""
-        broken = find_broken_pairs(run.current)
+        some), so a plan far over budget does not read the history it drops. Stray media (moved out of a tool round a
+        step dropped) is looked for only where a step changed the messages."""
+        inputs = run.lists[0]
+        broken = find_broken_pairs(run.current, strays=run.current is not inputs)
         if not broken:
             return
-        inputs = run.lists[0]
         known = broken if run.current is inputs else find_broken_pairs(inputs)
         inherited = {*known.orphan_ids(inputs), *known.unanswered_ids()}
         current = run.current
@@ -312,18 +317,7 @@ class Planner(Generic[M]):
             )
         if last_user_index(messages) is None:
             warnings.append("the conversation has no user message")
-        limit = nonstreaming_limit(self.output, self.model)
-        if limit is not None and self.budget.reserve_output > limit:
-            warnings.append(
-                f"max_tokens {self.budget.reserve_output} is above the {limit} Anthropic's SDK sends without streaming"
-                f"{f' for {self.model}' if self.model else ''}: send plan.request with client.messages.stream(...) "
-                f"(or create(..., stream=True)), as the SDK documents for long requests, or give reserve_output <= "
-                f"{limit}"
-            )
-        if self.output == "anthropic" and not self.tools and any(isinstance(m, AIMessage) and m.tool_calls
-                                                                 for m in messages):
-            warnings.append("the conversation has tool calls but no tools were given: Anthropic rejects tool_use "
-                            "blocks in a request without tools (pass tools=)")
+        warnings += self.form.refusals(messages, self.tools, self.budget.reserve_output, self.model)
         inputs = run.lists[0]
         if self.keep_last and messages is not inputs:
             present = set(map(id, messages))
@@ -334,12 +328,12 @@ class Planner(Generic[M]):
                     "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
                 )
         name = self.counter.name
-        out, top_system = give_back(messages, self.output, forms)
+        out, top_system = self.form.write(messages, forms)
         system = sum(meter.each(messages[: leading_system_count(messages)]))
         plan = Plan(
             out, fits, budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
-            tools=self.tools, tool_choice=self.tool_choice,
+            tools=self.tools, tool_choice=self.tool_choice, request_model=self.request_model,
             cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled,
         )
         if top is not None:
@@ -367,20 +361,20 @@ class Planner(Generic[M]):
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages._forms``) unless ``output="openai"``."""
         planner = self.for_request(messages)
-        items, forms = read_for(messages, planner.output)
+        items, forms = planner.form.read(messages)
         return planner._plan(list(items) if items is messages else items, planner._meter(), forms)
 
     async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
         planner = self.for_request(messages)
-        items, forms = read_for(messages, planner.output)
+        items, forms = planner.form.read(messages)
         return await planner._aplan(
             list(items) if items is messages else items, planner._meter(), forms
         )
 
     def _meter(self) -> Meter:
         """A plan's meter: the counter, with the tool definitions as the request sends them."""
-        return Meter(self.counter, tools_as_sent(self.output, self.tools))
+        return Meter(self.counter, self.form.tools_as_sent(self.tools))
 
     def session(
         self, messages: Any = None, *, history: Any = None, **options: Unpack[FitOptions]
@@ -390,7 +384,7 @@ class Planner(Generic[M]):
         ``low_water``, ``tool_output_cap``, ``keep_first``, ``head_fill``, ``cache_control``: ``FitConfig``).
         ``history``: a chat history (``ctxwin.history``: in memory, JSONL file, SQLite) the session starts from
         and appends to, so that it (and what recall finds in it) survives a restart."""
-        if self.output == "request":
+        if self.output == AS_GIVEN:
             raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
                              "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
         session: PlanSession[M] = PlanSession(self, history=history, **options)
@@ -567,8 +561,8 @@ class Planner(Generic[M]):
         API takes it (``place_media``, reported when it changed anything)."""
         lists = [messages]
         run = _Run(budget, lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
-        if self.output != "messages":
-            placing = PlaceMedia(self.output)
+        if self.form.media is not None:
+            placing = PlaceMedia(self.form)
             result = placing.apply(messages, self._context(meter, budget))
             if result.messages is not messages:
                 run.record(placing.name, result)

@@ -12,6 +12,7 @@ from ctxwin.counters._base import TokenCounter
 from ctxwin.counters._caching import CachingRules
 from ctxwin.messages import BaseMessage
 from ctxwin.messages._forms import CallerForms, Output
+from ctxwin.messages._request_forms.form import RequestForm
 from ctxwin.planner._config import FitConfig
 from ctxwin.planner._report import M, Plan
 from ctxwin.recall._inject import Recalled, RecallSource
@@ -61,6 +62,7 @@ class Planning(Protocol[M]):
     counter: TokenCounter
     tools: list[dict[str, Any]] | None
     output: Output
+    form: RequestForm
     caching: CachingRules | None
     model: str | None
 

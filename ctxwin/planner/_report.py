@@ -15,9 +15,7 @@ from typing_extensions import TypeVar
 
 from ctxwin._errors import InvalidInputError
 from ctxwin.messages import BaseMessage, HumanMessage
-from ctxwin.messages._anthropic_cache import mark_cache_breakpoints
-from ctxwin.messages._openai_cache import mark_prompt_cache
-from ctxwin.messages._request_body import nonstreaming_limit, request_body
+from ctxwin.messages._request_forms.registry import get_form
 from ctxwin.recall._inject import Recalled
 from ctxwin.strategies._base import Budget, Change, ChangeKind, StepResult
 
@@ -217,9 +215,9 @@ M = TypeVar("M", default=Any)  # what Plan.messages holds: see Planner's ``outpu
 class Plan(Generic[M]):
     """The fitted conversation and how it was fitted.
 
-    ``messages`` are in the planner's ``output`` form (``output`` says which); for ``output="anthropic"`` the leading
-    system messages are ``system``, the request's top-level system (None when there is none, and for the other
-    forms, whose system messages stay in ``messages``). ``request`` holds both as keyword arguments for the SDK call.
+    ``messages`` are in the planner's ``output`` form (``output`` says which); ``system`` is the system prompt a
+    form holds apart (Anthropic's top-level system, Responses' instructions; None when there is none, and where the
+    system messages stay in ``messages``). ``request`` holds both as keyword arguments for the SDK call.
 
     Token figures are for the whole request (messages and tool definitions) as the planner's counter counts it;
     ``fits`` means ``tokens_after <= budget.max_input_tokens``. Message labels in the step reports are message
@@ -244,6 +242,7 @@ class Plan(Generic[M]):
     output: str = field(default="messages", kw_only=True)
     tools: list[dict[str, Any]] | None = field(default=None, kw_only=True)  # OpenAI function tools, as counted
     tool_choice: Any = field(default=None, kw_only=True)
+    request_model: str | None = field(default=None, kw_only=True)  # the ``model`` of ``request``
     # A session's plans: what is shared with the previous request (None for a one-off plan).
     cache: CacheReport | None = field(default=None, kw_only=True)
     # With cache_control: the message indexes ``request`` marks (Anthropic: tools and system are marked too; OpenAI:
@@ -258,37 +257,33 @@ class Plan(Generic[M]):
 
     @property
     def request(self) -> dict[str, Any]:
-        """The whole request body, for ``client.chat.completions.create(model=..., **plan.request)`` (``"openai"``),
-        ``client.responses.create`` (``"responses"``) or ``client.messages.create`` (``"anthropic"``): the
-        messages (``input``), the system (Anthropic) or instructions (Responses, when the input had them), the
-        tools in the provider's form with ``tool_choice``, and the reply limit (``max_completion_tokens`` /
-        ``max_output_tokens`` / ``max_tokens``) from ``budget.reserve_output`` (see
-        ``ctxwin.messages._request_body``). For ``"messages"``: ``{"messages": ...}``. With ``cache_control``, its
-        cache breakpoints: Anthropic's ``cache_control`` (``ctxwin.messages._anthropic_cache``), OpenAI's
-        ``prompt_cache_breakpoint`` with ``prompt_cache_options`` (``ctxwin.messages._openai_cache``); a session's
-        ``prompt_cache_key``."""
-        body = request_body(
-            self.output, self.messages, system=self.system, tools=self.tools, tool_choice=self.tool_choice,
-            max_output_tokens=self.reply_limit,
+        """The whole request body, for ``client.chat.completions.create(**plan.request)`` (``"openai"``),
+        ``client.responses.create(**plan.request)`` (``"responses"``) or ``client.messages.create(**plan.request)``
+        (``"anthropic"``): the ``model`` (``request_model``, else the model's name), the messages (``input``), the
+        system (Anthropic) or instructions (Responses, when the input had them), the tools in the provider's form
+        with ``tool_choice``, and the reply limit (``max_completion_tokens`` / ``max_output_tokens`` /
+        ``max_tokens``) from ``budget.reserve_output`` (the output's ``RequestForm``). For ``"messages"``:
+        ``{"messages": ...}``. With ``cache_control``, its cache breakpoints: Anthropic's ``cache_control``
+        (``ctxwin.messages.mark_cache_breakpoints``), OpenAI's ``prompt_cache_breakpoint`` with
+        ``prompt_cache_options`` (``ctxwin.messages.mark_prompt_cache``); a session's ``prompt_cache_key``."""
+        form = get_form(self.output)
+        body = form.body(
+            self.messages, model=self.request_model, system=self.system, tools=self.tools,
+            tool_choice=self.tool_choice, max_output_tokens=self.reply_limit,
         )
-        if self.output == "anthropic":
-            if self.cache_breakpoints is not None and self.messages:
-                return mark_cache_breakpoints(body, self.cache_breakpoints, ttl=self.cache_ttl)
-        elif self.output in ("openai", "responses") and (self.cache_breakpoints is not None or self.cache_key):
-            marks = self.cache_breakpoints if self.messages else None
-            return mark_prompt_cache(body, marks, ttl=self.cache_ttl, key=self.cache_key)
-        return body
+        return form.mark_cache(body, self.cache_breakpoints, ttl=self.cache_ttl, key=self.cache_key)
 
     @property
     def reply_limit(self) -> int:
-        """The request's reply limit: ``budget.reserve_output``; with none reserved, Anthropic's required
-        ``max_tokens`` is the room the request leaves in the input budget (at least 1, and at most what Anthropic's
-        SDK sends without streaming), and the other APIs' is left out (0)."""
+        """The request's reply limit: ``budget.reserve_output``; with none reserved, a form that requires one
+        (Anthropic's ``max_tokens``) gets the room the request leaves in the input budget (at least 1, and at most
+        what the SDK sends without streaming), the others none (0)."""
         reserve = self.budget.reserve_output
-        if reserve or self.output != "anthropic":
+        form = get_form(self.output)
+        if reserve or not form.requires_limit:
             return reserve
         room = max(1, self.budget.max_input_tokens - self.tokens_after)
-        return min(room, nonstreaming_limit(self.output, self.model) or room)
+        return min(room, form.nonstreaming_limit(self.model) or room)
 
     @property
     def tokens_before(self) -> int:

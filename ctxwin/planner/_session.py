@@ -35,18 +35,16 @@ from typing_extensions import Unpack
 
 from ctxwin.counters._caching import CachingRules
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
-from ctxwin.messages._anthropic_cache import MAX_BREAKPOINTS
 from ctxwin.messages._convert import is_langchain_message, is_request
-from ctxwin.messages._forms import CallerForms, OpenAIDicts, give_back, read_for
+from ctxwin.messages._forms import CallerForms, OpenAIDicts
 from ctxwin.messages._placement import place_media
-from ctxwin.messages._request_body import tools_as_sent
+from ctxwin.messages._request_forms.anthropic import MAX_BREAKPOINTS
 from ctxwin.planner._cache_marks import (
     TtlChoice,
     check_cache_control,
     checked_ttl,
     choose_ttl,
     payback_turns,
-    takes_openai_marks,
 )
 from ctxwin.planner._config import DEFAULT_KEEP_FIRST as DEFAULT_KEEP_FIRST  # where the tests and docs met it
 from ctxwin.planner._config import SESSION_OPTIONS, FitOptions
@@ -129,8 +127,8 @@ class PlanSession(Generic[M]):
     the head a cut keeps may take (None: a cut keeps no head, it drops the oldest messages). ``head_fill``: the head
     reaches at least this share of the input budget with the tools and system prompt (None: up to two thirds of
     ``keep_first`` by ``turn_length`` at the first cut, 0 when the planner summarizes). ``cache_control``: mark
-    cache breakpoints in ``Plan.request`` (None: with ``output="anthropic"``, and with ``"openai"``/``"responses"``
-    for a model that takes OpenAI's marks). ``expected_gap``: the seconds expected between requests, which choose
+    cache breakpoints in ``Plan.request`` (None: where the output's form and the model take them: Anthropic's, and
+    OpenAI's for a model that takes its marks). ``expected_gap``: the seconds expected between requests, which choose
     the cache lifetime (None: the median of the gaps measured between plans). ``cache_ttl``: one of the model's
     lifetimes for every write (None: chosen from the gap). ``cache_key``: the ``prompt_cache_key`` OpenAI requests
     carry (None: one made for the session, for models that route by it). The options are the planner's ``config``
@@ -157,13 +155,13 @@ class PlanSession(Generic[M]):
         self.low_water = _float(config.low_water)
         rules = planner.caching
         self.cache_control = config.cache_control
+        form = planner.form
         if self.cache_control is None:
-            self.cache_control = planner.output == "anthropic" or (
-                planner.output in ("openai", "responses") and takes_openai_marks(rules))
+            self.cache_control = form.marks_cache and form.cache_marks_refusal(rules, planner.model) is None
         check_cache_control(self.cache_control, planner.output, rules, planner.model)
         self.expected_gap = config.expected_gap
         self.cache_ttl = checked_ttl(config.cache_ttl, rules)
-        routed = planner.output in ("openai", "responses") and rules is not None and rules.cache_key
+        routed = form.routes_by_cache_key and rules is not None and rules.cache_key
         self.cache_key = config.cache_key or (f"ctxwin-{uuid.uuid4().hex}" if routed else None)
         self.tool_output_cap = _float(config.tool_output_cap) if config.cache_stable else None
         self.keep_first = _float(config.keep_first) if config.cache_stable else None
@@ -175,8 +173,8 @@ class PlanSession(Generic[M]):
         self._messages: list[BaseMessage] = []
         self._view: list[BaseMessage] = []  # what plans are made of: the messages, new tool outputs capped
         self._pinned: list[int] = []
-        self._meter = Meter(planner.counter, tools_as_sent(planner.output, planner.tools))
-        # The caller's objects (LangChain messages; OpenAI dicts for output="openai"), while every turn gave that
+        self._meter = Meter(planner.counter, form.tools_as_sent(planner.tools))
+        # The caller's objects (LangChain messages; OpenAI dicts for chat completions), while every turn gave that
         # one form: plans give them back (docs/interop.md). A turn in another form makes the session a mix.
         self._forms: CallerForms | None = None
         self._mixed = False
@@ -245,7 +243,7 @@ class PlanSession(Generic[M]):
         start = len(self._messages)
         if is_langchain_message(messages) or (isinstance(messages, Mapping) and not is_request(messages)):
             messages = [messages]
-        items, forms = read_for(messages, self.planner.output)
+        items, forms = self.planner.form.read(messages)
         removal = next((m for m in items if isinstance(m, RemoveMessage)), None)
         if removal is not None:
             raise ValueError(
@@ -371,7 +369,7 @@ class PlanSession(Generic[M]):
     def _appended_fits(self, candidate: list[BaseMessage]) -> bool:
         """Whether the previous request plus what was appended fits as it is sent: with media where the output's
         API takes it (``place_media``, the plan's first step), so a request that appends is exactly that."""
-        candidate = place_media(candidate, self.planner.output).messages
+        candidate = place_media(candidate, self.planner.form).messages
         budget = self._budget
         if candidate and self._meter.overhead is not None:
             return within(self._meter, candidate, budget.max_input_tokens - budget.tools_tokens)
@@ -483,8 +481,8 @@ class PlanSession(Generic[M]):
         if any(map(self.planner.is_summary, sent[:start])):  # a summary before the head changes at every cut
             return
         summarizes = self.planner.summarizes
-        if self.planner.output == "anthropic" and summarizes:
-            return  # a summary would follow the head: a system message Anthropic takes only at the start
+        if not self.planner.form.later_system and summarizes:
+            return  # a summary would follow the head: a system message the form takes only at the start
         budget = self._budget
         fill = self.head_fill
         if fill is None:  # a summary of the middle needs the room a larger head would take
@@ -526,7 +524,7 @@ class PlanSession(Generic[M]):
         starts with it unchanged; None otherwise (or for an empty prefix). Converts only ``prefix``."""
         if not prefix:
             return None
-        ends = give_back(prefix, self.planner.output, None)[0]
+        ends = self.planner.form.write(prefix, None)[0]
         end = len(ends) - 1
         return end if 0 <= end < len(plan.messages) and plan.messages[end] == ends[-1] else None
 
@@ -547,7 +545,7 @@ class PlanSession(Generic[M]):
             ends.add(shared)
         # A model without rules (a planner given a counter) is marked as Anthropic allows, where it is marked at all.
         limit = rules.max_breakpoints if rules is not None else MAX_BREAKPOINTS
-        explicit = rules.mode == "explicit" if rules is not None else self.planner.output == "anthropic"
+        explicit = rules.mode == "explicit" if rules is not None else self.planner.form.explicit_cache
         room = max(limit, 1) - (explicit and bool(self._budget.tools_tokens))
         if start:
             room -= 1
@@ -555,19 +553,18 @@ class PlanSession(Generic[M]):
         return (start, *later) if start else tuple(later)
 
     def _breakpoints(self, plan: Plan[M], sent: list[BaseMessage], shared: int) -> tuple[int, ...] | None:
-        """``cache_prefixes`` as indexes in ``plan.messages`` (Anthropic marks its system prompt apart). None
-        (Anthropic) or none (OpenAI: explicit mode, nothing written) when no lifetime outlasts the gap."""
-        anthropic = self.planner.output == "anthropic"
+        """``cache_prefixes`` as indexes in ``plan.messages`` (a system prompt the form holds apart is no message:
+        the form marks it itself). None (a form that caches only what is marked) or none (OpenAI: explicit mode,
+        nothing written) when no lifetime outlasts the gap."""
         if not self.cache_prefixes:
-            return None if anthropic else ()
-        start = leading_system_count(sent)
+            return None if self.planner.form.explicit_cache else ()
         marks: list[int] = []
         for length in self.cache_prefixes:
             if length == len(sent):
                 marks.append(-1)
             elif length == shared == len(self._sent or ()) and 0 < self._sent_out < len(plan.messages):
                 marks.append(self._sent_out - 1)  # the previous request, as sent: no conversion needed
-            elif not (anthropic and length == start):
+            else:
                 index = self._end_of(plan, sent[:length])
                 if index is not None and index < len(plan.messages) - 1:
                     marks.append(index)

@@ -1,4 +1,5 @@
-"""Broken tool pairs: results that answer no earlier call, and calls that no later result answers.
+"""Broken tool pairs: results that answer no earlier call, calls that no later result answers, and media moved out
+of a tool result that is no longer sent.
 
 OpenAI rejects a request with either (HTTP 400), so the planner checks the conversation it fitted for them and
 repairs it by the rule below (the input's own broken pairs only with ``broken_tool_pairs="drop"``, the default; any
@@ -7,7 +8,9 @@ a step left, always). The rule drops the least that makes the request valid:
 - an **orphan result** (a ToolMessage whose ``tool_call_id`` matches no earlier, still unanswered AIMessage tool call,
   duplicates included) is dropped;
 - an **unanswered call** (an AIMessage tool call with no later ToolMessage) is removed from its AIMessage (from every
-  place a call is recorded); the AIMessage itself is dropped only when nothing is left of it (no text, no call).
+  place a call is recorded); the AIMessage itself is dropped only when nothing is left of it (no text, no call);
+- **stray media** (a user message ``place_media`` inserted for media moved out of tool results, whose note names a
+  call none of the results before it answers: a step dropped the round) is dropped.
 
 A pair is matched as ``ToolPairs`` matches it: a call and the first later result with its id.
 """
@@ -21,6 +24,7 @@ from itertools import compress, count, repeat
 from operator import attrgetter
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
+from ctxwin.messages._placement import MOVED_FROM
 from ctxwin.strategies._base import BaseStrategy, Change, StepContext, StepKeeps, StepResult
 from ctxwin.trim._tool_pairs import call_ids, keep_tool_calls
 
@@ -37,9 +41,10 @@ class BrokenPairs:
 
     orphans: list[int] = field(default_factory=list)  # indexes of ToolMessages answering no call
     unanswered: dict[int, list[str]] = field(default_factory=dict)  # AIMessage index -> its unanswered call ids
+    stray: list[int] = field(default_factory=list)  # indexes of moved media whose tool results are gone
 
     def __bool__(self) -> bool:
-        return bool(self.orphans or self.unanswered)
+        return bool(self.orphans or self.unanswered or self.stray)
 
     def orphan_ids(self, messages: Sequence[BaseMessage]) -> list[str]:
         return [messages[i].tool_call_id for i in self.orphans]  # type: ignore[attr-defined]
@@ -48,8 +53,8 @@ class BrokenPairs:
         return [call_id for ids in self.unanswered.values() for call_id in ids]
 
     def split(self, messages: Sequence[BaseMessage], ids: set[str]) -> tuple[BrokenPairs, BrokenPairs]:
-        """These broken pairs in two: those whose call id is in ``ids``, and the others."""
-        parts = (BrokenPairs(), BrokenPairs())
+        """These broken pairs in two: those whose call id is in ``ids``, and the others (stray media: a step's)."""
+        parts = (BrokenPairs(), BrokenPairs(stray=list(self.stray)))
         for i in self.orphans:
             parts[messages[i].tool_call_id not in ids].orphans.append(i)  # type: ignore[attr-defined]
         for i, call_ids_ in self.unanswered.items():
@@ -65,14 +70,35 @@ class BrokenPairs:
             if ids:
                 named = ", ".join(ids[:_NAMED]) + (f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else "")
                 parts.append(f"{len(ids)} {what}{'s' if len(ids) > 1 else ''} ({named})")
+        if self.stray:
+            parts.append(f"{len(self.stray)} message{'s' if len(self.stray) > 1 else ''} of media moved out of tool "
+                         "results no longer sent")
         return ", ".join(parts)
 
 
-def find_broken_pairs(messages: Sequence[BaseMessage]) -> BrokenPairs:
+def find_broken_pairs(messages: Sequence[BaseMessage], *, strays: bool = True) -> BrokenPairs:
     """The broken pairs of ``messages``. Most conversations have none, which comprehensions over the AI and tool
     messages confirm (distinct ids, each result after its call, every call answered); only otherwise are the
-    messages walked one by one."""
+    messages walked one by one. ``strays=False`` leaves out stray media (none where no step dropped anything)."""
     types = list(map(attrgetter("type"), messages))
+    broken = _pairs(messages, types)
+    if strays:
+        broken.stray = _stray_media(messages, types)
+    return broken
+
+
+def _stray_media(messages: Sequence[BaseMessage], types: list[str]) -> list[int]:
+    """The indexes of moved media (``MOVED_FROM``) whose tool calls no result in ``messages`` answers."""
+    humans = list(compress(count(), map("human".__eq__, types)))
+    kwargs = map(attrgetter("additional_kwargs"), map(messages.__getitem__, humans))
+    moved = list(compress(humans, map(operator.contains, kwargs, repeat(MOVED_FROM))))
+    if not moved:
+        return []
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    return [i for i in moved if not answered.issuperset(messages[i].additional_kwargs[MOVED_FROM])]
+
+
+def _pairs(messages: Sequence[BaseMessage], types: list[str]) -> BrokenPairs:
     tools = list(compress(count(), map(_TOOL_TYPES.__contains__, types)))
     ai_indexes = list(compress(count(), map(_AI_TYPES.__contains__, types)))
     ais = list(map(messages.__getitem__, ai_indexes))
@@ -131,7 +157,7 @@ class RepairToolPairs(BaseStrategy):
         broken = self.broken if self.broken is not None else find_broken_pairs(messages)
         if not broken:
             return StepResult(list(messages))
-        dropped = set(broken.orphans)
+        dropped = {*broken.orphans, *broken.stray}
         replaced: dict[int, BaseMessage] = {}
         for i, ids in broken.unanswered.items():
             call = messages[i]
@@ -144,7 +170,8 @@ class RepairToolPairs(BaseStrategy):
         what = broken.describe(messages)
         return StepResult(
             [replaced.get(i, m) for i, m in enumerate(messages) if i not in dropped],
-            [f"{self.reason} {what}: dropped orphan results and removed unanswered calls"],
+            [f"{self.reason} {what}: dropped orphan results{' and stray media' if broken.stray else ''} and removed "
+             "unanswered calls"],
             [
                 Change("dropped", [messages[i] for i in sorted(dropped)]),
                 Change("truncated", [messages[i] for i in replaced], list(replaced.values())),

@@ -17,7 +17,7 @@ from test_shards import _workers_of
 
 from ctxwin.cli._fit_file import fit_file
 from ctxwin.cli._io import fitted_document
-from ctxwin.messages._request_body import request_form
+from ctxwin.messages._request_forms.registry import form_of
 from ctxwin.planner import Plan
 
 FIT_ARGS = ["-m", "gpt-4o", "--context-window", "2500", "--reserve", "500"]
@@ -75,7 +75,7 @@ def test_workers_give_the_same_output_as_one_process(tmp_path: Path) -> None:
     assert numbers == sorted(numbers)
     for row in rows:
         item = by_line[row["ctxwin"]["line"]]
-        want = expected(item, **{**FIT, "output": request_form(item)})  # written back in its own form
+        want = expected(item, **{**FIT, "output": form_of(item).name})  # written back in its own form
         assert isinstance(want, Plan)
         # output="openai" gives the caller's own dicts back for the kept messages (a null content as given)
         original = item if isinstance(item, dict) else {"messages": item}

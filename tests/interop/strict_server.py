@@ -6,7 +6,8 @@ Each body is validated as the SDK's own request params (``CompletionCreateParams
 cannot say: images only in user content for chat completions (and Responses messages); a tool result answers a call
 made before it; Anthropic's ``tool_use`` needs ``tools`` naming the tool, a tool is a client tool (a name and an
 ``input_schema``) or a server tool of a type the SDK knows, each with only its own keys, a base64 image has one of
-the four image media types and a URL image a web URL, roles alternate from a user turn, and a
+the four image media types and a URL image a web URL, roles alternate from a user turn, no turn but a final
+assistant one is empty, and a
 thinking block is one the server issued, unchanged (signature included); Responses reasoning items and their
 encrypted content go back as issued; prompt caching marks: at most four (Anthropic's ``cache_control``, OpenAI's
 ``prompt_cache_breakpoint``), OpenAI's only on the blocks that take one, Anthropic's on no empty text or thinking
@@ -138,8 +139,12 @@ def _anthropic(body: dict[str, Any], issued: Issued) -> None:
     if not roles or roles[0] != "user" or any(a == b for a, b in zip(roles, roles[1:], strict=False)):  # noqa: RUF007
         raise Rejected(f"roles must alternate starting with user, got {roles}")
     uses: set[str] = set()
+    last = len(body["messages"]) - 1
     for i, message in enumerate(body["messages"]):
         content = message["content"]
+        if not content and not (i == last and message["role"] == "assistant"):
+            raise Rejected(f"messages.{i}: all messages must have non-empty content except for the optional final "
+                           "assistant message")
         for block in content if isinstance(content, list) else []:
             kind = block.get("type")
             if kind == "tool_use":

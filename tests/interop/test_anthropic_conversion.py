@@ -16,8 +16,7 @@ import pytest
 import ctxwin
 from ctxwin.counters._api.anthropic import AnthropicApiCounter
 from ctxwin.counters._api.store import StoredCounts
-from ctxwin.messages._anthropic_format import convert_to_anthropic
-from ctxwin.messages._tool_forms import anthropic_tools
+from ctxwin.messages._request_forms.anthropic import anthropic_tools, convert_to_anthropic
 
 from .strict_server import Server, strict_server
 

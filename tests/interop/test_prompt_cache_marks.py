@@ -62,9 +62,9 @@ def test_gpt_56_session_requests_are_accepted_with_their_marks(server: Server, o
         plan = session.plan()
         cuts += plan.cache is not None and plan.cache.cut
         if output == "openai":
-            client.chat.completions.create(model="gpt-5.6", **plan.request)
+            client.chat.completions.create(**plan.request)
         else:
-            client.responses.create(model="gpt-5.6", **plan.request)
+            client.responses.create(**plan.request)
         body = server.bodies[-1][1]
         assert body["prompt_cache_key"] == session.cache_key and body["prompt_cache_options"] == {"mode": "explicit"}
         assert 1 <= marks_in(body) <= 4
@@ -78,7 +78,7 @@ def test_a_one_off_gpt_56_plan_with_marks_is_accepted(server: Server, output: st
                           cache_control=True).plan(messages)
     client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0)
     create = client.chat.completions.create if output == "openai" else client.responses.create
-    create(model="gpt-5.6", **plan.request)  # type: ignore[operator]
+    create(**plan.request)  # type: ignore[operator]
     assert marks_in(server.bodies[-1][1]) == 1
 
 
@@ -92,7 +92,7 @@ def test_anthropic_session_requests_carry_the_lifetime_the_gap_needs(server: Ser
     for turn in agent_turns(16):
         session.add_messages(turn)
         plan = session.plan()
-        client.messages.create(model="claude-opus-4-7", **plan.request)
+        client.messages.create(**plan.request)
         body = json.dumps(server.bodies[-1][1])
         assert 0 < body.count('"cache_control"') <= 4
         assert body.count('"ttl": "1h"') == (body.count('"cache_control"') if gap > 300 else 0)

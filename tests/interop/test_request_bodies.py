@@ -61,13 +61,13 @@ def send(server: Server, output: str, request: dict[str, Any]) -> tuple[str, Any
     """``request`` sent with the SDK's own client; the body the server got."""
     if output == "openai":
         openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0).chat.completions.create(
-            model="gpt-4o", **request)
+            **{**request, "model": "gpt-4o"})
     elif output == "responses":
         openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0).responses.create(
-            model="gpt-4o", **request)
+            **{**request, "model": "gpt-4o"})
     else:
         anthropic.Anthropic(base_url=server.url, api_key="x", max_retries=0).messages.create(
-            model="claude-sonnet-4-5", **request)
+            **{**request, "model": "claude-sonnet-4-5"})
     return server.bodies[-1]
 
 
@@ -97,7 +97,7 @@ def test_the_request_carries_tools_choice_and_limit_and_is_accepted(server: Serv
     assert function["name"] == "get_weather"
     assert request["tool_choice"] == ({"type": "any"} if output == "anthropic" else "required")
     _path, body = send(server, output, request)
-    assert body == {"model": body["model"], **json.loads(json.dumps(request))}
+    assert body == {**json.loads(json.dumps(request)), "model": body["model"]}
     # the tools the plan counted are the ones sent
     counter = get_counter("gpt-4o")
     assert plan.budget.tools_tokens == counter.count_tools(openai_tools(request["tools"]))  # type: ignore[attr-defined]

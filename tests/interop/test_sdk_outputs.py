@@ -22,8 +22,8 @@ from pydantic import TypeAdapter
 
 import ctxwin
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from ctxwin.messages._anthropic_format import convert_to_anthropic
-from ctxwin.messages._responses_format import convert_to_responses_items
+from ctxwin.messages._request_forms.anthropic import convert_to_anthropic
+from ctxwin.messages._request_forms.responses import convert_to_responses_items
 
 from .strict_server import REPLIES  # the canned answers the SDK clients parse
 from .test_sdk_inputs import ANTHROPIC_REQUEST, RESPONSES_ITEMS
@@ -112,7 +112,7 @@ def test_responses_output_validates_and_is_sent(server: tuple[str, list[Any]]) -
         "type": "input_image",
         "image_url": PNG_URL, "detail": "auto"}
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="x", max_retries=0)
-    client.responses.create(model="gpt-4o", **plan.request)
+    client.responses.create(**plan.request)
     assert bodies[-1] == ("/v1/responses", {"model": "gpt-4o", "input": plan.messages, "max_output_tokens": 16_000})
 
 
@@ -143,8 +143,8 @@ def test_anthropic_output_validates_and_is_sent(server: tuple[str, list[Any]]) -
         "type": "thinking", "thinking": "Rome failed.", "signature": "c2ln"}
     assert plan.messages[4]["content"] == [{"type": "text", "text": "Thanks!"}, {"type": "text", "text": "Bye."}]
     client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
-    client.messages.create(model="claude-sonnet-4-5", **plan.request)
-    assert bodies[-1] == ("/v1/messages", {"model": "claude-sonnet-4-5", **plan.request})
+    client.messages.create(**{**plan.request, "model": "claude-sonnet-4-5"})
+    assert bodies[-1] == ("/v1/messages", {**plan.request, "model": "claude-sonnet-4-5"})
     assert plan.request["max_tokens"] == plan.budget.reserve_output
 
 
@@ -154,7 +154,7 @@ def test_one_system_message_is_a_string_and_none_is_left_out() -> None:
     assert convert_to_anthropic([HumanMessage("hi")]) == {"messages": [{"role": "user", "content": "hi"}]}
     plan = ctxwin.fit([HumanMessage("hi")], "gpt-4o", output="anthropic")
     assert plan.system is None
-    assert plan.request == {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 16_000}
+    assert plan.request == {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 16_000}
 
 
 @pytest.mark.parametrize(

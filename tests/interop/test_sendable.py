@@ -44,21 +44,21 @@ def test_a_default_anthropic_plan_is_sent_without_streaming_under_every_name_of_
     plan = ctxwin.fit(chat(), model, output="anthropic")
     assert not [w for w in plan.warnings if "stream" in w]
     for name in (model, *get_model(model).aliases):  # the SDK's per-model limits are keyed by dated ids
-        client(server).messages.create(model=name, **plan.request)
-        assert server.bodies[-1] == ("/v1/messages", {"model": name, **plan.request})
+        client(server).messages.create(**{**plan.request, "model": name})
+        assert server.bodies[-1] == ("/v1/messages", {**plan.request, "model": name})
 
 
 def test_a_default_anthropic_session_is_sent_without_streaming(server: Server) -> None:
     session = Planner("claude-sonnet-4-5", output="anthropic").session(chat())
     for turn in range(3):
-        client(server).messages.create(model="claude-sonnet-4-5", **session.plan().request)
+        client(server).messages.create(**session.plan().request)
         session.add_messages([AIMessage(f"answer {turn}"), HumanMessage(f"question {turn}")])
 
 
 def test_a_request_in_anthropic_form_gets_a_sendable_default_limit(server: Server) -> None:
     request = {"system": "You are terse.", "messages": [{"role": "user", "content": "Hi"}]}
     plan = Planner("claude-sonnet-4-5", output="request").plan(request)
-    client(server).messages.create(model="claude-sonnet-4-5", **plan.request)
+    client(server).messages.create(**plan.request)
 
 
 def test_a_reply_limit_that_needs_streaming_is_a_warning_naming_streaming(server: Server) -> None:
@@ -67,11 +67,11 @@ def test_a_reply_limit_that_needs_streaming_is_a_warning_naming_streaming(server
     (warning,) = [w for w in plan.warnings if "stream" in w]
     assert "client.messages.stream" in warning
     with pytest.raises(ValueError, match="Streaming is required"):  # the warning is the SDK's own rule
-        client(server).messages.create(model="claude-sonnet-4-5", **plan.request)
+        client(server).messages.create(**plan.request)
     opus = ctxwin.fit(chat(), "claude-opus-4-1", output="anthropic", reserve_output=10_000)
     assert any("8192" in w for w in opus.warnings)
     with pytest.raises(ValueError, match="Streaming is required"):  # Opus 4's lower limit, by its SDK id
-        client(server).messages.create(model="claude-opus-4-0", **opus.request)
+        client(server).messages.create(**{**opus.request, "model": "claude-opus-4-0"})
 
 
 @pytest.mark.parametrize("window", [8_000, 200_000])
@@ -79,7 +79,7 @@ def test_no_reserved_output_still_sends_a_valid_max_tokens(server: Server, windo
     plan = ctxwin.fit(chat(), "claude-sonnet-4-5", context_window=window, reserve_output=0, output="anthropic")
     limit = plan.request["max_tokens"]
     assert limit == max(1, min(plan.budget.max_input_tokens - plan.tokens_after, 21_333))
-    client(server).messages.create(model="claude-sonnet-4-5", **plan.request)
+    client(server).messages.create(**plan.request)
     bare = Planner(counter="approximate", context_window=window, output="anthropic").plan(chat())
     client(server).messages.create(model="claude-sonnet-4-5", **bare.request)
 
@@ -104,7 +104,7 @@ def test_session_breakpoints_with_the_callers_own_marks_stay_within_four(server:
     session = Planner("claude-sonnet-4-5", tools=TOOLS, output="anthropic").session(marked_chat())
     for turn in range(3):
         request = session.plan().request
-        client(server).messages.create(model="claude-sonnet-4-5", **request)
+        client(server).messages.create(**request)
         assert "cache_control" in request["messages"][-1]["content"][-1]  # the newest prefix is still written
         session.add_messages([AIMessage(f"answer {turn}"), HumanMessage(f"question {turn}")])
 
@@ -119,8 +119,8 @@ def test_breakpoints_never_land_on_empty_text_or_thinking(server: Server, reply:
         server.issued.add_thinking(block)
     session = Planner("claude-sonnet-4-5", output="anthropic").session(
         [SystemMessage("You are terse."), HumanMessage("Plan a trip."), reply])
-    client(server).messages.create(model="claude-sonnet-4-5", **session.plan().request)  # the last message
+    client(server).messages.create(**session.plan().request)  # the last message
     session.add_messages(HumanMessage("And the budget?"))
     request = session.plan().request  # the previous request's last message is marked too
-    client(server).messages.create(model="claude-sonnet-4-5", **request)
+    client(server).messages.create(**request)
     assert "cache_control" in request["messages"][0]["content"][-1]  # moved to the nearest block before

@@ -11,8 +11,8 @@ from openai.types.responses import ResponseInputItemParam
 from typing_extensions import assert_type
 
 import ctxwin
-from ctxwin.messages._anthropic_format import convert_to_anthropic
-from ctxwin.messages._responses_format import convert_to_responses_items
+from ctxwin.messages._request_forms.anthropic import convert_to_anthropic
+from ctxwin.messages._request_forms.responses import convert_to_responses_items
 from ctxwin.messages._sdk_types import AnthropicRequest
 
 HISTORY = [{"role": "user", "content": "hi"}]

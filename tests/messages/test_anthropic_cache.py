@@ -11,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage
-from ctxwin.messages._anthropic_cache import MAX_BREAKPOINTS, mark_cache_breakpoints
-from ctxwin.messages._anthropic_format import convert_to_anthropic
+from ctxwin.messages._request_forms.anthropic import MAX_BREAKPOINTS, convert_to_anthropic, mark_cache_breakpoints
 
 
 def markers(request: dict[str, Any]) -> int:

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxwin.messages import HumanMessage
-from ctxwin.messages._anthropic_format import convert_to_anthropic
 from ctxwin.messages._data_url import DataUrl, parse_data_url
+from ctxwin.messages._request_forms.anthropic import convert_to_anthropic
 
 PNG_DATA = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 

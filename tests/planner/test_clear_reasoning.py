@@ -78,8 +78,8 @@ def test_old_thinking_goes_before_any_turn(server: Server) -> None:
     assert loop[:2] == [thinking(99, 50), {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"}]  # type: ignore[index]
     server.issued.add_thinking(thinking(99, 50))
     server.issued.add_thinking({"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"})
-    anthropic.Anthropic(base_url=server.url, api_key="x", max_retries=0).messages.create(
-        model="claude-sonnet-4-0", **plan.request)
+    client = anthropic.Anthropic(base_url=server.url, api_key="x", max_retries=0)
+    client.messages.create(**{**plan.request, "model": "claude-sonnet-4-0"})  # the SDK's id of claude-sonnet-4
     assert messages == claude_session()  # the input is never changed
 
 
@@ -127,8 +127,7 @@ def test_old_reasoning_items_go_first_and_the_loops_come_back_as_received(server
     kinds = [item.get("type") for item in plan.messages]
     assert kinds.count("reasoning") == 1 and plan.messages[-3] == items[-3]  # the current loop's, as received
     server.issued.add_reasoning(items[-3])
-    openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0).responses.create(
-        model="o4-mini", **plan.request)
+    openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0).responses.create(**plan.request)
 
 
 def deepseek_session() -> list[dict[str, Any]]:

@@ -15,7 +15,6 @@ import pytest
 import ctxwin
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
-from ctxwin.messages._request_body import tools_as_sent
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "long_conversation.json"
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}}
@@ -42,7 +41,7 @@ def reasoning_agent(rounds: int) -> list[Any]:
 
 def recount(counter: Any, plan: Any) -> int:
     if plan.output == "messages":
-        return int(counter.count_messages(plan.messages, tools=tools_as_sent("messages", plan.tools)))
+        return int(counter.count_messages(plan.messages, tools=plan.tools))
     return int(counter.count_messages(json.loads(json.dumps(plan.request))))
 
 

@@ -16,8 +16,7 @@ from typing import Any
 from ctxwin._install import install_hint
 from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, checked_tokens
 from ctxwin.counters._errors import CountRequestError, TokenizerDataError
-from ctxwin.messages._anthropic_format import convert_to_anthropic
-from ctxwin.messages._tool_forms import anthropic_tools
+from ctxwin.messages._request_forms.anthropic import anthropic_tools, convert_to_anthropic
 
 # Sent when ANTHROPIC_BASE_URL points elsewhere and no key is set (the SDK refuses to send without one).
 NO_KEY = "none"
@@ -43,7 +42,7 @@ class AnthropicApiCounter(ApiCounter):
         self.client = anthropic.Anthropic(api_key=key or NO_KEY, timeout=self.timeout, max_retries=0)
 
     def request(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
-        """The request ``output="anthropic"`` sends (``convert_to_anthropic``, ``anthropic_tools``), so a count is of
+        """The request the Anthropic form sends (``convert_to_anthropic``, ``anthropic_tools``), so a count is of
         what ctxwin sends and a conversation Anthropic cannot take is refused here as it is there."""
         request: dict[str, Any] = {"model": self.model, **convert_to_anthropic(messages)}
         if tools:
