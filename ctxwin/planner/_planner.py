@@ -235,8 +235,9 @@ class Planner(Generic[M]):
     def for_request(self, request: Any) -> Planner[M]:
         """This planner for ``request`` (a message list, or a whole request ``{"messages"|"input", "tools",
         "tool_choice", "max_tokens", ...}``): the request's tools and tool_choice replace the planner's, as they
-        are what is sent, its reply limit is the reserve unless ``reserve_output`` was given, and
-        ``output="request"`` becomes the form the request is in (``request_body.request_form``)."""
+        are what is sent, the reserve is at least its reply limit (a reply the request lets run longer than the
+        ``reserve_output`` given would not fit in the window), and ``output="request"`` becomes the form the request
+        is in (``request_body.request_form``)."""
         output: Output = request_form(request) if self.output == "request" else self.output
         tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
         limit = None
@@ -247,11 +248,12 @@ class Planner(Generic[M]):
                 check_tool_choice(request["tool_choice"])
                 choice = request["tool_choice"]
             limit = request_limit(request)
-        if limit is not None and self.config.reserve_output is None:
+        if limit is not None:
             if limit >= self.budget.context_window:
-                raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
+                raise ValueError(f"the request's reply limit ({limit}: its max_tokens, max_completion_tokens or "
+                                 "max_output_tokens) must be smaller than the context window "
                                  f"({self.budget.context_window})")
-            reserve = limit
+            reserve = limit if self.config.reserve_output is None else max(limit, self.config.reserve_output)
         elif self.config.reserve_output is None:  # the default reserve, for this request's form
             reserve = _sendable(output, self.model, reserve)
         if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
