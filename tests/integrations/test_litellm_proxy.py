@@ -28,8 +28,8 @@ import pytest
 if importlib.util.find_spec("litellm") is None or importlib.util.find_spec("fastapi") is None:
     pytest.skip("LiteLLM's proxy is not installed (pip install 'ctxwin[litellm]')", allow_module_level=True)
 
-from agent_checks import check_prefixes, check_request, tool_output
 import openai
+from agent_checks import check_prefixes, check_request, tool_output
 from openai import OpenAI
 
 from ctxwin.messages import convert_to_messages

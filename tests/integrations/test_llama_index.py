@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,9 @@ import pytest
 if importlib.util.find_spec("llama_index") is None:
     pytest.skip("LlamaIndex is not installed (pip install 'ctxwin[llama-index]')", allow_module_level=True)
 
+import llama_index.core
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
+from llama_index.core import Settings
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.chat_engine import SimpleChatEngine
@@ -23,8 +26,9 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 from llama_index.core.tools import FunctionTool
 
+from ctxwin import get_counter
 from ctxwin.integrations._conversations import TurnDoesNotFit
-from ctxwin.integrations.llama_index import ContextWindowLLM, _read, _tools
+from ctxwin.integrations.llama_index import ContextWindowLLM, _read, _tools, tokenizer
 from ctxwin.planner import BudgetExceeded
 
 # LlamaIndex's workflows inspect the agent with inspect.getmembers, reading pydantic's deprecated attributes.
@@ -124,3 +128,23 @@ def test_a_turn_that_cannot_fit_is_not_sent() -> None:
         asyncio.run(run())
     assert isinstance(error.value, TurnDoesNotFit)
     assert len(script.calls) == 1, "the call whose tool result does not fit is never made"
+
+
+def test_llamaindex_counts_with_ctxwins_counter_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """LlamaIndex's global tokenizer (a Memory's token_limit, the text splitters) is tiktoken's cl100k unless set,
+    downloaded when tiktoken's cache is cold: a ContextWindowLLM sets ctxwin's counter for its model instead, and
+    nothing is downloaded (tiktoken's cache stays empty; the suite's socket guard would refuse a download)."""
+    monkeypatch.setattr(llama_index.core, "global_tokenizer", None)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    ContextWindowLLM(MockFunctionCallingLLM(), MODEL, context_window=BUDGET)
+    memory = Memory.from_defaults(token_limit=10_000)
+    text = tool_output(3)
+    assert len(Settings.tokenizer(text)) == len(memory.tokenizer_fn(text)) == get_counter(MODEL).count_text(text)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_tokenizer_is_ctxwins_count() -> None:
+    text = tool_output(5)
+    assert len(tokenizer(MODEL)(text)) == get_counter(MODEL).count_text(text)
+    assert len(tokenizer("approximate")(text)) == get_counter("approximate").count_text(text)
+    assert tokenizer(get_counter(MODEL))("") == []
