@@ -10,8 +10,9 @@ marked as ctxwin's; the next call takes those out and un-excludes what it exclud
 framework's message list keeps every original message. Exclusions made by other strategies are respected. Reasoning
 contents follow the rules ``clear_reasoning`` has for every provider.
 
-A compaction strategy is shown the messages only: the agent's ``instructions`` and ``tools`` (``FunctionTool``
-objects or functions decorated with ``@tool``, or OpenAI tool dicts) are given to the strategy to be counted.
+A compaction strategy is shown the messages only: the agent's ``instructions`` and ``tools`` (what ``Agent(tools=...)``
+takes: plain functions, ``FunctionTool`` objects or functions decorated with ``@tool``, OpenAI tool dicts) are given to
+the strategy to be counted; the recall tool (``recall_tool()``) is counted from when it is made.
 Conversations: one cache-stable session per conversation, told apart by their first messages (the framework names
 none to a strategy). ``CtxwinTokenizer`` is ctxwin's exact counter as the framework's ``TokenizerProtocol``, for its
 own token-aware strategies.
@@ -28,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 try:
-    from agent_framework import EXCLUDED_KEY, Content, FunctionTool, Message
+    from agent_framework import EXCLUDED_KEY, Content, FunctionTool, Message, tool
 except ImportError as exc:  # pragma: no cover - the dev environment has the Agent Framework
     raise ImportError(
         "ctxwin.integrations.agent_framework needs the Microsoft Agent Framework: "
@@ -89,6 +90,7 @@ class CtxwinCompactionStrategy:
             options["tools"] = [tool_definition(tool) for tool in tools]
         self.fitter = ConversationFitter("CtxwinCompactionStrategy", FitConfig.of(config, **options))
         self.instructions = instructions
+        self._recall: dict[str, Any] | None = None  # the recall tool's definition, once made
 
     @property
     def config(self) -> FitConfig:
@@ -96,28 +98,46 @@ class CtxwinCompactionStrategy:
 
     def recall_tool(self) -> Callable[..., str]:
         """The recall tool as a function this framework takes as a tool: it searches what this integration's
-        requests left out of the conversation (``ConversationFitter.recall_function``).
-        Give it to ``tool`` for ``Agent(tools=...)`` and to this strategy's ``tools``."""
-        return self.fitter.recall_function()
+        requests left out of the conversation (``ConversationFitter.recall_function``). Give it to
+        ``Agent(tools=...)``: this strategy counts its definition from now on (naming it in ``tools`` too is no
+        harm)."""
+        function = self.fitter.recall_function()
+        self._recall = tool_definition(function)
+        return function
+
+    def _tools(self) -> list[dict[str, Any]] | None:
+        """What each model call sends as tools: the configured ones and the recall tool once made (None: the
+        configured ones alone)."""
+        tools = list(self.config.tools or [])
+        if self._recall is None or any(_name(t) == _name(self._recall) for t in tools):
+            return None
+        return [*tools, self._recall]
 
     async def __call__(self, messages: list[Message]) -> bool:
         before = [(id(m), bool(m.additional_properties.get(EXCLUDED_KEY))) for m in messages]
         originals = _restore(messages)
         items: list[Any] = [_Instructions(self.instructions)] if self.instructions else []
         items.extend(m for m in originals if not m.additional_properties.get(EXCLUDED_KEY))
-        fitted = await self.fitter.afit(items, _read, tools=None, identity=_identity)
+        fitted = await self.fitter.afit(items, _read, tools=self._tools(), identity=_identity)
         messages[:] = _placed(fitted, originals)
         return [(id(m), bool(m.additional_properties.get(EXCLUDED_KEY))) for m in messages] != before
 
 
-def tool_definition(tool: Any) -> dict[str, Any]:
-    """An agent tool as the OpenAI function tool the model is sent."""
-    if isinstance(tool, FunctionTool):
-        return tool.to_json_schema_spec()
-    if isinstance(tool, dict):
-        return tool
-    raise TypeError(f"CtxwinCompactionStrategy: tools are FunctionTools (@tool) or OpenAI tool dicts, got "
-                    f"{type(tool).__name__}")
+def tool_definition(given: Any) -> dict[str, Any]:
+    """An agent tool as the OpenAI function tool the model is sent; a plain function as ``Agent(tools=...)`` makes
+    it a ``FunctionTool`` (with ``@tool``)."""
+    if isinstance(given, dict):
+        return given
+    if not isinstance(given, FunctionTool) and callable(given):
+        given = tool(given)
+    if isinstance(given, FunctionTool):
+        return given.to_json_schema_spec()
+    raise TypeError(f"CtxwinCompactionStrategy: tools are functions, FunctionTools (@tool) or OpenAI tool dicts, got "
+                    f"{type(given).__name__}")
+
+
+def _name(definition: dict[str, Any]) -> Any:
+    return definition.get("function", definition).get("name")
 
 
 def _identity(item: Any) -> Any:

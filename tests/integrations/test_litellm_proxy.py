@@ -16,10 +16,8 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ if importlib.util.find_spec("litellm") is None or importlib.util.find_spec("fast
 import openai
 from agent_checks import check_prefixes, check_request, tool_output
 from openai import OpenAI
+from openai_server import ChatServer, chat_server
 
 from ctxwin.messages import convert_to_messages
 
@@ -46,38 +45,6 @@ TOOLS = [{"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"turn": {"type": "integer"}}, "required": ["turn"]}}}]
 
 
-class FakeProvider(BaseHTTPRequestHandler):
-    """OpenAI's chat completions, scripted: a user message gets a tool call, a tool result gets an answer. Every
-    body received is kept on the server (``server.bodies``)."""
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.bodies.append(body)  # type: ignore[attr-defined]
-        last = body["messages"][-1]
-        number = len(self.server.bodies)  # type: ignore[attr-defined]
-        if last["role"] == "user":
-            turn = int(last["content"].split()[1].rstrip(":"))
-            message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [{
-                "id": f"call_{turn}", "type": "function",
-                "function": {"name": "build_log", "arguments": json.dumps({"turn": turn})}}]}
-            reason = "tool_calls"
-        else:
-            message, reason = {"role": "assistant", "content": f"The failure is E{number}."}, "stop"
-        reply = json.dumps({
-            "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": reason}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -85,14 +52,9 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def provider() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeProvider)
-    server.bodies = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def provider() -> Iterator[ChatServer]:
+    with chat_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +63,7 @@ def proxy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def proxy(provider: ThreadingHTTPServer, proxy_dir: Path) -> Iterator[str]:
+def proxy(provider: ChatServer, proxy_dir: Path) -> Iterator[str]:
     """A LiteLLM proxy process on 127.0.0.1 with the hook from its YAML; its base URL. Its log is
     ``proxy_dir / "proxy.log"``."""
     executable = shutil.which("litellm", path=str(Path(sys.executable).parent)) or shutil.which("litellm")
@@ -117,7 +79,7 @@ def proxy(provider: ThreadingHTTPServer, proxy_dir: Path) -> Iterator[str]:
         f"  - model_name: {MODEL}\n"
         "    litellm_params:\n"
         f"      model: openai/{MODEL}\n"
-        f"      api_base: http://127.0.0.1:{provider.server_address[1]}/v1\n"
+        f"      api_base: {provider.url}\n"
         "      api_key: fake\n"
         "litellm_settings:\n"
         "  callbacks: ctxwin_hook.hook\n"
@@ -160,10 +122,10 @@ def question(turn: int) -> str:
 
 
 @pytest.mark.slow
-def test_every_request_the_provider_receives_fits(provider: ThreadingHTTPServer, proxy: str) -> None:
+def test_every_request_the_provider_receives_fits(provider: ChatServer, proxy: str) -> None:
     """Each request asks for a reply of REPLY_LIMIT tokens, more than the hook's reserve_output: the provider is
     sent the messages and tools in what the window leaves after that reply."""
-    provider.bodies.clear()  # type: ignore[attr-defined]
+    provider.bodies.clear()
     client = OpenAI(base_url=f"{proxy}/v1", api_key=MASTER_KEY, max_retries=0, timeout=60)
     history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     asked: list[str] = []
@@ -181,7 +143,7 @@ def test_every_request_the_provider_receives_fits(provider: ThreadingHTTPServer,
             for call in message.tool_calls:
                 turn_asked = json.loads(call.function.arguments)["turn"]
                 history.append({"role": "tool", "tool_call_id": call.id, "content": tool_output(turn_asked)})
-    bodies: list[dict[str, Any]] = provider.bodies  # type: ignore[attr-defined]
+    bodies = provider.bodies
     assert len(bodies) >= 50 and len(bodies) == len(asked)
     sizes = []
     for body, newest in zip(bodies, asked, strict=True):
@@ -196,10 +158,10 @@ def test_every_request_the_provider_receives_fits(provider: ThreadingHTTPServer,
     assert check_prefixes(requests, cuts) <= len(requests) // 3
 
 
-def refused(proxy: str, proxy_dir: Path, provider: ThreadingHTTPServer, **body: Any) -> openai.APIStatusError:
+def refused(proxy: str, proxy_dir: Path, provider: ChatServer, **body: Any) -> openai.APIStatusError:
     """The error the proxy answers ``body`` with, checked to be one request (no retry), never forwarded, and
     logged without a traceback."""
-    provider.bodies.clear()  # type: ignore[attr-defined]
+    provider.bodies.clear()
     log = proxy_dir / "proxy.log"
     logged = len(log.read_text())
     client = OpenAI(base_url=f"{proxy}/v1", api_key=MASTER_KEY, timeout=60)  # the SDK's default retries
@@ -209,13 +171,13 @@ def refused(proxy: str, proxy_dir: Path, provider: ThreadingHTTPServer, **body: 
     added = log.read_text()[logged:]
     assert "Traceback" not in added, added
     assert added.count("Exception occured") == 1, "one request: a client error is not retried"
-    assert provider.bodies == []  # type: ignore[attr-defined]
+    assert provider.bodies == []
     return error.value
 
 
 @pytest.mark.slow
 def test_a_request_over_the_window_is_a_client_error(
-    provider: ThreadingHTTPServer, proxy: str, proxy_dir: Path
+    provider: ChatServer, proxy: str, proxy_dir: Path
 ) -> None:
     error = refused(proxy, proxy_dir, provider, messages=[
         {"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": tool_output(9) * 4}])
@@ -231,7 +193,7 @@ def test_a_request_over_the_window_is_a_client_error(
     ({"messages": [{"role": "user", "content": "hi"}, {"role": "wizard", "content": "hi"}]}, "messages[1]"),
 ])
 def test_a_body_ctxwin_cannot_read_is_a_bad_request(
-    provider: ThreadingHTTPServer, proxy: str, proxy_dir: Path, body: dict[str, Any], named: str
+    provider: ChatServer, proxy: str, proxy_dir: Path, body: dict[str, Any], named: str
 ) -> None:
     error = refused(proxy, proxy_dir, provider, **{"messages": [{"role": "user", "content": question(1)}], **body})
     assert error.status_code == 400
