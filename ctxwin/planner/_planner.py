@@ -63,6 +63,8 @@ from ctxwin.strategies._base import (
     last_user_index,
     leading_system_count,
     must_keep,
+    must_keep_with_partners,
+    working_set_start,
 )
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
@@ -430,13 +432,25 @@ class Planner(Generic[M]):
             messages, source = self._recall_input(messages, meter, turn)
             run = self._start(messages, meter, budget)
             run.recalled = turn.recalled
-            goal = budget.aiming_at(turn.target)
+            goal = budget.aiming_at(self._cut_target(run.current, meter, budget, turn.target))
             for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
             self._recall(run, meter, source, goal, budget)
             plan = self._finish(run, meter, forms, top)
             return Planned(plan, run.current, run.repaired_pairs)
+
+    @staticmethod
+    def _cut_target(messages: list[BaseMessage], meter: Meter, budget: Budget, target: int | None) -> int | None:
+        """A session cut's ``target``, raised to what must stay with the agent's working set (its newest tool rounds,
+        ``working_set_start``), up to the budget: a cut sized for the bill does not cut what the agent works from,
+        and cuts it only by what the budget lacks."""
+        start = None if target is None else working_set_start(messages)
+        if target is None or start is None:
+            return target
+        keep = must_keep_with_partners(messages, meter.pinned) | set(range(start, len(messages)))
+        need = meter.total([messages[i] for i in sorted(keep)]) + budget.tools_tokens
+        return max(target, min(need, budget.max_input_tokens))
 
     @staticmethod
     def _take_turn(messages: list[BaseMessage], meter: Meter, turn: SessionTurn) -> None:
