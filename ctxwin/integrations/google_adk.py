@@ -6,8 +6,8 @@ function declarations counted against the budget, and puts the fitted contents b
 events are left whole). A ``Content`` the plan kept whole is ADK's own object; one kept in part is a copy with those
 parts; a summary, a shortened function response or recalled text is a new ``Content``. Thought parts follow the
 rules ``clear_reasoning`` has for every provider. A function response is counted as its JSON (as ADK's LiteLLM
-models send it); a shortened one is sent as a response whose JSON is the shortened text, encoded once, never counting
-more than it.
+models send it); a shortened one is sent as a response whose JSON is the shortened text, never counting more (a
+function's string result, ``{"result": ...}``, is encoded once).
 
 Conversations: one cache-stable session per ADK session (``callback_context.session.id``). With ``model=None`` the
 request's own model names the counter and window (one planner per model name, built when first seen).
