@@ -26,7 +26,7 @@ from ctxwin import _tracing as tracing
 from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter, require_counter
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output, give_back, read_for
 from ctxwin.messages._request_body import nonstreaming_limit, request_form, request_limit, tools_as_sent
@@ -444,9 +444,10 @@ class Planner(Generic[M]):
     def _cut_target(messages: list[BaseMessage], meter: Meter, budget: Budget, target: int | None) -> int | None:
         """A session cut's ``target``, raised to what must stay with the agent's working set (its newest tool rounds,
         ``working_set_start``), up to the budget: a cut sized for the bill does not cut what the agent works from,
-        and cuts it only by what the budget lacks."""
+        and cuts it only by what the budget lacks. Only for a working set of several outputs (an agent left to
+        work): one output since the user spoke is the last turn's, which the cut keeps whole when it fits."""
         start = None if target is None else working_set_start(messages)
-        if target is None or start is None:
+        if target is None or start is None or sum(isinstance(m, ToolMessage) for m in messages[start:]) < 2:
             return target
         keep = must_keep_with_partners(messages, meter.pinned) | set(range(start, len(messages)))
         need = meter.total([messages[i] for i in sorted(keep)]) + budget.tools_tokens
