@@ -5,7 +5,8 @@ start_on="human")`` sends), the issue's naive policy (append until the next requ
 input budget (``--budget``), gpt-4o's counter and the reference billing (``--billing MODEL``: as that model's
 provider bills). Prints one line per set and policy: cache hits, billed input and mean tokens sent as ratios to the
 sliding trim, recent turns kept verbatim, time per request, requests over budget / with a broken tool pair / without
-the last user message.
+the last user message; for sessions, ``whole=W/F``: of the F requests whose budget holds the newest three tool
+outputs with the system prompt and the last user message, the W that send all three whole (an agent's working set).
 
 Sets (4 conversations of 400 messages each, ``benchmarks/conversations.py``): ``agent``, ``multilingual``, ``code``
 (``KIND:SEED`` for another seed); ``agent*3`` / ``agent/3`` (every tool output three times longer / cut to its first
@@ -36,7 +37,7 @@ from ctxwin.cli._bench.replay import SessionResult, make_policy, replay_policy
 from ctxwin.cli._bench.session import rules_for
 from ctxwin.counters import get_counter
 from ctxwin.counters._caching import CachingRules
-from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import Planner
 from ctxwin.trim import trim_messages
 
@@ -81,12 +82,29 @@ class Session:
             planner = Planner(planner.model, counter=planner.counter, context_window=budget.context_window,
                               reserve_output=budget.reserve_output, tools=planner.tools, **planning)
         self.session = planner.session(**options)
+        self.history: list[BaseMessage] = []
+        self.limit = planner.budget.messages_budget
+        self.counter = planner.counter
+        self.working_set = [0, 0]  # requests sending the newest three outputs whole, requests whose budget holds them
 
     def add(self, messages: list[BaseMessage]) -> None:
+        self.history += messages
         self.session.add_messages(messages)
 
     def request(self) -> list[BaseMessage]:
-        return list(self.session.plan().messages)
+        sent = list(self.session.plan().messages)
+        outputs = [m for m in self.history if isinstance(m, ToolMessage)][-3:]
+        if len(outputs) == 3:
+            first = self.history.index(outputs[0])
+            start = max(i for i in range(first) if isinstance(self.history[i], AIMessage)
+                        and any(call["id"] == outputs[0].tool_call_id for call in self.history[i].tool_calls))
+            user = max((i for i, m in enumerate(self.history) if isinstance(m, HumanMessage)), default=start)
+            needed = [m for m in self.history[:start] if isinstance(m, SystemMessage) or m is self.history[user]]
+            if self.counter.count_messages(needed + self.history[start:]) <= self.limit:
+                whole = {m.tool_call_id: m.content for m in sent if isinstance(m, ToolMessage)}
+                self.working_set[0] += all(whole.get(o.tool_call_id) == o.content for o in outputs)
+                self.working_set[1] += 1
+        return sent
 
     def marks(self) -> tuple[int, ...]:
         return self.session.cache_prefixes
@@ -130,14 +148,23 @@ def steered(messages: list[BaseMessage], shorter: float, every: int) -> list[Bas
 
 
 def run(convs: list[list[BaseMessage]], policies: dict[str, Any], budget: int = BUDGET,
-        rules: CachingRules = STANDARD_RULES) -> dict[str, SessionResult]:
+        rules: CachingRules = STANDARD_RULES) -> tuple[dict[str, SessionResult], dict[str, list[int]]]:
+    """Each policy's result, and for sessions the working set's whole/fitting requests (``Session.working_set``)."""
     counter = get_counter("gpt-4o")
-    results = {}
+    results, working_sets = {}, {}
     for label, make in policies.items():
         results[label] = SessionResult(label, budget, rules)
+        made: list[Any] = []
+
+        def keep(planner: Planner, make: Any = make, made: list[Any] = made) -> Any:
+            made.append(make(planner))
+            return made[-1]
+
         for conv in convs:
-            replay_policy(conv, make, results[label], counter=counter, model="gpt-4o", reserve_output=4000)
-    return results
+            replay_policy(conv, keep, results[label], counter=counter, model="gpt-4o", reserve_output=4000)
+        if made and isinstance(made[0], Session):
+            working_sets[label] = [sum(p.working_set[k] for p in made) for k in (0, 1)]
+    return results, working_sets
 
 
 def main() -> None:
@@ -155,13 +182,14 @@ def main() -> None:
     for name in args.sets.split(","):
         policies: dict[str, Any] = {"sliding": lambda p: make_policy("sliding", p), "naive": Naive}
         policies.update({label: functools.partial(Session, options=o) for label, o in sessions.items()})
-        results = run(conversations(name), policies, args.budget, rules)
+        results, working_sets = run(conversations(name), policies, args.budget, rules)
         base = results["sliding"]
         for label, r in results.items():
+            whole = f" whole={working_sets[label][0]}/{working_sets[label][1]}" if label in working_sets else ""
             print(f"{name:16} {label:10} requests={r.requests} hits={r.hit_rate:.1%} "
                   f"billed={r.billed_tokens / base.billed_tokens:.3f}x sent={r.mean_tokens / base.mean_tokens:.3f}x "
                   f"turns={r.recent_turns:.1f} ms={r.seconds_per_turn * 1000:.2f} "
-                  f"over/broken/nouser={r.over_budget}/{r.broken_pairs}/{r.missing_last_user}", flush=True)
+                  f"over/broken/nouser={r.over_budget}/{r.broken_pairs}/{r.missing_last_user}{whole}", flush=True)
 
 
 if __name__ == "__main__":

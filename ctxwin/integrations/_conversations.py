@@ -277,9 +277,10 @@ class ConversationFitter:
 
     def planner_for(self, tools: Sequence[Any] | None, request: Mapping[str, Any] | None = None) -> Planner[Any]:
         """The planner for a call that sends ``tools`` (counted against the budget; None: the configuration's), or
-        for a whole ``request`` body (its tools, tool_choice and reply limit: ``Planner.for_request``)."""
+        for a whole ``request`` body a client sent (its tools and tool_choice; the reserve at least its reply
+        limit: ``Planner.for_request``)."""
         if request is not None:
-            return self.planner.for_request(request)
+            return self.planner.for_request(request, limit_floor=True)
         return self.planner if tools is None else self.planner.with_tools(list(tools) or None)
 
     def bind(self, run: Any, fitted: Fitted) -> None:

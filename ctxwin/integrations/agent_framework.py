@@ -10,8 +10,9 @@ marked as ctxwin's; the next call takes those out and un-excludes what it exclud
 framework's message list keeps every original message. Exclusions made by other strategies are respected. Reasoning
 contents follow the rules ``clear_reasoning`` has for every provider.
 
-A compaction strategy is shown the messages only: the agent's ``instructions`` and ``tools`` (``FunctionTool``
-objects or functions decorated with ``@tool``, or OpenAI tool dicts) are given to the strategy to be counted.
+A compaction strategy is shown the messages only: the agent's ``instructions`` and ``tools`` (what ``Agent(tools=...)``
+takes: plain functions, ``FunctionTool`` objects or functions decorated with ``@tool``, OpenAI tool dicts) are given to
+the strategy to be counted; the recall tool (``recall_tool()``) is counted from when it is made.
 Conversations: one cache-stable session per conversation, told apart by the messages a call continues (the
 framework names none to a strategy). The recall tool answers from the conversation its run's compaction fitted (the
 run the framework hands the tool through ``FunctionInvocationContext``, checked against the session's stored
@@ -40,6 +41,7 @@ try:
         FunctionTool,
         InMemoryHistoryProvider,
         Message,
+        tool,
     )
 except ImportError as exc:  # pragma: no cover - the dev environment has the Agent Framework
     raise ImportError(
@@ -102,16 +104,17 @@ class CtxwinCompactionStrategy:
             options["tools"] = [tool_definition(tool) for tool in tools]
         self.fitter = ConversationFitter("CtxwinCompactionStrategy", FitConfig.of(config, **options))
         self.instructions = instructions
+        self._recall: dict[str, Any] | None = None  # the recall tool's definition, once made
 
     @property
     def config(self) -> FitConfig:
         return self.fitter.config
 
     def recall_tool(self) -> Callable[..., str]:
-        """The recall tool as a function for ``Agent(tools=...)`` (and this strategy's ``tools``): it searches what
-        this strategy's calls left out of the conversation of the run it is called in (the one the run's compaction
-        fitted, checked against the stored messages of the session the framework hands it), and answers with an
-        error rather than search another conversation."""
+        """The recall tool as a function for ``Agent(tools=...)``: it searches what this strategy's calls left out of
+        the conversation of the run it is called in (the one the run's compaction fitted, checked against the stored
+        messages of the session the framework hands it), and answers with an error rather than search another
+        conversation. This strategy counts its definition from now on (naming it in ``tools`` too is no harm)."""
         fitter = self.fitter
         require_sessions(fitter.owner, fitter.config, "recall_tool()")
 
@@ -127,26 +130,42 @@ class CtxwinCompactionStrategy:
         # The framework hands the run's context to the parameter annotated with the class (not a string of it).
         recall_conversation.__annotations__ = {"query": str, "handle": str,
                                                "context": FunctionInvocationContext | None, "return": str}
+        self._recall = tool_definition(recall_conversation)
         return recall_conversation
+
+    def _tools(self) -> list[dict[str, Any]] | None:
+        """What each model call sends as tools: the configured ones and the recall tool once made (None: the
+        configured ones alone)."""
+        tools = list(self.config.tools or [])
+        if self._recall is None or any(_name(t) == _name(self._recall) for t in tools):
+            return None
+        return [*tools, self._recall]
 
     async def __call__(self, messages: list[Message]) -> bool:
         before = [(id(m), bool(m.additional_properties.get(EXCLUDED_KEY))) for m in messages]
         originals = _restore(messages)
         items: list[Any] = [_Instructions(self.instructions)] if self.instructions else []
         items.extend(m for m in originals if not m.additional_properties.get(EXCLUDED_KEY))
-        fitted = await self.fitter.afit(items, _read, tools=None, identity=_identity)
+        fitted = await self.fitter.afit(items, _read, tools=self._tools(), identity=_identity)
         messages[:] = _placed(fitted, originals)
         return [(id(m), bool(m.additional_properties.get(EXCLUDED_KEY))) for m in messages] != before
 
 
-def tool_definition(tool: Any) -> dict[str, Any]:
-    """An agent tool as the OpenAI function tool the model is sent."""
-    if isinstance(tool, FunctionTool):
-        return tool.to_json_schema_spec()
-    if isinstance(tool, dict):
-        return tool
-    raise TypeError(f"CtxwinCompactionStrategy: tools are FunctionTools (@tool) or OpenAI tool dicts, got "
-                    f"{type(tool).__name__}")
+def tool_definition(given: Any) -> dict[str, Any]:
+    """An agent tool as the OpenAI function tool the model is sent; a plain function as ``Agent(tools=...)`` makes
+    it a ``FunctionTool`` (with ``@tool``)."""
+    if isinstance(given, dict):
+        return given
+    if not isinstance(given, FunctionTool) and callable(given):
+        given = tool(given)
+    if isinstance(given, FunctionTool):
+        return given.to_json_schema_spec()
+    raise TypeError(f"CtxwinCompactionStrategy: tools are functions, FunctionTools (@tool) or OpenAI tool dicts, got "
+                    f"{type(given).__name__}")
+
+
+def _name(definition: dict[str, Any]) -> Any:
+    return definition.get("function", definition).get("name")
 
 
 def _stored(session: AgentSession | None) -> list[BaseMessage] | None:

@@ -5,7 +5,9 @@ hands the callback the ``LlmRequest``; the callback plans its ``contents`` with 
 function declarations counted against the budget, and puts the fitted contents back in the request (the session's
 events are left whole). A ``Content`` the plan kept whole is ADK's own object; one kept in part is a copy with those
 parts; a summary, a shortened function response or recalled text is a new ``Content``. Thought parts follow the
-rules ``clear_reasoning`` has for every provider.
+rules ``clear_reasoning`` has for every provider. A function response is counted as its JSON (as ADK's LiteLLM
+models send it); a shortened one is sent as a response whose JSON is the shortened text, never counting more (a
+function's string result, ``{"result": ...}``, is encoded once).
 
 Conversations: one cache-stable session per ADK session (its app name, user id and session id). With ``model=None``
 the request's own model names the counter and window (one planner per model name, built when first seen). The
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,10 +38,12 @@ try:
 except ImportError as exc:  # pragma: no cover - the dev environment has ADK
     raise ImportError(f"ctxwin.integrations.google_adk needs Google ADK: {install_hint('google-adk')}") from exc
 
+from ctxwin.counters import TokenCounter
 from ctxwin.integrations._conversations import Fitted, FittersByModel, recall, require_sessions
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner._config import FitConfig
 from ctxwin.recall._tool import DESCRIPTION
+from ctxwin.strategies._truncate import MARKER
 
 __all__ = ["ContextWindowCallback", "to_messages"]
 
@@ -85,10 +90,9 @@ class ContextWindowCallback:
         instruction = _text(llm_request.config.system_instruction) if llm_request.config else ""
         items: list[Any] = [_Instruction(instruction)] if instruction else []
         items.extend(llm_request.contents)
-        fitted = await self.fitter(llm_request.model).afit(
-            items, _read, key=_session_key(callback_context.session), tools=_tools(llm_request)
-        )
-        llm_request.contents = _contents(fitted)
+        fitter = self.fitter(llm_request.model)
+        fitted = await fitter.afit(items, _read, key=_session_key(callback_context.session), tools=_tools(llm_request))
+        llm_request.contents = _contents(fitted, fitter.planner.counter)
 
 
 def _session_key(session: Session) -> tuple[str, str, str]:
@@ -170,7 +174,7 @@ def _read(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
     return pairs
 
 
-def _contents(fitted: Fitted) -> list[types.Content]:
+def _contents(fitted: Fitted, counter: TokenCounter) -> list[types.Content]:
     """The fitted contents: each user turn with the parts the plan kept (ADK's object when all), each model turn as
     it was, and new contents for what a step made."""
     out: list[types.Content] = []
@@ -195,18 +199,18 @@ def _contents(fitted: Fitted) -> list[types.Content]:
         elif isinstance(origin, types.Content):
             out.append(origin)
         elif not isinstance(origin, _Instruction):
-            made = _new(message)
+            made = _new(message, counter)
             fitted.remember(message, made)
             out.append(made)
     close()
     return out
 
 
-def _new(message: BaseMessage) -> types.Content:
+def _new(message: BaseMessage, counter: TokenCounter) -> types.Content:
     """A message a step made, as a ``Content``."""
     if isinstance(message, ToolMessage):
         response = types.FunctionResponse(id=message.tool_call_id, name=message.name or "",
-                                          response={"result": message.text})
+                                          response=_response(message.text, counter))
         return types.Content(role="user", parts=[types.Part(function_response=response)])
     if isinstance(message, AIMessage):
         calls = [types.Part(function_call=types.FunctionCall(id=call["id"], name=call["name"], args=call["args"]))
@@ -214,6 +218,49 @@ def _new(message: BaseMessage) -> types.Content:
         text = [types.Part(text=message.text)] if message.text else []
         return types.Content(role="model", parts=[*text, *calls])
     return types.Content(role="user", parts=[types.Part(text=message.text)])
+
+
+_WRAPPED = re.compile(r'\A\{"result": "(.*?)(?:"\})?\Z', re.DOTALL)
+_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_NOTE = re.compile(re.escape(MARKER).replace(re.escape("{cut}"), "[0-9]+"))
+
+
+def _response(text: str, counter: TokenCounter) -> dict[str, Any]:
+    """The function response to send for ``text``, a tool message's text as counted: ``text`` read as JSON when it
+    is a JSON object; else (a function response's JSON, shortened: head, a note, tail) the string it wraps as
+    ``{"result": ...}``, escapes read once, so that the JSON sent is ``text`` again but for the note. That JSON never
+    counts more than ``text``: the end of the part before the note is cut by the difference."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    wrapped = _WRAPPED.match(text)
+    result = _unescape(wrapped.group(1)) if wrapped else text
+    limit = counter.count_text(text)
+    if _sent_tokens(result, counter) <= limit:
+        return {"result": result}
+    note = _NOTE.search(result)
+    cut = note.start() if note else len(result)
+    low, high = 0, cut  # the most characters before the note that keep the JSON within ``limit``
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _sent_tokens(result[:middle] + result[cut:], counter) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return {"result": result[:low] + result[cut:]}
+
+
+def _unescape(body: str) -> str:
+    """A JSON string's body read back: its escapes decoded, any other character as it is (a shortened text keeps
+    raw newlines in its note, and may end inside an escape)."""
+    return _ESCAPE.sub(lambda m: json.loads(f'"{m.group(0)}"'), body)
+
+
+def _sent_tokens(result: str, counter: TokenCounter) -> int:
+    return counter.count_text(json.dumps({"result": result}, ensure_ascii=False))
 
 
 def to_messages(items: Sequence[Any]) -> list[BaseMessage]:

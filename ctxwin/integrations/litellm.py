@@ -18,8 +18,11 @@ or, for options in code, a module beside the config (``callbacks: ctxwin_hook.ho
 Models: the body's ``model`` (the proxy's model name; a ``provider/`` prefix is dropped) names the counter and window,
 unless the hook was given a ``model``; ``models={"proxy-name": "ctxwin model name"}`` maps names the registry does not
 know. Conversations: one cache-stable session per ``litellm_session_id`` (or ``metadata.session_id``) when the client
-sends one, else per the conversation's first messages. A request whose must-keep part cannot fit is refused with the
-plan's figures (the proxy answers with an error), never sent over the budget.
+sends one, else per the conversation's first messages. The reserve for the reply is at least the body's own reply
+limit, so the forwarded body never asks for more than the window has left. Refusals are the proxy's own client
+errors (``ProxyException``, logged without a traceback, not retried by clients): 400 with the plan's figures for a
+request whose must-keep part cannot fit (never sent over the budget; ``param`` names the body's messages field), 400
+for a body ctxwin cannot read, naming what is wrong.
 
 This module imports LiteLLM (``litellm[proxy]``, the ``litellm`` extra); ``import ctxwin`` never does.
 """
@@ -35,6 +38,7 @@ from ctxwin._install import install_hint
 
 try:
     from litellm.integrations.custom_logger import CustomLogger
+    from litellm.proxy._types import ProxyException
 except ImportError as exc:  # pragma: no cover - the dev environment has LiteLLM
     raise ImportError(f"ctxwin.integrations.litellm needs LiteLLM: {install_hint('litellm')}") from exc
 
@@ -42,6 +46,7 @@ from ctxwin.counters import get_model
 from ctxwin.integrations._conversations import Fitted, FittersByModel, read_responses
 from ctxwin.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
 from ctxwin.messages._request_forms.responses import convert_to_responses_items
+from ctxwin.planner import BudgetExceeded
 from ctxwin.planner._config import FitConfig
 
 __all__ = ["OPTIONS_VARIABLE", "ContextWindowHook", "proxy_hook"]
@@ -98,9 +103,15 @@ class ContextWindowHook(CustomLogger):
             return data
         request = {key: value for key, value in data.items() if key != field}
         request[field] = []
-        fitted = await self.fitter(data.get("model")).afit(
-            list(data[field]), read, key=_conversation(data), request=request
-        )
+        try:
+            fitted = await self.fitter(data.get("model")).afit(
+                list(data[field]), read, key=_conversation(data), request=request
+            )
+        except BudgetExceeded as error:
+            raise ProxyException(str(error), "invalid_request_error", field, 400) from None
+        except (ValueError, TypeError) as error:  # the body: its messages, tools, reply limit or model
+            raise ProxyException(f"ctxwin could not fit this request: {error}", "invalid_request_error", None,
+                                 400) from None
         return {**data, field: give(fitted)}
 
 
@@ -111,7 +122,11 @@ def _conversation(data: Mapping[str, Any]) -> Hashable | None:
 
 
 def _read_chat(items: Sequence[Any]) -> list[tuple[Any, BaseMessage]]:
-    return [(item, message) for item in items for message in convert_to_messages([item])]
+    try:
+        return [(item, message) for item in items for message in convert_to_messages([item])]
+    except ValueError:
+        convert_to_messages(items)  # the same error, naming the item's index in the body
+        raise
 
 
 def _chat_back(fitted: Fitted) -> list[Any]:

@@ -15,6 +15,11 @@ Conversations: one cache-stable session per conversation, told apart by the mess
 names none to an LLM). The recall tool finds its conversation by the workflow ``Context`` an agent hands it: the
 wrapper notes which conversation each workflow run's calls went to.
 
+LlamaIndex counts tokens too (a ``Memory``'s ``token_limit``, its text splitters) with a global tokenizer that is
+tiktoken's cl100k unless set, which tiktoken downloads when its cache is cold. ``tokenizer(model)`` is ctxwin's
+counter in LlamaIndex's form, offline; a ``ContextWindowLLM`` sets it as LlamaIndex's global tokenizer when none was
+set (``Settings.tokenizer``), so a program that builds the LLM first never downloads one.
+
 This module imports LlamaIndex (``llama-index-core``, the ``llama-index`` extra); ``import ctxwin`` never does.
 """
 
@@ -27,6 +32,7 @@ from typing import Any
 from ctxwin._install import install_hint
 
 try:
+    import llama_index.core
     from llama_index.core.base.llms.types import (
         ChatMessage,
         ChatResponse,
@@ -39,16 +45,30 @@ try:
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.core.llms.function_calling import FunctionCallingLLM
     from llama_index.core.tools import BaseTool, ToolSelection
+    from llama_index.core.utils import set_global_tokenizer
     from llama_index.core.workflow import Context, WorkflowRuntimeError
 except ImportError as exc:  # pragma: no cover - the dev environment has LlamaIndex
     raise ImportError(f"ctxwin.integrations.llama_index needs LlamaIndex: {install_hint('llama-index')}") from exc
 
+from ctxwin.counters import TokenCounter, get_counter
 from ctxwin.integrations._conversations import ConversationFitter, Fitted, recall, require_sessions
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner._config import FitConfig
 from ctxwin.recall._tool import DESCRIPTION
 
-__all__ = ["ContextWindowLLM", "to_messages"]
+__all__ = ["ContextWindowLLM", "to_messages", "tokenizer"]
+
+
+def tokenizer(model: str | TokenCounter = "gpt-4o") -> Callable[[str], list[int]]:
+    """ctxwin's counter for ``model`` (a model name, a counter spec or a counter) as a LlamaIndex tokenizer:
+    ``Settings.tokenizer = tokenizer("gpt-4o")``. LlamaIndex reads only the length of what a tokenizer returns, so
+    this returns a list as long as the text's tokens (its items are not token ids); nothing is downloaded."""
+    count = (get_counter(model) if isinstance(model, str) else model).count_text
+
+    def tokens(text: str) -> list[int]:
+        return [0] * count(text)
+
+    return tokens
 
 
 class ContextWindowLLM(FunctionCallingLLM):
@@ -70,6 +90,8 @@ class ContextWindowLLM(FunctionCallingLLM):
         if model is not None:
             options.setdefault("model", model)
         self._fitter = ConversationFitter("ContextWindowLLM", FitConfig.of(config, **options))
+        if llama_index.core.global_tokenizer is None:  # else tiktoken's, downloaded when first used
+            set_global_tokenizer(tokenizer(self._fitter.planner.counter))
 
     @classmethod
     def class_name(cls) -> str:

@@ -26,7 +26,7 @@ from ctxwin import _tracing as tracing
 from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter, require_counter
-from ctxwin.messages import BaseMessage, HumanMessage
+from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output
 from ctxwin.messages._request_forms.form import RequestForm
@@ -64,6 +64,8 @@ from ctxwin.strategies._base import (
     last_user_index,
     leading_system_count,
     must_keep,
+    must_keep_with_partners,
+    working_set_start,
 )
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
@@ -236,10 +238,11 @@ class Planner(Generic[M]):
             self._variants[key] = other
         return other
 
-    def for_request(self, request: Any) -> Planner[M]:
+    def for_request(self, request: Any, *, limit_floor: bool = False) -> Planner[M]:
         """This planner for ``request`` (a message list, or a whole request ``{"messages"|"input", "tools",
         "tool_choice", "max_tokens", ...}``): the request's tools and tool_choice replace the planner's, as they
-        are what is sent, its reply limit is the reserve unless ``reserve_output`` was given, and
+        are what is sent, its reply limit is the reserve unless ``reserve_output`` was given (``limit_floor``: the
+        reserve is at least it, for a proxy forwarding a client's body, whose reply must not be cut), and
         ``output="request"`` becomes the form the request is in (``registry.form_of``)."""
         output: Output = form_of(request).name if self.output == AS_GIVEN else self.output  # type: ignore[assignment]
         tools, choice, reserve = self.tools, self.tool_choice, self.budget.reserve_output
@@ -251,11 +254,12 @@ class Planner(Generic[M]):
                 check_tool_choice(request["tool_choice"])
                 choice = request["tool_choice"]
             limit = request_limit(request)
-        if limit is not None and self.config.reserve_output is None:
+        if limit is not None and (self.config.reserve_output is None or limit_floor):
             if limit >= self.budget.context_window:
-                raise ValueError(f"the request's reply limit ({limit}) must be smaller than the context window "
+                raise ValueError(f"the request's reply limit ({limit}: its max_tokens, max_completion_tokens or "
+                                 "max_output_tokens) must be smaller than the context window "
                                  f"({self.budget.context_window})")
-            reserve = limit
+            reserve = limit if self.config.reserve_output is None else max(limit, self.config.reserve_output)
         elif self.config.reserve_output is None:  # the default reserve, for this request's form
             reserve = _sendable(get_form(output), self.model, reserve)
         if (tools, output, choice, reserve) == (self.tools, self.output, self.tool_choice, self.budget.reserve_output):
@@ -422,13 +426,26 @@ class Planner(Generic[M]):
             messages, source = self._recall_input(messages, meter, turn)
             run = self._start(messages, meter, budget)
             run.recalled = turn.recalled
-            goal = budget.aiming_at(turn.target)
+            goal = budget.aiming_at(self._cut_target(run.current, meter, budget, turn.target))
             for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
             self._recall(run, meter, source, goal, budget)
             plan = self._finish(run, meter, forms, top)
             return Planned(plan, run.current, run.repaired_pairs)
+
+    @staticmethod
+    def _cut_target(messages: list[BaseMessage], meter: Meter, budget: Budget, target: int | None) -> int | None:
+        """A session cut's ``target``, raised to what must stay with the agent's working set (its newest tool rounds,
+        ``working_set_start``), up to the budget: a cut sized for the bill does not cut what the agent works from,
+        and cuts it only by what the budget lacks. Only for a working set of several outputs (an agent left to
+        work): one output since the user spoke is the last turn's, which the cut keeps whole when it fits."""
+        start = None if target is None else working_set_start(messages)
+        if target is None or start is None or sum(isinstance(m, ToolMessage) for m in messages[start:]) < 2:
+            return target
+        keep = must_keep_with_partners(messages, meter.pinned) | set(range(start, len(messages)))
+        need = meter.total([messages[i] for i in sorted(keep)]) + budget.tools_tokens
+        return max(target, min(need, budget.max_input_tokens))
 
     @staticmethod
     def _take_turn(messages: list[BaseMessage], meter: Meter, turn: SessionTurn) -> None:

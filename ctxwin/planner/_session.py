@@ -64,7 +64,7 @@ from ctxwin.recall._inject import (
 )
 from ctxwin.recall._store import Excerpt, RecallStore, message_excerpts
 from ctxwin.recall._tool import RecallTool
-from ctxwin.strategies._base import leading_system_count
+from ctxwin.strategies._base import leading_system_count, working_set_start
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pins import head_length, pinned_indexes
 from ctxwin.strategies._walk import within
@@ -293,6 +293,22 @@ class PlanSession(Generic[M]):
             return list(self._view), False
         return self._sent + self._view[self._covered :], True
 
+    def _working_set_whole(self, candidate: list[BaseMessage]) -> list[BaseMessage]:
+        """``candidate`` for a cut, with the agent's working set (its newest tool outputs, ``working_set_start``) as
+        the session was given it: an output an earlier cut shortened goes out whole again when the cut holds it."""
+        start = working_set_start(candidate)
+        if start is None:
+            return candidate
+        wanted = {m.tool_call_id for m in candidate[start:] if isinstance(m, ToolMessage)}
+        given: dict[str, BaseMessage] = {}
+        for message in reversed(self._view):
+            if isinstance(message, ToolMessage) and message.tool_call_id in wanted:
+                given.setdefault(message.tool_call_id, message)
+                if len(given) == len(wanted):
+                    break
+        tail = [given.get(m.tool_call_id, m) if isinstance(m, ToolMessage) else m for m in candidate[start:]]
+        return [*candidate[:start], *tail]
+
     def _turn(self, target: int | None = None, *, whole: bool = False, recall: bool = True,
               recalled: Recalled | None = None) -> SessionTurn:
         """What a planner run is asked: ``target``, the head, the pins of the messages when they are every message
@@ -421,6 +437,7 @@ class PlanSession(Generic[M]):
         late = self._late_recall(candidate) if appended and self._appended_fits(candidate) else None
         if late is not None:  # what was sent stays, the recall of the last cut too; a late one is appended
             return self._finish((yield late[0], forms, self._turn(recall=False, recalled=late[1])), cut=False)
+        candidate = self._working_set_whole(candidate)
         if appended and not self._head_chosen:
             self._choose_head()
         planned = yield candidate, forms, self._turn(self._target(), whole=not appended)

@@ -106,6 +106,30 @@ def last_turn(messages: Sequence[BaseMessage]) -> set[int]:
     return turn
 
 
+# An agent's working set: the newest tool outputs of the turn it is working on. A cut keeps at least these many
+# whole when the budget holds them, however low its target.
+WORKING_SET = 3
+
+
+def working_set_start(messages: Sequence[BaseMessage]) -> int | None:
+    """Where the newest tool rounds after the last user message, holding up to its last ``WORKING_SET`` tool
+    outputs, start (the AI message that called the oldest of them); None without a tool output and its call after
+    the last user message (outputs of earlier turns are not what the agent is working from)."""
+    outputs: list[str] = []  # the newest outputs' call ids, newest first
+    start = None
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if is_user_turn(message):
+            break
+        if isinstance(message, ToolMessage) and len(outputs) < WORKING_SET:
+            outputs.append(message.tool_call_id)
+        elif isinstance(message, AIMessage) and outputs and any(c["id"] == outputs[-1] for c in message.tool_calls):
+            start = i
+            if len(outputs) == WORKING_SET:
+                break
+    return start
+
+
 @dataclass(frozen=True)
 class Budget:
     """What the messages may use: the context window less reserved output, tool definitions and a safety margin

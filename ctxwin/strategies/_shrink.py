@@ -8,7 +8,8 @@ log that is 8k over the budget loses about 8k, not 59k.
 
 When a later step keeps the newest messages (``StepContext.later_keeps``, from the planner's chain: trim and
 summarize do), the newest messages a plain trim would keep verbatim stay verbatim: counting from the newest message
-back, messages count whole while they fit, and older ones as shrunk. Where that count first overflows the budget,
+back, messages count whole while they fit (whole user turns, or the agent's working set of newest tool rounds,
+``working_set_start``, when it reaches further), and older ones as shrunk. Where that count first overflows the budget,
 the later step drops everything older whatever it counts, so those messages are left alone (neither shrunk nor
 tokenized) and only the ones between that point and the verbatim part are shrunk, as little as needed. A plan thus
 keeps at least as many recent turns verbatim as a plain trim, and fills the rest of the budget with shrunk older
@@ -22,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ctxwin.messages import BaseMessage, HumanMessage
-from ctxwin.strategies._base import Counts, StepContext, last_turn, must_keep_with_partners
+from ctxwin.strategies._base import Counts, StepContext, last_turn, must_keep_with_partners, working_set_start
 from ctxwin.strategies._walk import walk
 from ctxwin.trim._tool_pairs import ToolPairs
 
@@ -258,13 +259,17 @@ def _last_turn_cut(
 
 
 def _verbatim_start(messages: Sequence[BaseMessage], counts: Counts, room: float, protected: set[int]) -> int:
-    """Where the newest whole user turns that fit in ``room`` (beside the protected messages) start."""
+    """Where the newest whole user turns that fit in ``room`` (beside the protected messages) start, or the newest
+    tool rounds holding the agent's working set (``working_set_start``) when those fit and reach further: an agent
+    left to work makes one user turn of many rounds, which never fits whole, and its newest outputs are what it
+    works from."""
     used, start = 0, len(messages)
+    rounds = working_set_start(messages)
     for i, count in walk(counts, messages, room):
         if i not in protected:
             used += count
         if used > room:
             break
-        if isinstance(messages[i], HumanMessage):
+        if isinstance(messages[i], HumanMessage) or i == rounds:
             start = i
     return start

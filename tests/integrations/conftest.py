@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 STACKS = frozenset({"test_openai_agents.py", "test_pydantic_ai.py", "test_google_adk.py", "test_agent_framework.py",
-                    "test_llama_index.py", "test_litellm_proxy.py"})
+                    "test_llama_index.py", "test_litellm_proxy.py", "test_sent_as_counted.py"})
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

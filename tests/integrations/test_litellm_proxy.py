@@ -1,8 +1,9 @@
 """ContextWindowHook in a real LiteLLM proxy: the test starts ``litellm --config`` on 127.0.0.1 with the hook in
 its YAML and a local fake provider behind it, and drives it with the real ``openai`` client as an agent loop would
 (tool calls answered, results appended). What the fake provider receives is checked: every request fits by an
-independent recount, tool pairs stay whole, the newest user message is sent, and between cuts each request starts
-with the previous one byte for byte."""
+independent recount with the reply limit it asks for, tool pairs stay whole, the newest user message is sent, and
+between cuts each request starts with the previous one byte for byte. Refusals are client errors the proxy logs
+without a traceback."""
 
 from __future__ import annotations
 
@@ -16,11 +17,9 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +29,17 @@ if importlib.util.find_spec("litellm") is None or importlib.util.find_spec("fast
     pytest.skip("LiteLLM's proxy is not installed (pip install -e '.[litellm]')", allow_module_level=True)
 
 import isolation_support as isolation
+import openai
 from agent_checks import check_prefixes, check_request, tool_output
 from openai import OpenAI
+from openai_server import ChatServer, chat_server
 
 from ctxwin.messages import convert_to_messages
 
 MODEL = "gpt-4o"
-BUDGET = 20_000
+WINDOW = 16_000
+RESERVE = 1_000  # the hook's reserve_output: the requests ask for more (REPLY_LIMIT)
+REPLY_LIMIT = 4_000
 SYSTEM_PROMPT = "You are a build assistant. Read the logs with the tool before answering."
 TURNS = 26
 MASTER_KEY = "sk-" + secrets.token_hex(32)  # the proxy refuses to start without one
@@ -45,71 +48,41 @@ TOOLS = [{"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"turn": {"type": "integer"}}, "required": ["turn"]}}}]
 
 
-class FakeProvider(BaseHTTPRequestHandler):
-    """OpenAI's chat completions, scripted: a user message gets a tool call, a tool result gets an answer. Every
-    body received is kept on the server (``server.bodies``)."""
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.bodies.append(body)  # type: ignore[attr-defined]
-        last = body["messages"][-1]
-        number = len(self.server.bodies)  # type: ignore[attr-defined]
-        if last["role"] == "user":
-            turn = int(last["content"].split()[1].rstrip(":"))
-            message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [{
-                "id": f"call_{turn}", "type": "function",
-                "function": {"name": "build_log", "arguments": json.dumps({"turn": turn})}}]}
-            reason = "tool_calls"
-        else:
-            message, reason = {"role": "assistant", "content": f"The failure is E{number}."}, "stop"
-        reply = json.dumps({
-            "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": reason}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture
-def provider() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeProvider)
-    server.bodies = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+@pytest.fixture(scope="module")
+def provider() -> Iterator[ChatServer]:
+    with chat_server() as server:
+        yield server
 
 
-@pytest.fixture
-def proxy(provider: ThreadingHTTPServer, tmp_path: Path) -> Iterator[str]:
-    """A LiteLLM proxy process on 127.0.0.1 with the hook from its YAML; its base URL."""
+@pytest.fixture(scope="module")
+def proxy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("proxy")
+
+
+@pytest.fixture(scope="module")
+def proxy(provider: ChatServer, proxy_dir: Path) -> Iterator[str]:
+    """A LiteLLM proxy process on 127.0.0.1 with the hook from its YAML; its base URL. Its log is
+    ``proxy_dir / "proxy.log"``."""
     executable = shutil.which("litellm", path=str(Path(sys.executable).parent)) or shutil.which("litellm")
     if executable is None:
         pytest.skip("the litellm command is not installed (pip install -e '.[litellm]')")
+    tmp_path = proxy_dir
     (tmp_path / "ctxwin_hook.py").write_text(
         "from ctxwin.integrations.litellm import ContextWindowHook\n"
-        f"hook = ContextWindowHook(context_window={BUDGET}, reserve_output=0)\n"
+        f"hook = ContextWindowHook(context_window={WINDOW}, reserve_output={RESERVE})\n"
     )
     (tmp_path / "config.yaml").write_text(
         "model_list:\n"
         f"  - model_name: {MODEL}\n"
         "    litellm_params:\n"
         f"      model: openai/{MODEL}\n"
-        f"      api_base: http://127.0.0.1:{provider.server_address[1]}/v1\n"
+        f"      api_base: {provider.url}\n"
         "      api_key: fake\n"
         "litellm_settings:\n"
         "  callbacks: ctxwin_hook.hook\n"
@@ -152,7 +125,10 @@ def question(turn: int) -> str:
 
 
 @pytest.mark.slow
-def test_every_request_the_provider_receives_fits(provider: ThreadingHTTPServer, proxy: str) -> None:
+def test_every_request_the_provider_receives_fits(provider: ChatServer, proxy: str) -> None:
+    """Each request asks for a reply of REPLY_LIMIT tokens, more than the hook's reserve_output: the provider is
+    sent the messages and tools in what the window leaves after that reply."""
+    provider.bodies.clear()
     client = OpenAI(base_url=f"{proxy}/v1", api_key=MASTER_KEY, max_retries=0, timeout=60)
     history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     asked: list[str] = []
@@ -160,7 +136,9 @@ def test_every_request_the_provider_receives_fits(provider: ThreadingHTTPServer,
         history.append({"role": "user", "content": question(turn)})
         while True:
             asked.append(question(turn))
-            reply = client.chat.completions.create(model=MODEL, messages=history, tools=TOOLS)  # type: ignore[arg-type]
+            reply = client.chat.completions.create(
+                model=MODEL, messages=history, tools=TOOLS, max_tokens=REPLY_LIMIT  # type: ignore[arg-type]
+            )
             message = reply.choices[0].message
             history.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:
@@ -168,11 +146,13 @@ def test_every_request_the_provider_receives_fits(provider: ThreadingHTTPServer,
             for call in message.tool_calls:
                 turn_asked = json.loads(call.function.arguments)["turn"]
                 history.append({"role": "tool", "tool_call_id": call.id, "content": tool_output(turn_asked)})
-    bodies: list[dict[str, Any]] = provider.bodies  # type: ignore[attr-defined]
+    bodies = provider.bodies
     assert len(bodies) >= 50 and len(bodies) == len(asked)
     sizes = []
     for body, newest in zip(bodies, asked, strict=True):
-        check_request(convert_to_messages(body["messages"]), body.get("tools") or [], BUDGET, newest, MODEL)
+        limit = body.get("max_tokens") or body.get("max_completion_tokens")
+        assert limit == REPLY_LIMIT, "the body's reply limit is forwarded as the client asked"
+        check_request(convert_to_messages(body["messages"]), body.get("tools") or [], WINDOW - limit, newest, MODEL)
         sizes.append(len(body["messages"]))
     assert max(sizes) < len(history), "the history outgrew the budget and was fitted"
     # between cuts each request starts with the previous one; a cut is where the prefix changes
@@ -213,3 +193,45 @@ def test_clients_opening_alike_without_session_ids_keep_their_own_sessions() -> 
     with ThreadPoolExecutor(isolation.USERS) as pool:
         list(pool.map(client, range(isolation.USERS)))
     checked.done(recalled=False)
+
+
+def refused(proxy: str, proxy_dir: Path, provider: ChatServer, **body: Any) -> openai.APIStatusError:
+    """The error the proxy answers ``body`` with, checked to be one request (no retry), never forwarded, and
+    logged without a traceback."""
+    provider.bodies.clear()
+    log = proxy_dir / "proxy.log"
+    logged = len(log.read_text())
+    client = OpenAI(base_url=f"{proxy}/v1", api_key=MASTER_KEY, timeout=60)  # the SDK's default retries
+    with pytest.raises(openai.APIStatusError) as error:
+        client.chat.completions.create(model=MODEL, **body)
+    time.sleep(0.5)  # the proxy writes its log line after answering
+    added = log.read_text()[logged:]
+    assert "Traceback" not in added, added
+    assert added.count("Exception occured") == 1, "one request: a client error is not retried"
+    assert provider.bodies == []
+    return error.value
+
+
+@pytest.mark.slow
+def test_a_request_over_the_window_is_a_client_error(
+    provider: ChatServer, proxy: str, proxy_dir: Path
+) -> None:
+    error = refused(proxy, proxy_dir, provider, messages=[
+        {"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": tool_output(9) * 4}])
+    assert error.status_code in (400, 413)
+    assert isinstance(error.body, dict) and error.body.get("param") == "messages"
+    assert f"context window {WINDOW}" in error.message, "the plan's figures"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("body", "named"), [
+    ({"max_tokens": WINDOW}, "max_tokens"),
+    ({"max_completion_tokens": -5}, "max_completion_tokens"),
+    ({"messages": [{"role": "user", "content": "hi"}, {"role": "wizard", "content": "hi"}]}, "messages[1]"),
+])
+def test_a_body_ctxwin_cannot_read_is_a_bad_request(
+    provider: ChatServer, proxy: str, proxy_dir: Path, body: dict[str, Any], named: str
+) -> None:
+    error = refused(proxy, proxy_dir, provider, **{"messages": [{"role": "user", "content": question(1)}], **body})
+    assert error.status_code == 400
+    assert named in error.message

@@ -9,6 +9,7 @@ import asyncio
 import functools
 import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +18,10 @@ if importlib.util.find_spec("llama_index") is None:
     pytest.skip("LlamaIndex is not installed (pip install -e '.[llama-index]')", allow_module_level=True)
 
 import isolation_support as isolation
+import llama_index.core
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from isolation_support import SYSTEM, WINDOW, Checked, log
+from llama_index.core import Settings
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.chat_engine import SimpleChatEngine
@@ -26,8 +29,9 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 from llama_index.core.tools import FunctionTool
 
+from ctxwin import get_counter
 from ctxwin.integrations._conversations import TurnDoesNotFit
-from ctxwin.integrations.llama_index import ContextWindowLLM, _read, _tools
+from ctxwin.integrations.llama_index import ContextWindowLLM, _read, _tools, tokenizer
 from ctxwin.planner import BudgetExceeded
 
 # LlamaIndex's workflows inspect the agent with inspect.getmembers, reading pydantic's deprecated attributes.
@@ -166,3 +170,23 @@ def test_users_at_once_recall_their_own_conversation_in_the_agents_tool_step(thr
     """LlamaIndex runs an agent's tools in a workflow step of their own: the recall tool finds its conversation by
     the run's ``Context``, never the conversation fitted last."""
     isolation.users_at_once(lambda checked: functools.partial(chat, users_agent(checked)), threads=threads)
+
+
+def test_llamaindex_counts_with_ctxwins_counter_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """LlamaIndex's global tokenizer (a Memory's token_limit, the text splitters) is tiktoken's cl100k unless set,
+    downloaded when tiktoken's cache is cold: a ContextWindowLLM sets ctxwin's counter for its model instead, and
+    nothing is downloaded (tiktoken's cache stays empty; the suite's socket guard would refuse a download)."""
+    monkeypatch.setattr(llama_index.core, "global_tokenizer", None)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    ContextWindowLLM(MockFunctionCallingLLM(), MODEL, context_window=BUDGET)
+    memory = Memory.from_defaults(token_limit=10_000)
+    text = tool_output(3)
+    assert len(Settings.tokenizer(text)) == len(memory.tokenizer_fn(text)) == get_counter(MODEL).count_text(text)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_tokenizer_is_ctxwins_count() -> None:
+    text = tool_output(5)
+    assert len(tokenizer(MODEL)(text)) == get_counter(MODEL).count_text(text)
+    assert len(tokenizer("approximate")(text)) == get_counter("approximate").count_text(text)
+    assert tokenizer(get_counter(MODEL))("") == []

@@ -156,6 +156,7 @@ def test_an_anthropic_response_object_reads_as_an_assistant_message() -> None:
 
 def test_trim_and_fit_keep_a_requests_system_and_tool_pairs() -> None:
     request = json.loads(json.dumps(ANTHROPIC_REQUEST))
+    request["max_tokens"] = 100  # the reserve is at least the request's reply limit: it must fit the small window
     request["messages"] = [{"role": "user", "content": "old question " * 400},
                            {"role": "assistant", "content": "old answer " * 400}, *request["messages"]]
     trimmed = ctxwin.trim_messages(request, max_tokens=150, token_counter="gpt-4o", include_system=True)

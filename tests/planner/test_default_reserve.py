@@ -1,5 +1,5 @@
 """A model's max output is a cap on the reply, not what the planner reserves by default (``default_reserve``), and
-a request's own reply limit is the reserve its plan uses."""
+a request's own reply limit is the reserve its plan uses unless one is given."""
 
 from __future__ import annotations
 
@@ -42,12 +42,22 @@ def test_every_models_default_reserve_is_within_its_caps() -> None:
 
 
 def test_a_requests_reply_limit_is_the_reserve_unless_one_is_given() -> None:
+    """A reserve given is the written reply limit (issue 53); a proxy forwarding a client's body keeps the body's
+    own limit and reserves at least it (``limit_floor``, issue 52: a reply the window has no room for otherwise)."""
     request = {"model": "claude-sonnet-4", "max_tokens": 64_000, "messages": [{"role": "user", "content": "hi"}]}
     plan = ctxwin.fit(request, "claude-sonnet-4", output="anthropic")
     assert plan.budget.reserve_output == 64_000 and plan.request["max_tokens"] == 64_000
-    assert ctxwin.fit(request, "claude-sonnet-4", reserve_output=1_000).budget.reserve_output == 1_000
+    given = ctxwin.fit(request, "claude-sonnet-4", reserve_output=1_000, output="anthropic")
+    assert given.budget.reserve_output == 1_000 and given.request["max_tokens"] == 1_000
+    chat = {"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 4_000}
+    planner = ctxwin.Planner(model="gpt-4o", context_window=16_000, reserve_output=1_000)
+    assert planner.for_request(chat).budget.reserve_output == 1_000
+    assert planner.for_request(chat, limit_floor=True).budget.reserve_output == 4_000
+    assert ctxwin.Planner(model="gpt-4o", context_window=16_000, reserve_output=5_000).for_request(
+        chat, limit_floor=True).budget.reserve_output == 5_000
     window = get_model("gpt-4").context_window
-    with pytest.raises(ValueError, match=r"^the request's reply limit \(8192\) must be smaller than the context"):
+    with pytest.raises(ValueError, match=r"^the request's reply limit \(8192: its max_tokens, max_completion_tokens "
+                                         r"or max_output_tokens\) must be smaller than the context"):
         ctxwin.fit({**request, "max_tokens": window}, "gpt-4")
     with pytest.raises(ValueError, match=r"^the request's 'max_tokens' must be a positive int, got 'many'"):
         ctxwin.fit({**request, "max_tokens": "many"}, "gpt-4")

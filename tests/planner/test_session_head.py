@@ -16,7 +16,7 @@ from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Plan, Planner, PlanSession
 from ctxwin.planner._session import AGENT_LOW_WATER, DEFAULT_KEEP_FIRST, DEFAULT_LOW_WATER
-from ctxwin.strategies._base import Budget, StepContext
+from ctxwin.strategies._base import Budget, StepContext, working_set_start
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import find_broken_pairs
 from ctxwin.strategies._reasoning import ClearReasoning
@@ -319,14 +319,28 @@ def cuts_of(plans: list[Plan]) -> list[Plan]:
     return [plan for k, plan in enumerate(plans) if k and plan.cache is not None and plan.cache.cut]
 
 
+def working_set_need(plan: Plan, head: list[BaseMessage]) -> int:
+    """What a cut keeps at least: the system prompt, the head, the last user message and the agent's working set."""
+    start = working_set_start(plan.messages)
+    assert start is not None
+    users = [i for i, m in enumerate(plan.messages) if isinstance(m, HumanMessage)]
+    kept = [m for i, m in enumerate(plan.messages)
+            if isinstance(m, SystemMessage) or m in head or i == users[-1] or i >= start]
+    return GPT4O.count_messages(kept)
+
+
 def test_an_agent_run_cuts_to_the_agent_mark_and_a_chat_to_the_default_one() -> None:
-    """low_water=None picks the mark at each cut: agent runs cut lower (a sliding trim keeps less of them too)."""
+    """low_water=None picks the mark at each cut: agent runs cut lower (a sliding trim keeps less of them too), but
+    never below their working set (the newest tool outputs)."""
     planner = Planner("gpt-4o", context_window=12_000, reserve_output=0)
     budget = planner.budget.max_input_tokens
     agent = planner.session()
     agent_plans = [plan for plan, _ in replay(agent, agent_run(10, rounds=80))]
     assert agent.agent_run and agent.cut_low_water == AGENT_LOW_WATER
-    assert cuts_of(agent_plans) and all(p.tokens_after <= AGENT_LOW_WATER * budget for p in cuts_of(agent_plans))
+    cuts = cuts_of(agent_plans)
+    assert cuts and all(p.tokens_after <= max(AGENT_LOW_WATER * budget, working_set_need(p, agent.head))
+                        for p in cuts)
+    assert any(p.tokens_after <= AGENT_LOW_WATER * budget for p in cuts)
     chatting = planner.session()
     chat_plans = [plan for plan, _ in replay(chatting, chat(150))]
     assert not chatting.agent_run and chatting.cut_low_water == DEFAULT_LOW_WATER
