@@ -1,0 +1,185 @@
+"""A ``FitConfig`` in a TOML or JSON file: the options as they are read (``read_options``) and written
+(``write_options``), one key per option, the summarizer by name; what a file cannot hold is refused by name.
+TOML is read with ``tomllib`` (``tomli`` before Python 3.11) and written here: a config's values need no general
+TOML writer."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ctxwin.counters import get_counter
+from ctxwin.messages._tool_forms import openai_tools
+from ctxwin.planner._config import FitConfig, OptionError, known_options
+from ctxwin.strategies import get_strategy_factory
+from ctxwin.strategies._salience import extractive_summarizer
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, before the standard library took it in
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+# The summarizers a file (and the CLI's --summarizer) names; a callable of one's own is given in Python.
+SUMMARIZERS: dict[str, Callable[..., Any]] = {"extractive": extractive_summarizer}
+SUFFIXES = (".toml", ".json")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# The options whose None is not their default (``keep_first``: None is no head): a file writes that None as false.
+_OFF_BY_NONE = frozenset(
+    f.name for f in dataclasses.fields(FitConfig) if f.default is not None and "None" in str(f.type)
+)
+
+
+def _form(path: str | os.PathLike[str]) -> str:
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix not in SUFFIXES:
+        raise ValueError(f"{os.fspath(path)}: a configuration file is TOML (.toml) or JSON (.json), by its suffix")
+    return suffix
+
+
+def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The options the file holds, as ``FitConfig``'s keyword arguments (a summarizer's name read as the
+    summarizer, ``false`` or ``null`` as None for an option whose default is not None); ValueError naming the
+    file for an unreadable file, TypeError naming it and the close matches for an unknown key."""
+    name = os.fspath(path)
+    suffix = _form(path)
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle) if suffix == ".toml" else json.load(handle)
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read it: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{name}: not valid {suffix[1:].upper()}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{name}: expected an object of options (FitConfig's fields), got {type(data).__name__}")
+    known_options(data, f"{name}: ")
+    return {key: _read(key, value, name) for key, value in data.items()}
+
+
+def _read(key: str, value: Any, name: str) -> Any:
+    if value is False and key in _OFF_BY_NONE:  # keep_first = false: no head
+        return None
+    if key == "summarizer" and value is not None:
+        if not isinstance(value, str) or value not in SUMMARIZERS:
+            raise OptionError(key, f"{name}: summarizer names the built-in summarizer, one of "
+                              f"{', '.join(map(repr, SUMMARIZERS))} (a summarizer of one's own is given in Python), "
+                              f"got {value!r}")
+        return SUMMARIZERS[value]
+    return value
+
+
+def write_options(config: FitConfig, path: str | os.PathLike[str]) -> None:
+    """Write ``config``'s options that differ from the defaults to ``path`` (TOML or JSON, by its suffix)."""
+    suffix = _form(path)
+    options = file_options(config)
+    if suffix == ".json":
+        text = json.dumps(options, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    else:
+        text = "".join(f"{_key(key)} = {_toml(value, key, key)}\n" for key, value in options.items())
+        try:
+            same = tomllib.loads(text) == options
+        except tomllib.TOMLDecodeError:
+            same = False
+        if not same:  # a string TOML cannot hold (a lone surrogate)
+            raise ValueError(f"{os.fspath(path)}: the options cannot be written as TOML exactly; write JSON instead")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def file_options(config: FitConfig) -> dict[str, Any]:
+    """The options of ``config`` that differ from the defaults, as a file holds them (tools in OpenAI's form);
+    OptionError naming the option whose value a file cannot hold."""
+    options: dict[str, Any] = {}
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        if value is field.default or (type(value) is type(field.default) and value == field.default):
+            continue
+        options[field.name] = _written(field.name, value)
+    return options
+
+
+def _written(key: str, value: Any) -> Any:
+    if value is None:  # an option whose default is not None: keep_first = false, no head
+        return False
+    if key == "summarizer":
+        name = next((name for name, known in SUMMARIZERS.items() if known is value), None)
+        if name is None:
+            raise OptionError(key, f"summarizer {value!r} cannot be written to a file: a file names only the built-in "
+                              f"summarizer ({', '.join(map(repr, SUMMARIZERS))}); give yours in Python")
+        return name
+    if key == "counter" and not isinstance(value, str):
+        return _counter_name(value)
+    if key == "strategies":
+        return value if isinstance(value, str) else [_strategy_name(item, i) for i, item in enumerate(value)]
+    if key == "tools":
+        try:
+            value = openai_tools(value)
+        except (TypeError, ValueError) as exc:
+            raise OptionError(key, f"tools cannot be written to a file: {exc}") from None
+    return _plain(value, key, key)
+
+
+def _plain(value: Any, key: str, where: str) -> Any:
+    """``value`` (lists for tuples) when it is made of what JSON holds; OptionError naming ``where`` otherwise."""
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise OptionError(key, f"{where} has a key that is not a string, which a configuration file cannot hold")
+        return {k: _plain(v, key, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, key, f"{where}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, (str, bool, int)) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    raise OptionError(key, f"{where} is {value!r}, which a configuration file cannot hold")
+
+
+def _counter_name(counter: Any) -> str:
+    name = getattr(counter, "name", None)
+    try:
+        registered = get_counter(name) if isinstance(name, str) else None
+    except (TypeError, ValueError):
+        registered = None
+    if registered is not counter:
+        raise OptionError("counter", f"counter {counter!r} cannot be written to a file: it is not the counter "
+                          "registered under its name; give counter as a registered name (`ctxwin counters`)")
+    return str(name)
+
+
+def _strategy_name(item: Any, index: int) -> str:
+    if isinstance(item, str):
+        return item
+    name = getattr(item, "name", None)
+    try:
+        default = get_strategy_factory(name)() if isinstance(name, str) else None
+    except (TypeError, ValueError):
+        default = None
+    if default is None or type(default) is not type(item) or default != item:
+        raise OptionError("strategies", f"strategies[{index}] ({item!r}) cannot be written to a file: a file names "
+                          "strategies, built with their default options; a strategy with options of its own is "
+                          "given in Python")
+    return str(name)
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+
+
+def _toml(value: Any, key: str, where: str) -> str:
+    """``value`` (as ``_plain`` made it) as a TOML value on one line, tables inline; OptionError for a null, which
+    TOML has no value for."""
+    if value is None:
+        raise OptionError(key, f"{where} is null, which TOML cannot hold; write the configuration as JSON")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # JSON's escapes are TOML's basic-string escapes
+    if isinstance(value, Mapping):
+        items = [f"{_key(k)} = {_toml(v, key, f'{where}.{k}')}" for k, v in value.items()]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    return "[" + ", ".join(_toml(v, key, f"{where}[{i}]") for i, v in enumerate(value)) + "]"
