@@ -17,7 +17,7 @@ from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages._anthropic_cache import mark_cache_breakpoints
 from ctxwin.messages._openai_cache import mark_prompt_cache
 from ctxwin.messages._request_body import nonstreaming_limit, request_body
-from ctxwin.recall._inject import Recalled
+from ctxwin.recall._inject import Recalled, is_recalled
 from ctxwin.strategies._base import Budget, Change, ChangeKind, StepResult
 
 
@@ -254,6 +254,32 @@ class Plan(Generic[M]):
     # What query-aware recall brought back into the request (the ``recall`` step), for which query; None when
     # nothing was (nothing left out, or nothing left out relates to the newest user message).
     recalled: Recalled | None = field(default=None, kw_only=True)
+    # The counter estimates the provider's count (no public tokenizer, or an approximate counter): every figure is
+    # an estimate, which the report says.
+    estimated: bool = field(default=False, kw_only=True)
+    # A session's plans: its history, against which ``left_out`` counts what the request does not carry.
+    history: History | None = field(default=None, kw_only=True, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def report(self) -> str:
+        """The plan in a few lines, as ``ctxwin fit`` prints it: the verdict with the tokens before and after and the
+        budget, the steps that changed something, what was left out and recalled, the cache (a session's plan) and
+        the warnings (``ctxwin.planner._plan_text``)."""
+        from ctxwin.planner._plan_text import report_lines
+
+        return "\n".join(report_lines(self))
+
+    @property
+    def left_out(self) -> int:
+        """How many messages of the conversation the request does not carry verbatim: dropped, summarised or
+        shortened by this plan's steps, or for a session's plan, of its whole history (by this request's cut or an
+        earlier one)."""
+        if self.history is not None:
+            return self.history.left_out
+        dropped, truncated, summarized = touched_names(self.steps)
+        return len(dropped | truncated | summarized)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -312,16 +338,51 @@ class Plan(Generic[M]):
             "dropped": sum(len(s.dropped_ids) for s in self.steps),
             "truncated": sum(len(s.truncated_ids) for s in self.steps),
             "summarized": sum(len(s.summarized_ids) for s in self.steps),
+            "left_out": self.left_out,
             "recalled": self.recalled.labels if self.recalled else [],
+            "estimated": self.estimated,
             "warnings": list(self.warnings),
         }
+
+
+def touched_names(steps: list[StepReport]) -> tuple[set[str], set[str], set[str]]:
+    """The messages the steps dropped, shortened (and did not drop) and summarised, each named once: a message a
+    step shortened and a later one dropped is dropped."""
+    dropped = {name for step in steps for name in step.dropped_ids}
+    summarized = {name for step in steps for name in step.summarized_ids} - dropped
+    truncated = {name for step in steps for name in step.truncated_ids} - dropped - summarized
+    return dropped, truncated, summarized
+
+
+class History:
+    """A session's history beside the request a plan sends: how many of its messages the request does not carry
+    verbatim, counted when first read (a chat loop that only sends the request never pays for it)."""
+
+    def __init__(self, messages: list[BaseMessage], sent: list[BaseMessage]) -> None:
+        self.messages = len(messages)
+        self._lists: tuple[list[BaseMessage], list[BaseMessage]] | None = (messages, sent)
+        self._left_out: int | None = None
+
+    @property
+    def left_out(self) -> int:
+        if self._left_out is None:
+            assert self._lists is not None  # a pickled copy has the count
+            messages, sent = self._lists
+            carried = set(map(id, sent))
+            self._left_out = sum(id(m) not in carried for m in messages)
+            self._lists = None
+        return self._left_out
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"messages": self.messages, "_lists": None, "_left_out": self.left_out}
 
 
 def verbatim_turns(inputs: list[BaseMessage], fitted: list[BaseMessage]) -> int:
     """How many of the input's user turns, newest first, end ``fitted`` as the same objects (so verbatim), stopping
     at the first that does not; walks only the kept tail."""
     turns = 0
-    for original, kept in zip(reversed(inputs), reversed(fitted), strict=False):
+    sent = (m for m in reversed(fitted) if not is_recalled(m))  # a session's recall between cuts sits in the turn
+    for original, kept in zip(reversed(inputs), sent, strict=False):
         if original is not kept:
             break
         turns += isinstance(original, HumanMessage)
