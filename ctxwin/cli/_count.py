@@ -14,7 +14,7 @@ from ctxwin.cli._counter_choice import RequestCounters, counter_for
 from ctxwin.cli._io import read_conversations
 from ctxwin.cli._options import add_options, build_config, option_flags, read_run_options, text_value
 from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error
-from ctxwin.counters._base import TokenCounter
+from ctxwin.counters._base import TokenCounter, estimates
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.counters._models import ModelSpec
 from ctxwin.messages import AIMessage, BaseMessage
@@ -59,6 +59,7 @@ def _count_rows(
         "source": conversation.source,
         "line": conversation.line,
         "counter": counter.name,
+        "estimated": estimates(counter),
         "messages": rows,
         "message_tokens": sum(counts),
         "request_overhead": max(difference, 0),
@@ -78,7 +79,8 @@ def _count_rows(
 def _print_count(report: dict[str, Any]) -> None:
     where = report["source"] + (f":{report['line']}" if report["line"] else "")
     model = report.get("model")
-    print(f"{where} — counter: {report['counter']}" + (f" (model {model['name']})" if model else ""))
+    estimated = ", estimates of the provider's count" if report["estimated"] else ""
+    print(f"{where} — counter: {report['counter']}{estimated}" + (f" (model {model['name']})" if model else ""))
     print(f"{'#':>4}  {'role':<16} {'tokens':>7}  text")
     for row in report["messages"]:
         role = row["role"] + (f"({row['name']})" if row["name"] else "")

@@ -59,7 +59,7 @@ from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.planner import FitConfig, Plan
 from ctxwin.planner._chain import build_chain
-from ctxwin.planner._config import OptionError
+from ctxwin.planner._option_error import OptionError
 
 BAR_WIDTH = 60
 

@@ -19,8 +19,9 @@ from typing import Any
 from ctxwin.cli._budgets import parse_budget
 from ctxwin.cli._io import read_tools
 from ctxwin.cli._output import error, usage_error
-from ctxwin.planner._config import CACHE_TTLS, FitConfig, OptionError
-from ctxwin.planner._config_file import SUMMARIZERS, read_options
+from ctxwin.planner._config import CACHE_TTLS, FitConfig, read_options
+from ctxwin.planner._config_file import SUMMARIZERS
+from ctxwin.planner._option_error import OptionError
 
 
 class _Unset:
@@ -65,17 +66,13 @@ def text_value(expected: str) -> Callable[[str], Any]:
     return nonempty(str, expected)
 
 
-def _tokens(zero: bool) -> Callable[[str], int]:
-    return lambda text: parse_budget(text, what="amount", zero=zero)
-
-
 def _count(text: str) -> int:
     try:
         count = int(text.replace("_", "").replace(",", ""))
     except ValueError:
         count = -1
     if count < 0:
-        raise ValueError(f"expected a number of messages (0 or more), got {text!r}")
+        raise ValueError(f"expected a whole number, 0 or more, got {text!r}")
     return count
 
 
@@ -109,33 +106,44 @@ def _or_none(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 @dataclass(frozen=True)
 class Flag:
-    """How a command line writes one option: ``parse`` (None: an on/off switch with its ``--no-`` form),
-    ``expected`` (what the value is, for errors and ``--help``), the help text, aliases and choices."""
+    """How a command line writes one option: the help text, and where the option's type is not enough, how a value
+    is read (``parse``, with what it ``expected``s), aliases, choices and the value's name in ``--help``."""
 
     help: str
     parse: Callable[[str], Any] | None = None
-    expected: str = "a value"
+    expected: str = ""
     aliases: tuple[str, ...] = ()
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
 
 
-def _share(what: str) -> Flag:
-    return Flag(what, _or_none(_number), "a share of the input budget such as 0.5, or none", metavar="SHARE")
+@dataclass(frozen=True)
+class OptionFlag:
+    """One option's flag as added: ``parse`` None is an on/off switch (with its ``--no-`` form)."""
+
+    help: str
+    parse: Callable[[str], Any] | None
+    expected: str
+    aliases: tuple[str, ...]
+    choices: tuple[str, ...] | None
+    metavar: str | None
 
 
-# Each option's flag. An option missing here still gets one, read by its type (``_by_type``).
+_TOKENS = "a number of tokens"
+
+# Each option's help, and what its type does not say. An option missing here still gets a flag, read by its type.
 FLAGS: dict[str, Flag] = {
-    "model": Flag("the model to fit for (see `ctxwin models`)", str, "a model name", ("-m",)),
-    "context_window": Flag("the context window (8000, 8k); at most the model's", _tokens(False),
-                           "a number of tokens", metavar="TOKENS"),
+    "model": Flag("the model to fit for (see `ctxwin models`)", expected="a model name", aliases=("-m",)),
+    "context_window": Flag("the context window (8000, 8k); at most the model's",
+                           lambda text: parse_budget(text, what="amount"), _TOKENS, metavar="TOKENS"),
     "reserve_output": Flag("tokens reserved for the reply, written as the request's reply limit (default: the "
-                           "request's own limit, else a share of the model's max output)", _tokens(True),
-                           "a number of tokens", ("--reserve",), metavar="TOKENS"),
+                           "request's own limit, else a share of the model's max output)",
+                           lambda text: parse_budget(text, what="amount", zero=True), _TOKENS, ("--reserve",),
+                           metavar="TOKENS"),
     "safety_margin": Flag("tokens kept free for the counter's error (default: 0 for an exact counter)",
-                          _tokens(True), "a number of tokens", metavar="TOKENS"),
-    "counter": Flag("a counter spec instead of the model's (see `ctxwin counters`)", str, "a counter spec",
-                    ("-c",)),
+                          lambda text: parse_budget(text, what="amount", zero=True), _TOKENS, metavar="TOKENS"),
+    "counter": Flag("a counter spec instead of the model's (see `ctxwin counters`)", expected="a counter spec",
+                    aliases=("-c",)),
     "tools": Flag("a JSON file with the tool definitions sent with the request", str, "a file name",
                   metavar="FILE"),
     "tool_choice": Flag("auto, required, none, a tool's name, or a JSON object in any provider's form",
@@ -145,42 +153,46 @@ FLAGS: dict[str, Flag] = {
                        _names, "strategy names", ("--strategy",), metavar="NAMES"),
     "summarizer": Flag("summarise older turns with this summarizer (offline: extractive)", str,
                        "a summarizer name", choices=tuple(SUMMARIZERS)),
-    "keep_last": Flag("summarise older turns, keeping at least the last N messages verbatim", _count,
-                      "a number of messages", metavar="N"),
+    "keep_last": Flag("summarise older turns, keeping at least the last N messages verbatim",
+                      expected="a number of messages", metavar="N"),
     "strict": Flag("exit 3 (-o left as it was) when a conversation does not fit"),
     "broken_tool_pairs": Flag("drop: repair orphan tool results and unanswered calls; keep: send them",
-                              str, "drop or keep", choices=("drop", "keep")),
+                              choices=("drop", "keep")),
     "cache_stable": Flag("sessions: keep the prompt cache, appending between cuts (--no-cache-stable: refit)"),
-    "low_water": _share("sessions: the share of the input budget a cut plans down to (none: chosen per cut)"),
-    "tool_output_cap": _share("sessions: a new tool output over this share of the input budget is cut on arrival"),
-    "keep_first": _share("sessions: the most of the input budget the head a cut keeps may take (none: no head)"),
-    "head_fill": _share("sessions: the least share of the input budget the head fills (none: chosen)"),
+    "low_water": Flag("sessions: the share of the input budget a cut plans down to (none: chosen per cut)",
+                      metavar="SHARE"),
+    "tool_output_cap": Flag("sessions: a new tool output over this share of the input budget is cut on arrival",
+                            metavar="SHARE"),
+    "keep_first": Flag("sessions: the most of the input budget the head a cut keeps may take (none: no head)",
+                       metavar="SHARE"),
+    "head_fill": Flag("sessions: the least share of the input budget the head fills (none: chosen)", metavar="SHARE"),
     "expected_gap": Flag("sessions: the seconds expected between requests, which choose the cache lifetime",
-                         _or_none(_number), "a number of seconds, or none", metavar="SECONDS"),
-    "cache_ttl": Flag("sessions: the cache lifetime every write asks for (default: chosen from the gap)", str,
-                      "a cache lifetime", choices=CACHE_TTLS),
-    "cache_key": Flag("sessions: the prompt_cache_key of OpenAI requests", str, "a cache key"),
-    "recall_share": _share("the share of the input budget recalled excerpts may take (0: no recall)"),
+                         metavar="SECONDS"),
+    "cache_ttl": Flag("sessions: the cache lifetime every write asks for (default: chosen from the gap)",
+                      choices=CACHE_TTLS),
+    "cache_key": Flag("sessions: the prompt_cache_key of OpenAI requests", expected="a cache key"),
+    "recall_share": Flag("the share of the input budget recalled excerpts may take (0: no recall)", metavar="SHARE"),
 }
 
 
-def _by_type(option: str, annotation: str) -> Flag:
-    """The flag of an option ``FLAGS`` does not list, by its declared type."""
-    help_text = f"FitConfig's {option} (docs/planner.md)"
-    parse: Callable[[str], Any] | None = str
-    if annotation.startswith("bool"):
-        parse = None
-    elif annotation.startswith("int"):
-        parse = _count
-    elif annotation.startswith("float"):
-        parse = _number
-    return Flag(help_text, _or_none(parse) if parse and "None" in annotation else parse, "a value")
+def _option_flag(option: str, annotation: str) -> OptionFlag:
+    """``option``'s flag: ``FLAGS``'s line over what its declared type says (bool: a switch; int, float: a number,
+    ``none`` for None where the option takes it; anything else: text)."""
+    flag = FLAGS.get(option) or Flag(f"FitConfig's {option} (docs/planner.md)")
+    kind = annotation.split("|")[0].strip()
+    parse: Callable[[str], Any] | None = {"bool": None, "int": _count, "float": _number}.get(kind, str)
+    expected = {"int": "a whole number", "float": "a number such as 0.5"}.get(kind, "a value")
+    if parse in (_count, _number) and "None" in annotation:
+        parse, expected = _or_none(parse), f"{expected}, or none"
+    metavar = flag.metavar or (None if flag.choices else {"int": "N", "float": "NUMBER"}.get(kind, option.upper()))
+    return OptionFlag(flag.help, flag.parse or parse, flag.expected or expected, flag.aliases, flag.choices,
+                      metavar)
 
 
-def option_flags(skip: Collection[str] = ()) -> dict[str, Flag]:
+def option_flags(skip: Collection[str] = ()) -> dict[str, OptionFlag]:
     """Every ``FitConfig`` option but ``skip``, with its flag, in the order the fields are declared."""
     return {
-        field.name: FLAGS.get(field.name) or _by_type(field.name, str(field.type))
+        field.name: _option_flag(field.name, str(field.type))
         for field in dataclasses.fields(FitConfig)
         if field.name not in skip
     }
@@ -206,7 +218,7 @@ def add_options(
                                help=help_text)
             continue
         group.add_argument(*names, dest=option, type=nonempty(flag.parse, flag.expected), choices=flag.choices,
-                           metavar=flag.metavar or (None if flag.choices else option.upper()), help=help_text)
+                           metavar=flag.metavar, help=help_text)
         if option == "summarizer":  # the older switch: the built-in summarizer
             group.add_argument("--summarize", dest=option, action="store_const", const="extractive",
                                help="--summarizer extractive: summarise older turns (offline, extractive)")

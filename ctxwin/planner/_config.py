@@ -23,6 +23,8 @@ from ctxwin.counters._lookup import check_counter_spec
 from ctxwin.messages._forms import OUTPUTS, Output
 from ctxwin.messages._tool_forms import check_tool_choice
 from ctxwin.planner._cache_marks import check_cache_control, checked_gap
+from ctxwin.planner._config_file import file_value, read_file, read_value, write_file
+from ctxwin.planner._option_error import OptionError
 from ctxwin.strategies import get_strategy_factory
 from ctxwin.strategies._base import Strategy
 
@@ -50,12 +52,15 @@ CACHE_TTLS = ("5m", "1h", "30m", "12h")
 @dataclass(frozen=True)
 class FitConfig:
     """How conversations are fitted: the model and budget, the strategies, the output form, and the sessions'
-    cache options. Immutable and validated when built; ``FitConfig.of(config, **options)`` and
-    ``config.replace(**changes)`` make new ones. docs/planner.md has the same table with examples.
+    cache options. Immutable and validated when built (the names it is given too: model, counter, strategies, and
+    the window against the model's; a refused value is an ``OptionError`` naming its option); ``FitConfig.of(config,
+    **options)`` and ``config.replace(**changes)`` make new ones, ``FitConfig.load(path)`` and ``config.save(path)``
+    read and write a TOML or JSON file. docs/planner.md has the same table with examples.
 
     Budget: ``model``, a registered model name (its counter, context window and max output; ``fit``'s default is
     ``"gpt-4o"``). ``context_window``: the model's window, in tokens (required without a model). ``reserve_output``:
-    tokens kept for the reply (default ``default_reserve`` of the model's max output; the request's reply limit).
+    tokens kept for the reply (default: a request's own limit, else ``default_reserve`` of the model's max output;
+    the reply limit the request carries).
     ``safety_margin``: tokens kept free for the counter's error (default 0 for an exact counter, else the counter's
     ``max_relative_error`` times the input budget). The input budget is the window less the three and the tools.
     ``counter``: a ``TokenCounter`` or a registered counter name (default: the model's).
@@ -218,37 +223,44 @@ class FitConfig:
     def load(cls, path: str | os.PathLike[str]) -> FitConfig:
         """The configuration a TOML or JSON file holds (by its suffix; docs/planner.md, "Configuration file"):
         one key per option, a summarizer by name (``"extractive"``); errors name the file and the option."""
-        from ctxwin.planner._config_file import read_options
-
-        options = read_options(path)
+        name, options = os.fspath(path), read_options(path)
         try:
             return cls(**options)
         except OptionError as exc:
-            raise OptionError(exc.option, f"{os.fspath(path)}: {exc}") from None
+            raise OptionError(exc.option, f"{name}: {exc}") from None
         except (TypeError, ValueError) as exc:
-            raise type(exc)(f"{os.fspath(path)}: {exc}") from None
+            raise type(exc)(f"{name}: {exc}") from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the options that differ from the defaults to a TOML or JSON file (by its suffix), which ``load``
-        reads back equal. ValueError naming the option for what a file cannot hold: a summarizer other than the
-        built-in one, a counter or a strategy object that is not its registered name's default."""
-        from ctxwin.planner._config_file import write_options
-
-        write_options(self, path)
+        reads back equal (tools in OpenAI's form). OptionError naming the option for what a file cannot hold: a
+        summarizer other than the built-in one, a counter or a strategy object that is not its registered name's
+        default, a null in TOML."""
+        options = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not field.default and (type(value) is not type(field.default) or value != field.default):
+                options[field.name] = file_value(field.name, value)
+        write_file(options, path)
 
 
 _NAMES = frozenset(field.name for field in dataclasses.fields(FitConfig))
+# The options whose None is not their default (``keep_first``: None is no head): a file writes that None as false.
+_OFF_BY_NONE = frozenset(
+    field.name for field in dataclasses.fields(FitConfig) if field.default is not None and "None" in str(field.type)
+)
 
 
-class OptionError(ValueError):
-    """A ``FitConfig`` option's value is refused; ``option`` names it (the CLI names its flag)."""
-
-    def __init__(self, option: str, message: str) -> None:
-        super().__init__(message)
-        self.option = option
-
-    def __reduce__(self) -> tuple[type[OptionError], tuple[str, str]]:
-        return OptionError, (self.option, str(self))
+def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The options a TOML or JSON file holds, as ``FitConfig``'s keyword arguments (``read_value``); ValueError or
+    TypeError naming the file for one that cannot be read or holds an unknown option."""
+    data = read_file(path)
+    name = os.fspath(path)
+    known_options(data, f"{name}: ")
+    try:
+        return {key: read_value(key, value, off_by_none=key in _OFF_BY_NONE) for key, value in data.items()}
+    except OptionError as exc:
+        raise OptionError(exc.option, f"{name}: {exc}") from None
 
 
 def known_options(options: Mapping[str, Any], where: str = "") -> None:

@@ -1,11 +1,10 @@
-"""A ``FitConfig`` in a TOML or JSON file: the options as they are read (``read_options``) and written
-(``write_options``), one key per option, the summarizer by name; what a file cannot hold is refused by name.
-TOML is read with ``tomllib`` (``tomli`` before Python 3.11) and written here: a config's values need no general
-TOML writer."""
+"""A ``FitConfig``'s options in a TOML or JSON file: the file read (``read_file``) and written (``write_file``), and
+each option's value as a file holds it (``file_value``, ``read_value``): the summarizer by name, a counter or a
+strategy by the name it is registered under; what a file cannot hold is refused by name. TOML is read with
+``tomllib`` (``tomli`` before Python 3.11) and written here: a config's values need no general TOML writer."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -15,8 +14,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ctxwin.counters import get_counter
+from ctxwin.counters._base import TokenCounter
 from ctxwin.messages._tool_forms import openai_tools
-from ctxwin.planner._config import FitConfig, OptionError, known_options
+from ctxwin.planner._option_error import OptionError
 from ctxwin.strategies import get_strategy_factory
 from ctxwin.strategies._salience import extractive_summarizer
 
@@ -29,10 +29,6 @@ else:  # the same parser, before the standard library took it in
 SUMMARIZERS: dict[str, Callable[..., Any]] = {"extractive": extractive_summarizer}
 SUFFIXES = (".toml", ".json")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-# The options whose None is not their default (``keep_first``: None is no head): a file writes that None as false.
-_OFF_BY_NONE = frozenset(
-    f.name for f in dataclasses.fields(FitConfig) if f.default is not None and "None" in str(f.type)
-)
 
 
 def _form(path: str | os.PathLike[str]) -> str:
@@ -42,10 +38,8 @@ def _form(path: str | os.PathLike[str]) -> str:
     return suffix
 
 
-def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The options the file holds, as ``FitConfig``'s keyword arguments (a summarizer's name read as the
-    summarizer, ``false`` or ``null`` as None for an option whose default is not None); ValueError naming the
-    file for an unreadable file, TypeError naming it and the close matches for an unknown key."""
+def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The file's object of options, as parsed; ValueError naming the file when it cannot be read or is not one."""
     name = os.fspath(path)
     suffix = _form(path)
     try:
@@ -57,26 +51,26 @@ def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{name}: not valid {suffix[1:].upper()}: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{name}: expected an object of options (FitConfig's fields), got {type(data).__name__}")
-    known_options(data, f"{name}: ")
-    return {key: _read(key, value, name) for key, value in data.items()}
+    return data
 
 
-def _read(key: str, value: Any, name: str) -> Any:
-    if value is False and key in _OFF_BY_NONE:  # keep_first = false: no head
+def read_value(key: str, value: Any, *, off_by_none: bool) -> Any:
+    """The option ``key`` as a file holds ``value``, as ``FitConfig`` takes it: a summarizer's name as the
+    summarizer, ``false`` (or ``null``) as None where None is not the option's default (``off_by_none``)."""
+    if value is False and off_by_none:  # keep_first = false: no head
         return None
     if key == "summarizer" and value is not None:
         if not isinstance(value, str) or value not in SUMMARIZERS:
-            raise OptionError(key, f"{name}: summarizer names the built-in summarizer, one of "
+            raise OptionError(key, f"summarizer names the built-in summarizer, one of "
                               f"{', '.join(map(repr, SUMMARIZERS))} (a summarizer of one's own is given in Python), "
                               f"got {value!r}")
         return SUMMARIZERS[value]
     return value
 
 
-def write_options(config: FitConfig, path: str | os.PathLike[str]) -> None:
-    """Write ``config``'s options that differ from the defaults to ``path`` (TOML or JSON, by its suffix)."""
+def write_file(options: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+    """Write ``options`` (as ``file_value`` gives them) to ``path``, TOML or JSON by its suffix."""
     suffix = _form(path)
-    options = file_options(config)
     if suffix == ".json":
         text = json.dumps(options, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     else:
@@ -91,19 +85,9 @@ def write_options(config: FitConfig, path: str | os.PathLike[str]) -> None:
         handle.write(text)
 
 
-def file_options(config: FitConfig) -> dict[str, Any]:
-    """The options of ``config`` that differ from the defaults, as a file holds them (tools in OpenAI's form);
-    OptionError naming the option whose value a file cannot hold."""
-    options: dict[str, Any] = {}
-    for field in dataclasses.fields(config):
-        value = getattr(config, field.name)
-        if value is field.default or (type(value) is type(field.default) and value == field.default):
-            continue
-        options[field.name] = _written(field.name, value)
-    return options
-
-
-def _written(key: str, value: Any) -> Any:
+def file_value(key: str, value: Any) -> Any:
+    """The option ``key``'s ``value`` (not its default) as a file holds it; OptionError naming the option for a
+    value a file cannot hold."""
     if value is None:  # an option whose default is not None: keep_first = false, no head
         return False
     if key == "summarizer":
@@ -137,16 +121,16 @@ def _plain(value: Any, key: str, where: str) -> Any:
     raise OptionError(key, f"{where} is {value!r}, which a configuration file cannot hold")
 
 
-def _counter_name(counter: Any) -> str:
-    name = getattr(counter, "name", None)
+def _counter_name(counter: TokenCounter) -> str:
+    name = counter.name
     try:
-        registered = get_counter(name) if isinstance(name, str) else None
+        registered = get_counter(name)
     except (TypeError, ValueError):
         registered = None
     if registered is not counter:
         raise OptionError("counter", f"counter {counter!r} cannot be written to a file: it is not the counter "
                           "registered under its name; give counter as a registered name (`ctxwin counters`)")
-    return str(name)
+    return name
 
 
 def _strategy_name(item: Any, index: int) -> str:

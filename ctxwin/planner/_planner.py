@@ -25,7 +25,7 @@ from typing_extensions import Unpack
 from ctxwin import _tracing as tracing
 from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters._base import TokenCounter, require_counter
+from ctxwin.counters._base import TokenCounter, estimates, require_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output, give_back, read_for
@@ -37,6 +37,7 @@ from ctxwin.planner._chain import build_chain, default_chain, later_keeps
 from ctxwin.planner._config import DEFAULT_MODEL, FitConfig, FitOptions
 from ctxwin.planner._driving import adrive, drive
 from ctxwin.planner._no_room import MustStay, no_room
+from ctxwin.planner._option_error import OptionError
 from ctxwin.planner._planning import ONE_OFF, Planned, SessionTurn
 from ctxwin.planner._report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner._session import PlanSession
@@ -201,7 +202,7 @@ class Planner(Generic[M]):
         self.summarizes = any(step.summarizes for step in self.strategies)
         self.recall_share = config.recall_share
         # Every figure is an estimate of the provider's count (the report says so).
-        self.estimated = bool(self.counter.max_relative_error) or self.counter.estimating is True
+        self.estimated = estimates(self.counter)
         self._model_window = spec.context_window if spec else None
         keeps = [s.keeps for s in self.strategies if s.keeps in ("first", "last")]
         self._drops_turns = bool(keeps)
@@ -686,5 +687,10 @@ def fit(
         model = config.model
     if output is not None:
         options["output"] = output
-    planner: Planner[Any] = Planner(model, strategies, config=config, **options)
+    try:
+        planner: Planner[Any] = Planner(model, strategies, config=config, **options)
+    except OptionError as exc:
+        if exc.option != "context_window" or model != DEFAULT_MODEL or options.get("counter") is None:
+            raise
+        raise OptionError(exc.option, f"{exc} (fit's default model; model=None fits for the counter alone)") from None
     return planner.plan(messages)

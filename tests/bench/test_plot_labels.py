@@ -23,7 +23,7 @@ pytestmark = [
 def texts(figure: Any) -> list[tuple[str, Any]]:
     """Every visible, non-empty text of the rendered ``figure`` with its box in pixels."""
     figure.canvas.draw()
-    found = [figure._supxlabel] if getattr(figure, "_supxlabel", None) is not None else []
+    found = [figure._supxlabel] if figure.get_supxlabel() else []
     for ax in figure.axes:
         found += [ax.title, ax.xaxis.label, ax.yaxis.label, *shown_ticks(ax.get_xticklabels(), ax.get_xlim(), 0),
                   *shown_ticks(ax.get_yticklabels(), ax.get_ylim(), 1)]

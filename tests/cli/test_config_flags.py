@@ -67,20 +67,10 @@ def test_an_empty_value_is_a_usage_error_naming_its_flag(
     assert main([command, ""]) == 2 and "file: expected a file name, got an empty value" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    ("args", "error"),
-    [
-        (["--billing", "nonsense"], "--billing: bills the replays of --session; add --session"),
-        (["--session", "--billing", "nonsense"], "--billing: unknown model 'nonsense'"),
-        (["--session", "--billing", "gpt-4"], "--billing: gpt-4 has no prompt caching prices"),
-    ],
-)
-def test_a_bad_billing_is_a_usage_error(
-    args: list[str], error: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_billing_without_session_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = str(write_json(tmp_path / "chat.json", CHAT))
-    assert main(["bench", source, "-c", "approximate", *args]) == 2
-    assert capsys.readouterr().err.startswith(f"ctxwin bench: error: {error}")
+    assert main(["bench", source, "-c", "approximate", "--billing", "nonsense"]) == 2
+    assert capsys.readouterr().err.startswith("ctxwin bench: error: --billing: bills the replays of --session")
 
 
 def test_config_errors_name_the_file_or_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -74,8 +74,8 @@ def test_a_batch_names_how_many_do_not_fit(tmp_path: Path, over: int, total: int
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        (["--keep-last", "-1"], "--keep-last: expected a number of messages (0 or more), got '-1'"),
-        (["--keep-last", "-3"], "--keep-last: expected a number of messages (0 or more), got '-3'"),
+        (["--keep-last", "-1"], "--keep-last: expected a whole number, 0 or more, got '-1'"),
+        (["--keep-last", "-3"], "--keep-last: expected a whole number, 0 or more, got '-3'"),
         (["--context-window", "0"], "--context-window: amount '0' must be positive"),
         (["--context-window", "-5"], "--context-window: amount '-5' must be positive"),
         (["--context-window", "lots"], "--context-window: amount 'lots' is not a number of tokens"),

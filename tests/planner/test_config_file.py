@@ -17,7 +17,8 @@ import ctxwin
 from ctxwin import FitConfig, fit
 from ctxwin.counters import ApproximateCounter
 from ctxwin.messages import HumanMessage, SystemMessage
-from ctxwin.planner._config import CACHE_TTLS, OptionError
+from ctxwin.planner._config import CACHE_TTLS
+from ctxwin.planner._option_error import OptionError
 from ctxwin.strategies._trim import TrimToBudget
 from ctxwin.strategies._truncate import TruncateToolOutput
 
@@ -46,17 +47,14 @@ def test_a_config_is_checked_when_it_is_made(options: dict[str, Any], error: typ
         fit(CHAT, **{"model": None, "counter": "approximate", "context_window": 4_000, **options})
 
 
-def test_the_refused_option_is_named_and_the_error_survives_pickling() -> None:
+def test_a_window_above_the_models_is_refused_naming_the_option() -> None:
     """The CLI names a refused option's flag from ``OptionError.option``; fit_many's workers send errors back
-    pickled."""
+    pickled. A window within the model's, or without a model, is taken."""
     with pytest.raises(OptionError) as caught:
         FitConfig(model="gpt-4o", context_window=1_000_000)
     assert caught.value.option == "context_window"
     again = pickle.loads(pickle.dumps(caught.value))
     assert (again.option, str(again)) == ("context_window", str(caught.value))
-
-
-def test_a_window_within_the_models_and_a_model_less_window_are_taken() -> None:
     assert FitConfig(model="gpt-4o", context_window=128_000).context_window == 128_000
     assert fit(CHAT, None, counter="approximate", context_window=1_000_000).budget.context_window == 1_000_000
 
@@ -169,8 +167,9 @@ def test_a_null_is_refused_in_toml_and_kept_in_json(tmp_path: Path) -> None:
 )
 def test_a_bad_file_is_refused_naming_it(tmp_path: Path, name: str, text: str, error: type, match: str) -> None:
     (tmp_path / name).write_text(text, encoding="utf-8")
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=match) as caught:
         FitConfig.load(tmp_path / name)
+    assert str(caught.value).count(name) == 1
     with pytest.raises(ValueError, match=r"cannot read it"):
         FitConfig.load(tmp_path / "missing.toml")
 

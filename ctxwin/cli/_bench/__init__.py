@@ -42,7 +42,7 @@ from ctxwin.cli._counter_choice import counter_for
 from ctxwin.cli._io import read_conversations
 from ctxwin.cli._options import add_options, build_config, nonempty, read_run_options, text_value
 from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error, usage_error
-from ctxwin.counters._base import TokenCounter
+from ctxwin.counters._base import TokenCounter, estimates
 from ctxwin.counters._caching import CachingRules
 from ctxwin.counters._models import ModelSpec
 from ctxwin.planner import FitConfig
@@ -232,7 +232,7 @@ def _run_chains(
         heading = (
             f"ctxwin bench: {plural(len(conversations), 'conversation')} from {conversations[0].source}\n"
             + (f"model {model.name}, " if model else "")
-            + f"counter {counter.name}"
+            + f"counter {counter.name}" + (" (its figures are estimates)" if estimates(counter) else "")
         )
         print("\n".join(table(results, heading, time.perf_counter() - started)))
     status = EXIT_INPUT if read_errors or progress.errors else EXIT_OK

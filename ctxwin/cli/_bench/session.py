@@ -21,7 +21,7 @@ from ctxwin.cli._bench.plot import save_chart, write_session_plot
 from ctxwin.cli._bench.replay import SessionResult, run_session_bench
 from ctxwin.cli._bench.retention import Probe
 from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error
-from ctxwin.counters._base import TokenCounter
+from ctxwin.counters._base import TokenCounter, estimates
 from ctxwin.counters._caching import CachingRules
 from ctxwin.counters._lookup import get_model
 from ctxwin.counters._models import ModelSpec
@@ -115,7 +115,8 @@ def run_session(
     else:
         heading = (
             f"ctxwin bench --session: {plural(len(conversations), 'conversation')} from {conversations[0].source}\n"
-            + (f"model {model.name}, " if model else "") + f"counter {counter.name}\n"
+            + (f"model {model.name}, " if model else "") + f"counter {counter.name}"
+            + (" (its figures are estimates)" if estimates(counter) else "") + "\n"
             + f"billing: {rules.mode} caching from {rules.min_prefix:,} tokens in steps of {rules.granularity}, "
             + f"cached at {rules.read_ratio or 0:.0%} of the input price"
             + (f", written at {rules.write_ratio:.0%} ({rules.ttl})" if rules.bills_writes and rules.write_ratio
