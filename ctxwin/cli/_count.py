@@ -10,9 +10,9 @@ from typing import Any
 
 from ctxwin._plural import plural
 from ctxwin.batch._conversation import Conversation, ConversationFileError, nesting_error
-from ctxwin.cli._counter_choice import RequestCounters, counter_for
+from ctxwin.cli._counter_choice import RequestCounters, configured_counter
 from ctxwin.cli._io import read_conversations
-from ctxwin.cli._options import add_options, build_config, option_flags, read_run_options, text_value
+from ctxwin.cli._options import add_options, option_flags, text_value
 from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error
 from ctxwin.counters._base import TokenCounter, estimates
 from ctxwin.counters._errors import TokenizerDataError
@@ -102,16 +102,11 @@ def _print_count(report: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = read_run_options(args, ignore=IGNORED)
-    if isinstance(options, int):
-        return options
-    config = build_config(options, args)
-    if isinstance(config, int):
-        return config
-    chosen = counter_for(args, config, DEFAULT_COUNTER)
+    chosen = configured_counter(args, IGNORED, DEFAULT_COUNTER)
     if isinstance(chosen, int):
         return chosen
-    counters = RequestCounters(chosen, config.model is None and config.counter is None)
+    config, model, counter = chosen
+    counters = RequestCounters((model, counter), config.model is None and config.counter is None)
     tools = None if config.tools is None else list(config.tools)
     reports: list[dict[str, Any]] = []
     errors = 0

@@ -5,13 +5,30 @@ which ``count`` and ``fit`` use when the configuration names neither (a model or
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
 
+from ctxwin.cli._options import build_config, read_run_options
 from ctxwin.cli._output import error, usage_error
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.counters._models import ModelSpec
 from ctxwin.planner._config import FitConfig
+
+
+def configured_counter(
+    args: argparse.Namespace, ignore: Collection[str], default: str | None
+) -> tuple[FitConfig, ModelSpec | None, TokenCounter] | int:
+    """The command's ``FitConfig`` (``--config`` and the flags, but the options in ``ignore``), its model and its
+    counter (``default`` without a model or a counter); the exit code after reporting why not."""
+    options = read_run_options(args, ignore=ignore)
+    if isinstance(options, int):
+        return options
+    config = build_config(options, args)
+    if isinstance(config, int):
+        return config
+    chosen = counter_for(args, config, default)
+    return chosen if isinstance(chosen, int) else (config, *chosen)
 
 
 def counter_for(

@@ -90,7 +90,7 @@ def plan_lines(plan: Plan, where: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class _Run:
+class _Checked:
     """What the checked command line asks: the ``FitConfig`` (without a model when each request's own decides:
     ``own_models``), the tools given, and the ``Fitter``'s keyword arguments."""
 
@@ -107,7 +107,7 @@ class _Run:
         return None if self.config.tools is None else list(self.config.tools)
 
 
-def _check_flags(args: argparse.Namespace) -> _Run | int:
+def _check_flags(args: argparse.Namespace) -> _Checked | int:
     """Every usage error, named by its flag (or ``--config``), before any conversation is read; else the run."""
     parser = args.parser
     for name, other in (("FILE", args.file), ("--tools", args.tools)):
@@ -141,7 +141,7 @@ def _check_flags(args: argparse.Namespace) -> _Run | int:
         if merged.get(option) is not None and not summarizing:
             return usage_error(parser, options.where(option, args),
                                "needs 'summarize' in --strategies (or leave --strategies out)")
-    return _Run(config, own_models, bool(merged.get("strict")))
+    return _Checked(config, own_models, bool(merged.get("strict")))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, checked)
 
 
-def _run(args: argparse.Namespace, checked: _Run) -> int:
+def _run(args: argparse.Namespace, checked: _Checked) -> int:
     workers = args.workers or available_cpus()
     arguments = checked.arguments
     try:
@@ -196,7 +196,9 @@ def _run(args: argparse.Namespace, checked: _Run) -> int:
     return status
 
 
-def _fitter_for(item: RawConversation, fitter: Fitter | None, checked: _Run, args: argparse.Namespace) -> Fitter | int:
+def _fitter_for(
+    item: RawConversation, fitter: Fitter | None, checked: _Checked, args: argparse.Namespace
+) -> Fitter | int:
     """The fitter for the file's one request: for the model it names (else ``fit``'s default) when the command line
     and ``--config`` named no model or counter (a model given wins, with a warning when they differ), or the exit
     code after reporting why not."""
@@ -228,7 +230,7 @@ def _model_name(name: str) -> str:
 
 
 def _fit_one(
-    item: RawConversation, fitter: Fitter, output: AtomicOutput, args: argparse.Namespace, checked: _Run
+    item: RawConversation, fitter: Fitter, output: AtomicOutput, args: argparse.Namespace, checked: _Checked
 ) -> int:
     tools = checked.tools
     if tools is not None and item.tools and item.tools != tools:
@@ -256,7 +258,7 @@ def _fit_one(
     return status
 
 
-def _verdict(over: int, total: int, checked: _Run, output: AtomicOutput) -> int:
+def _verdict(over: int, total: int, checked: _Checked, output: AtomicOutput) -> int:
     """Warn about conversations that do not fit; with --strict that is exit 3 and ``-o`` keeps its old content."""
     if not over:
         return EXIT_OK
@@ -276,7 +278,7 @@ def _verdict(over: int, total: int, checked: _Run, output: AtomicOutput) -> int:
 def _fit_lines(
     path: str,
     lines: Iterator[ConversationLine] | None,
-    checked: _Run,
+    checked: _Checked,
     output: AtomicOutput,
     args: argparse.Namespace,
     workers: int,

@@ -162,7 +162,8 @@ def _toml(value: Any, key: str, where: str) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # JSON's escapes are TOML's basic-string escapes
+        # JSON's escapes are TOML's basic-string escapes; TOML escapes DEL too
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, Mapping):
         items = [f"{_key(k)} = {_toml(v, key, f'{where}.{k}')}" for k, v in value.items()]
         return "{ " + ", ".join(items) + " }" if items else "{}"

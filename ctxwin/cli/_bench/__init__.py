@@ -38,9 +38,9 @@ from ctxwin.cli._bench.retention import Probe, read_probes
 from ctxwin.cli._bench.runner import BenchResult, run_bench
 from ctxwin.cli._bench.session import rules_for, run_session
 from ctxwin.cli._budgets import parse_budgets
-from ctxwin.cli._counter_choice import counter_for
+from ctxwin.cli._counter_choice import configured_counter
 from ctxwin.cli._io import read_conversations
-from ctxwin.cli._options import add_options, build_config, nonempty, read_run_options, text_value
+from ctxwin.cli._options import add_options, nonempty, text_value
 from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error, usage_error
 from ctxwin.counters._base import TokenCounter, estimates
 from ctxwin.counters._caching import CachingRules
@@ -155,16 +155,10 @@ def _read(path: str) -> tuple[list[Conversation], int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = read_run_options(args, ignore=IGNORED)
-    if isinstance(options, int):
-        return options
-    config = build_config(options, args)
-    if isinstance(config, int):
-        return config
-    chosen = counter_for(args, config, None)
+    chosen = configured_counter(args, IGNORED, None)
     if isinstance(chosen, int):
         return chosen
-    model, counter = chosen
+    config, model, counter = chosen
     rules = _billing(args, model)
     if isinstance(rules, int):
         return rules
