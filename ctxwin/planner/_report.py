@@ -1,6 +1,6 @@
 """What a plan reports: the fitted conversation (``Plan``), what each step did (``StepReport``), the token figures
 counted when first read (``Figures``), the messages a step touched named when first read (``Touched``, ``Labels``),
-what a session's request leaves out of its history (``History``), the report as text for people (``Plan.report``),
+what a session's request leaves out of its history (``HistoryReport``), the report as text for people (``Plan.report``),
 and the error ``strict`` raises (``BudgetExceeded``).
 
 The report is lazy: a chat loop that only sends ``plan.messages`` never pays for naming or counting what was dropped.
@@ -260,7 +260,7 @@ class Plan(Generic[M]):
     # an estimate, which the report says.
     estimated: bool = field(default=False, kw_only=True)
     # A session's plans: its history, against which ``left_out`` counts what the request does not carry.
-    history: History | None = field(default=None, kw_only=True, repr=False, compare=False)
+    history: HistoryReport | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     def __str__(self) -> str:
         return self.report()
@@ -354,7 +354,7 @@ def touched_names(steps: list[StepReport]) -> tuple[set[str], set[str], set[str]
     return dropped, truncated, summarized
 
 
-class History:
+class HistoryReport:
     """A session's history beside the request a plan sends: how many of its messages the request does not carry
     verbatim, counted when first read (a chat loop that only sends the request never pays for it)."""
 
@@ -390,7 +390,8 @@ def verbatim_turns(inputs: list[BaseMessage], fitted: list[BaseMessage]) -> int:
 
 
 # The report as text (``Plan.report``): one section a function, each giving its lines (none when it has nothing to
-# say), in the order ``SECTIONS`` lists; a new part of the report is one function and its place there.
+# say), in the order ``SECTIONS`` lists; a new part of the report (what the conversation told that was kept, after
+# what was left out) is one function and its place there.
 _QUERY_SHOWN = 60  # characters of a recall query shown
 
 
