@@ -10,9 +10,13 @@ import sys
 import time
 from typing import TextIO
 
+from ctxwin._plural import plural
+
 
 class Progress:
-    """``step()`` after each item; ``error(text)`` prints an error without garbling the bar; ``close()`` at the end."""
+    """``step()`` after each item, done or failed; ``error(text)`` for a failed one prints its error without
+    garbling the bar; ``close()`` at the end. The bar counts the items done (those without an error), the errors,
+    and with a ``total`` how far the run is."""
 
     def __init__(self, label: str, total: int | None = None, *, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
@@ -29,9 +33,9 @@ class Progress:
             self._draw()
 
     def _draw(self) -> None:
-        of = f"/{self.total}" if self.total is not None else ""
-        errors = f", {self.errors} errors" if self.errors else ""
-        print(f"\r{self.label} {self.done}{of}{errors}", end="", file=self.stream, flush=True)
+        errors = f", {plural(self.errors, 'error')}" if self.errors else ""
+        where = f" ({self.done}/{self.total})" if self.total is not None else ""
+        print(f"\r{self.label} {max(self.done - self.errors, 0)}{errors}{where}", end="", file=self.stream, flush=True)
 
     def error(self, text: str) -> None:
         self.errors += 1

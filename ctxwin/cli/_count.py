@@ -10,16 +10,19 @@ from typing import Any
 
 from ctxwin._plural import plural
 from ctxwin.batch._conversation import Conversation, ConversationFileError, nesting_error
-from ctxwin.cli._counter_choice import RequestCounters, counter_for, names_own_model
+from ctxwin.cli._counter_choice import RequestCounters, configured_counter
 from ctxwin.cli._io import read_conversations
+from ctxwin.cli._options import add_options, option_flags, text_value
 from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error
-from ctxwin.counters._base import TokenCounter
+from ctxwin.counters._base import TokenCounter, estimates
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.counters._models import ModelSpec
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.messages._openai_format import openai_role
 
 DEFAULT_COUNTER = "approximate"
+# Counting needs a model or a counter, and the tools sent; --config's other options are the planner's.
+IGNORED = frozenset(option_flags()) - {"model", "counter", "tools"}
 
 
 def _display_width(char: str) -> int:
@@ -39,13 +42,15 @@ def _preview(message: BaseMessage, width: int = 48) -> str:
     return text
 
 
-def _count_rows(conversation: Conversation, counter: TokenCounter, model: ModelSpec | None) -> dict[str, Any]:
+def _count_rows(
+    conversation: Conversation, counter: TokenCounter, model: ModelSpec | None, tools: list[dict[str, Any]] | None
+) -> dict[str, Any]:
     counts = [counter.count_message(m) for m in conversation.messages]
     rows = [
         {"index": i, "role": openai_role(m), "name": m.name, "tokens": n, "preview": _preview(m)}
         for i, (m, n) in enumerate(zip(conversation.messages, counts, strict=True))
     ]
-    total = counter.count_messages(conversation.messages, tools=conversation.tools)
+    total = counter.count_messages(conversation.messages, tools=conversation.tools or tools)
     # A message's count is the most it adds to any request (the engines add counts up and must never under-count);
     # a chat template can write it shorter where it stands (Qwen3 drops an earlier turn's reasoning markers), so the
     # request is the messages' sum plus its overhead (framing, tools), less what they take less in place.
@@ -54,6 +59,7 @@ def _count_rows(conversation: Conversation, counter: TokenCounter, model: ModelS
         "source": conversation.source,
         "line": conversation.line,
         "counter": counter.name,
+        "estimated": estimates(counter),
         "messages": rows,
         "message_tokens": sum(counts),
         "request_overhead": max(difference, 0),
@@ -73,7 +79,8 @@ def _count_rows(conversation: Conversation, counter: TokenCounter, model: ModelS
 def _print_count(report: dict[str, Any]) -> None:
     where = report["source"] + (f":{report['line']}" if report["line"] else "")
     model = report.get("model")
-    print(f"{where} — counter: {report['counter']}" + (f" (model {model['name']})" if model else ""))
+    estimated = ", estimates of the provider's count" if report["estimated"] else ""
+    print(f"{where} — counter: {report['counter']}{estimated}" + (f" (model {model['name']})" if model else ""))
     print(f"{'#':>4}  {'role':<16} {'tokens':>7}  text")
     for row in report["messages"]:
         role = row["role"] + (f"({row['name']})" if row["name"] else "")
@@ -95,10 +102,12 @@ def _print_count(report: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    chosen = counter_for(args, DEFAULT_COUNTER)
+    chosen = configured_counter(args, IGNORED, DEFAULT_COUNTER)
     if isinstance(chosen, int):
         return chosen
-    counters = RequestCounters(chosen, names_own_model(args))
+    config, model, counter = chosen
+    counters = RequestCounters((model, counter), config.model is None and config.counter is None)
+    tools = None if config.tools is None else list(config.tools)
     reports: list[dict[str, Any]] = []
     errors = 0
     try:
@@ -109,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             try:
                 model, counter = counters(item.model)
-                report = _count_rows(item, counter, model)
+                report = _count_rows(item, counter, model, tools)
             except (ValueError, TypeError, RecursionError, TokenizerDataError) as exc:  # e.g. malformed tools
                 text = nesting_error() if isinstance(exc, RecursionError) else exc
                 error(f"{item.source}{f':{item.line}' if item.line else ''}: {text}")
@@ -128,13 +137,13 @@ def run(args: argparse.Namespace) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "file", help="JSON or JSONL conversation(s): chat messages, or chat completions, Anthropic or Responses "
-        "requests; - for stdin"
+        "file", type=text_value("a file name"), help="JSON or JSONL conversation(s): chat messages, or chat "
+        "completions, Anthropic or Responses requests; - for stdin"
     )
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument(
-        "--model", "-m", help="count with this model's tokenizer and framing (see `ctxwin models`; default: the "
-        "request's own 'model', else the approximate counter)"
-    )
-    which.add_argument("--counter", "-c", help="a counter spec, e.g. tiktoken:o200k_base (default: approximate)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_options(parser, skip=IGNORED, helps={
+        "model": "count with this model's tokenizer and framing (see `ctxwin models`; default: the request's own "
+                 "'model', else the approximate counter)",
+        "counter": "a counter spec, e.g. tiktoken:o200k_base (default: the model's, else approximate)",
+        "tools": "a JSON file with tool definitions counted with each request that has none of its own",
+    })

@@ -1,39 +1,53 @@
-"""``--model`` / ``--counter`` as a model and a counter: the check ``ctxwin count`` and ``ctxwin bench`` share; and
-the model a request file names (``"model": "claude-sonnet-4-5"``), which ``count`` and ``fit`` use when the command
-line names neither (a ``--model`` or ``--counter`` given wins over it)."""
+"""The model and counter a command counts with: its config's (``--model``, ``--counter``, ``--config``), which
+``ctxwin count`` and ``ctxwin bench`` share; and the model a request file names (``"model": "claude-sonnet-4-5"``),
+which ``count`` and ``fit`` use when the configuration names neither (a model or counter given wins over it)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
 
+from ctxwin.cli._options import build_config, read_run_options
 from ctxwin.cli._output import error, usage_error
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.counters._models import ModelSpec
+from ctxwin.planner._config import FitConfig
 
 
-def counter_for(args: argparse.Namespace, default: str | None) -> tuple[ModelSpec | None, TokenCounter] | int:
-    """``--model`` / ``--counter`` as a model and a counter, or the exit code after reporting the bad flag."""
-    parser = args.parser
-    try:
-        model = get_model(args.model) if args.model else None
-    except ValueError as exc:
-        return usage_error(parser, "--model", exc)
-    spec = args.counter or (model.counter if model else default)
+def configured_counter(
+    args: argparse.Namespace, ignore: Collection[str], default: str | None
+) -> tuple[FitConfig, ModelSpec | None, TokenCounter] | int:
+    """The command's ``FitConfig`` (``--config`` and the flags, but the options in ``ignore``), its model and its
+    counter (``default`` without a model or a counter); the exit code after reporting why not."""
+    options = read_run_options(args, ignore=ignore)
+    if isinstance(options, int):
+        return options
+    config = build_config(options, args)
+    if isinstance(config, int):
+        return config
+    chosen = counter_for(args, config, default)
+    return chosen if isinstance(chosen, int) else (config, *chosen)
+
+
+def counter_for(
+    args: argparse.Namespace, config: FitConfig, default: str | None
+) -> tuple[ModelSpec | None, TokenCounter] | int:
+    """The (checked) config's model and counter (``default`` without either), or the exit code after reporting
+    why not (no model nor counter, tokenizer data missing)."""
+    model = get_model(config.model) if config.model else None
+    spec = config.counter or (model.counter if model else default)
     if spec is None:
-        return usage_error(parser, "--model", "give a model (see `ctxwin models`), or --counter SPEC")
+        return usage_error(args.parser, "--model", "give a model (see `ctxwin models`), or --counter SPEC")
+    if not isinstance(spec, str):  # a counter object: only Python gives one
+        return model, spec
     try:
         return model, get_counter(spec)
     except TokenizerDataError as exc:  # the counter exists, its data is missing here
         return error(exc)
-    except (ValueError, TypeError) as exc:
-        return usage_error(parser, "--counter" if args.counter else "--model", exc)
-
-
-def names_own_model(args: argparse.Namespace) -> bool:
-    """Whether a request's own ``model`` decides: the command line gave neither ``--model`` nor ``--counter``."""
-    return args.model is None and args.counter is None
+    except (ValueError, TypeError) as exc:  # its argument (``tiktoken:nope``)
+        return usage_error(args.parser, "--counter" if config.counter else "--model", exc)
 
 
 def request_model_spec(name: str) -> ModelSpec:
@@ -60,14 +74,3 @@ class RequestCounters:
         if model.name not in self._built:
             self._built[model.name] = model, get_counter(model.counter)
         return self._built[model.name]
-
-
-def window_error(window: int | None, model: ModelSpec) -> str | None:
-    """Why a ``--context-window`` cannot be used with ``model`` (None: it can): a window above the model's plans
-    requests the provider refuses."""
-    if window is None or window <= model.context_window:
-        return None
-    return (
-        f"{window:,} tokens is more than {model.name}'s context window of {model.context_window:,}, so the "
-        f"provider would refuse what fits it; give at most {model.context_window:,}"
-    )

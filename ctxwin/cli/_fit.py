@@ -27,6 +27,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any, cast
 
 from ctxwin._cpus import available_cpus
@@ -34,17 +35,16 @@ from ctxwin._plural import plural
 from ctxwin.batch._item import FIT_MODEL, Fitter, describe
 from ctxwin.batch._progress import Progress
 from ctxwin.cli._atomic import AtomicOutput, writes_over
-from ctxwin.cli._budgets import parse_budget
-from ctxwin.cli._counter_choice import names_own_model, request_model_spec, window_error
+from ctxwin.cli._counter_choice import request_model_spec
 from ctxwin.cli._fit_file import FitLines, fit_lines, full_report, seekable
 from ctxwin.cli._io import (
     ConversationLine,
     RawConversation,
     fitted_document,
     read_raw_conversations,
-    read_tools,
     request_model,
 )
+from ctxwin.cli._options import add_options, build_config, flag_names, nonempty, read_run_options, text_value
 from ctxwin.cli._output import (
     EXIT_CODES_HELP,
     EXIT_INPUT,
@@ -59,11 +59,9 @@ from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.planner import FitConfig, Plan
 from ctxwin.planner._chain import build_chain
-from ctxwin.strategies import get_strategy_factory
-from ctxwin.strategies._salience import extractive_summarizer
+from ctxwin.planner._option_error import OptionError
 
 BAR_WIDTH = 60
-NO_ROOM_HINT = "lower --reserve, raise --context-window, or add --summarize"
 
 
 def budget_bar(plan: Plan, system_tokens: int) -> list[str]:
@@ -86,135 +84,88 @@ def budget_bar(plan: Plan, system_tokens: int) -> list[str]:
 
 
 def plan_lines(plan: Plan, where: str) -> list[str]:
-    lines = [
-        f"{where}: {plan.model or 'custom budget'} — counter {plan.counter}",
-        *budget_bar(plan, plan.system_tokens),
-    ]
-    lines.append(f"{'step':<22} {'before':>9} {'after':>9}  dropped truncated summarised  notes")
-    for step in plan.steps:
-        lines.append(
-            f"{step.name:<22} {step.tokens_before:>9,} {step.tokens_after:>9,}  {len(step.dropped_ids):>7,} "
-            f"{len(step.truncated_ids):>9,} {len(step.summarized_ids):>10,}  {'; '.join(step.notes)}".rstrip()
-        )
-    verdict = "fits" if plan.fits else "DOES NOT FIT"
-    lines.append(
-        f"{verdict}: {plan.tokens_before:,} -> {plan.tokens_after:,} tokens for an input budget of "
-        f"{plan.budget.max_input_tokens:,} ({100 * plan.budget_used:.0f}% used, "
-        f"{plural(plan.recent_turns_verbatim, 'recent turn')} verbatim)"
-    )
-    recalled = plan.recalled
-    if recalled is not None:
-        query = " ".join(recalled.query.split())
-        lines.append(f"recalled {plural(len(recalled.excerpts), 'excerpt')} ({recalled.tokens:,} tokens) from "
-                     f"{', '.join(recalled.labels)} for {query[:100]!r}")
-    lines += [f"warning: {w}" for w in plan.warnings]
-    return lines
+    """Where the plan is from, the context window as a bar, then the plan's own report (``Plan.report``)."""
+    return [f"{where}: {plan.model or 'custom budget'} — counter {plan.counter}", *budget_bar(plan, plan.system_tokens),
+            *plan.report().splitlines()]
 
 
-def _strategies(args: argparse.Namespace) -> list[str] | None:
-    """``--strategy`` as names, each checked against the registry; ValueError for the usage error."""
-    if args.strategy is None:
-        return None
-    names = [s.strip() for s in args.strategy.split(",")]
-    if not any(names):
-        raise ValueError("expected comma-separated strategy names (see `ctxwin strategies`), got none")
-    if not all(names):
-        raise ValueError(f"{args.strategy!r} has an empty name")
-    for name in names:
-        get_strategy_factory(name)  # ValueError naming the close matches
-    return names
+@dataclass(frozen=True)
+class _Checked:
+    """What the checked command line asks: the ``FitConfig`` (without a model when each request's own decides:
+    ``own_models``), the tools given, and the ``Fitter``'s keyword arguments."""
+
+    config: FitConfig
+    own_models: bool
+    strict: bool  # exit 3 when a conversation does not fit (the planner itself is not strict: it would raise)
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return {"config": self.config}
+
+    @property
+    def tools(self) -> list[dict[str, Any]] | None:
+        return None if self.config.tools is None else list(self.config.tools)
 
 
-def _check_flags(args: argparse.Namespace) -> int | None:
-    """Every usage error, named by its flag, before any file is read; None when the flags are fine."""
+def _check_flags(args: argparse.Namespace) -> _Checked | int:
+    """Every usage error, named by its flag (or ``--config``), before any conversation is read; else the run."""
     parser = args.parser
     for name, other in (("FILE", args.file), ("--tools", args.tools)):
         if other is not None and writes_over(args.output, other):
             where = "stdout" if args.output in (None, "-") else args.output
             return usage_error(parser, "-o/--output", f"{where} is the same file as {name}; write to another file")
-    try:
-        strategies = _strategies(args)
-    except ValueError as exc:
-        return usage_error(parser, "--strategy", exc)
-    summarizing = strategies is None or any(step.summarizes for step in build_chain(strategies) or [])
-    if (args.summarize or args.keep_last is not None) and not summarizing:
-        flag = "--summarize" if args.summarize else "--keep-last"
-        return usage_error(parser, flag, "needs 'summarize' in --strategy (or leave --strategy out)")
-    model_name = _model(args)
-    try:
-        model = get_model(model_name) if model_name else None
-    except ValueError as exc:
-        return usage_error(parser, "--model", exc)
-    if args.counter is not None:
+    if args.trace and args.workers != 1:
+        return usage_error(parser, "--trace", "fits in this process, where the spans are recorded; drop --workers")
+    options = read_run_options(args)
+    if isinstance(options, int):
+        return options
+    merged = options.merged
+    if merged.get("output", "request") not in ("messages", "request"):
+        warning(f"--config {args.config}: output {merged['output']!r} is for Python; ctxwin fit writes each "
+                "request in the form it came in")
+    own_models = merged.get("model") is None and merged.get("counter") is None
+    config = build_config(options, args, output="request", strict=False)
+    if isinstance(config, int):
+        return config
+    if isinstance(config.counter, str):  # its argument is checked when it is built (tiktoken:nope)
         try:
-            get_counter(args.counter)
+            get_counter(config.counter)
         except TokenizerDataError:
             pass  # the counter exists, its data is missing here: an environment problem (exit 1), reported next
         except (ValueError, TypeError) as exc:
-            return usage_error(parser, "--counter", exc)
-    if args.model and model is not None and (problem := window_error(args.context_window, model)) is not None:
-        return usage_error(parser, "--context-window", problem)
-    if args.context_window is not None:
-        window = args.context_window
-    elif model is not None:
-        window = model.context_window
-    else:
+            return usage_error(parser, options.where("counter", args), exc)
+    if config.counter is not None and config.model is None and config.context_window is None:
         return usage_error(parser, "--context-window", "is needed with --counter when no --model is given")
-    if args.trace and args.workers != 1:
-        return usage_error(parser, "--trace", "fits in this process, where the spans are recorded; drop --workers")
-    if args.reserve is not None and args.reserve >= window:
-        return usage_error(
-            parser,
-            "--reserve",
-            f"{args.reserve:,} tokens leaves no room for the input in a context window of {window:,} tokens "
-            "(--context-window)",
-        )
-    return None
-
-
-def _model(args: argparse.Namespace) -> str | None:
-    """``--model``; without it ``fit``'s default model, unless ``--counter`` says how to count."""
-    return args.model or (None if args.counter else FIT_MODEL)
-
-
-def _fit_arguments(args: argparse.Namespace, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """The ``Fitter``'s (and ``fit_many``'s) keyword arguments from the (checked) command line: its ``FitConfig``."""
-    config = FitConfig(
-        model=_model(args),
-        strategies=_strategies(args),
-        context_window=args.context_window,
-        reserve_output=args.reserve,
-        tools=tools,
-        counter=args.counter,
-        keep_last=args.keep_last,
-        summarizer=extractive_summarizer if args.summarize else None,
-        output="request",  # each conversation written back in the request form it came in
-    )
-    return {"config": config}
+    summarizing = config.strategies is None or any(step.summarizes for step in build_chain(config.strategies) or [])
+    for option in ("summarizer", "keep_last"):
+        if merged.get(option) is not None and not summarizing:
+            return usage_error(parser, options.where(option, args),
+                               "needs 'summarize' in --strategies (or leave --strategies out)")
+    return _Checked(config, own_models, bool(merged.get("strict")))
 
 
 def run(args: argparse.Namespace) -> int:
-    usage = _check_flags(args)
-    if usage is not None:
-        return usage
+    checked = _check_flags(args)
+    if isinstance(checked, int):
+        return checked
     if not args.trace:
-        return _run(args)
+        return _run(args, checked)
     try:
         trace = printed_trace()
     except ImportError:
         return usage_error(args.parser, "--trace", SDK_MISSING)
     with trace:
-        return _run(args)
+        return _run(args, checked)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, checked: _Checked) -> int:
     workers = args.workers or available_cpus()
+    arguments = checked.arguments
     try:
-        tools = read_tools(args.tools)
-        arguments = _fit_arguments(args, tools)
-        # Builds the planner: bad arguments are reported before any file is read (workers build their own).
-        fitter = Fitter(arguments) if workers == 1 else None
-    except (ValueError, TypeError, TokenizerDataError) as exc:  # ConversationFileError, bad tool definitions
+        # Builds the planner: bad arguments are reported before any file is read (workers build their own); with
+        # each request's own model, its planner is built when the request is read.
+        fitter = Fitter(arguments) if workers == 1 and not checked.own_models else None
+    except (ValueError, TypeError, TokenizerDataError) as exc:  # bad tool definitions, tokenizer data missing
         return error(exc)
     output = AtomicOutput(args.output)
     try:
@@ -228,15 +179,15 @@ def _run(args: argparse.Namespace) -> int:
                 items = read_raw_conversations(path, name)
                 first = next(items)
                 if isinstance(first, RawConversation):  # the file is one conversation
-                    chosen = _fitter_for(first, fitter, arguments, args)
+                    chosen = _fitter_for(first, fitter, checked, args)
                     if isinstance(chosen, int):
                         return chosen
-                    status = _fit_one(first, chosen, output, args, tools)
+                    status = _fit_one(first, chosen, output, args, checked)
                 elif workers > 1:  # lines of conversations: the workers read them from the file themselves
-                    status = _fit_lines(path, None, arguments, output, args, tools, workers)
+                    status = _fit_lines(path, None, checked, output, args, workers)
                 else:  # lines of conversations, all of them ConversationLine, fitted here as they are read
                     lines = cast(Iterator[ConversationLine], itertools.chain([first], items))
-                    status = _fit_lines(path, lines, arguments, output, args, tools, 1)
+                    status = _fit_lines(path, lines, checked, output, args, 1)
         except (ValueError, TypeError, TokenizerDataError) as exc:
             # unreadable, a broken document, or an argument the workers' planners refused: nothing written
             return error(exc)
@@ -246,27 +197,28 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _fitter_for(
-    item: RawConversation, fitter: Fitter | None, arguments: dict[str, Any], args: argparse.Namespace
+    item: RawConversation, fitter: Fitter | None, checked: _Checked, args: argparse.Namespace
 ) -> Fitter | int:
     """The fitter for the file's one request: for the model it names (else ``fit``'s default) when the command line
-    named no model or counter (``--model`` wins, with a warning when they differ), or the exit code after
-    reporting why not."""
+    and ``--config`` named no model or counter (a model given wins, with a warning when they differ), or the exit
+    code after reporting why not."""
     name = request_model(item.document)
-    if not names_own_model(args):
-        if name is not None and args.model is not None and _model_name(name) != _model_name(args.model):
-            warning(f"{item.source} names the model {name!r}; fitting for --model {args.model}, which wins")
-        return fitter or Fitter(arguments)
+    config = checked.config
+    if not checked.own_models:
+        if name is not None and config.model is not None and _model_name(name) != _model_name(config.model):
+            warning(f"{item.source} names the model {name!r}; fitting for --model {config.model}, which wins")
+        return fitter or Fitter(checked.arguments)
     try:
         model = request_model_spec(name) if name is not None else get_model(FIT_MODEL)
     except ValueError as exc:
         return error(f"{item.source}: {exc}")
-    problem = window_error(args.context_window, model)
-    if problem is not None:
+    try:
+        return Fitter({"config": config.replace(model=model.name)})
+    except OptionError as exc:
         whose = f"the model {item.source} names" if name is not None else "the default model: give --model for another"
-        return usage_error(args.parser, "--context-window", f"{problem} ({whose})")
-    if fitter is not None and fitter.planner.model == model.name:
-        return fitter
-    return Fitter({**arguments, "model": model.name})
+        return usage_error(args.parser, flag_names(exc.option), f"{exc} ({whose})")
+    except (ValueError, TypeError, TokenizerDataError) as exc:
+        return error(exc)
 
 
 def _model_name(name: str) -> str:
@@ -277,32 +229,27 @@ def _model_name(name: str) -> str:
         return name
 
 
-def _different_tools(args: argparse.Namespace, tools: list[dict[str, Any]] | None, own: Any) -> bool:
-    return args.tools is not None and bool(own) and own != tools
-
-
 def _fit_one(
-    item: RawConversation,
-    fitter: Fitter,
-    output: AtomicOutput,
-    args: argparse.Namespace,
-    tools: list[dict[str, Any]] | None,
+    item: RawConversation, fitter: Fitter, output: AtomicOutput, args: argparse.Namespace, checked: _Checked
 ) -> int:
-    if _different_tools(args, tools, item.tools):
+    tools = checked.tools
+    if tools is not None and item.tools and item.tools != tools:
+        given = args.tools if args.tools is not None else f"--config {args.config}"
         return usage_error(
-            args.parser, "--tools", f"{item.source} has its own 'tools', which differ from {args.tools}; give one"
+            args.parser, "--tools", f"{item.source} has its own 'tools', which differ from {given}; give one"
         )
     try:
         plan = fitter.plan(item.request)
     except Exception as exc:  # as fit_many reports an item: the input's error, or what else stopped it
         return error(f"{item.source}: {describe(exc)}")
-    fitted = fitted_document(item.messages if item.document is None else item.document, plan.request)
+    fitted = fitted_document(item.messages if item.document is None else item.document, plan.request,
+                             reserved=fitter.planner.config.reserve_output is not None)
     if args.json:
         report = {**full_report(plan), **({} if output.path else {"messages": plan.messages})}
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print("\n".join(plan_lines(plan, item.source)), file=sys.stderr)
-    status = _verdict(0 if plan.fits else 1, 1, args, output)
+    status = _verdict(0 if plan.fits else 1, 1, checked, output)
     if status == EXIT_OK and (output.path or not args.json):
         out = output.stream()
         json.dump(fitted, out, ensure_ascii=False, indent=2)
@@ -311,102 +258,57 @@ def _fit_one(
     return status
 
 
-def _verdict(over: int, total: int, args: argparse.Namespace, output: AtomicOutput) -> int:
+def _verdict(over: int, total: int, checked: _Checked, output: AtomicOutput) -> int:
     """Warn about conversations that do not fit; with --strict that is exit 3 and ``-o`` keeps its old content."""
     if not over:
         return EXIT_OK
     if total == 1:
-        what = "the conversation does not fit"
+        what = "the conversation does not fit the budget (its plan says what must stay and what would help)"
     else:
-        what = f"{over:,} of {plural(total, 'conversation')} {'does' if over == 1 else 'do'} not fit"
-    if args.strict:
+        what = (f"{over:,} of {plural(total, 'conversation')} {'does' if over == 1 else 'do'} not fit the budget "
+                "(each plan's warnings say what must stay and what would help)")
+    if checked.strict:
         kept = f"; {output.path} left as it was" if output.path else ""
-        print(f"error: {what} the budget ({NO_ROOM_HINT}){kept}", file=sys.stderr)
+        print(f"error: {what}{kept}", file=sys.stderr)
         return EXIT_OVER_BUDGET
-    warning(f"{what} the budget ({NO_ROOM_HINT}; --strict makes this exit 3)")
+    warning(f"{what}; --strict makes this exit 3")
     return EXIT_OK
 
 
 def _fit_lines(
     path: str,
     lines: Iterator[ConversationLine] | None,
-    arguments: dict[str, Any],
+    checked: _Checked,
     output: AtomicOutput,
     args: argparse.Namespace,
-    tools: list[dict[str, Any]] | None,
     workers: int,
 ) -> int:
     """One output line per conversation, in input order: fitted here as ``lines`` are read, or by ``workers``
     processes that read the file ``path`` themselves (``ctxwin.cli._fit_file``)."""
     progress = Progress("fitted")
-    mapper = functools.partial(FitLines, arguments, tools, args.json, names_own_model(args))
+    mapper = functools.partial(FitLines, checked.arguments, checked.tools, args.json, checked.own_models)
     name = "<stdin>" if args.file == "-" else args.file
     result = fit_lines(path, lines, output.stream(), mapper, workers=workers, progress=progress, name=name)
     progress.close()
-    status = _verdict(result.over_budget, result.fitted, args, output)
+    status = _verdict(result.over_budget, result.fitted, checked, output)
     if status == EXIT_OK and result.fitted:  # not when no line could be fitted: an empty file would replace -o
         output.commit()
     return EXIT_INPUT if result.errors else status
 
 
-def _token_amount(*, zero: bool) -> Any:
-    def parse(text: str) -> int:
-        try:
-            return parse_budget(text, what="amount", zero=zero)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
-
-
-def _keep_last(text: str) -> int:
-    try:
-        count = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of messages (0 or more), got {text!r}")
-    return count
-
-
-
 def add_arguments(fit: argparse.ArgumentParser) -> None:
     fit.epilog = EXIT_CODES_HELP
     fit.add_argument(
-        "file", help="JSON or JSONL conversation(s): chat messages, or chat completions, Anthropic or Responses "
-        "requests (written back in their form); - for stdin"
-    )
-    fit.add_argument(
-        "--model", "-m", help=f"the model to fit for (see `ctxwin models`; default: the model the request names in "
-        f"its 'model' key, else {FIT_MODEL}; given, it wins over the request's)"
-    )
-    fit.add_argument("--counter", "-c", help="a counter spec instead of the model's (see `ctxwin counters`)")
-    fit.add_argument(
-        "--context-window",
-        type=_token_amount(zero=False),
-        help="lower the model's context window (8000, 8k; above the model's is refused)",
-    )
-    fit.add_argument(
-        "--reserve",
-        type=_token_amount(zero=True),
-        help="tokens reserved for the reply (default: the request's own max_tokens, else the model's max output, at "
-        "most an eighth of the window (8k when the window allows) and half of it)",
-    )
-    fit.add_argument("--tools", help="a JSON file with the tool definitions sent with the request")
-    fit.add_argument("--strategy", help="comma-separated strategies, e.g. truncate_tool_output,trim")
-    fit.add_argument("--summarize", action="store_true", help="summarise older turns (offline, extractive)")
-    fit.add_argument(
-        "--keep-last", type=_keep_last, help="summarise older turns, keeping the last N messages verbatim"
-    )
-    fit.add_argument(
-        "--strict", action="store_true", help="exit 3 (-o left as it was) when a conversation does not fit"
+        "file", type=text_value("a file name"), help="JSON or JSONL conversation(s): chat messages, or chat "
+        "completions, Anthropic or Responses requests (written back in their form); - for stdin"
     )
     fit.add_argument("--json", action="store_true", help="print a JSON report instead of the table")
-    fit.add_argument("--output", "-o", help="write the fitted conversation(s) here (default, or -: stdout)")
+    fit.add_argument("--output", "-o", type=text_value("a file name"),
+                     help="write the fitted conversation(s) here (default, or -: stdout)")
     fit.add_argument(
         "--workers",
         "-w",
-        type=_worker_count,
+        type=nonempty(_worker_count, "a number of processes"),
         default=1,
         help="processes for a JSONL file of many conversations; 0 = all cores (default: 1)",
     )
@@ -416,6 +318,11 @@ def add_arguments(fit: argparse.ArgumentParser) -> None:
         help="print the OpenTelemetry span tree of the run (steps, durations, attributes) to stderr; needs "
         "opentelemetry-sdk",
     )
+    # ``output`` is the form of each request, which ``ctxwin fit`` keeps: -o is the file written.
+    add_options(fit, skip=("output",), helps={"model": (
+        f"the model to fit for (see `ctxwin models`; default: the model the request names in its 'model' key, else "
+        f"{FIT_MODEL}; given, it wins over the request's)"
+    )})
 
 
 def _worker_count(text: str) -> int:
@@ -424,6 +331,6 @@ def _worker_count(text: str) -> int:
     except ValueError:
         count = -1
     if count < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of processes (0 = all cores), got {text!r}")
+        raise ValueError(f"expected a number of processes (0 = all cores), got {text!r}")
     return count
 

@@ -23,11 +23,11 @@ from typing import IO, Any
 
 from ctxwin._cpus import available_cpus
 from ctxwin.batch._conversation import ConversationFileError, nesting_error
-from ctxwin.batch._item import Fitter, describe
+from ctxwin.batch._item import FIT_MODEL, Fitter, describe
 from ctxwin.batch._progress import Progress
 from ctxwin.batch._shards import Mapped, map_file
 from ctxwin.cli._atomic import AtomicOutput
-from ctxwin.cli._counter_choice import request_model_spec, window_error
+from ctxwin.cli._counter_choice import request_model_spec
 from ctxwin.cli._io import (
     BOM,
     ConversationLine,
@@ -38,7 +38,6 @@ from ctxwin.cli._io import (
     request_model,
 )
 from ctxwin.cli._output import one_line
-from ctxwin.counters import get_model
 from ctxwin.planner import FitConfig, Plan
 
 PLAN_KEY = "ctxwin"  # the key JSONL output lines get for the line number and the plan; an earlier run's is replaced
@@ -68,11 +67,12 @@ def request_with_tools(text: bytes, tools: list[dict[str, Any]]) -> dict[str, An
     return request
 
 
-def output_line(text: bytes, number: int, request: dict[str, Any], report: dict[str, Any]) -> str:
-    """The input line's object with the fitted request (``fitted_document``) and the plan; a bare list of messages
-    becomes an object."""
+def output_line(text: bytes, number: int, request: dict[str, Any], report: dict[str, Any], reserved: bool) -> str:
+    """The input line's object with the fitted request (``fitted_document``; ``reserved``: a reserve was given)
+    and the plan; a bare list of messages becomes an object."""
     original = loads(text)
-    document = fitted_document(original if isinstance(original, dict) else {"messages": original}, request)
+    document = fitted_document(original if isinstance(original, dict) else {"messages": original}, request,
+                               reserved=reserved)
     fitted = {**document, PLAN_KEY: {"line": number, "plan": report}}
     try:
         return json.dumps(fitted, ensure_ascii=False) + "\n"
@@ -92,26 +92,22 @@ class FitLines:
         self, fit_kwargs: dict[str, Any], tools: list[dict[str, Any]] | None, full: bool, own_models: bool = False
     ) -> None:
         self.fit_kwargs = {**fit_kwargs, "tools": tools, "output": "request"}
-        self.fitter = Fitter(self.fit_kwargs)
-        self.tools, self.full, self.own_models = tools, full, own_models
-        self._fitters: dict[str | None, Fitter] = {}
+        # With each request's own model, a planner is built for each model named (``fit``'s default for the others).
+        self.fitter = None if own_models else Fitter(self.fit_kwargs)
+        self.tools, self.full = tools, full
+        self._fitters: dict[str, Fitter] = {}
 
     def fitter_for(self, request: dict[str, Any]) -> Fitter:
-        """The run's fitter, or with ``own_models`` the one for the model the request names (else the run's
-        default), built once each; ValueError for a model the registry does not know or a ``context_window``
-        above the model's own."""
-        if not self.own_models:
+        """The run's fitter, or with each request's own model the one for the model the request names (else
+        ``fit``'s default), built once each; ValueError for a model the registry does not know or a
+        ``context_window`` above the model's own."""
+        if self.fitter is not None:
             return self.fitter
         name = request_model(request)
-        model = request_model_spec(name) if name is not None else None
-        key = model.name if model is not None else self.fitter.planner.model
-        fitter = self._fitters.get(key)
+        model = request_model_spec(name).name if name is not None else FIT_MODEL
+        fitter = self._fitters.get(model)
         if fitter is None:
-            problem = window_error(self.fitter.planner.config.context_window, model or get_model(str(key)))
-            if problem is not None:
-                raise ValueError(f"--context-window: {problem}")
-            same = key == self.fitter.planner.model
-            fitter = self._fitters[key] = self.fitter if same else Fitter({**self.fit_kwargs, "model": key})
+            fitter = self._fitters[model] = Fitter({**self.fit_kwargs, "model": model})
         return fitter
 
     def __call__(self, number: int, line: bytes) -> Mapped | None:
@@ -119,8 +115,10 @@ class FitLines:
             return None
         try:
             request = request_from_json(line) if self.tools is None else request_with_tools(line, self.tools)
-            plan = self.fitter_for(request).plan(request, number - 1)
-            text = output_line(line, number, plan.request, full_report(plan) if self.full else plan.summary())
+            fitter = self.fitter_for(request)
+            plan = fitter.plan(request, number - 1)
+            text = output_line(line, number, plan.request, full_report(plan) if self.full else plan.summary(),
+                               fitter.planner.config.reserve_output is not None)
         except Exception as exc:  # the line's error: unreadable, not a conversation, or what stopped its plan
             return Mapped(error=describe(exc))
         return Mapped(text, flagged=not plan.fits)

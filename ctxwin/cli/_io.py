@@ -320,19 +320,26 @@ def read_tools(path: str | None) -> list[dict[str, Any]] | None:
     return tools
 
 
-def fitted_document(original: Any, request: dict[str, Any]) -> Any:
+def fitted_document(original: Any, request: dict[str, Any], *, reserved: bool = False) -> Any:
     """What ``ctxwin fit`` writes for a conversation read as ``original`` (a list of messages or a request object)
     and fitted into ``request`` (``Plan.request``, in the form ``original`` is in): the object with its messages
     (``input``) and system prompt (``system``, ``instructions``) replaced and its other keys as they were (its own
-    tools, tool_choice and reply limit, which the plan used, included); an Anthropic request without a reply limit
-    gets ``max_tokens`` (the reserve), which Anthropic requires. A list stays a list unless the fitted request has a
-    system prompt apart (Anthropic's), which only an object holds. The plan's ``model`` is not written: the file
-    keeps its own."""
-    own_limit = isinstance(original, dict) and any(key in original for key in limit_keys())
-    limits = set(limit_keys()) - (required_limit_keys() if not own_limit else set())
+    tools and tool_choice, which the plan used, included). Its reply limit is the one the plan reserved, under the
+    key the object used: an own limit above a reserve given (``reserved``) would be refused by the provider or
+    overrun the window; an object without a limit gets one when a reserve was given, and where the form requires
+    one (Anthropic's). A list stays a list unless the fitted request has a system prompt apart (Anthropic's), which
+    only an object holds. The plan's ``model`` is not written: the file keeps its own."""
+    limits = set(limit_keys())
+    required = required_limit_keys()
     body = {key: value for key, value in request.items() if key not in {"model", "tools", "tool_choice", *limits}}
-    if isinstance(original, dict):
-        kept = {key: value for key, value in original.items() if key not in ("system", "instructions")}
-        return {**kept, **body}
-    items = "input" if "input" in body else "messages"
-    return body[items] if "system" not in body and "instructions" not in body else body
+    limit = next(((key, request[key]) for key in limits if key in request), None)
+    if not isinstance(original, dict):
+        if limit is not None and limit[0] in required:
+            body[limit[0]] = limit[1]
+        items = "input" if "input" in body else "messages"
+        return body[items] if "system" not in body and "instructions" not in body else body
+    kept = {key: value for key, value in original.items() if key not in ("system", "instructions", *limits)}
+    own = next((key for key in original if key in limits), None)
+    if limit is not None and (own or reserved or limit[0] in required):
+        body[own or limit[0]] = limit[1]
+    return {**kept, **body}

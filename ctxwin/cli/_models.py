@@ -12,6 +12,7 @@ from ctxwin._plugins import plugin_source
 from ctxwin._plural import plural
 from ctxwin.cli._output import EXIT_OK, json_flag
 from ctxwin.counters import ModelSpec, get_counter, list_models, model_plugin
+from ctxwin.counters._base import estimates
 
 add_arguments = json_flag
 
@@ -25,7 +26,7 @@ def _exact(model: ModelSpec) -> bool:
         counter = get_counter(model.counter)
     except Exception:  # a broken plugin is reported by ``ctxwin counters``; here it is just not exact
         return False
-    return not (counter.estimating or counter.max_relative_error)
+    return not estimates(counter)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -450,6 +450,12 @@ def as_token_counter(obj: Any) -> TokenCounter | None:
     return obj if isinstance(obj, TokenCounter) else CounterAdapter(obj)
 
 
+def estimates(counter: TokenCounter) -> bool:
+    """Whether ``counter``'s counts estimate the provider's: it says so (``estimating``) or allows for an error
+    (``max_relative_error``); reports call its figures estimates."""
+    return bool(counter.estimating or counter.max_relative_error)
+
+
 def require_counter(obj: Any, what: str = "counter") -> TokenCounter:
     """``as_token_counter(obj)``, or a TypeError naming ``what`` and the members ``obj`` lacks."""
     counter = as_token_counter(obj)

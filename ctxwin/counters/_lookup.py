@@ -176,6 +176,11 @@ def _resolve(spec: str) -> tuple[CounterInfo, str | None, str]:
     raise _unknown("counter or model", spec, [*counters, *_models()], match=name_candidates(spec)[-1])
 
 
+def check_counter_spec(spec: str) -> None:
+    """ValueError with close matches when no counter or model is registered as ``spec``, without building it."""
+    _resolve(spec)
+
+
 def get_counter(spec: str) -> TokenCounter:
     """The shared counter for a spec (see the module docstring); ValueError with close matches if unknown."""
     if not isinstance(spec, str):

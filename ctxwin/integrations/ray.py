@@ -64,7 +64,7 @@ def _summary_type() -> pyarrow.DataType:
     import pyarrow
 
     counts = ("tokens_before", "tokens_after", "budget")
-    kept = ("recent_turns_verbatim", "dropped", "truncated", "summarized")
+    kept = ("recent_turns_verbatim", "dropped", "truncated", "summarized", "left_out")
     return pyarrow.struct(
         [
             ("fits", pyarrow.bool_()),
@@ -72,6 +72,7 @@ def _summary_type() -> pyarrow.DataType:
             ("budget_used", pyarrow.float64()),
             *((name, pyarrow.int64()) for name in kept),
             ("recalled", pyarrow.list_(pyarrow.string())),
+            ("estimated", pyarrow.bool_()),
             ("warnings", pyarrow.list_(pyarrow.string())),
         ]
     )
@@ -211,9 +212,10 @@ def fit_dataset(
     string because Arrow would otherwise merge the differing keys of the messages: ``tool_calls`` on some,
     ``tool_call_id`` on others; ``json.loads`` gives back exactly the list ``fit(..., output="openai")``
     returns); ``plan_column`` — ``Plan.summary()`` as a struct (fits, tokens_before, tokens_after, budget,
-    budget_used, recent_turns_verbatim, dropped, truncated, summarized, warnings); ``error_column`` — null, or why
-    that row could not be fitted (its other two columns are then null). A bad row never fails the job, whatever
-    its failure (bad JSON, nesting thousands of levels deep, any exception of a counter or strategy).
+    budget_used, recent_turns_verbatim, dropped, truncated, summarized, left_out, recalled, estimated, warnings);
+    ``error_column`` — null, or why that row could not be fitted (its other two columns are then null). A bad row
+    never fails the job, whatever its failure (bad JSON, nesting thousands of levels deep, any exception of a
+    counter or strategy).
 
     Rows come out in input order (``preserve_order``: it sets ``execution_options.preserve_order`` on the
     context ``ds`` shares with the Datasets derived from it; ``False`` lets Ray Data emit blocks as they finish,

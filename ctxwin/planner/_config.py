@@ -7,19 +7,26 @@ TypedDict, only so that ``**options`` is typed (``Unpack``); a test keeps it in 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard
 
-from typing_extensions import TypedDict
+from typing_extensions import Self, TypedDict
 
+from ctxwin.counters import get_model
 from ctxwin.counters._base import TokenCounter
+from ctxwin.counters._lookup import check_counter_spec
 from ctxwin.messages._forms import Output
 from ctxwin.messages._request_forms.registry import is_output, outputs
 from ctxwin.messages._tool_forms import check_tool_choice
 from ctxwin.planner._cache_marks import check_cache_control, checked_gap
+from ctxwin.planner._config_file import file_value, read_file, read_value, write_file
+from ctxwin.planner._option_error import OptionError
+from ctxwin.strategies import get_strategy_factory
 from ctxwin.strategies._base import Strategy
 
 BrokenToolPairs = Literal["drop", "keep"]
@@ -46,12 +53,15 @@ CACHE_TTLS = ("5m", "1h", "30m", "12h")
 @dataclass(frozen=True)
 class FitConfig:
     """How conversations are fitted: the model and budget, the strategies, the output form, and the sessions'
-    cache options. Immutable and validated when built; ``FitConfig.of(config, **options)`` and
-    ``config.replace(**changes)`` make new ones. docs/planner.md has the same table with examples.
+    cache options. Immutable and validated when built (the names it is given too: model, counter, strategies, and
+    the window against the model's; a refused value is an ``OptionError`` naming its option); ``FitConfig.of(config,
+    **options)`` and ``config.replace(**changes)`` make new ones, ``FitConfig.load(path)`` and ``config.save(path)``
+    read and write a TOML or JSON file. docs/planner.md has the same table with examples.
 
     Budget: ``model``, a registered model name (its counter, context window and max output; ``fit``'s default is
     ``"gpt-4o"``). ``context_window``: the model's window, in tokens (required without a model). ``reserve_output``:
-    tokens kept for the reply (default ``default_reserve`` of the model's max output; the request's reply limit).
+    tokens kept for the reply (default: a request's own limit, else ``default_reserve`` of the model's max output;
+    the reply limit the request carries).
     ``safety_margin``: tokens kept free for the counter's error (default 0 for an exact counter, else the counter's
     ``max_relative_error`` times the input budget). The input budget is the window less the three and the tools.
     ``counter``: a ``TokenCounter`` or a registered counter name (default: the model's).
@@ -119,62 +129,93 @@ class FitConfig:
     cache_key: str | None = None
     recall_share: float = DEFAULT_RECALL_SHARE
 
+    def __new__(cls, *args: Any, **options: Any) -> Self:
+        # Before the generated ``__init__``, whose TypeError for a misspelt option names no close match.
+        known_options(options)
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         for name in ("context_window", "reserve_output", "safety_margin", "keep_last"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+                raise OptionError(name, f"{name} must be a non-negative int, got {value!r}")
         if self.model is not None and not isinstance(self.model, str):
             raise TypeError(f"model must be a registered model name (a str), got {type(self.model).__name__}")
         if not is_output(self.output):
-            raise ValueError(f"output must be one of {', '.join(map(repr, outputs()))}, got {self.output!r}")
+            raise OptionError("output", f"output must be one of {', '.join(map(repr, outputs()))}, got {self.output!r}")
         if self.request_model is not None and (not isinstance(self.request_model, str)
                                                or not self.request_model.strip()):
-            raise ValueError(f"request_model must be the provider's model id (a non-empty str), or None (the "
-                             f"model's name), got {self.request_model!r}")
+            raise OptionError("request_model", f"request_model must be the provider's model id (a non-empty str), or "
+                              f"None (the model's name), got {self.request_model!r}")
         if self.broken_tool_pairs not in ("drop", "keep"):
-            raise ValueError(f"broken_tool_pairs must be 'drop' or 'keep', got {self.broken_tool_pairs!r}")
+            raise OptionError("broken_tool_pairs",
+                              f"broken_tool_pairs must be 'drop' or 'keep', got {self.broken_tool_pairs!r}")
         if self.cache_control is not None:  # the model's side is checked where it is known (check_cache_control)
-            check_cache_control(self.cache_control, self.output, None, self.model, model_known=False)
-        checked_gap(self.expected_gap)
+            with _naming("cache_control"):
+                check_cache_control(self.cache_control, self.output, None, self.model, model_known=False)
+        with _naming("expected_gap"):
+            checked_gap(self.expected_gap)
         if self.cache_ttl is not None and self.cache_ttl not in CACHE_TTLS:
-            raise ValueError(f"cache_ttl must be None (chosen from the gap between requests) or one of "
-                             f"{', '.join(map(repr, CACHE_TTLS))}, got {self.cache_ttl!r}")
+            raise OptionError("cache_ttl", f"cache_ttl must be None (chosen from the gap between requests) or one of "
+                              f"{', '.join(map(repr, CACHE_TTLS))}, got {self.cache_ttl!r}")
         if self.cache_key is not None and (not isinstance(self.cache_key, str) or not self.cache_key.strip()):
-            raise ValueError(f"cache_key must be a non-empty string (the prompt_cache_key), or None, got "
-                             f"{self.cache_key!r}")
+            raise OptionError("cache_key", f"cache_key must be a non-empty string (the prompt_cache_key), or None, "
+                              f"got {self.cache_key!r}")
         if self.summarizer is not None and not callable(self.summarizer):
             raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {self.summarizer!r}")
         if self.tool_choice is not None:
-            check_tool_choice(self.tool_choice)
+            with _naming("tool_choice"):
+                check_tool_choice(self.tool_choice)
         for name in ("strict", "cache_stable"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if self.low_water is not None and not _share(self.low_water):
-            raise ValueError(f"low_water must be a share of the input budget, 0 < low_water <= 1, or None (chosen "
-                             f"per cut), got {self.low_water!r}")
+            raise OptionError("low_water", f"low_water must be a share of the input budget, 0 < low_water <= 1, or "
+                              f"None (chosen per cut), got {self.low_water!r}")
         share = self.recall_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
-            raise ValueError(f"recall_share must be a share of the input budget, 0 <= recall_share < 1 (0: no "
-                             f"recall), got {share!r}")
+            raise OptionError("recall_share", f"recall_share must be a share of the input budget, 0 <= recall_share "
+                              f"< 1 (0: no recall), got {share!r}")
         _optional_share("tool_output_cap", self.tool_output_cap, "no cap")
         _optional_share("keep_first", self.keep_first, "a cut keeps no head")
         fill = self.head_fill
         if fill is not None:
             if isinstance(fill, bool) or not isinstance(fill, (int, float)) or not 0 <= fill < 1:
-                raise ValueError(f"head_fill must be a share of the input budget, 0 <= head_fill < 1, got {fill!r}")
+                raise OptionError("head_fill",
+                                  f"head_fill must be a share of the input budget, 0 <= head_fill < 1, got {fill!r}")
             if fill and (self.keep_first is None or fill >= self.keep_first):
-                raise ValueError(f"head_fill ({fill!r}) fills a head that keep_first bounds: it needs a larger "
-                                 f"keep_first (got keep_first={self.keep_first!r})")
+                raise OptionError("head_fill", f"head_fill ({fill!r}) fills a head that keep_first bounds: it needs "
+                                  f"a larger keep_first (got keep_first={self.keep_first!r})")
+        self._check_names()
+
+    def _check_names(self) -> None:
+        """The model, counter and strategies named exist, and the window and reserve fit the model: checked here,
+        as a config is made, so a misspelt name is reported with its close matches before anything is planned."""
+        spec = None
+        if self.model is not None:
+            with _naming("model"):
+                spec = get_model(self.model)
+        if isinstance(self.counter, str):
+            with _naming("counter"):
+                check_counter_spec(self.counter)
+        names = [self.strategies] if isinstance(self.strategies, str) else self.strategies
+        if isinstance(names, Sequence):
+            for i, item in enumerate(names):
+                if isinstance(item, str):
+                    with _naming("strategies", f"strategies[{i}]: "):
+                        get_strategy_factory(item)
+        window = self.context_window
+        if spec is not None and window is not None and window > spec.context_window:
+            raise OptionError("context_window", window_above_model(window, spec.name, spec.context_window))
+        window = window if window is not None else spec.context_window if spec is not None else None
+        if window is not None and self.reserve_output is not None and self.reserve_output >= window:
+            raise OptionError("reserve_output", f"reserve_output ({self.reserve_output}) must be smaller than the "
+                              f"context window ({window}): it leaves no room for the input")
 
     @classmethod
     def of(cls, config: FitConfig | None = None, /, **options: Any) -> FitConfig:
         """``config``'s options (or the defaults) with ``options`` instead; TypeError naming an unknown option."""
-        unknown = sorted(set(options) - _NAMES)
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], sorted(_NAMES), n=3)
-            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-            raise TypeError(f"unknown option {unknown[0]!r}{hint}; the options are FitConfig's fields")
+        known_options(options)
         if config is None:
             return cls(**options)
         if not isinstance(config, FitConfig):
@@ -185,8 +226,72 @@ class FitConfig:
         """This configuration with ``changes`` (validated again)."""
         return FitConfig.of(self, **changes)
 
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> FitConfig:
+        """The configuration a TOML or JSON file holds (by its suffix; docs/planner.md, "Configuration file"):
+        one key per option, a summarizer by name (``"extractive"``); errors name the file and the option."""
+        name, options = os.fspath(path), read_options(path)
+        try:
+            return cls(**options)
+        except OptionError as exc:
+            raise OptionError(exc.option, f"{name}: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name}: {exc}") from None
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the options that differ from the defaults to a TOML or JSON file (by its suffix), which ``load``
+        reads back equal (tools in OpenAI's form). OptionError naming the option for what a file cannot hold: a
+        summarizer other than the built-in one, a counter or a strategy object that is not its registered name's
+        default, a null in TOML."""
+        options = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not field.default and (type(value) is not type(field.default) or value != field.default):
+                options[field.name] = file_value(field.name, value)
+        write_file(options, path)
+
 
 _NAMES = frozenset(field.name for field in dataclasses.fields(FitConfig))
+# The options whose None is not their default (``keep_first``: None is no head): a file writes that None as false.
+_OFF_BY_NONE = frozenset(
+    field.name for field in dataclasses.fields(FitConfig) if field.default is not None and "None" in str(field.type)
+)
+
+
+def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The options a TOML or JSON file holds, as ``FitConfig``'s keyword arguments (``read_value``); ValueError or
+    TypeError naming the file for one that cannot be read or holds an unknown option."""
+    data = read_file(path)
+    name = os.fspath(path)
+    known_options(data, f"{name}: ")
+    try:
+        return {key: read_value(key, value, off_by_none=key in _OFF_BY_NONE) for key, value in data.items()}
+    except OptionError as exc:
+        raise OptionError(exc.option, f"{name}: {exc}") from None
+
+
+def known_options(options: Mapping[str, Any], where: str = "") -> None:
+    """TypeError naming the first option that is not a ``FitConfig`` field, with its close matches."""
+    unknown = sorted(set(options) - _NAMES)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], sorted(_NAMES), n=3)
+        hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+        raise TypeError(f"{where}unknown option {unknown[0]!r}{hint}; the options are FitConfig's fields")
+
+
+@contextlib.contextmanager
+def _naming(option: str, prefix: str = "") -> Iterator[None]:
+    """A ValueError from a check of ``option`` raised as the ``OptionError`` naming it."""
+    try:
+        yield
+    except ValueError as exc:
+        raise OptionError(option, f"{prefix}{exc}") from None
+
+
+def window_above_model(window: int, model: str, limit: int) -> str:
+    """Why a ``context_window`` above the model's own is refused."""
+    return (f"context_window {window:,} is more than {model}'s context window of {limit:,}, so the provider would "
+            f"refuse what fits it; give at most {limit:,}")
 
 
 class FitOptions(TypedDict, total=False):
@@ -221,7 +326,7 @@ def _share(value: object) -> TypeGuard[float]:
 
 
 def _optional_share(name: str, value: object, none: str) -> None:
-    """ValueError naming the option ``name`` unless ``value`` is a share of the input budget or None (``none``)."""
+    """OptionError naming ``name`` unless ``value`` is a share of the input budget or None (``none``)."""
     if value is not None and not _share(value):
-        raise ValueError(f"{name} must be a share of the input budget, 0 < {name} <= 1, or None ({none}), "
+        raise OptionError(name, f"{name} must be a share of the input budget, 0 < {name} <= 1, or None ({none}), "
                          f"got {value!r}")

@@ -25,7 +25,7 @@ from typing_extensions import Unpack
 from ctxwin import _tracing as tracing
 from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
-from ctxwin.counters._base import TokenCounter, require_counter
+from ctxwin.counters._base import TokenCounter, estimates, require_counter
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output
@@ -37,6 +37,8 @@ from ctxwin.planner._cache_marks import check_cache_control
 from ctxwin.planner._chain import build_chain, default_chain, later_keeps
 from ctxwin.planner._config import DEFAULT_MODEL, FitConfig, FitOptions
 from ctxwin.planner._driving import adrive, drive
+from ctxwin.planner._no_room import MustStay, no_room
+from ctxwin.planner._option_error import OptionError
 from ctxwin.planner._planning import ONE_OFF, Planned, SessionTurn
 from ctxwin.planner._report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner._session import PlanSession
@@ -205,7 +207,11 @@ class Planner(Generic[M]):
         self._later_keeps = later_keeps(self.strategies)
         self.summarizes = any(step.summarizes for step in self.strategies)
         self.recall_share = config.recall_share
+        # Every figure is an estimate of the provider's count (the report says so).
+        self.estimated = estimates(self.counter)
+        self._model_window = spec.context_window if spec else None
         keeps = [s.keeps for s in self.strategies if s.keeps in ("first", "last")]
+        self._drops_turns = bool(keeps)
         self._room_trim = TrimToBudget(strategy="first" if keeps[-1:] == ["first"] else "last")
 
     def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
@@ -314,11 +320,8 @@ class Planner(Generic[M]):
         steps = run.steps
         warnings = [f"{s.name}: {note}" for s in steps if s.skipped for note in s.notes] + run.warnings
         if not fits:
-            kept = [messages[i] for i in must_keep(messages, meter.pinned)]
-            warnings.append(
-                f"does not fit: {after} tokens for a budget of {budget.max_input_tokens}; the must-keep part "
-                f"(system, pinned, last user message) alone needs {self._request_tokens(kept, meter)}"
-            )
+            warnings.append(no_room(after, budget, self._must_stay(messages, meter), model_window=self._model_window,
+                                    drops_turns=self._drops_turns, estimated=self.estimated))
         if last_user_index(messages) is None:
             warnings.append("the conversation has no user message")
         warnings += self.form.refusals(messages, self.tools, self.budget.reserve_output, self.model)
@@ -339,12 +342,27 @@ class Planner(Generic[M]):
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
             tools=self.tools, tool_choice=self.tool_choice, request_model=self.request_model,
             cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled,
+            estimated=self.estimated,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
         if self.strict and not fits:
             raise BudgetExceeded(plan)
         return plan
+
+    def _must_stay(self, messages: list[BaseMessage], meter: Meter) -> MustStay:
+        """What no step may remove from ``messages``, in tokens, part by part."""
+        system = leading_system_count(messages)
+        kept = must_keep(messages, meter.pinned)
+        last = last_user_index(messages)
+        pinned = [i for i in kept if i >= system and i != last]
+        return MustStay(
+            system=sum(meter.each(messages[:system])),
+            tools=self.budget.tools_tokens,
+            pinned=sum(meter.each([messages[i] for i in pinned])),
+            last_user=meter.count(messages[last]) if last is not None and last >= system else 0,
+            total=self._request_tokens([messages[i] for i in kept], meter),
+        )
 
     def _request_tokens(self, messages: list[BaseMessage], meter: Meter) -> int:
         """What a plan reports for ``messages``: the request as the counter counts it (the sum of the cached counts
@@ -424,8 +442,11 @@ class Planner(Generic[M]):
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             self._take_turn(messages, meter, turn)
             messages, source = self._recall_input(messages, meter, turn)
-            run = self._start(messages, meter, budget)
-            run.recalled = turn.recalled
+            if turn.recalled is None:
+                run = self._start(messages, meter, budget)
+            else:  # a session's recall between cuts, already placed: reported as the recall step
+                run = self._start(without_newest_recall(messages), meter, budget)
+                self._record_recall(run, messages, turn.recalled)
             goal = budget.aiming_at(self._cut_target(run.current, meter, budget, turn.target))
             for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
@@ -533,10 +554,15 @@ class Planner(Generic[M]):
         messages = placed(run.current, message, meter.head)
         if not self._fits(messages, meter, budget):
             return
-        run.recalled = Recalled(found.query, kept, tokens)
-        labels = ", ".join(run.recalled.labels)
+        self._record_recall(run, messages, Recalled(found.query, kept, tokens))
+
+    @staticmethod
+    def _record_recall(run: _Run, messages: list[BaseMessage], recalled: Recalled) -> None:
+        """The recall step: ``messages`` carry ``recalled``'s excerpts."""
+        run.recalled = recalled
         # The query is the user's text: ``Plan.recalled`` holds it; notes (and so traces) carry no message content.
-        note = f"recalled {plural(len(kept), 'excerpt')} of {labels} ({tokens} tokens) for the newest query"
+        note = (f"recalled {plural(len(recalled.excerpts), 'excerpt')} of {', '.join(recalled.labels)} "
+                f"({recalled.tokens} tokens) for the newest query")
         with tracing.span(f"ctxwin.step {RECALL_STEP}") as span:
             run.record(RECALL_STEP, StepResult(messages, notes=[note]), span)
 
@@ -590,6 +616,14 @@ class Planner(Generic[M]):
 
     async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
         return (await self.aplan_run(messages, meter, forms)).plan
+
+
+def without_newest_recall(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` less the newest recall message (a session's between cuts; the last cut's stays)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if is_recalled(messages[index]):
+            return [*messages[:index], *messages[index + 1 :]]
+    return messages
 
 
 @dataclass
@@ -664,5 +698,10 @@ def fit(
         model = config.model
     if output is not None:
         options["output"] = output
-    planner: Planner[Any] = Planner(model, strategies, config=config, **options)
+    try:
+        planner: Planner[Any] = Planner(model, strategies, config=config, **options)
+    except OptionError as exc:
+        if exc.option != "context_window" or model != DEFAULT_MODEL or options.get("counter") is None:
+            raise
+        raise OptionError(exc.option, f"{exc} (fit's default model; model=None fits for the counter alone)") from None
     return planner.plan(messages)

@@ -1,5 +1,6 @@
 """What a plan reports: the fitted conversation (``Plan``), what each step did (``StepReport``), the token figures
 counted when first read (``Figures``), the messages a step touched named when first read (``Touched``, ``Labels``),
+what a session's request leaves out of its history (``HistoryReport``), the report as text for people (``Plan.report``),
 and the error ``strict`` raises (``BudgetExceeded``).
 
 The report is lazy: a chat loop that only sends ``plan.messages`` never pays for naming or counting what was dropped.
@@ -14,9 +15,10 @@ from typing import Any, Generic
 from typing_extensions import TypeVar
 
 from ctxwin._errors import InvalidInputError
+from ctxwin._plural import plural
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages._request_forms.registry import get_form
-from ctxwin.recall._inject import Recalled
+from ctxwin.recall._inject import Recalled, is_recalled
 from ctxwin.strategies._base import Budget, Change, ChangeKind, StepResult
 
 
@@ -254,6 +256,30 @@ class Plan(Generic[M]):
     # What query-aware recall brought back into the request (the ``recall`` step), for which query; None when
     # nothing was (nothing left out, or nothing left out relates to the newest user message).
     recalled: Recalled | None = field(default=None, kw_only=True)
+    # The counter estimates the provider's count (no public tokenizer, or an approximate counter): every figure is
+    # an estimate, which the report says.
+    estimated: bool = field(default=False, kw_only=True)
+    # A session's plans: its history, against which ``left_out`` counts what the request does not carry.
+    history: HistoryReport | None = field(default=None, kw_only=True, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def report(self) -> str:
+        """The plan in a few lines, as ``ctxwin fit`` prints it: the verdict with the tokens before and after and the
+        budget, the steps that changed something, what was left out and recalled, the cache (a session's plan) and
+        the warnings (``SECTIONS``)."""
+        return "\n".join(line for section in SECTIONS for line in section(self))
+
+    @property
+    def left_out(self) -> int:
+        """How many messages of the conversation the request does not carry verbatim: dropped, summarised or
+        shortened by this plan's steps, or for a session's plan, of its whole history (by this request's cut or an
+        earlier one)."""
+        if self.history is not None:
+            return self.history.left_out
+        dropped, truncated, summarized = touched_names(self.steps)
+        return len(dropped | truncated | summarized)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -308,17 +334,136 @@ class Plan(Generic[M]):
             "dropped": sum(len(s.dropped_ids) for s in self.steps),
             "truncated": sum(len(s.truncated_ids) for s in self.steps),
             "summarized": sum(len(s.summarized_ids) for s in self.steps),
+            "left_out": self.left_out,
             "recalled": self.recalled.labels if self.recalled else [],
+            "estimated": self.estimated,
             "warnings": list(self.warnings),
         }
+
+
+def touched_names(steps: list[StepReport]) -> tuple[set[str], set[str], set[str]]:
+    """The messages the steps dropped, shortened (and did not drop) and summarised, each named once: a message a
+    step shortened and a later one dropped is dropped."""
+    dropped = {name for step in steps for name in step.dropped_ids}
+    summarized = {name for step in steps for name in step.summarized_ids} - dropped
+    truncated = {name for step in steps for name in step.truncated_ids} - dropped - summarized
+    return dropped, truncated, summarized
+
+
+class HistoryReport:
+    """A session's history beside the request a plan sends: how many of its messages the request does not carry
+    verbatim, counted when first read (a chat loop that only sends the request never pays for it)."""
+
+    def __init__(self, messages: list[BaseMessage], sent: list[BaseMessage]) -> None:
+        self.messages = len(messages)
+        self._lists: tuple[list[BaseMessage], list[BaseMessage]] | None = (messages, sent)
+        self._left_out: int | None = None
+
+    @property
+    def left_out(self) -> int:
+        if self._left_out is None:
+            assert self._lists is not None  # a pickled copy has the count
+            messages, sent = self._lists
+            carried = set(map(id, sent))
+            self._left_out = sum(id(m) not in carried for m in messages)
+            self._lists = None
+        return self._left_out
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"messages": self.messages, "_lists": None, "_left_out": self.left_out}
 
 
 def verbatim_turns(inputs: list[BaseMessage], fitted: list[BaseMessage]) -> int:
     """How many of the input's user turns, newest first, end ``fitted`` as the same objects (so verbatim), stopping
     at the first that does not; walks only the kept tail."""
     turns = 0
-    for original, kept in zip(reversed(inputs), reversed(fitted), strict=False):
+    sent = (m for m in reversed(fitted) if not is_recalled(m))  # a session's recall between cuts sits in the turn
+    for original, kept in zip(reversed(inputs), sent, strict=False):
         if original is not kept:
             break
         turns += isinstance(original, HumanMessage)
     return turns
+
+
+# The report as text (``Plan.report``): one section a function, each giving its lines (none when it has nothing to
+# say), in the order ``SECTIONS`` lists; a new part of the report (what the conversation told that was kept, after
+# what was left out) is one function and its place there.
+_QUERY_SHOWN = 60  # characters of a recall query shown
+
+
+def _verdict(plan: Plan) -> list[str]:
+    verdict = "fits" if plan.fits else "DOES NOT FIT"
+    estimate = ", estimated" if plan.estimated else ""
+    line = (f"{verdict}: {plan.tokens_before:,} -> {plan.tokens_after:,} tokens{estimate}, "
+            f"{100 * plan.budget_used:.0f}% of an input budget of {plan.budget.max_input_tokens:,}")
+    lines = [f"{line} ({plan.model or 'no model'}, counter {plan.counter})"]
+    if plan.estimated:
+        margin = plan.budget.safety_margin
+        lines.append(f"the figures are estimates: counter {plan.counter} estimates the provider's count"
+                     + (f"; a safety margin of {margin:,} tokens allows for its error" if margin else ""))
+    return lines
+
+
+def _budget(plan: Plan) -> list[str]:
+    budget = plan.budget
+    parts = [f"context window {budget.context_window:,} - reply {budget.reserve_output:,}"]
+    if budget.safety_margin:
+        parts.append(f"safety margin {budget.safety_margin:,}")
+    held = [f"{what} {tokens:,}" for what, tokens in (("tools", budget.tools_tokens),
+                                                       ("system prompt", plan.system_tokens)) if tokens]
+    return [f"budget: {' - '.join(parts)}" + (f"; of the input, {', '.join(held)}" if held else "")]
+
+
+def _steps(plan: Plan) -> list[str]:
+    done = []
+    for step in plan.steps:
+        if step.skipped:
+            done.append(f"{step.name} skipped")
+        elif step.tokens_before != step.tokens_after or any(step.touched.counts):
+            done.append(f"{step.name} {step.tokens_before:,} -> {step.tokens_after:,}")
+    return [f"steps: {', '.join(done)}"] if done else []
+
+
+def _left_out(plan: Plan) -> list[str]:
+    turns = f"{plural(plan.recent_turns_verbatim, 'recent turn')} verbatim"
+    if plan.history is not None:
+        history = plan.history
+        if not history.left_out:
+            return [f"kept the whole history ({plural(history.messages, 'message')}), {turns}"]
+        return [f"left out of the history: {history.left_out:,} of {plural(history.messages, 'message')} (dropped, "
+                f"summarised or shortened by this request's cut or an earlier one); {turns}"]
+    dropped, truncated, summarized = touched_names(plan.steps)
+    if not (dropped or truncated or summarized):
+        return [f"kept every message, {turns}"]
+    return [f"dropped {len(dropped):,}, shortened {len(truncated):,}, summarised {len(summarized):,} "
+            f"{'message' if len(dropped | truncated | summarized) == 1 else 'messages'}; {turns}"]
+
+
+def _recalled(plan: Plan) -> list[str]:
+    recalled = plan.recalled
+    if recalled is None:
+        return []
+    query = " ".join(recalled.query.split())
+    query = query if len(query) <= _QUERY_SHOWN else query[: _QUERY_SHOWN - 1] + "…"
+    return [f"recalled {plural(len(recalled.excerpts), 'excerpt')} ({recalled.tokens:,} tokens) from "
+            f"{', '.join(recalled.labels)} for {query!r}"]
+
+
+def _cache(plan: Plan) -> list[str]:
+    cache = plan.cache
+    if cache is None:
+        return []
+    how = "measured" if cache.measured else "estimated"
+    cost = f", input cost ${cache.cost:,.4f}" if cache.cost is not None else ""
+    return [f"session: {'a cut' if cache.cut else 'appended'}; {cache.shared_tokens:,} tokens shared with the "
+            f"previous request, {cache.cached_tokens:,} read from the cache, {cache.written_tokens:,} written "
+            f"({how}{cost})"]
+
+
+def _warnings(plan: Plan) -> list[str]:
+    return [f"warning: {w}" for w in plan.warnings]
+
+
+SECTIONS: tuple[Callable[[Plan], list[str]], ...] = (
+    _verdict, _budget, _steps, _left_out, _recalled, _cache, _warnings,
+)

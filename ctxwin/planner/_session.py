@@ -50,7 +50,7 @@ from ctxwin.planner._config import DEFAULT_KEEP_FIRST as DEFAULT_KEEP_FIRST  # w
 from ctxwin.planner._config import SESSION_OPTIONS, FitOptions
 from ctxwin.planner._driving import adrive, drive
 from ctxwin.planner._planning import Planned, Planning, SessionTurn
-from ctxwin.planner._report import CacheReport, M, Plan, verbatim_turns
+from ctxwin.planner._report import CacheReport, HistoryReport, M, Plan, verbatim_turns
 from ctxwin.planner._usage import Usage, read_usage
 from ctxwin.recall._inject import (
     MAX_EXCERPTS,
@@ -611,6 +611,7 @@ class PlanSession(Generic[M]):
             cache_breakpoints=self._breakpoints(plan, sent, shared) if marks else plan.cache_breakpoints,
             cache_ttl=self._ttl.sent if marks else plan.cache_ttl,
             cache_key=self.cache_key,
+            history=HistoryReport(self._messages[:], sent),
         )
         # A request that appended and had to repair a tool pair among what it appended (a call whose results came
         # after a user message) is not the base of the next one: the next request appends to the previous base

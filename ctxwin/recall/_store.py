@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
+from ctxwin.messages._openai_format import openai_role
 
 EXCERPT_CHARS = 300
 _arguments = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, without its per-call set-up
@@ -161,8 +162,9 @@ def searchable_text(message: BaseMessage) -> str:
 
 
 def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
-    """What the store keeps of ``message``: its text in pieces, then each tool call as ``name(arguments)``."""
-    role = message.type
+    """What the store keeps of ``message``: its text in pieces, then each tool call as ``name(arguments)``; the
+    role as providers name it (``user``, ``assistant``), which a recall excerpt's heading shows the model."""
+    role = openai_role(message)
     tool = message.name if isinstance(message, ToolMessage) else None
     call_id = message.tool_call_id if isinstance(message, ToolMessage) else None
     out = [Excerpt(position, part, role, text, message.id, tool, call_id)

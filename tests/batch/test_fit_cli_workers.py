@@ -79,7 +79,8 @@ def test_workers_give_the_same_output_as_one_process(tmp_path: Path) -> None:
         assert isinstance(want, Plan)
         # output="openai" gives the caller's own dicts back for the kept messages (a null content as given)
         original = item if isinstance(item, dict) else {"messages": item}
-        assert row == {**fitted_document(original, want.request), "ctxwin": row["ctxwin"]}
+        reserved = "reserve_output" in FIT  # a reserve given is each request's reply limit
+        assert row == {**fitted_document(original, want.request, reserved=reserved), "ctxwin": row["ctxwin"]}
         assert row["ctxwin"]["plan"] == want.summary()
     failed = {n for n, item in by_line.items() if not isinstance(expected(item, **FIT), Plan)}
     assert failed and failed.isdisjoint(numbers)

@@ -216,10 +216,11 @@ def test_the_session_chart_counts_whole_requests_and_says_where_it_stops(tmp_pat
 
     curves = [[100.0 * (i + 1) for i in range(n)] for n in (2, 3, 40)]  # the median conversation makes 3 requests
     results = [SessionResult(chain, 8_000, STANDARD_RULES, curves=curves) for chain in ("sliding", "session")]
-    [ax] = session_figure(results).axes
+    figure = session_figure(results)
+    [ax] = figure.axes
     ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
     assert ticks and all(float(t).is_integer() for t in ticks)
-    assert ax.get_xlim() == (1, 3) and "median conversation's 3 requests" in ax.get_xlabel()
+    assert ax.get_xlim() == (1, 3) and "median conversation's 3 requests" in figure.get_supxlabel()
     assert all(max(line.get_xdata()) == 3 for line in ax.get_lines())
     write_session_plot(results, tmp_path / "cost.png")  # as `--session --plot` writes it
     assert (tmp_path / "cost.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

@@ -41,7 +41,7 @@ def test_over_budget_warns_and_writes_the_output(tmp_path: Path) -> None:
     out.write_text("old", encoding="utf-8")
     loose = run("fit", str(source), *FAST, "--json", "-o", str(out))
     assert loose.returncode == 0 and not json.loads(loose.stdout)["fits"]
-    assert loose.stderr.startswith("warning: the conversation does not fit the budget (lower --reserve")
+    assert loose.stderr.startswith("warning: the conversation does not fit the budget (its plan says what must stay")
     assert len(loose.stderr.splitlines()) == 1 and json.loads(out.read_text(encoding="utf-8")) == HUGE_SYSTEM
 
 
@@ -52,8 +52,8 @@ def test_over_budget_strict_exits_3_leaving_the_output(tmp_path: Path) -> None:
     strict = run("fit", str(source), *FAST, "--strict", "--json", "-o", str(out))
     assert strict.returncode == 3 and out.read_text(encoding="utf-8") == "old"
     assert strict.stderr == (
-        "error: the conversation does not fit the budget (lower --reserve, raise --context-window, or add "
-        f"--summarize); {out} left as it was\n"
+        "error: the conversation does not fit the budget (its plan says what must stay and what would help); "
+        f"{out} left as it was\n"
     )
 
 
@@ -74,20 +74,21 @@ def test_a_batch_names_how_many_do_not_fit(tmp_path: Path, over: int, total: int
 @pytest.mark.parametrize(
     ("args", "error"),
     [
-        (["--keep-last", "-1"], "--keep-last: expected a number of messages (0 or more), got '-1'"),
-        (["--keep-last", "-3"], "--keep-last: expected a number of messages (0 or more), got '-3'"),
+        (["--keep-last", "-1"], "--keep-last: expected a whole number, 0 or more, got '-1'"),
+        (["--keep-last", "-3"], "--keep-last: expected a whole number, 0 or more, got '-3'"),
         (["--context-window", "0"], "--context-window: amount '0' must be positive"),
         (["--context-window", "-5"], "--context-window: amount '-5' must be positive"),
         (["--context-window", "lots"], "--context-window: amount 'lots' is not a number of tokens"),
         (["--context-window", "1e4"], "--context-window: amount '1e4' is not a number of tokens"),
         (["--context-window", "10" + "0" * 17], "--context-window: amount '1000000000000000000' is more tokens than"),
-        (["--reserve", "-5"], "--reserve: amount '-5' must be non-negative"),
-        (["--reserve", "5k"], "--reserve: 5,000 tokens leaves no room for the input in a context window of 4,000"),
-        (["--strategy", ""], "--strategy: expected comma-separated strategy names (see `ctxwin strategies`)"),
-        (["--strategy", "trim,"], "--strategy: 'trim,' has an empty name"),
-        (["--strategy", "shred"], "--strategy: unknown strategy 'shred'"),
-        (["--strategy", "trim", "--summarize"], "--summarize: needs 'summarize' in --strategy"),
-        (["--strategy", "trim", "--keep-last", "2"], "--keep-last: needs 'summarize' in --strategy"),
+        (["--reserve", "-5"], "--reserve-output/--reserve: amount '-5' must be non-negative"),
+        (["--reserve", "5k"], "--reserve-output/--reserve: reserve_output (5000) must be smaller than the context "
+                              "window (4000)"),
+        (["--strategy", ""], "--strategies/--strategy: expected strategy names, got an empty value"),
+        (["--strategy", "trim,"], "--strategies/--strategy: 'trim,' has an empty name"),
+        (["--strategy", "shred"], "--strategies/--strategy: strategies[0]: unknown strategy 'shred'"),
+        (["--strategy", "trim", "--summarize"], "--summarizer/--summarize: needs 'summarize' in --strategies"),
+        (["--strategy", "trim", "--keep-last", "2"], "--keep-last: needs 'summarize' in --strategies"),
         (["-m", "gpt-99"], "--model: unknown model 'gpt-99'"),
         (["--counter", "tiktoken:nope"], "--counter: counter 'tiktoken:nope': unknown tiktoken encoding 'nope'"),
         (["--workers", "-1"], "--workers/-w: expected a number of processes"),

@@ -188,7 +188,8 @@ def test_jsonl_lines_are_each_written_in_their_own_form(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert rows[0]["system"] == "Be brief." and "instructions" not in rows[0]
     assert rows[1]["instructions"] == "Be brief." and all(item["type"] == "message" for item in rows[1]["input"])
-    assert set(rows[2]) == {"messages", "ctxwin"} and set(rows[3]) == {"messages", "ctxwin"}
+    # the reserve given (BUDGET: 500) is each chat request's reply limit
+    assert set(rows[2]) == set(rows[3]) == {"messages", "ctxwin", "max_completion_tokens"}
     for row in rows:
         plan = row.pop("ctxwin")["plan"]
         assert plan["fits"] and plan["dropped"] > 0
@@ -203,7 +204,8 @@ def test_a_chat_request_holding_responses_items_is_fitted_under_its_messages(tmp
     source, out = write(tmp_path / "req.json", request), tmp_path / "out.json"
     report = fit(source, out)
     written = json.loads(out.read_text(encoding="utf-8"))
-    assert set(written) == set(request)  # no Responses 'input' beside the messages it should have fitted
+    # no Responses 'input' beside the messages it should have fitted; the reserve given is its reply limit
+    assert set(written) == {*request, "max_completion_tokens"}
     assert report["fits"] and report["dropped"] > 0 and len(written["messages"]) < len(items)
     assert report["tokens_after"] == count(out) <= report["budget"]
     assert written["messages"][-1]["role"] == "assistant" and "Answer 29" in json.dumps(written["messages"][-1])

@@ -27,8 +27,9 @@ def test_an_object_comes_back_as_the_same_object(tmp_path: Path) -> None:
     source = write_json(tmp_path / "chat.json", document)
     result = run("fit", str(source), *FAST)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == document  # null content included
-    assert list(json.loads(result.stdout)) == ["id", "messages", "tools", "metadata"]
+    # null content included; the reserve given (FAST: 500) is the reply limit the request carries
+    assert json.loads(result.stdout) == {**document, "max_completion_tokens": 500}
+    assert list(json.loads(result.stdout)) == ["id", "messages", "tools", "metadata", "max_completion_tokens"]
 
 
 @pytest.mark.slow
@@ -45,8 +46,9 @@ def test_jsonl_lines_keep_their_fields_and_get_the_plan_under_ctxwin(tmp_path: P
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [row["ctxwin"]["line"] for row in rows] == [1, 2, 3]
     assert all(row["ctxwin"]["plan"]["fits"] for row in rows)
-    assert {k: v for k, v in rows[0].items() if k != "ctxwin"} == {"id": 1, "messages": CALL, "split": "train"}
-    assert rows[1]["messages"] == CHAT and set(rows[1]) == {"messages", "ctxwin"}
+    limit = {"max_completion_tokens": 500}  # the reserve given (FAST)
+    assert {k: v for k, v in rows[0].items() if k != "ctxwin"} == {"id": 1, "messages": CALL, "split": "train", **limit}
+    assert rows[1]["messages"] == CHAT and set(rows[1]) == {"messages", "ctxwin", *limit}
     assert rows[2]["tools"] == TOOLS and rows[2]["weight"] == 0.5
 
 

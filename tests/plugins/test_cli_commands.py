@@ -63,8 +63,13 @@ def test_count_bad_tools_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "tools[0]: expected a dict" in capsys.readouterr().err
 
 
-def test_model_and_counter_are_exclusive(tmp_path: Path) -> None:
-    assert main(["count", "x.json", "--model", "gpt-4o", "--counter", "approximate"]) == 2
+def test_a_counter_given_beside_a_model_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As in ``fit`` and a config file: the counter counts, the model gives its window."""
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(WEATHER_MESSAGES))
+    code, report = _json(capsys, ["count", str(chat), "--model", "gpt-4o", "--counter", "approximate", "--json"])
+    [conversation] = report["conversations"]
+    assert code == 0 and conversation["counter"] == "approximate" and conversation["model"]["name"] == "gpt-4o"
 
 
 def test_counters_command(capsys: pytest.CaptureFixture[str]) -> None:

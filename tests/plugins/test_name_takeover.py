@@ -105,7 +105,7 @@ def test_a_plugin_counter_named_like_a_builtin_model_is_refused(registered: Any,
     assert counter.count_text(TEXT) < 1_000
     messages = [HumanMessage(TEXT)]
     by_model = fit(messages, model=name, reserve_output=10).tokens_before
-    by_counter = fit(messages, counter=name, context_window=model.context_window, reserve_output=10).tokens_before
+    by_counter = fit(messages, None, counter=name, context_window=model.context_window, reserve_output=10).tokens_before
     assert by_model == by_counter
     assert name not in {info.name for info in list_counters()}
     [error] = errors_of("shadow")

@@ -27,7 +27,7 @@ def test_a_question_finds_the_message_that_answers_it_with_where_it_was() -> Non
     store = RecallStore()
     store.add(conversation())
     best = store.search(LEASE)[0]
-    assert "LY-2231-X" in best.text and (best.position, best.role, best.message_id) == (0, "human", "u0")
+    assert "LY-2231-X" in best.text and (best.position, best.role, best.message_id) == (0, "user", "u0")
     calls = store.search("search_contracts Lyon", min_score=0.5)
     call = next(e for e in calls if e.position == 1)
     assert (call.tool, call.call_id) == ("search_contracts", "call_7") and "lease Lyon" in call.text

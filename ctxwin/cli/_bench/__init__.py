@@ -25,8 +25,8 @@ import json
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from ctxwin._plural import plural
 from ctxwin.batch._conversation import Conversation, ConversationFileError
@@ -36,16 +36,21 @@ from ctxwin.cli._bench.plot import save_chart, write_plot
 from ctxwin.cli._bench.replay import DEFAULT_SESSION_CHAINS, parse_session_chains
 from ctxwin.cli._bench.retention import Probe, read_probes
 from ctxwin.cli._bench.runner import BenchResult, run_bench
-from ctxwin.cli._bench.session import run_session
+from ctxwin.cli._bench.session import rules_for, run_session
 from ctxwin.cli._budgets import parse_budgets
-from ctxwin.cli._counter_choice import counter_for
-from ctxwin.cli._io import read_conversations, read_tools
+from ctxwin.cli._counter_choice import configured_counter
+from ctxwin.cli._io import read_conversations
+from ctxwin.cli._options import add_options, nonempty, text_value
 from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error, usage_error
-from ctxwin.counters._base import TokenCounter
+from ctxwin.counters._base import TokenCounter, estimates
+from ctxwin.counters._caching import CachingRules
 from ctxwin.counters._models import ModelSpec
+from ctxwin.planner import FitConfig
 
 DEFAULT_BUDGETS = "4k,16k,64k"
 DEFAULT_SESSION_BUDGETS = "20k"
+# The options a bench decides itself: the budgets (the window, no reserve), the chains, the policies' caching.
+IGNORED = frozenset({"context_window", "reserve_output", "strategies", "output", "strict", "cache_stable"})
 WIDTH = 100  # the table's default columns fit; --probes, a long chain name or file path may run over
 LEGEND = (
     "ms/conv: mean planning time per conversation. tokens used: the largest request over the conversations, "
@@ -58,22 +63,6 @@ LEGEND = (
     "intact. sys: conversations whose system prompt was kept. summ.: messages replaced by summaries "
     "(total). ! over budget (see the notes below)."
 )
-
-T = TypeVar("T")
-
-
-def _argument(parse: Callable[[str], T]) -> Callable[[str], T]:
-    """An argparse ``type`` that shows the parser's own message (argparse hides a ValueError's text)."""
-
-    def checked(text: str) -> T:
-        try:
-            return parse(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    checked.__name__ = parse.__name__
-    return checked
-
 
 def _percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.0f}%"
@@ -166,12 +155,15 @@ def _read(path: str) -> tuple[list[Conversation], int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    chosen = counter_for(args, None)
+    chosen = configured_counter(args, IGNORED, None)
     if isinstance(chosen, int):
         return chosen
-    model, counter = chosen
+    config, model, counter = chosen
+    rules = _billing(args, model)
+    if isinstance(rules, int):
+        return rules
+    tools = None if config.tools is None else list(config.tools)
     try:
-        tools = read_tools(args.tools)
         probes = read_probes(args.probes) if args.probes else None
         conversations, read_errors = _read(args.file)
     except (ValueError, TypeError) as exc:  # ConversationFileError and ProbeFileError included
@@ -197,20 +189,35 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     if args.session:
-        return run_session(args, model, counter, conversations, tools, sessions, read_errors, probes)
-    return _run_chains(args, model, counter, conversations, tools, chains, read_errors, probes)
+        assert rules is not None  # --session's billing, standard by default
+        return run_session(args, config, rules, model, counter, conversations, tools, sessions, read_errors, probes)
+    return _run_chains(args, config, model, counter, conversations, tools, chains, read_errors, probes)
+
+
+def _billing(args: argparse.Namespace, model: ModelSpec | None) -> CachingRules | int | None:
+    """``--session``'s billing rules (None without ``--session``), or the exit code after reporting a bad
+    ``--billing``: an unknown one, or one given without ``--session``, which alone bills."""
+    if not args.session:
+        if args.billing is not None:
+            return usage_error(args.parser, "--billing", "bills the replays of --session; add --session")
+        return None
+    try:
+        return rules_for(model, args.billing or "standard")
+    except ValueError as exc:
+        return usage_error(args.parser, "--billing", exc)
 
 
 def _run_chains(
-    args: argparse.Namespace, model: ModelSpec | None, counter: TokenCounter, conversations: list[Conversation],
+    args: argparse.Namespace, config: FitConfig, model: ModelSpec | None, counter: TokenCounter,
+    conversations: list[Conversation],
     tools: list[dict[str, Any]] | None, chains: list[Chain], read_errors: int,
     probes: dict[int | None, list[Probe]] | None,
 ) -> int:
     progress = Progress("benchmarked", len(conversations))
     started = time.perf_counter()
     results = run_bench(
-        conversations, chains, args.budgets, counter=counter, model=args.model, tools=tools, progress=progress,
-        probes=probes,
+        conversations, chains, args.budgets, counter=counter, model=model.name if model else None, tools=tools,
+        progress=progress, probes=probes, config=config,
     )
     progress.close()
     if args.json:
@@ -219,7 +226,7 @@ def _run_chains(
         heading = (
             f"ctxwin bench: {plural(len(conversations), 'conversation')} from {conversations[0].source}\n"
             + (f"model {model.name}, " if model else "")
-            + f"counter {counter.name}"
+            + f"counter {counter.name}" + (" (its figures are estimates)" if estimates(counter) else "")
         )
         print("\n".join(table(results, heading, time.perf_counter() - started)))
     status = EXIT_INPUT if read_errors or progress.errors else EXIT_OK
@@ -229,17 +236,17 @@ def _run_chains(
 
 
 def add_arguments(bench: argparse.ArgumentParser) -> None:
-    bench.add_argument("file", help="JSON or JSONL conversations (one per line) in OpenAI chat format, or -")
-    bench.add_argument("--model", "-m", help="the model whose counter measures the conversations")
-    bench.add_argument("--counter", "-c", help="a counter spec instead of the model's, e.g. tiktoken:o200k_base")
+    bench.add_argument("file", type=text_value("a file name"),
+                       help="JSON or JSONL conversations (one per line) in OpenAI chat format, or -")
     bench.add_argument(
         "--budgets",
-        type=_argument(parse_budgets),
+        type=nonempty(parse_budgets, "budgets"),
         help=f"comma-separated input budgets in tokens, k = 1,000 (default: {DEFAULT_BUDGETS}; with --session: "
         f"{DEFAULT_SESSION_BUDGETS})",
     )
     bench.add_argument(
         "--strategies",
+        type=text_value("strategy chains"),
         help="comma-separated chains of '+'-joined steps: last, first, summarize, truncate-tools, fit, or any "
         f"registered strategy (default: {DEFAULT_CHAINS}); with --session, chat-loop policies: sliding, langchain, "
         f"refit, session, session@<low-water> (default: {DEFAULT_SESSION_CHAINS})",
@@ -252,20 +259,26 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     bench.add_argument(
         "--billing",
-        default="standard",
+        type=text_value("standard, model or a model name"),
         metavar="standard|model|MODEL",
-        help="--session's billing: 'standard' (cached from 1,024 tokens in 128-token steps at 10%% of the input "
-        "price), 'model' (the --model's caching rules and prices from the registry) or a model name: as its "
-        "provider bills (e.g. gpt-5.6: writes at 1.25x; claude-sonnet-4-5: breakpoints, writes at 1.25x, reads "
+        help="--session's billing: 'standard' (the default: cached from 1,024 tokens in 128-token steps at 10%% of "
+        "the input price), 'model' (the --model's caching rules and prices from the registry) or a model name: as "
+        "its provider bills (e.g. gpt-5.6: writes at 1.25x; claude-sonnet-4-5: breakpoints, writes at 1.25x, reads "
         "at 0.1x; each request billed with the breakpoints it sends, the last message where it sends none)",
     )
-    bench.add_argument("--tools", help="a JSON file with the tool definitions sent with each request")
     bench.add_argument(
         "--probes",
         metavar="FILE",
+        type=text_value("a file name"),
         help='JSON or JSONL probes, each {"needs": [strings an answer needs], "question": ..., "conversation": '
         "line}: the share answerable from each fitted request (with --session, from each conversation's last "
         "request): recall",
     )
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    bench.add_argument("--plot", metavar="PNG", help="also write a chart to this PNG file (needs ctxwin[plot])")
+    bench.add_argument("--plot", metavar="PNG", type=text_value("a file name"),
+                       help="also write a chart to this PNG file (needs ctxwin[plot])")
+    add_options(bench, skip=IGNORED, helps={
+        "model": "the model whose counter measures the conversations (and whose planner fits them, within its "
+                 "window)",
+        "tools": "a JSON file with the tool definitions sent with each request",
+    })

@@ -8,6 +8,7 @@ drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and n
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -57,7 +58,13 @@ def _budget_label(budget: int) -> str:
 
 
 def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
-    """Write the chart as a PNG; PlotUnavailable without matplotlib, OSError if the file cannot be written."""
+    """Write the chart (``bench_figure``) as a PNG; PlotUnavailable without matplotlib, OSError if the file cannot
+    be written."""
+    bench_figure(results).savefig(path, format="png")
+
+
+def bench_figure(results: Sequence[BenchResult]) -> Any:
+    """One panel per measure against the budgets, one line per chain. PlotUnavailable without matplotlib."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -88,7 +95,32 @@ def write_plot(results: Sequence[BenchResult], path: str | Path) -> None:
         ax.set_ylim(0, max(105, ax.get_ylim()[1]))
     axes[0].axhline(100, color="grey", linewidth=1)
     axes[0].legend(fontsize=8)
-    figure.savefig(path, format="png")
+    _separate_ticks(figure, axes)
+    return figure
+
+
+def _separate_ticks(figure: Any, axes: Sequence[Any]) -> None:
+    """Budgets close together (4k, 4.1k on a log axis) write their labels over each other: they are turned upright
+    then, and a label still over the one before it is left out (the table has every budget)."""
+    figure.canvas.draw()
+    if not any(_overlapping(ax.get_xticklabels()) for ax in axes):
+        return
+    for ax in axes:
+        ax.tick_params(axis="x", labelrotation=90)
+    figure.canvas.draw()
+    for ax in axes:
+        shown = None
+        for label in ax.get_xticklabels():
+            box = label.get_window_extent()
+            if shown is not None and box.overlaps(shown):
+                label.set_visible(False)
+            else:
+                shown = box
+
+
+def _overlapping(labels: Sequence[Any]) -> bool:
+    boxes = [label.get_window_extent() for label in labels if label.get_text()]
+    return any(a.overlaps(b) for a, b in itertools.pairwise(boxes))
 
 
 def write_session_plot(results: Sequence[SessionResult], path: str | Path) -> None:
@@ -103,15 +135,15 @@ def session_figure(results: Sequence[SessionResult]) -> Any:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
-        from matplotlib.ticker import MaxNLocator
+        from matplotlib.ticker import FuncFormatter, MaxNLocator
     except ImportError as exc:
         raise PlotUnavailable(f"--plot needs matplotlib, which is not installed: {install_hint('plot')}") from exc
     budgets = list(dict.fromkeys(r.budget for r in results))
     figure = Figure(figsize=(6.5 * len(budgets), 4.6), dpi=110, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.subplots(1, len(budgets), squeeze=False)[0]
+    shown = 0
     for ax, budget in zip(axes, budgets, strict=True):
-        shown = 0
         for n, result in enumerate(r for r in results if r.budget == budget):
             lengths = sorted(len(c) for c in result.curves)
             longest = lengths[(len(lengths) - 1) // 2] if lengths else 0
@@ -122,15 +154,16 @@ def session_figure(results: Sequence[SessionResult]) -> Any:
                 mean.append(sum(reached) / len(reached))
             ax.plot(range(1, longest + 1), mean, linestyle=STYLES[n % len(STYLES)], label=result.chain)
         ax.set_title(f"billed input tokens so far, budget {_budget_label(budget)}", fontsize=10)
-        ax.set_xlabel(
-            f"requests (turns and tool rounds), to the median conversation's {plural(shown, 'request')}; "
-            "mean over the conversations still going"
-        )
+        ax.set_xlabel("requests (turns and tool rounds)")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
         ax.set_xlim(1, max(shown, 2))
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
+    # Once for every panel (each one's own would run into its neighbour's): the requests replayed are the same.
+    figure.supxlabel(f"mean over the conversations still going, to the median conversation's "
+                     f"{plural(shown, 'request')}", fontsize=9)
     return figure
 
 

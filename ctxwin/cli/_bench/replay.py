@@ -30,10 +30,11 @@ from ctxwin.batch._progress import Progress
 from ctxwin.cli._bench.billing import Bill, Biller
 from ctxwin.cli._bench.metrics import recent_turns_verbatim, tool_pairs_intact
 from ctxwin.cli._bench.retention import Probe, probes_kept
+from ctxwin.cli._bench.runner import bench_planner
 from ctxwin.counters._base import TokenCounter
 from ctxwin.counters._caching import CachingRules
 from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage, convert_to_messages, convert_to_openai_messages
-from ctxwin.planner import Planner
+from ctxwin.planner import FitConfig, Planner
 from ctxwin.strategies._meter import Meter
 from ctxwin.trim import trim_messages
 
@@ -293,12 +294,13 @@ def replay_policy(
     reserve_output: int = 0,
     tools: Sequence[dict[str, Any]] | None = None,
     probes: Sequence[Probe] = (),
+    config: FitConfig | None = None,
 ) -> None:
     """``replay`` of one conversation through the policy ``policy`` makes for a planner of ``result``'s budget
-    (``Planner(model, context_window=budget + reserve_output, ...)`` with a shallow copy of ``counter``), billed by
-    ``result``'s rules and recounted by another copy."""
-    planner = Planner(model, context_window=result.budget + reserve_output, reserve_output=reserve_output,
-                      counter=copy.copy(counter), tools=tools)
+    (``config``'s options with ``context_window=budget + reserve_output`` and a shallow copy of ``counter``),
+    billed by ``result``'s rules and recounted by another copy."""
+    planner = bench_planner(config, model, counter, window=result.budget + reserve_output, reserve=reserve_output,
+                            tools=tools)
     planner.caching = result.rules  # sessions size their cuts by the prices they are billed at
     measuring = copy.copy(counter)
     biller = Biller(result.rules, Meter(measuring, tools), planner.budget.tools_tokens)
@@ -317,6 +319,7 @@ def run_session_bench(
     tools: Sequence[dict[str, Any]] | None = None,
     progress: Progress | None = None,
     probes: dict[int | None, list[Probe]] | None = None,
+    config: FitConfig | None = None,
 ) -> list[SessionResult]:
     """Replay every conversation through every policy at ``budget`` input tokens (``Planner(model,
     context_window=budget + reserve_output, reserve_output=...)``), billed by ``rules``; one result per chain.
@@ -333,7 +336,7 @@ def run_session_bench(
             for result in results:
                 replay_policy(conversation.messages, functools.partial(make_policy, result.chain), result,
                               counter=counter, model=model, reserve_output=reserve_output, tools=wanted,
-                              probes=asked)
+                              probes=asked, config=config)
         except (ValueError, TypeError) as exc:
             if progress is None:
                 raise

@@ -26,8 +26,10 @@ from ctxwin.batch._progress import Progress
 from ctxwin.cli._bench.chains import Chain
 from ctxwin.cli._bench.metrics import Kept, measure
 from ctxwin.cli._bench.retention import Facts, Probe, Retained, retained
+from ctxwin.counters import get_model
 from ctxwin.counters._base import TokenCounter
-from ctxwin.planner import Plan, Planner
+from ctxwin.planner import FitConfig, Plan, Planner
+from ctxwin.strategies._base import Strategy
 
 
 @dataclass
@@ -166,15 +168,25 @@ def _for_conversation(planner: Planner, conversation: Conversation) -> Planner:
     return planner.with_tools(conversation.tools) if conversation.tools else planner
 
 
-def _planner(chain: Chain, budget: int, model: str | None, counter: TokenCounter, tools: Any) -> Planner:
-    return Planner(
-        model,
-        chain.strategies(),
-        context_window=budget,
-        reserve_output=0,  # the budget is the input budget
-        tools=tools,
+def bench_planner(
+    config: FitConfig | None, model: str | None, counter: TokenCounter, *, window: int, reserve: int, tools: Any,
+    strategies: Sequence[Strategy] | None = None,
+) -> Planner:
+    """A planner of ``config``'s options (the defaults without one) for a window of ``window`` tokens, on its own
+    shallow copy of ``counter``; for the model when the window is within the model's (a bench's budget may be
+    larger: then its counter alone)."""
+    if model is not None and window > get_model(model).context_window:
+        model = None
+    return Planner(config=FitConfig.of(
+        config, model=model, strategies=strategies, context_window=window, reserve_output=reserve, tools=tools,
         counter=copy.copy(counter),
-    )
+    ))
+
+
+def _planner(chain: Chain, budget: int, model: str | None, counter: TokenCounter, tools: Any,
+             config: FitConfig | None) -> Planner:
+    # reserve 0: the budget is the input budget
+    return bench_planner(config, model, counter, window=budget, reserve=0, tools=tools, strategies=chain.strategies())
 
 
 def run_bench(
@@ -187,8 +199,10 @@ def run_bench(
     tools: Sequence[dict[str, Any]] | None = None,
     progress: Progress,
     probes: Mapping[int | None, Sequence[Probe]] | None = None,
+    config: FitConfig | None = None,
 ) -> list[BenchResult]:
     """Plan every conversation with every chain at every budget; results grouped by budget, chains in order.
+    ``config``: the planners' other options (a summarizer, keep_last, recall_share...).
 
     ``probes`` (``retention.read_probes``) are checked against the fitted requests of the conversation on their line
     (key None: every conversation).
@@ -198,12 +212,12 @@ def run_bench(
     once per conversation.
     """
     runs = [
-        _Run(BenchResult(chain.name, budget), _planner(chain, budget, model, counter, tools))
+        _Run(BenchResult(chain.name, budget), _planner(chain, budget, model, counter, tools, config))
         for budget in budgets
         for chain in chains
     ]
     for chain in chains if conversations else ():  # the untimed warm-up, with planners of its own
-        warm = _for_conversation(_planner(chain, budgets[0], model, counter, tools), conversations[0])
+        warm = _for_conversation(_planner(chain, budgets[0], model, counter, tools, config), conversations[0])
         with contextlib.suppress(ValueError, TypeError):  # the timed loop reports a conversation's errors
             warm.plan(conversations[0].messages)
     for conversation in conversations:

@@ -20,11 +20,12 @@ from ctxwin.cli._bench.billing import STANDARD_RULES
 from ctxwin.cli._bench.plot import save_chart, write_session_plot
 from ctxwin.cli._bench.replay import SessionResult, run_session_bench
 from ctxwin.cli._bench.retention import Probe
-from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error, usage_error
-from ctxwin.counters._base import TokenCounter
+from ctxwin.cli._output import EXIT_INPUT, EXIT_OK, error
+from ctxwin.counters._base import TokenCounter, estimates
 from ctxwin.counters._caching import CachingRules
 from ctxwin.counters._lookup import get_model
 from ctxwin.counters._models import ModelSpec
+from ctxwin.planner import FitConfig
 
 HEADERS = ("policy", "hits", "billed input", "vs first", "cost", "mean sent", "min sent", "turns kept", "recall",
            "ms/turn", "checks")
@@ -92,22 +93,18 @@ def table(results: Sequence[SessionResult], heading: str) -> list[str]:
 
 
 def run_session(
-    args: argparse.Namespace, model: ModelSpec | None, counter: TokenCounter, conversations: list[Conversation],
-    tools: list[dict[str, Any]] | None, chains: list[str], read_errors: int,
+    args: argparse.Namespace, config: FitConfig, rules: CachingRules, model: ModelSpec | None, counter: TokenCounter,
+    conversations: list[Conversation], tools: list[dict[str, Any]] | None, chains: list[str], read_errors: int,
     probes: dict[int | None, list[Probe]] | None = None,
 ) -> int:
     """Replay, then print the table or JSON and write the chart; the exit code."""
-    try:
-        rules = rules_for(model, args.billing)
-    except ValueError as exc:
-        return usage_error(args.parser, "--billing", exc)
     progress = Progress("replayed", len(conversations) * len(args.budgets))
     started = time.perf_counter()
     results: list[SessionResult] = []
     for budget in args.budgets:
         results += run_session_bench(conversations, chains, budget=budget, counter=counter, rules=rules,
                                      model=model.name if model else None, tools=tools, progress=progress,
-                                     probes=probes)
+                                     probes=probes, config=config)
     progress.close()
     if args.json:
         print(json.dumps({"billing": {"source": rules.source, "date": rules.date, "mode": rules.mode,
@@ -118,7 +115,8 @@ def run_session(
     else:
         heading = (
             f"ctxwin bench --session: {plural(len(conversations), 'conversation')} from {conversations[0].source}\n"
-            + (f"model {model.name}, " if model else "") + f"counter {counter.name}\n"
+            + (f"model {model.name}, " if model else "") + f"counter {counter.name}"
+            + (" (its figures are estimates)" if estimates(counter) else "") + "\n"
             + f"billing: {rules.mode} caching from {rules.min_prefix:,} tokens in steps of {rules.granularity}, "
             + f"cached at {rules.read_ratio or 0:.0%} of the input price"
             + (f", written at {rules.write_ratio:.0%} ({rules.ttl})" if rules.bills_writes and rules.write_ratio
