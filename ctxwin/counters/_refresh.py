@@ -3,11 +3,14 @@ import or lookup), within a time limit, failing at once without a network; used 
 
 from __future__ import annotations
 
+import logging
 import math
 
 from ctxwin._errors import InvalidInputError
 from ctxwin.counters._errors import ModelDataError
 from ctxwin.counters._genai_prices import note_fetched, source_label
+
+_QUIET = logging.NullHandler()
 
 
 def refresh_model_data(url: str | None = None, *, timeout: float = 10.0) -> str:
@@ -23,6 +26,9 @@ def refresh_model_data(url: str | None = None, *, timeout: float = 10.0) -> str:
     from genai_prices.update_prices import DEFAULT_UPDATE_URL
 
     address = url or DEFAULT_UPDATE_URL
+    # The updater logs its failure as well as raising it; the raise is the report here. Without a handler of its own
+    # (one an application configured still gets the record), Python's last-resort handler would print it to stderr.
+    logging.getLogger("genai-prices").addHandler(_QUIET)
     # One fetch: the updater is stopped before its next one (``update_interval`` later).
     updater = UpdatePrices(url=address, request_timeout=httpx2.Timeout(timeout=timeout, connect=timeout))
     before = data_snapshot.get_snapshot()
