@@ -80,17 +80,24 @@ def _current() -> _Found:
 
 def note_fetched(snapshot: Any, url: str) -> None:
     """Label data fetched from ``url`` (``refresh_model_data``), so a model's figures say where they come from."""
+    label, day = _fetch_label(snapshot)
+    _fetched[id(snapshot)] = (snapshot, f"{label} from {url}", day)
+
+
+def _fetch_label(snapshot: Any) -> tuple[str, str]:
     fetched = snapshot.timestamp.astimezone(timezone.utc)
-    _fetched[id(snapshot)] = (snapshot, f"genai-prices, fetched {fetched:%Y-%m-%d %H:%M} UTC from {url}",
-                              f"{fetched:%Y-%m-%d}")
+    return f"genai-prices, fetched {fetched:%Y-%m-%d %H:%M} UTC", f"{fetched:%Y-%m-%d}"
 
 
 def source_label() -> tuple[str, str]:
-    """Which data is in use and its date: the package's own (``"genai-prices 0.2.5"``, no date), or a fetch."""
+    """Which data is in use and its date: the package's own (``"genai-prices 0.2.5"``, no date), or a fetch (ours,
+    or one the application ran with genai-prices' own updater: Pydantic AI's, for one)."""
     snapshot = _current().snapshot
     fetched = _fetched.get(id(snapshot))
     if fetched is not None and fetched[0] is snapshot:
         return fetched[1], fetched[2]
+    if snapshot.from_auto_update:
+        return _fetch_label(snapshot)
     from genai_prices import __version__
 
     return f"genai-prices {__version__}", ""

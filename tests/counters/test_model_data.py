@@ -281,6 +281,16 @@ def test_refresh_gives_up_after_its_timeout(bundled: None) -> None:
     assert time.monotonic() - started < 2.5
 
 
+def test_data_an_application_fetched_itself_is_used_and_labelled(bundled: None) -> None:
+    """An application that runs genai-prices' own updater (Pydantic AI can) gets the same figures from ctxwin."""
+    from genai_prices.types import _providers_from_raw
+
+    data_snapshot.set_custom_snapshot(data_snapshot.DataSnapshot(_providers_from_raw(SERVED), from_auto_update=True))
+    spec = get_model("gpt-7-test")
+    assert spec.context_window == 2_000_000
+    assert spec.source_of("prices").source.startswith("genai-prices, fetched ")  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(("url", "timeout", "match"), [
     ("ftp://example.test/data.json", 5, "http"), (None, 0, "timeout"), (None, float("nan"), "timeout"),
 ])
