@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin._plural import plural
+from ctxwin.counters._compaction import COMPACTION
 from ctxwin.messages import AIMessage, BaseMessage
 from ctxwin.strategies._base import BaseStrategy, Change, StepContext, StepKeeps, StepResult, leading_system_count
-
-COMPACTION = "compaction"
 
 
 def holds_compaction(message: BaseMessage) -> bool:

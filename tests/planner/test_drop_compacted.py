@@ -68,3 +68,17 @@ def test_tool_pairs_after_the_compaction_stay_whole() -> None:
     plan = planner(1_200, ["drop_compacted", "trim"]).plan(messages)
     ids = [m.id for m in plan.messages]
     assert ids[:2] == ["sys", "cmp"] and ("call" in ids) == ("result" in ids)
+
+
+def test_a_compaction_block_counts_by_its_size_until_a_usage_says_more() -> None:
+    """An opaque item counts one token per byte its base64 decodes to, not a flat block's 255; a readable summary
+    (Anthropic's ``content``) counts as text besides."""
+    from ctxwin.counters import get_counter
+
+    counter = get_counter("gpt-4o")
+    opaque = AIMessage([{"type": "compaction", "id": "cmp_2", "encrypted_content": "QUJD" * 1_000}])
+    bare = counter.count_message(AIMessage([{"type": "compaction", "id": "cmp_2", "encrypted_content": ""}]))
+    assert counter.count_message(opaque) - bare == 3_000
+    summary = "The user asked for the weather in Paris; it was sunny. " * 20
+    readable = AIMessage([{"type": "compaction", "content": summary, "encrypted_content": None}])
+    assert counter.count_message(readable) >= counter.count_text(summary)
