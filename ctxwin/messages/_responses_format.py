@@ -1,9 +1,9 @@
 """``convert_to_responses_items``: messages out as OpenAI Responses API input items (``client.responses.create(
 input=...)``).
 
-An assistant turn becomes its items in the order Responses wants them: the ``reasoning`` items it was read from
-(kept whole, so their ids and encrypted content go back as received), an assistant ``message`` per text part, then a
-``function_call`` per tool call (the argument text as received when unchanged). A tool result is a
+An assistant turn becomes its items in the order Responses wants them: the ``reasoning`` and ``compaction`` items it
+was read from (kept whole, so their ids and encrypted content go back as received), an assistant ``message`` per text
+part, then a ``function_call`` per tool call (the argument text as received when unchanged). A tool result is a
 ``function_call_output``; other messages are ``message`` items with ``input_text`` / ``input_image`` /
 ``input_file`` parts. Reasoning that did not come from Responses (Anthropic thinking) has no Responses form and is
 left out, as ``convert_to_openai_messages`` leaves it out of chat completions.
@@ -57,6 +57,9 @@ def _assistant_items(message: AIMessage) -> list[dict[str, Any]]:
         if isinstance(block, dict) and block.get("type") == "reasoning":
             if "summary" in block:  # a Responses reasoning item, as received
                 items.append(block)
+            continue
+        if isinstance(block, dict) and block.get("type") == "compaction" and "encrypted_content" in block:
+            items.append(block)  # a Responses compaction item, as received: the provider checks it byte for byte
             continue
         text = block if isinstance(block, str) else _assistant_text(block)
         if text:

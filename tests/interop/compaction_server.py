@@ -115,12 +115,17 @@ def create(body: dict[str, Any], issued: Compactions) -> dict[str, Any]:
             "usage": _usage(counted)}
 
 
+def _input_parts(content: Any) -> list[Any]:
+    return [{"type": "input_text", "text": content}] if isinstance(content, str) else list(content)
+
+
 def compact(body: dict[str, Any], issued: Compactions) -> dict[str, Any]:
     _COMPACT.validate_python(body, strict=False)
     items = _checked_input(body, issued)
     users = [item for item in items if isinstance(item, dict) and item.get("role") == "user"]
     return {"id": "cmp_resp_1", "object": "response.compaction", "created_at": 1,
-            "output": [*({**user, "type": "message"} for user in users), issued.issue(items)],
+            "output": [*({"type": "message", "role": "user", "content": _input_parts(user["content"])}
+                         for user in users), issued.issue(items)],
             "usage": _usage(tokens(items))}
 
 

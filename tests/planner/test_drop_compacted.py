@@ -82,3 +82,22 @@ def test_a_compaction_block_counts_by_its_size_until_a_usage_says_more() -> None
     summary = "The user asked for the weather in Paris; it was sunny. " * 20
     readable = AIMessage([{"type": "compaction", "content": summary, "encrypted_content": None}])
     assert counter.count_message(readable) >= counter.count_text(summary)
+
+
+def test_a_responses_compaction_item_is_read_fitted_and_written_back_whole() -> None:
+    """The judge's case without the SDK (tests/interop/test_compaction_fit.py sends it to a strict server)."""
+    import json
+
+    import ctxwin
+
+    item = {"id": "cmp_9", "type": "compaction", "encrypted_content": "enc:" + "QUJD" * 40, "created_by": "server"}
+    old = [{"role": role, "content": f"{role} {i} " + "words " * 120}
+           for i in range(5) for role in ("user", "assistant")]
+    given = [*old, dict(item), {"type": "message", "role": "assistant", "content": "ok"},
+             {"role": "user", "content": "next?"}]
+    plan = ctxwin.fit(given, model="gpt-6-sol", context_window=1_400, reserve_output=400, output="responses",
+                      strategies=["drop_compacted", "trim"])
+    sent = plan.request["input"]
+    assert json.dumps(sent[0]) == json.dumps(item)  # first, whole, in its own key order
+    assert [entry.get("role") for entry in sent[1:]] == ["assistant", "user"]
+    assert plan.steps[0].name == "drop_compacted" and len(plan.steps[0].dropped_ids) == len(old)
