@@ -1,7 +1,7 @@
 """Start-up: a fresh interpreter running ``import ctxwin``, ``ctxwin --help``, reading one message class (which
-builds the pydantic models) and counting with ``get_counter("approximate")`` (the plugins loaded, no tokenizer
-library: issue 39), each beside the bare interpreter in the same run (issue 28's targets: ``import ctxwin`` at most
-0.2 s, ``ctxwin --help`` at most 0.3 s).
+builds the pydantic models), counting with ``get_counter("approximate")`` (the plugins loaded, no tokenizer
+library: issue 39) and ``get_model("gpt-4o")`` (genai-prices' data read: issue 51), each beside the bare interpreter
+in the same run (issue 28's targets: ``import ctxwin`` at most 0.2 s, ``ctxwin --help`` at most 0.3 s).
 
 ``pytest benchmarks/bench_startup.py --benchmark-only`` times them with pytest-benchmark; ``python
 benchmarks/bench_startup.py`` prints the median of 15 runs of each. ``python -X importtime -c "import ctxwin"``
@@ -26,6 +26,8 @@ COMMANDS = {
     "ctxwin --help": ["-m", "ctxwin", "--help"],
     "from ctxwin import HumanMessage": ["-c", "from ctxwin import HumanMessage"],
     'get_counter("approximate")': ["-c", "import ctxwin; ctxwin.get_counter('approximate').count_text('hi')"],
+    # a model's figures: genai-prices' data read (issue 51)
+    'get_model("gpt-4o")': ["-c", "import ctxwin; ctxwin.get_model('gpt-4o')"],
 }
 
 

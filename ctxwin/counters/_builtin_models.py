@@ -1,4 +1,7 @@
-"""The models ctxwin knows out of the box (context windows and output limits as the providers publish them).
+"""The models ctxwin's own table knows: each one's counter and tokenizer generation, chat framing, output limit and
+caching rules, which genai-prices does not give. Their context windows and prices are genai-prices' at run time
+(``counters/_sourced.py``); a window here is what ``ModelSpec`` is registered with, and where genai-prices lists
+the model it is the same figure (tests/counters/test_model_data.py fails when the two differ).
 
 OpenAI models count exactly with tiktoken (images as each model is charged: ``,images=<pricing>``); DeepSeek-V3/R1
 with DeepSeek's tokenizer and chat template, DeepSeek-V4 with its tokenizer and published encoding; gpt-oss with
@@ -16,17 +19,9 @@ import dataclasses
 
 from ctxwin.counters._builtin_caching import BUILTIN_CACHING
 from ctxwin.counters._models import ModelSpec
+from ctxwin.counters._provider_rules import CLAUDE_NOTE, GEMINI_NOTE, SAFE
 
-O200K, CL100K, DEEPSEEK, SAFE = "tiktoken:o200k_base", "tiktoken:cl100k_base", "hf:deepseek-v3", "approximate:safe"
-# What the safe count is worth for a provider whose tokenizer is not public. Safe mode is an upper bound on o200k
-# and cl100k counts, with the over-count docs/approximate.md measures (about a quarter over o200k at the median);
-# how Claude's or Gemini's own counts compare has not been measured (no offline tokenizer to measure with), nor
-# does either provider publish a ratio, so the margin over their counts is unknown.
-_UNMEASURED = ("no public tokenizer: approximate:safe is an upper bound on o200k and cl100k counts (median +~27% "
-               "over o200k, docs/approximate.md), not on {provider}'s (its ratio to o200k: not measurable offline, "
-               "not published); exact, online: {api}:<model>")
-CLAUDE_NOTE = _UNMEASURED.format(provider="Claude", api="anthropic-api")
-GEMINI_NOTE = _UNMEASURED.format(provider="Gemini", api="gemini-api")
+O200K, CL100K, DEEPSEEK = "tiktoken:o200k_base", "tiktoken:cl100k_base", "hf:deepseek-v3"
 
 
 def _openai() -> list[ModelSpec]:
@@ -34,9 +29,9 @@ def _openai() -> list[ModelSpec]:
         ModelSpec("gpt-4o", 128_000, 16_384, O200K, ("gpt-4o-2024-08-06", "gpt-4o-2024-11-20", "chatgpt-4o-latest")),
         ModelSpec("gpt-4o-2024-05-13", 128_000, 4_096, O200K),
         ModelSpec("gpt-4o-mini", 128_000, 16_384, f"{O200K},images=gpt-4o-mini", ("gpt-4o-mini-2024-07-18",)),
-        ModelSpec("gpt-4.1", 1_047_576, 32_768, O200K, ("gpt-4.1-2025-04-14",)),
-        ModelSpec("gpt-4.1-mini", 1_047_576, 32_768, f"{O200K},images=gpt-4.1-mini", ("gpt-4.1-mini-2025-04-14",)),
-        ModelSpec("gpt-4.1-nano", 1_047_576, 32_768, f"{O200K},images=gpt-4.1-nano", ("gpt-4.1-nano-2025-04-14",)),
+        ModelSpec("gpt-4.1", 1_000_000, 32_768, O200K, ("gpt-4.1-2025-04-14",)),
+        ModelSpec("gpt-4.1-mini", 1_000_000, 32_768, f"{O200K},images=gpt-4.1-mini", ("gpt-4.1-mini-2025-04-14",)),
+        ModelSpec("gpt-4.1-nano", 1_000_000, 32_768, f"{O200K},images=gpt-4.1-nano", ("gpt-4.1-nano-2025-04-14",)),
         ModelSpec("gpt-5", 400_000, 128_000, O200K, ("gpt-5-2025-08-07",)),
         ModelSpec("gpt-5-mini", 400_000, 128_000, O200K, ("gpt-5-mini-2025-08-07",)),
         ModelSpec("gpt-5-nano", 400_000, 128_000, O200K, ("gpt-5-nano-2025-08-07",)),
@@ -46,7 +41,7 @@ def _openai() -> list[ModelSpec]:
         *(ModelSpec(f"gpt-5.4-{size}", 400_000, 128_000, O200K,
                     note="window and output limit not in the pages read: gpt-5-" + size + "'s assumed")
           for size in ("mini", "nano")),
-        ModelSpec("gpt-5.5", 1_050_000, 128_000, O200K, ("gpt-5.5-2026-04-23",)),
+        ModelSpec("gpt-5.5", 1_000_000, 128_000, O200K, ("gpt-5.5-2026-04-23",)),
         # GPT-5.6: Sol (the gpt-5.6 alias), Terra and Luna; o200k as every GPT-5 model (not restated for 5.6)
         ModelSpec("gpt-5.6-sol", 1_050_000, 128_000, O200K, ("gpt-5.6",)),
         ModelSpec("gpt-5.6-terra", 1_050_000, 128_000, O200K),
@@ -60,7 +55,7 @@ def _openai() -> list[ModelSpec]:
         ModelSpec("gpt-4-turbo", 128_000, 4_096, CL100K,
                   ("gpt-4-turbo-2024-04-09", "gpt-4-turbo-preview", "gpt-4-0125-preview", "gpt-4-1106-preview")),
         ModelSpec("gpt-4", 8_192, 8_192, CL100K, ("gpt-4-0613", "gpt-4-0314")),
-        ModelSpec("gpt-4-32k", 32_768, 32_768, CL100K, ("gpt-4-32k-0613",)),
+        ModelSpec("gpt-4-32k", 32_000, 32_000, CL100K, ("gpt-4-32k-0613",)),
         ModelSpec("gpt-3.5-turbo", 16_385, 4_096, CL100K, ("gpt-3.5-turbo-0125", "gpt-3.5-turbo-1106")),
         ModelSpec("gpt-3.5-turbo-16k", 16_385, 4_096, CL100K, ("gpt-3.5-turbo-16k-0613",)),
     ]
@@ -69,14 +64,14 @@ def _openai() -> list[ModelSpec]:
 def _deepseek() -> list[ModelSpec]:
     return [
         ModelSpec("deepseek-v3", 128_000, 8_192, DEEPSEEK, ("deepseek-chat", "deepseek-v3-0324")),
-        ModelSpec("deepseek-r1", 128_000, 32_768, DEEPSEEK, ("deepseek-reasoner", "deepseek-r1-0528"),
+        ModelSpec("deepseek-r1", 64_000, 32_768, DEEPSEEK, ("deepseek-reasoner", "deepseek-r1-0528"),
                   note="counted with DeepSeek-V3's tokenizer and chat template (R1 shares them)"),
         *(ModelSpec(name, 128_000, 8_192, DEEPSEEK, aliases,
                     note="V3's tokenizer and V3's chat template: V3.1/V3.2 share the vocabulary, their own "
                          "templates (thinking switch, V3.2's DSML tool calls) are not rendered")
           for name, aliases in (("deepseek-v3.1", ("deepseek-v3.1-terminus",)), ("deepseek-v3.2",
                                                                                   ("deepseek-v3.2-exp",)))),
-        *(ModelSpec(f"deepseek-v4-{size}", 1_048_576, 384_000, "deepseek:v4", aliases,
+        *(ModelSpec(f"deepseek-v4-{size}", 1_000_000, 384_000, "deepseek:v4", aliases,
                     note="DeepSeek-V4's tokenizer and published encoding, chat mode (deepseek:v4-thinking for "
                          "thinking mode); the tokenizer file is installed beside V3's (docs/counters.md)")
           for size, aliases in (("flash", ("deepseek-v4", "deepseek-flash")), ("pro", ()))),
@@ -178,17 +173,17 @@ def _claude() -> list[ModelSpec]:
 
 def _gemini() -> list[ModelSpec]:
     families = [
-        ("gemini-1.5-flash", 1_048_576, 8_192),
-        ("gemini-1.5-pro", 2_097_152, 8_192),
-        ("gemini-2.0-flash", 1_048_576, 8_192),
-        ("gemini-2.0-flash-lite", 1_048_576, 8_192),
+        ("gemini-1.5-flash", 1_000_000, 8_192),
+        ("gemini-1.5-pro", 1_000_000, 8_192),
+        ("gemini-2.0-flash", 1_000_000, 8_192),
+        ("gemini-2.0-flash-lite", 1_000_000, 8_192),
         ("gemini-2.5-flash", 1_048_576, 65_536),
-        ("gemini-2.5-flash-lite", 1_048_576, 65_536),
+        ("gemini-2.5-flash-lite", 1_000_000, 65_536),
         ("gemini-2.5-pro", 1_048_576, 65_536),
         ("gemini-3-pro", 1_048_576, 65_536),
         ("gemini-3-flash", 1_048_576, 65_536),
         ("gemini-3.1-pro", 1_048_576, 65_536),
-        ("gemini-3.5-flash", 1_048_576, 65_536),
+        ("gemini-3.5-flash", 1_000_000, 65_536),
     ]
     return [ModelSpec(name, window, out, f"{SAFE},images=gemini", note=GEMINI_NOTE) for name, window, out in families]
 

@@ -9,16 +9,45 @@ to a breakpoint is written to the cache, at ``cache_write`` for ``ttl``, and rea
 ``prompt_cache_breakpoint`` markers a request, and a write billed at ``cache_write``). ``long_ttl`` is the longer
 lifetime a request can ask for, written at ``long_write`` (Anthropic's one hour at 2x; OpenAI's 12 hours);
 ``cache_key``: the provider routes requests by a ``prompt_cache_key``. Prices are USD per million tokens; None where
-the provider publishes none (``assumed`` says what ctxwin assumes instead).
+the provider publishes none (``assumed`` says what ctxwin assumes instead); ``tiers``: the prices of a long request
+(a ``PriceTier`` bills the whole request at its prices once its input is over ``above`` tokens).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
 CachingMode = Literal["automatic", "explicit"]
 _PER_TOKEN = 1e-6  # prices are per million tokens
+_PRICES = ("input", "cached_input", "cache_write", "output", "long_write")
+
+
+@dataclass(frozen=True)
+class PriceTier:
+    """The prices of a request whose input is over ``above`` tokens: every token of it is billed at these (providers
+    bill a long context this way: over 272k tokens on GPT-5.4 to 6.x, over 200k on Gemini 2.5 Pro); a price left None
+    is the base price."""
+
+    above: int
+    input: float | None = None
+    cached_input: float | None = None
+    cache_write: float | None = None
+    output: float | None = None
+    long_write: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.above, bool) or not isinstance(self.above, int) or self.above < 0:
+            raise ValueError(f"PriceTier.above must be a non-negative int (input tokens), got {self.above!r}")
+        _check_prices(self, "PriceTier")
+
+
+def _check_prices(prices: object, owner: str) -> None:
+    for name in _PRICES:
+        value = getattr(prices, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            raise ValueError(f"{owner}.{name} must be a non-negative price per million tokens or None, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -41,6 +70,7 @@ class CachingRules:
     long_ttl: str = ""
     long_write: float | None = None
     cache_key: bool = False
+    tiers: tuple[PriceTier, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in ("automatic", "explicit"):
@@ -55,11 +85,10 @@ class CachingRules:
             raise ValueError("CachingRules: explicit caching needs max_breakpoints >= 1 (Anthropic allows 4)")
         if self.long_write is not None and not self.long_ttl:
             raise ValueError("CachingRules.long_write prices a longer cache lifetime: it needs long_ttl (e.g. '1h')")
-        for name in ("input", "cached_input", "cache_write", "output", "long_write"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-                raise ValueError(f"CachingRules.{name} must be a non-negative price per million tokens or None, "
-                                 f"got {value!r}")
+        _check_prices(self, "CachingRules")
+        if isinstance(self.tiers, PriceTier) or not all(isinstance(tier, PriceTier) for tier in self.tiers):
+            raise ValueError("CachingRules.tiers must be a tuple of PriceTier")
+        object.__setattr__(self, "tiers", tuple(sorted(self.tiers, key=lambda tier: tier.above)))
         if not isinstance(self.source, str) or not self.source.strip():
             raise ValueError("CachingRules.source must say where the figures come from (a URL)")
         if not isinstance(self.date, str) or len(self.date) != 10 or self.date[4] != "-" or self.date[7] != "-":
@@ -106,12 +135,23 @@ class CachingRules:
             return 0
         return shared // self.granularity * self.granularity
 
+    def at(self, input_tokens: int) -> CachingRules:
+        """These rules with the prices a request of ``input_tokens`` is billed at, and no tiers: the highest tier it
+        is over (its prices, the base ones where it leaves one None), else the base prices."""
+        over = [tier for tier in self.tiers if input_tokens > tier.above]
+        if not over:
+            return dataclasses.replace(self, tiers=()) if self.tiers else self
+        prices = {name: getattr(over[-1], name) for name in _PRICES if getattr(over[-1], name) is not None}
+        return dataclasses.replace(self, tiers=(), **prices)
+
     def cost(self, input_tokens: int, cached: int = 0, written: int = 0, output_tokens: int = 0, *,
              written_long: int = 0) -> float | None:
         """The USD cost of one request: ``input_tokens`` in all, of which ``cached`` read from the cache and
         ``written`` written to it (the rest billed as plain input), ``written_long`` of those at the ``long_ttl``
-        price (the plain write price when the long one is not published), and ``output_tokens``; None when
-        unpriced."""
+        price (the plain write price when the long one is not published), and ``output_tokens``, at the prices of
+        its tier (``at``); None when unpriced."""
+        if self.tiers:
+            return self.at(input_tokens).cost(input_tokens, cached, written, output_tokens, written_long=written_long)
         if not self.priced:
             return None
         if not (cached >= 0 and 0 <= written_long <= written and cached + written <= input_tokens):

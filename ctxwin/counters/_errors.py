@@ -16,3 +16,8 @@ class PluginCounterError(CtxwinError, RuntimeError):
 
 class CountRequestError(CtxwinError, RuntimeError):
     """A provider's token-counting endpoint gave no count: unreachable, timed out, refused, or answered nonsense."""
+
+
+class ModelDataError(CtxwinError, RuntimeError):
+    """Model data could not be refreshed (no network, a timeout, an HTTP error, a file that is not genai-prices'
+    data); the data in use is left as it was."""

@@ -103,24 +103,49 @@ def _find_model(name: str) -> _Model | None:
 
 
 def get_model(name: str) -> ModelSpec:
-    """The ModelSpec for a model name, alias, dated snapshot or fine-tune id; ValueError with close matches."""
+    """The ModelSpec for a model name, alias, dated snapshot or fine-tune id: a registered model (a built-in one with
+    genai-prices' window and prices where it lists the model), else one genai-prices knows (its maker's counter,
+    an estimate); ValueError with close matches for a name neither knows."""
     if not isinstance(name, str):
         raise TypeError(f"model name must be a str, got {type(name).__name__}")
     model = _find_model(name)
-    if model is None:
-        raise _unknown("model", name, _models(), match=name_candidates(name)[-1])
-    return model.spec
+    if model is not None:
+        return _figures(model)
+    from ctxwin.counters._sourced import from_source
+
+    spec = from_source(name)
+    if spec is None:
+        raise _unknown("model", name, _suggestable(), match=name_candidates(name)[-1])
+    return spec
+
+
+def _figures(model: _Model) -> ModelSpec:
+    """A registered model as ``get_model`` gives it: a plugin's as registered, a built-in one with genai-prices'
+    figures."""
+    if plugin_source(model.plugin) != "built-in":
+        return model.spec
+    from ctxwin.counters._sourced import sourced
+
+    return sourced(model.spec)
+
+
+def _suggestable() -> list[str]:
+    """The names an unknown model's close matches are drawn from: the registered ones and genai-prices' ids."""
+    from ctxwin.counters._genai_prices import model_ids
+
+    return [*_models(), *model_ids()]
 
 
 def list_models() -> list[ModelSpec]:
-    return sorted({model.spec for model in _models().values()}, key=lambda spec: spec.name)
+    """Every registered model (as ``get_model`` gives it); genai-prices' others are found by name only."""
+    unique = {id(model.spec): model for model in _models().values()}
+    return sorted((_figures(model) for model in unique.values()), key=lambda spec: spec.name)
 
 
 def model_plugin(name: str) -> str:
-    """The plugin that registered a model."""
+    """The plugin that registered a model; ``"genai-prices"`` for a model only genai-prices knows."""
     model = _find_model(get_model(name).name)
-    assert model is not None  # get_model found it
-    return model.plugin
+    return "genai-prices" if model is None else model.plugin
 
 
 def list_counters() -> list[CounterInfo]:
@@ -170,6 +195,12 @@ def _resolve(spec: str) -> tuple[CounterInfo, str | None, str]:
         return counters[target], None, target
     if sep and base in counters:
         return counters[base], arg, target
+    if model is None:  # a model only genai-prices knows counts with its maker's counter
+        from ctxwin.counters._sourced import counter_for
+
+        counter = counter_for(spec)
+        if counter is not None:
+            return _resolve(counter)
     if sep:  # suggest the counter names close to the part before the colon, with the argument kept
         close = difflib.get_close_matches(base, list(counters), n=3, cutoff=0.6)
         raise _unknown("counter or model", spec, [f"{name}:{arg}" for name in close])

@@ -38,6 +38,19 @@ _CLAUDE_DOT = re.compile(r"(?<=\d)\.(?=\d)")
 
 
 @dataclass(frozen=True)
+class FigureSource:
+    """Where one of a model's figures comes from. ``figure``: ``"context_window"``, ``"max_output_tokens"``,
+    ``"prices"``, ``"caching"`` or ``"counter"``; ``source``: ``"genai-prices 0.2.5"`` (the installed package's data),
+    ``"genai-prices, fetched <time> from <url>"`` (after ``refresh_model_data``), ``"ctxwin"`` (its own table), or a
+    plugin's name; ``date``: ``YYYY-MM-DD``, when the figure took effect (a price's start date) or was read, "" when
+    the source gives none."""
+
+    figure: str
+    source: str
+    date: str = ""
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """A model: ``counter`` is a spec for ``get_counter`` (``"tiktoken:o200k_base"``, ``"approximate:safe"``...).
 
@@ -45,7 +58,9 @@ class ModelSpec:
     how the provider caches prompt prefixes and its prices (``ctxwin.counters._caching``), None when unknown.
     ``tokenizer``: the generation of the provider's own tokenizer where models of one family differ (Claude:
     ``"claude-3"`` up to Opus 4.6, ``"claude-4.7"`` from Opus 4.7, ``"claude-5"``), "" when the counter says it;
-    a measured ratio of the provider's counts to the counter's holds for one generation only.
+    a measured ratio of the provider's counts to the counter's holds for one generation only. ``sources``: where each
+    figure comes from (``FigureSource``; ``get_model`` fills them for the built-in models and those genai-prices
+    knows).
     """
 
     name: str
@@ -56,6 +71,7 @@ class ModelSpec:
     note: str = ""
     caching: CachingRules | None = None
     tokenizer: str = ""
+    sources: tuple[FigureSource, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -74,6 +90,9 @@ class ModelSpec:
         if isinstance(self.aliases, str) or not all(isinstance(a, str) and a for a in self.aliases):
             raise ValueError(f"ModelSpec {self.name!r}: aliases must be a tuple of non-empty strings")
         object.__setattr__(self, "aliases", tuple(self.aliases))
+        if isinstance(self.sources, FigureSource) or not all(isinstance(s, FigureSource) for s in self.sources):
+            raise TypeError(f"ModelSpec {self.name!r}: sources must be a tuple of FigureSource")
+        object.__setattr__(self, "sources", tuple(self.sources))
         if self.caching is not None and not isinstance(self.caching, CachingRules):
             raise TypeError(
                 f"ModelSpec {self.name!r}: caching must be a CachingRules, got {type(self.caching).__name__}"
@@ -86,9 +105,15 @@ class ModelSpec:
 
     @property
     def exact(self) -> bool:
-        """True when the model's own tokenizer counts it: not estimated, and its data ships (Mistral models whose
-        tokenizer mistral-common does not ship have the counter ``mistral:unshipped``, which refuses to count)."""
-        return not self.approximate and not self.counter.endswith(":unshipped")
+        """True when the model's own tokenizer counts it: not estimated (``approximate``, or ``estimate:`` another
+        model's tokenizer with a margin), and its data ships (Mistral models whose tokenizer mistral-common does not
+        ship have the counter ``mistral:unshipped``, which refuses to count)."""
+        return not self.approximate and not self.counter.startswith("estimate:") and not self.counter.endswith(
+            ":unshipped")
+
+    def source_of(self, figure: str) -> FigureSource | None:
+        """Where ``figure`` comes from (``sources``), None when not recorded."""
+        return next((source for source in self.sources if source.figure == figure), None)
 
 
 def base_name(name: str) -> str:

@@ -179,7 +179,9 @@ def sdk_fields(obj: Any) -> dict[str, Any]:
 
 
 _KNOWN_KINDS = frozenset({*MESSAGE_TYPES, *_ROLE_CLASSES, "function"})
-_RESPONSES_ASSISTANT = frozenset({"reasoning", "function_call"})
+# A ``compaction`` item (server-side compaction) comes first in a response's output: read into the assistant turn
+# it opens, kept whole like a reasoning item.
+_RESPONSES_ASSISTANT = frozenset({"reasoning", "function_call", "compaction"})
 
 
 class _ResponsesTurn:
@@ -211,7 +213,7 @@ class _ResponsesTurn:
         if self.start < 0:
             self.start = index
         kind = item["type"]
-        if kind == "reasoning":
+        if kind in ("reasoning", "compaction"):
             self.content.append(dict(item))  # kept whole: Responses needs it back as sent (id, encrypted content)
         elif kind == "message":
             self.id = self.id or item.get("id")
@@ -315,7 +317,7 @@ def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
         raise _ItemError(
             ValueError,
             f"cannot read an item of type {kind!r}: ctxwin reads messages and the Responses items 'message', "
-            "'function_call', 'function_call_output' and 'reasoning'",
+            "'function_call', 'function_call_output', 'reasoning' and 'compaction'",
         )
     role = kind if role is None else role
     needs = "message dict must contain 'role' and 'content' keys"  # LangChain's sentence, then what is missing

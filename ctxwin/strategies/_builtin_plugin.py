@@ -14,6 +14,7 @@ from ctxwin.hookspecs import hookimpl
 
 @hookimpl
 def register_strategies(register: Callable[..., None]) -> None:
+    from ctxwin.strategies._compacted import DropCompacted
     from ctxwin.strategies._filter import FilterMessages
     from ctxwin.strategies._mask import MaskToolOutputs
     from ctxwin.strategies._reasoning import ClearReasoning
@@ -22,6 +23,7 @@ def register_strategies(register: Callable[..., None]) -> None:
     from ctxwin.strategies._truncate import TruncateToolOutput
 
     register("clear_reasoning", ClearReasoning)
+    register("drop_compacted", DropCompacted)
     register("filter", FilterMessages)
     register("truncate_tool_output", TruncateToolOutput)
     register("mask_tool_outputs", MaskToolOutputs)

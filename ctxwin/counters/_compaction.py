@@ -1,0 +1,19 @@
+"""A provider's compaction block counted from what it holds, before any usage says what it cost: its readable
+summary (Anthropic's ``content``) as text, its opaque part (``encrypted_content``: OpenAI's whole item) at one token
+per byte it decodes to, an upper bound unless the provider packs more than a token's worth of text into a byte."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+COMPACTION = "compaction"
+
+
+def compaction_parts(block: dict[str, Any]) -> tuple[list[str], int]:
+    """The text of a compaction block a counter counts, and the tokens of its opaque part (base64: 3 bytes per 4
+    characters, one token each)."""
+    summary = block.get("content")
+    opaque = block.get("encrypted_content")
+    tokens = math.ceil(len(opaque) * 3 / 4) if isinstance(opaque, str) else 0
+    return ([summary] if isinstance(summary, str) else []), tokens
