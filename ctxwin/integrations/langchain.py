@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -70,7 +69,7 @@ from ctxwin.integrations._conversations import (
 )
 from ctxwin.messages import BaseMessage, convert_to_messages, get_buffer_string
 from ctxwin.planner import BudgetExceeded, FitConfig, Planner
-from ctxwin.planner._config import FitOptions
+from ctxwin.planner._config import FitOptions, known_options
 from ctxwin.planner._session import PlanSession
 from ctxwin.recall._tool import DESCRIPTION, RECALL_TOOL_NAME, RecallTool
 from ctxwin.strategies import Strategy
@@ -163,36 +162,6 @@ def _openai_tools(tools: Sequence[Any]) -> list[dict[str, Any]]:
     return [convert_to_openai_tool(tool) for tool in tools]
 
 
-def _budget(
-    owner: str, context_window: int | None, reserve_output: int | None, max_tokens: int | None, reserve: int | None
-) -> tuple[int | None, int | None]:
-    """``context_window`` and ``reserve_output`` (``fit``'s names) from the old ``max_tokens`` (the request's budget:
-    a window with nothing reserved) and ``reserve``, each with a DeprecationWarning; a ValueError when a budget is
-    given twice or both old names are."""
-    if max_tokens is not None and reserve is not None:
-        raise ValueError(f"{owner}: give max_tokens (the request's budget) or reserve (for the reply), not both")
-    if max_tokens is not None:
-        if context_window is not None or reserve_output is not None:
-            raise ValueError(f"{owner}: max_tokens is the old name of context_window (with reserve_output=0)")
-        warnings.warn(
-            f"{owner}: max_tokens= is deprecated; use context_window= (and reserve_output=0 for the same budget), "
-            "as fit and Planner do",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-        return max_tokens, 0
-    if reserve is not None:
-        if reserve_output is not None:
-            raise ValueError(f"{owner}: reserve is the old name of reserve_output; give reserve_output alone")
-        warnings.warn(
-            f"{owner}: reserve= is deprecated; use reserve_output=, as fit and Planner do",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-        return context_window, reserve
-    return context_window, reserve_output
-
-
 def _thread_id() -> Any:
     """The ``thread_id`` of the LangGraph run this is called in, or None (no run, or no thread id)."""
     try:
@@ -207,17 +176,14 @@ class _RequestFitter:
     cache-stable session: ``ctxwin.integrations._conversations``)."""
 
     def __init__(
-        self, owner: str, model: str | TokenCounter, config: FitConfig | None, options: dict[str, Any],
-        old: dict[str, int | None],
+        self, owner: str, model: str | TokenCounter, config: FitConfig | None, options: dict[str, Any]
     ) -> None:
         if not isinstance(model, str) and as_token_counter(model) is None:
             raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
         if "output" in options:
             raise TypeError(f"{owner}: output is the agent's (LangChain messages)")
-        base = config or FitConfig()
-        window, reserve = _budget(owner, options.pop("context_window", base.context_window),
-                                  options.pop("reserve_output", base.reserve_output), **old)
-        if not isinstance(model, str) and window is None:
+        known_options(options, f"{owner}: ")
+        if not isinstance(model, str) and options.get("context_window", (config or FitConfig()).context_window) is None:
             raise ValueError(f"{owner}: with a counter for model, context_window is required (no model to read)")
         if options.get("strategies") is None:
             del options["strategies"]  # the config's
@@ -225,7 +191,7 @@ class _RequestFitter:
             options["summarizer"] = _summarizer(options["summarizer"])
         chosen = {"model": model} if isinstance(model, str) else {"model": None, "counter": model}
         try:
-            self.config = FitConfig.of(config, context_window=window, reserve_output=reserve, **chosen, **options)
+            self.config = FitConfig.of(config, **chosen, **options)
         except ValueError as exc:
             raise ValueError(f"{owner}: {exc}") from None
         self.conversations = ConversationFitter(owner, self.config)
@@ -300,17 +266,15 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Fit each model request of a LangChain v1 agent to the model's budget with ctxwin's planner.
 
     ``model``: a ctxwin model name (its counter and context window) or a ``TokenCounter`` (then ``context_window`` is
-    required). The planner's options are a ``config`` (``FitConfig``, which documents them) or ``FitConfig``'s
-    keyword options (``context_window``, ``reserve_output``, ``strategies``, ``summarizer``, which may also be a
-    LangChain chat model, ``keep_last``, ``safety_margin``, the sessions' ``cache_stable``, ``tool_output_cap``,
-    ``keep_first``, ``head_fill``...); the tools are each request's. The old names still work with a
-    DeprecationWarning: ``max_tokens=N`` is ``context_window=N, reserve_output=0``; ``reserve`` is
-    ``reserve_output``. When the part that must stay (the current turn included) cannot fit, the model is not
-    called: the run ends with an AI message saying so, or with ``strict=True`` ``BudgetExceeded`` (``TurnDoesNotFit``
-    for the current turn) is raised. With ``cache_stable`` (the default) each conversation keeps one
-    cache-stable session (the module docstring says how). ``recall_tool=True`` adds the recall tool to the agent's
-    tools (a search over what the session of the conversation it is called in left out: the run's thread id, else
-    the state's messages, say which).
+    required). The planner's options are a ``config`` (``FitConfig``, which documents them) or ``FitConfig``'s keyword
+    options (``context_window``, ``reserve_output``, ``strategies``, ``summarizer``, which may also be a LangChain chat
+    model, ``keep_last``, ``safety_margin``, the sessions' ``cache_stable``, ``tool_output_cap``, ``keep_first``,
+    ``head_fill``...); the tools are each request's. When the part that must stay (the current turn included) cannot
+    fit, the model is not called: the run ends with an AI message saying so, or with ``strict=True`` ``BudgetExceeded``
+    (``TurnDoesNotFit`` for the current turn) is raised. With ``cache_stable`` (the default) each conversation keeps one
+    cache-stable session (the module docstring says how). ``recall_tool=True`` adds the recall tool to the agent's tools
+    (a search over what the session of the conversation it is called in left out: the run's thread id, else the state's
+    messages, say which).
     """
 
     def __init__(
@@ -319,16 +283,13 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         *,
         strategies: Sequence[Strategy | str] | str | None = None,
         config: FitConfig | None = None,
-        max_tokens: int | None = None,
-        reserve: int | None = None,
         recall_tool: bool = False,
         **options: Unpack[FitOptions],
     ) -> None:
         super().__init__()
         if "tools" in options:
             raise TypeError("ContextWindowMiddleware: tools are each request's (the agent's), not an option")
-        self.fitter = _RequestFitter("ContextWindowMiddleware", model, config, {**options, "strategies": strategies},
-                                     {"max_tokens": max_tokens, "reserve": reserve})
+        self.fitter = _RequestFitter("ContextWindowMiddleware", model, config, {**options, "strategies": strategies})
         self.strict = self.fitter.config.strict
         if recall_tool:
             self.tools = [_conversation_recall_tool(self.fitter, "ContextWindowMiddleware")]
@@ -379,21 +340,18 @@ def pre_model_hook(
     rewrite_state: bool = False,
     strategies: Sequence[Strategy | str] | str | None = None,
     config: FitConfig | None = None,
-    max_tokens: int | None = None,
-    reserve: int | None = None,
     recall_tool: bool = False,
     **options: Unpack[FitOptions],
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """A ``pre_model_hook`` for ``langgraph.prebuilt.create_react_agent`` fitting each model call to the budget.
 
-    The hook cannot see what the agent adds to its messages, so give it the agent's ``tools`` and ``prompt`` (a
-    string or a ``SystemMessage``): they are counted against the budget. ``model``, ``config`` and the keyword
-    options (``FitConfig``'s), and the deprecated ``max_tokens`` and ``reserve``, are as for
-    ``ContextWindowMiddleware``. The hook returns ``{"llm_input_messages": fitted}``, leaving the stored history
-    alone; ``rewrite_state=True`` also replaces the stored history by the fitted one (each call then planned on its
-    own, as ``cache_stable=False`` does). When the part that must stay (the current turn included) cannot fit it
-    raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a hook cannot skip the
-    model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
+    The hook cannot see what the agent adds to its messages, so give it the agent's ``tools`` and ``prompt`` (a string
+    or a ``SystemMessage``): they are counted against the budget. ``model``, ``config`` and the keyword options
+    (``FitConfig``'s) are as for ``ContextWindowMiddleware``. The hook returns ``{"llm_input_messages": fitted}``,
+    leaving the stored history alone; ``rewrite_state=True`` also replaces the stored history by the fitted one (each
+    call then planned on its own, as ``cache_stable=False`` does). When the part that must stay (the current turn
+    included) cannot fit it raises ``BudgetExceeded`` or ``TurnDoesNotFit`` (which the graph's ``invoke`` raises): a
+    hook cannot skip the model call, and an empty ``llm_input_messages`` would make the agent send the whole history.
     ``recall_tool=True``: the hook's ``recall_tool`` attribute is the recall tool over the conversation's session,
     to give ``create_react_agent`` with the agent's tools (a hook cannot add tools itself; it counts it in the budget).
     """
@@ -406,8 +364,7 @@ def pre_model_hook(
                          "have nothing to search")
     # A rewritten state never continues the request a session made of it: each call is planned on its own.
     alone = {"cache_stable": False} if rewrite_state else {}
-    fitter = _RequestFitter("pre_model_hook", model, config, {**options, "strategies": strategies, **alone},
-                            {"max_tokens": max_tokens, "reserve": reserve})
+    fitter = _RequestFitter("pre_model_hook", model, config, {**options, "strategies": strategies, **alone})
     system = SystemMessage(prompt) if isinstance(prompt, str) else prompt
     agent_tools: list[Any] = list(fitter.config.tools or ())
     tool = _conversation_recall_tool(fitter, "pre_model_hook") if recall_tool else None

@@ -270,11 +270,15 @@ def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise OptionError(exc.option, f"{name}: {exc}") from None
 
 
+# Other libraries' names for an option (LangChain's and the providers' ``max_tokens``), named in the error.
+_OTHER_NAMES = {"max_tokens": ["context_window", "reserve_output"], "reserve": ["reserve_output"]}
+
+
 def known_options(options: Mapping[str, Any], where: str = "") -> None:
     """TypeError naming the first option that is not a ``FitConfig`` field, with its close matches."""
     unknown = sorted(set(options) - _NAMES)
     if unknown:
-        close = difflib.get_close_matches(unknown[0], sorted(_NAMES), n=3)
+        close = _OTHER_NAMES.get(unknown[0]) or difflib.get_close_matches(unknown[0], sorted(_NAMES), n=3)
         hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
         raise TypeError(f"{where}unknown option {unknown[0]!r}{hint}; the options are FitConfig's fields")
 

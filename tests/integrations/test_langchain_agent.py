@@ -160,23 +160,11 @@ def test_options_are_checked() -> None:
     assert ContextWindowMiddleware(MODEL, reserve_output=1000).planner.budget.reserve_output == 1000
 
 
-def test_the_old_budget_names_still_work_with_a_deprecation_warning() -> None:
-    with pytest.warns(DeprecationWarning, match=r"max_tokens= is deprecated; use context_window=") as record:
-        old = ContextWindowMiddleware(get_counter(MODEL), max_tokens=900)
-    assert record[0].filename == __file__  # the warning points at the caller's line
-    new = ContextWindowMiddleware(get_counter(MODEL), context_window=900, reserve_output=0)
-    assert old.planner.budget == new.planner.budget and old.planner.budget.max_input_tokens == 900
-    with pytest.warns(DeprecationWarning, match=r"pre_model_hook: reserve= is deprecated; use reserve_output="):
-        pre_model_hook(MODEL, reserve=1000)
-    with pytest.warns(DeprecationWarning, match=r"reserve= is deprecated"):
-        old_reserve = ContextWindowMiddleware(MODEL, reserve=1000)
-    assert old_reserve.planner.budget == ContextWindowMiddleware(MODEL, reserve_output=1000).planner.budget
-    with pytest.raises(ValueError, match=r"max_tokens .* or reserve"):
-        ContextWindowMiddleware(MODEL, max_tokens=1000, reserve=100)
-    with pytest.raises(ValueError, match="max_tokens is the old name of context_window"):
-        ContextWindowMiddleware(MODEL, max_tokens=1000, context_window=2000)
-    with pytest.raises(ValueError, match="reserve is the old name of reserve_output"):
-        ContextWindowMiddleware(MODEL, reserve=100, reserve_output=200)
+def test_a_budget_option_of_another_name_is_refused_with_fit_s_name() -> None:
+    with pytest.raises(TypeError, match=r"ContextWindowMiddleware: unknown option 'max_tokens' .*context_window"):
+        ContextWindowMiddleware(get_counter(MODEL), max_tokens=900)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"pre_model_hook: unknown option 'reserve' .*reserve_output"):
+        pre_model_hook(MODEL, reserve=1000)  # type: ignore[call-arg]
 
 
 def test_a_provider_tool_that_cannot_be_counted_is_named() -> None:
