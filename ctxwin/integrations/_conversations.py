@@ -220,12 +220,13 @@ class _Conversation:
         self.origins.update((id(message), item) for item, message in pairs)
         self.session.add_messages([message for _, message in pairs])
 
-    def agrees(self, history: Sequence[BaseMessage]) -> bool:
-        """Whether ``history`` (a run's messages, or their start) and what this conversation was given are one
-        conversation as far as both go (system messages apart: frameworks send their instructions beside it)."""
+    def agrees(self, history: Sequence[BaseMessage]) -> int:
+        """How far ``history`` (a run's messages, or their start) and what this conversation was given are one
+        conversation, in messages (0: they differ; system messages apart: frameworks send their instructions beside
+        it)."""
         seen, given = _unsystem(self.read), _unsystem(history)
         reach = min(len(seen), len(given))
-        return reach > 0 and seen[:reach] == given[:reach]
+        return reach if reach > 0 and seen[:reach] == given[:reach] else 0
 
     def within(self, history: Sequence[BaseMessage]) -> int:
         """How many messages of ``history`` this conversation holds when all it was given is their start (0
@@ -321,8 +322,11 @@ class ConversationFitter:
             latest = last[1] if last is not None and last[0] is self else None
             if history:
                 # A task's last conversation may be another run's (a worker that ran that run's fit): it is taken
-                # only when no other conversation could be the one these messages start.
-                if latest is not None and [c for c in self._conversations.values() if c.agrees(history)] == [latest]:
+                # only when no other conversation agrees with these messages as far. (Conversations that share
+                # only the opening, such as another user's first call, agree less far.)
+                reaches = [(c.agrees(history), c) for c in self._conversations.values()]
+                best = max((reach for reach, _ in reaches), default=0)
+                if latest is not None and best and [c for reach, c in reaches if reach == best] == [latest]:
                     return latest
                 reach, found = max(((c.within(history), c) for c in self._conversations.values()),
                                    key=lambda pair: pair[0], default=(0, None))

@@ -43,7 +43,7 @@ def test_imported_without_a_provider_records_nothing() -> None:
     """The application imported the API but set no provider: ctxwin finds the proxy and makes no span."""
     prelude = (
         "import opentelemetry.trace as api\n"
-        "from ctxwin import tracing\n"
+        "from ctxwin import _tracing as tracing\n"
         "assert isinstance(api.get_tracer_provider(), api.ProxyTracerProvider) and not tracing.enabled()"
     )
     assert "opentelemetry.trace" in loaded(prelude)
