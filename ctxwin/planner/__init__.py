@@ -8,9 +8,10 @@ what its trace spans say.
 """
 
 from ctxwin.planner._config import FitConfig
+from ctxwin.planner._cut_policy import DEFAULT_LOW_WATER
 from ctxwin.planner._planner import Planner, fit
 from ctxwin.planner._report import BudgetExceeded, CacheReport, Plan, StepReport
-from ctxwin.planner._session import DEFAULT_LOW_WATER, PlanSession
+from ctxwin.planner._session import PlanSession
 from ctxwin.planner._usage import Usage
 from ctxwin.strategies._base import Budget
 from ctxwin.strategies._pins import is_pinned

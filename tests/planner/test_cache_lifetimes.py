@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ctxwin.planner._session as session_module
+import ctxwin.planner._cache_policy as cache_policy_module
 from ctxwin.counters import get_model
 from ctxwin.messages import HumanMessage, RemoveMessage, SystemMessage
 from ctxwin.planner import Plan, Planner
@@ -118,7 +118,7 @@ def test_the_measured_gap_chooses_the_lifetime(monkeypatch: pytest.MonkeyPatch) 
     """Without an expected gap, the median of the gaps between plans: requests ten minutes apart write for an
     hour, at the one-hour price in the estimate."""
     clock = iter(range(0, 100_000, 600))
-    monkeypatch.setattr(session_module.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(cache_policy_module.time, "monotonic", lambda: float(next(clock)))
     planner = Planner("claude-opus-4-7", context_window=20_000, reserve_output=1_000, output="anthropic")
     session = planner.session([SystemMessage("You review code. " * 1_200)])
     rules = get_model("claude-opus-4-7").caching
