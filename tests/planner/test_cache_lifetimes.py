@@ -55,7 +55,8 @@ def test_openai_sessions_mark_at_most_four_and_read_what_they_marked(seed: int, 
             before = marked(previous.request)[-1]
             assert before in marks  # what the previous request wrote last is read (and marked) here
         previous = plan
-    assert Planner(SOL, output=output).session().cache_key != session.cache_key  # type: ignore[call-overload]
+    other = Planner(SOL, output=output).session([HumanMessage("hi")])  # type: ignore[call-overload]
+    assert other.plan().request["prompt_cache_key"] != plans[0].request["prompt_cache_key"]  # one key per session
 
 
 def test_older_openai_models_get_a_key_and_no_marks() -> None:
