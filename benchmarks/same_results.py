@@ -1,11 +1,7 @@
-"""Whether two source trees plan the same, byte for byte: for a change that must not alter what is sent (a refactor).
-
-Each tree runs in a subprocess of its own, its ``ctxwin`` and ``benchmarks/`` first on the path (build its C
-accelerators in place first: ``python setup.py build_ext --inplace``), and prints what it planned; the two are
-compared. Compared: the session replays of ``session_replays.py`` (every request's messages, cache marks and
-report, then the bills, hit rates and tokens sent of each set and budget, under the reference and Anthropic's
-billing), an Anthropic-output session's whole requests (cache breakpoints and lifetimes), and the rows of the dense
-bench (``planted.py --dense``: keep requests kept, late questions recalled, noise, tokens added, fits).
+"""Whether two source trees plan the same, byte for byte (a refactor's check): the session replays' requests, bills,
+hits and tokens sent, an Anthropic session's whole requests, and the dense bench's rows, each tree run in a
+subprocess with its own ``ctxwin`` first on the path (its C accelerators built in place: ``setup.py build_ext
+--inplace``). benchmarks/README.md ("Same results across trees") has the last run.
 
     .venv/bin/python benchmarks/same_results.py /tmp/main-tree            # that tree against this one
     .venv/bin/python benchmarks/same_results.py A B --sets agent --budgets 8000 --dense-seeds 0
@@ -206,6 +202,15 @@ def main() -> int:
         print(f"{key:40} requests={figures['requests']} hits={figures['cache_hit_rate']:.4f} "
               f"billed={figures['billed_input_tokens']:.0f} sent={figures['mean_tokens_sent']:.1f} "
               f"ms={x['ms']} / {y['ms']}")
+    for kind in ("chat", "agent"):
+        for policy in args.dense_policies.split(","):
+            rows = [r for r in a["dense"] if r["kind"] == kind and r["policy"] == policy]
+            if rows:
+                recalled = [hit for r in rows for _, hit in r["recall"]]
+                noise = [n for r in rows for n in r["noise"]]
+                print(f"dense {kind:5} {policy:10} keep kept {sum(r['keep'][0] for r in rows)}/"
+                      f"{sum(r['keep'][1] for r in rows)} recall {sum(recalled)}/{len(recalled)} noise "
+                      f"{sum(noise) / max(len(noise), 1):.0f} tokens, fits {not any(r['over'] for r in rows)}")
     print(f"dense rows: {len(a['dense'])}; Anthropic requests: {len(a['anthropic'])}; "
           f"seconds: {a['seconds']} / {b['seconds']}")
     differences = _compare(a, b)

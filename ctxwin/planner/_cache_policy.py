@@ -97,8 +97,8 @@ class CachePolicy:
         cost nothing more)."""
         return payback_turns(self.rules, self.ttl) if self.writes else 1
 
-    def marked(self, plan: Plan[Any], sent: list[BaseMessage], previous: list[BaseMessage] | None, previous_out: int,
-               head: tuple[BaseMessage, ...], cut: bool) -> dict[str, Any]:
+    def plan_fields(self, plan: Plan[Any], sent: list[BaseMessage], previous: list[BaseMessage] | None,
+                    previous_out: int, head: tuple[BaseMessage, ...], cut: bool) -> dict[str, Any]:
         """The cache fields of the session's plan for the request ``sent`` (``plan``, the planner's), after the
         request ``previous`` (``previous_out`` messages in the output's form; None before the first): what it shares
         with it and its estimated bill (``cache``), the breakpoints and lifetime it marks, the key; ``prefixes``

@@ -265,7 +265,7 @@ class PlanSession(Generic[M]):
         plan, sent = planned.plan, planned.sent
         if self._sent is not None:  # what this request added (the first one's history is no turn's growth)
             self._cut.note(self._view[self._covered :])
-        cache = self._cache.marked(plan, sent, self._sent, self._sent_out, self._cut.head, cut)
+        cache = self._cache.plan_fields(plan, sent, self._sent, self._sent_out, self._cut.head, cut)
         plan = dataclasses.replace(plan, recent_turns_verbatim=verbatim_turns(self._messages, sent), **cache)
         # A request that appended and had to repair a tool pair among what it appended (a call whose results came
         # after a user message) is not the base of the next one: the next request appends to the previous base

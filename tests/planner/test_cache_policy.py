@@ -81,13 +81,13 @@ def test_a_request_after_another_reads_its_prefix_and_marks_it() -> None:
     rules = policy.rules
     assert rules is not None
     first = planner.plan_run(chat(4), meter)
-    fields = policy.marked(first.plan, first.sent, None, 0, (), cut=True)
+    fields = policy.plan_fields(first.plan, first.sent, None, 0, (), cut=True)
     report = fields["cache"]
     assert (report.shared_tokens, report.cached_tokens, report.cut) == (0, 0, True)
     assert report.written_tokens == first.plan.tokens_after  # the first request writes all of it
     assert policy.prefixes == (1, len(first.sent)) and fields["cache_breakpoints"] == (-1,)  # system apart
     later = planner.plan_run([*first.sent, AIMessage("Yes."), HumanMessage("And the tests?")], meter)
-    fields = policy.marked(later.plan, later.sent, first.sent, len(first.plan.messages), (), cut=False)
+    fields = policy.plan_fields(later.plan, later.sent, first.sent, len(first.plan.messages), (), cut=False)
     report = fields["cache"]
     shared = sum(GPT4O.count_message(m) for m in first.sent)
     assert report.shared_tokens == shared and report.cached_tokens == rules.cached_tokens(shared)
