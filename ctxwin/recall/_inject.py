@@ -260,33 +260,3 @@ def unseen(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list
     texts = [searchable_text(m) for m in messages]
     return [e for e in excerpts if not any(e.text.strip() in text for text in texts)]
 
-
-class SessionRecall:
-    """A session's source: its whole history (``messages``, the list the session appends to, and ``view``, what
-    its plans are made of: the same messages, new tool outputs maybe capped), indexed incrementally: a message
-    enters the store the first time a search finds it missing from the request (newest first, at most
-    ``INPUT_CHARS`` characters a search), and stays."""
-
-    def __init__(self, messages: Sequence[BaseMessage], view: Sequence[BaseMessage], store: RecallStore) -> None:
-        self._messages = messages
-        self._view = view
-        self.store = store
-
-    def search(
-        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
-    ) -> list[Excerpt]:
-        kept = set(map(id, fitted))
-        present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
-        room = INPUT_CHARS
-        new: list[Excerpt] = []
-        for index in range(len(self._messages) - 1, -1, -1):
-            if index in present or index in self.store:
-                continue
-            excerpts = message_excerpts(self._messages[index], index)
-            new += excerpts
-            room -= sum(len(e.text) for e in excerpts)
-            if room <= 0:
-                break
-        self.store.add_excerpts(new)
-        found = self.store.search(query, limit=limit, min_score=min_score, exclude=present, call=call)
-        return unseen(found, fitted)
