@@ -29,6 +29,7 @@ from ctxwin.recall._store import (
     searched_terms,
 )
 from ctxwin.recall._terms import term_counts
+from ctxwin.recall._text import fold
 from ctxwin.strategies._base import leading_system_count
 from ctxwin.strategies._summarize import is_summary
 
@@ -136,7 +137,7 @@ class InputRecall:
             index -= 1
             message = self._messages[index]
             if id(message) not in kept:
-                texts.append(searchable_text(message).lower())
+                texts.append(fold(searchable_text(message)))
                 positions.append(index)
                 room -= len(texts[-1])
         whole = [k < len(asked.words) for k in range(len(terms))]
@@ -166,7 +167,7 @@ class InputRecall:
             for index, held in reversed(holding)
             if relevant(held)
             for excerpt in message_excerpts(self._messages[index], index)
-            if relevant(_within(held, excerpt.text.lower()))
+            if relevant(_within(held, fold(excerpt.text)))
         ]
         if not new and not self._indexed:
             return []
