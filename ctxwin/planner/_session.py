@@ -64,7 +64,7 @@ from ctxwin.recall._inject import (
     find,
     recall_query,
 )
-from ctxwin.recall._store import Excerpt, RecallStore, message_excerpts
+from ctxwin.recall._store import Excerpt, RecallStore, as_position, message_excerpts
 from ctxwin.recall._tool import RecallTool
 from ctxwin.strategies._base import leading_system_count
 from ctxwin.strategies._meter import Meter
@@ -276,15 +276,17 @@ class PlanSession(Generic[M]):
         message id or ``#position`` (what a masked tool output names)."""
         self._recall.search("", self._sent or [], limit=0, min_score=1.0)  # indexes what left
         found = self.recall_store.message(handle)
-        if not found and handle.startswith("#") and handle[1:].isdigit() and int(handle[1:]) < len(self._messages):
-            return message_excerpts(self._messages[int(handle[1:])], int(handle[1:]))
+        position = as_position(handle)
+        if not found and position is not None and position < len(self._messages):
+            return message_excerpts(self._messages[position], position)
         return found
 
     @property
     def recall_tool(self) -> RecallTool:
         """A search tool over what this session's requests left out, for an agent (OpenAI, Anthropic and LangChain
         forms, and the handler that answers a call: ``ctxwin.recall._tool``)."""
-        return RecallTool(self.recall, self.recalled_message)
+        return RecallTool(self.recall, self.recalled_message,
+                          lambda query: self._recall.held(query, self._sent or [], limit=3, min_score=MIN_SCORE))
 
     def _caller_forms(self) -> CallerForms | None:
         return None if self._mixed else self._forms

@@ -198,7 +198,9 @@ class Recalled:
                 "excerpts": [e.as_dict() for e in self.excerpts]}
 
 
-def _shown(query: str) -> str:
+def quoted(query: str) -> str:
+    """``query`` as a recall message or the recall tool quotes it: on one line, at most ``_QUERY_SHOWN``
+    characters, every character printable (``repr``: a lone surrogate or a NUL written as its escape)."""
     flat = " ".join(query.split())
     return repr(flat if len(flat) <= _QUERY_SHOWN else flat[: _QUERY_SHOWN - 1] + "…")
 
@@ -208,7 +210,7 @@ def recall_message(query: str, excerpts: Sequence[Excerpt]) -> HumanMessage:
     ordered = sorted(excerpts, key=lambda e: (e.position, e.part))
     body = format_excerpts(ordered)
     record = {"query": query, "from": list(dict.fromkeys(e.label for e in ordered))}
-    return HumanMessage(f"{_HEADER.format(query=_shown(query))}\n{body}", response_metadata={RECALL_KEY: record})
+    return HumanMessage(f"{_HEADER.format(query=quoted(query))}\n{body}", response_metadata={RECALL_KEY: record})
 
 
 def choose(
@@ -291,3 +293,29 @@ class SessionRecall:
         self.store.add_excerpts(new)
         found = self.store.search(query, limit=limit, min_score=min_score, exclude=present, call=call)
         return unseen(found, fitted)
+
+    def held(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[str]:
+        """Where ``fitted`` (the request the model saw) already holds what a search for ``query`` finds, each place
+        once, best first: a message kept as it was (by its label in the history) or a recall message (by the labels
+        of what it recalled). The newest user message is left out: it is the question, not an answer."""
+        asking = next((i for i in range(len(fitted) - 1, -1, -1)
+                       if isinstance(fitted[i], HumanMessage) and not is_recalled(fitted[i])), None)
+        request = [m for i, m in enumerate(fitted) if i != asking]
+        found = InputRecall(request).search(query, (), limit=limit, min_score=min_score)
+        if not found:
+            return []
+        positions = {id(m): i for view in (self._view, self._messages) for i, m in enumerate(view)}
+        places: list[str] = []
+        for excerpt in found:
+            message = request[excerpt.position]
+            index = positions.get(id(message))
+            if is_recalled(message):
+                labels = ", ".join(message.response_metadata[RECALL_KEY].get("from", []))
+                place = f"ctxwin's recall message (excerpts of {labels})"
+            elif index is None:
+                place = "a summary or a shortened copy ctxwin made of earlier messages"
+            else:
+                place = f"message {excerpt.message_id or f'#{index}'}, kept as it was"
+            if place not in places:
+                places.append(place)
+        return places
