@@ -169,7 +169,7 @@ def _described(value: object) -> str:
 
 
 # The most a cut answer's note takes.
-_NOTE_CHARS = 100
+_NOTE_CHARS = 120
 
 
 def _from(text: str, offset: int) -> str:
@@ -179,4 +179,5 @@ def _from(text: str, offset: int) -> str:
     if len(text) - offset <= ANSWER_CHARS:
         return text[offset:]
     end = offset + ANSWER_CHARS - _NOTE_CHARS
-    return f"{text[offset:end]}\n[cut: {len(text) - end:,} more characters; call again with offset {end} to read on]"
+    return (f"{text[offset:end]}\n[cut: {len(text) - end:,} more characters; call again with offset {end} to read on, "
+            "or search them with query]")

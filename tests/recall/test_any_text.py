@@ -61,14 +61,15 @@ def session_planned(messages: list[BaseMessage]) -> list[BaseMessage]:
 SURROGATE_FACT = "Badge export: the Zurich office code is ZX-4471 \ud800 (the old feed wrote that)."
 
 
-def test_a_lone_surrogate_is_stored_and_searched_escaped_in_fit_and_in_a_session() -> None:
+def test_a_lone_surrogate_is_stored_and_searched_escaped_in_fit_and_in_a_session(tmp_path: Path) -> None:
     messages = conversation(SURROGATE_FACT, "What was the Zurich office code?")
     for request in (fitted(messages), session_planned(messages)):
         recall = recalled_text(request)
         assert "ZX-4471" in recall and "\\ud800" in recall and "\ud800" not in recall
         json.dumps([str(m.text) for m in request if m is not messages[1]], ensure_ascii=False).encode("utf-8")
-    store = RecallStore()
-    store.add([HumanMessage("before \udfff\ud800 after", id="m\ud800"), HumanMessage("nothing")])
+    RecallStore(tmp_path / "recall.db").add([HumanMessage("before \udfff\ud800 after", id="m\ud800"),
+                                              HumanMessage("nothing")])
+    store = RecallStore(tmp_path / "recall.db")  # a store on disk, opened again
     (found,) = store.search("\udfff\ud800")  # the query escaped the same way finds it
     assert found.text == "before \\udfff\\ud800 after" and found.message_id == "m\\ud800"
     assert store.message("m\ud800")[0].position == 0
@@ -121,7 +122,7 @@ FOLDED = [
     ("Straße", "strasse"),
     ("STRASSE", "straße"),
     ("Ελλάδα", "ελλαδα"),
-    ("Ёлка", "елка"),
+    ("ЁЛКА", "ёлка"),
 ]
 
 
@@ -133,14 +134,18 @@ def test_the_index_and_the_check_fold_alike(written: str, asked: str) -> None:
     assert found and "ZX-4471" in found[0].text, (written, asked)
 
 
-def test_turkish_dotted_capital_i_folds_to_i_and_dotless_i_stays_a_letter_of_its_own() -> None:
-    """No locale rules: "İ" is "i" with a dot above, which folding takes off; "ı" is not "i", nor "I" "ı"."""
+def test_what_folding_keeps_apart_dotless_i_and_the_marks_of_cyrillic_letters() -> None:
+    """No locale rules: "İ" is "i" with a dot above, which folding takes off; "ı" is not "i", nor "I" "ı". A mark is
+    taken off Latin and Greek letters only: Cyrillic "й" is not "и", "ё" not "е"."""
     store = RecallStore()
-    store.add([HumanMessage("The İstanbul office code is ZX-4471."), HumanMessage("The ıspanak order is 12.")])
+    store.add([HumanMessage("The İstanbul office code is ZX-4471."), HumanMessage("The ıspanak order is 12."),
+               HumanMessage("Ёлка 7 and мой 8.")])
     assert "ZX-4471" in store.search("istanbul", min_score=1.0)[0].text
     assert "ZX-4471" in store.search("ISTANBUL", min_score=1.0)[0].text
     assert store.search("ispanak") == [] and store.search("ISPANAK") == []
     assert "12" in store.search("ıspanak", min_score=1.0)[0].text
+    assert store.search("елка") == [] and store.search("мои") == []
+    assert store.search("ёлка", min_score=1.0) and store.search("МОЙ", min_score=1.0)
 
 
 @pytest.mark.parametrize(("written", "asked"), [("Zürich", "Zurich"), ("Zurich", "Zürich"),
