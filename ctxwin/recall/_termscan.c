@@ -101,12 +101,13 @@ typedef struct {
 } Unspaced;
 
 /* A letter or digit of a script written with spaces (recall's word rule, _text.whole_at): a character of an
-   unspaced script bounds a word, an underscore too unless the word holds one (an identifier). */
-static int is_letter(const Unspaced *unspaced, Py_UCS4 c, char identifier) {
+   unspaced script bounds a word, an underscore too unless the word holds one (an identifier). Out of line: it runs
+   only where a word ends, and inlined into the scanning loop it slowed every character's step by 5%. */
+Py_NO_INLINE static int is_letter(const Unspaced *unspaced, Py_UCS4 c, char identifier) {
     if (c == '_') return identifier;
     if (!Py_UNICODE_ISALNUM(c)) return 0;
-    for (Py_ssize_t r = 0; r < unspaced->count; r++)
-        if (c >= unspaced->ranges[r][0] && c <= unspaced->ranges[r][1]) return 0;
+    for (Py_ssize_t r = 0; r < unspaced->count && c >= unspaced->ranges[r][0]; r++)  /* the ranges are in order */
+        if (c <= unspaced->ranges[r][1]) return 0;
     return 1;
 }
 

@@ -1,11 +1,7 @@
-"""``RecallTool``: a search tool over what a session's requests left out, for an agent to look up what it no longer
-sees (as Letta's conversation search does), in the OpenAI and Anthropic tool forms (the LangChain one is
-``ctxwin.integrations.langchain.recall_tool``), with the handler that answers a call.
-
-A call gives ``query`` (words to search for) or ``handle`` (what a masked tool output names: a tool call id, a
-message id or ``#position``) and gets back the excerpts found, each headed by where it was, at most
-``ANSWER_CHARS`` characters of it (``offset`` reads on); any other arguments get a short error naming them.
-"""
+"""``RecallTool``: a search tool over what a session's requests left out (as Letta's conversation search), in the
+OpenAI and Anthropic tool forms (LangChain's: ``ctxwin.integrations.langchain.recall_tool``), with the handler that
+answers a call: ``query`` or ``handle`` (what a masked output names) gives the excerpts found, at most
+``ANSWER_CHARS`` characters (``offset`` reads on); any other arguments get a short error naming them."""
 
 from __future__ import annotations
 
