@@ -11,14 +11,17 @@ from ctxwin.recall._inject import (
     INPUT_CHARS,
     MAX_EXCERPTS,
     MIN_SCORE,
+    RECALL_KEY,
+    InputRecall,
     Recalled,
     before_newest_user,
     choose,
     find,
+    is_recalled,
     recall_query,
     unseen,
 )
-from ctxwin.recall._store import Excerpt, RecallStore, message_excerpts
+from ctxwin.recall._store import Excerpt, RecallStore, as_position, message_excerpts
 from ctxwin.recall._tool import RecallTool
 
 
@@ -69,14 +72,43 @@ class SessionRecall:
         message id or ``#position`` (what a masked tool output names)."""
         self.search("", self._request, limit=0, min_score=1.0)  # indexes what left
         found = self.store.message(handle)
-        if not found and handle.startswith("#") and handle[1:].isdigit() and int(handle[1:]) < len(self._messages):
-            return message_excerpts(self._messages[int(handle[1:])], int(handle[1:]))
+        position = as_position(handle)
+        if not found and position is not None and position < len(self._messages):
+            return message_excerpts(self._messages[position], position)
         return found
+
+    def held(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[str]:
+        """Where ``fitted`` (the request the model saw) already holds what a search for ``query`` finds, each place
+        once, best first: a message kept as it was (by its label in the history) or a recall message (by the labels
+        of what it recalled). The newest user message is left out: it is the question, not an answer."""
+        asking = next((i for i in range(len(fitted) - 1, -1, -1)
+                       if isinstance(fitted[i], HumanMessage) and not is_recalled(fitted[i])), None)
+        request = [m for i, m in enumerate(fitted) if i != asking]
+        found = InputRecall(request).search(query, (), limit=limit, min_score=min_score)
+        if not found:
+            return []
+        positions = {id(m): i for view in (self._view, self._messages) for i, m in enumerate(view)}
+        places: list[str] = []
+        for excerpt in found:
+            message = request[excerpt.position]
+            index = positions.get(id(message))
+            if is_recalled(message):
+                labels = ", ".join(message.response_metadata[RECALL_KEY].get("from", []))
+                place = f"ctxwin's recall message (excerpts of {labels})"
+            elif index is None:
+                place = "a summary or a shortened copy ctxwin made of earlier messages"
+            else:
+                place = f"message {excerpt.message_id or f'#{index}'}, kept as it was"
+            if place not in places:
+                places.append(place)
+        return places
 
     @property
     def tool(self) -> RecallTool:
-        """The recall tool over this store (its forms and the handler that answers a call: ``RecallTool``)."""
-        return RecallTool(self.recall, self.recalled_message)
+        """The recall tool over this store (its forms and the handler that answers a call: ``RecallTool``), which
+        names where the last request already holds what a search finds (``held``) when nothing left out matches."""
+        return RecallTool(self.recall, self.recalled_message,
+                          lambda query: self.held(query, self._request, limit=3, min_score=MIN_SCORE))
 
     def between_cuts(
         self, candidate: list[BaseMessage], new: Sequence[BaseMessage], share: float, limit: int,
