@@ -80,7 +80,7 @@ def _replays(sets: list[str], budgets: list[int]) -> dict[str, Any]:
                 records: list[dict[str, Any]] = []
                 policies = {"sliding": lambda p: make_policy("sliding", p),
                             "session": functools.partial(_Recorded, records=records)}
-                results = run(convs, policies, budget, rules)
+                results, _ = run(convs, policies, budget, rules)  # and the working sets of Session policies
                 session = results["session"]
                 figures = {key: value for key, value in session.as_json().items() if key != "seconds_per_turn"}
                 figures["bills"] = _digest([repr(bill) for bill in session.bills])
