@@ -23,10 +23,9 @@ from typing import Any, Generic, Literal, overload
 from typing_extensions import Unpack
 
 from ctxwin import _tracing as tracing
-from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter, estimates, require_counter
-from ctxwin.messages import BaseMessage, HumanMessage, ToolMessage
+from ctxwin.messages import BaseMessage, ToolMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output
 from ctxwin.messages._request_forms.form import RequestForm
@@ -43,20 +42,8 @@ from ctxwin.planner._planning import ONE_OFF, Planned, SessionTurn
 from ctxwin.planner._report import BudgetExceeded, Figures, Labels, M, Plan, StepReport, Touched, verbatim_turns
 from ctxwin.planner._session import PlanSession
 from ctxwin.planner._spans import plan_attributes, start_attributes, step_attributes
-from ctxwin.recall._inject import (
-    MAX_EXCERPTS,
-    MIN_SCORE,
-    InputRecall,
-    Recalled,
-    RecallSource,
-    choose,
-    find,
-    is_recalled,
-    placed,
-    recall_query,
-    without_recalled,
-)
-from ctxwin.recall._store import Excerpt
+from ctxwin.recall._inject import Recalled
+from ctxwin.recall._step import RecallStep, record_recall, without_newest_recall
 from ctxwin.strategies._base import (
     BaseStrategy,
     Budget,
@@ -71,10 +58,8 @@ from ctxwin.strategies._base import (
 )
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
-from ctxwin.strategies._pins import flagged_indexes, is_pinned
 from ctxwin.strategies._placement import PlaceMedia
 from ctxwin.strategies._summarize import is_summary
-from ctxwin.strategies._trim import TrimToBudget
 from ctxwin.strategies._truncate import cap_tool_outputs
 from ctxwin.strategies._walk import within
 
@@ -87,8 +72,6 @@ _MAX_TOOL_VARIANTS = 64
 # and never more than half the window.
 RESERVE_SHARE = 8
 RESERVE_FLOOR = 8_192
-RECALL_STEP = "recall"
-RECALL_ROOM_STEP = "recall_room"
 
 
 def _sendable(form: RequestForm, model: str | None, reserve: int) -> int:
@@ -197,22 +180,16 @@ class Planner(Generic[M]):
         margin = config.safety_margin if config.safety_margin is not None else math.ceil(error * (window - reserve))
         self.budget = Budget(window, reserve, self._tools_tokens(), margin)
         self.model = spec.name if spec else None
-        self.strict = config.strict
-        self.broken_tool_pairs = config.broken_tool_pairs
-        self.cache_control = bool(config.cache_control)
         self.caching = spec.caching if spec else None
-        self.keep_last = config.keep_last
         chain = build_chain(config.strategies, config.summarizer, config.keep_last)
         self.strategies = chain or default_chain(config.summarizer, config.keep_last)
         self._later_keeps = later_keeps(self.strategies)
         self.summarizes = any(step.summarizes for step in self.strategies)
-        self.recall_share = config.recall_share
+        self._recall = RecallStep(config.recall_share, self.strategies)
         # Every figure is an estimate of the provider's count (the report says so).
         self.estimated = estimates(self.counter)
         self._model_window = spec.context_window if spec else None
-        keeps = [s.keeps for s in self.strategies if s.keeps in ("first", "last")]
-        self._drops_turns = bool(keeps)
-        self._room_trim = TrimToBudget(strategy="first" if keeps[-1:] == ["first"] else "last")
+        self._drops_turns = any(s.keeps in ("first", "last") for s in self.strategies)
 
     def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
@@ -294,7 +271,7 @@ class Planner(Generic[M]):
         inherited = {*known.orphan_ids(inputs), *known.unanswered_ids()}
         current = run.current
         from_input, from_steps = broken.split(current, inherited)
-        if from_input and self.broken_tool_pairs == "keep":
+        if from_input and self.config.broken_tool_pairs == "keep":
             run.warnings.append(
                 f"the input has {from_input.describe(current)}, which providers reject; kept (broken_tool_pairs='keep')"
             )
@@ -326,12 +303,13 @@ class Planner(Generic[M]):
             warnings.append("the conversation has no user message")
         warnings += self.form.refusals(messages, self.tools, self.budget.reserve_output, self.model)
         inputs = run.lists[0]
-        if self.keep_last and messages is not inputs:
+        keep_last = self.config.keep_last
+        if keep_last and messages is not inputs:
             present = set(map(id, messages))
-            lost = sum(id(m) not in present for m in inputs[-self.keep_last :])
+            lost = sum(id(m) not in present for m in inputs[-keep_last :])
             if lost:
                 warnings.append(
-                    f"keep_last={self.keep_last}: {lost} of the last {min(self.keep_last, len(inputs))} messages "
+                    f"keep_last={keep_last}: {lost} of the last {min(keep_last, len(inputs))} messages "
                     "could not be kept verbatim within the budget (shortened or dropped; see the steps)"
                 )
         name = self.counter.name
@@ -341,12 +319,12 @@ class Planner(Generic[M]):
             out, fits, budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
             tools=self.tools, tool_choice=self.tool_choice, request_model=self.request_model,
-            cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled,
+            cache_breakpoints=(-1,) if self.config.cache_control else None, recalled=run.recalled,
             estimated=self.estimated,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
-        if self.strict and not fits:
+        if self.config.strict and not fits:
             raise BudgetExceeded(plan)
         return plan
 
@@ -441,17 +419,18 @@ class Planner(Generic[M]):
         budget = budget or self.budget
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             self._take_turn(messages, meter, turn)
-            messages, source = self._recall_input(messages, meter, turn)
+            knows_pins = turn.pinned is not None or bool(turn.head)  # a session's run
+            messages, source = self._recall.source(messages, meter, turn.recall, knows_pins)
             if turn.recalled is None:
                 run = self._start(messages, meter, budget)
             else:  # a session's recall between cuts, already placed: reported as the recall step
                 run = self._start(without_newest_recall(messages), meter, budget)
-                self._record_recall(run, messages, turn.recalled)
+                record_recall(run, messages, turn.recalled)
             goal = budget.aiming_at(self._cut_target(run.current, meter, budget, turn.target))
             for strategy, step_context in self._steps(run, meter, goal):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
-            self._recall(run, meter, source, goal, budget)
+            self._recall.apply(run, source, goal, budget)
             plan = self._finish(run, meter, forms, top)
             return Planned(plan, run.current, run.repaired_pairs)
 
@@ -486,110 +465,6 @@ class Planner(Generic[M]):
         tail, as the chain's truncation shortens them); the others are the same objects."""
         return cap_tool_outputs(messages, max_tokens, meter)
 
-    def _recall_input(
-        self, messages: list[BaseMessage], meter: Meter, turn: SessionTurn
-    ) -> tuple[list[BaseMessage], RecallSource | None]:
-        """The messages to plan (without an earlier recall message: a new one replaces it) and where recall
-        searches; None when recall is off. A one-off plan finds the recall messages and the pins in one read of
-        the history, and gives the pins to the meter."""
-        if not self.recall_share or turn.recall is False:
-            return messages, None
-        if turn.pinned is not None or turn.head:  # a session: it knows its pins
-            messages = without_recalled(messages)
-        else:
-            flagged = flagged_indexes(messages)
-            if any(is_recalled(messages[i]) for i in flagged):
-                messages = [m for m in messages if not is_recalled(m)]
-            else:
-                meter.follow(messages, [i for i in flagged if is_pinned(messages[i])])
-        return messages, InputRecall(messages) if turn.recall is True else turn.recall
-
-    def _recall_search(
-        self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget
-    ) -> tuple[Recalled, list[Excerpt]] | None:
-        """What recall would bring back (and the relevant excerpts it chose from), when a step left something out
-        and the query relates to it; None else."""
-        if source is None or not any(c.kind != "replaced" for step in run.results for c in step.changes):
-            return None
-        query = recall_query(run.current)
-        if not query:
-            return None
-        excerpts = find(source, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
-        room = math.floor(self.recall_share * goal.max_input_tokens)
-        chosen = choose(query, excerpts, room, meter.count) if excerpts else None
-        return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)
-
-    def _recall(self, run: _Run, meter: Meter, source: RecallSource | None, goal: Budget, budget: Budget) -> None:
-        """Query-aware recall after the steps: when they left something out that the query relates to, a trim
-        makes the room the excerpts take (``recall_room``: the oldest kept messages go, as the last trim would have
-        taken them; not when that would cost the current turn), then the recall message of the excerpts still left
-        out, within that room, is placed where the kept conversation starts (``placed``). Where what must stay
-        fills ``goal`` (a session's cut aims below its ``budget``: its summary and current turn can take all of
-        that) and the request ends with the user's new message, the room left under ``budget`` is used, never over
-        it: that request is the one whose answer needs what was dropped. A cut inside a tool round keeps its mark,
-        which spaces the cuts (and so the cache writes) of an agent run."""
-        searched = self._recall_search(run, meter, source, goal)
-        if searched is None:
-            return
-        found, excerpts = searched
-        room = found.tokens
-        lowered = goal.aiming_at(goal.max_input_tokens - found.tokens)
-        if not self._fits(run.current, meter, lowered):
-            made = self._make_room(run.current, meter, lowered)
-            if made is not None and self._keeps_last_turn(run.current, made.messages):
-                with tracing.span(f"ctxwin.step {RECALL_ROOM_STEP}") as span:
-                    run.record(RECALL_ROOM_STEP, made, span)  # what it freed beyond the room asked for, recall may fill
-                free = goal.max_input_tokens - self._request_tokens(run.current, meter)
-                room = max(room, min(free, math.floor(self.recall_share * goal.max_input_tokens)))
-            else:  # the room would cost the current turn: recall in the room left
-                room = goal.max_input_tokens - self._request_tokens(run.current, meter)
-        asked = bool(run.current) and isinstance(run.current[-1], HumanMessage)
-        if room < found.tokens and goal.max_input_tokens < budget.max_input_tokens and asked:
-            left = budget.max_input_tokens - self._request_tokens(run.current, meter)
-            room = max(room, min(left, math.floor(self.recall_share * budget.max_input_tokens)))
-        chosen = choose(found.query, excerpts, room, meter.count) if room > 0 else None  # the trim only drops more
-        if chosen is None:
-            return
-        message, kept, tokens = chosen
-        messages = placed(run.current, message, meter.head)
-        if not self._fits(messages, meter, budget):
-            return
-        self._record_recall(run, messages, Recalled(found.query, kept, tokens))
-
-    @staticmethod
-    def _record_recall(run: _Run, messages: list[BaseMessage], recalled: Recalled) -> None:
-        """The recall step: ``messages`` carry ``recalled``'s excerpts."""
-        run.recalled = recalled
-        # The query is the user's text: ``Plan.recalled`` holds it; notes (and so traces) carry no message content.
-        note = (f"recalled {plural(len(recalled.excerpts), 'excerpt')} of {', '.join(recalled.labels)} "
-                f"({recalled.tokens} tokens) for the newest query")
-        with tracing.span(f"ctxwin.step {RECALL_STEP}") as span:
-            run.record(RECALL_STEP, StepResult(messages, notes=[note]), span)
-
-    def _make_room(self, messages: list[BaseMessage], meter: Meter, lowered: Budget) -> StepResult | None:
-        """``messages`` fitted to ``lowered`` by the chain's steps that do not summarise (a summarizer is called
-        once a plan), ending with a trim: tool outputs are shortened before turns are dropped, as the plan did;
-        one result, its changes those of every step that ran (None when none changed anything)."""
-        current, changes, notes = messages, [], []
-        for strategy in [*(s for s in self.strategies if not s.summarizes), self._room_trim]:
-            if self._fits(current, meter, lowered):
-                break
-            result = strategy.apply(current, self._context(meter, lowered))
-            if result.messages is not current:
-                current = result.messages
-                changes += result.changes
-                notes += [f"{strategy.name}: {note}" for note in result.notes]
-        return None if current is messages else StepResult(current, notes=notes, changes=changes)
-
-    @staticmethod
-    def _keeps_last_turn(messages: list[BaseMessage], trimmed: list[BaseMessage]) -> bool:
-        """Whether ``trimmed`` still holds the last user message of ``messages`` and all that follows it."""
-        start = last_user_index(messages)
-        if start is None:
-            return True
-        kept = set(map(id, trimmed))
-        return all(id(m) in kept for m in messages[start:])
-
     def _steps(self, run: _Run, meter: Meter, goal: Budget) -> Iterator[tuple[BaseStrategy, StepContext]]:
         """The strategies still to apply, each with its context, stopping as soon as the conversation fits
         ``goal``."""
@@ -603,7 +478,8 @@ class Planner(Generic[M]):
         """The plan's run (fitting ``budget``), and for a provider output its first step: media moved to where that
         API takes it (``place_media``, reported when it changed anything)."""
         lists = [messages]
-        run = _Run(budget, lists, Labels(messages), Figures(lambda listed: self._request_tokens(listed, meter), lists))
+        figures = Figures(lambda listed: self._request_tokens(listed, meter), lists)
+        run = _Run(budget, lists, Labels(messages), figures, meter, self)
         if self.form.media is not None:
             placing = PlaceMedia(self.form)
             result = placing.apply(messages, self._context(meter, budget))
@@ -618,23 +494,18 @@ class Planner(Generic[M]):
         return (await self.aplan_run(messages, meter, forms)).plan
 
 
-def without_newest_recall(messages: list[BaseMessage]) -> list[BaseMessage]:
-    """``messages`` less the newest recall message (a session's between cuts; the last cut's stays)."""
-    for index in range(len(messages) - 1, -1, -1):
-        if is_recalled(messages[index]):
-            return [*messages[:index], *messages[index + 1 :]]
-    return messages
-
-
 @dataclass
 class _Run:
     """One plan in progress: the budget it fits, the message list after each step so far (``lists``, shared with
-    ``figures``), and what the steps reported."""
+    ``figures``), and what the steps reported; counted with its ``meter`` as its ``planner`` counts (what recall asks
+    of it: ``recall._step.PlanRun``)."""
 
     budget: Budget
     lists: list[list[BaseMessage]]
     labels: Labels
     figures: Figures
+    meter: Meter
+    planner: Planner[Any]
     steps: list[StepReport] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the steps said the caller must know
     results: list[StepResult] = field(default_factory=list)
@@ -658,6 +529,15 @@ class _Run:
         if span is not None:
             span.set_attributes(step_attributes(report, result, self.labels, len(self.current)))
         self.lists.append(result.messages)
+
+    def fits(self, messages: list[BaseMessage], budget: Budget) -> bool:
+        return self.planner._fits(messages, self.meter, budget)
+
+    def tokens(self, messages: list[BaseMessage]) -> int:
+        return self.planner._request_tokens(messages, self.meter)
+
+    def context(self, budget: Budget) -> StepContext:
+        return self.planner._context(self.meter, budget)
 
 
 @overload

@@ -29,6 +29,7 @@ from ctxwin.recall._store import (
     searched_terms,
 )
 from ctxwin.recall._terms import term_counts
+from ctxwin.recall._text import fold
 from ctxwin.strategies._base import leading_system_count
 from ctxwin.strategies._summarize import is_summary
 
@@ -136,7 +137,7 @@ class InputRecall:
             index -= 1
             message = self._messages[index]
             if id(message) not in kept:
-                texts.append(searchable_text(message).lower())
+                texts.append(fold(searchable_text(message)))
                 positions.append(index)
                 room -= len(texts[-1])
         whole = [k < len(asked.words) for k in range(len(terms))]
@@ -166,7 +167,7 @@ class InputRecall:
             for index, held in reversed(holding)
             if relevant(held)
             for excerpt in message_excerpts(self._messages[index], index)
-            if relevant(_within(held, excerpt.text.lower()))
+            if relevant(_within(held, fold(excerpt.text)))
         ]
         if not new and not self._indexed:
             return []
@@ -197,7 +198,9 @@ class Recalled:
                 "excerpts": [e.as_dict() for e in self.excerpts]}
 
 
-def _shown(query: str) -> str:
+def quoted(query: str) -> str:
+    """``query`` as a recall message or the recall tool quotes it: on one line, at most ``_QUERY_SHOWN``
+    characters, every character printable (``repr``: a lone surrogate or a NUL written as its escape)."""
     flat = " ".join(query.split())
     return repr(flat if len(flat) <= _QUERY_SHOWN else flat[: _QUERY_SHOWN - 1] + "…")
 
@@ -207,7 +210,7 @@ def recall_message(query: str, excerpts: Sequence[Excerpt]) -> HumanMessage:
     ordered = sorted(excerpts, key=lambda e: (e.position, e.part))
     body = format_excerpts(ordered)
     record = {"query": query, "from": list(dict.fromkeys(e.label for e in ordered))}
-    return HumanMessage(f"{_HEADER.format(query=_shown(query))}\n{body}", response_metadata={RECALL_KEY: record})
+    return HumanMessage(f"{_HEADER.format(query=quoted(query))}\n{body}", response_metadata={RECALL_KEY: record})
 
 
 def choose(
@@ -260,33 +263,3 @@ def unseen(excerpts: Sequence[Excerpt], messages: Sequence[BaseMessage]) -> list
     texts = [searchable_text(m) for m in messages]
     return [e for e in excerpts if not any(e.text.strip() in text for text in texts)]
 
-
-class SessionRecall:
-    """A session's source: its whole history (``messages``, the list the session appends to, and ``view``, what
-    its plans are made of: the same messages, new tool outputs maybe capped), indexed incrementally: a message
-    enters the store the first time a search finds it missing from the request (newest first, at most
-    ``INPUT_CHARS`` characters a search), and stays."""
-
-    def __init__(self, messages: Sequence[BaseMessage], view: Sequence[BaseMessage], store: RecallStore) -> None:
-        self._messages = messages
-        self._view = view
-        self.store = store
-
-    def search(
-        self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float, call: str = ""
-    ) -> list[Excerpt]:
-        kept = set(map(id, fitted))
-        present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
-        room = INPUT_CHARS
-        new: list[Excerpt] = []
-        for index in range(len(self._messages) - 1, -1, -1):
-            if index in present or index in self.store:
-                continue
-            excerpts = message_excerpts(self._messages[index], index)
-            new += excerpts
-            room -= sum(len(e.text) for e in excerpts)
-            if room <= 0:
-                break
-        self.store.add_excerpts(new)
-        found = self.store.search(query, limit=limit, min_score=min_score, exclude=present, call=call)
-        return unseen(found, fitted)

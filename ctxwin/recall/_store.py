@@ -2,15 +2,16 @@
 
 Each message is stored as excerpts (``Excerpt``): its text in pieces of about ``EXCERPT_CHARS`` characters cut at
 line ends, and each tool call's name and arguments as one more, with where it was (position in the conversation,
-role, tool name, call id, message id). Two FTS5 tables index the excerpts: ``unicode61`` (words, diacritics folded)
-for scripts that separate words, and ``trigram`` for the excerpts holding Chinese, Japanese, Korean or Thai text,
-whose words are not separated (a run of Han characters is one unicode61 token): a query's run of such characters,
-split at function characters (的, 是, の, は, ...), is searched as its trigrams, a two-character word (too short for
-them) in a third table of the excerpts' character pairs. Ranking is FTS5's BM25; relevance is the share of the
-query's weight (each query term weighted by its inverse document frequency in the store, a term the store never
-saw weighing the most) an excerpt holds, and an excerpt must hold a distinctive term, so a question about something
-never said matches little, whatever it shares in common words; nor may an excerpt match by a phrase the conversation
-repeats alone (``_RECURRING``).
+role, tool name, call id, message id), its text ``storable`` (``_text``). The index holds each excerpt ``fold``-ed
+(case, diacritics, compatibility forms), and a query and the re-check of what it finds are folded the same way. Two
+FTS5 tables index the excerpts: ``unicode61`` (words) for scripts that separate words, and ``trigram`` for the
+excerpts holding Chinese, Japanese, Korean or Thai text, whose words are not separated (a run of Han characters is
+one unicode61 token): a query's run of such characters, split at function characters (的, 是, の, は, ...), is searched
+as its trigrams, a two-character word (too short for them) in a third table of the excerpts' character pairs.
+Ranking is FTS5's BM25; relevance is the share of the query's weight (each query term weighted by its inverse
+document frequency in the store, a term the store never saw weighing the most) an excerpt holds, and an excerpt must
+hold a distinctive term, so a question about something never said matches little, whatever it shares in common
+words; nor may an excerpt match by a phrase the conversation repeats alone (``_RECURRING``).
 
 The store is in memory unless given a path; it is filled incrementally (``add``), so a session indexes each message
 once, when it first leaves the request.
@@ -30,9 +31,11 @@ from pathlib import Path
 
 from ctxwin.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 from ctxwin.messages._openai_format import openai_role
+from ctxwin.recall._text import UNSPACED, WORD, fold, spaced, storable, whole_at
 
 EXCERPT_CHARS = 300
-_arguments = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, without its per-call set-up
+# json.dumps's, without its per-call set-up; a value JSON has no form for (a date in a tool call's arguments) as its str
+_arguments = json.JSONEncoder(ensure_ascii=False, default=str).encode
 QUERY_WORDS = 32  # the words a query is searched by at the most (query_terms)
 QUERY_GRAMS = 64  # and the pieces of unspaced script (a pasted Chinese document must not make thousands)
 # The candidates BM25 returns before relevance is weighed in Python.
@@ -52,15 +55,10 @@ _RECURRING = 3
 # A query keeps its this many heaviest terms (a pasted log as the question must not make a thousand-term query).
 _MAX_TERMS = 24
 
-# Characters of scripts written without spaces between words (Han, Hiragana/Katakana, Hangul, Thai): indexed by
-# trigram. Hangul is spaced, but its particles stick to nouns, so trigrams find "티켓" in "티켓은" too.
-_UNSPACED = re.compile(
-    "[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
-)
-_WORD = re.compile(r"\w+")
-# The words FTS5's unicode61 tokenizer makes: an underscore separates them, so "quito" is found in
-# "quito_support_escalation" (a config key, a snake_case name).
-_PARTS = re.compile(r"[^\W_]+")
+# A query's words and its runs of unspaced script (``_text.UNSPACED``: indexed by trigram; Hangul is spaced, but its
+# particles stick to nouns, so trigrams find "티켓" in "티켓은" too). A run is taken whole, its vowel marks with it
+# (a Thai mark is no word character).
+_TOKEN = re.compile(f"{UNSPACED.pattern}|{WORD.pattern}")
 # Words that say nothing about what a question is about: function words and what a question about the past says
 # around its subject ("going back to...", "what was...").
 _STOPWORD_TEXT = """
@@ -149,35 +147,41 @@ def pieces(text: str, size: int = EXCERPT_CHARS) -> list[str]:
 
 def _call_text(call: ToolCall) -> str:
     """A tool call as the store keeps it: ``name(arguments)``."""
-    return f"{call.get('name')}({_arguments(call.get('args', {}))})"
+    return storable(f"{call.get('name')}({_arguments(call.get('args', {}))})")
 
 
 def searchable_text(message: BaseMessage) -> str:
-    """All the store would search of ``message``: its text and its tool calls' names and arguments."""
+    """All the store would search of ``message`` as it stores it: its text and its tool calls' names and arguments,
+    ``storable``."""
     content = message.content
-    text = content if content.__class__ is str else str(message.text)
+    text = storable(content if content.__class__ is str else str(message.text))
     if isinstance(message, AIMessage) and message.tool_calls:
         return "\n".join([text, *map(_call_text, message.tool_calls)])
     return text
+
+
+def _storable_or_none(value: str | None) -> str | None:
+    return None if value is None else storable(str(value))
 
 
 def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
     """What the store keeps of ``message``: its text in pieces, then each tool call as ``name(arguments)``; the
     role as providers name it (``user``, ``assistant``), which a recall excerpt's heading shows the model."""
     role = openai_role(message)
-    tool = message.name if isinstance(message, ToolMessage) else None
-    call_id = message.tool_call_id if isinstance(message, ToolMessage) else None
-    out = [Excerpt(position, part, role, text, message.id, tool, call_id)
-           for part, text in enumerate(pieces(str(message.text)))]
+    message_id = _storable_or_none(message.id)
+    tool = _storable_or_none(message.name) if isinstance(message, ToolMessage) else None
+    call_id = _storable_or_none(message.tool_call_id) if isinstance(message, ToolMessage) else None
+    out = [Excerpt(position, part, role, text, message_id, tool, call_id)
+           for part, text in enumerate(pieces(storable(str(message.text))))]
     if isinstance(message, AIMessage):
         for call in message.tool_calls:
-            out.append(Excerpt(position, len(out), role, _call_text(call), message.id, call.get("name"),
-                               call.get("id")))
+            out.append(Excerpt(position, len(out), role, _call_text(call), message_id,
+                               _storable_or_none(call.get("name")), _storable_or_none(call.get("id"))))
     return out
 
 
 def query_terms(query: str) -> tuple[list[str], list[str]]:
-    """The words (lower case, stopwords and one-letter words out) and the pieces of unspaced script (the trigrams
+    """The words (folded, stopwords and one-letter words out) and the pieces of unspaced script (the trigrams
     of each run between function characters, or the run itself when it has two characters) a query is searched by,
     each once, in order. A query with more than ``QUERY_WORDS`` words (a pasted log or file) keeps its most specific
     ones (``_specific``): each word costs a pass over what a plan left out (without the C scanner), and a paste's
@@ -185,8 +189,8 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     ``QUERY_GRAMS`` (a question comes before what it pastes, and no piece says more than another)."""
     words: list[str] = []
     grams: list[str] = []
-    for word in _WORD.findall(spaced(query.lower())):
-        if _UNSPACED.fullmatch(word):
+    for word in _TOKEN.findall(fold(storable(query))):
+        if UNSPACED.fullmatch(word):
             for run in _UNSPACED_FILLER.split(word):
                 if len(run) == 2:
                     grams.append(run)
@@ -266,16 +270,24 @@ def _specific(word: str) -> tuple[bool, int]:
     return mixed, len(word)
 
 
-def bigrams(text: str) -> str:
-    """The two-character pieces of ``text``'s runs of unspaced script, space-separated: what the ``pairs`` table
-    indexes, so a two-character word (most Chinese words) is a token of its own."""
-    return " ".join(run[i : i + 2] for run in _UNSPACED.findall(text.lower()) for i in range(len(run) - 1))
+def bigrams(folded: str) -> str:
+    """The two-character pieces of the runs of unspaced script of ``folded`` text, space-separated: what the
+    ``pairs`` table indexes, so a two-character word (most Chinese words) is a token of its own."""
+    return " ".join(run[i : i + 2] for run in UNSPACED.findall(folded) for i in range(len(run) - 1))
 
 
-def spaced(text: str) -> str:
-    """``text`` with its runs of unspaced scripts set apart, so that a word written against them ("ip是") is a
-    word of its own for unicode61."""
-    return _UNSPACED.sub(lambda run: f" {run.group()} ", text) if _UNSPACED.search(text) else text
+def holds(folded: str, term: str, word: bool) -> bool:
+    """Whether ``folded`` text holds ``term`` (a query's ``word`` where it is whole: ``_text.whole_at``)."""
+    return whole_at(folded, term) >= 0 if word else term in folded
+
+
+def as_position(handle: str) -> int | None:
+    """The position ``#123`` names (ASCII digits, fewer than 19: SQLite's integers hold no more); None when
+    ``handle`` names none."""
+    digits = handle[1:]
+    if handle.startswith("#") and 0 < len(digits) < 19 and digits.isascii() and digits.isdigit():
+        return int(digits)
+    return None
 
 
 def _fts_phrase(term: str) -> str:
@@ -298,7 +310,7 @@ class RecallStore:
                 text TEXT, message_id TEXT, tool TEXT, call_id TEXT);
             CREATE INDEX IF NOT EXISTS excerpts_position ON excerpts (position);
             CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(text, content='',
-                tokenize='unicode61 remove_diacritics 2');
+                tokenize='unicode61 remove_diacritics 0');
             CREATE VIRTUAL TABLE IF NOT EXISTS grams USING fts5(text, content='', tokenize='trigram');
             CREATE VIRTUAL TABLE IF NOT EXISTS words_terms USING fts5vocab(words, 'row');
             CREATE VIRTUAL TABLE IF NOT EXISTS grams_terms USING fts5vocab(grams, 'row');
@@ -334,11 +346,13 @@ class RecallStore:
             return
         with self._lock, self._db:
             first = self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM excerpts").fetchone()[0]
-            rows = [(first + i, e.position, e.part, e.role, e.text, e.message_id, e.tool, e.call_id)
-                    for i, e in enumerate(excerpts)]
+            rows = [(first + i, e.position, e.part, e.role, storable(e.text), _storable_or_none(e.message_id),
+                     _storable_or_none(e.tool), _storable_or_none(e.call_id)) for i, e in enumerate(excerpts)]
             self._db.executemany("INSERT INTO excerpts VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            self._db.executemany("INSERT INTO words (rowid, text) VALUES (?, ?)", [(r[0], spaced(r[4])) for r in rows])
-            unspaced = [(r[0], r[4]) for r in rows if _UNSPACED.search(r[4])]
+            folded = [(r[0], fold(r[4])) for r in rows]
+            self._db.executemany("INSERT INTO words (rowid, text) VALUES (?, ?)",
+                                 [(rowid, spaced(text)) for rowid, text in folded])
+            unspaced = [(rowid, text) for rowid, text in folded if UNSPACED.search(text)]
             self._db.executemany("INSERT INTO grams (rowid, text) VALUES (?, ?)", unspaced)
             self._db.executemany("INSERT INTO pairs (rowid, text) VALUES (?, ?)",
                                  [(rowid, bigrams(text)) for rowid, text in unspaced])
@@ -389,9 +403,8 @@ class RecallStore:
             for rowid, position, part, role, text, message_id, tool, call_id in rows:
                 if position in exclude:
                     continue
-                lowered = text.lower()
-                held = set(_WORD.findall(spaced(lowered))) | set(_PARTS.findall(lowered))
-                matched = [t for t in terms if (t in held if t in words else t in lowered)]
+                folded = fold(text)
+                matched = [t for t in terms if holds(folded, t, t in words)]
                 share = sum(weights[t] for t in matched) / total
                 if share < min_score or not any(t in rare for t in matched):
                     continue
@@ -442,12 +455,14 @@ class RecallStore:
         return df, n
 
     def message(self, handle: str) -> list[Excerpt]:
-        """The excerpts of one message, in order: ``handle`` is a tool call id, a message id or ``#position``."""
+        """The excerpts of one message, in order: ``handle`` is a tool call id, a message id or ``#position`` (none
+        for a position no message can have)."""
         with self._lock:
-            if handle.startswith("#") and handle[1:].isdigit():
-                where, value = "position = ?", int(handle[1:])
-                rows = self._db.execute(self._select(where), (value,)).fetchall()
+            position = as_position(handle)
+            if position is not None:
+                rows = self._db.execute(self._select("position = ?"), (position,)).fetchall()
             else:
+                handle = storable(handle)
                 rows = self._db.execute(self._select("call_id = ? OR message_id = ?"), (handle, handle)).fetchall()
                 if rows:  # a call id names the call and its result: the result is what was masked
                     positions = sorted({r[0] for r in rows})

@@ -1,37 +1,26 @@
-"""How often each of a query's terms occurs in each of many texts: what a one-off plan's recall reads what it left
-out for (``InputRecall``).
-
-A word counts where it is whole: no letter or digit of a spaced script either side ("order" is not in "border"; CJK
-text written against a word, or an underscore, bounds it: "quito" is a word of "quito_support_escalation", as for
-the store's tokenizer); any other term (a piece of unspaced script) as ``str.count`` counts it. Both left to right,
-non-overlapping. The C scanner (``_termscan.c``, one pass over each text for all the terms) gives the same counts as
-the Python loop here (one pass per term); it is used for many terms (a pasted log's query) where it was built and
-not turned off with ``CTXWIN_NO_ACCELERATOR=1``.
-"""
+"""How often each of a query's terms occurs in each of many (folded) texts: what a one-off plan's recall reads what
+it left out for (``InputRecall``). A word counts where it is whole (``_text.whole_at``), any other term (a piece of
+unspaced script) as ``str.count`` counts it, both left to right without overlap. The C scanner (``_termscan.c``, one
+pass over each text for all the terms) gives the same counts; it is used for many terms where it was built and not
+turned off with ``CTXWIN_NO_ACCELERATOR=1``."""
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_LETTER = re.compile(rf"[^\W_{_CJK}]")
+from ctxwin.recall._text import UNSPACED_RANGES, whole_at
 
 Counts = list[tuple[int, ...] | None]
 
 
 def _whole_words(word: str, text: str) -> int:
-    """How often ``word`` occurs in ``text`` as a word, left to right without overlap. Found as a substring, its
-    bounds checked after: a regular expression per word costs a compile of the CJK class at every plan, and one
-    opening with a lookbehind is tried at every character of the text."""
-    count = start = 0
-    while (at := text.find(word, start)) >= 0:
-        if (at == 0 or not _LETTER.match(text, at - 1)) and not _LETTER.match(text, at + len(word)):
-            count += 1
-            start = at + len(word)
-        else:
-            start = at + 1
+    """How often ``word`` occurs in ``text`` as a word, left to right without overlap."""
+    count = 0
+    at = whole_at(text, word)
+    while at >= 0:
+        count += 1
+        at = whole_at(text, word, at + len(word))
     return count
 
 
@@ -47,7 +36,10 @@ def py_term_counts(texts: Sequence[str], terms: Sequence[str], whole: Sequence[b
     return out
 
 
-def _scanner() -> Callable[[list[str], list[str], list[bool]], Counts] | None:
+Scanner = Callable[[list[str], list[str], list[bool], tuple[tuple[int, int], ...]], Counts]
+
+
+def _scanner() -> Scanner | None:
     if os.environ.get("CTXWIN_NO_ACCELERATOR"):
         return None
     try:
@@ -69,4 +61,4 @@ def term_counts(texts: Sequence[str], terms: Sequence[str], whole: Sequence[bool
     ``whole[k]``: term ``k`` is a word."""
     if _C_TERM_COUNTS is None or len(terms) < C_FROM_TERMS:
         return py_term_counts(texts, terms, whole)
-    return _C_TERM_COUNTS(list(texts), list(terms), list(whole))
+    return _C_TERM_COUNTS(list(texts), list(terms), list(whole), UNSPACED_RANGES)

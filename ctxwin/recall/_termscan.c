@@ -4,8 +4,9 @@ A plan's recall reads what it left out for a query's terms: up to a million char
 thirty-two terms. Searching each term in turn reads the text once per term; here the terms are one Aho-Corasick
 automaton over code points, so each text is read once whatever their number. Counts are those of the pure-Python
 ``term_counts`` (the same left-to-right rules, checked by tests/recall/test_terms.py): a word counts where it is
-whole (no letter or digit of a spaced script either side), non-overlapping; any other term non-overlapping, as
-``str.count``. */
+whole (no letter or digit of a spaced script either side, nor an underscore for a word holding one; the scripts
+written without spaces are the ranges the caller gives, ``_text.UNSPACED_RANGES``), non-overlapping; any other term
+non-overlapping, as ``str.count``. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -93,19 +94,28 @@ static int link_suffixes(Automaton *a) {
     return 0;
 }
 
-/* A letter or digit of a script written with spaces: the CJK ranges recall's word rule (_LETTER) takes out bound
-   a word, as an underscore does. */
-static int is_letter(Py_UCS4 c) {
-    if (c == '_' || !Py_UNICODE_ISALNUM(c)) return 0;
-    return !((c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) ||
-             (c >= 0xac00 && c <= 0xd7af));
+/* The ranges of the scripts written without spaces (first and last code point of each). */
+typedef struct {
+    Py_UCS4 (*ranges)[2];
+    Py_ssize_t count;
+} Unspaced;
+
+/* A letter or digit of a script written with spaces (recall's word rule, _text.whole_at): a character of an
+   unspaced script bounds a word, an underscore too unless the word holds one (an identifier). Out of line: it runs
+   only where a word ends, and inlined into the scanning loop it slowed every character's step by 5%. */
+Py_NO_INLINE static int is_letter(const Unspaced *unspaced, Py_UCS4 c, char identifier) {
+    if (c == '_') return identifier;
+    if (!Py_UNICODE_ISALNUM(c)) return 0;
+    for (Py_ssize_t r = 0; r < unspaced->count && c >= unspaced->ranges[r][0]; r++)  /* the ranges are in order */
+        if (c <= unspaced->ranges[r][1]) return 0;
+    return 1;
 }
 
 /* One pass over a text of code units of type T: each term's count (see the module's comment), and whether any
    term counted. Written once for each of CPython's three string kinds, so the compiler sees the unit's width. */
 #define SCAN(NAME, T)                                                                                          \
-    static int NAME(const Automaton *a, const void *data, Py_ssize_t length, const Py_ssize_t *lengths,         \
-                    const char *words, Py_ssize_t *counts, Py_ssize_t *next) {                                 \
+    static int NAME(const Automaton *a, const Unspaced *unspaced, const void *data, Py_ssize_t length,          \
+                    const Py_ssize_t *lengths, const char *words, Py_ssize_t *counts, Py_ssize_t *next) {      \
         const T *text = (const T *)data;                                                                       \
         const int32_t *ascii = a->ascii;                                                                       \
         int any = 0;                                                                                           \
@@ -125,8 +135,8 @@ static int is_letter(Py_UCS4 c) {
                 int32_t t = a->nodes[s].term;                                                                  \
                 Py_ssize_t start = i - lengths[t] + 1;                                                         \
                 if (start < next[t]) continue;                                                                 \
-                if (words[t] && ((start > 0 && is_letter(text[start - 1])) ||                                 \
-                                 (i + 1 < length && is_letter(text[i + 1]))))                                  \
+                if (words[t] && ((start > 0 && is_letter(unspaced, text[start - 1], words[t] > 1)) ||         \
+                                 (i + 1 < length && is_letter(unspaced, text[i + 1], words[t] > 1))))          \
                     continue;                                                                                  \
                 counts[t]++;                                                                                   \
                 next[t] = i + 1;                                                                               \
@@ -141,13 +151,28 @@ SCAN(scan_ucs2, Py_UCS2)
 SCAN(scan_ucs4, Py_UCS4)
 
 static PyObject *term_counts(PyObject *self, PyObject *args) {
-    PyObject *texts, *terms, *whole;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &texts, &PyList_Type, &terms, &PyList_Type, &whole))
+    PyObject *texts, *terms, *whole, *ranges;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &texts, &PyList_Type, &terms, &PyList_Type, &whole,
+                          &PyTuple_Type, &ranges))
         return NULL;
     Py_ssize_t n_terms = PyList_GET_SIZE(terms);
     if (PyList_GET_SIZE(whole) != n_terms) {
         PyErr_SetString(PyExc_ValueError, "term_counts: terms and whole differ in length");
         return NULL;
+    }
+    Py_ssize_t n_ranges = PyTuple_GET_SIZE(ranges);
+    Unspaced unspaced = {PyMem_Calloc((size_t)(n_ranges ? n_ranges : 1), sizeof(Py_UCS4[2])), n_ranges};
+    if (!unspaced.ranges) return PyErr_NoMemory();
+    for (Py_ssize_t r = 0; r < n_ranges; r++) {
+        unsigned int first, last;
+        PyObject *range = PyTuple_GET_ITEM(ranges, r);
+        if (!PyTuple_Check(range) || !PyArg_ParseTuple(range, "II", &first, &last)) {
+            PyErr_Format(PyExc_TypeError, "term_counts: range %zd is not a (first, last) pair of code points", r);
+            PyMem_Free(unspaced.ranges);
+            return NULL;
+        }
+        unspaced.ranges[r][0] = first;
+        unspaced.ranges[r][1] = last;
     }
     Automaton a = {NULL, 0, 0, PyMem_Calloc(ROOT_CHARS, sizeof(int32_t)), NULL};
     Py_ssize_t *lengths = PyMem_Calloc((size_t)(n_terms ? n_terms : 1), sizeof(Py_ssize_t));
@@ -165,8 +190,9 @@ static PyObject *term_counts(PyObject *self, PyObject *args) {
         }
         int flag = PyObject_IsTrue(PyList_GET_ITEM(whole, t));
         if (flag < 0) goto done;
-        words[t] = (char)flag;
         lengths[t] = PyUnicode_GET_LENGTH(term);
+        /* 0: any term; 1: a word; 2: an identifier (a word holding an underscore, which an underscore continues) */
+        words[t] = (char)(flag ? 1 + (PyUnicode_FindChar(term, '_', 0, lengths[t], 1) >= 0) : 0);
         int kind = PyUnicode_KIND(term);
         const void *data = PyUnicode_DATA(term);
         int32_t node = 0;
@@ -199,11 +225,12 @@ static PyObject *term_counts(PyObject *self, PyObject *args) {
         Py_ssize_t length = PyUnicode_GET_LENGTH(text);
         memset(counts, 0, (size_t)n_terms * sizeof(Py_ssize_t));
         memset(next, 0, (size_t)n_terms * sizeof(Py_ssize_t));
+        const Unspaced *u = &unspaced;
         int any;
         switch (kind) {
-        case PyUnicode_1BYTE_KIND: any = scan_ucs1(&a, data, length, lengths, words, counts, next); break;
-        case PyUnicode_2BYTE_KIND: any = scan_ucs2(&a, data, length, lengths, words, counts, next); break;
-        default: any = scan_ucs4(&a, data, length, lengths, words, counts, next); break;
+        case PyUnicode_1BYTE_KIND: any = scan_ucs1(&a, u, data, length, lengths, words, counts, next); break;
+        case PyUnicode_2BYTE_KIND: any = scan_ucs2(&a, u, data, length, lengths, words, counts, next); break;
+        default: any = scan_ucs4(&a, u, data, length, lengths, words, counts, next); break;
         }
         PyObject *item;
         if (!any) {
@@ -220,6 +247,7 @@ static PyObject *term_counts(PyObject *self, PyObject *args) {
         PyList_SET_ITEM(result, x, item);
     }
 done:
+    PyMem_Free(unspaced.ranges);
     PyMem_Free(a.nodes);
     PyMem_Free(a.root);
     PyMem_Free(a.ascii);
@@ -232,7 +260,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"term_counts", term_counts, METH_VARARGS,
-     "term_counts(texts, terms, whole): for each text, None where no term occurs, else each term's count."},
+     "term_counts(texts, terms, whole, unspaced): for each text, None where no term occurs, else each term's count."},
     {NULL, NULL, 0, NULL},
 };
 

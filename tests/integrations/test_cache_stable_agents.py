@@ -105,7 +105,7 @@ def test_the_threads_sessions_take_keep_first(keep_first: float | None, head_fil
                          checkpointer=InMemorySaver())
     chat(agent, model, "k", turns=2)
     (thread,) = middleware.fitter.conversations._conversations.values()
-    assert (thread.session.keep_first, thread.session.head_fill) == (keep_first, head_fill)
+    assert (thread.session.config.keep_first, thread.session.config.head_fill) == (keep_first, head_fill)
 
 
 def test_a_head_fill_above_keep_first_is_refused_when_the_agent_is_built() -> None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ctxwin.planner._session as session_module
+import ctxwin.planner._cache_policy as cache_policy_module
 from ctxwin.counters import get_model
 from ctxwin.messages import HumanMessage, RemoveMessage, SystemMessage
 from ctxwin.planner import Plan, Planner
@@ -55,7 +55,8 @@ def test_openai_sessions_mark_at_most_four_and_read_what_they_marked(seed: int, 
             before = marked(previous.request)[-1]
             assert before in marks  # what the previous request wrote last is read (and marked) here
         previous = plan
-    assert Planner(SOL, output=output).session().cache_key != session.cache_key  # type: ignore[call-overload]
+    other = Planner(SOL, output=output).session([HumanMessage("hi")])  # type: ignore[call-overload]
+    assert other.plan().request["prompt_cache_key"] != plans[0].request["prompt_cache_key"]  # one key per session
 
 
 def test_older_openai_models_get_a_key_and_no_marks() -> None:
@@ -118,7 +119,7 @@ def test_the_measured_gap_chooses_the_lifetime(monkeypatch: pytest.MonkeyPatch) 
     """Without an expected gap, the median of the gaps between plans: requests ten minutes apart write for an
     hour, at the one-hour price in the estimate."""
     clock = iter(range(0, 100_000, 600))
-    monkeypatch.setattr(session_module.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(cache_policy_module.time, "monotonic", lambda: float(next(clock)))
     planner = Planner("claude-opus-4-7", context_window=20_000, reserve_output=1_000, output="anthropic")
     session = planner.session([SystemMessage("You review code. " * 1_200)])
     rules = get_model("claude-opus-4-7").caching

@@ -207,8 +207,9 @@ def test_one_off_plans_mark_breakpoints_only_when_asked() -> None:
     marked = Planner("claude-sonnet-4-5", context_window=8_000, reserve_output=0, output="anthropic",
                      cache_control=True).plan(history)
     assert json.dumps(marked.request).count('"cache_control"') == 2  # the system prompt and the last message
-    assert Planner("claude-sonnet-4-5", context_window=8_000, output="anthropic").session(
-        cache_control=False).cache_control is False
+    unmarked = Planner("claude-sonnet-4-5", context_window=8_000, output="anthropic").session(
+        history, cache_control=False)
+    assert '"cache_control"' not in json.dumps(unmarked.plan().request)
 
 
 @pytest.mark.parametrize(
@@ -251,7 +252,7 @@ def test_observe_takes_the_measured_figures() -> None:
 def test_observed_ratios_never_let_a_later_request_go_over(ratio: float, jitter: list[float], seed: int) -> None:
     """A provider whose tokens are ``ratio`` times the approximate counter's (within the observe margin): after the
     first observed request, no request counts over the real budget at the provider."""
-    from ctxwin.planner._session import OBSERVE_MARGIN
+    from ctxwin.planner._cache_policy import OBSERVE_MARGIN
 
     planner = Planner("claude-sonnet-4-5", context_window=9_000, reserve_output=1_000)
     real_limit = 8_000

@@ -92,8 +92,8 @@ def test_fit_marks_cache_breakpoints_when_asked() -> None:
 def test_a_session_reads_its_options_from_the_planner_config() -> None:
     planner = Planner(counter=COUNTER, context_window=2_000, reserve_output=0, keep_first=None, low_water=0.5)
     session = planner.session()
-    assert (session.keep_first, session.low_water) == (None, 0.5)
-    assert planner.session(low_water=0.8).low_water == 0.8 and planner.config.low_water == 0.5
+    assert (session.config.keep_first, session.config.low_water) == (None, 0.5)
+    assert planner.session(low_water=0.8).config.low_water == 0.8 and planner.config.low_water == 0.5
     with pytest.raises(TypeError, match="'keep_last' is an option of the planner"):
         planner.session(keep_last=3)
 

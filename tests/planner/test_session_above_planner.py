@@ -11,6 +11,8 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Planner
@@ -22,7 +24,9 @@ from .test_cache_session import replay
 from .test_planner import WORDS, conversation
 from .test_session_head import agent_run
 
-SESSION = Path(__file__).resolve().parents[2] / "ctxwin" / "planner" / "_session.py"
+PLANNER = Path(__file__).resolve().parents[2] / "ctxwin" / "planner"
+# The session and the policies it is made of.
+SESSION = [PLANNER / name for name in ("_session.py", "_cut_policy.py", "_cache_policy.py")]
 GPT4O = get_counter("gpt-4o")
 # The one attribute of a plan a session writes: ``observe`` puts the provider's measured bill on the plan the caller
 # holds (docs/sessions.md); every plan a session returns was built whole.
@@ -62,17 +66,18 @@ def _foreign_attribute_writes(tree: ast.AST) -> set[tuple[str, str]]:
     return found
 
 
-def test_the_session_imports_no_step_of_the_strategies() -> None:
-    imports = _strategies_imports(ast.parse(SESSION.read_text()))
+@pytest.mark.parametrize("path", SESSION, ids=lambda path: path.name)
+def test_the_session_imports_no_step_of_the_strategies(path: Path) -> None:
+    imports = _strategies_imports(ast.parse(path.read_text()))
     assert imports  # it does use the strategies layer's vocabulary (the meter, pins, the system prompt's extent)
     for module, names in imports:
-        assert _steps_in(module) == [], f"session.py imports from {module}, a module of steps"
+        assert _steps_in(module) == [], f"{path.name} imports from {module}, a module of steps"
         imported = [getattr(importlib.import_module(module), name) for name in names]
         assert not any(inspect.isclass(obj) and issubclass(obj, BaseStrategy) for obj in imported)
 
 
 def test_the_session_writes_no_attribute_of_a_plan() -> None:
-    assert _foreign_attribute_writes(ast.parse(SESSION.read_text())) == MEASURED
+    assert set().union(*(_foreign_attribute_writes(ast.parse(path.read_text())) for path in SESSION)) == MEASURED
 
 
 def test_the_scans_find_what_they_look_for() -> None:

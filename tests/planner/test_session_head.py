@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.planner import Plan, Planner, PlanSession
-from ctxwin.planner._session import AGENT_LOW_WATER, DEFAULT_KEEP_FIRST, DEFAULT_LOW_WATER
+from ctxwin.planner._config import DEFAULT_KEEP_FIRST
+from ctxwin.planner._cut_policy import AGENT_LOW_WATER, DEFAULT_LOW_WATER
 from ctxwin.strategies._base import Budget, StepContext, working_set_start
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import find_broken_pairs
@@ -186,7 +187,7 @@ def test_refit_sessions_keep_no_head() -> None:
     session = Planner("gpt-4o", context_window=6_000, reserve_output=0).session(cache_stable=False)
     plans = replay(session, agent_run(3, rounds=20))
     assert all(plan.fits for plan, _ in plans) and plans[-1][0].tokens_before > 4 * 6_000  # it did cut
-    assert session.keep_first is None and session.head == []
+    assert session.head == []
 
 
 def test_a_summary_goes_after_the_head() -> None:
