@@ -25,7 +25,7 @@ from typing_extensions import Unpack
 from ctxwin import _tracing as tracing
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter, estimates, require_counter
-from ctxwin.messages import BaseMessage, ToolMessage
+from ctxwin.messages import BaseMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output
 from ctxwin.messages._request_forms.form import RequestForm
@@ -438,10 +438,10 @@ class Planner(Generic[M]):
     def _cut_target(messages: list[BaseMessage], meter: Meter, budget: Budget, target: int | None) -> int | None:
         """A session cut's ``target``, raised to what must stay with the agent's working set (its newest tool rounds,
         ``working_set_start``), up to the budget: a cut sized for the bill does not cut what the agent works from,
-        and cuts it only by what the budget lacks. Only for a working set of several outputs (an agent left to
-        work): one output since the user spoke is the last turn's, which the cut keeps whole when it fits."""
+        and cuts it only by what the budget lacks. A single round counts too: with a large head, a cut to the low
+        water would otherwise drop the round the model must answer while the request could hold it."""
         start = None if target is None else working_set_start(messages)
-        if target is None or start is None or sum(isinstance(m, ToolMessage) for m in messages[start:]) < 2:
+        if target is None or start is None:
             return target
         keep = must_keep_with_partners(messages, meter.pinned) | set(range(start, len(messages)))
         need = meter.total([messages[i] for i in sorted(keep)]) + budget.tools_tokens
