@@ -126,3 +126,18 @@ def test_no_doc_or_example_imports_a_private_module() -> None:
                     n.startswith("_") and not n.startswith("__") for n in names):
                 private.append(f"{path.relative_to(root)}: {match.group(0).strip()}")
     assert not private, "docs and examples import only public modules and names:\n" + "\n".join(private)
+
+
+def changelog_api() -> dict[str, list[str]]:
+    """``{module: names}`` of CHANGELOG.md's ``#### `module``` blocks (the first release's public API)."""
+    text = (INIT.parent.parent / "CHANGELOG.md").read_text(encoding="utf-8")
+    return {m.group(1): re.findall(r"`(\w+)`", m.group(2))
+            for m in re.finditer(r"^#### `([\w.]+)`\n\n(.*?)\n\n", text + "\n\n", re.M | re.S)}
+
+
+def test_the_changelog_lists_every_public_name() -> None:
+    expected = {module: public_names(module) for module in PUBLIC if public_names(module)}
+    found = changelog_api()
+    assert sorted(found) == sorted(expected), "the public modules CHANGELOG.md's API blocks list"
+    for module, names in expected.items():
+        assert sorted(found[module]) == sorted(names), f"CHANGELOG.md's names of {module}"
