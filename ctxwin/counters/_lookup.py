@@ -1,11 +1,4 @@
-"""Looking up the counters and models that plugins register: ``get_counter``, ``get_model`` and their listings.
-
-Counter spec forms, tried in this order: a registered counter name (``"approximate"``); a model name or alias
-(``"gpt-4o"``, ``"claude-3-5-sonnet-20241022"``), which resolves to that model's counter; ``"<counter>:<arg>"``
-(``"tiktoken:o200k_base"``, ``"hf:/path/tokenizer.json"``, ``"approximate:safe"``). Counters are stateless and
-thread-safe, so ``get_counter`` returns one shared instance per counter and argument, kept with the registration
-(a plugin change drops both).
-"""
+"""Looking up the counters and models that plugins register: ``get_counter``, ``get_model`` and their listings."""
 
 from __future__ import annotations
 
