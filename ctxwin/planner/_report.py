@@ -1,9 +1,5 @@
-"""What a plan reports: the fitted conversation (``Plan``), what each step did (``StepReport``), the token figures
-counted when first read (``Figures``), the messages a step touched named when first read (``Touched``, ``Labels``),
-what a session's request leaves out of its history (``HistoryReport``), the report as text for people (``Plan.report``),
-and the error ``strict`` raises (``BudgetExceeded``).
-
-The report is lazy: a chat loop that only sends ``plan.messages`` never pays for naming or counting what was dropped.
+"""What a plan reports (``Plan``, ``StepReport``, ``BudgetExceeded``), lazily: a chat loop that only sends
+``plan.messages`` never pays for naming or counting what was dropped.
 """
 
 from __future__ import annotations
