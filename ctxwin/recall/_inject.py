@@ -1,5 +1,5 @@
 """Query-aware recall: which excerpts of what a plan left out come back into its request, and where (after any cached
-prefix, before the newest turns, never inside a tool round: docs/recall.md).
+prefix, before the newest turns, never between a tool call and its results: docs/recall.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``clear_reasoning``: the reasoning of earlier turns, which providers ignore, goes before any turn does. The current
-turn, the latest assistant message and pinned ones are never touched, since providers refuse a changed signature.
-What each provider does with earlier reasoning: docs/interop.md.
+turn, the latest assistant message and pinned ones are never touched, so what a provider requires back (Anthropic's
+signed thinking) goes back byte for byte. What each provider does with earlier reasoning: docs/interop.md.
 """
 
 from __future__ import annotations

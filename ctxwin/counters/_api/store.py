@@ -46,6 +46,7 @@ class StoredCounts:
         self._usable = True
 
     def _connect(self) -> sqlite3.Connection | None:
+        # A connection per operation, so threads and forked workers share none; WAL, so readers never wait.
         if not self._usable:
             return None
         try:
