@@ -79,7 +79,7 @@ class FileLines:
 
 
 def file_lines(stream: Any) -> FileLines | None:
-    """``stream`` as ``FileLines`` when it qualifies (the module docstring), else None."""
+    """``stream`` as ``FileLines`` when it qualifies (docs/batch.md), else None."""
     if isinstance(stream, io.TextIOWrapper):
         try:
             encoding = codecs.lookup(stream.encoding).name

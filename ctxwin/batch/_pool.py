@@ -166,7 +166,7 @@ class WorkerPool:
     def __init__(self, workers: int, build: Callable[[], Any], shared: Sequence[Any] | None = None) -> None:
         self.workers, self.build, self.data = workers, build, shared
         self.shares = False
-        self._froze = False  # whether this pool froze the collector's view of the process (the module docstring)
+        self._froze = False  # whether this pool froze the collector's view of the process (docs/batch.md)
         self.executor = self._start()
         try:
             self._check()

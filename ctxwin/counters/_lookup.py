@@ -206,7 +206,7 @@ def check_counter_spec(spec: str) -> None:
 
 
 def get_counter(spec: str) -> TokenCounter:
-    """The shared counter for a spec (see the module docstring); ValueError with close matches if unknown."""
+    """The shared counter for a spec (docs/counters.md, "Spec forms"); ValueError with close matches if unknown."""
     if not isinstance(spec, str):
         raise TypeError(f"counter spec must be a str, got {type(spec).__name__}")
     info, arg, canonical = _resolve(spec)

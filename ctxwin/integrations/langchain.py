@@ -246,7 +246,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``head_fill``...); the tools are each request's. When the part that must stay (the current turn included) cannot
     fit, the model is not called: the run ends with an AI message saying so, or with ``strict=True`` ``BudgetExceeded``
     (``TurnDoesNotFit`` for the current turn) is raised. With ``cache_stable`` (the default) each conversation keeps one
-    cache-stable session (the module docstring says how). ``recall_tool=True`` adds the recall tool to the agent's tools
+    cache-stable session (docs/integrations.md says how). ``recall_tool=True`` adds the recall tool to the agent's tools
     (a search over what the session of the conversation it is called in left out: the run's thread id, else the state's
     messages, say which).
     """

@@ -13,7 +13,12 @@ class DataUrl(NamedTuple):
 
 
 def parse_data_url(url: str) -> DataUrl | None:
-    """The media type and base64 data of a base64 ``data:`` URL (see the module docstring); None for any other."""
+    """The media type and base64 data of a base64 ``data:`` URL; None for any other.
+
+    ``data:[<media type>][;<parameter>...];base64,<data>``: scheme and mark in any case (RFC 3986, RFC 2397), the mark
+    right before the first comma, the data after it as given (the provider decides on whitespace); the media type
+    lower-cased (Anthropic's ``media_type`` takes lower case only) and without parameters (no provider takes them).
+    """
     if url[:5].lower() != "data:":
         return None
     comma = url.find(",", 5)

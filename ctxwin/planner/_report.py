@@ -220,7 +220,7 @@ class Plan(Generic[M]):
     Token figures are for the whole request (messages and tool definitions) as the planner's counter counts it;
     ``fits`` means ``tokens_after <= budget.max_input_tokens``. Message labels in the step reports are message
     ids, or ``#i`` (the position in the input) for messages without one. ``tokens_before`` and the steps' figures
-    are counted when first read (see the module docstring).
+    are counted when first read: a chat loop that only sends ``plan.messages`` never pays for them.
     """
 
     messages: list[M]

@@ -59,7 +59,7 @@ def _count(obj: Any, *path: str) -> int | None:
 
 
 def read_usage(usage: Any) -> Usage:
-    """``usage`` (see the module docstring) as a ``Usage``; ValueError naming what was expected otherwise."""
+    """``usage`` (any shape docs/sessions.md lists) as a ``Usage``; ValueError naming what was expected otherwise."""
     if usage is None or isinstance(usage, (str, bytes, int, float)):
         raise ValueError(f"usage must be a provider's usage object or dict, got {usage!r}")
     anthropic_read = _count(usage, "cache_read_input_tokens")

@@ -72,7 +72,7 @@ _TRAILING = ".,;:!?)]}'\"”’»"
 
 @dataclass(frozen=True)
 class Fact:
-    """One fact: its text, its kind (see the module docstring), whether a user message states it, and the indexes
+    """One fact: its text, its kind (docs/bench.md, "Retention"), whether a user message states it, and the indexes
     of the messages it is found in."""
 
     text: str

@@ -101,7 +101,7 @@ _FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 
 
 def query_terms(text: str) -> set[str]:
-    """The terms of ``text`` that say what it is about (see the module docstring)."""
+    """The terms of ``text`` that say what it is about (docs/planner.md, "The offline summarizer")."""
     lower = text.lower()
     terms = {w.strip("'-.") for w in _WORD.findall(lower)} - _FUNCTION_WORDS
     for run in _CJK.findall(lower):

@@ -129,7 +129,7 @@ def _walk(indexes: list[int], messages: Sequence[BaseMessage]) -> BrokenPairs:
 
 @dataclass
 class RepairToolPairs(BaseStrategy):
-    """Drop orphan tool results and remove unanswered tool calls (see the module docstring); the planner runs it on
+    """Drop orphan tool results and remove unanswered tool calls (the rule: docs/planner.md); the planner runs it on
     its input (``broken_tool_pairs="drop"``) and, should a step have broken a pair, on its output."""
 
     name: str = "repair_tool_pairs"

@@ -74,7 +74,8 @@ _CODE_LINE = re.compile(
 CODE_WORTH = 0.4  # facts in code count this much (a source file is full of symbols, a traceback of paths)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _ROUNDS = 6
-# Tiers (module docstring): the newest message's matches, keep requests, the user's own words with facts, the rest.
+# Tiers (docs/planner.md, "The offline summarizer"): the newest message's matches, keep requests, the user's own
+# words with facts, the rest.
 QUERY_TIER, KEEP_TIER, USER_TIER, LAST_TIER = 0, 1, 2, 3
 # The excerpts of the query tier: at most this many, each sharing at least QUERY_SHARE of the best match's weight.
 QUERY_EXCERPTS = 6
@@ -101,7 +102,7 @@ class _Excerpt:
     facts: list[str]
     worth: float  # what it is worth without its facts (cues, role)
     scale: float  # what its facts' weights are multiplied by: a user's prose weighs more, code less
-    tier: int = LAST_TIER  # taken before every excerpt of a higher tier (module docstring)
+    tier: int = LAST_TIER  # taken before every excerpt of a higher tier (the tiers above)
 
 
 def _role(message: BaseMessage, tool_names: dict[str, str]) -> str:
@@ -332,6 +333,7 @@ def stated_tokens(messages: Sequence[BaseMessage], count: Callable[[str], int]) 
 
 
 def extractive_summarizer(messages: list[BaseMessage]) -> str:
-    """The offline summarizer (module docstring), uncapped: every excerpt, in order. The ``summarize`` step calls
-    the capped form (``extractive_summary``), which keeps the most salient excerpts that fill its room."""
+    """The offline summarizer (docs/planner.md, "The offline summarizer"), uncapped: every excerpt, in order. The
+    ``summarize`` step calls the capped form (``extractive_summary``), which keeps the most salient excerpts that
+    fill its room."""
     return extractive_summary(messages).text

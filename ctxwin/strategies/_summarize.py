@@ -104,7 +104,7 @@ class _Call:
 class Summarize(BaseStrategy):
     """Summarise the oldest turns, keeping at least the last ``keep_last_messages`` messages or ``keep_last_tokens``
     tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary. ``summarizer``
-    unset: the offline one (see the module docstring); ``max_summary_tokens`` unset: ``SUMMARY_SHARE`` of the
+    unset: the offline one (``salience``); ``max_summary_tokens`` unset: ``SUMMARY_SHARE`` of the
     messages budget, at least ``MIN_SUMMARY_CAP``."""
 
     summarizer: Summarizer | None = None

@@ -54,7 +54,8 @@ class CountCache:
 
     def content_keys(self, messages: Sequence[Any]) -> Sequence[Key]:
         """The messages' content keys: equal for equal messages (of one class), different when any field differs
-        (see the module docstring). Works for any pydantic model: ctxwin's messages and LangChain's alike."""
+        (docs/architecture.md, "Trim engine and the count cache"). Works for any pydantic model: ctxwin's messages and
+        LangChain's alike."""
         classes = set(map(type, messages))
         if not classes <= self._classes:
             with self._lock:

@@ -42,7 +42,7 @@ class Facts:
         return cls(messages, find_facts(messages))
 
     def kept(self, fitted: Sequence[BaseMessage]) -> FactsKept:
-        """Which facts ``fitted`` still holds (see the module docstring)."""
+        """Which facts ``fitted`` still holds (docs/bench.md, "Retention")."""
         sent = {id(m) for m in fitted}
         originals = {id(m) for m in self.messages}
         changed = "\n".join(message_text(m) for m in fitted if id(m) not in originals)

@@ -18,7 +18,7 @@ NO_KEY = "none"
 
 
 class AnthropicApiCounter(ApiCounter):
-    """Claude's exact counts from Anthropic's count_tokens endpoint; see the module docstring."""
+    """Claude's exact counts from Anthropic's count_tokens endpoint; see docs/counters.md."""
 
     provider = "anthropic-api"
 

@@ -74,7 +74,7 @@ def gemini_contents(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
 
 
 class GeminiApiCounter(ApiCounter):
-    """Gemini's counts from the countTokens endpoint; see the module docstring."""
+    """Gemini's counts from the countTokens endpoint; see docs/counters.md."""
 
     provider = "gemini-api"
 

@@ -22,7 +22,7 @@ WORD_CLASSES = b"aLGCRIXh"
 
 # The statistics of ASCII text come first; the script counts after them are all zero for it.
 ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "newlines", "punct")
-# Then statistics that separate text a script count cannot (see the module docstring), then the characters of each
+# Then statistics that separate text a script count cannot (docs/approximate.md), then the characters of each
 # script group (``scripts.GROUPS``). ``cherokee_ethiopic`` is the number of code points in U+1380-U+13BF
 # (UTF-8 prefix E1 8E: the Ethiopic Supplement and the first 32 Cherokee letters, U+13A0-13BF, which the
 # "ethiopic" group holds: the "cherokee" group is U+13C0-13FF), counted only when the "ethiopic" group is present.

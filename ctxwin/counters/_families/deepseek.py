@@ -161,7 +161,7 @@ class DeepSeekV4Format(ChatTemplate):
 
 
 class DeepSeekV4Counter(HFCounter):
-    """DeepSeek-V4 (Flash and Pro) in chat mode, or in thinking mode; see the module docstring. Its template joins
+    """DeepSeek-V4 (Flash and Pro) in chat mode, or in thinking mode; see docs/counters.md. Its template joins
     neighbouring turns, so a request's count is not the sum of its messages' counts."""
 
     additive = False

@@ -27,7 +27,7 @@ CONSTRAIN_TOKENS = 1
 
 
 class HarmonyCounter(TiktokenCounter):
-    """Counts gpt-oss requests exactly as harmony renders them (see the module docstring)."""
+    """Counts gpt-oss requests exactly as harmony renders them (docs/counters.md)."""
 
     def __init__(self) -> None:
         super().__init__("o200k_harmony")

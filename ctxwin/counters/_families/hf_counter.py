@@ -51,7 +51,7 @@ def _private_unpadded(tokenizer: tokenizers.Tokenizer) -> tokenizers.Tokenizer:
 
 
 class HFCounter(BaseTokenCounter):
-    """Counts with a ``tokenizers.Tokenizer``; see the module docstring for the framing.
+    """Counts with a ``tokenizers.Tokenizer``; see docs/counters.md for the framing.
 
     ``source`` is a tokenizer.json path (or its directory), a ``tokenizers.Tokenizer``, a registered name such
     as ``"deepseek-v3"``, or a Hugging Face Hub repo id (``"meta-llama/Llama-3.1-8B-Instruct"``, ``@revision``

@@ -59,7 +59,7 @@ def deepseek_v4_json() -> tuple[str, str]:
 
 def deepseek_tokenizer(name: str) -> Path:
     """The sha256-checked ``tokenizer.json`` file of ``deepseek-v3`` or ``deepseek-v4`` in the directory its
-    environment variable names, else (V3) in the installed package (see the module docstring)."""
+    environment variable names, else (V3) in the installed package (docs/counters.md)."""
     expected, fix = DEEPSEEK_SHA256[name], _FIXES[name]
     variable = f"CTXWIN_{name.upper().replace('-', '_')}_DIR"
     explicit = os.environ.get(variable)

@@ -112,7 +112,7 @@ def tokenizer_origin() -> str:
 
 
 class MistralCounter(BaseTokenCounter):
-    """Counts with mistral-common; see the module docstring for the framing (and why it is not additive).
+    """Counts with mistral-common; see docs/counters.md for the framing (and why it is not additive).
 
     ``tokenizer`` is a shipped tokenizer's name (``SHIPPED``: ``v3``, ``tekken-v3``...) or the path of a Mistral
     tokenizer file (``tekken.json``, ``tokenizer.model.v3``), loaded offline without a hash check.

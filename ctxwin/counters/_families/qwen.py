@@ -115,7 +115,7 @@ def _json(args: Any) -> str:
 
 
 class QwenCounter(TiktokenCounter):
-    """Counts a Qwen generation's requests exactly as its chat template renders them (see the module docstring)."""
+    """Counts a Qwen generation's requests exactly as its chat template renders them (docs/counters.md)."""
 
     # Whether a tool result that opens the conversation opens a user turn (Qwen 3.5's template leaves it bare).
     tool_result_may_open = True
