@@ -1,4 +1,6 @@
-"""Looking up the counters and models that plugins register: ``get_counter``, ``get_model`` and their listings."""
+"""Looking up the counters and models that plugins register, by spec string or model name (docs/counters.md, "Spec
+forms"); a counter is stateless, so one shared instance serves each spec.
+"""
 
 from __future__ import annotations
 

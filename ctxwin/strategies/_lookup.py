@@ -1,4 +1,4 @@
-"""Looking up the strategies that plugins register: ``get_strategy``, ``get_strategy_factory``, ``list_strategies``."""
+"""Looking up the strategies that plugins register, by the names the planner and the CLI accept."""
 
 from __future__ import annotations
 
