@@ -1,9 +1,5 @@
-"""ctxwin: fit LLM chat prompts into a model's token budget.
-
-The message API mirrors ``langchain_core.messages`` and ``trim_messages`` mirrors LangChain's: switching is a change
-of import. ``import ctxwin`` imports none of the modules below: each public name is imported from its home module the
-first time it is read (PEP 562), so a program or a command pays only for what it uses; heavy tokenizer packages
-load only when a counter that needs them is first used.
+"""ctxwin: fit LLM chat prompts into a model's token budget. The message API and ``trim_messages`` mirror LangChain's.
+Each public name is imported from its home module when first read (PEP 562), so a program pays only for what it uses.
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """The plugin layer, shaped like simonw/llm's ``plugins`` module: the pluggy manager, plugin loading, and collecting
-what a hook registers.
-
-Plugins load lazily, once: the default plugins (modules beside what they register, imported by name) and the entry
-points of the ``ctxwin`` group. ``CTXWIN_LOAD_PLUGINS`` restricts which entry points load: a comma-separated list
-of entry-point or distribution names (spaces around names and empty items are ignored); set but empty loads none
-(the default plugins always load). Tests and applications add or remove plugins with ``register_plugin`` /
-``unregister_plugin``.
-
-A domain (the counters, the strategies) declares a ``Registrations`` for its hook and looks names up in what it
-collects. A plugin that fails to import, to register with pluggy, or inside a hook is reported by name as a
-``PluginError`` in ``plugin_errors()`` (nothing is printed or warned, so a broken plugin does not add noise to every
-command), its registrations from that hook are discarded, and the other plugins load normally. Each hook
-implementation is called on its own for that reason (a plain pluggy hook call stops at the first exception).
-
-Nothing a plugin raises ends the host: ``SystemExit``, ``KeyboardInterrupt`` or any other ``BaseException`` from its
-import or its hooks is reported like any error. Only a real Ctrl-C or SIGTERM (a signal arriving while plugin code
-runs) still interrupts, told apart without touching the process's signal handlers (``interrupts``).
-
-The default plugins import nothing heavy: they register names, and their factories import the tokenizer packages
-when a counter is built, so looking up ``approximate`` loads no tokenizer library.
+what a hook registers. A failing plugin is reported by name in ``plugin_errors()`` and never ends the host
+(docs/architecture.md, "Plugins").
 """
 
 from __future__ import annotations

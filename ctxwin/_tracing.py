@@ -1,12 +1,5 @@
-"""OpenTelemetry spans for fits and trims, free when nobody traces (see docs/tracing.md).
-
-ctxwin never imports OpenTelemetry itself: an application that traces has imported ``opentelemetry.trace`` to
-configure its tracer provider, so a call checks ``sys.modules`` once, and finds nothing to do when the package is
-absent, not imported, or has no provider set (the API's default proxy or no-op provider). Spans are then children of
-the caller's current span, so a fit shows up inside the agent run or request that made it.
-
-Message content is never put on a span unless ``CTXWIN_TRACE_CONTENT=1`` is set (it may hold secrets); errors are
-recorded by type (``error.type``) only, since an exception's text can quote the messages.
+"""OpenTelemetry spans for fits and trims, free when nobody traces: ctxwin never imports OpenTelemetry, it uses it when
+the application has (docs/tracing.md).
 """
 
 from __future__ import annotations

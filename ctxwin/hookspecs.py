@@ -1,19 +1,5 @@
-"""Hook specifications for ctxwin plugins (pluggy project and entry-point group ``ctxwin``).
-
-A plugin is a module or object with functions marked ``@ctxwin.hookimpl`` named like the hooks below. Each hook
-receives a ``register`` callback; hooks return nothing. Example::
-
-    import ctxwin
-    from ctxwin.counters import BaseTokenCounter
-
-    class WordCounter(BaseTokenCounter):
-        name = "words"
-        def count_text(self, text: str) -> int:
-            return len(text.split())
-
-    @ctxwin.hookimpl
-    def register_counters(register):
-        register("words", lambda arg: WordCounter())
+"""Hook specifications for ctxwin plugins (pluggy project and entry-point group ``ctxwin``). A plugin marks functions
+named like these hooks with ``@ctxwin.hookimpl``; each receives a ``register`` callback (docs/counters.md).
 """
 
 from __future__ import annotations

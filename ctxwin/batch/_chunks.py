@@ -1,14 +1,5 @@
-"""``fit_many``'s work on a ``WorkerPool``: chunks of conversations out, compact results back, in input order.
-
-At most ``IN_FLIGHT_PER_WORKER`` chunks per worker are submitted and not yet consumed: the input is read only as
-fast as results are taken, so a generator over millions of conversations is never held in memory.
-
-Workers forked with the conversations in their memory (``WorkerPool.shares``: a list given to ``fit_many``) get
-only a chunk's range of indexes. Otherwise writing the conversations for the workers is most of what this process
-does per item, so each item of a chunk is pickled on its own, which costs about three quarters of what pickling
-the chunk at once does (a chunk's pickle memo grows with every string of every conversation in it). (``marshal``
-writes plain data faster still, but it writes a ``bytearray`` or ``memoryview`` as ``bytes``: the worker would have
-to walk every item to tell, which costs more than the writing saves.)
+"""``fit_many``'s work on a ``WorkerPool``: chunks of conversations out, compact results back, in input order, with at
+most ``IN_FLIGHT_PER_WORKER`` chunks a worker in flight so that a generator of conversations is never held whole.
 """
 
 from __future__ import annotations
@@ -54,7 +45,9 @@ def sent(chunk: Chunk | LineBlock, pool: WorkerPool) -> Sent:
 
 def written(chunk: Chunk) -> Chunk | Written:
     """The chunk as it travels: its items pickled one by one, or the chunk itself when one cannot be pickled (the
-    pool then fails to send it, and ``_collect`` fits it here)."""
+    pool then fails to send it, and ``_collect`` fits it here). One by one is cheaper than the whole chunk, whose
+    pickle memo grows with every string in it; ``marshal`` would be cheaper still but writes a ``bytearray`` as
+    ``bytes``, which the worker would have to walk every item to tell."""
     try:
         return [index for index, _ in chunk], [pickle.dumps(item, pickle.HIGHEST_PROTOCOL) for _, item in chunk]
     except Exception:  # anything pickling raises (a generator, a lambda, nesting too deep)

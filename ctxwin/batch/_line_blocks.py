@@ -1,15 +1,6 @@
-"""The lines of an open file handed to ``fit_many``'s workers as blocks of bytes, split and decoded there.
-
-Iterating a file in the calling process costs it, per line, what the workers should pay: reading and decoding the
-text, then pickling it again for a worker. When ``fit_many`` is given an open file and a ``decode`` function, this
-process only reads the file's bytes in blocks that end at a newline and counts the lines in each (``bytes.count``),
-so the items keep their indexes; a worker splits a block into the very items iterating the file would have given
-(``bytes`` lines in binary mode, ``str`` lines in text mode) and decodes and fits each. A line whose bytes are not
-valid in the file's encoding is that item's error, as anything ``decode`` raises is: the run goes on.
-
-Only files whose items the bytes alone determine qualify: a binary file, or a regular text file in UTF-8 or ASCII
-not yet read from and holding no carriage return (then universal newlines, ``newline=""`` and ``newline="\\n"``
-all end lines at each newline and translate nothing; a file with ``"\\r\\n"`` endings is iterated as before).
+"""The lines of an open file handed to ``fit_many``'s workers as blocks of bytes, split and decoded there, so the
+calling process does not pay per line what the workers should. Only files whose items the bytes alone determine
+qualify (docs/batch.md).
 """
 
 from __future__ import annotations
@@ -88,7 +79,7 @@ class FileLines:
 
 
 def file_lines(stream: Any) -> FileLines | None:
-    """``stream`` as ``FileLines`` when it qualifies (the module docstring), else None."""
+    """``stream`` as ``FileLines`` when it qualifies (docs/batch.md), else None."""
     if isinstance(stream, io.TextIOWrapper):
         try:
             encoding = codecs.lookup(stream.encoding).name

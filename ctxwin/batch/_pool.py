@@ -1,31 +1,6 @@
-"""Worker processes for batch runs: each builds one state object (a ``Fitter``, a line mapper) once and runs tasks
-with it; a dead worker is replaced by a new pool.
-
-Start method: ``forkserver`` where the platform has it, else ``spawn``. The tiktoken counter tokenizes large
-batches on a thread pool, and the caller (a notebook, a Ray driver, a web server) may run threads of its own; a
-child forked while another thread holds a lock (the pool's queue, logging, the allocator) can deadlock. The fork
-server is a fresh single-threaded process, so workers start from a clean state, and each one forks from it instead
-of starting a whole interpreter as ``spawn`` does.
-
-The one exception is a pool given ``shared`` data (``fit_many``'s list of conversations): on Linux, when this
-process has a single thread (so no other thread can hold a lock the child would wait on forever), its workers are
-forked from it and read that data from the memory they inherit, by index, instead of this process writing every
-item down a pipe: pickling is most of what the calling process would otherwise do per conversation.
-While such workers run, the objects this process held when it forked them are frozen out of its garbage
-collector's view (``gc.freeze()``, as the Python docs advise before a fork), unless something else froze objects
-already: a full collection during the run would otherwise walk the whole corpus and write to its containers'
-headers, copying the pages the workers still share (docs/batch.md has the cost measured). The pool unfreezes them
-when it shuts down.
-
-Workers never outlive the process that started the pool, however it ends (a ``kill -9`` included): each one
-watches it (``_die_with``) and ends itself when it is gone. Nothing else would end them: a worker waits on its
-task queue, whose write end every worker holds too, and the fork server and multiprocessing's resource tracker
-live as long as any worker does (each worker holds the pipes that keep them alive), all holding the caller's
-stdout and stderr open.
-
-The state is built in the workers only: a bad argument (an unknown model, a strategy that cannot be built) raises
-there, and ``WorkerPool`` raises it again in the caller when the pool starts, so the caller never builds a planner
-of its own.
+"""Worker processes for batch runs: each builds one state object once and runs tasks with it; a dead worker is
+replaced by a new pool. Why ``forkserver``, forking with shared data, ``gc.freeze`` and workers that die with their
+parent: docs/batch.md.
 """
 
 from __future__ import annotations
@@ -191,7 +166,7 @@ class WorkerPool:
     def __init__(self, workers: int, build: Callable[[], Any], shared: Sequence[Any] | None = None) -> None:
         self.workers, self.build, self.data = workers, build, shared
         self.shares = False
-        self._froze = False  # whether this pool froze the collector's view of the process (the module docstring)
+        self._froze = False  # whether this pool froze the collector's view of the process (docs/batch.md)
         self.executor = self._start()
         try:
             self._check()

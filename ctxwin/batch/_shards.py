@@ -1,16 +1,6 @@
-"""A file of lines mapped on every core: each worker reads its own byte range of the file, maps each line and
-writes its own output chunk; this process only cuts the file into ranges, keeps the chunks in order and appends
-them to the output. It never reads, parses or writes a line itself, so what it costs grows with the number of
-ranges, not of lines.
-
-A range holds the lines that *start* in it (the split of MapReduce's text input): a worker skips the partial line
-at the start of its range and reads past its end to finish its last line, so ranges are cut by arithmetic alone.
-Line numbers are counted by the workers too: a first pass counts the newlines of every range (memchr speed), and
-each range is given the count before it.
-
-The mapping is any picklable ``make_mapper()`` that returns a ``LineMapper``, built once per worker (for
-``ctxwin fit``: a planner and the JSONL line format); it sees ``(line number, line bytes)`` and returns the output
-line, an error for that line, or ``None`` for a line with no output (a blank one).
+"""A file of lines mapped on every core: each worker reads its own byte range (the lines that start in it), maps each
+line and writes its own output chunk; this process only cuts ranges and joins chunks, so its cost grows with the
+number of ranges, not of lines.
 """
 
 from __future__ import annotations

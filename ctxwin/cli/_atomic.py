@@ -1,13 +1,5 @@
-"""Output files that are never lost: written to a temporary file beside the target, renamed over it at the end.
-
-The CLI's ``-o FILE`` goes through ``AtomicOutput``: the target is only ever replaced by a complete file (rename is
-atomic within a directory), so a bad input, a full disk, Ctrl-C or a kill part way leaves the old file as it was.
-Signals are held back during the rename, which notes that the output is in place (``output.Published``): the
-command's signal handlers change nothing after it.
-Temporary files are named ``.<target name>.ctxwin-tmp-XXXXXXXX`` so a leftover one (after SIGKILL) is recognisable.
-
-Text is written as UTF-8 with ``backslashreplace``: the only text UTF-8 cannot encode is a lone surrogate, which
-ctxwin only writes inside JSON strings, where ``\\udXXX`` is the JSON escape for it, so the data round-trips.
+"""Output files that are never lost: written to a temporary file beside the target and renamed over it at the end, so
+a bad input, a full disk, Ctrl-C or a kill part way leaves the old file as it was.
 """
 
 from __future__ import annotations
@@ -108,6 +100,8 @@ class AtomicOutput:
             self._handle = open(target, "w", encoding="utf-8", errors="backslashreplace", newline="\n")  # noqa: SIM115
             return self._handle
         folder, base = os.path.split(target)
+        # backslashreplace: the only text UTF-8 cannot encode is a lone surrogate, which ctxwin writes only inside JSON
+        # strings, where ``\udXXX`` is its JSON escape, so the data round-trips.
         descriptor, self._temp = tempfile.mkstemp(prefix=f".{base}{TEMP_MARK}", dir=folder)
         self._target, self._mode = target, _new_file_mode() if mode is None else stat.S_IMODE(mode)
         self._handle = os.fdopen(descriptor, "w", encoding="utf-8", errors="backslashreplace", newline="\n")

@@ -1,21 +1,6 @@
-"""``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them back in their own form.
-
-One conversation (JSON, or JSONL of messages): a budget bar and one row per step go to stderr (``--json``: a JSON
-report to stdout, nothing on stderr but warnings), the fitted conversation to ``-o OUT`` or, without ``-o`` (or
-with ``-o -``), to stdout, in the shape and request form it came in (``ctxwin.cli._io.fitted_document``): a list
-stays a list, a request object (chat completions', Anthropic's with its ``system``, Responses' with ``input`` and
-``instructions``) keeps its other keys, its messages in its own form. Many conversations (JSONL, one per line,
-read as a stream): one output line each, in input order, the line's own object likewise, with ``"ctxwin":
-{"line": N, "plan": {...}}`` added, fitted on ``--workers`` processes (``ctxwin.cli._fit_file``; the output does
-not depend on how many); a bad line is reported on stderr and the run goes on. A progress bar is drawn on stderr
-when it is a terminal. Without ``--model`` or ``--counter``, each request is fitted for the model its ``model`` key
-names (``counter_choice``); ``--context-window`` may lower a model's window, not raise it.
-
-Files are never lost: flags are checked first (a bad one is a usage error naming it, exit 2, before anything is
-read), ``-o`` may not be an input, the output is opened only after the input was read (a JSONL batch streams into
-a temporary file) and replaces ``-o`` only when the run got to the end (``ctxwin.cli._atomic``). Exit codes: see
-``ctxwin.cli._output``; a conversation that does not fit is a warning, or exit 3 with ``--strict`` (``-o`` then
-keeps its old content).
+"""``ctxwin fit FILE --model M``: fit conversations to a model's budget and write them back in their own form (one
+conversation, or a JSONL stream of them on ``--workers`` processes). Flags are checked before anything is read, and
+``-o`` is replaced only when the run got to the end.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""A JSONL file of conversations in, the fitted JSONL out: ``ctxwin fit FILE.jsonl`` and ``fit_file``.
-
-Each output line is the input line's object with its messages replaced by the fitted ones, in the request form it
-came in (``ctxwin.cli._io.fitted_document``), and the plan under ``"ctxwin": {"line": N, "plan": {...}}`` (a bare
-list of messages becomes ``{"messages": ...}``). ``FitLines`` makes
-one such line from one input line, with the planner it builds once; with workers, each worker process builds its
-own and maps its own byte ranges of the file (``ctxwin.batch._shards``), so this process parses no line. A file that
-is not a regular file (stdin, a pipe) is copied to a temporary file first when workers are asked for.
+"""A JSONL file of conversations in, the fitted JSONL out: ``ctxwin fit FILE.jsonl`` and ``fit_file``. With workers,
+each maps its own byte ranges of the file (``ctxwin.batch._shards``), so this process parses no line.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""Reading conversations from JSON and JSONL files (or stdin) for the CLI.
-
-Accepted layouts: a JSON list of messages; a JSON object that is a whole request (its other keys are kept, so
-``ctxwin fit`` writes the same object back): chat completions' ``{"messages", "tools", "tool_choice", ...}``,
-Anthropic's ``{"system", "messages", "tools", ...}``, Responses' ``{"input", "instructions", "tools", ...}``; JSONL
-with one message per line; JSONL with one conversation per line (a list, or a request object). The system prompt
-(``system``, ``instructions``) is read as the conversation's first message, so it is counted and fitted; the tools
-are counted in their OpenAI function form. ``fitted_document`` writes a fitted plan back in the request's own form.
-UTF-8, with or without a byte-order mark. Every error names the file and line, and JSON errors their line and
-column.
-
-A JSONL file of conversations is read line by line, so a file of millions of them is never held in memory, and
-its lines are handed out as undecoded bytes: ``ctxwin fit --workers`` decodes and parses them in its worker
-processes (``request_from_json``) instead of in the one process that reads the file. A line that is not UTF-8,
-not JSON, nested too deeply or holding an integer too long to convert is that line's error; the others go on. A
-single JSON document, and a JSONL file of single messages (one conversation), are read whole.
+"""Reading conversations from JSON and JSONL files (or stdin) for the CLI, in every layout ``ctxwin fit`` writes back,
+each error naming the file and line. A JSONL file of conversations is read line by line as undecoded bytes, so the
+workers parse it and no file is held whole.
 """
 
 from __future__ import annotations

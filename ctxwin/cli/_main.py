@@ -1,18 +1,6 @@
-"""The ``ctxwin`` command (also ``python -m ctxwin``).
-
-One module per subcommand, ``ctxwin.cli.<command>`` (``count``, ``fit``, ``bench``, ``counters``, ``models``,
-``strategies``), each with ``add_arguments(parser)`` and ``run(args) -> exit code``. Only the module of the
-command being run is imported (``ctxwin --help`` imports none of them, nor anything else of ctxwin that needs
-pydantic or a tokenizer), so start-up pays for one command's imports.
-A new subcommand is a module of that shape and its line in ``COMMANDS`` (name and one-line help).
-
-Exit codes (``ctxwin.cli._output``, listed in ``ctxwin --help``): 0 done; 1 bad input (unreadable file, malformed
-conversation, tokenizer data missing), an I/O error, or output closed early (``ctxwin count big.json | head``); 2
-usage error named by its flag (an unknown model or counter included); 3 ``fit --strict`` and a conversation does
-not fit; 130 Ctrl-C; 143 SIGTERM (not once the output is in place: ``output.Published``). Every problem is one line
-on stderr; ``main`` turns what a command did not catch (Ctrl-C, SIGTERM, a recursion limit, a bug) into such a line
-too, never a traceback. A plugin that failed to load is
-one warning line per plugin, not Python's warnings.
+"""The ``ctxwin`` command (also ``python -m ctxwin``): one module per subcommand, only the one being run imported, so
+start-up pays for one command's imports. A new subcommand is a module with ``add_arguments`` and ``run`` and its line
+in ``COMMANDS``. Whatever a command did not catch becomes one line on stderr, never a traceback.
 """
 
 from __future__ import annotations

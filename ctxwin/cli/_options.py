@@ -1,10 +1,5 @@
-"""The flags of ``FitConfig``'s options, generated from its fields, and ``--config FILE``: one option, one flag of
-the same name in kebab case (``reserve_output``: ``--reserve-output``, with the older ``--reserve`` kept as an
-alias), read the way a command line writes values (``8k``, ``none``, ``a,b``); a flag given overrides the file.
-
-``add_options(parser, skip)`` adds them; ``read_run_options(args)`` reads the file and the flags given, and
-``build_config`` lays the flags over the file's options and builds the ``FitConfig``: a bad value is refused there,
-by ``FitConfig``'s own checks, as in Python, and reported as the usage error of the flag (or the file) that gave it.
+"""The flags of ``FitConfig``'s options, generated from its fields (one option, one kebab-case flag), and ``--config
+FILE``; a bad value is refused by ``FitConfig``'s own checks and reported as the usage error of its flag or file.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""What every ``ctxwin`` command prints besides its data: exit codes, one-line errors and warnings, plugin columns.
-It imports nothing of ctxwin, so ``ctxwin.cli._main`` can use it and still start fast.
-
-Scripts rely on these: every problem is one line on stderr starting ``error:`` (or ``warning:``, or argparse's
-``ctxwin CMD: error: --flag: ...`` for usage errors), and the exit code says which kind of failure it was.
+"""What every ``ctxwin`` command prints besides its data: exit codes, one-line ``error:``/``warning:`` messages, plugin
+columns. It imports nothing of ctxwin, so ``ctxwin.cli._main`` can use it and still start fast.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""``ctxwin fit --trace``: the run's OpenTelemetry spans as an indented tree on stderr (names, durations,
-attributes), so a user sees what ctxwin decided without running a tracing backend.
-
-The spans are the library's own (``ctxwin._tracing``), recorded by the OpenTelemetry SDK with its in-memory
-exporter on a provider used for this run only.
+"""``ctxwin fit --trace``: the run's OpenTelemetry spans as an indented tree on stderr, so a user sees what ctxwin
+decided without a tracing backend.
 """
 
 from __future__ import annotations

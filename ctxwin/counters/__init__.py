@@ -1,10 +1,6 @@
-"""Token counters: the TokenCounter protocol, BaseTokenCounter, the built-in counters, ModelSpec (with each model's
-CachingRules; windows and prices from genai-prices at run time, ``refresh_model_data``) and the lookups.
-
-The tokenizer-backed counters live in their own modules (``ctxwin.counters._families.tiktoken_counter.TiktokenCounter``,
-``ctxwin.counters._families.hf_counter.HFCounter``) so that importing this package does not load tiktoken, tokenizers or
-jinja2; ``get_counter`` builds them on demand from what the plugins registered (the built-in ones are registered by
-the ``plugin`` modules of ``approximate/``, ``families/`` and ``api/``, and the models by ``models_plugin``).
+"""Token counters: the TokenCounter protocol, the built-in counters, ModelSpec and the lookups.
+The tokenizer-backed counters live in their own modules, built on demand by ``get_counter``, so that importing this
+package loads no tokenizer.
 """
 
 from ctxwin.counters._approximate.counter import ApproximateCounter

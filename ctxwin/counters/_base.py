@@ -1,15 +1,5 @@
-"""The TokenCounter protocol, BaseTokenCounter, which derives message framing from ``count_text``, and the adapter
-that gives a counter implementing only the original four members the rest of the contract.
-
-Framing follows OpenAI's published chat accounting: every message costs ``tokens_per_message`` plus the tokens of
-its role, content and other string fields; a ``name`` costs ``tokens_per_name`` more; a request costs
-``reply_priming`` for the assistant reply it primes. ``count_messages`` is exactly the sum of ``count_message`` plus
-the per-request overhead, so engines can cache per-message counts.
-
-Every member the engine reads is declared on ``TokenCounter``; nothing looks for optional attributes. A counter
-that does not declare them all (a plugin or user object with ``name``, ``count_text``, ``count_message`` and
-``count_messages`` only) is wrapped once where it enters, by ``as_token_counter``, in a ``CounterAdapter`` that
-takes the members it has and the documented defaults for the others.
+"""The TokenCounter protocol, BaseTokenCounter (message framing derived from ``count_text``, OpenAI's chat accounting)
+and ``as_token_counter``, which gives a counter with only the original four members the rest of the contract.
 """
 
 from __future__ import annotations

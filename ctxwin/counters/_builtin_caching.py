@@ -1,10 +1,5 @@
-"""The built-in models' prompt caching rules (``CachingRules``), by model name, as the providers publish them, and the
-rules a model of each maker that ctxwin's table does not list is assumed to follow (``NEWEST``).
-
-Prices come from genai-prices at run time (``counters/_sourced.py``); an entry here holds a price only where
-genai-prices has none for that model. Read on the date each entry gives, from the source it names (the providers'
-caching pages); a deployment that bills differently registers its own ``ModelSpec(..., caching=...)`` through a
-plugin (docs/sessions.md). Models whose provider does not cache (gpt-4-turbo, gpt-3.5, Gemini before 2.5) have none.
+"""The built-in models' prompt caching rules, as the providers publish them, and the rules assumed for a maker's
+models that ctxwin's table does not list (``NEWEST``). Each entry names its source and the date it was read.
 """
 
 from __future__ import annotations

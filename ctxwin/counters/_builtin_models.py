@@ -1,16 +1,5 @@
-"""The models ctxwin's own table knows: each one's counter and tokenizer generation, chat framing, output limit and
-caching rules, which genai-prices does not give. Their context windows and prices are genai-prices' at run time
-(``counters/_sourced.py``); a window here is what ``ModelSpec`` is registered with, and where genai-prices lists
-the model it is the same figure (tests/counters/test_model_data.py fails when the two differ).
-
-OpenAI models count exactly with tiktoken (images as each model is charged: ``,images=<pricing>``); DeepSeek-V3/R1
-with DeepSeek's tokenizer and chat template, DeepSeek-V4 with its tokenizer and published encoding; gpt-oss with
-o200k_harmony and harmony framing; Llama 3.x / 4, Qwen 2.5 / 3 / 3.5 / 3.6 and Mistral's models with their own
-tokenizers and chat framing (extras ``llama``, ``qwen``, ``mistral``; Mistral models whose tokenizer is not shipped
-refuse to count, saying so). Anthropic and Google publish no offline tokenizer, so Claude and Gemini use the
-approximate counter in safe mode, with images charged as Anthropic and Google charge them; their notes say what
-that count is worth (``CLAUDE_NOTE``, ``GEMINI_NOTE``). Their exact counts are online and opt-in:
-``anthropic-api:<model>``, ``gemini-api:<model>``.
+"""The models ctxwin's own table knows: each one's counter, tokenizer generation, framing, output limit and caching
+rules (what genai-prices does not give). Windows and prices are genai-prices' at run time (``_sourced``).
 """
 
 from __future__ import annotations

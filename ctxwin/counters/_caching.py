@@ -1,16 +1,5 @@
-"""How a provider caches prompt prefixes and what it charges: ``CachingRules``, one per model in the registry
-(``ModelSpec.caching``), as data with its source and the date it was read.
-
-Two kinds of caching: ``"automatic"`` (OpenAI, Gemini 2.5+, DeepSeek: the prefix a request shares with a recent one
-is read from the cache without asking, from ``min_prefix`` tokens on, counted in steps of ``granularity``) and
-``"explicit"`` (Anthropic: the request marks up to ``max_breakpoints`` ``cache_control`` breakpoints; the prefix up
-to a breakpoint is written to the cache, at ``cache_write`` for ``ttl``, and read by a later request at
-``cached_input``). Automatic caching may take markers too (OpenAI from GPT-5.6: up to ``max_breakpoints``
-``prompt_cache_breakpoint`` markers a request, and a write billed at ``cache_write``). ``long_ttl`` is the longer
-lifetime a request can ask for, written at ``long_write`` (Anthropic's one hour at 2x; OpenAI's 12 hours);
-``cache_key``: the provider routes requests by a ``prompt_cache_key``. Prices are USD per million tokens; None where
-the provider publishes none (``assumed`` says what ctxwin assumes instead); ``tiers``: the prices of a long request
-(a ``PriceTier`` bills the whole request at its prices once its input is over ``above`` tokens).
+"""How a provider caches prompt prefixes and what it charges: ``CachingRules``, one per model, as data with its source
+and the date it was read (docs/sessions.md).
 """
 
 from __future__ import annotations

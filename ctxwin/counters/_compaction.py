@@ -1,6 +1,6 @@
-"""A provider's compaction block counted from what it holds, before any usage says what it cost: its readable
-summary (Anthropic's ``content``) as text, its opaque part (``encrypted_content``: OpenAI's whole item) at one token
-per byte it decodes to, an upper bound unless the provider packs more than a token's worth of text into a byte."""
+"""A provider's compaction block counted from what it holds, before any usage says what it cost: the readable summary
+as text, the opaque part at one token per decoded byte.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Model figures from genai-prices (pydantic's data on about 2,400 models, read at run time so that its updates reach
-users without a ctxwin release): context windows, and prices with their start dates and long-context tiers, found by
-genai-prices' own match rules. Imported on first use; what a name finds is kept until the data is replaced.
+"""Model figures from genai-prices, read at run time so that its updates reach users without a ctxwin release:
+context windows and prices, found by genai-prices' own match rules.
 """
 
 from __future__ import annotations

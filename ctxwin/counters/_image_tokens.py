@@ -1,17 +1,4 @@
-"""Token charges of image and other non-text content blocks, as each provider publishes them.
-
-OpenAI (vision guide, "Calculating costs"): tile models charge ``base`` for ``low`` detail; for ``high`` and
-``auto`` the image is scaled to fit 2048x2048, then so its shortest side is 768 px, and costs ``base + tile`` per
-512 px tile (gpt-4o / gpt-4.1: 85 + 170; gpt-4o-mini: 2833 + 5667; o1 / o3: 75 + 150). Patch models (gpt-4.1-mini,
-gpt-4.1-nano, o4-mini) charge 32 px patches, at most 1536, times a per-model multiplier. Anthropic charges
-``width * height / 750`` after scaling the long edge to at most 1568 px and the area to about 1600 tokens' worth.
-Gemini charges 258 for an image with both sides at most 384 px, else 258 per 768x768 tile.
-
-The size comes from the block or its ``extras`` (``width``/``height``), else from the header of a base64 data URL
-or payload (PNG, JPEG, GIF, WebP; no imaging library needed). An image whose size cannot be known is charged the
-pricing's maximum (in an upper-bound count) or a flat ``DEFAULT_BLOCK_TOKENS``, with an ``ImageSizeWarning`` saying
-so. Non-image blocks (audio, files...) are flat.
-"""
+"""Token charges of image and other non-text content blocks, as each provider publishes them (docs/counters.md)."""
 
 from __future__ import annotations
 

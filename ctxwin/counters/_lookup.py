@@ -1,10 +1,5 @@
-"""Looking up the counters and models that plugins register: ``get_counter``, ``get_model`` and their listings.
-
-Counter spec forms, tried in this order: a registered counter name (``"approximate"``); a model name or alias
-(``"gpt-4o"``, ``"claude-3-5-sonnet-20241022"``), which resolves to that model's counter; ``"<counter>:<arg>"``
-(``"tiktoken:o200k_base"``, ``"hf:/path/tokenizer.json"``, ``"approximate:safe"``). Counters are stateless and
-thread-safe, so ``get_counter`` returns one shared instance per counter and argument, kept with the registration
-(a plugin change drops both).
+"""Looking up the counters and models that plugins register, by spec string or model name (docs/counters.md, "Spec
+forms"); a counter is stateless, so one shared instance serves each spec.
 """
 
 from __future__ import annotations
@@ -213,7 +208,7 @@ def check_counter_spec(spec: str) -> None:
 
 
 def get_counter(spec: str) -> TokenCounter:
-    """The shared counter for a spec (see the module docstring); ValueError with close matches if unknown."""
+    """The shared counter for a spec (docs/counters.md, "Spec forms"); ValueError with close matches if unknown."""
     if not isinstance(spec, str):
         raise TypeError(f"counter spec must be a str, got {type(spec).__name__}")
     info, arg, canonical = _resolve(spec)

@@ -1,14 +1,5 @@
-"""ModelSpec: what ctxwin knows about a model — its context window, output limit and token counter.
-
-Names resolve leniently, the way users copy them from providers and gateways: case-insensitively, through aliases;
-without a provider or gateway prefix (``openai/``, ``anthropic/``, ``azure/``, ``bedrock/``, ``vertex_ai/``,
-``gemini/``, ``openrouter/``, ``openai:``, ``models/``...); an OpenAI fine-tune id
-(``ft:gpt-4o-mini-2024-07-18:org::id``) as its base model; a Bedrock id
-(``us.anthropic.claude-3-5-sonnet-20241022-v2:0``) without its region, vendor and version; Azure's
-``gpt-35-turbo`` as ``gpt-3.5-turbo``; OpenRouter's dotted ``claude-3.5-sonnet`` and ``:thinking``-style variants;
-and a dated or numbered snapshot (``gpt-4o-2024-08-06``, ``gpt-4-0613``, ``claude-3-5-sonnet-20241022``,
-``...@20240620``, ``...-latest``, ``gemini-2.0-flash-001``) as the undated family when the snapshot itself is not
-registered; a Hugging Face repo id (``deepseek-ai/DeepSeek-V3``) as its name without the owner.
+"""ModelSpec: what ctxwin knows about a model (context window, output limit, token counter), and the lenient name
+resolution that finds it from names copied from providers and gateways.
 """
 
 from __future__ import annotations

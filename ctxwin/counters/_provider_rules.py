@@ -1,7 +1,5 @@
-"""One rule per maker for the models genai-prices knows and ctxwin's own table does not: the counter (an estimate on
-the safe side, reported as one), the tokenizer generation, the output limit and the caching rules assumed; and the
-genai-prices provider whose figures ctxwin's own models of that maker take (None for open-weights families, whose
-window is the model card's and whose prices are each host's).
+"""One rule per maker for the models genai-prices knows and ctxwin's own table does not: the counter, tokenizer
+generation, output limit and caching rules assumed, and the genai-prices provider ctxwin's own models take figures from.
 """
 
 from __future__ import annotations

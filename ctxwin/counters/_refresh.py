@@ -1,5 +1,6 @@
 """``refresh_model_data``: genai-prices' newest model data, fetched by its own updater on request only (never at
-import or lookup), within a time limit, failing at once without a network; used by this process from then on."""
+import or lookup), within a time limit.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A model's figures taken from genai-prices where it has them: ctxwin's own models take its context window and
-prices (their tokenizer, framing, output limit and caching rules stay ctxwin's), and a model only genai-prices knows
-gets the rest from its maker's rule (``counters/_provider_rules.py``). Each figure says where it comes from.
+"""A model's figures taken from genai-prices where it has them; a model only genai-prices knows gets the rest from its
+maker's rule (``_provider_rules``). Each figure says where it comes from.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""BaseChatMessageHistory: the interface every chat history shares (LangChain's names and signatures).
-
-Subclasses implement ``stored_messages``, ``store_messages`` and ``clear_stored``; the base gives them LangChain's
-faces (``messages``, ``add_messages``, ``clear``). A subclass written to LangChain's contract (overriding
-``messages``, ``add_messages`` and ``clear`` themselves) still works: the three primitives then fall back on them,
-and its messages read as it returns them. Unlike LangChain, storing a batch is the primitive (so it can be
-stored atomically) and ``add_message`` calls it. The async twins run the blocking methods in a worker thread
-(``asyncio.to_thread``), which is right for file and database stores.
-
-Type in = type out (docs/interop.md): a history given LangChain messages (every message of an ``add_messages``
-call a LangChain message) reads back as LangChain messages from then on, and so does one opened with
-``form="langchain"``. It stores ctxwin messages; the caller's forms are kept here, once for every store, by
-``_CallerObjects``.
+"""BaseChatMessageHistory: the interface every chat history shares, with LangChain's names and signatures.
+Unlike LangChain, storing a batch is the primitive, so that a batch is stored atomically; the caller's message forms
+are kept here once for every store (docs/history.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""One message as one JSON text: the record format the JSONL and SQLite histories store.
-
-A stored message must read back equal to the one added, so anything JSON would silently change is refused before
-anything is written, naming the message's index and the place in it: a dict key that is not a string (JSON turns
-``1`` into ``"1"``, and ``{1: "a", "1": "b"}`` into a single key), a tuple (read back as a list), NaN or infinity,
-and nesting deeper than ``MAX_DEPTH`` levels (every record written must be readable again within Python's
-recursion limit). Lone surrogates (``"\\ud800"`` from a JSON escape) are kept: a record holding one is written
-with ASCII escapes, which every UTF-8 file and SQLite text column accepts and ``json.loads`` reads back exactly.
-The one exception is a high and a low surrogate side by side, which JSON reads back as the single character they
-encode in UTF-16: refused too.
+"""One message as one JSON text: the record format the JSONL and SQLite histories store. Anything JSON would silently
+change (non-string keys, tuples, NaN, too deep a nesting) is refused before anything is written (docs/history.md).
 """
 
 from __future__ import annotations

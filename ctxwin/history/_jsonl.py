@@ -1,10 +1,6 @@
-"""FileChatMessageHistory: a chat history in a JSONL file, safe against crashes and concurrent appenders.
-
-Each append takes an exclusive ``flock`` on the file, closes off any torn tail a crashed writer left (see
-``jsonl_format``), writes all its lines with one ``write()`` on an ``O_APPEND`` descriptor and ``fsync``s before
-returning, so a message is durable once ``add_message`` returns and lines of different writers never interleave.
-Readers take a shared lock, so they never see a write in progress. The lock needs ``fcntl`` (POSIX); it is imported
-at first use, so ``import ctxwin`` works everywhere and only reading or writing such a file elsewhere raises.
+"""FileChatMessageHistory: a chat history in a JSONL file, safe against crashes and concurrent appenders (``flock``,
+one ``O_APPEND`` write, ``fsync``; docs/history.md). ``fcntl`` is imported at first use, so ``import ctxwin`` works
+everywhere.
 """
 
 from __future__ import annotations

@@ -1,22 +1,5 @@
-"""``add_messages``: LangGraph's message-list reducer (``langgraph.graph.message.add_messages``), without LangGraph.
-
-Semantics follow LangGraph: ``left`` and ``right`` may each be one message-like item or a list of them; chunks
-become messages; a message without an id gets a uuid4 one; a ``right`` message whose id is already present replaces
-that message in place; ``RemoveMessage(id)`` deletes (an id present in neither list raises ``ValueError``); the
-operations in ``right`` apply in order, so a later message with an id replaces an earlier one; and
-``RemoveMessage(id=REMOVE_ALL_MESSAGES)`` discards everything before it.
-
-Deliberate differences, each to avoid surprises LangGraph has:
-- ids are assigned to copies; the caller's message objects are never mutated (LangGraph sets ``m.id`` in place,
-  so an id-less message passed again in a *later* call is appended again here, where LangGraph would replace it);
-- what follows the last ``REMOVE_ALL_MESSAGES`` marker is reduced onto an empty list (so duplicate ids and removals
-  after the marker still apply, and ``format`` is honoured) instead of being returned raw;
-- ``format="openai"`` keeps message ids (LangGraph's round trip through OpenAI dicts loses them, which breaks any
-  later replacement or removal by id). LangGraph's spelling ``"langchain-openai"`` is accepted too.
-
-As in LangGraph, LangChain messages in (on either side, mixed with dicts, tuples or chunks) give LangChain messages
-out: the caller's own objects where kept, new instances of LangChain's classes for the rest
-(``ctxwin.messages._forms``); with no LangChain message in, the result is ctxwin messages.
+"""``add_messages``: LangGraph's message-list reducer, without LangGraph. Where it differs (the caller's messages never
+mutated, ids kept under ``format="openai"``...), it avoids a surprise LangGraph has (docs/history.md).
 """
 
 from __future__ import annotations

@@ -1,17 +1,5 @@
-"""WindowedHistory: keeps every message in a backing history and shows the recent window that fits.
-
-The window is the last ``max_messages`` messages and/or the last messages within ``max_tokens`` (measured by the
-trim engine, ``ctxwin.trim.trim_messages``, with ``strategy="last"``). One system message always leads the window:
-the manager's ``system_prompt`` when set, otherwise (with ``include_system``) a system message stored first in the
-history. ``max_messages`` counts that system message, as ``trim_messages(token_counter=len)`` would. After the
-system message the window starts on a ``start_on`` message (a user message by default: providers reject a
-conversation that opens with an assistant turn or a tool result), and holds no tool result whose call is not in it.
-
-The window is stateful: it keeps the stored messages it read, and messages added through it are appended to them,
-so a chat turn (add a message, read the window) neither reads the backing history again nor copies what it holds;
-with a per-message counter the trim recalls every old message's count from the count cache and tokenizes only the
-new one. Whether the backing history changed behind its back (another writer, a ``clear``, another process) is
-told by its ``revision()``; when it did, or when the history cannot tell (a JSONL file), everything is read again.
+"""WindowedHistory: keeps every message in a backing history and shows the recent window that fits, statefully, so a
+chat turn costs what changed (docs/history.md).
 """
 
 from __future__ import annotations

@@ -1,26 +1,6 @@
 """Microsoft Agent Framework agents whose every model call fits the model's budget: ``CtxwinCompactionStrategy``
-and ``CtxwinTokenizer``.
-
-``Agent(client, instructions=..., tools=[...], compaction_strategy=CtxwinCompactionStrategy("gpt-4o",
-instructions=..., tools=[...]))``: before each model call (the in-run compaction of the chat client, each step of
-the tool loop included) the framework hands the strategy the messages; the strategy plans them and marks the ones the
-plan drops as excluded (``EXCLUDED_KEY``, the framework's own flag, with the reason ``"ctxwin"``), so the client sends
-the rest. A summary, a shortened tool result or recalled text is a new ``Message`` put where the plan put it and
-marked as ctxwin's; the next call takes those out and un-excludes what it excluded before planning again, so the
-framework's message list keeps every original message. Exclusions made by other strategies are respected. Reasoning
-contents follow the rules ``clear_reasoning`` has for every provider.
-
-A compaction strategy is shown the messages only: the agent's ``instructions`` and ``tools`` (what ``Agent(tools=...)``
-takes: plain functions, ``FunctionTool`` objects or functions decorated with ``@tool``, OpenAI tool dicts) are given to
-the strategy to be counted; the recall tool (``recall_tool()``) is counted from when it is made.
-Conversations: one cache-stable session per conversation, told apart by the messages a call continues (the
-framework names none to a strategy). The recall tool answers from the conversation its run's compaction fitted (the
-run the framework hands the tool through ``FunctionInvocationContext``, checked against the session's stored
-messages when it has them). ``CtxwinTokenizer`` is ctxwin's exact counter as the framework's ``TokenizerProtocol``,
-for its own token-aware strategies.
-
-This module imports the Agent Framework (``agent-framework-core``, the ``agent-framework`` extra); ``import
-ctxwin`` never does.
+(which marks what a plan drops as excluded) and ``CtxwinTokenizer``. docs/stacks/agent-framework.md is the guide.
+This module imports the Agent Framework (the ``agent-framework`` extra); ``import ctxwin`` never does.
 """
 
 from __future__ import annotations

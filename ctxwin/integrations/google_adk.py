@@ -1,22 +1,6 @@
-"""Google ADK agents whose every model call fits the model's budget: ``ContextWindowCallback``.
-
-``LlmAgent(..., before_model_callback=ContextWindowCallback("gemini-2.5-flash", ...))``: before each model call ADK
-hands the callback the ``LlmRequest``; the callback plans its ``contents`` with the system instruction and the
-function declarations counted against the budget, and puts the fitted contents back in the request (the session's
-events are left whole). A ``Content`` the plan kept whole is ADK's own object; one kept in part is a copy with those
-parts; a summary, a shortened function response or recalled text is a new ``Content``. Thought parts follow the
-rules ``clear_reasoning`` has for every provider. A function response is counted as its JSON (as ADK's LiteLLM
-models send it); a shortened one is sent as a response whose JSON is the shortened text, never counting more (a
-function's string result, ``{"result": ...}``, is encoded once).
-
-Conversations: one cache-stable session per ADK session (its app name, user id and session id). With ``model=None``
-the request's own model names the counter and window (one planner per model name, built when first seen). The
-recall tool finds its conversation by the ``ToolContext`` ADK hands it (the same session).
-
-What it cannot do there: inline media and files are counted by their description, not as the model bills them;
-leave room with ``safety_margin``.
-
-This module imports ADK (``google-adk``, the ``google-adk`` extra); ``import ctxwin`` never does.
+"""Google ADK agents whose every model call fits the model's budget: ``ContextWindowCallback``, a
+``before_model_callback``. docs/stacks/google-adk.md is the guide.
+This module imports ADK (the ``google-adk`` extra); ``import ctxwin`` never does.
 """
 
 from __future__ import annotations

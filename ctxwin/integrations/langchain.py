@@ -1,32 +1,6 @@
-"""LangChain v1 and LangGraph agents whose every model call fits the model's budget, fitted by ctxwin's planner.
-
-- ``ContextWindowMiddleware``: a ``langchain.agents.create_agent(..., middleware=[...])`` middleware. Around each
-  model call (``wrap_model_call``, as LangChain's own context-editing middleware does) it plans the request's system
-  message and messages with the request's tools counted against the budget, and hands the model the fitted
-  messages; the agent's stored state is left alone.
-- ``pre_model_hook``: the same for ``langgraph.prebuilt.create_react_agent``; the hook returns
-  ``{"llm_input_messages": ...}`` (the state is rewritten only with ``rewrite_state=True``).
-- ``ChatModelSummarizer``: a LangChain chat model as the planner's summarizer (``summarizer=`` of ``ctxwin.fit``,
-  ``Planner``, the middleware and the hook; a chat model given there is wrapped in it).
-
-The middleware and the hook keep one cache-stable ``PlanSession`` per conversation, told apart by the LangGraph
-``thread_id`` of the run (``config={"configurable": {"thread_id": ...}}``, as with a checkpointer), else by the
-messages (a call goes to the conversation whose messages it continues): between cuts each model call sends the
-previous call's messages unchanged plus what was appended, so the provider's prompt cache keeps hitting
-(docs/sessions.md). A thread whose stored history no longer continues what its session saw (rewritten by a
-``RemoveMessage``) starts a new session. ``cache_stable=False``, and the hook's ``rewrite_state=True``, plan every
-call on its own.
-(``ctxwin.integrations._conversations`` holds what every agent integration shares.)
-
-Neither ever hands the model an empty history or a tool call without its results (the planner repairs tool pairs),
-nor a request without the last user message or the newest tool round after it (without them the model would not
-see what it answers, or would call its tools again; older rounds of the turn may go, as older messages may). When
-the part that must stay (system prompt, tools, pinned messages, the last user message and that round) cannot fit,
-nothing is sent: the middleware ends the run with an AI message saying so (as LangChain's call-limit middleware
-does), or raises with ``strict=True``; the hook, which cannot skip the model call, raises. The error is
-``BudgetExceeded``, or its subclass ``TurnDoesNotFit``. docs/integrations.md has the guide.
-
-This module imports LangChain (``langchain>=1``, the ``langchain`` extra); ``import ctxwin`` never does.
+"""LangChain v1 and LangGraph agents whose every model call fits the model's budget: ``ContextWindowMiddleware``,
+``pre_model_hook`` and ``ChatModelSummarizer``. docs/integrations.md is the guide.
+This module imports LangChain (the ``langchain`` extra); ``import ctxwin`` never does.
 """
 
 from __future__ import annotations
@@ -272,7 +246,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``head_fill``...); the tools are each request's. When the part that must stay (the current turn included) cannot
     fit, the model is not called: the run ends with an AI message saying so, or with ``strict=True`` ``BudgetExceeded``
     (``TurnDoesNotFit`` for the current turn) is raised. With ``cache_stable`` (the default) each conversation keeps one
-    cache-stable session (the module docstring says how). ``recall_tool=True`` adds the recall tool to the agent's tools
+    cache-stable session (docs/integrations.md says how). ``recall_tool=True`` adds the recall tool to the agent's tools
     (a search over what the session of the conversation it is called in left out: the run's thread id, else the state's
     messages, say which).
     """

@@ -1,30 +1,6 @@
-"""A LiteLLM proxy whose every chat request is fitted to the model's budget: ``ContextWindowHook``.
-
-The proxy calls a ``CustomLogger``'s ``async_pre_call_hook`` with each request body before it routes it; the hook
-plans the body's ``messages`` (chat completions) or ``input`` (Responses) with its tools and reply limit
-(``max_tokens``, ``max_completion_tokens`` or ``max_output_tokens``) counted against the budget, and returns the body
-with the fitted messages. Messages kept unchanged are the client's own dicts, as sent; a summary, a shortened tool
-result or recalled text is a new message in the body's form. So every client of the proxy, in any language, sends
-fitted requests. Configure it in the proxy's YAML:
-
-```yaml
-litellm_settings:
-  callbacks: ctxwin.integrations.litellm.proxy_hook   # options from CTXWIN_LITELLM_OPTIONS (JSON)
-```
-
-or, for options in code, a module beside the config (``callbacks: ctxwin_hook.hook``) holding
-``hook = ContextWindowHook(context_window=..., strategies=[...])``.
-
-Models: the body's ``model`` (the proxy's model name; a ``provider/`` prefix is dropped) names the counter and window,
-unless the hook was given a ``model``; ``models={"proxy-name": "ctxwin model name"}`` maps names the registry does not
-know. Conversations: one cache-stable session per ``litellm_session_id`` (or ``metadata.session_id``) when the client
-sends one, else per the conversation's first messages. The reserve for the reply is at least the body's own reply
-limit, so the forwarded body never asks for more than the window has left. Refusals are the proxy's own client
-errors (``ProxyException``, logged without a traceback, not retried by clients): 400 with the plan's figures for a
-request whose must-keep part cannot fit (never sent over the budget; ``param`` names the body's messages field), 400
-for a body ctxwin cannot read, naming what is wrong.
-
-This module imports LiteLLM (``litellm[proxy]``, the ``litellm`` extra); ``import ctxwin`` never does.
+"""A LiteLLM proxy whose every chat request is fitted to the model's budget: ``ContextWindowHook``, so every client of
+the proxy, in any language, sends fitted requests. docs/stacks/litellm.md is the guide.
+This module imports LiteLLM (the ``litellm`` extra); ``import ctxwin`` never does.
 """
 
 from __future__ import annotations

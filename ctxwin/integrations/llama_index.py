@@ -1,26 +1,6 @@
-"""LlamaIndex agents and chat engines whose every LLM call fits the model's budget: ``ContextWindowLLM``.
-
-``FunctionAgent(llm=ContextWindowLLM(llm, "gpt-4o", ...), tools=...)`` (or any chat engine, query engine or workflow
-that takes an LLM): the wrapper fits the messages of every chat call (``chat``, ``achat``, ``stream_chat``,
-``astream_chat``; tool calling goes through them) with the call's tools counted against the budget, then hands them
-to the wrapped LLM. A message the plan kept unchanged is the caller's own ``ChatMessage``; a summary, a shortened
-tool result or recalled text is a new one. Thinking blocks follow the rules ``clear_reasoning`` has.
-
-Why the LLM and not the memory: an agent reads its memory once per run (``memory.aget()``), then calls the LLM
-again for each tool round with the run's tool results appended, which no memory sees; the memory's ``token_limit``
-counts with an estimate. Wrapping the LLM fits every call exactly, whatever memory the agent keeps (keep it whole:
-``Memory.from_defaults(token_limit=...)`` with a limit above the history, so ctxwin decides what is sent).
-
-Conversations: one cache-stable session per conversation, told apart by the messages a call continues (LlamaIndex
-names none to an LLM). The recall tool finds its conversation by the workflow ``Context`` an agent hands it: the
-wrapper notes which conversation each workflow run's calls went to.
-
-LlamaIndex counts tokens too (a ``Memory``'s ``token_limit``, its text splitters) with a global tokenizer that is
-tiktoken's cl100k unless set, which tiktoken downloads when its cache is cold. ``tokenizer(model)`` is ctxwin's
-counter in LlamaIndex's form, offline; a ``ContextWindowLLM`` sets it as LlamaIndex's global tokenizer when none was
-set (``Settings.tokenizer``), so a program that builds the LLM first never downloads one.
-
-This module imports LlamaIndex (``llama-index-core``, the ``llama-index`` extra); ``import ctxwin`` never does.
+"""LlamaIndex agents and chat engines whose every LLM call fits the model's budget: ``ContextWindowLLM`` wraps the LLM,
+not the memory, which never sees a run's tool rounds. docs/stacks/llama-index.md is the guide.
+This module imports LlamaIndex (the ``llama-index`` extra); ``import ctxwin`` never does.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""OpenAI Agents SDK agents whose every model call fits the model's budget: ``ContextWindowFilter``.
-
-``RunConfig(call_model_input_filter=ContextWindowFilter("gpt-4o", ...))``: before each model call the SDK hands the
-filter the call's instructions and input items (Responses items); the filter plans them with the agent's function
-tools and handoffs counted against the budget, and returns ``ModelInputData`` with the fitted items. Items the plan
-kept unchanged are the SDK's own objects (the SDK matches what it sent by identity); a summary, a shortened tool
-output or recalled text is a new Responses item. Reasoning items travel with the assistant turn they belong to
-(``clear_reasoning`` drops those of old turns, as for every provider).
-
-Conversations: one cache-stable session per conversation (docs/sessions.md), told apart by ``conversation_id(data)``
-when given (e.g. your ``SQLiteSession``'s ``session_id`` kept in the run context), else by the items: a call goes to
-the conversation whose items it continues (the calls of one run extend each other, and so do the runs of an SDK
-``Session``). The recall tool finds its conversation through the ``ToolContext`` the SDK hands it.
-
-What it cannot do there: hosted tools (web search, file search, computer use, MCP servers listed at run time) are
-sent by the SDK but not counted (only function tools and handoffs are); leave room with ``safety_margin``.
-
-This module imports the Agents SDK (``openai-agents``, the ``openai-agents`` extra); ``import ctxwin`` never does.
+"""OpenAI Agents SDK agents whose every model call fits the model's budget: ``ContextWindowFilter``, a
+``call_model_input_filter``. docs/stacks/openai-agents.md is the guide.
+This module imports the Agents SDK (the ``openai-agents`` extra); ``import ctxwin`` never does.
 """
 
 from __future__ import annotations

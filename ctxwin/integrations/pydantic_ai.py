@@ -1,18 +1,6 @@
-"""Pydantic AI agents whose every model request fits the model's budget: ``ContextWindowProcessor``.
-
-``Agent(..., history_processors=[ContextWindowProcessor("gpt-4o", ...)])``: before each model request Pydantic AI
-hands the processor the run's message history (``list[ModelMessage]``) and the ``RunContext``; the processor plans
-it with the agent's function and output tools counted against the budget, and returns the fitted history in
-Pydantic AI's own types. A request or response the plan kept whole is the caller's own object; one the plan kept
-only part of is a copy with those parts (``dataclasses.replace``); a summary, a shortened tool return or recalled text
-is a new ``ModelRequest``. A response's thinking parts follow the rules ``clear_reasoning`` has for every provider.
-
-Conversations: one cache-stable session per ``conversation_id`` (Pydantic AI gives every run one, the one of the
-``message_history`` it continues, and stamps it on the run's messages), else per the messages a call continues. The
-recall tool finds its conversation by the ``RunContext`` Pydantic AI hands it. The processor is async: Pydantic AI
-awaits it in ``run``, ``run_sync`` and ``run_stream``.
-
-This module imports Pydantic AI (``pydantic-ai-slim``, the ``pydantic-ai`` extra); ``import ctxwin`` never does.
+"""Pydantic AI agents whose every model request fits the model's budget: ``ContextWindowProcessor``, a history
+processor. docs/stacks/pydantic-ai.md is the guide.
+This module imports Pydantic AI (the ``pydantic-ai`` extra); ``import ctxwin`` never does.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Fit a Ray Dataset of conversations: ``fit_dataset(ds, model="gpt-4o", ...)`` adds the fitted conversation, the
-plan's summary and the error (if any) as columns, with results identical to ``ctxwin.fit`` on each row, in input
-order; ``read_jsonl(path)`` reads a JSONL file in byte ranges, one read task each, so no task holds the whole file.
-
-It is one ``map_batches``. By default it runs as Ray tasks, which Ray Data schedules on every CPU alongside the
-read and write tasks (and fuses with them); each worker process keeps the ``FitBatch`` (planner, counter,
-tokenizer data, strategies) it built for the first batch and reuses it. With ``concurrency`` it is an actor pool
-instead, each actor building its ``FitBatch`` once. Ray is the optional ``ray`` extra and is imported only when
-``fit_dataset`` or ``read_jsonl`` is called.
+"""Fit a Ray Dataset of conversations (``fit_dataset``, one ``map_batches``, results identical to ``ctxwin.fit`` on
+each row) and read a JSONL file in byte ranges (``read_jsonl``). Ray (the ``ray`` extra) is imported only when
+either is called (docs/batch.md).
 """
 
 from __future__ import annotations

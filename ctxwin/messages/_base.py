@@ -1,7 +1,5 @@
-"""BaseMessage and BaseMessageChunk: the pydantic models every message type derives from.
-
-Field names, defaults and the positional ``content`` argument match ``langchain_core.messages`` so that code written
-against LangChain keeps working after changing the import.
+"""BaseMessage and BaseMessageChunk: the pydantic models every message type derives from, with
+``langchain_core.messages``' field names, defaults and positional ``content`` so LangChain code keeps working.
 """
 
 from __future__ import annotations

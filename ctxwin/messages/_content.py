@@ -1,8 +1,5 @@
-"""Standard content blocks and the translation of provider block formats into them.
-
-Block shapes follow LangChain 1.x (``type`` plus ``url``/``base64``/``file_id``/``mime_type``, provider-specific
-fields under ``extras``). Unlike LangChain, factories do not invent ``lc_`` ids: a block gets an id only when one
-is given, so converting the same conversation twice yields equal messages.
+"""Standard content blocks (LangChain 1.x's shapes) and the translation of provider block formats into them.
+Unlike LangChain, factories invent no ``lc_`` ids, so converting the same conversation twice yields equal messages.
 """
 
 from __future__ import annotations

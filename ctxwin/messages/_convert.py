@@ -1,17 +1,6 @@
-"""``convert_to_messages``: every common chat shape in, ctxwin messages out.
-
-Accepted items: ctxwin messages; LangChain message objects (duck-typed, langchain is never imported); OpenAI chat
-dicts (``developer`` role, ``name``, ``tool_calls`` with JSON-string arguments, ``tool`` role); OpenAI Responses
-input and output items (``message`` with ``input_text``/``output_text`` parts, ``function_call``,
-``function_call_output``, ``reasoning``); the ``openai`` SDK's pydantic objects of both (read through their
-``model_dump``, the SDK is never imported); Anthropic-style dicts (``tool_use`` / ``tool_result`` / ``thinking``
-blocks); ``{"type", "data"}`` dicts from ``messages_to_dict``; ``(role, content)`` pairs; plain strings (human
-messages). A whole request (``{"system": ..., "messages": [...], "tools": [...]}``, Anthropic's or OpenAI's) reads as
-its system message, if any, followed by its messages. Anything else raises ``ValueError``/``TypeError`` naming the
-item's index.
-
-A run of Responses items of one assistant turn (``reasoning``, an assistant ``message``, ``function_call``) reads as
-one AIMessage, as chat completions and Anthropic hold a turn, so a call and its ``function_call_output`` pair up.
+"""``convert_to_messages``: every common chat shape in (LangChain objects, OpenAI chat and Responses items, Anthropic
+blocks, whole requests, pairs, strings), ctxwin messages out; anything else is refused naming its index.
+The accepted shapes: docs/interop.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
-"""Type in = type out: remember the form the caller's messages came in, and give messages back in it.
-
-The engine works on ctxwin messages. When every input item is a LangChain message, a public face (``trim_messages``,
-``filter_messages``, ``merge_message_runs``, ``fit``, ``add_messages``) reads them with ``CallerForms.read`` and
-returns ``forms.back_all(result)``: a message the engine kept unchanged is the caller's own object; a changed or new
-one (a partial message, a truncated tool output, a summary, a merged run) is built with the caller's class of that
-name (the input's own class, else the one its package exports), so LangChain is never imported by ctxwin. Any other
-input (ctxwin messages, dicts, strings, tuples, a mix) gives ctxwin messages, as before.
-
-Reading LangChain messages costs a pydantic validation each; a chat loop hands the same objects over again every
-turn. ``_Converted`` remembers, per LangChain object, the ctxwin message read from it with the object written as bytes
-(``ctxwin.messages._writer``, the count cache's writer), so a re-trim of ``history + [new]`` converts only the new
-message, and the count cache then recalls the old ones by identity. An object changed in place (however deep) is read
-again; one holding a value the writer does not write is read every time. These ctxwin messages never leave
-ctxwin (the caller gets their own objects back), so no caller can change one behind the memo.
-
-A ``token_counter`` given by the caller (a callable, a chat model) sees messages through ``back`` too, so LangChain's
-``count_tokens_approximately`` and a chat model's ``get_num_tokens_from_messages`` get LangChain objects.
-
-``output=`` (``fit``, ``Planner``) asks for a provider's request form instead: a ``RequestForm``
-(``ctxwin.messages._request_forms``) reads the caller's input (``RequestForm.read``) and writes the messages back in it;
-``OpenAIDicts`` gives chat completions the caller's own OpenAI dicts back for the messages kept unchanged.
+"""Type in = type out: the form the caller's messages came in (LangChain objects, a provider's request form), and the
+messages given back in it, the caller's own objects where unchanged, without ctxwin importing LangChain.
+How it reads a re-trimmed history cheaply: docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,5 @@
-"""The one nesting limit messages must respect, and linear, recursion-free checks against it.
-
-Python's ``repr``, ``==``, ``copy.deepcopy``, ``json`` and pydantic all recurse into nested dicts and lists, and a
-message nested a few hundred levels deep (a model stuck in a loop, a hostile file) makes any of them raise
-``RecursionError`` at a depth that depends on how deep the caller's stack already is. So a message may nest dicts
-and lists at most ``MAX_NESTING_DEPTH`` levels: each field value that is a dict or list (``content``,
-``additional_kwargs``, ``tool_calls``, ...) is level 1, a dict or list inside it level 2, and so on. Messages are
-checked when they are built (``convert_to_messages``, ``messages_from_dict``, the constructors); everything the
-library does to a message stays far inside the interpreter's recursion limit at that depth.
-
-Tool-call arguments arrive as JSON text at level 3 (``tool_calls`` list, call dict, arguments object), so text
-nested deeper than ``MAX_TOOL_ARGS_DEPTH`` becomes an ``InvalidToolCall`` keeping the text, and is never handed
-to ``json.loads`` (which recurses too). A JSON document holding conversations (``{"messages": [message, ...]}``)
-is valid up to ``MAX_NESTING_DEPTH + 3`` levels; ``json_too_deep`` checks a text without parsing it.
+"""The one nesting limit messages must respect, and linear, recursion-free checks against it: deeper messages would make
+``repr``, ``==``, ``json`` and pydantic raise ``RecursionError`` at a depth that depends on the caller's stack.
 """
 
 from __future__ import annotations

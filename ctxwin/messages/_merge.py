@@ -1,12 +1,5 @@
-"""Merging of streamed chunk fields: content, dicts and lists of indexed items.
-
-These follow LangChain's ``merge_content``/``merge_dicts``/``merge_lists`` so that chunks streamed by a provider
-add up to the same message in both libraries. Inputs are never mutated.
-
-Each function takes any number of values and gives what merging them one after the other gives, in time linear
-in their total size: strings are joined once, list items are found by ``index`` and ``id`` through a lookup
-instead of a scan, and each merged item is merged once with all its pieces. (Folding pairwise, as LangChain does,
-copies the growing result at every step: merging a run of 80,000 messages never finished.)
+"""Merging of streamed chunk fields (content, dicts, lists of indexed items) as LangChain's ``merge_content``/
+``merge_dicts``/``merge_lists`` do, but in one pass over all the values: folding pairwise is quadratic.
 """
 
 from __future__ import annotations

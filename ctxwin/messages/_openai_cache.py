@@ -1,17 +1,5 @@
-"""``mark_prompt_cache``: OpenAI prompt caching marks on a Chat Completions or Responses request, and
-``OpenAIPromptCache``, the caching both OpenAI request forms share.
-
-From GPT-5.6 a request can mark content blocks with ``"prompt_cache_breakpoint": {"mode": "explicit"}``: the prefix
-up to a marked block is written to the cache (billed as a cache write) and read by a later request whose prefix is
-the same up to it, at most ``MAX_BREAKPOINTS`` writes a request. ``prompt_cache_options.mode = "explicit"`` turns off
-the breakpoint OpenAI would otherwise place itself, so what is written is what the request marks (no mark: nothing
-is cached, and nothing written). ``prompt_cache_key`` routes requests that share a prefix to the same cache. The
-function works on the request form (``messages`` or ``input``), whoever built it, and copies only what it marks.
-
-Blocks that take a mark: text, image, audio and file parts of chat messages (an assistant's text too); Responses
-``input_text``, ``input_image`` and ``input_file`` parts of user, system and developer messages and of function call
-outputs. A message whose last block takes none (an assistant turn that only calls tools, a Responses assistant
-message) passes its mark to the nearest earlier message that takes one: the prefix up to there is cached instead.
+"""``mark_prompt_cache``: OpenAI's prompt-cache breakpoints on a Chat Completions or Responses request, and
+``OpenAIPromptCache``, the caching both OpenAI request forms share (docs/sessions.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""``convert_to_openai_messages``: ctxwin (or any convertible) messages out as OpenAI chat-completions dicts.
-
-Round trip: an OpenAI dict converted in with ``convert_to_messages`` and back out here is the same dict, including
-``name``, ``tool_calls`` (with their original argument strings), tool results, list content and the
-``developer`` role. Two deliberate differences from LangChain, both to keep round trips exact and requests valid:
-list content stays a list under ``text_format="string"`` (LangChain joins all-text lists with newlines), and
-reasoning blocks (which chat completions rejects as input) are left out.
+"""``convert_to_openai_messages``: messages out as OpenAI chat-completions dicts, so that a dict converted in and
+back out is the same dict. For that, list content stays a list and reasoning blocks are left out (docs/interop.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""Non-text parts where the target API takes them.
-
-The APIs take images, audio and files in some roles only (as their docs and SDK param types say); each request
-form says which (``RequestForm.media``). ``place_media`` moves a part a message cannot hold to a user message
-inserted right after that message's unit (a tool result's run of results, an assistant message's results, the
-leading system messages), so tool calls stay next to their results and the model still sees the image, with a text
-note where it was taken from. The inserted message is marked (``is_moved_media``): it belongs to the unit it came
-from and is no user turn, so a plan never keeps it as "the last user message" in place of the real one. A part the
-API takes nowhere becomes a text note, with a warning. An image's ``detail`` (OpenAI's) is dropped for a form that
-takes none, so the image is counted as it is sent.
+"""Non-text parts where the target API takes them: a part a message cannot hold moves to a user message inserted after
+that message's unit, so tool calls stay next to their results and the model still sees it (docs/interop.md).
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""The types ``fit``/``Planner`` return for ``output="openai" | "responses" | "anthropic"``.
-
-They are the SDKs' own request param types (``openai``'s ``ChatCompletionMessageParam`` and
-``ResponseInputItemParam``, ``anthropic``'s ``MessageParam`` and ``TextBlockParam``), imported for type checkers
-only: a ``mypy --strict`` user passes ``plan.messages`` to ``client.chat.completions.create(messages=...)`` with no
-``cast``, and a copy of the SDKs' TypedDicts cannot drift from theirs (TypedDict values are invariant, so a copy must
-match exactly). Where an SDK is not installed its types read as plain dicts (``Any`` to a type checker). ctxwin never
-imports either SDK at run time.
+"""The types ``fit``/``Planner`` return for ``output="openai" | "responses" | "anthropic"``: the SDKs' own request param
+types, for type checkers only, so ``plan.messages`` goes to the SDK with no ``cast`` and cannot drift from its types.
 """
 
 from __future__ import annotations

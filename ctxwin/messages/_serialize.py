@@ -1,7 +1,5 @@
-"""Message <-> plain dict, for JSON storage: ``{"type": ..., "data": {...every field...}}``.
-
-Deserialization is allow-list only: ``type`` selects one of the classes below and nothing named in the data is
-ever imported, so a stored conversation cannot make ctxwin load code.
+"""Message <-> plain dict, for JSON storage: ``{"type": ..., "data": {...}}``. Deserialization is allow-list only:
+nothing named in the data is ever imported, so a stored conversation cannot make ctxwin load code.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Tool calls: the TypedDicts and their factories, and the parsers of OpenAI raw tool calls and streamed chunks.
-
-Kept apart from ``ToolMessage`` (``ctxwin.messages._tool``) because message content refers to tool calls: the
-message modules then import each other in one direction only.
+"""Tool calls: the TypedDicts, their factories, and the parsers of OpenAI raw tool calls and streamed chunks; apart from
+``ToolMessage`` so that the message modules import each other in one direction only.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""Tool definitions and ``tool_choice`` as callers give them, read into the one form ctxwin holds.
-
-ctxwin holds tools as OpenAI chat-completions function tools (``{"type": "function", "function": {"name",
-"description", "parameters"}}``): that is what the counters count. ``openai_tools`` reads the forms callers have
-(OpenAI chat function tools, Responses' flat function tools, Anthropic's ``name``/``description``/``input_schema``
-tools, and LangChain tools: objects with a ``name``, a ``description`` and a ``tool_call_schema`` or
-``args_schema``, read by duck typing, as LangChain's ``convert_to_openai_tool`` reads them); each request form
-writes them its own way (``functions_as``). A tool with no function form (Anthropic's server tools such as
-``web_search_20250305``, OpenAI's ``web_search`` or custom tools) is sent as given to the provider it came from.
+"""Tool definitions and ``tool_choice`` as callers give them, read into the one form ctxwin holds (OpenAI chat function
+tools, what the counters count); each request form writes them its own way.
 """
 
 from __future__ import annotations

@@ -1,17 +1,5 @@
-"""The one change detector: a message object written as bytes, so that writing it again later tells whether it still
-holds what it held.
-
-A message (any pydantic model: ctxwin's messages and LangChain's alike) is written as its class's address and its
-field values, extras and private attributes, exact about types (``1``, ``1.0`` and ``True`` differ) and all the way
-down: a reassigned field, a nested value changed in place, a list or dict that grew or shrank, another class all
-write other bytes. The bytes are both a key (equal content in another object writes the same: the count cache's key
-by content) and a note (the same object written again and compared: the count cache's recall by identity, the
-LangChain objects ``forms`` has read, the caller's objects a history keeps).
-
-Two writers with those guarantees, which write differently: the C one (``_written.c``, built by setup.py where a
-compiler is found) and this module's, with ``marshal``. A process uses one (``WRITER``); ``CTXWIN_NO_ACCELERATOR=1``
-turns the C one off. Values neither writes (an arbitrary object, a ``str`` subclass, nesting past marshal's limit)
-raise ValueError.
+"""The one change detector: a message object written as bytes, exact about types all the way down, so that writing it
+again later tells whether it still holds what it held. A C writer where built, else ``marshal`` (docs/architecture.md).
 """
 
 from __future__ import annotations

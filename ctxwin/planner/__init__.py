@@ -1,11 +1,5 @@
-"""The planner: compose strategies until a conversation fits a model's input budget, and report every step.
-
-``config.py`` holds ``FitConfig``, every option of the planner and its sessions, documented once; ``planner.py``
-holds ``Planner`` and ``fit``, ``session.py`` the cache-stable ``PlanSession`` (``cut_policy.py`` when it cuts and
-what a cut keeps, ``cache_policy.py`` how it marks the cache and reads usage, ``planning.py`` what it needs of a
-planner, asks of a run and gets back, ``usage.py`` reading a provider's usage); ``chain.py`` builds the chain of
-strategies; ``report.py`` holds what a plan reports (``Plan``, ``StepReport``, ``BudgetExceeded``); ``spans.py``
-what its trace spans say.
+"""The planner: compose strategies until a conversation fits a model's input budget, and report every step;
+``PlanSession`` plans a growing conversation turn by turn, keeping the provider's prompt cache.
 """
 
 from ctxwin.planner._config import FitConfig

@@ -1,12 +1,5 @@
-"""How a request marks the provider's prompt cache: whether it can (``check_cache_control``), which lifetime its
-writes ask for and whether writing pays at all (``choose_ttl``), and how many requests must read a write for it to
-pay for itself (``payback_turns``).
-
-A cache write costs more than plain input (Anthropic 1.25x for five minutes, 2x for an hour; OpenAI from GPT-5.6
-1.25x) and pays only if a later request reads it before it expires. A chat loop's requests come at a gap: while it
-is well within the short lifetime, the short write is the cheaper; past it, the short write expires unread at every
-request while the long one is read by the next; past the long lifetime nothing written is read, and the request
-marks nothing (Anthropic then writes nothing; OpenAI in explicit mode without a mark caches nothing).
+"""How a request marks the provider's prompt cache: whether it can, which lifetime its writes ask for and whether
+writing pays at all (a write costs more than input and pays only if read before it expires).
 """
 
 from __future__ import annotations

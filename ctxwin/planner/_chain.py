@@ -1,10 +1,5 @@
-"""The planner's chain of strategies: what ``strategies=`` names, built into ``BaseStrategy`` objects once.
-
-A name is looked up in the registry (``register_strategies`` hook) and built with no options. The planner's
-``summarizer`` and ``keep_last`` are options of the summarize step: its default chain builds it with them, and a
-``Summarize`` in a given chain (by name or as an object) takes them where it leaves its own unset. An object that is
-a ``BaseStrategy`` is used as it is; any other object with a ``name`` and an ``apply(messages, context)`` is adapted
-here, once, so that the planner calls every step the same way.
+"""The planner's chain of strategies: what ``strategies=`` names, built once; any object with a ``name`` and an
+``apply`` is adapted here so that the planner calls every step the same way.
 """
 
 from __future__ import annotations

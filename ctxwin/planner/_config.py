@@ -1,8 +1,5 @@
-"""``FitConfig``: every option of the planner and its sessions, declared, validated and documented once.
-
-``fit``, ``Planner``, ``Planner.session``, ``fit_many``, the CLI and the integrations take a ``FitConfig`` or build
-one from keyword arguments (``FitConfig.of``); none restates the options. ``FitOptions`` is the same options as a
-TypedDict, only so that ``**options`` is typed (``Unpack``); a test keeps it in step with ``FitConfig``.
+"""``FitConfig``: every option of the planner and its sessions, declared, validated and documented once; ``FitOptions``
+is the same options as a TypedDict, only so that ``**options`` is typed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""A ``FitConfig``'s options in a TOML or JSON file: the file read (``read_file``) and written (``write_file``), and
-each option's value as a file holds it (``file_value``, ``read_value``): the summarizer by name, a counter or a
-strategy by the name it is registered under; what a file cannot hold is refused by name. TOML is read with
-``tomllib`` (``tomli`` before Python 3.11) and written here: a config's values need no general TOML writer."""
+"""A ``FitConfig``'s options in a TOML or JSON file, read and written; what a file cannot hold is refused by name.
+TOML is written here: a config's values need no general TOML writer.
+"""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""One implementation for sync and async: a planning routine is a generator that yields what it needs done (a step
-to apply, a plan to make) and is sent the result; ``drive`` does each request by a plain call, ``adrive`` awaits it.
-So the planner and the session write their logic once, and the async path awaits only the work that may be async
-(a strategy's ``aapply``: a summarizer).
-
-An exception from a request is thrown into the generator where it yielded, so its ``with`` blocks (the plan's and
-the steps' tracing spans) see it as they would in straight-line code.
+"""One implementation for sync and async: a planning routine is a generator that yields what it needs done and is
+sent the result; ``drive`` does each request by a plain call, ``adrive`` awaits it.
 """
 
 from __future__ import annotations
@@ -18,7 +13,9 @@ Returned = TypeVar("Returned")
 
 
 def drive(routine: Generator[Request, Result, Returned], do: Callable[[Request], Result]) -> Returned:
-    """Run ``routine`` to its return value, doing each request it yields with ``do``."""
+    """Run ``routine`` to its return value, doing each request it yields with ``do``. An exception from ``do`` is
+    thrown into the generator where it yielded, so its ``with`` blocks (tracing spans) see it as straight-line code
+    would."""
     try:
         request = next(routine)
         while True:

@@ -1,13 +1,5 @@
-"""The planner: compose strategies until a conversation fits a model's input budget, and report every step.
-
-``Budget`` comes from the model (context window, default reserved output) or explicit numbers, less the tool
-definitions (counted with the model's counter) and a safety margin that is zero for exact counters and, for an
-estimating counter, its measured relative error (the counter's ``max_relative_error``) times the input budget.
-
-A plan tokenizes what its decisions need and no more: whether a conversation fits is answered counting from the
-newest message back until it is over, and a shrinking step leaves alone what a later trim drops anyway. The token
-figures of its report are exact, and those that involve messages the plan dropped without reading are counted when
-first read (once), so a chat loop that only sends ``plan.messages`` never tokenizes the history it drops.
+"""``Planner`` and ``fit``: compose strategies until a conversation fits a model's input budget, and report every step.
+A plan tokenizes what its decisions need and no more (docs/planner.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""``Planning``: what a ``PlanSession`` needs of its planner (``Planner`` has it), so that the session's module does
-not import the planner's, which builds sessions; ``SessionTurn``, what a session asks of one planner run beside the
-messages; ``Planned``, what a run gives back."""
+"""``Planning``: what a ``PlanSession`` needs of its planner, so that the session's module does not import the
+planner's; ``SessionTurn``, what a session asks of one planner run; ``Planned``, what a run gives back.
+"""
 
 from __future__ import annotations
 

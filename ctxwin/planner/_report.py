@@ -1,9 +1,5 @@
-"""What a plan reports: the fitted conversation (``Plan``), what each step did (``StepReport``), the token figures
-counted when first read (``Figures``), the messages a step touched named when first read (``Touched``, ``Labels``),
-what a session's request leaves out of its history (``HistoryReport``), the report as text for people (``Plan.report``),
-and the error ``strict`` raises (``BudgetExceeded``).
-
-The report is lazy: a chat loop that only sends ``plan.messages`` never pays for naming or counting what was dropped.
+"""What a plan reports (``Plan``, ``StepReport``, ``BudgetExceeded``), lazily: a chat loop that only sends
+``plan.messages`` never pays for naming or counting what was dropped.
 """
 
 from __future__ import annotations
@@ -224,7 +220,7 @@ class Plan(Generic[M]):
     Token figures are for the whole request (messages and tool definitions) as the planner's counter counts it;
     ``fits`` means ``tokens_after <= budget.max_input_tokens``. Message labels in the step reports are message
     ids, or ``#i`` (the position in the input) for messages without one. ``tokens_before`` and the steps' figures
-    are counted when first read (see the module docstring).
+    are counted when first read: a chat loop that only sends ``plan.messages`` never pays for them.
     """
 
     messages: list[M]

@@ -1,7 +1,6 @@
-"""``PlanSession``: a growing conversation planned turn by turn, keeping the provider's prompt cache: between cuts
-the previous request is sent again plus what was appended; a cut (``CutPolicy``) keeps a fixed head and goes down to
-a low-water mark; ``CachePolicy`` marks the cache and reads the provider's usage; ``SessionRecall`` searches what
-was left out. docs/sessions.md is the guide."""
+"""``PlanSession``: a growing conversation planned turn by turn, keeping the provider's prompt cache; its cuts, cache
+marks and recall are ``CutPolicy``'s, ``CachePolicy``'s and ``SessionRecall``'s. docs/sessions.md is the guide.
+"""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""A provider's reported input usage, read from whichever shape it comes in (``PlanSession.observe``).
-
-- OpenAI Chat Completions: ``prompt_tokens``, of which ``prompt_tokens_details.cached_tokens`` read from the cache
-  and ``prompt_tokens_details.cache_write_tokens`` written to it (GPT-5.6 on);
-- OpenAI Responses: ``input_tokens``, of which ``input_tokens_details.cached_tokens`` and ``.cache_write_tokens``
-  (``.cache_write_tokens_details.ttl_12h_tokens`` of them for 12 hours);
-- Anthropic Messages: ``input_tokens`` (the rest) + ``cache_read_input_tokens`` + ``cache_creation_input_tokens``
-  (read from and written to the cache; ``cache_creation.ephemeral_1h_input_tokens`` of them for an hour);
-- Gemini: ``prompt_token_count``, of which ``cached_content_token_count``;
-- LangChain's ``usage_metadata``: ``input_tokens``, of which ``input_token_details.cache_read`` and
-  ``input_token_details.cache_creation`` (``ephemeral_1h_input_tokens`` of them for an hour, where reported).
-
-SDK objects (pydantic models) and dicts are read alike. A count above ``MAX_TOKENS`` is no usage a provider
-reports: ValueError.
+"""A provider's reported input usage, read from whichever shape it comes in (``PlanSession.observe``): OpenAI's two
+forms, Anthropic, Gemini and LangChain's ``usage_metadata``, as SDK objects or dicts (docs/sessions.md).
 """
 
 from __future__ import annotations
@@ -71,7 +59,7 @@ def _count(obj: Any, *path: str) -> int | None:
 
 
 def read_usage(usage: Any) -> Usage:
-    """``usage`` (see the module docstring) as a ``Usage``; ValueError naming what was expected otherwise."""
+    """``usage`` (any shape docs/sessions.md lists) as a ``Usage``; ValueError naming what was expected otherwise."""
     if usage is None or isinstance(usage, (str, bytes, int, float)):
         raise ValueError(f"usage must be a provider's usage object or dict, got {usage!r}")
     anthropic_read = _count(usage, "cache_read_input_tokens")

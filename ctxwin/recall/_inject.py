@@ -1,13 +1,5 @@
-"""Query-aware recall: which excerpts of what a plan left out come back into its request, and where.
-
-The query is the newest user message and, when an agent round follows it, the newest tool call (its name and arguments:
-their terms count only where the conversation said them before, so a new path or pattern, weighing the most, does not
-outweigh the question's subject). Excerpts come from a ``RecallSource``: for a one-off plan ``InputRecall`` (the input
-messages the fitted request no longer holds as they were, indexed when first searched), for a session its store
-(``SessionRecall``, indexed as messages leave). The excerpts chosen, best first within a token room, make one user-side
-message where the kept conversation starts (after the system prompt, a session's head and a summary): after any cached
-prefix, before the newest turns (which stay verbatim at the end), never between a tool call and its results. Its
-``response_metadata`` (never sent) names what it recalls, so a later plan knows it for recall's own and replaces it.
+"""Query-aware recall: which excerpts of what a plan left out come back into its request, and where (after any cached
+prefix, before the newest turns, never between a tool call and its results: docs/recall.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """``SessionRecall``: a session's recall store: what its requests left out of its history, indexed as it leaves,
-searched at a cut and between cuts, and answered by the recall tool (``recall``, ``recalled_message``, ``tool``)."""
+searched at a cut and between cuts, and answered by the recall tool.
+"""
 
 from __future__ import annotations
 

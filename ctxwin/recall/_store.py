@@ -1,20 +1,5 @@
-"""``RecallStore``: what left a request, searchable by full text (SQLite FTS5, BM25 ranking).
-
-Each message is stored as excerpts (``Excerpt``): its text in pieces of about ``EXCERPT_CHARS`` characters cut at
-line ends, and each tool call's name and arguments as one more, with where it was (position in the conversation,
-role, tool name, call id, message id), its text ``storable`` (``_text``). The index holds each excerpt ``fold``-ed
-(case, diacritics, compatibility forms), and a query and the re-check of what it finds are folded the same way. Two
-FTS5 tables index the excerpts: ``unicode61`` (words) for scripts that separate words, and ``trigram`` for the
-excerpts holding Chinese, Japanese, Korean or Thai text, whose words are not separated (a run of Han characters is
-one unicode61 token): a query's run of such characters, split at function characters (的, 是, の, は, ...), is searched
-as its trigrams, a two-character word (too short for them) in a third table of the excerpts' character pairs.
-Ranking is FTS5's BM25; relevance is the share of the query's weight (each query term weighted by its inverse
-document frequency in the store, a term the store never saw weighing the most) an excerpt holds, and an excerpt must
-hold a distinctive term, so a question about something never said matches little, whatever it shares in common
-words; nor may an excerpt match by a phrase the conversation repeats alone (``_RECURRING``).
-
-The store is in memory unless given a path; it is filled incrementally (``add``), so a session indexes each message
-once, when it first leaves the request.
+"""``RecallStore``: what left a request, searchable by full text (SQLite FTS5, BM25 ranking), filled incrementally so a
+session indexes each message once. Its tables, folding and relevance rule: docs/recall.md.
 """
 
 from __future__ import annotations

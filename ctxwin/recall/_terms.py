@@ -1,8 +1,6 @@
-"""How often each of a query's terms occurs in each of many (folded) texts: what a one-off plan's recall reads what
-it left out for (``InputRecall``). A word counts where it is whole (``_text.whole_at``), any other term (a piece of
-unspaced script) as ``str.count`` counts it, both left to right without overlap. The C scanner (``_termscan.c``, one
-pass over each text for all the terms) gives the same counts; it is used for many terms where it was built and not
-turned off with ``CTXWIN_NO_ACCELERATOR=1``."""
+"""How often each of a query's terms occurs in each of many folded texts: what a one-off plan's recall reads what it
+left out for (``InputRecall``). The C scanner (``_termscan.c``) gives the same counts where it was built.
+"""
 
 from __future__ import annotations
 

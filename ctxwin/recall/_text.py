@@ -1,6 +1,6 @@
-"""Recall's text rules, one set for the store, a one-off plan's source and the C scanner: what of a text can be
-stored (``storable``), how text is folded before anything is compared (``fold``) and where a word ends
-(``UNSPACED_RANGES``, ``whole_at``); docs/recall.md, "Any text", says what each rule does to which text."""
+"""Recall's text rules, one set for the store, a one-off plan's source and the C scanner: what can be stored
+(``storable``), how text is folded (``fold``) and where a word ends (``whole_at``); docs/recall.md, "Any text".
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""``RecallTool``: a search tool over what a session's requests left out (as Letta's conversation search), in the
-OpenAI and Anthropic tool forms (LangChain's: ``ctxwin.integrations.langchain.recall_tool``), with the handler that
-answers a call: ``query`` or ``handle`` (what a masked output names) gives the excerpts found, at most
-``ANSWER_CHARS`` characters (``offset`` reads on); any other arguments get a short error naming them."""
+"""``RecallTool``: a search tool over what a session's requests left out, in the OpenAI and Anthropic tool forms, with
+the handler that answers a call by ``query`` or by ``handle`` (what a masked output names).
+"""
 
 from __future__ import annotations
 

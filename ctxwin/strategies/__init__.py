@@ -1,12 +1,6 @@
-"""Strategies that shrink a conversation to fit a budget: filter, truncate tool output, summarize, trim.
-
-Each is a ``BaseStrategy`` built with its options, with a ``name`` and ``apply(messages, context) -> StepResult``
-(the context is a ``StepContext``: the budget and the plan's ``Counts``; the result lists its ``Change`` records).
-They are registered by name through the ``register_strategies`` hook so the planner and the CLI can name them.
-``get_strategy(name, **options)`` builds one by name; ``docs/planner.md`` shows how to write one.
-
-Importing this package imports none of its modules: each name is imported from its home module when first read
-(PEP 562, as ``ctxwin`` does), so the plugins load ``builtin_plugin`` without the strategies.
+"""Strategies that shrink a conversation to fit a budget, each a ``BaseStrategy`` registered by name
+(``register_strategies``) so the planner and the CLI can name it; docs/planner.md shows how to write one.
+Names are imported from their home modules when first read (PEP 562), so the plugins load without the strategies.
 """
 
 from __future__ import annotations

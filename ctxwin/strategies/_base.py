@@ -1,11 +1,5 @@
-"""The strategy contract: ``BaseStrategy``, the ``StepContext`` a step is given, the ``StepResult`` it returns, and
-the part of a conversation that must stay.
-
-A strategy is built with its options (``Summarize(summarizer=..., keep_last_messages=...)``), then given the
-messages and a ``StepContext``: the budget, ``counts`` (the plan's token counts, a small ``Counts`` protocol), which
-end of the conversation a later step keeps, and how to find pinned messages. It returns a ``StepResult``: the new
-messages and one list of ``Change`` records (each input message it dropped, shortened, summarised or replaced by a
-changed copy), so the planner can report every removed token by message.
+"""The strategy contract: ``BaseStrategy``, the ``StepContext`` a step is given, the ``StepResult`` it returns (with a
+``Change`` per message it touched, so the planner can report every removed token), and what must stay.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Default plugin: the built-in strategies under the names the planner accepts.
-
-Loaded by name from the plugin manager, so this module (not the plugins layer) is what depends on
-``ctxwin.strategies``; the strategies are imported when the hook runs (the first strategy lookup), not when the plugins
-load for a counter lookup. Each factory is the strategy class: ``factory(**options)`` passes options to its fields.
+"""Default plugin: the built-in strategies under the names the planner accepts. Loaded by name, so this module, not the
+plugins layer, depends on ``ctxwin.strategies``, and the strategies load at the first strategy lookup only.
 """
 
 from __future__ import annotations

@@ -1,24 +1,5 @@
-"""Facts: the rare, checkable strings of a conversation, found by one documented rule (docs/bench.md, "Retention").
-
-A fact is a string of one of these kinds, read from a message's text and its tool calls' arguments:
-
-- ``url`` (``https://…``), ``email``, ``path`` (``/srv/x/y.csv``, ``C:\\x\\y``, ``./a/b``; two parts at least) and
-  ``file`` names with a known extension (``report.pdf``);
-- ``date`` (``2025-03-15``, ``15.03.2025``, ``3/15/2025``, ``March 15, 2025``, ``15 March 2025``, ``2025年3月15日``)
-  and ``time`` (``14:30``, ``9:05 pm``, ``14:30 UTC``);
-- ``quantity``: a number with a unit or a currency (``250 ms``, ``3.5 GB``, ``$14,250.00``, ``40%``, ``63k EUR``),
-  and ``phone`` numbers (``+49 30 1234 5678``) and IPv4 addresses;
-- ``id``: a word of letters and digits with at least one of each (``INC-48213``, ``v4.18.2-rc3``, ``9f3c2ab1``,
-  ``A7X-993``), ``#1234``, or a number of five digits or more (``48213``, ``555-0142``);
-- ``number``: a number of four digits (``7731``, a PIN, a room, a year);
-- ``symbol``: code symbols: ``name()``, ``dotted.names``, ``snake_case``, ``camelCase``, ``PascalCase`` with an inner
-  capital, ``UPPER_CASE`` with an underscore;
-- ``name``: two or more capitalised words in a row (``Priya Raman``), not led by a word that often opens a sentence.
-
-Rare: a fact is an item found in at most ``RARE_MESSAGES`` messages of the conversation (a path in every tool call
-is context, not a fact); items shorter than ``MIN_CHARS`` characters are not facts. Matching is by exact substring,
-so a fact survives only verbatim. The rule sees strings, not meaning: a fact paraphrased ("the ticket from
-Tuesday") or translated is lost to it, and a plain word that matters ("cancel") is not a fact.
+"""Facts: the rare, checkable strings of a conversation (ids, dates, quantities, paths...), found by one documented rule
+(docs/bench.md, "Retention"). Matching is by exact substring, so a fact survives only verbatim.
 """
 
 from __future__ import annotations
@@ -91,7 +72,7 @@ _TRAILING = ".,;:!?)]}'\"”’»"
 
 @dataclass(frozen=True)
 class Fact:
-    """One fact: its text, its kind (see the module docstring), whether a user message states it, and the indexes
+    """One fact: its text, its kind (docs/bench.md, "Retention"), whether a user message states it, and the indexes
     of the messages it is found in."""
 
     text: str

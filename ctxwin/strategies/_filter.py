@@ -1,10 +1,5 @@
-"""``filter``: drop messages by type, name or id, and the images of earlier turns.
-
-Images from before the last user message cost much and matter less, so they go first (oldest first, stopping once
-the conversation fits, and leaving alone what a later trim drops anyway: see ``shrink``): an image becomes a short
-``[image removed]`` text block so the model still knows one was there. Explicit exclusions always apply. Dropping
-one side of a tool call/result pair drops the other, so no provider sees an orphan. The reasoning of earlier turns
-is the ``clear_reasoning`` step's (``ctxwin.strategies._reasoning``), which runs before this one.
+"""``filter``: drop messages by type, name or id, and the images of earlier turns (oldest first, until the conversation
+fits), leaving an ``[image removed]`` note; dropping one side of a tool pair drops the other.
 """
 
 from __future__ import annotations

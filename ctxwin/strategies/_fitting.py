@@ -1,6 +1,5 @@
-"""Finding the longest piece of a text that fits a token limit, with few probes, many searches counted together.
-
-Shared by ``truncate_tool_output`` (heads and tails of tool outputs) and ``summarize`` (a summary cut to its room).
+"""Finding the longest piece of a text that fits a token limit, with few probes, many searches counted together:
+shared by ``truncate_tool_output`` and ``summarize``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,5 @@
-"""What the user asked to keep, and what the newest message asks about: read by the offline summarizer.
-
-- **Keep cues**: a user's explicit request to keep something ("remember", "note that", "keep in mind", "don't
-  forget", "please log it under", "keep it", "for the record"), listed per language: English, French, German,
-  Spanish, Portuguese, Italian, Chinese, Japanese, Korean, Russian. Cues are matched case-insensitively, as whole
-  words for scripts with spaces ("remembered" is none) (``keep_cue``).
-- **The user's own words**: a user message is often a paste (docs, code, logs) with a few words of its own around
-  it; "note that" in pasted documentation is no request. So the cues documentation uses too (``DOCS_CUES``:
-  "note that", "remember", "keep in mind", ...) count in a short user message (up to ``OWN_WORDS_CHARS``
-  characters) anywhere, in a longer one in its first or last paragraph (``own_words``: "Here is the section:",
-  the question after the paste) or in a prose piece that states a checkable fact (an id, a date, an amount, ...:
-  no code symbol); the other cues ("don't forget", "please log", every non-English one) count in any prose
-  piece of a user message.
-- **Query terms**: the words of the newest user message that say what it is about (``query_terms``): words of three
-  letters or more less a list of function words, and CJK characters in pairs (CJK has no spaces). How much an
-  excerpt shares them is weighed by how rare each term is among the excerpts (``QueryMatch``).
+"""What the user asked to keep (keep cues, in the user's own words rather than a paste) and what the newest message asks
+about (query terms): read by the offline summarizer (docs/planner.md, "The offline summarizer").
 """
 
 from __future__ import annotations
@@ -115,7 +101,7 @@ _FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 
 
 def query_terms(text: str) -> set[str]:
-    """The terms of ``text`` that say what it is about (see the module docstring)."""
+    """The terms of ``text`` that say what it is about (docs/planner.md, "The offline summarizer")."""
     lower = text.lower()
     terms = {w.strip("'-.") for w in _WORD.findall(lower)} - _FUNCTION_WORDS
     for run in _CJK.findall(lower):

@@ -1,7 +1,4 @@
-"""Looking up the strategies that plugins register: ``get_strategy``, ``get_strategy_factory``, ``list_strategies``.
-
-``ctxwin.strategies._builtin_plugin`` registers the built-in ones under the names the planner accepts.
-"""
+"""Looking up the strategies that plugins register, by the names the planner and the CLI accept."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""``mask_tool_outputs``: replace old tool outputs by a short placeholder that says how to get them back.
-
-An agent rarely needs the full output of a tool it called many rounds ago, and masking it costs far less than
-summarising (JetBrains' study of SWE-agent found masking halves cost and matches LLM summaries). Masking is safe
-only when what was masked can be read again: the placeholder names its handle (the tool call id), which the recall
-tool (``ctxwin.recall``: ``PlanSession.recall_tool``) takes, and the full output stays in the message's
-``artifact``. The outputs of the last ``keep_rounds`` tool rounds stay whole; older ones are masked oldest first
-until the conversation fits. In a session the step runs only at a cut (between cuts the request is the previous one
-plus what was appended), and the masked copies are kept from then on, so the cached prefix changes once per cut,
-in one batch, not every turn.
+"""``mask_tool_outputs``: replace old tool outputs by a placeholder naming the handle the recall tool reads them back
+with; the full output stays in the message's ``artifact`` (docs/recall.md, "Masking with a handle").
 """
 
 from __future__ import annotations

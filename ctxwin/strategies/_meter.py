@@ -1,12 +1,5 @@
-"""Token counts for the planner and its strategies: the ``Counts`` a step is given (``StepContext.counts``).
-
-Every strategy measures the same conversation again and again. The ``Meter`` is the plan's view of the counter's one
-count cache (``ctxwin.trim._count_cache.CountView``): each message object is keyed once per plan, all unseen messages
-of a call counted in one batch (which the tiktoken counter spreads over threads), and then found by identity, so a
-repeat total is a dictionary lookup per message; planning a conversation again after it grew by a turn tokenizes
-about that turn. Whether totals are sums, and the request overhead, the counter declares (``declared_overhead``).
-The trim step hands these counts to the trim engine as functions. The Meter also follows the pinned messages across
-the plan's lists (``pinned``).
+"""Token counts for the planner and its strategies (``StepContext.counts``): the plan's view of the counter's one count
+cache, so a strategy measuring the same conversation again pays a lookup per message.
 """
 
 from __future__ import annotations

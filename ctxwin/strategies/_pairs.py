@@ -1,18 +1,5 @@
-"""Broken tool pairs: results that answer no earlier call, calls that no later result answers, and media moved out
-of a tool result that is no longer sent.
-
-OpenAI rejects a request with either (HTTP 400), so the planner checks the conversation it fitted for them and
-repairs it by the rule below (the input's own broken pairs only with ``broken_tool_pairs="drop"``, the default; any
-a step left, always). The rule drops the least that makes the request valid:
-
-- an **orphan result** (a ToolMessage whose ``tool_call_id`` matches no earlier, still unanswered AIMessage tool call,
-  duplicates included) is dropped;
-- an **unanswered call** (an AIMessage tool call with no later ToolMessage) is removed from its AIMessage (from every
-  place a call is recorded); the AIMessage itself is dropped only when nothing is left of it (no text, no call);
-- **stray media** (a user message ``place_media`` inserted for media moved out of tool results, whose note names a
-  call none of the results before it answers: a step dropped the round) is dropped.
-
-A pair is matched as ``ToolPairs`` matches it: a call and the first later result with its id.
+"""Broken tool pairs (orphan results, unanswered calls, media moved out of a result no longer sent), which OpenAI
+refuses, and their repair: dropping the least that makes the request valid (docs/planner.md).
 """
 
 from __future__ import annotations
@@ -142,7 +129,7 @@ def _walk(indexes: list[int], messages: Sequence[BaseMessage]) -> BrokenPairs:
 
 @dataclass
 class RepairToolPairs(BaseStrategy):
-    """Drop orphan tool results and remove unanswered tool calls (see the module docstring); the planner runs it on
+    """Drop orphan tool results and remove unanswered tool calls (the rule: docs/planner.md); the planner runs it on
     its input (``broken_tool_pairs="drop"``) and, should a step have broken a pair, on its output."""
 
     name: str = "repair_tool_pairs"

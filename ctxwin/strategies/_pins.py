@@ -1,5 +1,4 @@
 """Pinned messages: the ``additional_kwargs["pinned"]`` flag, and finding the pinned messages of a list.
-
 The lowest module of the strategies: the meter follows pins across a plan's lists, and the strategies keep them.
 """
 

@@ -1,6 +1,6 @@
-"""``place_media``: the step the planner runs first for a provider output, moving images, audio and files to where
-that API takes them (``ctxwin.messages._placement``), so that the plan counts, reports and
-fits the request that is sent."""
+"""``place_media``: the step the planner runs first for a provider output, moving images, audio and files to where that
+API takes them, so that the plan counts, reports and fits the request that is sent.
+"""
 
 from __future__ import annotations
 

@@ -1,26 +1,6 @@
-"""``clear_reasoning``: the reasoning of earlier turns, which providers ignore, goes before any turn does.
-
-What each provider does with the reasoning of an earlier turn (a turn: a user message and what follows it up to the
-next one), as documented (docs/interop.md cites the pages):
-
-- Anthropic ``thinking`` / ``redacted_thinking`` blocks: the API strips them from earlier turns itself (newer
-  models keep them, at a cost in the window); the current turn's (its tool loop) must come back unchanged, signature
-  included, or the request is refused.
-- OpenAI Responses ``reasoning`` items (with their ``encrypted_content``): needed within the current turn's tool
-  loop, not carried across user turns.
-- DeepSeek ``reasoning_content``: ignored in a turn without tool calls; in a turn that called tools it must be
-  passed back in every later request (thinking mode refuses the request otherwise).
-- Qwen 3 ``<think>...</think>`` at the start of an answer: the chat template drops it before the last user query.
-
-So, when the conversation is over budget, this step (first in the default chain) removes from the assistant
-messages before the last user message, all at once: thinking, redacted-thinking and reasoning blocks, a leading
-``<think>`` block of the text, and ``reasoning_content`` where DeepSeek ignores it. Messages a later trim drops
-however small they get are left as they are (``later_region``), as ``filter`` and ``truncate_tool_output`` leave
-them: far over budget the step reads what the request can still hold, not the whole history. The current turn, the
-latest assistant message (Anthropic refuses a change to its thinking even when a user message with text follows its tool
-results) and pinned messages are never touched, so what a provider requires goes back byte for byte. It removes
-nothing a provider reads from an earlier turn except where a newer Claude model would have kept its old thinking,
-which is still less than the whole turn a trim would drop.
+"""``clear_reasoning``: the reasoning of earlier turns, which providers ignore, goes before any turn does. The current
+turn, the latest assistant message and pinned ones are never touched, so what a provider requires back (Anthropic's
+signed thinking) goes back byte for byte. What each provider does with earlier reasoning: docs/interop.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,5 @@
-"""The offline summarizer: excerpts chosen by what they carry, not by where they sit.
-
-Each message is cut into excerpts (sentences; lines of code and tool output; a long one narrowed to the clauses
-around its facts). An excerpt's worth is what it adds to those already chosen:
-
-- its facts (``ctxwin.strategies._facts``) not yet in the summary, each weighed by its kind, by how rare its shape
-  is in the span (one ``ABC-12345`` among a thousand log timestamps stands out; the thousandth timestamp does not),
-  by how few messages repeat it, and by where it is said: 3x in the user's prose, 2x in the assistant's, 0.4x in
-  pasted code;
-- a user's request or constraint ("please", "must", "don't", "bitte", "请", "ください", "нужно", ...), a decision
-  ("decided", "root cause", "going with", "决定", ...) and an error ("Traceback", "failed", "错误", "エラー", ...);
-- a little for who said it (the user, then the assistant, then a tool), so that what is left fills the room.
-
-A sentence said again is quoted once, and the n-th line of one shape (log lines alike but for their numbers) is
-worth 1/n of the first, facts aside.
-
-What the user asked for comes first, whatever it is worth by the rules above (``keep``): excerpts are taken in
-tiers, (0) those sharing most of the terms of the newest user message (``query``; the summarize step passes it),
-(1) what the user explicitly asked to keep ("remember", "note that", "keep it", "merk dir", "请记住", ...), (2) the
-user's own words (not what they pasted) stating a fact, (3) the rest. Within a tier, excerpts are chosen greedily
-by worth per token until the room is full (the greedy rule of weighted coverage); all are then
-quoted in conversation order, one line per message, under a first line that says what the summary covers. Token
-costs are estimated from the span's characters per token, and the final text is checked with the plan's counter.
-No model is called; text in any script is handled (sentences end at ``.!?`` and ``。！？``, cues are listed per
-language, facts are read with ASCII word edges so a CJK sentence does not hide an id).
+"""The offline summarizer: excerpts chosen by what they carry (facts, requests, decisions, errors), not by where they
+sit, what the user asked for first; no model is called. Its rules: docs/planner.md, "The offline summarizer".
 """
 
 from __future__ import annotations
@@ -97,7 +74,8 @@ _CODE_LINE = re.compile(
 CODE_WORTH = 0.4  # facts in code count this much (a source file is full of symbols, a traceback of paths)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _ROUNDS = 6
-# Tiers (module docstring): the newest message's matches, keep requests, the user's own words with facts, the rest.
+# Tiers (docs/planner.md, "The offline summarizer"): the newest message's matches, keep requests, the user's own
+# words with facts, the rest.
 QUERY_TIER, KEEP_TIER, USER_TIER, LAST_TIER = 0, 1, 2, 3
 # The excerpts of the query tier: at most this many, each sharing at least QUERY_SHARE of the best match's weight.
 QUERY_EXCERPTS = 6
@@ -124,7 +102,7 @@ class _Excerpt:
     facts: list[str]
     worth: float  # what it is worth without its facts (cues, role)
     scale: float  # what its facts' weights are multiplied by: a user's prose weighs more, code less
-    tier: int = LAST_TIER  # taken before every excerpt of a higher tier (module docstring)
+    tier: int = LAST_TIER  # taken before every excerpt of a higher tier (the tiers above)
 
 
 def _role(message: BaseMessage, tool_names: dict[str, str]) -> str:
@@ -355,6 +333,7 @@ def stated_tokens(messages: Sequence[BaseMessage], count: Callable[[str], int]) 
 
 
 def extractive_summarizer(messages: list[BaseMessage]) -> str:
-    """The offline summarizer (module docstring), uncapped: every excerpt, in order. The ``summarize`` step calls
-    the capped form (``extractive_summary``), which keeps the most salient excerpts that fill its room."""
+    """The offline summarizer (docs/planner.md, "The offline summarizer"), uncapped: every excerpt, in order. The
+    ``summarize`` step calls the capped form (``extractive_summary``), which keeps the most salient excerpts that
+    fill its room."""
     return extractive_summary(messages).text

@@ -1,20 +1,5 @@
-"""Shrinking messages until the conversation fits, removing about what is needed, and skipping what a later step
-drops anyway.
-
-``filter`` (old images) and ``truncate_tool_output`` replace messages by smaller copies and stop
-once the conversation fits. A step that can shrink a message by degrees (``truncate_tool_output``, which gives
-``floor``) takes from each only what is still needed, oldest first, so the budget is spent rather than freed: a 60k
-log that is 8k over the budget loses about 8k, not 59k.
-
-When a later step keeps the newest messages (``StepContext.later_keeps``, from the planner's chain: trim and
-summarize do), the newest messages a plain trim would keep verbatim stay verbatim: counting from the newest message
-back, messages count whole while they fit (whole user turns, or the agent's working set of newest tool rounds,
-``working_set_start``, when it reaches further), and older ones as shrunk. Where that count first overflows the budget,
-the later step drops everything older whatever it counts, so those messages are left alone (neither shrunk nor
-tokenized) and only the ones between that point and the verbatim part are shrunk, as little as needed. A plan thus
-keeps at least as many recent turns verbatim as a plain trim, and fills the rest of the budget with shrunk older
-messages. ``"first"`` mirrors this from the oldest end. With ``floor_at_cut``, the unit the later step would drop at
-its cut (a tool step it keeps or drops whole) is shrunk further when that makes it fit (``"last"`` only).
+"""Shrinking messages until the conversation fits, taking about what is needed, and leaving alone what a later step
+drops anyway, so a plan keeps at least the recent turns a plain trim keeps verbatim (docs/planner.md).
 """
 
 from __future__ import annotations

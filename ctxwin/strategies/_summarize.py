@@ -1,29 +1,6 @@
-"""``summarize``: replace the oldest part of the conversation with one summary message; the summary message.
-Changing how the step summarises means this module; what the built-in summarizer writes is ``salience``'s.
-
-The span ends at the start of a user turn that no tool pair straddles, so a tool call is never separated from its
-results and no turn is cut in the middle; the leading system messages and the last user turn are never in it, and
-pinned messages in it stay, with their tool partners, right after the summary. The newest messages that fit beside
-the summary stay verbatim (``keep_last_*`` only keeps more). The summary is capped at ``max_summary_tokens`` (by
-default an eighth of the messages budget, grown by what the user's keep requests and stated facts take quoted, up
-to ``MAX_SUMMARY_SHARE`` of it) and at the room the budget leaves beside what must stay (skipped when
-that is under ``MIN_SUMMARY_TOKENS``). A summarizer that raises or returns nothing skips the step (the planner
-reports it); its error text never becomes the summary.
-
-Summaries build on each other: when the span opens with an earlier summary, the summarizer is called once, with the
-newly cut messages only, and its text is appended to the earlier summary's, which stays the new summary's prefix
-byte for byte (a session's cached prefix survives the cut). Room is kept for it while the verbatim part is chosen;
-an earlier summary over ``MAX_EXTENDED_SHARE`` of the budget, or one that leaves under ``MIN_EXTENSION_TOKENS``
-beside it, is given to the summarizer with the new messages and rewritten. The step's notes name the facts
-(``facts``) of the replaced messages the summary does not quote.
-
-The summarizer is the step's own (the planner builds the step with its ``summarizer`` and ``keep_last`` when the
-step leaves them unset: ``with_defaults``), else the offline one of ``salience``: excerpts chosen for the facts,
-requests, decisions and errors they carry, what the user asked to keep and what the newest user message (the
-step passes it) asks about first, filling the room the step gives it.
-
-The summary message is a system message whose ``response_metadata`` (never sent to providers) records the ids and
-number of the messages it stands for.
+"""``summarize``: replace the oldest part of the conversation with one summary message. An earlier summary is extended,
+not rewritten, so it stays the new one's prefix byte for byte and a session's cached prefix survives the cut.
+What the built-in summarizer writes is ``salience``'s; the step's rules: docs/planner.md.
 """
 
 from __future__ import annotations
@@ -127,7 +104,7 @@ class _Call:
 class Summarize(BaseStrategy):
     """Summarise the oldest turns, keeping at least the last ``keep_last_messages`` messages or ``keep_last_tokens``
     tokens verbatim, and beyond that as much of the recent conversation as fits beside the summary. ``summarizer``
-    unset: the offline one (see the module docstring); ``max_summary_tokens`` unset: ``SUMMARY_SHARE`` of the
+    unset: the offline one (``salience``); ``max_summary_tokens`` unset: ``SUMMARY_SHARE`` of the
     messages budget, at least ``MIN_SUMMARY_CAP``."""
 
     summarizer: Summarizer | None = None

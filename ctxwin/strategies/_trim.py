@@ -1,13 +1,5 @@
-"""``trim``: the trim engine, keeping the most recent (or the oldest) messages that fit around what must stay.
-
-What must stay (the leading system messages, pinned messages, the last user message, and the tool partners of any
-of them; and the whole last turn when it fits beside them, else a warning says how much of it was dropped) is set
-aside and its cost taken from the budget; the engine keeps the latest of the rest that fit, with tool pairs whole.
-The kept history then starts at a user turn: when the oldest kept turn is only a tail end, the user message that
-opens it is kept with it (room made for it), so the budget is filled with the latest part of that turn and the model
-never sees a turn's second half without its question.
-``strategy="first"`` keeps the oldest of the rest instead (LangChain's ``strategy="first"``), ending the kept head
-on an assistant message, so the model never sees a question whose answer was cut away.
+"""``trim``: the trim engine, keeping the most recent (or oldest) messages that fit around what must stay, starting the
+kept history at a user turn so the model never sees an answer without its question.
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""``truncate_tool_output``: shorten large tool results to their head and tail.
-
-Tool outputs (search results, logs, file dumps) are the usual reason an agent's context overflows, and their middle
-is the part a model needs least. The full value is never lost: it goes to the ToolMessage's ``artifact`` (which
-providers never see), or, when the tool already set an artifact, to ``response_metadata["ctxwin_full_content"]``.
-Oldest outputs are shortened first, each by what the budget still needs (at most down to ``max_tokens``), and
-shortening stops as soon as the conversation fits; the newest outputs a plain trim would keep (and an agent's last
-three, ``WORKING_SET``) stay whole when they fit, and outputs a later trim drops anyway are left alone (see
-``shrink``). The tool step where that trim's cut falls may go down to ``min_tokens``, when that lets the trim keep it
-instead of leaving its room unused.
+"""``truncate_tool_output``: shorten large tool results to their head and tail, the part a model needs least going
+first; the full value goes to the ToolMessage's ``artifact``, which providers never see.
 """
 
 from __future__ import annotations

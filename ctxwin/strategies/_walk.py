@@ -1,9 +1,5 @@
-"""Walking a conversation from one end with its token counts, counting only about as far as a room reaches.
-
-Shared by the steps that ask "does it fit?" and "where does the part that fits start?" (the planner, ``trim``,
-``summarize``, ``shrink``): counts the plan holds are taken as they come, and unseen messages are counted in chunks
-sized (as the trim engine sizes them) to what the room holds at the average so far, so a walk that stops once over
-its room has tokenized little past that point, however far earlier steps had counted.
+"""Walking a conversation from one end with its token counts, counting only about as far as a room reaches, so a walk
+that stops once over its room has tokenized little past that point.
 """
 
 from __future__ import annotations

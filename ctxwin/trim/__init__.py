@@ -1,12 +1,6 @@
-"""The trim engine's public face: ``trim_messages``, ``filter_messages`` and ``merge_message_runs``.
-
-Each takes LangChain's arguments. Called without messages, each returns a reusable ``MessageTransform`` configured
-with the other arguments (LangChain returns a ``RunnableLambda``); arguments are checked right away.
-
-The engine's modules: ``measure`` (counting candidate lists; turning a ``token_counter`` into a measure),
-``count_cache`` (the one per-counter cache of message counts), ``search`` (the cut search and partial messages),
-``tool_pairs`` (which cuts would separate a tool call from its result) and ``selection`` (message type specs,
-filtering, merging). Only this module turns a counter spec string into a counter.
+"""The trim engine's public face: ``trim_messages``, ``filter_messages`` and ``merge_message_runs``, with LangChain's
+arguments. Called without messages, each returns a reusable ``MessageTransform`` (LangChain: a ``RunnableLambda``).
+Only this module turns a counter spec string into a counter.
 """
 
 from __future__ import annotations

@@ -1,34 +1,6 @@
-"""The one cache of message counts: per counter, the token count of every message it has counted.
-
-Each counter object (a TokenCounter, or a per-message callable) gets one ``CountCache``, made on first use and held
-weakly by the counter, so it goes when the counter goes. A bound method is keyed by its object and function, because
-``obj.method`` builds a new method object on every access.
-
-A message is written as its class's address and its field values, extras and private attributes (what it was read
-from, such as tool-call text as received, which a counter counts as it is sent) (``Writer``: C where it is built, else
-``marshal``; both exact about types: ``1``, ``1.0`` and ``True`` count differently), and those bytes are its key
-(no digest: hashing the bytes costs a sixth of what a BLAKE2 digest does, and the identity note holds the same
-bytes object, so the key costs no memory of its own). The cache holds every class it keyed, so no other class
-takes that address while it lives. It finds a count two ways:
-
-* **By content**: key -> count, a bounded LRU. Equal content gives the same key whatever object holds it (a history
-  read back from storage), and a message changed anywhere, however deep, gets another key and is counted again.
-  Values neither writer writes (an arbitrary ``artifact`` object) are keyed by their type and ``repr`` instead.
-* **By identity**, for the same object seen again (a chat loop re-trimming ``history + [new]``): its id -> its key
-  and count. Recalling it writes the object again and compares the bytes, in C, with no look-up by content: a field
-  reassigned, a nested value changed in place, a list that grew, another class all show. An id reused by another
-  object is recalled only when that object is written the same, and then the count is right. A chunk of messages is
-  compared in one call; only when that differs (something changed) is each message compared on its own. A message
-  keyed by ``repr`` is never recalled by identity.
-
-Keys and notes are bytes, numbers and tuples of them, which the garbage collector stops tracking, so a cold trim
-that notes thousands of messages brings on no full collection. Writing a message costs a fraction of tokenizing it,
-so a cold trim pays little for the cache, and a re-trim pays one writing and comparison per message it reaches.
-
-``CountView`` is the cache as one plan sees it: a plan's messages do not change while it runs (steps copy, never
-mutate), so a plan looks each message up in the cache once and then by identity in the view.
-
-The cache also remembers whether a bare callable counts one message or a list (``kind``), so that is detected once.
+"""The one cache of message counts: per counter, the count of every message it has counted, found by content (the
+message written as bytes) or by identity (the same object written again and compared), so a re-trim of
+``history + [new]`` counts only the new message. Its design: docs/architecture.md, "Trim engine and the count cache".
 """
 
 from __future__ import annotations
@@ -82,7 +54,8 @@ class CountCache:
 
     def content_keys(self, messages: Sequence[Any]) -> Sequence[Key]:
         """The messages' content keys: equal for equal messages (of one class), different when any field differs
-        (see the module docstring). Works for any pydantic model: ctxwin's messages and LangChain's alike."""
+        (docs/architecture.md, "Trim engine and the count cache"). Works for any pydantic model: ctxwin's messages and
+        LangChain's alike."""
         classes = set(map(type, messages))
         if not classes <= self._classes:
             with self._lock:

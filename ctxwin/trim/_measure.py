@@ -1,9 +1,5 @@
-"""How the search measures candidate lists, and how whatever was passed as ``token_counter`` becomes a measure.
-
-A ``Measure`` counts from per-message counts (``AdditiveMeasure``, for additive counters) or by calling a list
-counter (``ListMeasure``). Both answer the same three questions, always about lists in their real conversation order:
-``cut_last`` (where the longest fitting suffix starts), ``cut_first`` (where the longest fitting prefix ends) and
-``total`` (the exact count of one candidate list). An empty list counts 0 and is never shown to the counter.
+"""How the search measures candidate lists (per-message counts summed, or a list counter called), and how whatever was
+passed as ``token_counter`` becomes such a ``Measure``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""The two trimming strategies over a Measure: find the cut, move it off tool pairs, add a partial message, then
-apply ``start_on``/``end_on``; finally check the exact returned list against the budget.
-
-A cut is a boundary index. With ``keep_pairs`` a cut never separates a tool call from its result (see
-``ToolPairs``); the only message that may straddle it is the partial one, which then keeps exactly the tool calls
-whose results are kept. The order of steps is LangChain's, so with ``keep_pairs=False`` and a counter LangChain
-measures correctly the result is LangChain's.
-
-The partial message (``allow_partial``) is the largest part of the message at the cut that still fits, as
-LangChain defines it: ``side="first"`` keeps its beginning, ``side="last"`` its end. List content loses whole blocks
-from the far end (at least one block stays); failing that, the text of the block nearest the kept side (or the
-string content) is split with ``text_splitter`` and the most pieces that fit are kept, joined into string content.
-Unlike LangChain, every candidate is measured as it would be returned: pieces in their real order (LangChain
-measures the reversed pieces for ``side="last"``) and inside the list it would be returned in.
+"""The two trimming strategies over a Measure: the cut, moved off tool pairs, a partial message, ``start_on``/
+``end_on``, in LangChain's order. Unlike LangChain, every candidate is measured as it would be returned
+(docs/trim.md).
 """
 
 from __future__ import annotations

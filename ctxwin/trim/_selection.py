@@ -1,6 +1,6 @@
-"""Choosing and combining messages: the type specs of ``start_on``/``end_on``/``include_types``,
-``filter_messages`` (keep messages by name, type or id, drop tool calls with their results) and
-``merge_message_runs`` (merge consecutive messages of the same class)."""
+"""Choosing and combining messages: the type specs of ``start_on``/``end_on``/``include_types``, ``filter_messages``
+and ``merge_message_runs``.
+"""
 
 from __future__ import annotations
 

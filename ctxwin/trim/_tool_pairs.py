@@ -1,15 +1,5 @@
-"""Where tool calls and their results sit in a conversation, and which cut points would separate them.
-
-A pair is an AIMessage's tool call and the first later ToolMessage answering it (by ``tool_call_id``). A cut at
-boundary ``b`` (between ``messages[b-1]`` and ``messages[b]``) *straddles* a pair when the call is before ``b`` and the
-result at or after it. ToolMessages with no earlier call, and calls never answered, are not pairs: they came that
-way and trimming leaves them as they are.
-
-``strategy="last"`` only asks about boundaries near the end, so the index can cover just a suffix of the
-conversation: it scans ``[start, n)`` and looks further back only for the calls of results in that suffix (usually
-the message right before), widening the suffix when a query reaches below it.
-
-Also here: reading and removing an AIMessage's tool calls in every place a call is recorded.
+"""Where tool calls and their results sit in a conversation, which cut points would separate them, and reading and
+removing an AIMessage's tool calls wherever a call is recorded.
 """
 
 from __future__ import annotations
@@ -78,7 +68,11 @@ _CALLS = attrgetter("tool_calls", "invalid_tool_calls")
 
 
 class ToolPairs:
-    """The pairs of one message list, with the number of pairs straddling each boundary of the covered suffix."""
+    """The pairs of one message list, with the number of pairs straddling each boundary of the covered suffix.
+
+    ``strategy="last"`` asks only about boundaries near the end, so ``suffix_only`` covers a suffix, looking further
+    back only for the calls of results in it, and widens it when a query reaches below.
+    """
 
     def __init__(self, messages: Sequence[BaseMessage], *, track: bool = True, suffix_only: bool = False) -> None:
         self._messages = messages

@@ -1,21 +1,6 @@
-"""``ctxwin bench FILE --model M --budgets 4k,16k,64k``: compare strategy chains on the user's own conversations.
-
-Prints one table (grouped by budget, one row per chain) or, with ``--json``, ``{"results": [...]}``; ``--plot
-out.png`` also writes a chart (matplotlib, the ``plot`` extra). A progress bar over conversations goes to stderr
-when it is a terminal.
-
-Exit codes: 0 success; 1 bad input (unreadable file, a bad conversation line, unreadable tool definitions or
-probes) or the chart could not be written (the table is printed first); 2 usage error named by its flag (bad
-``--budgets`` or ``--strategies``, an unknown ``--model`` or ``--counter``, neither of them given).
-
-``--session`` replays each conversation turn by turn instead and compares what chat-loop policies bill with prompt
-caching (``session``; docs/sessions.md).
-
-What the command runs lives beside it, used by nothing else in ctxwin: ``chains`` names the chains, ``runner`` times
-the plans and aggregates, ``metrics`` says what one fitted conversation kept of its original, ``retention`` which
-facts and probes it kept, ``plot`` draws the chart (matplotlib, imported only when a chart is asked for); ``replay``
-and ``billing`` replay and bill chat loops for ``--session`` (``session`` prints them). ``run_session_bench`` is the
-Python API of ``--session``.
+"""``ctxwin bench FILE --model M --budgets 4k,16k,64k``: compare strategy chains on the user's own conversations, or
+with ``--session`` the chat-loop policies' prompt-cache bills (docs/bench.md). What the command runs lives beside it,
+used by nothing else in ctxwin; ``run_session_bench`` is the Python API of ``--session``.
 """
 
 from __future__ import annotations

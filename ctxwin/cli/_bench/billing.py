@@ -1,21 +1,5 @@
-"""How a replayed chat loop is billed: each request against the one before it, the way providers bill prompt caching.
-
-A request's prefix shared with the previous request is its tool definitions (when they are the same) and its
-leading messages equal to the previous request's, counted by the bench's counter; it is measured by message, so a
-message changed in its middle shares nothing (a provider compares tokens and could read a few more from the cache:
-the figures are a lower bound for every chain alike). The cache reads ``rules.cached_tokens(shared)`` of it (none
-below the minimum prefix, then in the provider's steps).
-
-Where the provider bills writes (Anthropic; OpenAI from GPT-5.6) a prefix is read only up to where an earlier
-request marked a breakpoint: a request is billed with the marks it sends (``marks``: the lengths of the prefixes
-it marks; a session's ``cache_prefixes``), and a chain that sends none is taken to mark its last message, the usual
-pattern (Anthropic's automatic caching does the same). The shared prefix read is the longest the previous request
-marked; the rest of the request is written, at the write price, when the request reaches the minimum prefix. With
-automatic caching without a write fee a write costs what any input token costs. Requests of a replay come
-back-to-back: writes are billed at the rules' short lifetime.
-
-``billed`` is in input-token equivalents (a cached token counts ``read_ratio``, a written one ``write_ratio``), so
-chains compare without prices; ``cost`` is in USD when the rules have prices.
+"""How a replayed chat loop is billed: each request against the one before it, the way providers bill prompt caching,
+in input-token equivalents and, with prices, USD (docs/sessions.md, "The cost model").
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Named strategy chains for ``ctxwin bench``: ``last``, ``first``, ``summarize+trim``, ``fit``, ...
-
-A chain is ``+``-joined steps, run in order by one planner (which stops as soon as the conversation fits). A step is
-one of the bench's own names or any strategy registered through the ``register_strategies`` hook (``filter``,
-``truncate_tool_output``, ``summarize``, ``trim``, and whatever plugins add). ``fit`` stands alone: it is the
-planner's default chain, exactly what ``ctxwin.fit`` does without ``strategies``.
+"""Named strategy chains for ``ctxwin bench``: ``+``-joined steps run in order by one planner; ``fit`` is the planner's
+default chain (docs/bench.md, "Chains").
 """
 
 from __future__ import annotations

@@ -1,19 +1,5 @@
-"""What a fitted conversation kept of its original, measured from the two message lists alone.
-
-These checks deliberately do not use the engine's helpers (``ToolPairs``, ``must_keep``, ``leading_system_count``):
-they are written from the definitions below, so a bug in the engine shows up as a bad figure instead of being
-measured with the same bug.
-
-- **user turn**: a HumanMessage and every message after it up to the next HumanMessage. Messages before the first
-  user message (the system prompt, a greeting) belong to no turn.
-- **recent turns kept**: counting from the most recent turn backwards, the number of turns whose messages all end
-  the fitted conversation verbatim (equal by value, in order, with nothing between them), stopping at the first
-  turn that is not; as a fraction of the original's user turns.
-- **tool pairs intact**: every tool result in the fitted conversation still follows a call with its id, and every
-  call whose result the original had still has it, unless the original was already broken the same way.
-- **system kept**: the original's leading system messages open the fitted conversation verbatim.
-- **messages summarised**: how many original messages the summary messages of the fitted conversation stand for
-  (a summary already in the original is not counted again).
+"""What a fitted conversation kept of its original, measured from the two message lists alone. Written from the
+definitions in docs/bench.md, not with the engine's helpers, so an engine bug shows as a bad figure.
 """
 
 from __future__ import annotations

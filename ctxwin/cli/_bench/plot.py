@@ -1,9 +1,5 @@
-"""The ``--plot`` charts: per strategy against the budget, the share of the budget used (mean over the conversations;
-the table shows the largest), recent turns kept, facts kept (and probes kept, when there are probes) and time per
-conversation; with ``--session``, each policy's billed input tokens against the requests made.
-
-matplotlib is the optional ``plot`` extra, imported only here and only when a chart is asked for. The figure is
-drawn on the Agg canvas directly (no pyplot), so no GUI backend is touched and no global state changes.
+"""The ``--plot`` charts of ``ctxwin bench``. matplotlib (the ``plot`` extra) is imported only here, when a chart is
+asked for, and drawn on the Agg canvas directly, so no GUI backend or global state is touched.
 """
 
 from __future__ import annotations

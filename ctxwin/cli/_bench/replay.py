@@ -1,19 +1,5 @@
-"""``ctxwin bench --session``: replay conversations turn by turn through chat-loop policies and bill every request.
-
-A conversation is replayed as a chat product or an agent sends it: a request after every user message and after
-every batch of tool results (the messages up to that point), each fitted by the policy and billed against the
-request before it (``billing``). The policies (``--strategies`` of ``ctxwin bench --session``):
-
-- ``sliding``: LangChain's ``trim_messages(strategy="last", include_system=True, start_on="human")`` of the whole
-  history on every request, run by ctxwin's LangChain-compatible ``trim_messages`` (the same messages);
-- ``langchain``: the same with langchain_core's own ``trim_messages`` (needs langchain-core), given a per-message
-  counter that tokenizes with the bench's counter, as a LangChain user passes one (and a budget lowered by the
-  request's reply priming, which per-message counts leave out);
-- ``refit``: ``Planner.plan`` of the whole history on every request (``planner.session(cache_stable=False)``);
-- ``session``: the cache-stable ``PlanSession``, ``session@0.5`` with another low-water mark.
-
-Each request is recounted by the bench's counter (not the policy's), checked (fits the budget, tool pairs whole,
-the last user message sent) and timed (the policy's ``add`` and request, nothing of the bench's measuring).
+"""``ctxwin bench --session``: replay conversations turn by turn through chat-loop policies (``sliding``,
+``langchain``, ``refit``, ``session``) and bill every request, each checked and timed (docs/sessions.md).
 """
 
 from __future__ import annotations

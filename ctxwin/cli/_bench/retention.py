@@ -1,16 +1,5 @@
-"""Retention: what a model could still answer from a fitted request, measured without calling one.
-
-- **facts kept**: the facts of the original conversation (``ctxwin.strategies._facts``: rare identifiers, numbers
-  with units, dates, paths, URLs, code symbols, names) still found verbatim in the fitted request, as a weighted
-  share: a fact a user message states weighs ``USER_WEIGHT``, any other 1. A fact counts as kept when a message it
-  is found in is still sent unchanged, or its text is in a message the plan changed or added (a summary, a shortened
-  tool output).
-- **probes kept**: the share of the given probes (``--probes FILE``) whose strings (``needs``) are all in the fitted
-  request.
-- **recency** is ``metrics.recent_turns_kept``: the user turns kept verbatim.
-
-Only strings are compared: a fact kept in a paraphrase counts as lost, a fact kept out of its context (a bare id in a
-summary line) counts as kept. See docs/bench.md, "Retention".
+"""Retention: what a model could still answer from a fitted request (facts and probes kept verbatim), measured without
+calling one. Only strings are compared (docs/bench.md, "Retention").
 """
 
 from __future__ import annotations
@@ -53,7 +42,7 @@ class Facts:
         return cls(messages, find_facts(messages))
 
     def kept(self, fitted: Sequence[BaseMessage]) -> FactsKept:
-        """Which facts ``fitted`` still holds (see the module docstring)."""
+        """Which facts ``fitted`` still holds (docs/bench.md, "Retention")."""
         sent = {id(m) for m in fitted}
         originals = {id(m) for m in self.messages}
         changed = "\n".join(message_text(m) for m in fitted if id(m) not in originals)

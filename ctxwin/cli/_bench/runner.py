@@ -1,15 +1,5 @@
-"""Running chains × budgets over conversations: time each plan, recount the result, aggregate the metrics.
-
-Fairness: every chain × budget gets its own planner with its own shallow copy of the counter (counters are
-stateless; a copy shares the loaded tokenizer but not the engine's per-counter count cache), so no run profits from
-counts an earlier run cached. Before timing, each chain plans the first conversation once, untimed, so one-time costs
-(imports, loading tokenizer data, compiling regexes) are not charged to whichever chain happens to run first.
-Conversations are the outer loop and every run sees each conversation in the same state.
-
-A plan's time is the wall-clock time of ``Planner.plan`` alone; the recount and the metrics are not timed.
-``tokens_used`` is recounted with the counter's own ``count_messages`` on the fitted messages and the request's tool
-definitions, independently of the planner's cached per-message counts; so is each input, for ``budget_used`` (the
-share of the budget used by the conversations whose input was over it).
+"""Running chains x budgets over conversations: time each plan, recount the result, aggregate the metrics; each run gets
+its own counter copy and an untimed first plan so none profits from another (docs/bench.md, "Fairness").
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """``anthropic-api:<model>``: Claude's exact counts from Anthropic's token-counting endpoint (extra ``anthropic``).
-
-``POST /v1/messages/count_tokens`` (https://docs.claude.com/en/api/messages-count-tokens) takes a Messages API
-request (``model``, ``messages``, ``system``, ``tools``) and answers ``{"input_tokens": <int>}``; it is free but
-rate-limited, and needs the network. The ``anthropic`` SDK sends it, with the key from ``ANTHROPIC_API_KEY`` and
-the server from ``ANTHROPIC_BASE_URL`` (a proxy or local server needs no key), a timeout and no retries. How
-messages are counted and cached: ``ctxwin.counters._api.counter``.
+How messages are counted and cached: ``ctxwin.counters._api.counter``; the endpoint's rules: docs/counters.md.
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ NO_KEY = "none"
 
 
 class AnthropicApiCounter(ApiCounter):
-    """Claude's exact counts from Anthropic's count_tokens endpoint; see the module docstring."""
+    """Claude's exact counts from Anthropic's count_tokens endpoint; see docs/counters.md."""
 
     provider = "anthropic-api"
 

@@ -1,20 +1,6 @@
-"""What the networked counters (``anthropic-api:<model>``, ``gemini-api:<model>``) share: per-message counts from a
-provider's token-counting endpoint, each distinct request sent once (``api_cache``), timeouts, no retries.
-
-The endpoint counts whole requests. So:
-
-- ``count_messages(messages, tools=...)`` is one request: the provider's exact count of that request.
-- ``count_message(m)`` is what ``m`` adds to a conversation: the count of a fixed minimal conversation that ``m``
-  can follow (a user turn before an assistant message; a user and an assistant turn before a user message; an
-  assistant call with ``m``'s call id before a tool result; for a system message, the request with and without it)
-  with ``m`` appended, minus the count of that conversation alone. Each is exact, for ``m`` in that position.
-- ``count_text(t)`` is the count of a one-turn request holding ``t``, minus that of the same request holding
-  ``"."``, plus one (``"."`` is one token in every tokenizer these providers use).
-
-Per-message counts do not add up to the request's count exactly (providers merge consecutive turns, and the
-first turn has no predecessor), so the trim engine measures whole candidate lists with ``count_messages``
-(its additivity probe sees this), each a request sent at most once. The minimal conversations are themselves
-cached, so a new message costs one request, a repeated one none, across processes.
+"""What the networked counters share: per-message counts derived from a provider's whole-request count endpoint, each
+distinct request sent once, with timeouts and no retries. Their counts do not add up exactly, so the counter
+declares itself non-additive and the trim engine measures whole candidate lists (docs/counters.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """``gemini-api:<model>``: Gemini's counts from Google's countTokens endpoint (extra ``gemini``).
-
-``POST /v1beta/models/<model>:countTokens`` (https://ai.google.dev/api/tokens#method:-models.counttokens) takes
-``contents`` and answers ``{"totalTokens": <int>, ...}``; it is free, and needs the network. The ``google-genai``
-SDK sends it (``client.models.count_tokens``), with the key from ``GEMINI_API_KEY``/``GOOGLE_API_KEY``, the server
-from ``GOOGLE_GEMINI_BASE_URL`` (a proxy or local server needs no key), a timeout and no retries. The Gemini
-Developer API's count_tokens takes contents only (the SDK refuses ``system_instruction`` and ``tools`` outside
-Vertex AI), so system messages are counted as a first user turn and tool definitions as the text of their JSON in
-it: exact for conversations without them, close (a few tokens of framing apart) with them. How messages are
-counted and cached: ``ctxwin.counters._api.counter``.
+The endpoint takes contents only, so system messages and tool definitions are counted as a first user turn
+(docs/counters.md).
 """
 
 from __future__ import annotations
@@ -81,7 +74,7 @@ def gemini_contents(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
 
 
 class GeminiApiCounter(ApiCounter):
-    """Gemini's counts from the countTokens endpoint; see the module docstring."""
+    """Gemini's counts from the countTokens endpoint; see docs/counters.md."""
 
     provider = "gemini-api"
 

@@ -1,5 +1,4 @@
-"""Default plugin: the opt-in count-tokens endpoints, ``anthropic-api`` and ``gemini-api`` (their modules imported when
-one is built)."""
+"""Default plugin: the opt-in count-tokens endpoints, ``anthropic-api`` and ``gemini-api`` (imported when built)."""
 
 from __future__ import annotations
 

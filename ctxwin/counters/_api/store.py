@@ -1,11 +1,5 @@
-"""A persistent cache of the counts networked counters get back, so an unchanged request is never sent twice.
-
-An SQLite file (stdlib ``sqlite3``) at ``$CTXWIN_API_CACHE``, else ``$XDG_CACHE_HOME/ctxwin/api-counts.sqlite``
-(``~/.cache`` when unset). A row is keyed by the counter's scope (provider and model) and the SHA-256 of the
-request's canonical JSON, so a count is reused across processes and never for another model or request. Only
-counts the provider returned are stored. A connection per operation (short-lived: threads and forked workers share
-nothing); WAL, so readers never wait for a writer. A cache that cannot be opened (read-only home, not an SQLite
-file) is skipped with a warning: counting still works, through the network.
+"""The on-disk SQLite cache of the counts networked counters get back, so an unchanged request is never sent twice.
+A cache that cannot be opened is skipped with a warning: counting still works, through the network.
 """
 
 from __future__ import annotations
@@ -52,6 +46,7 @@ class StoredCounts:
         self._usable = True
 
     def _connect(self) -> sqlite3.Connection | None:
+        # A connection per operation, so threads and forked workers share none; WAL, so readers never wait.
         if not self._usable:
             return None
         try:

@@ -1,2 +1,1 @@
-"""The approximate counter: no tokenizer data; its fitted constants, vocabulary pieces and optional C
-accelerator."""
+"""The approximate counter: no tokenizer data; its fitted constants, vocabulary pieces and optional C accelerator."""

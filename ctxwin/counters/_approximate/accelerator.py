@@ -1,11 +1,5 @@
-"""The C accelerator of the approximate counter (``speedups.c``), configured from
-``features``' tables: where it was built, ``ApproximateCounter`` counts through it.
-
-It computes the same statistics in one pass over the code points and does the counter's arithmetic in the same
-order of floating-point operations, so the two give the same integers (tests/approximate/test_accelerator.py):
-about ten times faster on a chat message, whose cost in Python is mostly a fixed overhead per operation. It is
-optional: built when the package is installed on a machine with a C compiler (setup.py), skipped otherwise, and
-turned off with ``CTXWIN_NO_ACCELERATOR=1``.
+"""The approximate counter's optional C accelerator (``speedups.c``), configured from ``features``' tables.
+It does the Python path's arithmetic in the same order, so both give the same integers (docs/approximate.md).
 """
 
 from __future__ import annotations

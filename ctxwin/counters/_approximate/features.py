@@ -1,36 +1,5 @@
-"""Cheap text statistics that predict BPE token counts, computed without a per-character Python loop.
-
-o200k/cl100k split text into pre-tokens (letter runs with one leading space or symbol, digit groups,
-punctuation runs, newlines, whitespace runs) before merging bytes, so token counts follow a few countable
-things: letter runs (words), letters (long words cost more pieces), digits, spaces, runs of two or more spaces
-(indentation: about one token each, whatever their width), newlines, punctuation, and for other scripts the
-characters of each script group (``scripts``). They are counted at memory speed:
-
-- one ``bytes.translate`` of the UTF-8 bytes gives a flag byte per character (continuation bytes and digits
-  deleted: the digit count is a length difference; a lead byte stands for its character and tells letters of
-  spaced scripts from the rest), and ``scripts.script_parts`` the script groups present;
-- letters, spaces and runs (word starts, runs of spaces) come from that flag string (a bit for letter-like
-  characters, one for spaces) read as one big integer: ``flags ^ (flags << 8)`` marks where runs start and
-  end, ``flags & (flags << 8)`` the characters that continue one, and ``int.bit_count`` counts the bits
-  under a mask. A bit operation costs about a fifth of a ``bytes.count`` pass, a bit count about one pass;
-  together they are two to three times faster than ``bytes.count`` of two-byte patterns;
-- ASCII punctuation is what is neither a letter-like character, a space, a newline nor a non-ASCII character;
-- a count that is often zero is made only when ``in`` finds the byte (given as an int, ``in`` is a memchr, ten
-  times faster than ``count``).
-
-In the scripts of ``pieces.PIECE_GROUPS`` (Indic scripts, Arabic, Armenian, Georgian, Hebrew, Greek,
-Thai, Myanmar, Khmer, kana), where a word's price depends on the word more than on its letters, the words are also
-cut into pieces of the target vocabulary ("pieces", and "piece_words" for the words cut). In text whose family
-(``safe_family``) is accented Latin or ASCII prose other than English, Latin words are cut too (``cut_latin``).
-
-Five statistics separate text that a script count cannot, because the same script costs very different amounts
-in the two vocabularies: Ukrainian letters (і ї є, either case: Ukrainian costs ~40% more tokens a character
-than Russian), letters of other Cyrillic alphabets (U+0480-04FF: Kazakh, Tatar, Mongolian... cost about twice
-Russian), a few very common Traditional Chinese characters (們 個 這 說: Traditional costs ~15-40% more
-than Simplified), written Cantonese's commonest particles (嘅 喺 哋 咗 嚟: Cantonese costs ~10% more than Mandarin)
-and the code points of U+1380-13BF (Cherokee letters in the block the "ethiopic" group reads,
-about twice an Ethiopic syllable's price). Each is one or a few ``count`` calls, made only when the script (and
-the letter) is present.
+"""Cheap text statistics that predict BPE token counts, computed at memory speed without a per-character Python loop.
+The statistics and the byte tricks that count them: docs/approximate.md.
 """
 
 from __future__ import annotations
@@ -53,7 +22,7 @@ WORD_CLASSES = b"aLGCRIXh"
 
 # The statistics of ASCII text come first; the script counts after them are all zero for it.
 ASCII_FEATURES = ("letters", "digits", "word_starts", "spaces", "space_runs", "newlines", "punct")
-# Then statistics that separate text a script count cannot (see the module docstring), then the characters of each
+# Then statistics that separate text a script count cannot (docs/approximate.md), then the characters of each
 # script group (``scripts.GROUPS``). ``cherokee_ethiopic`` is the number of code points in U+1380-U+13BF
 # (UTF-8 prefix E1 8E: the Ethiopic Supplement and the first 32 Cherokee letters, U+13A0-13BF, which the
 # "ethiopic" group holds: the "cherokee" group is U+13C0-13FF), counted only when the "ethiopic" group is present.

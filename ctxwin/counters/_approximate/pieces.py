@@ -1,19 +1,5 @@
-"""Words of scripts whose price per character depends on the word, counted in pieces of the target vocabulary.
-
-In the Indic scripts, Arabic, Armenian, Georgian, Hebrew, Greek, Thai, Myanmar, Khmer and kana, o200k_base holds
-thousands of whole words (Hindi's common words are one token each) and the rest of a word costs two to four tokens,
-so a price per character cannot serve both running prose and names: by character, Devanagari prose costs 0.37
-tokens and CLDR's (mostly transliterated) names 0.61. Cutting each word of these scripts greedily into the longest
-pieces the vocabulary holds counts nearly what BPE does (0.98-1.06 tokens a piece on every source of the corpus)
-from a plain set of strings: ``pieces.json``, the vocabulary's tokens made only of these scripts'
-characters (with or without a leading space), written by ``benchmarks/fit_approximate.py``. The pieces and the runs
-cut are two statistics of ``features`` ("pieces", "piece_words"), weighted by the fit like the others.
-
-Latin-script words are cut the same way (``LATIN_RANGES``, the vocabulary's tokens of Latin letters: 117,280 in
-o200k_base), but only in text that is not English prose or code (``features.cut_latin``): the greedy cut
-counts BPE's tokens within 8% for each of 44 languages' UDHR (Polish, Swahili, Zulu, Vietnamese...), where a price
-per letter fitted on English is 10-40% under, and English and code keep the cheaper statistics they fit well. They are
-``latin_pieces.json``, loaded at the first text cut.
+"""Words of scripts whose price depends on the word, cut greedily into the longest pieces of the target vocabulary
+(``pieces.json``, ``latin_pieces.json``). Why: docs/approximate.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""Per-script character counts of non-ASCII text, at memory speed.
-
-The UTF-8 lead byte names a script block too coarsely (Devanagari, Tamil and Thai share one; so do Georgian,
-Ethiopic, Khmer and Yi), and scripts in one block cost very different amounts. The UTF-16 code units' high bytes
-name 256-code-point blocks: ``text.encode("utf-16-be")[::2]`` is one byte per character (two for characters
-outside the BMP, whose low surrogate is ignored); ``bytes.translate`` maps it to a group byte and deletes ASCII,
-and ``bytes.count`` counts each group present, found by reading the string's first byte and then deleting that
-group (an absent group costs nothing; a chat message has one to three). Blocks holding two scripts (Devanagari
-and Bengali, Thai and Lao, Myanmar and Georgian, Hebrew and Armenian...) are split by counting the UTF-8 prefixes
-of the second script (a prefix of lead and second byte names 64 code points), only when the block is present.
+"""Per-script character counts of non-ASCII text, at memory speed, read from the high bytes of UTF-16 code units
+(docs/approximate.md).
 """
 
 from __future__ import annotations

@@ -1,2 +1,3 @@
 """The exact offline tokenizer families: tiktoken (OpenAI, harmony, Llama, Qwen), Hugging Face ``tokenizers``
-(DeepSeek), Mistral."""
+(DeepSeek), Mistral.
+"""

@@ -1,10 +1,4 @@
-"""Rendering a Hugging Face chat template the way ``transformers``' ``apply_chat_template`` does, without it.
-
-Same jinja2 setup as transformers: a sandboxed environment with ``trim_blocks``/``lstrip_blocks`` and loop
-controls, a ``tojson`` filter that keeps non-ASCII text, ``raise_exception`` and ``strftime_now``; the special
-tokens of ``tokenizer_config.json`` are template variables (``bos_token``...). Not supported: the
-``{% generation %}`` tag (used only to build training masks).
-"""
+"""Rendering a Hugging Face chat template the way ``transformers``' ``apply_chat_template`` does, without it."""
 
 from __future__ import annotations
 
@@ -38,6 +32,7 @@ def _strftime_now(format: str) -> str:
 
 
 def _environment() -> ImmutableSandboxedEnvironment:
+    # transformers' setup; its ``{% generation %}`` tag is left out: it only builds training masks.
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise_exception

@@ -1,24 +1,5 @@
-"""DeepSeek-V4: its ``tokenizer.json`` through ``tokenizers``, framed by DeepSeek's published V4 encoding.
-
-DeepSeek-V4 has no Jinja chat template; DeepSeek publishes the prompt format as Python (``encoding/encoding_dsv4.py``
-and ``encoding/README.md`` in the deepseek-ai/DeepSeek-V4-Flash and DeepSeek-V4-Pro repositories, MIT). ``render``
-writes a conversation the way that reference's ``encode_messages`` does:
-
-- BOS, then each message: a system message's text; a user message ``<｜User｜>`` + text; a tool result is merged
-  into a user message as ``<tool_result>...</tool_result>`` (neighbouring user and tool messages form one user
-  message, parts joined by a blank line, tool results in the order of the calls); an assistant message
-  ``{reasoning}</think>`` (thinking mode, after the last user message), its text, its tool calls as a DSML
-  ``<｜DSML｜tool_calls>`` block after a blank line, then EOS;
-- a user message followed by an assistant message, or last, is followed by ``<｜Assistant｜>`` and ``</think>``
-  (chat mode) or ``<think>`` (thinking mode, from the last user message on);
-- tool definitions are written into the first system message after a blank line (the reference's ``render_tools``
-  block: instructions, then each function's JSON on a line); without a system message, into an empty one first (as
-  vLLM's server does);
-- in thinking mode without tools, reasoning before the last user message is dropped, as ``drop_thinking`` does.
-
-The reference's quick-instruction ``task`` fields, ``latest_reminder`` role and ``response_format`` are not part of
-an OpenAI-style request and are not rendered. Per-message shares and the request overhead are ``HFCounter``'s: a
-message rendered alone minus BOS.
+"""DeepSeek-V4: its ``tokenizer.json`` through ``tokenizers``, framed as DeepSeek's published Python reference
+(``encoding_dsv4.py``) encodes a conversation, since V4 has no Jinja chat template (docs/counters.md).
 """
 
 from __future__ import annotations
@@ -180,7 +161,7 @@ class DeepSeekV4Format(ChatTemplate):
 
 
 class DeepSeekV4Counter(HFCounter):
-    """DeepSeek-V4 (Flash and Pro) in chat mode, or in thinking mode; see the module docstring. Its template joins
+    """DeepSeek-V4 (Flash and Pro) in chat mode, or in thinking mode; see docs/counters.md. Its template joins
     neighbouring turns, so a request's count is not the sum of its messages' counts."""
 
     additive = False

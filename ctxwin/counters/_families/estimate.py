@@ -1,6 +1,6 @@
-"""``estimate:<counter spec>``: a tokenizer of a model's family counting a model whose own tokenizer ctxwin does not
-ship (a newer model of that maker), declared as an estimate with the approximate counter's margin, so a plan keeps
-that much of the budget free and a session's ``observe`` corrects it both ways."""
+"""``estimate:<counter spec>``: a tokenizer of a model's family counting a newer model of that maker, declared as an
+estimate so a plan keeps a margin free and a session's ``observe`` corrects it.
+"""
 
 from __future__ import annotations
 

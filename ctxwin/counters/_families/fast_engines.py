@@ -1,12 +1,5 @@
-"""Faster tokenizer engines, used for a tokenizer only where a differential run proved them exact on it.
-
-The reference engines (``tokenizers`` for a ``tokenizer.json``, tiktoken for BPE ranks) define every count. A faster
-engine counts a tokenizer's text only where ``data/engines.json`` records that the installed version of that engine
-gave the reference's token ids on every document of the differential corpus and on every adversarial text, and
-counted them faster. The record is keyed by the sha256 of the tokenizer's data and by the engine's exact version
-(``benchmarks/engine_differential.py`` runs the comparison and writes the file): a tokenizer that is not in it, an
-engine version that was not verified, an engine that is not installed, or ``engine="reference"`` all count with the
-reference, so a new engine release never changes a count silently.
+"""Faster tokenizer engines, used for a tokenizer only where ``data/engines.json`` records them exact on it for the
+installed engine version, so a new engine release never changes a count silently (docs/counters.md).
 """
 
 from __future__ import annotations

@@ -1,21 +1,4 @@
-"""gpt-oss: the o200k_harmony encoding with OpenAI's harmony chat framing, exact and offline.
-
-o200k_harmony is o200k_base plus harmony's special tokens (tiktoken's registry builds it from the o200k data ctxwin
-already ships). Harmony renders every message as ``<|start|>{header}<|message|>{content}<|end|>``, as the
-``openai-harmony`` package does (the tests compare with it):
-
-- the request opens with harmony's system message (``SystemContent.new()``: model identity, knowledge cutoff,
-  ``Reasoning: medium``, the valid channels; no date) and primes the reply with ``<|start|>assistant``;
-- a system message is harmony's developer message, ``# Instructions\\n\\n{content}``;
-- an assistant reply is ``assistant<|channel|>final``; each tool call is
-  ``assistant to=functions.{name}<|channel|>commentary <|constrain|>json<|message|>{args}<|call|>``;
-- a tool result is ``functions.{name} to=assistant<|channel|>commentary`` (its ``name``, else ``tool``).
-
-Tool definitions are rendered as harmony renders them, a TypeScript-like ``namespace functions`` in the developer
-message (``render_tools``), plus the line harmony adds to the system message. ``count_tools`` charges them as their
-own developer message; inside the first system message's developer message they cost its frame and role less,
-and the blank line joining them more, which ``count_messages`` accounts for.
-"""
+"""gpt-oss: the o200k_harmony encoding with OpenAI's harmony chat framing, exact and offline (docs/counters.md)."""
 
 from __future__ import annotations
 
@@ -44,7 +27,7 @@ CONSTRAIN_TOKENS = 1
 
 
 class HarmonyCounter(TiktokenCounter):
-    """Counts gpt-oss requests exactly as harmony renders them (see the module docstring)."""
+    """Counts gpt-oss requests exactly as harmony renders them (docs/counters.md)."""
 
     def __init__(self) -> None:
         super().__init__("o200k_harmony")

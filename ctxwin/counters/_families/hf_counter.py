@@ -1,30 +1,5 @@
 """The Hugging Face counter: any ``tokenizer.json``, framed by the model's own chat template when one is beside it.
-
-Framing with a chat template (exact for that model):
-
-- ``count_messages(messages, tools=...)`` is the token count of the whole conversation rendered by the template
-  with ``add_generation_prompt=True`` — what the model's server tokenizes.
-- ``count_message(m)`` is the tokens of ``[m]`` rendered alone, minus those of the empty conversation (the BOS
-  token and other fixed prefix), so each message carries exactly its own markers and text. (A template that
-  rejects the empty conversation leaves the prefix in every message: an over-count; a message the template will
-  not render alone is counted with BaseTokenCounter's framing.) A template that rejects a
-  conversation (``raise_exception``, e.g. roles that do not alternate) makes counting raise ValueError, as the
-  model's server would refuse it.
-- The request overhead is ``count_messages(ms) - sum(count_message(m))``: the fixed prefix plus the generation
-  prompt, and any context-dependent difference the template makes (several system messages joined into one,
-  markers at the start and end of a run of tool results). For DeepSeek-V3 with plain user/assistant turns it is
-  exactly 2 (BOS + ``<｜Assistant｜>``). ``count_messages == sum(count_message) + overhead`` holds by construction;
-  engines that sum cached per-message counts should measure the overhead with ``count_messages`` on the result.
-
-Without a template, the per-message framing is BaseTokenCounter's (3 tokens a message plus the role, 3 to prime
-the reply): a ChatML-sized approximation. Tools go into the template when it takes a ``tools`` variable; otherwise
-(and without a template) they cost the tokens of their JSON. Padding and truncation configured in the file are
-switched off on a private copy; text is encoded without the post-processor's special tokens, as
-``apply_chat_template`` does.
-
-Engine: ``tokenizers`` is the reference. Where ``fast_engines`` records a faster engine as exact on this very
-``tokenizer.json`` (by sha256, for the installed engine version), that engine counts instead; ``engine="reference"``
-keeps ``tokenizers``. ``counter.engine`` says which counts and why.
+How a template's framing is split into per-message counts and a request overhead: docs/counters.md.
 """
 
 from __future__ import annotations
@@ -76,7 +51,7 @@ def _private_unpadded(tokenizer: tokenizers.Tokenizer) -> tokenizers.Tokenizer:
 
 
 class HFCounter(BaseTokenCounter):
-    """Counts with a ``tokenizers.Tokenizer``; see the module docstring for the framing.
+    """Counts with a ``tokenizers.Tokenizer``; see docs/counters.md for the framing.
 
     ``source`` is a tokenizer.json path (or its directory), a ``tokenizers.Tokenizer``, a registered name such
     as ``"deepseek-v3"``, or a Hugging Face Hub repo id (``"meta-llama/Llama-3.1-8B-Instruct"``, ``@revision``

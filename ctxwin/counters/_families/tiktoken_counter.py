@@ -1,10 +1,4 @@
-"""The tiktoken counter: exact OpenAI token counts with OpenAI's published chat and tool framing.
-
-Text is encoded with ``encode_ordinary``: special-token text such as ``<|endoftext|>`` inside a message is counted
-as the ordinary text it is (it never raises, and never counts as one special token). ``count_texts`` spreads large
-batches over a small thread pool; tiktoken's Rust core releases the GIL while it encodes, so this beats a plain
-loop on a multi-core machine without changing any count.
-"""
+"""The tiktoken counter: exact OpenAI token counts with OpenAI's published chat and tool framing."""
 
 from __future__ import annotations
 

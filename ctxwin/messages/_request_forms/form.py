@@ -1,6 +1,5 @@
 """``RequestForm``: everything ctxwin knows of one provider's request form, behind one interface, so that no other
-code compares a form's name: what the form keeps of the caller's input, how messages are written out, the whole
-request body, what a counter counts of the tools sent, where media may go, the cache marks and what the SDK refuses.
+code compares a form's name.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The request forms by name, the built-in three and any registered (``register_form``): what ``output=`` names
-(besides ``"messages"``, the caller's own form, and ``"request"``, each request's own), and which form a request
-is in (``form_of``)."""
+"""The request forms by name, the built-in three and any registered (``register_form``): what ``output=`` names, and
+which form a request is in (``form_of``).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""OpenAI Responses (``output="responses"``): ``client.responses.create(**plan.request)``, its conversion
-(``convert_to_responses_items``: ``reasoning`` and ``compaction`` items back as received), ``instructions``, flat
-function tools, media and reply limit.
+"""OpenAI Responses (``output="responses"``): ``client.responses.create(**plan.request)``, its items, ``instructions``,
+flat function tools, media and reply limit.
 """
 
 from __future__ import annotations
