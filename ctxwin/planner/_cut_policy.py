@@ -15,6 +15,7 @@ from ctxwin.planner._config import FitConfig
 from ctxwin.planner._planning import Planned, Planning
 from ctxwin.strategies._base import leading_system_count, working_set_start
 from ctxwin.strategies._meter import Meter
+from ctxwin.strategies._must_send import must_send, sends
 from ctxwin.strategies._pins import head_length
 from ctxwin.strategies._walk import within
 
@@ -130,7 +131,7 @@ class CutPolicy:
         planned = yield run(candidate, self.target(sent), not appended)
         if not planned.plan.fits:  # the low-water mark is below what must stay: fit to the budget
             planned = yield run(candidate, None, False)
-        if not self.head_kept(planned):  # the head leaves too little room: cut without it, from now on
+        if not self.head_kept(planned, candidate):  # the head leaves too little room: cut without it, from now on
             self.head = ()
             planned = yield run(candidate, self.target(sent), False)
             if not planned.plan.fits:
@@ -228,10 +229,14 @@ class CutPolicy:
                 head = end + 1 - start
         self.head = tuple(sent[start : start + head])
 
-    def head_kept(self, planned: Planned[Any]) -> bool:
-        """Whether the plan fits with the head in place (or there is no head)."""
+    def head_kept(self, planned: Planned[Any], candidate: list[BaseMessage]) -> bool:
+        """Whether the plan fits with the head in place (or there is no head) and still sends what the model call
+        cannot do without (``must_send``): a head that leaves no room for the newest round goes instead of it."""
         head, sent = self.head, planned.sent
         if not head:
             return True
         start = leading_system_count(sent)
-        return planned.plan.fits and head_length(sent, head, start) == len(head)
+        if not (planned.plan.fits and head_length(sent, head, start) == len(head)):
+            return False
+        system = leading_system_count(candidate)
+        return sends(candidate[system:], must_send(candidate[system:])[0], sent[start:])

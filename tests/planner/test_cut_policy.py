@@ -155,7 +155,9 @@ def test_a_cut_that_loses_its_head_goes_on_without_it() -> None:
     cut.choose_head(sent)
     assert cut.head
     without_head = planned([sent[0], *sent[4:]])
-    assert without_head.plan.fits and not cut.head_kept(without_head) and cut.head_kept(planned(sent))
+    assert without_head.plan.fits and not cut.head_kept(without_head, sent) and cut.head_kept(planned(sent), sent)
+    # the head in place but the newest tool round gone: the head goes instead of it
+    assert not cut.head_kept(planned(sent[:-1]), sent)
     runs, _ = asked(cut, [without_head, planned(sent)], sent, list(sent))
     assert [target is None for _, target, _ in runs] == [False, False] and cut.head == ()
     assert runs[1][1] == cut.target(sent) != runs[0][1]  # without a head the cut reads nothing: a lower target
