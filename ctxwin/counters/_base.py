@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from numbers import Real
 from typing import Any, Protocol, runtime_checkable
@@ -28,10 +29,10 @@ from ctxwin.counters._errors import PluginCounterError
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages._content import block_text
 from ctxwin.messages._convert import MessageLike, read_messages, request_tools
-from ctxwin.messages._openai_format import openai_role, sent_arguments
+from ctxwin.messages._openai_format import FIXED_ROLES, dumps_unescaped, openai_role, sent_arguments
 
 # How the framing reads a message's class, found once per class: ``isinstance`` with a pydantic class the message
-# is not an instance of costs more than framing a short message.
+# is not an instance of costs more than framing a short message. The bits are _framing.c's too.
 _CALLS, _RESULT = 1, 2
 _KINDS: dict[type, int] = {}
 
@@ -44,6 +45,19 @@ def _kind(cls: type) -> int:
             _RESULT if issubclass(cls, ToolMessage) else 0)
     return kind
 
+
+def _c_framing() -> Callable[..., tuple[list[str], list[tuple[int, int]]]] | None:
+    """The framing in C where it is built and not turned off with ``CTXWIN_NO_ACCELERATOR=1``."""
+    if os.environ.get("CTXWIN_NO_ACCELERATOR"):
+        return None
+    try:
+        from ctxwin.counters._framing import frame
+    except ImportError:  # not built: no C compiler when the package was installed
+        return None
+    return frame
+
+
+_C_FRAME = _c_framing()
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
 DEFAULT_BLOCK_TOKENS = 255
@@ -268,43 +282,43 @@ class BaseTokenCounter:
 
     def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
         """The strings of a message to tokenize, and the tokens its framing, labels and non-text blocks add."""
-        # Read once per message counted, so each attribute is read once and string content is its own piece here.
-        content = message.content
+        # Asked of every message a cold trim reaches: a pydantic message's fields are read from its dict (each
+        # attribute read goes through pydantic's ``__getattr__`` hook), its class once, its labels from the memo.
+        fields = message.__dict__
+        content = fields["content"]
         texts, fixed = ([content], 0) if content.__class__ is str else self.content_parts(content)
-        labels = [openai_role(message)]  # what the message names, counted as labels
-        name = message.name
-        if name:
+        labels = [FIXED_ROLES.get(fields["type"]) or openai_role(message)]  # what it names, counted as labels
+        if name := fields["name"]:
             fixed += self.tokens_per_name
             labels.append(name)
-        cls = message.__class__
-        kind = _KINDS.get(cls)
+        kind = _KINDS.get(type(message))
         if kind is None:
-            kind = _kind(cls)
+            kind = _kind(type(message))
         if kind & _CALLS:
-            self._call_texts(message, texts, labels)  # type: ignore[arg-type]  # told by its class
+            self._call_texts(message, fields, texts, labels)
         if kind & _RESULT:
-            labels.append(message.tool_call_id)  # type: ignore[attr-defined]
+            labels.append(fields["tool_call_id"])
         memo = self.__dict__.get("_label_tokens") or self._labels()
         counts: list[Any] = list(map(memo.get, labels))
         if None in counts:  # a label not seen before
             counts = list(map(self.label_tokens, labels))
         return texts, fixed + self.tokens_per_message + sum(counts)
 
-    def _call_texts(self, message: AIMessage, texts: list[str], labels: list[str]) -> None:
+    def _call_texts(self, message: BaseMessage, fields: dict[str, Any], texts: list[str], labels: list[str]) -> None:
         """An assistant message's texts and labels besides its content: reasoning sent back, tool calls as sent."""
-        extra = message.additional_kwargs
+        extra = fields["additional_kwargs"]
         reasoning = extra.get("reasoning_content")
         if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
             texts.append(reasoning)
-        calls = message.tool_calls
+        calls = fields["tool_calls"]
         if calls:
-            texts += sent_arguments(message)  # as sent: the caller's own text when it still holds the args
+            texts += sent_arguments(message)  # type: ignore[arg-type]  # as sent: the caller's own text if kept
             for call in calls:
                 labels += call["name"], call.get("id") or ""
         elif isinstance(legacy := extra.get("function_call"), dict):
             texts.append(str(legacy.get("arguments") or ""))  # pre-tools OpenAI format: counted as sent
             labels.append(str(legacy.get("name") or ""))
-        for bad in message.invalid_tool_calls:
+        for bad in fields["invalid_tool_calls"]:
             texts.append(bad.get("args") or "")
             labels += bad.get("name") or "", bad.get("id") or ""
 
@@ -322,14 +336,31 @@ class BaseTokenCounter:
 
     def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
         """``[count_message(m) for m in messages]``, tokenizing all their strings in one ``count_texts`` call."""
+        texts, framed = self._framed(messages)
+        counts = iter(self.checked_texts(texts))
+        return [fixed + (next(counts) if size == 1 else sum(islice(counts, size))) for size, fixed in framed]
+
+    def _framed(self, messages: Sequence[BaseMessage]) -> tuple[list[str], list[tuple[int, int]]]:
+        """Every message's strings, in order, and for each message how many strings and the tokens its framing
+        adds: ``message_texts``, in C (``_framing.c``) where this counter frames as this class does."""
+        if _C_FRAME is not None and self._frames_as_base():
+            return _C_FRAME(messages, self._labels(), FIXED_ROLES, _KINDS, self.tokens_per_message,
+                            self.tokens_per_name, dumps_unescaped, self.message_texts)
         texts: list[str] = []
-        framed: list[tuple[int, int]] = []  # each message's number of texts and the tokens its framing adds
+        framed: list[tuple[int, int]] = []
         for message in messages:
             parts, fixed = self.message_texts(message)
             texts += parts
             framed.append((len(parts), fixed))
-        counts = iter(self.checked_texts(texts))
-        return [fixed + (next(counts) if size == 1 else sum(islice(counts, size))) for size, fixed in framed]
+        return texts, framed
+
+    def _frames_as_base(self) -> bool:
+        """Whether this counter's framing is this class's own: no framing method of its own, whole framing
+        constants (a subclass's framing is asked in Python)."""
+        cls = type(self)
+        return (cls.message_texts is BaseTokenCounter.message_texts and "message_texts" not in self.__dict__
+                and cls.label_tokens is BaseTokenCounter.label_tokens and "label_tokens" not in self.__dict__
+                and type(self.tokens_per_message) is int and type(self.tokens_per_name) is int)
 
     def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
         """Tokens of tool definitions sent with the request; by default the tokens of their JSON."""

@@ -35,8 +35,8 @@ _DROPPED_BLOCKS = frozenset(
 
 
 # By ``message.type`` (a string compare is much cheaper than isinstance on pydantic classes, and counters ask this
-# for every message they count).
-_ROLES = {
+# for every message they count): the types whose role the type alone tells (counters' framing reads it directly).
+FIXED_ROLES = {
     "human": "user",
     "HumanMessageChunk": "user",
     "ai": "assistant",
@@ -48,7 +48,7 @@ _ROLES = {
 
 def openai_role(message: BaseMessage) -> str:
     """The role a provider sees for this message (``developer`` for a system message converted from one)."""
-    role = _ROLES.get(message.type)
+    role = FIXED_ROLES.get(message.type)
     if role is not None:
         return role
     if isinstance(message, SystemMessage):
@@ -160,7 +160,7 @@ def _unescaped_writer() -> Callable[[Any], str]:
     return unescaped
 
 
-_dumps_unescaped = _unescaped_writer()
+dumps_unescaped = _unescaped_writer()
 
 
 def _received(message: AIMessage) -> list[Any]:
@@ -187,7 +187,7 @@ def _arguments(call: Any, raw_function: dict[str, Any]) -> str:
     raw_args = raw_function.get("arguments")
     if isinstance(raw_args, str) and _parses_to(raw_args, call.get("args")):
         return raw_args
-    return _dumps_unescaped(call.get("args"))
+    return dumps_unescaped(call.get("args"))
 
 
 def sent_arguments(message: AIMessage) -> list[str]:
@@ -196,7 +196,7 @@ def sent_arguments(message: AIMessage) -> list[str]:
     model's compact JSON), else ``json.dumps(args, ensure_ascii=False)``. Counters count this text, so a plan counts
     the bytes it sends."""
     if not _received(message):  # built in Python, not read from a request: each call's arguments as JSON
-        return [_dumps_unescaped(call.get("args")) for call in message.tool_calls]
+        return [dumps_unescaped(call.get("args")) for call in message.tool_calls]
     raw_by_id, _ = _received_calls(message)
     return [_arguments(call, raw_by_id.get(call.get("id"), {})) for call in message.tool_calls]
 
