@@ -45,7 +45,7 @@ INPUT_CHARS = 1_000_000
 # what it keeps, so a small window does not read a million characters; what lies further back a session's store
 # holds. The floor keeps the late questions of the planted and dense benches (up to ~210,000 characters at 8,000
 # tokens) in reach.
-REACH_WINDOWS = 4
+REACH_WINDOWS = 2
 MIN_REACH = 256_000
 _CHARS_PER_TOKEN = 4
 # The most excerpts one recall considers (the token room usually ends it first).

@@ -39,14 +39,14 @@ def test_a_word_most_left_out_messages_hold_indexes_nothing() -> None:
 
 def test_a_one_off_plan_reaches_back_as_far_as_its_budget_says() -> None:
     """The fact is 300,000 characters back: past what a 2,000-token plan reads (``MIN_REACH``), within what a
-    20,000-token plan reads (four windows); what it left out is read newest first."""
+    40,000-token plan reads (two windows); what it left out is read newest first."""
     filler = "The nightly export ran again and the dashboard stayed green for the whole shift. " * 12
     messages = [HumanMessage("Ticket LY-2231 is about the Lyon warehouse lease."),
                 *(HumanMessage(f"{n}: {filler}") for n in range(300)),
                 HumanMessage("What was ticket LY-2231 about?")]
-    assert input_reach(2_000) == MIN_REACH < sum(len(m.text) for m in messages[1:-1]) < input_reach(20_000)
+    assert input_reach(2_000) == MIN_REACH < sum(len(m.text) for m in messages[1:-1]) < input_reach(40_000)
     step = RecallStep(0.1, [TrimToBudget()])
-    for budget, found in ((2_000, False), (20_000, True)):
+    for budget, found in ((2_000, False), (40_000, True)):
         _, source = step.source(messages, Meter(get_counter("gpt-4o")), True, False, Budget(budget, 0))
         assert source is not None
         excerpts = source.search(messages[-1].text, messages[-1:], limit=5, min_score=0.0)
