@@ -32,8 +32,14 @@ ROWS = ("langchain cold", "ctxwin cold", "native cold", "floor", "re-trim")
 CLOCK = time.perf_counter  # --cpu: time.process_time, the process's CPU time (all its threads), for a busy machine
 
 
+# Read before each timed row, so every row starts with the messages out of the CPU's caches: rows run one after the
+# other, and a row following one that read the same messages would start warm (the floor after a trim did).
+_SCRATCH = bytearray(64 << 20)
+
+
 def _timed(run: Callable[[], Any], setup: Callable[[], Any] = lambda: None) -> float:
     setup()
+    _SCRATCH.count(1)
     start = CLOCK()
     run()
     return CLOCK() - start
