@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCELERATORS = ("counters/_approximate/speedups", "counters/_framing", "messages/_written", "trim/_pairscan",
-                "recall/_termscan")
+                "strategies/_flagged", "recall/_termscan")
 
 
 @pytest.mark.slow
