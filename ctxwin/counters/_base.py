@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
+from ctxwin._accelerators import accelerator
 from ctxwin._plural import plural
 from ctxwin.counters._compaction import COMPACTION, compaction_parts
 from ctxwin.counters._errors import PluginCounterError
@@ -46,18 +46,8 @@ def _kind(cls: type) -> int:
     return kind
 
 
-def _c_framing() -> Callable[..., tuple[list[str], list[tuple[int, int]]]] | None:
-    """The framing in C where it is built and not turned off with ``CTXWIN_NO_ACCELERATOR=1``."""
-    if os.environ.get("CTXWIN_NO_ACCELERATOR"):
-        return None
-    try:
-        from ctxwin.counters._framing import frame
-    except ImportError:  # not built: no C compiler when the package was installed
-        return None
-    return frame
-
-
-_C_FRAME = _c_framing()
+_FRAMING = accelerator("ctxwin.counters._framing")
+_C_FRAME: Callable[..., tuple[list[str], list[tuple[int, int]]]] | None = None if _FRAMING is None else _FRAMING.frame
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
 DEFAULT_BLOCK_TOKENS = 255

@@ -5,11 +5,11 @@ The lowest module of the strategies: the meter follows pins across a plan's list
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from itertools import compress, count
 from operator import attrgetter
 
+from ctxwin._accelerators import accelerator
 from ctxwin.messages import BaseMessage
 
 PINNED_KEY = "pinned"
@@ -28,18 +28,8 @@ def pin(message: BaseMessage) -> BaseMessage:
     return message.model_copy(update={"additional_kwargs": {**message.additional_kwargs, PINNED_KEY: True}})
 
 
-def _c_flagged() -> Callable[[Sequence[BaseMessage]], list[int] | None] | None:
-    """The scan in C (``_flagged.c``) where it is built and not turned off with ``CTXWIN_NO_ACCELERATOR=1``."""
-    if os.environ.get("CTXWIN_NO_ACCELERATOR"):
-        return None
-    try:
-        from ctxwin.strategies._flagged import flagged
-    except ImportError:  # not built: no C compiler when the package was installed
-        return None
-    return flagged
-
-
-_C_FLAGGED = _c_flagged()
+_SCAN = accelerator("ctxwin.strategies._flagged")
+_C_FLAGGED: Callable[[Sequence[BaseMessage]], list[int] | None] | None = None if _SCAN is None else _SCAN.flagged
 
 
 def pinned_indexes(messages: Sequence[BaseMessage], start: int = 0) -> list[int]:

@@ -14,13 +14,13 @@ Also here: reading and removing an AIMessage's tool calls in every place a call 
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, count, repeat
 from operator import attrgetter, is_, itemgetter, lt, not_
 from typing import Any, TypeVar
 
+from ctxwin._accelerators import accelerator
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 _AI = TypeVar("_AI", bound=AIMessage)
@@ -86,18 +86,8 @@ def _learn_roles(messages: Sequence[BaseMessage]) -> bool:
     return bool(new)
 
 
-def _c_scan() -> Callable[..., Bound | None] | None:
-    """The walk in C where it is built and not turned off with ``CTXWIN_NO_ACCELERATOR=1``."""
-    if os.environ.get("CTXWIN_NO_ACCELERATOR"):
-        return None
-    try:
-        from ctxwin.trim._pairscan import scan
-    except ImportError:  # not built: no C compiler when the package was installed
-        return None
-    return scan
-
-
-_C_SCAN = _c_scan()
+_PAIRSCAN = accelerator("ctxwin.trim._pairscan")
+_C_SCAN: Callable[..., Bound | None] | None = None if _PAIRSCAN is None else _PAIRSCAN.scan
 _CALLS = attrgetter("tool_calls", "invalid_tool_calls")
 _ID = itemgetter("id")
 _ANSWERS = attrgetter("tool_call_id")
