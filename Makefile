@@ -21,7 +21,7 @@ VENV_OK := $(shell $(BIN)/python -c "import ctxwin" >/dev/null 2>&1 && echo ok)
 .PHONY: demo check check-no-accelerators test bench dist readme clean FORCE
 
 # ctxwin and its dependencies: all `make demo` needs.
-$(CORE_STAMP): pyproject.toml setup.py ctxwin/counters/_approximate/speedups.c ctxwin/messages/_written.c ctxwin/recall/_termscan.c $(if $(VENV_OK),,FORCE)
+$(CORE_STAMP): pyproject.toml setup.py ctxwin/counters/_approximate/speedups.c ctxwin/counters/_framing.c ctxwin/messages/_written.c ctxwin/trim/_pairscan.c ctxwin/strategies/_flagged.c ctxwin/recall/_termscan.c $(if $(VENV_OK),,FORCE)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "ctxwin needs Python 3.11+; set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	@$(BIN)/python -c '' >/dev/null 2>&1 || { rm -rf $(VENV); $(PYTHON) -m venv $(VENV); }

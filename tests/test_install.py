@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ACCELERATORS = ("counters/_approximate/speedups", "messages/_written", "recall/_termscan")
+ACCELERATORS = ("counters/_approximate/speedups", "counters/_framing", "messages/_written", "trim/_pairscan",
+                "strategies/_flagged", "recall/_termscan")
 
 
 @pytest.mark.slow

@@ -7,17 +7,37 @@ from __future__ import annotations
 import contextlib
 import json
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
 from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
+from ctxwin._accelerators import accelerator
 from ctxwin._plural import plural
 from ctxwin.counters._compaction import COMPACTION, compaction_parts
 from ctxwin.counters._errors import PluginCounterError
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from ctxwin.messages._content import block_text
 from ctxwin.messages._convert import MessageLike, read_messages, request_tools
-from ctxwin.messages._openai_format import openai_role, sent_arguments
+from ctxwin.messages._openai_format import FIXED_ROLES, dumps_unescaped, openai_role, sent_arguments
+
+# How the framing reads a message's class, found once per class: ``isinstance`` with a pydantic class the message
+# is not an instance of costs more than framing a short message. The bits are _framing.c's too.
+_CALLS, _RESULT = 1, 2
+_KINDS: dict[type, int] = {}
+
+
+def _kind(cls: type) -> int:
+    """``_CALLS`` for an assistant message class (it may call tools), ``_RESULT`` for a tool result's, else 0."""
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _KINDS[cls] = (_CALLS if issubclass(cls, AIMessage) else 0) | (
+            _RESULT if issubclass(cls, ToolMessage) else 0)
+    return kind
+
+
+_FRAMING = accelerator("ctxwin.counters._framing")
+_C_FRAME: Callable[..., tuple[list[str], list[tuple[int, int]]]] | None = None if _FRAMING is None else _FRAMING.frame
 
 # Flat estimate for a non-text block whose size is unknown (an OpenAI high-detail 512x512 image costs 255).
 DEFAULT_BLOCK_TOKENS = 255
@@ -205,7 +225,8 @@ class BaseTokenCounter:
 
     def content_parts(self, content: str | list[str | dict[str, Any]]) -> tuple[list[str], int]:
         """The text pieces of message content, and the tokens of its other blocks (images, files, a provider's
-        compaction block: ``compaction_parts``, ...)."""
+        compaction block: ``compaction_parts``, ...). ``message_texts`` asks it for list content only: string
+        content is its one piece."""
         if isinstance(content, str):
             return [content], 0
         texts: list[str] = []
@@ -226,38 +247,60 @@ class BaseTokenCounter:
     def label_tokens(self, label: str) -> int:
         """Tokens of a short label (role, name, tool name, call id), remembered per counter: labels repeat (every
         message names a role; a call id appears in the call and again in its result)."""
-        memo: dict[str, int] | None = self.__dict__.get("_label_tokens")
-        if memo is None or len(memo) > _LABEL_MEMO_SIZE:  # created on first use: subclasses need not call __init__
-            memo = self.__dict__["_label_tokens"] = {}
-        count = memo.get(label)
+        labels = self._labels()
+        count = labels.get(label)
         if count is None:
-            count = memo[label] = checked_count(self.count_text(label), self, f"text {label!r}")
+            count = labels[label] = checked_count(self.count_text(label), self, f"text {label!r}")
         return count
+
+    def _labels(self) -> dict[str, int]:
+        """The remembered label counts, started over when full (call ids are unique: it must not grow forever)."""
+        labels: dict[str, int] | None = self.__dict__.get("_label_tokens")
+        if labels is None or len(labels) > _LABEL_MEMO_SIZE:  # made on first use: subclasses need not call __init__
+            labels = self.__dict__["_label_tokens"] = {}
+        return labels
 
     def message_texts(self, message: BaseMessage) -> tuple[list[str], int]:
         """The strings of a message to tokenize, and the tokens its framing, labels and non-text blocks add."""
-        texts, fixed = self.content_parts(message.content)
-        label = self.label_tokens
-        fixed += self.tokens_per_message + label(openai_role(message))
-        if message.name:
-            fixed += self.tokens_per_name + label(message.name)
-        if isinstance(message, AIMessage):
-            reasoning = message.additional_kwargs.get("reasoning_content")
-            if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
-                texts.append(reasoning)
-            if message.tool_calls:
-                for call, arguments in zip(message.tool_calls, sent_arguments(message), strict=True):
-                    texts.append(arguments)  # as sent: the caller's own text when it still holds the args
-                    fixed += label(call["name"]) + label(call.get("id") or "")
-            elif isinstance(legacy := message.additional_kwargs.get("function_call"), dict):
-                texts.append(str(legacy.get("arguments") or ""))  # pre-tools OpenAI format: counted as sent
-                fixed += label(str(legacy.get("name") or ""))
-            for bad in message.invalid_tool_calls:
-                texts.append(bad.get("args") or "")
-                fixed += label(bad.get("name") or "") + label(bad.get("id") or "")
-        if isinstance(message, ToolMessage):
-            fixed += label(message.tool_call_id)
-        return texts, fixed
+        # Asked of every message a cold trim reaches: a pydantic message's fields are read from its dict (each
+        # attribute read goes through pydantic's ``__getattr__`` hook), its class once, its labels from the memo.
+        fields = message.__dict__
+        content = fields["content"]
+        texts, fixed = ([content], 0) if content.__class__ is str else self.content_parts(content)
+        labels = [FIXED_ROLES.get(fields["type"]) or openai_role(message)]  # what it names, counted as labels
+        if name := fields["name"]:
+            fixed += self.tokens_per_name
+            labels.append(name)
+        kind = _KINDS.get(type(message))
+        if kind is None:
+            kind = _kind(type(message))
+        if kind & _CALLS:
+            self._call_texts(message, fields, texts, labels)
+        if kind & _RESULT:
+            labels.append(fields["tool_call_id"])
+        memo = self.__dict__.get("_label_tokens") or self._labels()
+        counts: list[Any] = list(map(memo.get, labels))
+        if None in counts:  # a label not seen before
+            counts = list(map(self.label_tokens, labels))
+        return texts, fixed + self.tokens_per_message + sum(counts)
+
+    def _call_texts(self, message: BaseMessage, fields: dict[str, Any], texts: list[str], labels: list[str]) -> None:
+        """An assistant message's texts and labels besides its content: reasoning sent back, tool calls as sent."""
+        extra = fields["additional_kwargs"]
+        reasoning = extra.get("reasoning_content")
+        if isinstance(reasoning, str):  # DeepSeek's, sent back beside the content (counted as text)
+            texts.append(reasoning)
+        calls = fields["tool_calls"]
+        if calls:
+            texts += sent_arguments(message)  # type: ignore[arg-type]  # as sent: the caller's own text if kept
+            for call in calls:
+                labels += call["name"], call.get("id") or ""
+        elif isinstance(legacy := extra.get("function_call"), dict):
+            texts.append(str(legacy.get("arguments") or ""))  # pre-tools OpenAI format: counted as sent
+            labels.append(str(legacy.get("name") or ""))
+        for bad in fields["invalid_tool_calls"]:
+            texts.append(bad.get("args") or "")
+            labels += bad.get("name") or "", bad.get("id") or ""
 
     def checked_texts(self, texts: Sequence[str]) -> Sequence[int]:
         """``count_texts``, checked: what a subclass's tokenizer returns is a count for every text."""
@@ -273,14 +316,31 @@ class BaseTokenCounter:
 
     def count_message_batch(self, messages: Sequence[BaseMessage]) -> list[int]:
         """``[count_message(m) for m in messages]``, tokenizing all their strings in one ``count_texts`` call."""
-        spans: list[tuple[int, int, int]] = []
+        texts, framed = self._framed(messages)
+        counts = iter(self.checked_texts(texts))
+        return [fixed + (next(counts) if size == 1 else sum(islice(counts, size))) for size, fixed in framed]
+
+    def _framed(self, messages: Sequence[BaseMessage]) -> tuple[list[str], list[tuple[int, int]]]:
+        """Every message's strings, in order, and for each message how many strings and the tokens its framing
+        adds: ``message_texts``, in C (``_framing.c``) where this counter frames as this class does."""
+        if _C_FRAME is not None and self._frames_as_base():
+            return _C_FRAME(messages, self._labels(), FIXED_ROLES, _KINDS, self.tokens_per_message,
+                            self.tokens_per_name, dumps_unescaped, self.message_texts)
         texts: list[str] = []
+        framed: list[tuple[int, int]] = []
         for message in messages:
             parts, fixed = self.message_texts(message)
-            spans.append((len(texts), len(texts) + len(parts), fixed))
-            texts.extend(parts)
-        counts = self.checked_texts(texts)
-        return [fixed + sum(counts[start:end]) for start, end, fixed in spans]
+            texts += parts
+            framed.append((len(parts), fixed))
+        return texts, framed
+
+    def _frames_as_base(self) -> bool:
+        """Whether this counter's framing is this class's own: no framing method of its own, whole framing
+        constants (a subclass's framing is asked in Python)."""
+        cls = type(self)
+        return (cls.message_texts is BaseTokenCounter.message_texts and "message_texts" not in self.__dict__
+                and cls.label_tokens is BaseTokenCounter.label_tokens and "label_tokens" not in self.__dict__
+                and type(self.tokens_per_message) is int and type(self.tokens_per_name) is int)
 
     def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
         """Tokens of tool definitions sent with the request; by default the tokens of their JSON."""

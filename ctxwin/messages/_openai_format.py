@@ -7,7 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from typing import Any, Literal, overload
 
 from ctxwin.messages._ai import AIMessage
@@ -29,8 +30,8 @@ _DROPPED_BLOCKS = frozenset(
 
 
 # By ``message.type`` (a string compare is much cheaper than isinstance on pydantic classes, and counters ask this
-# for every message they count).
-_ROLES = {
+# for every message they count): the types whose role the type alone tells (counters' framing reads it directly).
+FIXED_ROLES = {
     "human": "user",
     "HumanMessageChunk": "user",
     "ai": "assistant",
@@ -42,7 +43,7 @@ _ROLES = {
 
 def openai_role(message: BaseMessage) -> str:
     """The role a provider sees for this message (``developer`` for a system message converted from one)."""
-    role = _ROLES.get(message.type)
+    role = FIXED_ROLES.get(message.type)
     if role is not None:
         return role
     if isinstance(message, SystemMessage):
@@ -131,13 +132,46 @@ def _content(message: BaseMessage, text_format: str) -> str | list[dict[str, Any
     return blocks if blocks or text_format == "block" else ""
 
 
+def _unescaped_writer() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False)`` without its cost per call (counters write every tool call's
+    arguments): json's C encoder, which ``json.dumps`` builds at every call with these settings, built once.
+    Without the cycle check's shared memo (not safe across threads), so a value ``json.dumps`` refuses for nesting
+    or a cycle (RecursionError) goes to ``json.dumps`` for its own error. Where that encoder is not what this
+    expects (another Python), the library's encoder."""
+    plain = json.JSONEncoder(ensure_ascii=False)
+    try:
+        encode = c_make_encoder(None, plain.default, c_encode_basestring, None, ": ", ", ", False, False, True)
+        if "".join(encode({"a": [1, 2.5, "\u00e9"]}, 0)) != plain.encode({"a": [1, 2.5, "\u00e9"]}):
+            return plain.encode
+    except TypeError:  # no C encoder, or one that takes other arguments
+        return plain.encode
+
+    def unescaped(value: Any) -> str:
+        try:
+            return "".join(encode(value, 0))
+        except RecursionError:
+            return json.dumps(value, ensure_ascii=False)
+
+    return unescaped
+
+
+dumps_unescaped = _unescaped_writer()
+
+
+def _received(message: AIMessage) -> list[Any]:
+    """The OpenAI tool calls ``message`` was read from (or carries in ``additional_kwargs``). The private attribute
+    is read from pydantic's dict of them: as an attribute it goes through pydantic's ``__getattr__``, which costs
+    more than the rest of counting a short message."""
+    private = message.__pydantic_private__
+    return (private and private.get("_openai_tool_calls")) or message.additional_kwargs.get("tool_calls") or []
+
+
 def _received_calls(message: AIMessage) -> tuple[dict[Any, dict[str, Any]], dict[Any, int]]:
     """The OpenAI tool calls ``message`` was read from (or carries in ``additional_kwargs``): each call's function
     by id, and each id's position."""
     raw_by_id: dict[Any, dict[str, Any]] = {}
     order: dict[Any, int] = {}
-    received = message._openai_tool_calls or message.additional_kwargs.get("tool_calls") or []
-    for position, raw in enumerate(received):
+    for position, raw in enumerate(_received(message)):
         if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
             raw_by_id.setdefault(raw.get("id"), raw["function"])
             order.setdefault(raw.get("id"), position)
@@ -148,7 +182,7 @@ def _arguments(call: Any, raw_function: dict[str, Any]) -> str:
     raw_args = raw_function.get("arguments")
     if isinstance(raw_args, str) and _parses_to(raw_args, call.get("args")):
         return raw_args
-    return json.dumps(call.get("args"), ensure_ascii=False)
+    return dumps_unescaped(call.get("args"))
 
 
 def sent_arguments(message: AIMessage) -> list[str]:
@@ -156,6 +190,8 @@ def sent_arguments(message: AIMessage) -> list[str]:
     received while it still parses to the call's ``args`` (a caller's ``json.dumps`` with ``\\uXXXX`` escapes, a
     model's compact JSON), else ``json.dumps(args, ensure_ascii=False)``. Counters count this text, so a plan counts
     the bytes it sends."""
+    if not _received(message):  # built in Python, not read from a request: each call's arguments as JSON
+        return [dumps_unescaped(call.get("args")) for call in message.tool_calls]
     raw_by_id, _ = _received_calls(message)
     return [_arguments(call, raw_by_id.get(call.get("id"), {})) for call in message.tool_calls]
 

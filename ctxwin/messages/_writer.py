@@ -7,6 +7,7 @@ from __future__ import annotations
 import marshal
 import os
 from collections.abc import Callable, Sequence
+from itertools import compress
 from typing import Any, NamedTuple
 
 # marshal format 2: no back-references, whose flags follow reference counts and would make equal content differ.
@@ -17,11 +18,14 @@ _LIST_HEADER = len(_dumps([], 2))  # a list's type code and length, before its i
 class Writer(NamedTuple):
     """How messages are written: ``write`` one message (ValueError: it cannot be), ``keys`` of many (ValueError if
     any cannot be), ``all_noted`` (whether each message is written as its note; False where one cannot be written or
-    its note is not bytes). Equal bytes mean the same class and equal values of the same types."""
+    its note is not bytes), ``recalled`` (for each message and its note, None or ``(note, value)``: the value where
+    the message is written as the note, else None). Equal bytes mean the same class and equal values of the same
+    types."""
 
     write: Callable[[Any], bytes]
     keys: Callable[[Sequence[Any]], list[bytes]]
     all_noted: Callable[[Sequence[Any], Sequence[object]], bool]
+    recalled: Callable[[Sequence[Any], Sequence[tuple[object, Any] | None]], list[Any]]
 
 
 def _py_write(m: Any) -> bytes:
@@ -53,7 +57,18 @@ def _py_all_noted(messages: Sequence[Any], notes: Sequence[object]) -> bool:
     return len(written) == _LIST_HEADER + len(noted) and written.endswith(noted)
 
 
-PY_WRITER = Writer(_py_write, _py_keys, _py_all_noted)
+def _py_recalled(messages: Sequence[Any], notes: Sequence[tuple[object, Any] | None]) -> list[Any]:
+    """The messages with a note checked in one ``all_noted`` call; only where that differs (something changed),
+    one by one."""
+    noted = list(compress(messages, notes))
+    held: list[tuple[object, Any]] = list(filter(None, notes))
+    if _py_all_noted(noted, [note for note, _ in held]):
+        return [None if note is None else note[1] for note in notes]
+    return [None if note is None or not _py_all_noted([m], [note[0]]) else note[1]
+            for m, note in zip(messages, notes, strict=True)]
+
+
+PY_WRITER = Writer(_py_write, _py_keys, _py_all_noted, _py_recalled)
 
 
 def _c_writer() -> Writer | None:
@@ -64,7 +79,7 @@ def _c_writer() -> Writer | None:
         from ctxwin.messages import _written as written
     except ImportError:  # not built: no C compiler when the package was installed
         return None
-    return Writer(written.write, written.keys, written.all_noted)
+    return Writer(written.write, written.keys, written.all_noted, written.recalled)
 
 
 C_WRITER = _c_writer()

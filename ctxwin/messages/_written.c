@@ -16,11 +16,14 @@
  * count cache then keys the message by its values' reprs, and an object that cannot be written gets no note.
  *
  * ``write(m)`` -> bytes; ``keys(messages)`` -> [write(m), ...]; ``all_noted(messages, keys)`` -> whether each
- * message is written as its key (written into one reused buffer, not kept; a key that is not bytes never matches).
+ * message is written as its key (written into one reused buffer, not kept; a key that is not bytes never matches);
+ * ``recalled(messages, notes)`` -> each note's value (notes are None or ``(key, value)``) where its message is
+ * written as its key, else None: the count cache's recall by identity in one pass.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
+#include <structmember.h> /* T_OBJECT_EX */
 
 #define MAX_DEPTH 2000 /* marshal's */
 
@@ -244,9 +247,65 @@ write_value(Buffer *b, PyObject *v, int depth)
     return -1;
 }
 
+/* Where a message class keeps ``__pydantic_extra__`` and ``__pydantic_private__``: the offsets of their slots, read
+ * without the attribute machinery (a pydantic class's ``__getattr__`` hook makes every attribute read a slow one),
+ * or -1 where the attribute must be read as an attribute (no plain slot, or a class of its own
+ * ``__getattribute__``). Found once per class and call: a call's classes are a handful, kept alive by its messages. */
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t extra, private;
+} Slots;
+
+#define SLOT_CACHE 8
+
+typedef struct {
+    Slots entries[SLOT_CACHE];
+    int size;
+} SlotCache;
+
+static PyObject *getattribute_name, *object_getattribute;
+
+static Py_ssize_t
+slot_offset(PyTypeObject *type, PyObject *name)
+{
+    PyObject *descr = _PyType_Lookup(type, name); /* borrowed */
+    if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type))
+        return -1;
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    return member->type == T_OBJECT_EX ? member->offset : -1;
+}
+
+static const Slots *
+slots_of(SlotCache *cache, PyTypeObject *type)
+{
+    for (int k = 0; k < cache->size; k++)
+        if (cache->entries[k].type == type)
+            return &cache->entries[k];
+    Slots found = {type, -1, -1};
+    if (_PyType_Lookup(type, getattribute_name) == object_getattribute) {
+        found.extra = slot_offset(type, extra_name);
+        found.private = slot_offset(type, private_name);
+    }
+    int at = cache->size < SLOT_CACHE ? cache->size++ : SLOT_CACHE - 1;
+    cache->entries[at] = found;
+    return &cache->entries[at];
+}
+
+/* The attribute ``name`` of ``m`` (a new reference): from its slot where it is set, else read as an attribute. */
+static PyObject *
+read_slot(PyObject *m, Py_ssize_t offset, PyObject *name)
+{
+    if (offset >= 0) {
+        PyObject *value = *(PyObject **)((char *)m + offset);
+        if (value != NULL)
+            return Py_NewRef(value);
+    }
+    return PyObject_GetAttr(m, name);
+}
+
 /* The message's field values and extras, as one tuple would be written. */
 static int
-write_message(Buffer *b, PyObject *m)
+write_message(Buffer *b, PyObject *m, SlotCache *cache)
 {
     PyObject *dict = PyObject_GenericGetDict(m, NULL);
     if (dict == NULL)
@@ -256,12 +315,13 @@ write_message(Buffer *b, PyObject *m)
         Py_DECREF(dict);
         return -1;
     }
-    PyObject *extra = PyObject_GetAttr(m, extra_name);
+    const Slots *slots = slots_of(cache, Py_TYPE(m));
+    PyObject *extra = read_slot(m, slots->extra, extra_name);
     if (extra == NULL) {
         Py_DECREF(dict);
         return -1;
     }
-    PyObject *private = PyObject_GetAttr(m, private_name);
+    PyObject *private = read_slot(m, slots->private, private_name);
     if (private == NULL) {
         Py_DECREF(dict);
         Py_DECREF(extra);
@@ -280,11 +340,28 @@ write_message(Buffer *b, PyObject *m)
     return failed ? -1 : 0;
 }
 
+/* Whether ``m`` is written as ``expected`` (1), not (0: another value, or one that cannot be written), or an error. */
+static int
+written_as(Buffer *b, PyObject *m, PyObject *expected, SlotCache *cache)
+{
+    if (!PyBytes_Check(expected)) /* keyed by repr: never recalled */
+        return 0;
+    b->len = 0;
+    if (write_message(b, m, cache) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError)) /* only "cannot write" means "changed" */
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    return b->len == PyBytes_GET_SIZE(expected) && memcmp(b->data, PyBytes_AS_STRING(expected), b->len) == 0;
+}
+
 static PyObject *
 write_one(PyObject *module, PyObject *m)
 {
     Buffer b = {NULL, 0, 0};
-    PyObject *written = write_message(&b, m) < 0 ? NULL : PyBytes_FromStringAndSize(b.data, b.len);
+    SlotCache cache = {.size = 0};
+    PyObject *written = write_message(&b, m, &cache) < 0 ? NULL : PyBytes_FromStringAndSize(b.data, b.len);
     PyMem_Free(b.data);
     return written;
 }
@@ -298,12 +375,13 @@ keys(PyObject *module, PyObject *messages)
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject *result = PyList_New(n);
     Buffer b = {NULL, 0, 0};
+    SlotCache cache = {.size = 0};
     if (result == NULL)
         goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *m = PySequence_Fast_GET_ITEM(seq, i);
         b.len = 0;
-        if (write_message(&b, m) < 0)
+        if (write_message(&b, m, &cache) < 0)
             goto fail;
         PyObject *written = PyBytes_FromStringAndSize(b.data, b.len);
         if (written == NULL)
@@ -335,35 +413,71 @@ all_noted(PyObject *module, PyObject *args)
         return NULL;
     }
     Buffer b = {NULL, 0, 0};
-    int same = PySequence_Fast_GET_SIZE(seq) == PySequence_Fast_GET_SIZE(keys_seq), error = 0;
-    for (Py_ssize_t i = 0; same && i < PySequence_Fast_GET_SIZE(seq); i++) {
-        PyObject *m = PySequence_Fast_GET_ITEM(seq, i), *expected = PySequence_Fast_GET_ITEM(keys_seq, i);
-        if (!PyBytes_Check(expected)) { /* keyed by repr: never recalled */
-            same = 0;
-            break;
-        }
-        b.len = 0;
-        if (write_message(&b, m) < 0) {
-            if (!PyErr_ExceptionMatches(PyExc_ValueError)) { /* only "cannot write" means "changed" */
-                error = 1;
-                break;
-            }
-            PyErr_Clear();
-            same = 0;
-            break;
-        }
-        same = b.len == PyBytes_GET_SIZE(expected) && memcmp(b.data, PyBytes_AS_STRING(expected), b.len) == 0;
-    }
+    SlotCache cache = {.size = 0};
+    int same = PySequence_Fast_GET_SIZE(seq) == PySequence_Fast_GET_SIZE(keys_seq);
+    for (Py_ssize_t i = 0; same == 1 && i < PySequence_Fast_GET_SIZE(seq); i++)
+        same = written_as(&b, PySequence_Fast_GET_ITEM(seq, i), PySequence_Fast_GET_ITEM(keys_seq, i), &cache);
     PyMem_Free(b.data);
     Py_DECREF(seq);
     Py_DECREF(keys_seq);
-    return error ? NULL : PyBool_FromLong(same);
+    return same < 0 ? NULL : PyBool_FromLong(same);
+}
+
+/* ``recalled(messages, notes)``: for each message and its note (None, or ``(key, value)``), the value where the
+ * message is written as the key, else None. */
+static PyObject *
+recalled(PyObject *module, PyObject *args)
+{
+    PyObject *messages, *noted;
+    if (!PyArg_ParseTuple(args, "OO:recalled", &messages, &noted))
+        return NULL;
+    PyObject *seq = PySequence_Fast(messages, "recalled: messages must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    PyObject *notes = PySequence_Fast(noted, "recalled: notes must be a sequence");
+    if (notes == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *result = NULL;
+    Buffer b = {NULL, 0, 0};
+    SlotCache cache = {.size = 0};
+    if (PySequence_Fast_GET_SIZE(notes) != n) {
+        PyErr_SetString(PyExc_ValueError, "recalled: one note per message");
+        goto done;
+    }
+    result = PyList_New(n);
+    for (Py_ssize_t i = 0; result != NULL && i < n; i++) {
+        PyObject *note = PySequence_Fast_GET_ITEM(notes, i), *value = Py_None;
+        if (PyTuple_Check(note) && PyTuple_GET_SIZE(note) == 2) {
+            Py_INCREF(note); /* held while the message is written: writing may run a class's own Python */
+            int same = written_as(&b, PySequence_Fast_GET_ITEM(seq, i), PyTuple_GET_ITEM(note, 0), &cache);
+            if (same < 0) {
+                Py_DECREF(note);
+                Py_CLEAR(result);
+                break;
+            }
+            if (same)
+                value = PyTuple_GET_ITEM(note, 1);
+            PyList_SET_ITEM(result, i, Py_NewRef(value));
+            Py_DECREF(note);
+        }
+        else
+            PyList_SET_ITEM(result, i, Py_NewRef(value));
+    }
+done:
+    PyMem_Free(b.data);
+    Py_DECREF(seq);
+    Py_DECREF(notes);
+    return result;
 }
 
 static PyMethodDef methods[] = {
     {"write", write_one, METH_O, "A message's field values written (see the module comment)."},
     {"keys", keys, METH_O, "The messages' content keys: write(m) each."},
     {"all_noted", all_noted, METH_VARARGS, "Whether each message is written as its key."},
+    {"recalled", recalled, METH_VARARGS, "Each note's value where its message is written as its key, else None."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -377,7 +491,11 @@ PyInit__written(void)
     dict_name = PyUnicode_InternFromString("__dict__");
     extra_name = PyUnicode_InternFromString("__pydantic_extra__");
     private_name = PyUnicode_InternFromString("__pydantic_private__");
-    if (dict_name == NULL || extra_name == NULL || private_name == NULL)
+    getattribute_name = PyUnicode_InternFromString("__getattribute__");
+    if (dict_name == NULL || extra_name == NULL || private_name == NULL || getattribute_name == NULL)
+        return NULL;
+    object_getattribute = _PyType_Lookup(&PyBaseObject_Type, getattribute_name); /* borrowed: object lives on */
+    if (object_getattribute == NULL)
         return NULL;
     return PyModule_Create(&module_def);
 }

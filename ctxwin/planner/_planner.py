@@ -412,7 +412,7 @@ class Planner(Generic[M]):
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             self._take_turn(messages, meter, turn)
             knows_pins = turn.pinned is not None or bool(turn.head)  # a session's run
-            messages, source = self._recall.source(messages, meter, turn.recall, knows_pins)
+            messages, source = self._recall.source(messages, meter, turn.recall, knows_pins, budget)
             if turn.recalled is None:
                 run = self._start(messages, meter, budget)
             else:  # a session's recall between cuts, already placed: reported as the recall step

@@ -32,6 +32,14 @@ MIN_SCORE = 0.5
 # A one-off plan searches at most this many characters of what it left out, newest first (InputRecall); a session
 # indexes at most this many more at each cut (SessionRecall), newest first, so its store catches up over cuts.
 INPUT_CHARS = 1_000_000
+# A one-off plan's reach follows its budget (``input_reach``): this many windows back, at about this many characters
+# a token, and at least ``MIN_REACH`` characters. Reading what was left out costs a plan about as much as tokenizing
+# what it keeps, so a small window does not read a million characters; what lies further back a session's store
+# holds. The floor keeps the late questions of the planted and dense benches (up to ~210,000 characters at 8,000
+# tokens) in reach.
+REACH_WINDOWS = 2
+MIN_REACH = 256_000
+_CHARS_PER_TOKEN = 4
 # The most excerpts one recall considers (the token room usually ends it first).
 MAX_EXCERPTS = 12
 _QUERY_SHOWN = 160
@@ -96,14 +104,22 @@ class RecallSource(Protocol):
     ) -> list[Excerpt]: ...
 
 
-class InputRecall:
-    """A one-off plan's source: its input. What a fitted request lacks is searched newest first, at most
-    ``INPUT_CHARS`` characters of it, and only the excerpts holding a distinctive query term are indexed (a plan
-    indexes what the question can find, not a whole history: the index is built per plan); the terms' weights are
-    their frequencies in all the messages searched (counted as the store would count them, by excerpt)."""
+def input_reach(max_input_tokens: int) -> int:
+    """How many characters of what it left out a one-off plan within ``max_input_tokens`` searches: about
+    ``REACH_WINDOWS`` windows back, from ``MIN_REACH`` up to ``INPUT_CHARS``."""
+    return min(INPUT_CHARS, max(MIN_REACH, REACH_WINDOWS * _CHARS_PER_TOKEN * max_input_tokens))
 
-    def __init__(self, messages: Sequence[BaseMessage]) -> None:
+
+class InputRecall:
+    """A one-off plan's source: its input. What a fitted request lacks is searched newest first, at most ``reach``
+    characters of it (``input_reach`` of the plan's budget), and only the excerpts holding a distinctive query term
+    are indexed (a plan indexes what the question can find, not a whole history: the index is built per plan); the
+    terms' weights are their frequencies in all the messages searched (counted as the store would count them, by
+    excerpt)."""
+
+    def __init__(self, messages: Sequence[BaseMessage], reach: int = INPUT_CHARS) -> None:
         self._messages = messages
+        self._reach = reach
         self._store: RecallStore | None = None  # made when something is worth indexing
         self._indexed: set[int] = set()
 
@@ -123,7 +139,7 @@ class InputRecall:
         kept = set(map(id, fitted))
         texts: list[str] = []  # what the request left out, newest first, within the room
         positions: list[int] = []
-        room = INPUT_CHARS
+        room = self._reach
         index = len(self._messages)
         while room > 0 and index > 0:
             index -= 1

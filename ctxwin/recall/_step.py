@@ -11,6 +11,7 @@ from ctxwin import _tracing as tracing
 from ctxwin._plural import plural
 from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.recall._inject import (
+    INPUT_CHARS,
     MAX_EXCERPTS,
     MIN_SCORE,
     InputRecall,
@@ -18,6 +19,7 @@ from ctxwin.recall._inject import (
     RecallSource,
     choose,
     find,
+    input_reach,
     is_recalled,
     placed,
     recall_query,
@@ -66,12 +68,14 @@ class RecallStep:
         self._shrinking = [*(s for s in chain if not s.summarizes), trim]
 
     def source(
-        self, messages: list[BaseMessage], meter: Meter, recall: RecallSource | bool, session: bool
+        self, messages: list[BaseMessage], meter: Meter, recall: RecallSource | bool, session: bool,
+        budget: Budget | None = None,
     ) -> tuple[list[BaseMessage], RecallSource | None]:
         """The messages to plan (without an earlier recall message: a new one replaces it) and where recall
-        searches (``recall``: a session's source, True for ``messages`` themselves, False for nowhere); None when
-        recall is off. A one-off plan (not a ``session``'s, which knows its pins) finds the recall messages and the
-        pins in one read of the history, and gives the pins to the meter."""
+        searches (``recall``: a session's source, True for ``messages`` themselves, reaching back as far as
+        ``budget`` (``input_reach``), False for nowhere); None when recall is off. A one-off plan (not a
+        ``session``'s, which knows its pins) finds the recall messages and the pins in one read of the history, and
+        gives the pins to the meter."""
         if not self.share or recall is False:
             return messages, None
         if session:
@@ -82,7 +86,9 @@ class RecallStep:
                 messages = [m for m in messages if not is_recalled(m)]
             else:
                 meter.follow(messages, [i for i in flagged if is_pinned(messages[i])])
-        return messages, InputRecall(messages) if recall is True else recall
+        if recall is not True:
+            return messages, recall
+        return messages, InputRecall(messages, INPUT_CHARS if budget is None else input_reach(budget.max_input_tokens))
 
     def search(self, run: PlanRun, source: RecallSource | None, goal: Budget) -> tuple[Recalled, list[Excerpt]] | None:
         """What recall would bring back (and the relevant excerpts it chose from), when a step left something out

@@ -10,8 +10,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from itertools import compress, islice
-from operator import itemgetter
+from itertools import islice
 from typing import Any, Literal
 
 from ctxwin.counters._base import CounterAdapter
@@ -25,9 +24,6 @@ Kind = Literal["message", "list"]
 # written, its class and its values' types and reprs.
 Key = bytes | tuple[type, tuple[tuple[type, str], ...]]
 Note = tuple[Key, float]  # by identity: the key the message had when counted, and its count
-
-_first = itemgetter(0)
-_second = itemgetter(1)
 
 
 class CountCache:
@@ -77,19 +73,9 @@ class CountCache:
         written again and compared with what was noted; messages never noted are not written."""
         with self._lock:
             noted = list(map(self._by_id.get, map(id, messages)))
-        missing = noted.count(None)
-        if missing == len(noted):
+        if noted.count(None) == len(noted):
             return noted  # type: ignore[return-value]  # all None
-        all_noted = self.writer.all_noted
-        if missing:
-            if all_noted(list(compress(messages, noted)), list(map(_first, filter(None, noted)))):
-                return [None if note is None else note[1] for note in noted]
-        elif all_noted(messages, list(map(_first, noted))):  # type: ignore[arg-type]  # all noted, unchanged
-            return list(map(_second, noted))  # type: ignore[arg-type]
-        return [  # a chunk where something changed: each message on its own
-            note[1] if note is not None and all_noted([m], [note[0]]) else None
-            for m, note in zip(messages, noted, strict=True)
-        ]
+        return self.writer.recalled(messages, noted)
 
     def lookup(self, messages: Sequence[Any]) -> tuple[list[float | None], Sequence[Key]]:
         """The counts of messages counted before, found by content (None for the others), and their keys for

@@ -141,3 +141,58 @@ def test_both_writers_refuse_nesting_past_marshals_limit(writer: Writer) -> None
         value = [value]
     with pytest.raises(ValueError):
         writer.write(HumanMessage("deep", additional_kwargs={"v": value}))
+
+
+REPORTED: dict[int, dict[str, Any]] = {}  # the extras each Masked message reports, by its id
+
+
+class Masked(HumanMessage):
+    """A class reporting its extras its own way (``__getattribute__``): the writers read them as it reports them."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "__pydantic_extra__":
+            return REPORTED.get(id(self), {})
+        return super().__getattribute__(name)
+
+
+NOTED = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "é"]), VALUES, st.sampled_from(["human", "ai", "masked"]),
+              st.sampled_from(["none", "own", "other", "repr", "changed"])),
+    max_size=6,
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(NOTED)
+def test_both_writers_recall_exactly_the_messages_written_as_noted(drawn: list[tuple[str, Any, str, str]]) -> None:
+    """``recalled``: a note's value where its message is still written as the note (its own, unchanged), None where
+    there is no note, the note is another message's or a key of reprs, or the message changed since (a field, or
+    extras a class reports its own way)."""
+    classes = {"human": HumanMessage, "ai": AIMessage, "masked": Masked}
+    messages = [classes[kind](content, additional_kwargs={"v": value}) for content, value, kind, _ in drawn]
+    for writer in (C, PY_WRITER):
+        notes: list[tuple[object, Any] | None] = []
+        for k, (m, (_, _, _, note)) in enumerate(zip(messages, drawn, strict=True)):
+            own, other = writer.write(m), writer.write(messages[k - 1]) if k else b""
+            notes.append(None if note == "none" else (own, k) if note in ("own", "changed") else
+                         (other, k) if note == "other" else ((HumanMessage, ()), k))
+        for m, (_, _, kind, note) in zip(messages, drawn, strict=True):
+            if note == "changed" and kind == "masked":
+                REPORTED[id(m)] = {"now": "reported"}
+            elif note == "changed":
+                m.content += "!"  # type: ignore[operator]
+        expected = [None if n is None or not isinstance(n[0], bytes) or writer.write(m) != n[0] else n[1]
+                    for m, n in zip(messages, notes, strict=True)]
+        assert writer.recalled(messages, notes) == expected
+        for k, (*_, note) in enumerate(drawn):  # its own note unchanged: recalled; none, reprs, changed: not
+            assert expected[k] == (k if note == "own" else expected[k] if note == "other" else None)
+        for m in messages:
+            REPORTED.pop(id(m), None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(NOTED)
+def test_both_writers_recall_on_a_few_examples(drawn: list[tuple[str, Any, str, str]]) -> None:
+    """The property above on 40 examples (the fast tier's; the slow tier draws 300)."""
+    test_both_writers_recall_exactly_the_messages_written_as_noted.hypothesis.inner_test(drawn)  # type: ignore[attr-defined]
