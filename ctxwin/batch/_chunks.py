@@ -1,14 +1,7 @@
 """``fit_many``'s work on a ``WorkerPool``: chunks of conversations out, compact results back, in input order.
 
-At most ``IN_FLIGHT_PER_WORKER`` chunks per worker are submitted and not yet consumed: the input is read only as
-fast as results are taken, so a generator over millions of conversations is never held in memory.
-
-Workers forked with the conversations in their memory (``WorkerPool.shares``: a list given to ``fit_many``) get
-only a chunk's range of indexes. Otherwise writing the conversations for the workers is most of what this process
-does per item, so each item of a chunk is pickled on its own, which costs about three quarters of what pickling
-the chunk at once does (a chunk's pickle memo grows with every string of every conversation in it). (``marshal``
-writes plain data faster still, but it writes a ``bytearray`` or ``memoryview`` as ``bytes``: the worker would have
-to walk every item to tell, which costs more than the writing saves.)
+What travels per chunk: its range of indexes to workers forked with the conversations in their memory, a file's
+block as its place in the file (or its bytes), else each item pickled on its own (docs/batch.md has the costs).
 """
 
 from __future__ import annotations
@@ -17,13 +10,12 @@ import itertools
 import pickle
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
-from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from ctxwin.batch._item import FitResult, Fitter, describe
 from ctxwin.batch._line_blocks import BadLine, LineBlock
-from ctxwin.batch._pool import WORKER_DIED, WorkerPool, shared
+from ctxwin.batch._pool import WORKER_DIED, Task, WorkerPool, shared
 
 # Two chunks per worker: one being fitted, one queued, so a worker never waits for the next chunk's transfer.
 IN_FLIGHT_PER_WORKER = 2
@@ -42,19 +34,22 @@ def _fit_chunk(fitter: Fitter, chunk: Sent) -> list[FitResult]:
 
 
 def sent(chunk: Chunk | LineBlock, pool: WorkerPool) -> Sent:
-    """What travels to ``pool``'s worker for ``chunk``: a file's block of lines as it is (the worker splits it),
-    its indexes when the workers hold the conversations (a chunk is a run of consecutive items), else
-    ``written(chunk)``."""
+    """What travels to ``pool``'s worker for ``chunk``: its indexes, or a file's block as its place in the file,
+    when the workers hold the conversations or the file (forked); else a block with its bytes (the worker splits
+    it) or ``written(chunk)``."""
     if isinstance(chunk, LineBlock):
-        return chunk
-    if pool.shares:
+        return chunk if pool.shares else chunk.loaded()
+    if pool.shares and isinstance(pool.data, tuple):  # fit_many's list, as it was at the call
         return range(chunk[0][0], chunk[-1][0] + 1)
-    return written(chunk)
+    return written(chunk)  # conversations, or a file's lines one by one (``_isolated``)
 
 
 def written(chunk: Chunk) -> Chunk | Written:
-    """The chunk as it travels: its items pickled one by one, or the chunk itself when one cannot be pickled (the
-    pool then fails to send it, and ``_collect`` fits it here)."""
+    """The chunk as it travels: its items pickled one by one, which costs about three quarters of what pickling the
+    chunk at once does (a chunk's pickle memo grows with every string of every conversation in it); or the chunk
+    itself when one cannot be pickled (the pool then fails to send it, and ``_collect`` fits it here). (``marshal``
+    writes plain data faster still, but it writes a ``bytearray`` or ``memoryview`` as ``bytes``: the worker would
+    have to walk every item to tell, which costs more than the writing saves.)"""
     try:
         return [index for index, _ in chunk], [pickle.dumps(item, pickle.HIGHEST_PROTOCOL) for _, item in chunk]
     except Exception:  # anything pickling raises (a generator, a lambda, nesting too deep)
@@ -81,14 +76,15 @@ def fit_in_pool(
     chunks: Iterable[Chunk | LineBlock], pool: WorkerPool, *, local: Callable[[], Fitter]
 ) -> Generator[FitResult, None, None]:
     """Fit chunks of ``(index, item)`` pairs (``chunked``, or a file's ``LineBlock``s) on ``pool`` (whose workers
-    hold a ``Fitter``); yield the results in input order.
+    hold a ``Fitter``); yield the results in input order. At most ``IN_FLIGHT_PER_WORKER`` chunks per worker are
+    submitted and not yet taken: the input is read only as fast as results are taken.
 
     A chunk that cannot travel to a worker or back (a conversation given as a generator, an object whose class
     the worker cannot import) is fitted by ``local()`` in this process instead, so it still gets its own results.
     An item that kills its worker (a crash in a tokenizer or plugin, the OOM killer) gets that as its error and
     the run goes on in a new pool; see ``_collect``. The pool is shut down at the end, or when the caller stops.
     """
-    pending: deque[tuple[Chunk | LineBlock, Future[list[FitResult]]]] = deque()
+    pending: deque[tuple[Chunk | LineBlock, Task[list[FitResult]]]] = deque()
     finished = False
     try:
         for chunk in chunks:
@@ -103,7 +99,7 @@ def fit_in_pool(
 
 
 def _collect(
-    pending: deque[tuple[Chunk | LineBlock, Future[list[FitResult]]]], pool: WorkerPool, local: Callable[[], Fitter]
+    pending: deque[tuple[Chunk | LineBlock, Task[list[FitResult]]]], pool: WorkerPool, local: Callable[[], Fitter]
 ) -> list[FitResult]:
     """The results of the oldest pending chunk.
 

@@ -102,10 +102,12 @@ def fit_many(
         results: Generator[FitResult, None, None] = (fitter.fit(index, conversation) for index, conversation in items)
     else:
         build = functools.partial(Fitter, dict(fit_kwargs), decode)
-        pool = WorkerPool(count, build, snapshot)  # raises a bad argument
+        pool = WorkerPool(count, build, snapshot if lines is None else lines)  # raises a bad argument
         local = functools.cache(functools.partial(Fitter, fit_kwargs, decode))  # only for items that cannot travel
         chunks: Iterable[list[tuple[int, Any]] | LineBlock] = (
-            lines.blocks() if lines is not None else chunked(items, chunksize or _default_chunksize(total, count))
+            lines.blocks(loaded=not pool.shares)
+            if lines is not None
+            else chunked(items, chunksize or _default_chunksize(total, count))
         )
         results = fit_in_pool(chunks, pool, local=local)
     if progress is False:
