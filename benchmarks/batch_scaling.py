@@ -61,10 +61,18 @@ SCALE = 4  # the second run fits SCALE times as many conversations as the first
 
 
 def corpus(count: int, seed: int = 7) -> list[list[dict[str, Any]]]:
+    """The conversations, generated once per count and seed and kept as JSON lines in the temporary directory:
+    every case of a run (and of the next run) reads the same file instead of generating them again."""
     from conversations import generate
 
-    rng = random.Random(seed)
-    return [generate("agent", rng.randint(10, 400), seed * 100_000 + i) for i in range(count)]
+    kept = Path(tempfile.gettempdir()) / f"ctxwin-batch-scaling-{count}-{seed}.jsonl"
+    if not kept.exists():
+        rng = random.Random(seed)
+        items = (generate("agent", rng.randint(10, 400), seed * 100_000 + i) for i in range(count))
+        partial = kept.with_suffix(f".{os.getpid()}")
+        partial.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in items), encoding="utf-8")
+        partial.replace(kept)
+    return [json.loads(line) for line in kept.read_text(encoding="utf-8").splitlines()]
 
 
 def cpu_self() -> float:
