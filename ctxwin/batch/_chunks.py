@@ -6,6 +6,7 @@ block as its place in the file (or its bytes), else each item pickled on its own
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import pickle
 from collections import deque
@@ -86,16 +87,34 @@ def fit_in_pool(
     """
     pending: deque[tuple[Chunk | LineBlock, Task[list[FitResult]]]] = deque()
     finished = False
+    taken = 0  # results yielded: the index of the next one
     try:
         for chunk in chunks:
             pending.append((chunk, pool.submit(_fit_chunk, sent(chunk, pool))))
             if len(pending) >= IN_FLIGHT_PER_WORKER * pool.workers:
-                yield from _collect(pending, pool, local)
+                results = _numbered(pending, pool, local, taken)
+                taken += len(results)
+                yield from results
         while pending:
-            yield from _collect(pending, pool, local)
+            results = _numbered(pending, pool, local, taken)
+            taken += len(results)
+            yield from results
         finished = True
     finally:  # stopped early by the caller, or interrupted: queued chunks are dropped, running ones stopped
         pool.shutdown(kill=not finished)
+
+
+def _numbered(
+    pending: deque[tuple[Chunk | LineBlock, Task[list[FitResult]]]],
+    pool: WorkerPool,
+    local: Callable[[], Fitter],
+    taken: int,
+) -> list[FitResult]:
+    """``_collect``'s results, a file's block's numbered from ``taken`` on (its lines are counted by the worker
+    that splits it, so its first index is known only once the blocks before it are in)."""
+    block = isinstance(pending[0][0], LineBlock)
+    results = _collect(pending, pool, local)
+    return [dataclasses.replace(result, index=taken + result.index) for result in results] if block else results
 
 
 def _collect(

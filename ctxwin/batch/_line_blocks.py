@@ -1,6 +1,6 @@
-"""An open file's lines handed to ``fit_many``'s workers in blocks cut at a newline: this process reads the bytes
-once and counts the lines (so items keep their indexes); workers forked from it read each block from the file
-themselves, others are sent its bytes; a worker splits and decodes the lines into what iterating the file gives.
+"""An open file's lines handed to ``fit_many``'s workers in blocks cut at a newline: this process reads only the
+bytes around each cut; workers forked from it read each block from the file themselves, others are sent its bytes;
+a worker splits and decodes the lines into what iterating the file gives, numbered from the block's first line.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 # Bytes per block (more when one line is longer): a few conversations of the agent corpus each.
 BLOCK_BYTES = 1 << 20
+_PROBE = 64 << 10  # bytes read at a time to find a block's last newline
 _ENCODINGS = ("utf-8", "ascii")
 
 
@@ -28,21 +29,18 @@ class BadLine:
 
 @dataclass(frozen=True)
 class LineBlock:
-    """Whole lines of an open file, from item ``first`` on: ``count`` items, ``size`` bytes at ``offset`` of file
-    descriptor ``descriptor`` (open in this process and in workers forked from it), or ``data``, those bytes, for a
-    worker that does not hold the file. Iterated: ``(index, item)`` pairs."""
+    """Whole lines of an open file: ``size`` bytes at ``offset`` of file descriptor ``descriptor`` (open in this
+    process and in workers forked from it), or ``data``, those bytes, for a worker that does not hold the file;
+    ``last``: the block ends the file (its last line may lack its newline). Iterated: ``(number, item)`` pairs,
+    numbered from 0 within the block (this process does not count lines: ``fit_in_pool`` numbers the results)."""
 
-    first: int
-    count: int
     descriptor: int
     offset: int
     size: int
+    last: bool
     encoding: str | None  # None: a binary file, whose items are its lines as bytes
     errors: str
     data: bytes | None = None
-
-    def __len__(self) -> int:
-        return self.count
 
     def loaded(self) -> LineBlock:
         """The block with its bytes, for a worker that does not hold the file."""
@@ -52,14 +50,18 @@ class LineBlock:
         return self.data if self.data is not None else os.pread(self.descriptor, self.size, self.offset)
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        lines = self._bytes().split(b"\n")
-        pieces = [line + b"\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-        if len(pieces) != self.count:  # read again by a worker, and not what this process counted
-            changed = BadLine("the file changed while it was read: its lines are no longer where they were")
-            yield from ((index, changed) for index in range(self.first, self.first + self.count))
+        data = self._bytes()
+        if len(data) != self.size or not (data.endswith(b"\n") or (self.last and self._at_end())):  # cut elsewhere
+            yield 0, BadLine("the file changed while it was read: its lines are no longer where they were")
             return
-        for index, piece in enumerate(pieces, self.first):
-            yield index, self._item(piece)
+        lines = data.split(b"\n")
+        pieces = [line + b"\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+        for number, piece in enumerate(pieces):
+            yield number, self._item(piece)
+
+    def _at_end(self) -> bool:
+        """Whether the file still ends where this block does (sent bytes: it did)."""
+        return self.data is not None or os.fstat(self.descriptor).st_size == self.offset + self.size
 
     def _item(self, piece: bytes) -> Any:
         if self.encoding is None:
@@ -82,24 +84,39 @@ class FileLines:
     errors: str
 
     def blocks(self, *, loaded: bool) -> Iterator[LineBlock]:
-        """The file's lines from ``start`` on, in blocks of about ``BLOCK_BYTES`` ending at a newline, read here
-        (the stream ends where iterating it would); ``loaded``: each block carries its bytes."""
-        first, offset, carry = 0, self.start, b""
-        descriptor = self.binary.fileno()
-        while True:
-            block = self.binary.read(BLOCK_BYTES)
-            if not block:
-                if carry:  # the last line, without a newline
-                    yield LineBlock(first, 1, descriptor, offset, len(carry), self.encoding, self.errors, carry)
-                return
-            cut = block.rfind(b"\n") + 1
-            if not cut:  # no line ends in it: all of it belongs to the line carried
-                carry += block
-                continue
-            count, size = block.count(b"\n", 0, cut), len(carry) + cut  # ``carry`` holds no newline
-            data = carry + block[:cut] if loaded else None
-            yield LineBlock(first, count, descriptor, offset, size, self.encoding, self.errors, data)
-            first, offset, carry = first + count, offset + size, block[cut:]
+        """The file's lines from ``start`` on, in blocks of about ``BLOCK_BYTES`` ending at a newline; ``loaded``:
+        each block carries its bytes. At the end the stream stands where iterating it would: at its end."""
+        descriptor, offset, end = self.binary.fileno(), self.start, self.start + self.remaining
+        while offset < end:
+            cut = _cut(descriptor, offset, end)
+            block = LineBlock(descriptor, offset, cut - offset, cut == end, self.encoding, self.errors)
+            yield block.loaded() if loaded else block
+            offset = cut
+        self.binary.seek(end)
+
+
+def _cut(descriptor: int, start: int, end: int) -> int:
+    """Where the block from ``start`` ends: after the last newline in its ``BLOCK_BYTES``, else (one line longer
+    than that) after the line's newline, else at ``end``. Only the bytes searched are read: those after the last
+    newline, which the next block holds."""
+    position = target = start + BLOCK_BYTES
+    if target >= end:
+        return end
+    while position > start:  # backwards, a probe at a time
+        low = max(start, position - _PROBE)
+        found = os.pread(descriptor, position - low, low).rfind(b"\n")
+        if found >= 0:
+            return low + found + 1
+        position = low
+    while target < end:
+        probe = os.pread(descriptor, min(_PROBE, end - target), target)
+        found = probe.find(b"\n")
+        if found >= 0:
+            return target + found + 1
+        if not probe:
+            break
+        target += len(probe)
+    return end
 
 
 def file_lines(stream: Any) -> FileLines | None:

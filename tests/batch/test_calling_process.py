@@ -149,15 +149,40 @@ def test_big_tasks_and_big_answers_at_once_neither_block_nor_need_a_thread() -> 
         pool.shutdown()
 
 
-def test_a_block_read_again_after_the_file_changed_is_each_lines_error(tmp_path: Path) -> None:
+def test_a_block_read_again_after_the_file_changed_is_an_error_not_other_lines(tmp_path: Path) -> None:
     path = tmp_path / "lines.jsonl"
     path.write_text('"a"\n"b"\n"c"\n', encoding="utf-8")
     with open(path, "rb") as handle:
         lines = file_lines(handle)
         assert lines is not None
         (block,) = lines.blocks(loaded=False)
-        assert [item for _, item in block] == [b'"a"\n', b'"b"\n', b'"c"\n']
+        assert list(block) == [(0, b'"a"\n'), (1, b'"b"\n'), (2, b'"c"\n')]
         path.write_text('"a"\n\n"b"\n"c"\n', encoding="utf-8")  # the same file, a line more
         read = list(block)
-    assert [index for index, _ in read] == [0, 1, 2]
-    assert all(isinstance(item, BadLine) and "file changed" in item.error for _, item in read)
+    assert len(read) == 1 and isinstance(read[0][1], BadLine) and "file changed" in read[0][1].error
+
+
+@pytest.mark.parametrize("loaded", [False, True])
+def test_blocks_are_cut_at_newlines_from_the_bytes_around_each_cut(tmp_path: Path, loaded: bool) -> None:
+    """Issue 49: this process read every byte of the file to count its lines; now it reads only where a block ends
+    (a line longer than a block included), and the results are numbered as they come back."""
+    sizes = [10, 700_000, 1_500_000, 5, *[100_000] * 40]  # one line longer than a block
+    lines = [b"x" * size + b"\n" for size in sizes] + [b"tail"]
+    path = tmp_path / "lines.bin"
+    path.write_bytes(b"".join(lines))
+    with open(path, "rb") as handle:
+        file = file_lines(handle)
+        assert file is not None
+        before = _read_bytes()
+        blocks = list(file.blocks(loaded=loaded))
+        read = _read_bytes() - before
+        assert handle.read() == b""  # the stream ends where iterating it would
+        assert [item for block in blocks for _, item in block] == lines
+    assert all(block.data is not None for block in blocks) == loaded
+    assert [block.last for block in blocks] == [False] * (len(blocks) - 1) + [True]
+    if not loaded:
+        assert read < path.stat().st_size / 2
+
+
+def _read_bytes() -> int:
+    return int(dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())["rchar"])
