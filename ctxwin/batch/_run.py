@@ -53,9 +53,9 @@ def fit_many(
     conversations is taken as it is at the call: on Linux, when this process runs a single thread, the workers are
     forked from it and read the items from the memory they inherit, so this process never writes an item down.
     An open file (text in UTF-8 or ASCII, or binary) given with a ``decode``, a pool's worth of it, is not
-    iterated here: this process reads its bytes in blocks cut at newlines and counts their lines, and the workers
-    split, decode and fit them (``line_blocks``), with the results iterating the file would give (a line that is
-    not valid in the file's encoding is that item's error).
+    iterated here: this process cuts it into blocks at newlines, reading only the bytes around each cut, and the
+    workers read (when forked from it), split, decode and fit them (``line_blocks``), with the results iterating
+    the file would give (a line that is not valid in the file's encoding is that item's error).
     Otherwise (any other iterable, other threads running, another platform) it pickles each item for a worker, a
     cost per byte of the item: docs/batch.md has the figures.
     ``fit_kwargs`` are pickled once per worker: a ``summarizer`` or ``Strategy`` must be importable (a module-level
