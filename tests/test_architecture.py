@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent / "ctxwin"
 # Lowest first: a module may import its own layer and the layers before it, never a later one. A module belongs to
 # the layer of its longest matching prefix; "ctxwin" itself (the package's public face) matches only exactly.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("utilities", ("ctxwin._plural", "ctxwin._cpus", "ctxwin._tracing", "ctxwin._errors", "ctxwin._install",
-                   "ctxwin._accelerators")),
+    ("utilities", ("ctxwin._plural", "ctxwin._cpus", "ctxwin._idle_threads", "ctxwin._tracing", "ctxwin._errors",
+                   "ctxwin._install", "ctxwin._accelerators")),
     ("messages", ("ctxwin.messages",)),
     ("plugins", ("ctxwin.hookspecs", "ctxwin._plugins")),
     ("counters", ("ctxwin.counters",)),

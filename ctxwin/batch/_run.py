@@ -53,9 +53,9 @@ def fit_many(
     conversations is taken as it is at the call: on Linux, when this process runs a single thread, the workers are
     forked from it and read the items from the memory they inherit, so this process never writes an item down.
     An open file (text in UTF-8 or ASCII, or binary) given with a ``decode``, a pool's worth of it, is not
-    iterated here: this process reads its bytes in blocks cut at newlines and counts their lines, and the workers
-    split, decode and fit them (``line_blocks``), with the results iterating the file would give (a line that is
-    not valid in the file's encoding is that item's error).
+    iterated here: this process cuts it into blocks at newlines, reading only the bytes around each cut, and the
+    workers read (when forked from it), split, decode and fit them (``line_blocks``), with the results iterating
+    the file would give (a line that is not valid in the file's encoding is that item's error).
     Otherwise (any other iterable, other threads running, another platform) it pickles each item for a worker, a
     cost per byte of the item: docs/batch.md has the figures.
     ``fit_kwargs`` are pickled once per worker: a ``summarizer`` or ``Strategy`` must be importable (a module-level
@@ -102,10 +102,12 @@ def fit_many(
         results: Generator[FitResult, None, None] = (fitter.fit(index, conversation) for index, conversation in items)
     else:
         build = functools.partial(Fitter, dict(fit_kwargs), decode)
-        pool = WorkerPool(count, build, snapshot)  # raises a bad argument
+        pool = WorkerPool(count, build, snapshot if lines is None else lines)  # raises a bad argument
         local = functools.cache(functools.partial(Fitter, fit_kwargs, decode))  # only for items that cannot travel
         chunks: Iterable[list[tuple[int, Any]] | LineBlock] = (
-            lines.blocks() if lines is not None else chunked(items, chunksize or _default_chunksize(total, count))
+            lines.blocks(loaded=not pool.shares)
+            if lines is not None
+            else chunked(items, chunksize or _default_chunksize(total, count))
         )
         results = fit_in_pool(chunks, pool, local=local)
     if progress is False:

@@ -11,13 +11,12 @@ import shutil
 import tempfile
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import IO, Protocol
 
 from ctxwin.batch._item import describe
-from ctxwin.batch._pool import WORKER_DIED, WorkerPool
+from ctxwin.batch._pool import WORKER_DIED, Task, WorkerPool
 
 # Bytes per range: small enough that a range is fitted in a fraction of a second (so an interrupt, a dead worker
 # or the last range costs little) and every worker gets many; large enough that the per-range work here is noise.
@@ -145,7 +144,7 @@ def map_file(
     finished = False
     try:
         befores = _befores(pool, path, spans)
-        pending: deque[tuple[int, Future[ShardResult]]] = deque()
+        pending: deque[tuple[int, Task[ShardResult]]] = deque()
         for index, (start, end) in enumerate(spans):
             pending.append((index, pool.submit(_map_range, path, start, end, befores[index], folder)))
             if len(pending) >= IN_FLIGHT_PER_WORKER * workers:
@@ -183,7 +182,7 @@ def _appended(result: ShardResult, out: IO[str]) -> ShardResult:
 
 
 def _collect(
-    pending: deque[tuple[int, Future[ShardResult]]],
+    pending: deque[tuple[int, Task[ShardResult]]],
     pool: WorkerPool,
     path: str,
     spans: list[tuple[int, int]],

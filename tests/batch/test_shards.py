@@ -152,17 +152,24 @@ def test_a_worker_killed_from_outside_mid_run_is_replaced_and_nothing_is_lost(
     assert [p for p in chunks.iterdir() if not p.name.startswith("pymp-")] == []
 
 
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 @pytest.mark.slow
 def test_a_pool_broken_between_two_submits_fails_the_next_task_not_the_submit() -> None:
     """A worker killed while the caller is still submitting: ``submit`` returns a failed future (recovered where the
     caller reads results), it does not raise in the middle of the caller's loop."""
     pool = WorkerPool(1, dict)
     try:
-        os.kill(next(iter(pool.executor._processes)), signal.SIGKILL)  # the pool's one worker
+        (worker,) = _workers_of(os.getpid())
+        os.kill(worker, signal.SIGKILL)
         deadline = time.monotonic() + 30
-        while not pool.executor._broken and time.monotonic() < deadline:  # the executor notices the death
+        while _running(worker) and time.monotonic() < deadline:  # dead, only not yet reaped
             time.sleep(0.01)
-        assert pool.executor._broken
         future = pool.submit(_ready)
         with pytest.raises(BrokenProcessPool):
             future.result()

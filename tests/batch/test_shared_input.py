@@ -43,6 +43,10 @@ def main():
         options["decode"] = die_on_marker
     if mode == "frozen":  # the caller froze objects of its own: the run leaves them frozen
         gc.freeze()
+    if mode == "counted":  # a long conversation fitted here first: tiktoken's batches started a thread pool
+        from ctxwin.planner import fit
+        fit([{"role": "user", "content": "the build failed on step three " * 2000}] * 4, model="gpt-4o")
+        assert threading.active_count() > 1
     frozen = gc.get_freeze_count()
     count = len(items)
     runs = []
@@ -112,6 +116,15 @@ def test_a_single_threaded_caller_forks_workers_that_read_the_list_themselves(tm
 def test_a_run_right_after_another_forks_its_workers_too(tmp_path: Path) -> None:
     run = _run(tmp_path, "twice")
     assert len(run["runs"]) == 2 and _forked(run)
+    assert [row["messages"] for row in run["rows"]] == _reference(run["count"])
+
+
+@pytest.mark.slow
+def test_a_caller_that_fitted_here_first_still_forks_its_workers(tmp_path: Path) -> None:
+    """Issue 49: fitting in this process once started tiktoken's thread pool, and from then on every item of a list
+    was pickled for the workers of a fork server; ctxwin's idle pools are now stopped for the fork."""
+    run = _run(tmp_path, "counted")
+    assert _forked(run)
     assert [row["messages"] for row in run["rows"]] == _reference(run["count"])
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import tiktoken
 
 from ctxwin._cpus import available_cpus
+from ctxwin._idle_threads import register
 from ctxwin.counters._base import BaseTokenCounter
 from ctxwin.counters._families.openai_tools import (
     GPT4_TOOL_OVERHEADS,
@@ -29,6 +30,7 @@ PARALLEL_MIN_CHARS = 16_384
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
+_THREAD_PREFIX = "ctxwin-tiktoken"
 
 
 def _shared_pool() -> tuple[ThreadPoolExecutor, int]:
@@ -37,8 +39,21 @@ def _shared_pool() -> tuple[ThreadPoolExecutor, int]:
     workers = available_cpus()
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(1, workers - 1), thread_name_prefix="ctxwin-tiktoken")
+            _pool = ThreadPoolExecutor(max_workers=max(1, workers - 1), thread_name_prefix=_THREAD_PREFIX)
     return _pool, workers
+
+
+def _stop_pool() -> None:
+    """End the pool's threads (``fit_many`` forks its workers from a single-threaded process); the next large batch
+    starts a new pool."""
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
+register(_THREAD_PREFIX, _stop_pool)
 
 
 def _split_by_size(texts: Sequence[str], parts: int) -> list[Sequence[str]]:
