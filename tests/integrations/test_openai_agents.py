@@ -183,14 +183,17 @@ def users_agent(checked: Checked) -> tuple[Agent[Any], RunConfig]:
 
 
 @pytest.mark.slow
-def test_users_in_threads_without_ids_recall_their_own_conversation() -> None:
-    """Each user in a thread of their own (``run_sync``), an SDK session each (which the filter is not told of)."""
+@pytest.mark.parametrize("oversize", [False, True], ids=["logs", "oversize logs"])
+def test_users_in_threads_without_ids_recall_their_own_conversation(oversize: bool) -> None:
+    """Each user in a thread of their own (``run_sync``), an SDK session each (which the filter is not told of);
+    with ``oversize`` every log read is half the window to three windows long, and still at most one call in three
+    is a cut."""
     checked = Checked()
     agent, config = users_agent(checked)
 
     def chat(user: int) -> None:
         session = SQLiteSession(f"user-{user}")
-        for text in isolation.messages(user):
+        for text in isolation.messages(user, oversize=oversize):
             Runner.run_sync(agent, text, session=session, run_config=config)
 
     isolation.in_threads(chat)
