@@ -113,17 +113,17 @@ class CutPolicy:
 
     def arrived(self, items: list[BaseMessage]) -> list[BaseMessage]:
         """``items`` as a cache-stable session's requests send them from now on: each new tool output over
-        ``_OVERSIZE`` of the input budget cut to ``_OVERSIZE_CAP`` of it, and in an agent run each over
-        ``tool_output_cap`` cut to that (the others the same objects)."""
+        ``_OVERSIZE`` of the input budget cut to ``_OVERSIZE_CAP`` of it (when the chain shortens tool outputs), and
+        in an agent run each over ``tool_output_cap`` cut to that (the others the same objects)."""
         if not self.config.cache_stable:
             return items
-        budget = self.cache.budget.max_input_tokens
-        over = [i for i, m in enumerate(items)
-                if isinstance(m, ToolMessage) and self.meter.count(m) > _OVERSIZE * budget]
         out = list(items)
+        budget = self.cache.budget.max_input_tokens
+        over = [i for i, m in enumerate(items) if self.planner.truncates  # a chain that never shortens outputs: none
+                and isinstance(m, ToolMessage) and self.meter.count(m) > _OVERSIZE * budget]
         size = max(1, math.floor(_OVERSIZE_CAP * budget))
-        short = self.planner.cap_tool_outputs([items[i] for i in over], size, self.meter)
-        for i, message in zip(over, short, strict=True):
+        for i, message in zip(over, self.planner.cap_tool_outputs([items[i] for i in over], size, self.meter),
+                              strict=True):
             out[i] = message
         cap = self.tool_output_cap()
         return out if cap is None else self.planner.cap_tool_outputs(out, cap, self.meter)
