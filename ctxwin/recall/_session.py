@@ -21,7 +21,7 @@ from ctxwin.recall._inject import (
     recall_query,
     unseen,
 )
-from ctxwin.recall._store import Excerpt, RecallStore, as_position, message_excerpts
+from ctxwin.recall._store import Excerpt, RecallStore, as_position, message_excerpts, shared_ids
 from ctxwin.recall._tool import RecallTool
 
 
@@ -50,10 +50,11 @@ class SessionRecall:
         present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
         room = INPUT_CHARS
         new: list[Excerpt] = []
+        shared = shared_ids(self._messages)
         for index in range(len(self._messages) - 1, -1, -1):
             if index in present or index in self.store:
                 continue
-            excerpts = message_excerpts(self._messages[index], index)
+            excerpts = message_excerpts(self._messages[index], index, named=self._messages[index].id not in shared)
             new += excerpts
             room -= sum(len(e.text) for e in excerpts)
             if room <= 0:
@@ -74,7 +75,8 @@ class SessionRecall:
         found = self.store.message(handle)
         position = as_position(handle)
         if not found and position is not None and position < len(self._messages):
-            return message_excerpts(self._messages[position], position)
+            message = self._messages[position]
+            return message_excerpts(message, position, named=message.id not in shared_ids(self._messages))
         return found
 
     def held(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[str]:

@@ -164,11 +164,13 @@ def _storable_or_none(value: str | None) -> str | None:
     return None if value is None else storable(str(value))
 
 
-def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
+def message_excerpts(message: BaseMessage, position: int, *, named: bool = True) -> list[Excerpt]:
     """What the store keeps of ``message``: its text in pieces, then each tool call as ``name(arguments)``; the
-    role as providers name it (``user``, ``assistant``), which a recall excerpt's heading shows the model."""
+    role as providers name it (``user``, ``assistant``), which a recall excerpt's heading shows the model.
+    ``named=False``: its id is not kept (an id other messages of the conversation share, such as a framework's
+    placeholder, names no one message: the excerpts are labelled by position)."""
     role = openai_role(message)
-    message_id = _storable_or_none(message.id)
+    message_id = _storable_or_none(message.id) if named else None
     tool = _storable_or_none(message.name) if isinstance(message, ToolMessage) else None
     call_id = _storable_or_none(message.tool_call_id) if isinstance(message, ToolMessage) else None
     out = [Excerpt(position, part, role, text, message_id, tool, call_id)
@@ -178,6 +180,16 @@ def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
             out.append(Excerpt(position, len(out), role, _call_text(call), message_id,
                                _storable_or_none(call.get("name")), _storable_or_none(call.get("id"))))
     return out
+
+
+def shared_ids(messages: Iterable[BaseMessage]) -> set[str]:
+    """The ids more than one of ``messages`` has (``message_excerpts``' ``named``)."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for message in messages:
+        if message.id is not None:
+            (shared if message.id in seen else seen).add(message.id)
+    return shared
 
 
 def query_terms(query: str) -> tuple[list[str], list[str]]:
