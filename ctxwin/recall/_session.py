@@ -81,8 +81,9 @@ class SessionRecall:
 
     def held(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[str]:
         """Where ``fitted`` (the request the model saw) already holds what a search for ``query`` finds, each place
-        once, best first: a message kept as it was (by its label in the history) or a recall message (by the labels
-        of what it recalled). The newest user message is left out: it is the question, not an answer."""
+        once, best first, with the best excerpt found there: a message kept as it was (by its label in the history)
+        or a recall message (by the labels of what it recalled). The newest user message is left out: it is the
+        question, not an answer."""
         asking = next((i for i in range(len(fitted) - 1, -1, -1)
                        if isinstance(fitted[i], HumanMessage) and not is_recalled(fitted[i])), None)
         request = [m for i, m in enumerate(fitted) if i != asking]
@@ -101,8 +102,8 @@ class SessionRecall:
                 place = "a summary or a shortened copy ctxwin made of earlier messages"
             else:
                 place = f"message {excerpt.message_id or f'#{index}'}, kept as it was"
-            if place not in places:
-                places.append(place)
+            if not any(held.startswith(f"{place}:") for held in places):
+                places.append(f"{place}:\n{excerpt.text.strip()}")
         return places
 
     @property
