@@ -71,7 +71,11 @@ class ContextWindowHook(CustomLogger):
         self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: str
     ) -> dict[str, Any]:
         """The body with its conversation fitted; other calls (embeddings, images...) as they came."""
-        if call_type in _CHAT_CALLS and isinstance(data.get("messages"), list):
+        if call_type in _CHAT_CALLS and not isinstance(data.get("messages"), list):
+            # LiteLLM would fail deep inside on it, with a traceback and retries: refused here, as a bad body
+            raise ProxyException(f"ctxwin could not fit this request: messages must be a list of messages, got "
+                                 f"{type(data.get('messages')).__name__}", "invalid_request_error", "messages", 400)
+        if call_type in _CHAT_CALLS:
             field, read, give = "messages", _read_chat, _chat_back
         elif call_type in _RESPONSES_CALLS and isinstance(data.get("input"), list):
             field, read, give = "input", read_responses, _responses_back

@@ -38,6 +38,12 @@ _GROWTH_TURNS = 8
 # large tool outputs are what bring the next cut closer. A cut that reads its head is a hit and gets no such room.
 _TURNS_BETWEEN_CUTS = 10
 _MEAN_TURNS = 32
+# A new tool output over this share of the input budget is oversize: two never fit one request, so each would make
+# the request that brings it a cut, and that cut would shorten it anyway, to whatever room it found. A cache-stable
+# session cuts it once, on arrival, to _OVERSIZE_CAP of the budget and sends that copy from then on: the room a cut
+# leaves at the default marks (0.4-0.55 of the budget) holds the working set's outputs at that size and the next
+# ones, so at most one request in three is a cut.
+_OVERSIZE, _OVERSIZE_CAP = 0.5, 0.125
 # An agent run: fewer than this share of the recent requests added a user message (the rest are tool rounds).
 _AGENT_USER_SHARE = 0.5
 # With long user turns and no summary (head_fill=None) the head a cut keeps is filled to this share of keep_first:
@@ -105,6 +111,23 @@ class CutPolicy:
         run of a cache-stable session; None otherwise."""
         share = self.config.tool_output_cap if self.config.cache_stable and self.agent_run else None
         return None if share is None else max(1, math.floor(share * self.cache.budget.max_input_tokens))
+
+    def arrived(self, items: list[BaseMessage]) -> list[BaseMessage]:
+        """``items`` as a cache-stable session's requests send them from now on: each new tool output over
+        ``_OVERSIZE`` of the input budget cut to ``_OVERSIZE_CAP`` of it (when the chain shortens tool outputs), and
+        in an agent run each over ``tool_output_cap`` cut to that (the others the same objects)."""
+        if not self.config.cache_stable:
+            return items
+        out = list(items)
+        budget = self.cache.budget.max_input_tokens
+        over = [i for i, m in enumerate(items) if self.planner.truncates  # a chain that never shortens outputs: none
+                and isinstance(m, ToolMessage) and self.meter.count(m) > _OVERSIZE * budget]
+        size = max(1, math.floor(_OVERSIZE_CAP * budget))
+        for i, message in zip(over, self.planner.cap_tool_outputs([items[i] for i in over], size, self.meter),
+                              strict=True):
+            out[i] = message
+        cap = self.tool_output_cap()
+        return out if cap is None else self.planner.cap_tool_outputs(out, cap, self.meter)
 
     def appended_fits(self, candidate: list[BaseMessage]) -> bool:
         """Whether the previous request plus what was appended fits as it is sent, so no cut is due: with media where

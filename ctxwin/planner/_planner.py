@@ -52,7 +52,7 @@ from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies._placement import PlaceMedia
 from ctxwin.strategies._summarize import is_summary
-from ctxwin.strategies._truncate import cap_tool_outputs
+from ctxwin.strategies._truncate import TruncateToolOutput, cap_tool_outputs
 from ctxwin.strategies._walk import within
 
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
@@ -177,6 +177,7 @@ class Planner(Generic[M]):
         self.strategies = chain or default_chain(config.summarizer, config.keep_last)
         self._later_keeps = later_keeps(self.strategies)
         self.summarizes = any(step.summarizes for step in self.strategies)
+        self.truncates = any(isinstance(step, TruncateToolOutput) for step in self.strategies)
         self._recall = RecallStep(config.recall_share, self.strategies)
         # Every figure is an estimate of the provider's count (the report says so).
         self.estimated = estimates(self.counter)

@@ -53,9 +53,10 @@ class Planned(Generic[M]):
 
 class Planning(Protocol[M]):
     """A planner as a session uses it: its configuration (the session's options start from it), its budget,
-    counter, tools, output form, the model's caching rules, whether its chain summarizes, ``plan_run`` (a plan with
-    the session's meter, budget and turn), and the two facts of its steps a session asks: which messages are the
-    summaries it writes, and each new tool output shortened to a cap (on arrival, once)."""
+    counter, tools, output form, the model's caching rules, whether its chain summarizes and whether it shortens tool
+    outputs, ``plan_run`` (a plan with the session's meter, budget and turn), and the two facts of its steps a
+    session asks: which messages are the summaries it writes, and each new tool output shortened to a cap (on
+    arrival, once)."""
 
     config: FitConfig
     budget: Budget
@@ -68,6 +69,9 @@ class Planning(Protocol[M]):
 
     @property
     def summarizes(self) -> bool: ...
+
+    @property
+    def truncates(self) -> bool: ...
 
     def is_summary(self, message: BaseMessage) -> bool: ...
 

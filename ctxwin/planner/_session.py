@@ -166,8 +166,7 @@ class PlanSession(Generic[M]):
                 "(ctxwin.history's add_messages reducer) and plan it with a new session or Planner.plan"
             )
         self._messages += items
-        cap = self._cut.tool_output_cap()
-        self._view += items if cap is None else self.planner.cap_tool_outputs(items, cap, self._meter)
+        self._view += self._cut.arrived(items)
         self._pinned += pinned_indexes(self._messages, start)
         if forms is None or (self._forms is None and start) or (self._forms and type(forms) is not type(self._forms)):
             self._mixed = True

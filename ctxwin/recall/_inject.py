@@ -19,6 +19,7 @@ from ctxwin.recall._store import (
     message_excerpts,
     searchable_text,
     searched_terms,
+    shared_ids,
 )
 from ctxwin.recall._terms import term_counts
 from ctxwin.recall._text import fold
@@ -166,6 +167,7 @@ class InputRecall:
         # (RecallStore.search), so only those are indexed: a query's common words are in hundreds of messages,
         # and indexing costs more than reading.
         weighed = asked.weighed((df, documents))
+        shared = shared_ids(self._messages) if holding else set()
 
         def relevant(held: list[str]) -> bool:
             return weighed.bound(held) >= min_score and any(term in weighed.rare for term in held)
@@ -174,7 +176,7 @@ class InputRecall:
             excerpt
             for index, held in reversed(holding)
             if relevant(held)
-            for excerpt in message_excerpts(self._messages[index], index)
+            for excerpt in message_excerpts(self._messages[index], index, named=self._messages[index].id not in shared)
             if relevant(_within(held, fold(excerpt.text)))
         ]
         if not new and not self._indexed:

@@ -22,7 +22,7 @@ from ctxwin.recall._inject import (
     recall_query,
     unseen,
 )
-from ctxwin.recall._store import Excerpt, RecallStore, as_position, message_excerpts
+from ctxwin.recall._store import Excerpt, RecallStore, as_position, message_excerpts, shared_ids
 from ctxwin.recall._tool import RecallTool
 
 
@@ -51,10 +51,11 @@ class SessionRecall:
         present = {i for i, m in enumerate(self._messages) if id(m) in kept or id(self._view[i]) in kept}
         room = INPUT_CHARS
         new: list[Excerpt] = []
+        shared = shared_ids(self._messages)
         for index in range(len(self._messages) - 1, -1, -1):
             if index in present or index in self.store:
                 continue
-            excerpts = message_excerpts(self._messages[index], index)
+            excerpts = message_excerpts(self._messages[index], index, named=self._messages[index].id not in shared)
             new += excerpts
             room -= sum(len(e.text) for e in excerpts)
             if room <= 0:
@@ -75,13 +76,15 @@ class SessionRecall:
         found = self.store.message(handle)
         position = as_position(handle)
         if not found and position is not None and position < len(self._messages):
-            return message_excerpts(self._messages[position], position)
+            message = self._messages[position]
+            return message_excerpts(message, position, named=message.id not in shared_ids(self._messages))
         return found
 
     def held(self, query: str, fitted: Sequence[BaseMessage], *, limit: int, min_score: float) -> list[str]:
         """Where ``fitted`` (the request the model saw) already holds what a search for ``query`` finds, each place
-        once, best first: a message kept as it was (by its label in the history) or a recall message (by the labels
-        of what it recalled). The newest user message is left out: it is the question, not an answer."""
+        once, best first, with the best excerpt found there: a message kept as it was (by its label in the history)
+        or a recall message (by the labels of what it recalled). The newest user message is left out: it is the
+        question, not an answer."""
         asking = next((i for i in range(len(fitted) - 1, -1, -1)
                        if isinstance(fitted[i], HumanMessage) and not is_recalled(fitted[i])), None)
         request = [m for i, m in enumerate(fitted) if i != asking]
@@ -100,8 +103,8 @@ class SessionRecall:
                 place = "a summary or a shortened copy ctxwin made of earlier messages"
             else:
                 place = f"message {excerpt.message_id or f'#{index}'}, kept as it was"
-            if place not in places:
-                places.append(place)
+            if not any(held.startswith(f"{place}:") for held in places):
+                places.append(f"{place}:\n{excerpt.text.strip()}")
         return places
 
     @property

@@ -39,6 +39,8 @@ _RARE_MIN = 1
 _RECURRING = 3
 # A query keeps its this many heaviest terms (a pasted log as the question must not make a thousand-term query).
 _MAX_TERMS = 24
+# What ends a sentence or a clause, after which a capital is the first word's, not a name's (named_words).
+_CLAUSE_ENDS = frozenset(".!?:;\"'(«“¿¡")
 
 # A query's words and its runs of unspaced script (``_text.UNSPACED``: indexed by trigram; Hangul is spaced, but its
 # particles stick to nouns, so trigrams find "티켓" in "티켓은" too). A run is taken whole, its vowel marks with it
@@ -149,11 +151,13 @@ def _storable_or_none(value: str | None) -> str | None:
     return None if value is None else storable(str(value))
 
 
-def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
+def message_excerpts(message: BaseMessage, position: int, *, named: bool = True) -> list[Excerpt]:
     """What the store keeps of ``message``: its text in pieces, then each tool call as ``name(arguments)``; the
-    role as providers name it (``user``, ``assistant``), which a recall excerpt's heading shows the model."""
+    role as providers name it (``user``, ``assistant``), which a recall excerpt's heading shows the model.
+    ``named=False``: its id is not kept (an id other messages of the conversation share, such as a framework's
+    placeholder, names no one message: the excerpts are labelled by position)."""
     role = openai_role(message)
-    message_id = _storable_or_none(message.id)
+    message_id = _storable_or_none(message.id) if named else None
     tool = _storable_or_none(message.name) if isinstance(message, ToolMessage) else None
     call_id = _storable_or_none(message.tool_call_id) if isinstance(message, ToolMessage) else None
     out = [Excerpt(position, part, role, text, message_id, tool, call_id)
@@ -163,6 +167,16 @@ def message_excerpts(message: BaseMessage, position: int) -> list[Excerpt]:
             out.append(Excerpt(position, len(out), role, _call_text(call), message_id,
                                _storable_or_none(call.get("name")), _storable_or_none(call.get("id"))))
     return out
+
+
+def shared_ids(messages: Iterable[BaseMessage]) -> set[str]:
+    """The ids more than one of ``messages`` has (``message_excerpts``' ``named``)."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for message in messages:
+        if message.id is not None:
+            (shared if message.id in seen else seen).add(message.id)
+    return shared
 
 
 def query_terms(query: str) -> tuple[list[str], list[str]]:
@@ -213,19 +227,29 @@ class Weighed:
 @dataclass(frozen=True)
 class SearchedTerms:
     """What a search looks for: the query's ``words`` and ``grams`` (``query_terms``), then the terms of an agent
-    round's tool call (``call``) not already asked, which count only where a document holds them."""
+    round's tool call (``call``) not already asked, which count only where a document holds them. ``named``: the
+    query's words written as names (``named_words``)."""
 
     words: list[str]
     grams: list[str]
     asked: frozenset[str]
     call: bool
+    named: frozenset[str] = frozenset()
 
     def weighed(self, frequencies: Frequencies) -> Weighed:
         df, n = frequencies
         terms = [*self.words, *self.grams]
         weights = {term: math.log(1 + (n - df.get(term, 0) + 0.5) / (df.get(term, 0) + 0.5)) for term in terms}
-        if self.call:  # a call's term no excerpt holds would weigh the most: left out
-            weights = {t: w for t, w in weights.items() if t in self.asked or df.get(t, 0)}
+        # A term no document holds weighs the most, and so outweighs what the excerpts hold: a question that names
+        # something never said (a place, a product, an id) is about what was never said, and so may be one that
+        # names nothing. A question that names only what was said (a PIN, an IBAN, an order id) is about that: a
+        # plain word of it never said is how the user asks ("I gave it to you at the beginning", "I cannot find the
+        # sticky note") and weighs nothing; unspaced script, which writes no names apart, keeps its weight. A
+        # call's term never said (a new path or pattern) weighs nothing either.
+        names = [t for t in self.named if t in self.asked]
+        asking = bool(names) and all(df.get(t, 0) for t in names)
+        weights = {t: w for t, w in weights.items()
+                   if df.get(t, 0) or (t in self.asked and (not asking or t in self.grams))}
         heaviest = sorted(weights, key=lambda t: -weights[t])[:_MAX_TERMS]
         return Weighed(weights, distinctive(terms, frequencies), heaviest, sum(weights[t] for t in heaviest))
 
@@ -238,7 +262,24 @@ def searched_terms(query: str, call: str = "") -> SearchedTerms:
         more_words, more_grams = query_terms(call)
         words += [w for w in more_words if w not in asked]
         grams += [g for g in more_grams if g not in asked]
-    return SearchedTerms(words, grams, asked, bool(call))
+    return SearchedTerms(words, grams, asked, bool(call), named_words(query))
+
+
+def named_words(query: str) -> frozenset[str]:
+    """The words (folded) ``query`` writes as names: with a capital other than as the first word of a sentence or
+    clause, in capitals (two letters or more), or identifiers (a digit beside letters, an underscore)."""
+    text = storable(query)
+    named: set[str] = set()
+    end = 0
+    for match in WORD.finditer(text):
+        word, between = match.group(), text[end : match.start()].strip()
+        first = end == 0 or (between != "" and between[-1] in _CLAUSE_ENDS)
+        end = match.end()
+        capitals = sum(c.isupper() for c in word)
+        if (capitals and not first) or capitals >= 2 or "_" in word or (not word.isdigit() and any(map(
+                str.isdigit, word))):
+            named.add(fold(word))
+    return frozenset(named)
 
 
 def distinctive(terms: Iterable[str], frequencies: Frequencies) -> set[str]:

@@ -42,7 +42,7 @@ class RecallTool:
     message answering a call (an OpenAI tool call, an Anthropic ``tool_use`` block or a ctxwin/LangChain
     ``ToolCall``), ``run(arguments)`` the answer's text. ``search(query)`` and ``message(handle)`` are what it asks
     (a session's: ``SessionRecall.recall`` and ``recalled_message``); ``held(query)``, where the request the model sees
-    already holds what ``query`` finds (``SessionRecall.held``), names it when nothing left out matches."""
+    already holds what ``query`` finds (``SessionRecall.held``), names and quotes it when nothing left out matches."""
 
     name = RECALL_TOOL_NAME
     description = DESCRIPTION
@@ -104,8 +104,9 @@ class RecallTool:
     def _nothing_found(self, query: str) -> str:
         places = self._held(query) if self._held is not None else []
         if places:
-            return (f"Nothing more left out of this conversation matches {quoted(query)}: what matches is already "
-                    f"in the conversation you see, in {'; '.join(places)}.")
+            # quoted, not only placed: a model that asks has missed it where it is
+            return (f"What matches {quoted(query)} is already in the conversation you see (nothing more left out of "
+                    "it matches), in " + "\nand in ".join(places))
         return f"Nothing left out of this conversation matches {quoted(query)}."
 
     def answer(self, call: Mapping[str, Any]) -> ToolMessage:

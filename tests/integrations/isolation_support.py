@@ -1,6 +1,7 @@
 """Several users of one agent at once, without conversation ids: what every stack's isolation test shares. Each user
 opens with the same system prompt and first message, tells the agent a PIN of their own, makes the agent read logs
-(some over the window, one a large paste), then asks for the PIN, which the scripted model looks up with the recall
+(some over the window, one a large paste; with ``oversize`` every log is half the window to three windows long, as
+files an agent reads are), then asks for the PIN, which the scripted model looks up with the recall
 tool. The checks: no request and no recall answer holds another user's PIN, every request fits the window by an
 independent recount with its tool pairs whole, at most one cut in three calls, and the user's own PIN comes back in
 the request or from the tool."""
@@ -25,6 +26,7 @@ MODEL = "gpt-4o"
 WINDOW = 8_000
 USERS = 3
 TURNS = 9  # 2 + TURNS + 1 user messages each: about 20 model calls per user
+OVERSIZE = 100  # the turns of an oversize scenario are numbered from here: each reads a log of 0.5-3 windows
 SYSTEM = "You are a support assistant. Read the account logs with the tools before answering."
 OPENING = "Hello, I need help with my account."
 ASK_PIN = "what was my PIN code? Look it up."
@@ -37,13 +39,13 @@ def secret(user: int) -> str:
     return f"PIN-{user:02d}-{(7919 * (user + 3)) % 10_000:04d}"
 
 
-def messages(user: int) -> list[str]:
-    """What ``user`` says, in order: the shared opening, log requests (one with a large paste) with the PIN told
-    after the first two, then the question the recall tool answers."""
+def messages(user: int, *, oversize: bool = False) -> list[str]:
+    """What ``user`` says, in order: the shared opening, log requests (one with a large paste; with ``oversize``
+    each of an oversize log) with the PIN told after the first two, then the question the recall tool answers."""
     said = [OPENING]
     for turn in range(TURNS):
         paste = f" Here is the error I got:\n{paste_text(user)}" if turn == 3 else ""
-        said.append(f"User {user} turn {turn}: read the account log.{paste}")
+        said.append(f"User {user} turn {turn + OVERSIZE * oversize}: read the account log.{paste}")
         if turn == 1:  # after the first turns, which a session keeps as its head
             said.append(f"User {user}: remember my PIN code {secret(user)} for later, I will need it.")
     said.append(f"User {user}: {ASK_PIN}")
@@ -56,8 +58,12 @@ def paste_text(user: int) -> str:
 
 
 def log(user: int, turn: int) -> str:
-    """A tool output of 600 to 1,400 tokens; every fourth one is over the window."""
-    lines = 2_000 if turn % 4 == 2 else 25 + (user * 37 + turn * 11) % 30
+    """A tool output of 600 to 1,400 tokens, every fourth one over the window; from turn ``OVERSIZE`` on, of half
+    the window to three windows (about 37 tokens a line)."""
+    if turn >= OVERSIZE:
+        lines = 110 + (user * 151 + turn * 97) % 540
+    else:
+        lines = 2_000 if turn % 4 == 2 else 25 + (user * 37 + turn * 11) % 30
     return "\n".join(f"[u{user} t{turn} {i:04d}] " + filler(user * 10_000 + turn * 1000 + i, 9) for i in range(lines))
 
 

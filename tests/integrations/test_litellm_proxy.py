@@ -228,6 +228,8 @@ def test_a_request_over_the_window_is_a_client_error(
     ({"max_tokens": WINDOW}, "max_tokens"),
     ({"max_completion_tokens": -5}, "max_completion_tokens"),
     ({"messages": [{"role": "user", "content": "hi"}, {"role": "wizard", "content": "hi"}]}, "messages[1]"),
+    ({"messages": "hello"}, "messages"),
+    ({"messages": {"role": "user", "content": "hi"}}, "messages"),
 ])
 def test_a_body_ctxwin_cannot_read_is_a_bad_request(
     provider: ChatServer, proxy: str, proxy_dir: Path, body: dict[str, Any], named: str

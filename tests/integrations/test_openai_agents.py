@@ -17,6 +17,7 @@ if importlib.util.find_spec("agents") is None:
 import isolation_support as isolation
 from agent_checks import check_prefixes, check_request, cut_flags, recording, tool_output
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool, set_tracing_disabled
+from agents.models.fake_id import FAKE_RESPONSES_ID
 from agents.models.openai_responses import Converter
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
@@ -156,6 +157,43 @@ def test_the_recall_tool_finds_what_the_requests_left_out() -> None:
     assert any("LEASE-Q7-55219" in str(item.get("output")) for item in after)
 
 
+@pytest.mark.slow
+def test_recall_handles_name_one_message_where_the_sdk_gives_every_reply_one_placeholder_id() -> None:
+    """The SDK's chat-completions model gives every assistant item the placeholder id ``FAKE_RESPONSES_ID``: the
+    recall tool's excerpts are headed by a handle that, called back, reads that very message (not the first of the
+    many sharing the id)."""
+    flt = ContextWindowFilter(MODEL, context_window=4_000, reserve_output=0, recall_share=0)
+    answers: list[str] = []
+
+    def respond(call: Any) -> list[Any]:
+        last = call.input[-1]
+        text = str(last.get("content") or last.get("output") or "") if isinstance(last, dict) else ""
+        if text.startswith("Find "):
+            return [function_call("recall_conversation", {"query": text.removeprefix("Find ")}, call_id="q")]
+        if text.startswith("Open "):
+            return [function_call("recall_conversation", {"handle": text.removeprefix("Open ")}, call_id="h")]
+        if isinstance(last, dict) and last.get("type") == "function_call_output":
+            answers.append(str(last["output"]))
+            return [assistant_message("Read.", item_id=FAKE_RESPONSES_ID)]
+        turn = int(text.split(":")[0].removeprefix("Turn "))
+        return [assistant_message(f"Noted: the vault code of turn {turn} is VAULT-{turn:04d}. "
+                                  + tool_output(turn)[:2_000], item_id=FAKE_RESPONSES_ID)]
+
+    model = ScriptedModel([ModelStep.respond(respond) for _ in range(40)])
+    agent = Agent(name="vault", instructions=INSTRUCTIONS, model=model, tools=[function_tool(flt.recall_tool())])
+    session = SQLiteSession("vault")
+    config = RunConfig(call_model_input_filter=flt)
+    for turn in range(10):
+        Runner.run_sync(agent, f"Turn {turn}: note the vault code.", session=session, run_config=config)
+    Runner.run_sync(agent, "Find VAULT-0003 vault code", session=session, run_config=config)
+    found = answers[-1]
+    heading = found.splitlines()[0]
+    assert FAKE_RESPONSES_ID not in found and "\n" in found, found[:300]
+    handle = heading.removeprefix("--- ").split(",")[0]
+    Runner.run_sync(agent, f"Open {handle}", session=session, run_config=config)
+    assert found.splitlines()[1] in answers[-1], (handle, answers[-1][:200])
+
+
 def scripted_users(checked: Checked) -> ScriptedModel:
     """One model for every user: each call is answered by the isolation script from what it was sent."""
 
@@ -183,14 +221,17 @@ def users_agent(checked: Checked) -> tuple[Agent[Any], RunConfig]:
 
 
 @pytest.mark.slow
-def test_users_in_threads_without_ids_recall_their_own_conversation() -> None:
-    """Each user in a thread of their own (``run_sync``), an SDK session each (which the filter is not told of)."""
+@pytest.mark.parametrize("oversize", [False, True], ids=["logs", "oversize logs"])
+def test_users_in_threads_without_ids_recall_their_own_conversation(oversize: bool) -> None:
+    """Each user in a thread of their own (``run_sync``), an SDK session each (which the filter is not told of);
+    with ``oversize`` every log read is half the window to three windows long, and still at most one call in three
+    is a cut."""
     checked = Checked()
     agent, config = users_agent(checked)
 
     def chat(user: int) -> None:
         session = SQLiteSession(f"user-{user}")
-        for text in isolation.messages(user):
+        for text in isolation.messages(user, oversize=oversize):
             Runner.run_sync(agent, text, session=session, run_config=config)
 
     isolation.in_threads(chat)

@@ -182,3 +182,37 @@ def test_agent_session_invariants_on_two_runs(seed: int, window: int, cap: float
 def test_a_bad_cap_is_refused(cap: Any) -> None:
     with pytest.raises(ValueError, match="tool_output_cap"):
         Planner("gpt-4o").session(tool_output_cap=cap)
+
+
+def test_an_oversize_output_is_cut_on_arrival_in_a_chat_and_sent_alike_until_a_cut() -> None:
+    """With no cap, in a chat: an output over half the budget (two never fit one request) is cut once, when it
+    arrives, to an eighth of the budget and sent with the same bytes after; one under half is sent whole; the
+    oversize outputs of many turns cost a cut every few requests, not one each."""
+    planner = Planner(counter=COUNTER, context_window=8_000, reserve_output=0)
+    budget = planner.budget.max_input_tokens
+    session = planner.session()
+    session.add_messages([SystemMessage("You read logs.", id="sys")])
+    calls = cuts = 0
+    sent_as: dict[str, str] = {}
+    for turn in range(12):
+        words = 400 + (turn * 1_711) % 9_000  # 0.05 to about 1.5 budgets
+        output = ToolMessage(" ".join(f"t{turn}w{i}" for i in range(words)), tool_call_id=f"c{turn}", id=f"o{turn}")
+        for added in ([HumanMessage(f"Read log {turn}.", id=f"u{turn}")],
+                      [AIMessage("", tool_calls=[{"name": "read", "args": {}, "id": f"c{turn}"}], id=f"a{turn}"),
+                       output]):
+            session.add_messages(added)
+            plan = session.plan()
+            assert plan.fits and plan.cache is not None
+            calls, cuts = calls + 1, cuts + plan.cache.cut
+            for message in plan.messages:
+                if isinstance(message, ToolMessage) and not plan.cache.cut:
+                    assert sent_as.setdefault(str(message.id), as_json(message)) == as_json(message)
+                elif isinstance(message, ToolMessage):
+                    sent_as[str(message.id)] = as_json(message)
+        new = next(m for m in plan.messages if m.id == output.id)
+        if EXACT.count_message(output) > budget / 2:
+            assert new.artifact == output.content and content_tokens(new) <= budget / 8 + 20
+        else:
+            assert new is output
+        session.add_messages([AIMessage(f"Log {turn} read.", id=f"r{turn}")])
+    assert cuts * 3 <= calls, f"{cuts} cuts in {calls} requests"

@@ -205,3 +205,34 @@ def test_masking_replaces_old_outputs_with_a_handle_the_tool_reads_back() -> Non
     assert not any(is_masked(m) for m in plan.messages[rounds[-3]:])  # the last three rounds stay whole
     with pytest.raises(ValueError, match="keep_rounds"):
         MaskToolOutputs(keep_rounds=-1)
+
+
+# A question about a dropped fact that names it (an ID, said before), with words of how the user asks that the
+# conversation never said (when it was said, where it went, what to do): they must not outweigh the fact's words.
+ASIDES = ["What was my badge ID? I wrote it on a sticky note that I lost.",
+          "Could you tell me the badge ID I shared right at the start?",
+          "My badge ID, what was it? Dig through the older messages if needed.",
+          "I forgot the badge ID. It was in my second message."]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chain", [None, ["filter", "trim"]])
+def test_a_question_worded_with_words_never_said_still_recalls_its_fact(chain: list[str] | None) -> None:
+    """One-off plans and a session: the dropped fact comes back for every phrasing, and a question that names what
+    was never said (a place, an id) recalls nothing."""
+    messages: list[BaseMessage] = [
+        HumanMessage("Hello, I need help with some code."), AIMessage("Sure."),
+        HumanMessage("Keep this for later: my badge ID is GB-5527-Q."), AIMessage("Noted."),
+    ]
+    for turn in range(12):
+        code = " ".join(f"module_{turn}_{i}.py parses input" for i in range(60))
+        messages += [HumanMessage(f"Turn {turn}: {code}"), AIMessage(f"Turn {turn} reviewed.")]
+    for question in ASIDES:
+        plan = fitted([*messages, HumanMessage(question)], 1_500, strategies=chain)
+        assert not in_request("GB-5527-Q", [m for m in plan.messages if not is_recalled(m)]), "the fact was dropped"
+        assert in_request("GB-5527-Q", plan.messages), question
+        session = Planner(counter=COUNTER, context_window=1_500, reserve_output=0, strategies=chain).session()
+        session.add_messages([*messages, HumanMessage(question)])
+        assert in_request("GB-5527-Q", session.plan().messages), question
+    for never in ("What was my Geneva badge ID? I wrote it on a sticky note.", "Which badge ID did QX-88 get?"):
+        assert not in_request("GB-5527-Q", fitted([*messages, HumanMessage(never)], 1_500, strategies=chain).messages)

@@ -153,6 +153,7 @@ def test_the_tool_says_where_the_request_already_holds_what_it_would_find() -> N
     assert "ZX-4471" in str(recall.text)  # query-aware recall put it in the request
     answer = session.recall_tool.run({"query": "Zurich office code"})
     assert "already in the conversation you see" in answer and "recall message (excerpts of fact, #2)" in answer
+    assert "ZX-4471" in answer and not answer.startswith("Nothing"), "what matches is quoted, not denied"
     index = len(messages) - 2  # the user's turn 19, kept
     assert any(m is messages[index] for m in plan.messages)
     answer = session.recall_tool.run({"query": "turn 19"})
