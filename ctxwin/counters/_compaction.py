@@ -5,9 +5,24 @@ per byte it decodes to, an upper bound unless the provider packs more than a tok
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
+from ctxwin.messages import AIMessage, BaseMessage
+
 COMPACTION = "compaction"
+
+
+def holds_compaction(message: BaseMessage) -> bool:
+    """Whether ``message`` is an assistant message holding a provider's compaction block."""
+    content: Any = message.content
+    return isinstance(message, AIMessage) and isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == COMPACTION for block in content)
+
+
+def newest_compaction(messages: Sequence[BaseMessage]) -> int | None:
+    """The index of the newest message holding a compaction block, None when none does."""
+    return next((i for i in range(len(messages) - 1, -1, -1) if holds_compaction(messages[i])), None)
 
 
 def compaction_parts(block: dict[str, Any]) -> tuple[list[str], int]:

@@ -74,6 +74,7 @@ class PlanSession(Generic[M]):
         self._covered = 0  # how many of the added messages the last request stands for
         self._sent_out = 0  # how many messages (in the output form) the last request had
         self._last: Plan[M] | None = None
+        self._last_sent: list[BaseMessage] | None = None  # the ctxwin messages of the last plan's request
         self._recall = SessionRecall(self._messages, self._view)
         self.history = history
         if history is not None:
@@ -273,7 +274,7 @@ class PlanSession(Generic[M]):
         if cut or not planned.repaired_pairs:
             self._sent, self._covered, self._sent_out = sent, len(self._messages), len(plan.messages)
             self._recall.note_request(sent)
-        self._last = plan
+        self._last, self._last_sent = plan, sent
         if self._meter.held > self._RETAIN_FACTOR * len(self._messages) + self._RETAIN_SLACK:
             self._meter.retain([*self._view, *sent])  # forget the counts of copies no longer sent
         return plan
@@ -285,5 +286,8 @@ class PlanSession(Generic[M]):
         corrected by the measured ratio of the provider's input tokens to the counted ones (the largest seen, plus
         ``OBSERVE_MARGIN``): an estimating counter's over-count gives room back, an under-count (of any counter)
         takes it. A ratio outside ``PLAUSIBLE_RATIOS`` (a usage of another request) is reported by a
-        RuntimeWarning and corrects nothing. ValueError before any plan, or for usage it cannot read."""
-        return self._cache.observe(usage, self._last)
+        RuntimeWarning and corrects nothing. A request holding a provider's compaction item not measured before
+        counts that item by this usage instead (an opaque item's size says little of its tokens): from then on it
+        counts the provider's input tokens less the rest of the request. ValueError before any plan, or for usage it
+        cannot read."""
+        return self._cache.observe(usage, self._last, self._last_sent)

@@ -106,10 +106,13 @@ _REPLY = {"type": "message", "id": "msg_1", "role": "assistant", "status": "comp
 def create(body: dict[str, Any], issued: Compactions) -> dict[str, Any]:
     _CREATE.validate_python(body, strict=False)
     items = _checked_input(body, issued)
-    threshold, counted = _threshold(body), tokens(items)
+    newest = max((i for i, item in enumerate(items) if isinstance(item, dict) and item.get("type") == "compaction"),
+                 default=0)
+    rendered = items[newest:]  # the newest compaction item stands for everything before it
+    threshold, counted = _threshold(body), tokens(rendered)
     output: list[Any] = [_REPLY]
     if threshold is not None and counted > threshold:
-        output = [issued.issue(items), _REPLY]
+        output = [issued.issue(rendered), _REPLY]
     return {"id": "resp_1", "object": "response", "created_at": 1, "model": body["model"], "status": "completed",
             "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
             "usage": _usage(counted)}
