@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import compress, count, repeat
+from operator import attrgetter, is_
 from typing import Any
 
 from ctxwin.messages import AIMessage, BaseMessage
@@ -21,8 +23,11 @@ def holds_compaction(message: BaseMessage) -> bool:
 
 
 def newest_compaction(messages: Sequence[BaseMessage]) -> int | None:
-    """The index of the newest message holding a compaction block, None when none does."""
-    return next((i for i in range(len(messages) - 1, -1, -1) if holds_compaction(messages[i])), None)
+    """The index of the newest message holding a compaction block, None when none does. Every plan step asks
+    (``must_keep``), most conversations hold none: the messages whose content is a list are found in C loops, and
+    only those are looked into."""
+    listed = compress(count(), map(is_, map(type, map(attrgetter("content"), messages)), repeat(list)))
+    return next((i for i in reversed(list(listed)) if holds_compaction(messages[i])), None)
 
 
 def compaction_parts(block: dict[str, Any]) -> tuple[list[str], int]:
