@@ -121,6 +121,24 @@ def test_an_unreachable_provider_falls_back_to_ctxwins_summary_at_once() -> None
     assert not any(item.get("type") == "compaction" for item in plan.request["input"])
 
 
+def test_a_provider_that_never_answers_falls_back_after_the_timeout() -> None:
+    """A server that takes the connection and never answers: the step's timeout (no retry), then ctxwin's summary."""
+    import openai
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{silent.getsockname()[1]}/v1", api_key="test")
+        step = ProviderCompaction(client=client, model="gpt-6-sol", timeout=0.5)
+        planner = Planner(model="gpt-6-sol", context_window=1_500, reserve_output=200, output="responses",
+                          strategies=[step, "trim"])
+        plan = planner.plan([*({"role": role, "content": f"{role} {i}: " + "the plan has steps " * 30}
+                               for i in range(8) for role in ("user", "assistant")),
+                             {"role": "user", "content": "where are we?"}])
+    assert plan.steps[0].notes[0].startswith("the provider's compaction failed (APITimeoutError)")
+    assert plan.steps[0].summarized_ids and plan.fits
+
+
 def test_a_client_of_no_known_provider_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match=r"ProviderCompaction: client must be an openai\.OpenAI or anthropic"):
         ProviderCompaction(client=object(), model="gpt-6-sol")
