@@ -235,8 +235,10 @@ class CachePolicy:
         if item is None or id(item) in known:
             return False
         rest = read - self.meter.count(item)
-        real = math.ceil(measured.input_tokens / (self._ratio or 1.0))
-        self.meter.note(item, max(real - rest, 1))
+        tokens = math.ceil(measured.input_tokens / (self._ratio or 1.0)) - rest
+        if tokens < 1:  # the provider counted less than the rest alone: not this request's usage (the ratio says so)
+            return False
+        self.meter.note(item, tokens)
         self._measured.append(item)
         return True
 

@@ -130,3 +130,21 @@ def test_a_session_counts_an_observed_compaction_item_by_the_providers_usage() -
     second = session.plan()
     added = counter.count_message(HumanMessage("one more", id="more"))
     assert second.tokens_after == first.tokens_after - estimated + 40 + added
+
+
+def test_a_usage_below_the_rest_of_the_request_measures_no_item() -> None:
+    """A usage that leaves nothing for the item is not this request's: the item keeps its estimate, and the ratio's
+    check reports the usage."""
+    import warnings
+
+    from ctxwin.counters import get_counter
+
+    counter = get_counter("gpt-4o")
+    session = Planner(counter=counter, context_window=100_000, reserve_output=100).session(conversation())
+    first = session.plan()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        session.observe({"input_tokens": 5, "output_tokens": 1})
+    assert any("another request" in str(w.message) for w in caught)
+    second = session.plan()
+    assert second.tokens_after == first.tokens_after
