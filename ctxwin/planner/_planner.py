@@ -28,7 +28,7 @@ from ctxwin.counters._base import TokenCounter, estimates, require_counter
 from ctxwin.messages import BaseMessage, ToolMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output
-from ctxwin.messages._request_forms.form import RequestForm
+from ctxwin.messages._request_forms.form import CALLER, RequestForm
 from ctxwin.messages._request_forms.registry import AS_GIVEN, form_of, get_form, request_limit
 from ctxwin.messages._sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages._tool_forms import check_tool_choice, openai_tools
@@ -374,9 +374,10 @@ class Planner(Generic[M]):
 
     def _passing(self, plan: Plan[M], request: Any) -> Plan[M]:
         """``plan`` with the options of ``request`` its form sends as given (``RequestForm.passes``: the providers'
-        context editing and compaction options), for ``plan.request``; a request of another form keeps none (their
-        shapes differ between providers), which a warning says."""
-        if not is_request(request):
+        context editing and compaction options), for ``plan.request``; a request of another provider's form keeps
+        none (their shapes differ between providers), which a warning says (the caller's own form has no request to
+        keep them in: ``output="messages"``)."""
+        if not is_request(request) or self.form is CALLER:
             return plan
         given = form_of(request)
         options = given.passed_options(request)

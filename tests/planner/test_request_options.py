@@ -67,3 +67,9 @@ def test_an_anthropic_compaction_block_is_claimed_counted_and_written_back_whole
     counter = ctxwin.get_counter("claude-opus-5-5")
     bare = counter.count_text(str(BLOCK["content"]))
     assert plan.tokens_after > bare + 90  # the summary and the 90 bytes its opaque part decodes to
+
+
+def test_the_callers_own_form_has_no_request_to_keep_them_in_and_warns_nothing() -> None:
+    given = {"input": turns(1)[:1], "context_management": RESPONSES_OPTIONS}
+    plan = ctxwin.fit(given, model="gpt-6-sol")
+    assert plan.output == "messages" and plan.request_options is None and not plan.warnings
