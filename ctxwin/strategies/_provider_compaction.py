@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +45,7 @@ class ProviderCompaction(Summarize):
     ever sent. The call is made at a cut only (a session runs its steps there), with ``timeout`` seconds and no
     retry; when it fails (offline, timeout, an error answer) or its item leaves no room, the step is ``summarize``
     with this step's options (``summarizer``: ctxwin's own, the offline one by default), and its notes say why.
-    ``aapply`` runs the SDK's sync call."""
+    ``aapply`` runs the SDK's sync call in a thread."""
 
     client: Any = None
     model: str | None = None
@@ -67,7 +68,7 @@ class ProviderCompaction(Summarize):
         return dataclasses.replace(fallback, notes=[compacted, *fallback.notes])
 
     async def aapply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
-        compacted = self._compacted(messages, context)
+        compacted = await asyncio.to_thread(self._compacted, messages, context)  # the SDK's sync call, off the loop
         if isinstance(compacted, StepResult):
             return compacted
         fallback = await super().aapply(messages, context)

@@ -142,3 +142,22 @@ def test_a_provider_that_never_answers_falls_back_after_the_timeout() -> None:
 def test_a_client_of_no_known_provider_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match=r"ProviderCompaction: client must be an openai\.OpenAI or anthropic"):
         ProviderCompaction(client=object(), model="gpt-6-sol")
+
+
+def test_aplan_compacts_off_the_event_loop() -> None:
+    """``Planner.aplan``: the provider is called in a thread, and the plan is the one ``plan`` makes."""
+    import asyncio
+
+    import openai
+
+    conversation = [*({"role": role, "content": f"{role} {i}: " + "the plan has steps " * 30}
+                      for i in range(8) for role in ("user", "assistant")),
+                    {"role": "user", "content": "where are we?"}]
+    with compaction_server() as server:
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="test")
+        planner = Planner(model="gpt-6-sol", context_window=1_500, reserve_output=200, output="responses",
+                          strategies=[ProviderCompaction(client=client, model="gpt-6-sol"), "trim"])
+        awaited = asyncio.run(planner.aplan(conversation))
+        planned = planner.plan(conversation)
+    assert awaited.steps[0].name == "provider_compaction" and not awaited.steps[0].skipped
+    assert awaited.messages == planned.messages
