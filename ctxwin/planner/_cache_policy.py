@@ -184,11 +184,14 @@ class CachePolicy:
         cost = rules.cost(tokens, cached, written, written_long=written if self.ttl.long else 0)
         return CacheReport(shared, cached, written, cost, cut)
 
-    def observe(self, usage: Any, last: Plan[Any] | None, sent: list[BaseMessage] | None = None) -> Usage:
+    def observe(
+        self, usage: Any, last: Plan[Any] | None, sent: list[BaseMessage] | None = None, cleared: int = 0
+    ) -> Usage:
         """``PlanSession.observe``: the provider's usage of the ``last`` request (of the ctxwin messages ``sent``)
-        becomes its ``cache`` figures, and its ratio of input tokens to counted ones corrects ``budget`` (the
-        largest seen, plus ``OBSERVE_MARGIN``); a request holding one compaction message not measured yet counts it
-        instead (``_measure_compaction``)."""
+        becomes its ``cache`` figures, and its ratio of input tokens (with the ``cleared`` ones its context editing
+        removed, which ctxwin counted) to counted ones corrects ``budget`` (the largest seen, plus
+        ``OBSERVE_MARGIN``); a request holding one compaction message not measured yet counts it instead
+        (``_measure_compaction``)."""
         if last is None:
             raise ValueError("observe(usage) reports on the last planned request: call plan() first")
         measured = read_usage(usage)
@@ -201,10 +204,11 @@ class CachePolicy:
             previous.cut if previous else True, measured=True,
         )
         read = last.tokens_after - self._ignored(sent or [])
-        if sent is not None and measured.input_tokens > 0 and self._measure_compaction(measured, read, sent):
+        provider = measured.input_tokens + cleared  # the request as sent, before the provider's editing
+        if sent is not None and measured.input_tokens > 0 and self._measure_compaction(provider, read, sent):
             return measured
         if read > 0 and measured.input_tokens > 0:
-            ratio = measured.input_tokens / read
+            ratio = provider / read
             low, high = PLAUSIBLE_RATIOS
             if low <= ratio <= high:
                 self._ratio = max(self._ratio, ratio)
@@ -225,17 +229,17 @@ class CachePolicy:
         newest = next((i for i in range(len(sent) - 1, -1, -1) if holds_compaction(sent[i])), 0)
         return sum(self.meter.each(sent[leading_system_count(sent):newest]))
 
-    def _measure_compaction(self, measured: Usage, read: int, sent: list[BaseMessage]) -> bool:
-        """Count the newest compaction message of ``sent``, when not measured yet, by what the provider counted:
-        its input tokens, in the counter's tokens (over the ratio measured so far), less the rest of what it read
-        (``read``: the request as counted from that message on). An opaque item's size says little of its tokens,
-        so the difference is the item's, not the counter's error, and corrects no budget."""
+    def _measure_compaction(self, provider: int, read: int, sent: list[BaseMessage]) -> bool:
+        """Count the newest compaction message of ``sent``, when not measured yet, by what the provider counted
+        (``provider``: its input tokens), in the counter's tokens (over the ratio measured so far), less the rest of
+        what it read (``read``: the request as counted from that message on). An opaque item's size says little of
+        its tokens, so the difference is the item's, not the counter's error, and corrects no budget."""
         known = set(map(id, self._measured))
         item = next((m for m in reversed(sent) if holds_compaction(m)), None)
         if item is None or id(item) in known:
             return False
         rest = read - self.meter.count(item)
-        tokens = math.ceil(measured.input_tokens / (self._ratio or 1.0)) - rest
+        tokens = math.ceil(provider / (self._ratio or 1.0)) - rest
         if tokens < 1:  # the provider counted less than the rest alone: not this request's usage (the ratio says so)
             return False
         self.meter.note(item, tokens)

@@ -21,7 +21,7 @@ from ctxwin.planner._cut_policy import CutPolicy
 from ctxwin.planner._driving import adrive, drive
 from ctxwin.planner._planning import Planned, Planning, SessionTurn
 from ctxwin.planner._report import HistoryReport, M, Plan, verbatim_turns
-from ctxwin.planner._usage import Usage
+from ctxwin.planner._usage import Usage, cleared_tokens
 from ctxwin.recall._inject import MAX_EXCERPTS, MIN_SCORE, Recalled
 from ctxwin.recall._session import SessionRecall
 from ctxwin.recall._store import Excerpt, RecallStore
@@ -279,7 +279,7 @@ class PlanSession(Generic[M]):
             self._meter.retain([*self._view, *sent])  # forget the counts of copies no longer sent
         return plan
 
-    def observe(self, usage: Any) -> Usage:
+    def observe(self, usage: Any, *, context_management: Any = None) -> Usage:
         """Take the provider's reported usage of the last planned request (an OpenAI, Anthropic or Gemini usage
         object or dict, or a LangChain ``usage_metadata``): the last plan's ``cache`` figures become the measured
         ones (the cost as billed: reads, writes and the lifetime written), and the budget later plans fit is
@@ -288,6 +288,7 @@ class PlanSession(Generic[M]):
         takes it. A ratio outside ``PLAUSIBLE_RATIOS`` (a usage of another request) is reported by a
         RuntimeWarning and corrects nothing. A request holding a provider's compaction item not measured before
         counts that item by this usage instead (an opaque item's size says little of its tokens): from then on it
-        counts the provider's input tokens less the rest of the request. ValueError before any plan, or for usage it
-        cannot read."""
-        return self._cache.observe(usage, self._last, self._last_sent)
+        counts the provider's input tokens less the rest of the request. ``context_management``: the reply's
+        (Anthropic's context editing), whose cleared input tokens are added back, since ctxwin counted the request
+        before the provider edited it. ValueError before any plan, or for usage it cannot read."""
+        return self._cache.observe(usage, self._last, self._last_sent, cleared_tokens(context_management))

@@ -15,6 +15,7 @@ if importlib.util.find_spec("openai") is None or importlib.util.find_spec("anthr
     pytest.skip("the openai and anthropic SDKs are in the dev extra", allow_module_level=True)
 
 import ctxwin
+from ctxwin.planner._usage import cleared_tokens
 from tests.interop.compaction_server import compaction_server, tokens
 
 pytestmark = pytest.mark.slow  # imports the SDKs, starts a server
@@ -78,6 +79,8 @@ def test_anthropic_context_editing_and_compaction_round_trip() -> None:
         assert reply.context_management is not None
         assert reply.context_management.applied_edits[0].type == "clear_tool_uses_20250919"
         assert plan.tokens_after >= tokens(sent["messages"]) // 2  # before the editing, in ctxwin's tokens
+        cleared = reply.context_management.applied_edits[0].cleared_input_tokens
+        assert cleared > 0 and cleared_tokens(reply.context_management) == cleared  # what observe adds back
         block = reply.content[0].model_dump(mode="json", exclude_none=True)
         assert block["type"] == "compaction"
         chained = {**given, "messages": [*given["messages"], {"role": "assistant", "content": [block]},
