@@ -12,7 +12,7 @@ import warnings
 from collections import deque
 from typing import Any
 
-from ctxwin.counters._compaction import holds_compaction
+from ctxwin.counters._compaction import newest_compaction
 from ctxwin.messages import BaseMessage
 from ctxwin.messages._request_forms.anthropic import MAX_BREAKPOINTS
 from ctxwin.planner._cache_marks import (
@@ -226,7 +226,7 @@ class CachePolicy:
         """The tokens of the messages of ``sent`` between its system prompt and its newest compaction message, which
         the provider does not read (OpenAI and Anthropic drop what a compaction item stands for): no usage counts
         them."""
-        newest = next((i for i in range(len(sent) - 1, -1, -1) if holds_compaction(sent[i])), 0)
+        newest = newest_compaction(sent) or 0
         return sum(self.meter.each(sent[leading_system_count(sent):newest]))
 
     def _measure_compaction(self, provider: int, read: int, sent: list[BaseMessage]) -> bool:
@@ -234,10 +234,10 @@ class CachePolicy:
         (``provider``: its input tokens), in the counter's tokens (over the ratio measured so far), less the rest of
         what it read (``read``: the request as counted from that message on). An opaque item's size says little of
         its tokens, so the difference is the item's, not the counter's error, and corrects no budget."""
-        known = set(map(id, self._measured))
-        item = next((m for m in reversed(sent) if holds_compaction(m)), None)
-        if item is None or id(item) in known:
+        newest = newest_compaction(sent)
+        if newest is None or any(sent[newest] is m for m in self._measured):
             return False
+        item = sent[newest]
         rest = read - self.meter.count(item)
         tokens = math.ceil(provider / (self._ratio or 1.0)) - rest
         if tokens < 1:  # the provider counted less than the rest alone: not this request's usage (the ratio says so)

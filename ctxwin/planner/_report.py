@@ -295,7 +295,7 @@ class Plan(Generic[M]):
         ``{"messages": ...}``. With ``cache_control``, its cache breakpoints: Anthropic's ``cache_control``
         (``ctxwin.messages.mark_cache_breakpoints``), OpenAI's ``prompt_cache_breakpoint`` with
         ``prompt_cache_options`` (``ctxwin.messages.mark_prompt_cache``); a session's ``prompt_cache_key``; the given
-        request's ``context_management`` (Responses, Anthropic) and ``betas`` (Anthropic's, for
+        request's ``context_management`` (Responses, Anthropic), ``compaction`` and ``betas`` (Anthropic's, for
         ``client.beta.messages.create``) as given (``request_options``)."""
         form = get_form(self.output)
         body = form.body(

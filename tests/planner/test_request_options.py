@@ -73,3 +73,10 @@ def test_the_callers_own_form_has_no_request_to_keep_them_in_and_warns_nothing()
     given = {"input": turns(1)[:1], "context_management": RESPONSES_OPTIONS}
     plan = ctxwin.fit(given, model="gpt-6-sol")
     assert plan.output == "messages" and plan.request_options is None and not plan.warnings
+
+
+def test_an_anthropic_on_demand_compaction_request_keeps_its_compaction() -> None:
+    given = {"model": "claude-opus-5-5", "max_tokens": 300, "betas": ["compact-2026-09-04"],
+             "compaction": {"type": "summarize"}, "messages": turns(2)[:-1]}
+    plan = ctxwin.fit(given, model="claude-opus-5-5", output="request")
+    assert plan.request["compaction"] == {"type": "summarize"} and plan.request["betas"] == ["compact-2026-09-04"]
