@@ -12,6 +12,7 @@ import warnings
 from collections import deque
 from typing import Any
 
+from ctxwin.counters._compaction import newest_compaction
 from ctxwin.messages import BaseMessage
 from ctxwin.messages._request_forms.anthropic import MAX_BREAKPOINTS
 from ctxwin.planner._cache_marks import (
@@ -68,6 +69,7 @@ class CachePolicy:
         self._ratio = 0.0  # the largest measured ratio of the provider's input tokens to the counted ones
         self._planned_at: float | None = None
         self._gaps: deque[float] = deque(maxlen=_GAP_TURNS)  # seconds between the recent plans
+        self._measured: list[BaseMessage] = []  # the compaction messages counted by a provider's usage
 
     def note_plan(self) -> None:
         """Note that a plan is made now, and choose the lifetime from the gaps between plans (``expected_gap`` when
@@ -182,9 +184,14 @@ class CachePolicy:
         cost = rules.cost(tokens, cached, written, written_long=written if self.ttl.long else 0)
         return CacheReport(shared, cached, written, cost, cut)
 
-    def observe(self, usage: Any, last: Plan[Any] | None) -> Usage:
-        """``PlanSession.observe``: the provider's usage of the ``last`` request becomes its ``cache`` figures, and
-        its ratio of input tokens to counted ones corrects ``budget`` (the largest seen, plus ``OBSERVE_MARGIN``)."""
+    def observe(
+        self, usage: Any, last: Plan[Any] | None, sent: list[BaseMessage] | None = None, cleared: int = 0
+    ) -> Usage:
+        """``PlanSession.observe``: the provider's usage of the ``last`` request (of the ctxwin messages ``sent``)
+        becomes its ``cache`` figures, and its ratio of input tokens (with the ``cleared`` ones its context editing
+        removed, which ctxwin counted) to counted ones corrects ``budget`` (the largest seen, plus
+        ``OBSERVE_MARGIN``); a request holding one compaction message not measured yet counts it instead
+        (``_measure_compaction``)."""
         if last is None:
             raise ValueError("observe(usage) reports on the last planned request: call plan() first")
         measured = read_usage(usage)
@@ -196,8 +203,12 @@ class CachePolicy:
             previous.shared_tokens if previous else 0, measured.cached_tokens, measured.cache_write_tokens, cost,
             previous.cut if previous else True, measured=True,
         )
-        if last.tokens_after > 0 and measured.input_tokens > 0:
-            ratio = measured.input_tokens / last.tokens_after
+        read = last.tokens_after - self._ignored(sent or [])
+        provider = measured.input_tokens + cleared  # the request as sent, before the provider's editing
+        if sent is not None and measured.input_tokens > 0 and self._measure_compaction(provider, read, sent):
+            return measured
+        if read > 0 and measured.input_tokens > 0:
+            ratio = provider / read
             low, high = PLAUSIBLE_RATIOS
             if low <= ratio <= high:
                 self._ratio = max(self._ratio, ratio)
@@ -210,6 +221,30 @@ class CachePolicy:
                     RuntimeWarning, stacklevel=3,
                 )
         return measured
+
+    def _ignored(self, sent: list[BaseMessage]) -> int:
+        """The tokens of the messages of ``sent`` between its system prompt and its newest compaction message, which
+        the provider does not read (OpenAI and Anthropic drop what a compaction item stands for): no usage counts
+        them."""
+        newest = newest_compaction(sent) or 0
+        return sum(self.meter.each(sent[leading_system_count(sent):newest]))
+
+    def _measure_compaction(self, provider: int, read: int, sent: list[BaseMessage]) -> bool:
+        """Count the newest compaction message of ``sent``, when not measured yet, by what the provider counted
+        (``provider``: its input tokens), in the counter's tokens (over the ratio measured so far), less the rest of
+        what it read (``read``: the request as counted from that message on). An opaque item's size says little of
+        its tokens, so the difference is the item's, not the counter's error, and corrects no budget."""
+        newest = newest_compaction(sent)
+        if newest is None or any(sent[newest] is m for m in self._measured):
+            return False
+        item = sent[newest]
+        rest = read - self.meter.count(item)
+        tokens = math.ceil(provider / (self._ratio or 1.0)) - rest
+        if tokens < 1:  # the provider counted less than the rest alone: not this request's usage (the ratio says so)
+            return False
+        self.meter.note(item, tokens)
+        self._measured.append(item)
+        return True
 
     def _correct(self) -> None:
         """Fit later plans to the budget in counted tokens that the measured ratio keeps within the real one."""

@@ -11,6 +11,7 @@ from typing import Any
 from ctxwin.messages import BaseMessage
 from ctxwin.strategies import get_strategy
 from ctxwin.strategies._base import BaseStrategy, Keeps, StepContext, StepKeeps, StepResult, Strategy, Summarizer
+from ctxwin.strategies._compacted import DropCompacted
 from ctxwin.strategies._filter import FilterMessages
 from ctxwin.strategies._reasoning import ClearReasoning
 from ctxwin.strategies._summarize import Summarize
@@ -19,10 +20,12 @@ from ctxwin.strategies._truncate import TruncateToolOutput
 
 
 def default_chain(summarizer: Summarizer | None, keep_last: int | None) -> list[BaseStrategy]:
-    """``clear_reasoning``, ``filter``, ``truncate_tool_output``, ``summarize`` (with a summarizer or keep_last,
-    built with them), ``trim``."""
+    """``drop_compacted`` (what a provider's compaction block stands for: the provider drops it too),
+    ``clear_reasoning``, ``filter``, ``truncate_tool_output``, ``summarize`` (with a summarizer or keep_last, built
+    with them), ``trim``."""
     summarize = summarizer is not None or keep_last is not None
     return [
+        DropCompacted(),
         ClearReasoning(),
         FilterMessages(),
         TruncateToolOutput(),

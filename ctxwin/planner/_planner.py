@@ -20,7 +20,7 @@ from ctxwin.counters._base import TokenCounter, estimates, require_counter
 from ctxwin.messages import BaseMessage
 from ctxwin.messages._convert import is_request, request_tools
 from ctxwin.messages._forms import CallerForms, Output
-from ctxwin.messages._request_forms.form import RequestForm
+from ctxwin.messages._request_forms.form import CALLER, RequestForm
 from ctxwin.messages._request_forms.registry import AS_GIVEN, form_of, get_form, request_limit
 from ctxwin.messages._sdk_types import AnthropicMessage, OpenAIMessage, ResponsesItem
 from ctxwin.messages._tool_forms import check_tool_choice, openai_tools
@@ -355,15 +355,33 @@ class Planner(Generic[M]):
         in give LangChain messages in ``Plan.messages`` (``ctxwin.messages._forms``) unless ``output="openai"``."""
         planner = self.for_request(messages)
         items, forms = planner.form.read(messages)
-        return planner._plan(list(items) if items is messages else items, planner._meter(), forms)
+        plan = planner._plan(list(items) if items is messages else items, planner._meter(), forms)
+        return planner._passing(plan, messages)
 
     async def aplan(self, messages: Any) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
         planner = self.for_request(messages)
         items, forms = planner.form.read(messages)
-        return await planner._aplan(
-            list(items) if items is messages else items, planner._meter(), forms
-        )
+        plan = await planner._aplan(list(items) if items is messages else items, planner._meter(), forms)
+        return planner._passing(plan, messages)
+
+    def _passing(self, plan: Plan[M], request: Any) -> Plan[M]:
+        """``plan`` with the options of ``request`` its form sends as given (``RequestForm.passes``: the providers'
+        context editing and compaction options), for ``plan.request``; a request of another provider's form keeps
+        none (their shapes differ between providers), which a warning says (the caller's own form has no request to
+        keep them in: ``output="messages"``)."""
+        if not is_request(request) or self.form is CALLER:
+            return plan
+        given = form_of(request)
+        options = given.passed_options(request)
+        if options is None:
+            return plan
+        if given is self.form:
+            return dataclasses.replace(plan, request_options=options)
+        left = ", ".join(options)
+        return dataclasses.replace(plan, warnings=[*plan.warnings, (
+            f"the request's {left} (a {given.name} request option) is left out of the {self.form.name} request: "
+            "its form has none")])
 
     def _meter(self) -> Meter:
         """A plan's meter: the counter, with the tool definitions as the request sends them."""

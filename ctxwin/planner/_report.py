@@ -241,6 +241,9 @@ class Plan(Generic[M]):
     tools: list[dict[str, Any]] | None = field(default=None, kw_only=True)  # OpenAI function tools, as counted
     tool_choice: Any = field(default=None, kw_only=True)
     request_model: str | None = field(default=None, kw_only=True)  # the ``model`` of ``request``
+    # The given request's options its form sends as given (``context_management``: the provider's context editing
+    # and compaction), in ``request``; None when it held none. Counts are of the request before the provider edits.
+    request_options: dict[str, Any] | None = field(default=None, kw_only=True)
     # A session's plans: what is shared with the previous request (None for a one-off plan).
     cache: CacheReport | None = field(default=None, kw_only=True)
     # With cache_control: the message indexes ``request`` marks (Anthropic: tools and system are marked too; OpenAI:
@@ -287,11 +290,13 @@ class Plan(Generic[M]):
         ``max_tokens``) from ``budget.reserve_output`` (the output's ``RequestForm``). For ``"messages"``:
         ``{"messages": ...}``. With ``cache_control``, its cache breakpoints: Anthropic's ``cache_control``
         (``ctxwin.messages.mark_cache_breakpoints``), OpenAI's ``prompt_cache_breakpoint`` with
-        ``prompt_cache_options`` (``ctxwin.messages.mark_prompt_cache``); a session's ``prompt_cache_key``."""
+        ``prompt_cache_options`` (``ctxwin.messages.mark_prompt_cache``); a session's ``prompt_cache_key``; the given
+        request's ``context_management`` (Responses, Anthropic), ``compaction`` and ``betas`` (Anthropic's, for
+        ``client.beta.messages.create``) as given (``request_options``)."""
         form = get_form(self.output)
         body = form.body(
             self.messages, model=self.request_model, system=self.system, tools=self.tools,
-            tool_choice=self.tool_choice, max_output_tokens=self.reply_limit,
+            tool_choice=self.tool_choice, max_output_tokens=self.reply_limit, options=self.request_options,
         )
         return form.mark_cache(body, self.cache_breakpoints, ttl=self.cache_ttl, key=self.cache_key)
 

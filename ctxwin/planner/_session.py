@@ -20,7 +20,7 @@ from ctxwin.planner._cut_policy import CutPolicy
 from ctxwin.planner._driving import adrive, drive
 from ctxwin.planner._planning import Planned, Planning, SessionTurn
 from ctxwin.planner._report import HistoryReport, M, Plan, verbatim_turns
-from ctxwin.planner._usage import Usage
+from ctxwin.planner._usage import Usage, cleared_tokens
 from ctxwin.recall._inject import MAX_EXCERPTS, MIN_SCORE, Recalled
 from ctxwin.recall._session import SessionRecall
 from ctxwin.recall._store import Excerpt, RecallStore
@@ -73,6 +73,7 @@ class PlanSession(Generic[M]):
         self._covered = 0  # how many of the added messages the last request stands for
         self._sent_out = 0  # how many messages (in the output form) the last request had
         self._last: Plan[M] | None = None
+        self._last_sent: list[BaseMessage] | None = None  # the ctxwin messages of the last plan's request
         self._recall = SessionRecall(self._messages, self._view)
         self.history = history
         if history is not None:
@@ -271,17 +272,21 @@ class PlanSession(Generic[M]):
         if cut or not planned.repaired_pairs:
             self._sent, self._covered, self._sent_out = sent, len(self._messages), len(plan.messages)
             self._recall.note_request(sent)
-        self._last = plan
+        self._last, self._last_sent = plan, sent
         if self._meter.held > self._RETAIN_FACTOR * len(self._messages) + self._RETAIN_SLACK:
             self._meter.retain([*self._view, *sent])  # forget the counts of copies no longer sent
         return plan
 
-    def observe(self, usage: Any) -> Usage:
+    def observe(self, usage: Any, *, context_management: Any = None) -> Usage:
         """Take the provider's reported usage of the last planned request (an OpenAI, Anthropic or Gemini usage
         object or dict, or a LangChain ``usage_metadata``): the last plan's ``cache`` figures become the measured
         ones (the cost as billed: reads, writes and the lifetime written), and the budget later plans fit is
         corrected by the measured ratio of the provider's input tokens to the counted ones (the largest seen, plus
         ``OBSERVE_MARGIN``): an estimating counter's over-count gives room back, an under-count (of any counter)
         takes it. A ratio outside ``PLAUSIBLE_RATIOS`` (a usage of another request) is reported by a
-        RuntimeWarning and corrects nothing. ValueError before any plan, or for usage it cannot read."""
-        return self._cache.observe(usage, self._last)
+        RuntimeWarning and corrects nothing. A request holding a provider's compaction item not measured before
+        counts that item by this usage instead (an opaque item's size says little of its tokens): from then on it
+        counts the provider's input tokens less the rest of the request. ``context_management``: the reply's
+        (Anthropic's context editing), whose cleared input tokens are added back, since ctxwin counted the request
+        before the provider edited it. ValueError before any plan, or for usage it cannot read."""
+        return self._cache.observe(usage, self._last, self._last_sent, cleared_tokens(context_management))

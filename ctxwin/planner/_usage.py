@@ -89,3 +89,16 @@ def read_usage(usage: Any) -> Usage:
         "usage has no input token count: expected OpenAI's prompt_tokens or input_tokens, Anthropic's input_tokens "
         f"with cache_read_input_tokens, Gemini's prompt_token_count or LangChain's usage_metadata; got {usage!r}"
     )
+
+
+def cleared_tokens(context_management: Any) -> int:
+    """The input tokens Anthropic's context editing removed from a request before counting it: the
+    ``cleared_input_tokens`` of each applied edit of its reply's ``context_management`` (an SDK object or a dict);
+    0 for None. ValueError for anything else."""
+    if context_management is None:
+        return 0
+    edits = _get(context_management, "applied_edits")
+    if not isinstance(edits, (list, tuple)):
+        raise ValueError(f"context_management must be a reply's context_management, with applied_edits, got "
+                         f"{context_management!r}")
+    return sum(_count(edit, "cleared_input_tokens") or 0 for edit in edits)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # what type checkers read (``X as X``: re-exported); at run t
     from ctxwin.strategies._lookup import list_strategies as list_strategies
     from ctxwin.strategies._pins import is_pinned as is_pinned
     from ctxwin.strategies._pins import pin as pin
+    from ctxwin.strategies._provider_compaction import ProviderCompaction as ProviderCompaction
     from ctxwin.strategies._salience import extractive_summarizer as extractive_summarizer
     from ctxwin.strategies._summarize import Summarize as Summarize
     from ctxwin.strategies._trim import TrimToBudget as TrimToBudget
@@ -46,6 +47,7 @@ _HOMES: dict[str, str] = {
     "list_strategies": "ctxwin.strategies._lookup",
     "is_pinned": "ctxwin.strategies._pins",
     "pin": "ctxwin.strategies._pins",
+    "ProviderCompaction": "ctxwin.strategies._provider_compaction",
     "extractive_summarizer": "ctxwin.strategies._salience",
     "Summarize": "ctxwin.strategies._summarize",
     "TrimToBudget": "ctxwin.strategies._trim",
@@ -58,6 +60,7 @@ __all__ = [
     "Change",
     "Counts",
     "FilterMessages",
+    "ProviderCompaction",
     "StepContext",
     "StepResult",
     "Strategy",

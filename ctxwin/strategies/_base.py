@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from ctxwin.counters._compaction import newest_compaction
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.messages._placement import is_moved_media
 from ctxwin.strategies._pins import pinned_indexes
@@ -56,13 +57,18 @@ Pinned = Callable[[Sequence[BaseMessage]], list[int]]
 
 
 def must_keep(messages: Sequence[BaseMessage], pinned: Pinned = pinned_indexes) -> list[int]:
-    """Indexes no strategy may remove: the leading system messages, pinned messages and the last user message.
-    During a plan, pass ``StepContext.pinned``, which follows the pins across the plan's lists."""
+    """Indexes no strategy may remove: the leading system messages, pinned messages, the last user message and the
+    newest message holding a provider's compaction block (it stands for everything before it: without it the
+    provider sees none of that). During a plan, pass ``StepContext.pinned``, which follows the pins across the
+    plan's lists."""
     keep = set(range(leading_system_count(messages)))
     keep.update(pinned(messages))
     last = last_user_index(messages)
     if last is not None:
         keep.add(last)
+    compacted = newest_compaction(messages)
+    if compacted is not None:
+        keep.add(compacted)
     return sorted(keep)
 
 

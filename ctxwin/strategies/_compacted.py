@@ -4,24 +4,11 @@ first, as the provider itself drops it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ctxwin._plural import plural
-from ctxwin.counters._compaction import COMPACTION
-from ctxwin.messages import AIMessage, BaseMessage
+from ctxwin.counters._compaction import newest_compaction
+from ctxwin.messages import BaseMessage
 from ctxwin.strategies._base import BaseStrategy, Change, StepContext, StepKeeps, StepResult, leading_system_count
-
-
-def holds_compaction(message: BaseMessage) -> bool:
-    """Whether ``message`` is an assistant message holding a provider's compaction block."""
-    content: Any = message.content
-    return isinstance(message, AIMessage) and isinstance(content, list) and any(
-        isinstance(block, dict) and block.get("type") == COMPACTION for block in content)
-
-
-def newest_compaction(messages: list[BaseMessage]) -> int | None:
-    """The index of the newest message holding a compaction block, None when none does."""
-    return next((i for i in range(len(messages) - 1, -1, -1) if holds_compaction(messages[i])), None)
 
 
 @dataclass

@@ -55,6 +55,10 @@ class Meter:
         """The counts already made of ``messages`` (None for the others), tokenizing nothing."""
         return self._view.known(messages)
 
+    def note(self, message: BaseMessage, count: int) -> None:
+        """Count ``message`` as ``count`` tokens from now on (measured, not tokenized: ``CountView.note``)."""
+        self._view.note(message, count)
+
     def count(self, message: BaseMessage) -> int:
         """One message's count."""
         return self._view.each([message])[0]

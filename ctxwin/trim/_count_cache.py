@@ -158,6 +158,15 @@ class CountView:
                 found[i] = value
         return found
 
+    def note(self, message: BaseMessage, count: int) -> None:
+        """Take ``count`` as ``message``'s count from now on, here and in the cache (a count measured rather than
+        tokenized: a provider's opaque compaction item, from the usage it reported)."""
+        if id(message) not in self._counts:
+            self._held.append(message)
+        self._counts[id(message)] = count
+        if self._cache is not None:
+            self._cache.store([message], self._cache.content_keys([message]), [count])
+
     def known(self, messages: Sequence[BaseMessage]) -> list[int | None]:
         """The counts this view holds for ``messages`` (None for the others), tokenizing and keying nothing."""
         return list(map(self._counts.get, map(id, messages)))

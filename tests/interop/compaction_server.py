@@ -8,6 +8,8 @@ beta headers ``compact-2026-01-12`` and ``context-management-2025-06-27``): ``PO
 ``context_management={"edits": [...]}``: ``compact_20260112`` compacts over its trigger (150,000 input tokens by
 default) into a ``compaction`` block at the start of the reply (only that block, stop reason ``compaction``, with
 ``pause_after_compaction``), and every block before the newest compaction block of a request is dropped;
+on-demand compaction (``compaction={"type": "summarize"}``, beta ``compact-2026-09-04``) answers the compaction
+block alone;
 ``clear_tool_uses_20250919`` clears the results of all but the newest ``keep`` tool uses once over its trigger,
 ``clear_thinking_20251015`` the thinking of all but the newest ``keep`` assistant turns; the reply says what was
 applied (``context_management.applied_edits``). A compaction item or block sent back must be one this server issued,
@@ -106,10 +108,13 @@ _REPLY = {"type": "message", "id": "msg_1", "role": "assistant", "status": "comp
 def create(body: dict[str, Any], issued: Compactions) -> dict[str, Any]:
     _CREATE.validate_python(body, strict=False)
     items = _checked_input(body, issued)
-    threshold, counted = _threshold(body), tokens(items)
+    newest = max((i for i, item in enumerate(items) if isinstance(item, dict) and item.get("type") == "compaction"),
+                 default=0)
+    rendered = items[newest:]  # the newest compaction item stands for everything before it
+    threshold, counted = _threshold(body), tokens(rendered)
     output: list[Any] = [_REPLY]
     if threshold is not None and counted > threshold:
-        output = [issued.issue(items), _REPLY]
+        output = [issued.issue(rendered), _REPLY]
     return {"id": "resp_1", "object": "response", "created_at": 1, "model": body["model"], "status": "completed",
             "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
             "usage": _usage(counted)}
@@ -194,6 +199,14 @@ def messages(body: dict[str, Any], issued: Compactions, betas: set[str]) -> dict
             raise Rejected(f"{edit['type']} needs the beta header {_BETAS[edit['type']]!r}")
     sent = json.loads(json.dumps(body["messages"]))  # the edits below work on a copy
     kept = _after_compaction(sent, issued)
+    if body.get("compaction") is not None:  # on-demand: the conversation compacted, nothing sampled after
+        if "compact-2026-09-04" not in betas:
+            raise Rejected("compaction needs the beta header 'compact-2026-09-04'")
+        if edits:
+            raise Rejected("compaction cannot be combined with context_management")
+        return {"id": "msg_c", "type": "message", "role": "assistant", "model": body["model"],
+                "content": [issued.block(kept)], "stop_reason": "compaction", "stop_sequence": None,
+                "usage": {"input_tokens": tokens(kept), "output_tokens": 1}}
     applied = []
     for edit in edits:
         trigger = (edit.get("trigger") or {}).get("value")

@@ -66,7 +66,7 @@ def test_old_thinking_goes_before_any_turn(server: Server) -> None:
     without = ctxwin.fit(messages, "claude-sonnet-4", output="anthropic", tools=TOOLS, strategies=NO_CLEARING,
                          **budget)
     assert plan.fits and without.fits
-    step = plan.steps[0]
+    step = plan.steps[1]
     assert step.name == "clear_reasoning" and step.tokens_after < step.tokens_before
     assert step.notes == ["cleared the reasoning of 12 earlier assistant messages (providers ignore it)"]
     assert len(step.truncated_ids) == 12
@@ -89,7 +89,7 @@ def test_the_latest_assistant_message_keeps_its_thinking_whatever_follows() -> N
     messages = [*claude_session(6), HumanMessage([{"type": "text", "text": "also, hurry"}])]
     plan = ctxwin.fit(messages, "claude-sonnet-4", output="anthropic", tools=TOOLS, context_window=5_000,
                       reserve_output=500)
-    assert plan.steps[0].name == "clear_reasoning" and "#14" not in plan.steps[0].truncated_ids
+    assert plan.steps[1].name == "clear_reasoning" and "#14" not in plan.steps[1].truncated_ids
     assert plan.messages[-2]["content"][0] == thinking(99, 50)  # type: ignore[index]
     assert plan.messages[-1]["content"][0]["type"] == "tool_result"  # type: ignore[index]
 
@@ -123,7 +123,7 @@ def test_old_reasoning_items_go_first_and_the_loops_come_back_as_received(server
     request = {"input": items, "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"},
                                           "strict": False}]}
     plan = ctxwin.fit(request, "o4-mini", output="responses", context_window=3_000, reserve_output=500)
-    assert plan.fits and plan.steps[0].name == "clear_reasoning" and plan.steps[0].truncated_ids
+    assert plan.fits and plan.steps[1].name == "clear_reasoning" and plan.steps[1].truncated_ids
     kinds = [item.get("type") for item in plan.messages]
     assert kinds.count("reasoning") == 1 and plan.messages[-3] == items[-3]  # the current loop's, as received
     server.issued.add_reasoning(items[-3])
@@ -148,7 +148,7 @@ def test_deepseek_reasoning_content_is_kept_in_tool_turns_only() -> None:
     messages = deepseek_session()
     assert get_counter("gpt-4o").count_messages(messages) > 3 * 80 * 3  # counted where it is sent
     plan = ctxwin.fit(messages, "gpt-4o", output="openai", context_window=900, reserve_output=100)
-    assert plan.steps[0].name == "clear_reasoning" and len(plan.steps[0].truncated_ids) == 1
+    assert plan.steps[1].name == "clear_reasoning" and len(plan.steps[1].truncated_ids) == 1
     out = plan.messages
     assert "reasoning_content" not in out[1]  # a turn without tool calls: DeepSeek ignores it
     assert out[3] is messages[3] and out[5] is messages[5]  # the turn that called tools: as given, reasoning too
@@ -177,7 +177,7 @@ def test_qwen3_think_is_cleared_and_counted_as_the_template_drops_it() -> None:
             for i, m in enumerate(turns)]
     assert counter.count_messages(turns) == counter.count_messages(bare)  # the template drops old <think> itself
     plan = ctxwin.fit(turns, counter=counter, context_window=900, reserve_output=0)
-    assert plan.steps[0].name == "clear_reasoning"
+    assert plan.steps[1].name == "clear_reasoning"
     assert not any("<think>" in m.text for m in plan.messages[:-2])
     assert plan.messages[-1] is turns[-1]  # the current turn's, untouched
 
@@ -187,7 +187,7 @@ def test_pinned_messages_keep_their_reasoning() -> None:
     messages[2] = pin(messages[2])
     plan = ctxwin.fit(messages, "claude-sonnet-4", context_window=3_000, reserve_output=200)
     assert any(m is messages[2] for m in plan.messages)  # pinned: kept as it is, thinking and all
-    cleared_ids = set(plan.steps[0].truncated_ids)
+    cleared_ids = set(plan.steps[1].truncated_ids)
     dropped = {label for step in plan.steps for label in step.dropped_ids}
     assert cleared_ids | (dropped & {"#4", "#6", "#8"}) == {"#4", "#6", "#8"}  # each earlier answer cleared or gone
     assert cleared_ids < {"#4", "#6", "#8"}  # some the trim drops anyway were left as they are
@@ -217,7 +217,7 @@ def test_the_current_turn_is_sent_as_given(messages: list[Any], window: int) -> 
     last = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
     tail = messages[last:]
     assert plan.messages[-len(tail):] == tail or not plan.fits  # what follows the last question, byte for byte
-    if plan.steps and plan.steps[0].name == "clear_reasoning":
+    if plan.steps and plan.steps[1].name == "clear_reasoning":
         latest = max(i for i, m in enumerate(messages) if isinstance(m, AIMessage))  # never changed (Anthropic's rule)
         kept_old = [m for m in plan.messages[: -len(tail)] if m is not messages[latest]]
         assert not any(isinstance(m.content, list) and any(b.get("type") == "thinking" for b in m.content)

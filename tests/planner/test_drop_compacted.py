@@ -101,3 +101,50 @@ def test_a_responses_compaction_item_is_read_fitted_and_written_back_whole() -> 
     assert json.dumps(sent[0]) == json.dumps(item)  # first, whole, in its own key order
     assert [entry.get("role") for entry in sent[1:]] == ["assistant", "user"]
     assert plan.steps[0].name == "drop_compacted" and len(plan.steps[0].dropped_ids) == len(old)
+
+
+def test_the_default_chain_drops_what_the_compaction_stands_for_first_and_keeps_the_block() -> None:
+    """No ``strategies=``: the default chain opens with ``drop_compacted``, and no later step drops the newest
+    compaction block (a tight budget trims the turns after it instead)."""
+    messages = conversation()
+    plan = Planner(counter="approximate", context_window=520, reserve_output=100).plan(messages)
+    assert plan.steps[0].name == "drop_compacted" and len(plan.steps[0].dropped_ids) == 12
+    assert [m.id for m in plan.messages][:2] == ["sys", "cmp"] and plan.messages[-1].id == "last"
+
+
+def test_a_session_counts_an_observed_compaction_item_by_the_providers_usage() -> None:
+    """Observed once, the item counts what the provider's input tokens leave for it beside the rest of the request;
+    the budget is not corrected by it (an opaque item's size is no counter's error)."""
+    from ctxwin.counters import get_counter
+
+    counter = get_counter("gpt-4o")
+    planner = Planner(counter=counter, context_window=100_000, reserve_output=100)
+    session = planner.session(conversation())
+    first = session.plan()
+    item = next(m for m in first.messages if m.id == "cmp")
+    estimated = counter.count_message(item)
+    rest = first.tokens_after - estimated - sum(counter.count_message(m) for m in conversation()[1:13])
+    session.observe({"input_tokens": rest + 40, "output_tokens": 1})  # the provider read from the item on
+    assert session.max_input_tokens == planner.budget.max_input_tokens
+    session.add_messages(HumanMessage("one more", id="more"))
+    second = session.plan()
+    added = counter.count_message(HumanMessage("one more", id="more"))
+    assert second.tokens_after == first.tokens_after - estimated + 40 + added
+
+
+def test_a_usage_below_the_rest_of_the_request_measures_no_item() -> None:
+    """A usage that leaves nothing for the item is not this request's: the item keeps its estimate, and the ratio's
+    check reports the usage."""
+    import warnings
+
+    from ctxwin.counters import get_counter
+
+    counter = get_counter("gpt-4o")
+    session = Planner(counter=counter, context_window=100_000, reserve_output=100).session(conversation())
+    first = session.plan()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        session.observe({"input_tokens": 5, "output_tokens": 1})
+    assert any("another request" in str(w.message) for w in caught)
+    second = session.plan()
+    assert second.tokens_after == first.tokens_after

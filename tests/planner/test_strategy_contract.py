@@ -161,9 +161,10 @@ def test_summarizing_is_a_property_of_the_step_not_of_its_name() -> None:
 
 def test_the_default_chain_is_built_from_objects() -> None:
     names = [type(s).__name__ for s in Planner(counter=COUNTER, context_window=1500).strategies]
-    assert names == ["ClearReasoning", "FilterMessages", "TruncateToolOutput", "TrimToBudget"]
+    assert names == ["DropCompacted", "ClearReasoning", "FilterMessages", "TruncateToolOutput", "TrimToBudget"]
     with_summary = Planner(counter=COUNTER, context_window=1500, keep_last=2).strategies
-    assert [s.name for s in with_summary] == ["clear_reasoning", "filter", "truncate_tool_output", "summarize", "trim"]
+    assert [s.name for s in with_summary] == ["drop_compacted", "clear_reasoning", "filter", "truncate_tool_output",
+                                              "summarize", "trim"]
 
 
 def test_one_name_is_a_chain_of_one() -> None:

@@ -70,7 +70,7 @@ def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporte
     with provider.get_tracer("agent").start_as_current_span("agent run") as parent:
         plan = planner.plan(conversation())
     assert [step.name for step in plan.steps] == [
-        "clear_reasoning", "filter", "truncate_tool_output", "summarize", "trim", "recall"]
+        "drop_compacted", "clear_reasoning", "filter", "truncate_tool_output", "summarize", "trim", "recall"]
     spans = exporter.get_finished_spans()
     (top,) = by_name(spans, "ctxwin.plan")
     assert top.parent is not None and top.parent.span_id == parent.get_span_context().span_id
@@ -82,7 +82,7 @@ def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporte
     assert children == steps
     # Below the steps only the trim engine's rounds, each a trim_messages span inside the trim step.
     for span in set(spans) - {*steps, top, *by_name(spans, "agent run")}:
-        assert span.name == "ctxwin.trim_messages" and span.parent.span_id == steps[4].context.span_id
+        assert span.name == "ctxwin.trim_messages" and span.parent.span_id == steps[5].context.span_id
 
     attributes = dict(top.attributes or {})
     assert attributes["gen_ai.request.model"] == "gpt-4o"
@@ -107,16 +107,16 @@ def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporte
             ids = getattr(step, f"{kind}_ids")
             assert attrs[f"ctxwin.messages.{kind}"] == len(ids)
             assert list(attrs.get(f"ctxwin.messages.{kind}_ids", ())) == ids[: tracing.MAX_IDS]  # type: ignore[arg-type]
-    truncate = dict(steps[2].attributes or {})
+    truncate = dict(steps[3].attributes or {})
     assert truncate["ctxwin.messages.truncated"] > 0
-    summarize = dict(steps[3].attributes or {})
+    summarize = dict(steps[4].attributes or {})
     assert summarize["ctxwin.messages.summarized"] > 0
 
 
 def test_no_span_carries_message_content_by_default(exporter: InMemorySpanExporter) -> None:
     plan = fit(conversation(), "gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize_first,
                keep_last=12)
-    assert len(plan.steps) == 6 and plan.recalled is not None  # recall's query is content: on the plan, not a span
+    assert len(plan.steps) == 7 and plan.recalled is not None  # recall's query is content: on the plan, not a span
     trim_messages(conversation(), max_tokens=500, token_counter=COUNTER)
     spans = exporter.get_finished_spans()
     assert {span.name for span in spans} >= {"ctxwin.plan", "ctxwin.step trim", "ctxwin.trim_messages"}
@@ -167,7 +167,7 @@ def test_aplan_traces_like_plan(exporter: InMemorySpanExporter) -> None:
     spans = exporter.get_finished_spans()
     (top,) = by_name(spans, "ctxwin.plan")
     steps = [span for span in spans if span.parent is not None and span.parent.span_id == top.context.span_id]
-    assert len(steps) == 6
+    assert len(steps) == 7
     assert [span.name for span in steps] == [f"ctxwin.step {s.name}" for s in plan.steps]
 
 

@@ -278,7 +278,7 @@ def anthropic_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 # .MODEL_NONSTREAMING_TOKENS`` sets for Claude Opus 4 and 4.1 (by its model ids; here by ctxwin's model names).
 NONSTREAMING_MAX_TOKENS = 128_000 * 10 // 60
 _NONSTREAMING_BY_MODEL = {"claude-opus-4": 8_192, "claude-opus-4-1": 8_192}
-_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document"})
+_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "document", "compaction"})
 
 
 def _anthropic_block(block: Any) -> bool:
@@ -296,12 +296,18 @@ class Anthropic(RequestForm):
     later_system = False
     marks_cache = True
     explicit_cache = True
+    # Context editing and compaction (``clear_tool_uses``, ``clear_thinking``, ``compact``, on-demand ``compaction``:
+    # beta features, sent with ``client.beta.messages.create`` and the ``betas`` that turn them on).
+    passes = ("context_management", "compaction", "betas")
 
     def claims(self, request: Any) -> bool:
-        """A request with a top-level ``system`` or ``input_schema`` tools, or messages holding Anthropic blocks."""
+        """A request with a top-level ``system``, ``input_schema`` tools, ``betas``, ``compaction`` or an object of
+        ``context_management`` edits (Responses' is a list), or messages holding Anthropic blocks."""
         if isinstance(request, Mapping):
             tools = request.get("tools") or []
             if "system" in request or any(isinstance(t, Mapping) and "input_schema" in t for t in tools):
+                return True
+            if "betas" in request or "compaction" in request or isinstance(request.get("context_management"), Mapping):
                 return True
             request = request.get("messages")
         items = request if isinstance(request, (list, tuple)) else []

@@ -47,6 +47,9 @@ class RequestForm:
     marks_cache: ClassVar[bool] = False  # a request can carry prompt-cache marks (``mark_cache``)
     explicit_cache: ClassVar[bool] = False  # the provider caches only what a request marks
     routes_by_cache_key: ClassVar[bool] = False  # requests carry a ``prompt_cache_key``
+    # Request keys sent as the caller gave them (the provider's context editing and compaction options): a plan of
+    # a whole request carries them into its ``request`` unchanged (``passed_options``).
+    passes: ClassVar[tuple[str, ...]] = ()
 
     def claims(self, request: Any) -> bool:
         """Whether ``request`` (a whole request or a list of items) is in this form (``registry.form_of``)."""
@@ -69,6 +72,13 @@ class RequestForm:
         """The messages in this form, and the system prompt the request holds apart (None: none)."""
         raise NotImplementedError
 
+    def passed_options(self, request: Any) -> dict[str, Any] | None:
+        """The keys of ``request`` (a whole request) this form ``passes``, as given; None when it holds none."""
+        if not isinstance(request, Mapping):
+            return None
+        found = {key: request[key] for key in self.passes if request.get(key) is not None}
+        return found or None
+
     def tools(self, tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """OpenAI chat function tools in this form."""
         return [dict(tool) for tool in tools]
@@ -85,10 +95,11 @@ class RequestForm:
     def body(
         self, messages: list[Any], *, model: str | None = None, system: Any = None,
         tools: Sequence[dict[str, Any]] | None = None, tool_choice: Any = None, max_output_tokens: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The keyword arguments of the SDK call: the ``model`` (left out when None), the messages, the system
-        prompt apart, the tools and ``tool_choice`` (only with tools: no API takes one without them) and the reply
-        limit (left out when None or 0)."""
+        prompt apart, the tools and ``tool_choice`` (only with tools: no API takes one without them), the reply
+        limit (left out when None or 0) and the ``options`` passed through as given (``passes``)."""
         body: dict[str, Any] = {} if model is None else {"model": model}
         body[self.items_key] = messages
         if system is not None and self.system_key is not None:
@@ -99,6 +110,7 @@ class RequestForm:
                 body["tool_choice"] = self.tool_choice(tool_choice)
         if max_output_tokens and self.limit_key is not None:
             body[self.limit_key] = max_output_tokens
+        body.update(options or {})
         return body
 
     def cache_marks_refusal(self, rules: CacheRules | None, model: str | None) -> str | None:
@@ -140,6 +152,7 @@ class CallerForm(RequestForm):
     def body(
         self, messages: list[Any], *, model: str | None = None, system: Any = None,
         tools: Sequence[dict[str, Any]] | None = None, tool_choice: Any = None, max_output_tokens: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         return {"messages": messages}  # no SDK call: no model, no tools
 

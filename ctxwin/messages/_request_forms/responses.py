@@ -21,7 +21,7 @@ from ctxwin.messages._tool import ToolMessage
 from ctxwin.messages._tool_forms import chosen_tool, functions_as
 
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
-ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning"})
+ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning", "compaction"})
 def _part(block: str | dict[str, Any]) -> dict[str, Any] | None:
     """One content part as a Responses input part; None for a part Responses does not take as input."""
     chat = openai_block(block)  # the chat-completions form first: it already reads every ctxwin and provider block
@@ -130,6 +130,7 @@ class Responses(OpenAIPromptCache):
     system_key = "instructions"
     limit_key = "max_output_tokens"
     media = MediaRules(frozenset({"user", "tool"}), VIDEO | AUDIO)
+    passes = ("context_management",)  # server-side compaction's threshold
 
     def claims(self, request: Any) -> bool:
         """A request with ``input`` (and no ``messages``: a request with ``messages`` is read and written under
