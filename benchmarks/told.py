@@ -151,10 +151,10 @@ def told(split: str, source: str, kind: str, seed: int, tokens: int | None = Non
     messages = _chat(rng, docs, int(size * 4.4)) if kind == "chat" else _agent(rng, docs, int(size * 3.6))
     taken = json.dumps(messages, ensure_ascii=False).lower()
     sizes = [len(json.dumps(m, ensure_ascii=False)) for m in messages]
-    bounds, running = [], 0
-    for i, s in enumerate(sizes):
-        running += s
-        bounds.append(running / sum(sizes))
+    bounds, running, whole = [], 0, sum(sizes)
+    for size_of in sizes:
+        running += size_of
+        bounds.append(running / whole)
     users = [i for i, m in enumerate(messages) if m["role"] == "user"]
 
     def user_at(low: float, high: float) -> int:
@@ -178,11 +178,13 @@ def told(split: str, source: str, kind: str, seed: int, tokens: int | None = Non
                 plan.append((rng.random() * PLANTED_SHARE, statement, None, ask))
             else:
                 plan.append((rng.random() * PLANTED_SHARE, statement, None, placement))
-    corrections = [(language, *item) for language, items in phrasings.CORRECTIONS.items() for item in items]
+    # (a goal's "correction" is its next step, which any other next step planted would supersede too: not planted)
+    corrections = [(language, *item) for language, items in phrasings.CORRECTIONS.items() for item in items
+                   if item[0] != "goal"]
     rng.shuffle(corrections)
     for language, stype, placement, maker, original, correction in corrections[:CORRECTIONS]:
         extra = _values(rng, original.replace("{v}", "") + correction.replace("{v}", ""), taken, used)
-        old, new = _values(rng, "{" + maker + "}", taken, used)[maker], _values(rng, "{" + maker + "}", taken, used)[maker]
+        old, new = (_values(rng, "{" + maker + "}", taken, used)[maker] for _ in range(2))
         first, _ = _fill(original, {**extra, "v": old})
         second, needs = _fill(correction, {**extra, "v": new})
         plan.append((rng.random() * 0.3, Statement(stype, language, placement, [old], first), None, "original"))

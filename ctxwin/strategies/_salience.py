@@ -137,9 +137,9 @@ def _role(message: BaseMessage, tool_names: dict[str, str]) -> str:
     return "assistant" if isinstance(message, AIMessage) else message.type
 
 
-def _pieces(text: str) -> list[tuple[str, bool]]:
-    """The sentences and lines of a text, markup stripped, each with whether it is code (in a fence, indented, or
-    shaped like code: pasted code, tracebacks, JSON, which state facts less than prose does)."""
+def pieces(text: str, *, sentences: bool = True) -> list[tuple[str, bool]]:
+    """The sentences (``sentences=False``: the lines) of a text, markup stripped, each with whether it is code (in a
+    fence, indented, or shaped like code: pasted code, tracebacks, JSON, which state facts less than prose does)."""
     out: list[tuple[str, bool]] = []
     fenced = False
     for raw in text.split("\n"):
@@ -150,7 +150,8 @@ def _pieces(text: str) -> list[tuple[str, bool]]:
         if not line:
             continue
         code = fenced or raw.startswith(("    ", "\t")) or _CODE_LINE.search(line) is not None
-        out.extend((s.strip(), code) for s in (_SENTENCE.split(line) if not code else [line]) if s.strip())
+        parts = _SENTENCE.split(line) if sentences and not code else [line]
+        out.extend((s.strip(), code) for s in parts if s.strip())
     return out
 
 
@@ -192,8 +193,8 @@ def extractive_summary(
     ``query`` (the newest user message) puts the excerpts sharing its terms first."""
     tool_names = {c["id"]: c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls if c["id"]}
     roles = [_role(m, tool_names) for m in messages]
-    pieces = [_pieces(_body(message_text(m), role)) for m, role in zip(messages, roles, strict=True)]
-    found = [[items(piece) for piece, _ in message] for message in pieces]
+    split = [pieces(_body(message_text(m), role)) for m, role in zip(messages, roles, strict=True)]
+    found = [[items(piece) for piece, _ in message] for message in split]
     facts = {f.text: f for f in find_facts(messages, [[i for p in message for i in p] for message in found])}
     shapes = Counter(_shape(f) for f in facts)
     weight = {
@@ -207,11 +208,11 @@ def extractive_summary(
         who = role.split()[0]
         errors = 0
         text = messages[index].text
-        own = own_words(pieces[index], text) if who == "user" else [False] * len(pieces[index])
+        own = own_words(split[index], text) if who == "user" else [False] * len(split[index])
         factual = [_checkable(pairs) for pairs in found[index]]
-        kept = kept_pieces(pieces[index], text, factual) if who == "user" else [
-            who == "summary" and keep_cue(piece) for piece, _ in pieces[index]]
-        for n, ((piece, code), pairs) in enumerate(zip(pieces[index], found[index], strict=True)):
+        kept = kept_pieces(split[index], text, factual) if who == "user" else [
+            who == "summary" and keep_cue(piece) for piece, _ in split[index]]
+        for n, ((piece, code), pairs) in enumerate(zip(split[index], found[index], strict=True)):
             found_facts = [item for item, _ in pairs if item in facts]
             worth = ROLE_WORTH.get(who, 0.05)
             # prose states facts, the user's most; a tool's output is data, code or not; code elsewhere is symbols
@@ -343,11 +344,11 @@ def stated_tokens(messages: Sequence[BaseMessage], count: Callable[[str], int]) 
         if not isinstance(message, HumanMessage):
             continue
         text = message.text
-        pieces = _pieces(text)
-        found = [items(piece) if not code else [] for piece, code in pieces]  # a keep request is prose
+        split = pieces(text)
+        found = [items(piece) if not code else [] for piece, code in split]  # a keep request is prose
         factual = [_checkable(pairs) for pairs in found]
-        kept = kept_pieces(pieces, text, factual)
-        for (piece, _), pairs, keep, own in zip(pieces, found, kept, own_words(pieces, text), strict=True):
+        kept = kept_pieces(split, text, factual)
+        for (piece, _), pairs, keep, own in zip(split, found, kept, own_words(split, text), strict=True):
             facts = [item for item, _ in pairs] if own or keep else []
             if keep or (own and facts):
                 quoted.append(_narrow(piece, facts))

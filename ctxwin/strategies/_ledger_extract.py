@@ -1,0 +1,250 @@
+"""The ledger's extractor: the typed statements one message makes, read from their structure.
+
+A statement is a line of a message (a sentence of a long line), in the speaker's own words: for a user, prose that
+is not pasted (``keep.own_words``: a short message whole; the first and last paragraphs of a long one; a piece with
+an explicit keep request anywhere), never a question or a lead-in ending with a colon. Its kind comes from what it
+is built of (``ledger_words``): a number or date beside a bound is a ``limit``; negation, a modal verb or an
+imperative is a ``rule``; words of aim, sequence or completion the ``goal`` state; the form of an answer beside a
+directive or a preference a ``preference``; a declarative sentence holding an identifier, a number, a name, a path
+or a URL (``facts.items``) a ``fact``. The assistant's statements count when they bind it (a commitment: its own
+future or refusal, an action held until the user's word), as rules; a tool result's lines when the user's question
+that called the tool shares a term with them, as facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.strategies._facts import items
+from ctxwin.strategies._keep import OWN_WORDS_CHARS, kept_pieces, own_words
+from ctxwin.strategies._ledger_words import (
+    BOUNDS,
+    COMMITMENTS,
+    CORRECTIONS,
+    DIRECTIVES,
+    FORMS,
+    FUNCTION,
+    GOALS,
+    MARKERS,
+)
+from ctxwin.strategies._salience import pieces
+
+# A line up to this many characters is one statement (its sentences read together: "X is hands off. Nobody touches
+# it."); a longer one is read sentence by sentence.
+LINE_CHARS = 240
+# A statement is quoted up to this many characters (a long sentence is cut around its values).
+STATEMENT_CHARS = 300
+# A tool result up to this many characters is one fact when it answers the user's question; a longer one gives the
+# lines that share the question's terms, at most TOOL_LINES of them.
+TOOL_CHARS = 400
+TOOL_LINES = 3
+# A long user message's last paragraphs up to this many characters each, at most TRAILING_PARAGRAPHS of them, are
+# its own words (what it says after a paste).
+TRAILING_CHARS = 400
+TRAILING_PARAGRAPHS = 4
+# Fact kinds that make a declarative sentence a fact (a code symbol without digits, in a sentence, is prose).
+VALUE_KINDS = frozenset({"id", "url", "email", "path", "file", "date", "time", "quantity", "phone", "ip", "number",
+                         "name"})
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*\s*[^\W\d_]{0,12}")
+_QUESTION = re.compile(r"[?？]\s*$")
+_LEAD_IN = re.compile(r"[:：]\s*$")
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_PRONOUN_OR_ARTICLE = frozenset(
+    "the a an this that these those it them all every each any my our your me us his her their its".split()
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A typed statement: its kind, its text, the values it states and the terms that say what it is about;
+    ``correcting``: it is worded as a correction ("actually", "now", "changed to", ...)."""
+
+    kind: str
+    text: str
+    values: tuple[str, ...]
+    subject: frozenset[str]
+    correcting: bool
+
+
+def subject_terms(text: str, values: tuple[str, ...] = ()) -> frozenset[str]:
+    """What ``text`` is about: its words of three letters or more less function words, markers and ``values``;
+    for CJK, character pairs."""
+    lower = text.lower()
+    for value in values:
+        lower = lower.replace(value.lower(), " ")
+    words = {w.strip("'-") for w in _WORD.findall(lower)}
+    terms = {w for w in words if len(w) >= 3 and w not in FUNCTION and w not in MARKERS and not _CJK.match(w)}
+    for run in _CJK.findall(lower):
+        for marker in _cjk_markers(run):
+            run = run.replace(marker, " ")
+        for part in run.split():
+            terms.update(part[i: i + 2] for i in range(len(part) - 1))
+    return frozenset(terms)
+
+
+def _cjk_markers(run: str) -> list[str]:
+    return [m.group() for pattern in (DIRECTIVES, CORRECTIONS) for m in pattern.finditer(run)]
+
+
+def _values(text: str) -> tuple[str, ...]:
+    """The values ``text`` states (``facts.items`` of a value kind; a "name" led by a function word, "Das Budget",
+    is none)."""
+    found = [item for item, kind in items(text) if (kind in VALUE_KINDS or any(c.isdigit() for c in item))
+             and not (kind == "name" and item.split()[0].lower() in FUNCTION)]
+    return tuple(dict.fromkeys(found))
+
+
+def _imperative(text: str) -> bool:
+    """An imperative in a spaced script: a verb first (no subject before it), then its object (an article, a
+    pronoun or a value): "Keep the export...", "Run it...", "Use v2.1..."."""
+    words = text.split()
+    if len(words) < 2:
+        return False
+    first, second = words[0].lower().strip(",.;:!"), words[1].lower().strip(",.;:!")
+    if not first.isalpha() or first in FUNCTION or first in MARKERS:
+        return False
+    return second in _PRONOUN_OR_ARTICLE or any(c.isdigit() for c in second)
+
+
+def classify(text: str, *, speaker: str = "user") -> Statement | None:
+    """The statement ``text`` makes (see the module docstring), or None."""
+    flat = " ".join(text.split())
+    if len(flat) < 6 or _QUESTION.search(flat) or _LEAD_IN.search(flat):
+        return None
+    lower = flat.lower()
+    values = _values(flat)
+    numbered = bool(values) or _NUMBER.search(flat) is not None
+    correcting = CORRECTIONS.search(lower) is not None
+    if speaker == "assistant":
+        if COMMITMENTS.search(lower) is None:
+            return None
+        kind = "rule"
+    elif GOALS.search(lower):
+        kind = "goal"
+    elif FORMS.search(lower) and (DIRECTIVES.search(lower) or _imperative(flat) or len(flat) <= LINE_CHARS):
+        kind = "preference"
+    elif numbered and BOUNDS.search(lower):
+        kind = "limit"
+    elif DIRECTIVES.search(lower) or _imperative(flat):
+        kind = "rule"
+    elif values or numbered:
+        kind = "fact"
+    else:
+        return None
+    quoted = flat if len(flat) <= STATEMENT_CHARS else flat[: STATEMENT_CHARS - 1].rstrip() + "…"
+    return Statement(kind, quoted, values, subject_terms(flat, values), correcting)
+
+
+def _units(text: str) -> list[tuple[str, bool]]:
+    """The statement units of a text: each line up to ``LINE_CHARS`` whole (a paragraph of wrapped prose joined
+    first), else its sentences; with whether the unit is code."""
+    out: list[tuple[str, bool]] = []
+    fenced = False  # a code fence may hold blank lines
+    for paragraph in text.split("\n\n"):
+        joined = " ".join(paragraph.split()) if not fenced and _wrapped(paragraph) else paragraph
+        for piece, code in pieces(("```\n" if fenced else "") + joined, sentences=False):
+            if fenced or code or len(piece) <= LINE_CHARS:
+                out.append((piece, code))
+            else:
+                out.extend(pieces(piece))
+        fenced ^= paragraph.count("```") % 2 == 1
+    return out
+
+
+def _wrapped(paragraph: str) -> bool:
+    """A paragraph of prose wrapped at a fixed width (a line that does not end a sentence, then one that goes on in
+    lower case): pasted documentation, which a user typing into a chat does not write."""
+    lines = [line.strip() for line in paragraph.strip().splitlines()]
+    return any(a and b and a[-1] not in ".!?:;。！？" and b[0].islower() for a, b in zip(lines, lines[1:]))
+
+
+def _own(units: list[tuple[str, bool]], text: str) -> list[bool]:
+    """Which units of a user message are its own words: ``keep.own_words`` (a short message whole, else its first
+    and last paragraphs), and the short paragraphs that end a long one after what it pasted (a question, then a
+    remark or two), up to ``TRAILING_PARAGRAPHS``; never a paragraph of wrapped prose."""
+    if len(text) <= OWN_WORDS_CHARS:
+        return own_words(units, text)
+    paragraphs = [p for p in text.split("\n\n") if p.strip()]
+    pasted = [" ".join(p.split()) for p in paragraphs if _wrapped(p)]
+    own = [mine and not any(unit in p for p in pasted) for (unit, _), mine in zip(units, own_words(units, text),
+                                                                                  strict=True)]
+    trailing: list[str] = []
+    for paragraph in reversed(paragraphs):
+        if len(paragraph) > TRAILING_CHARS or "```" in paragraph or _wrapped(paragraph) \
+                or len(trailing) >= TRAILING_PARAGRAPHS:
+            break
+        trailing.append(" ".join(paragraph.split()))
+    return [mine or not code and any(unit in p for p in trailing) for (unit, code), mine in zip(units, own,
+                                                                                              strict=True)]
+
+
+def user_statements(text: str) -> list[Statement]:
+    """The statements of a user message's own words."""
+    units = _units(text)
+    own = _own(units, text)
+    kept = kept_pieces(units, text) if len(text) > LINE_CHARS else own
+    found = []
+    for (unit, code), mine, keep in zip(units, own, kept, strict=True):
+        if code or not (mine or keep):
+            continue
+        statement = classify(unit)
+        if statement is not None:
+            found.append(statement)
+    return found
+
+
+def assistant_statements(text: str) -> list[Statement]:
+    """The assistant's commitments in ``text``."""
+    found = []
+    for unit, code in pieces(text):
+        statement = None if code else classify(unit, speaker="assistant")
+        if statement is not None:
+            found.append(statement)
+    return found
+
+
+def tool_statements(text: str, question: str) -> list[Statement]:
+    """The facts of a tool result that answer ``question`` (the user message whose turn called the tool)."""
+    asked = subject_terms(question)
+    if not asked or not text.strip():
+        return []
+    if len(text) <= TOOL_CHARS:
+        body = " ".join(line.strip() for line in text.splitlines() if line.strip())
+        values = _values(body)
+        terms = subject_terms(body)
+        if values and (terms & asked or any(v.lower() in question.lower() for v in values)):
+            return [Statement("fact", body, values, terms, False)]
+        return []
+    lines = [(line, _values(line)) for line, code in pieces(text, sentences=False)
+             if not code and len(line) <= LINE_CHARS]
+    terms = [subject_terms(line, values) for line, values in lines]
+    spread: dict[str, int] = {}
+    for found_terms in terms:
+        for term in found_terms & asked:
+            spread[term] = spread.get(term, 0) + 1
+    # a term of the question in every line of a listing says nothing of which line answers it
+    specific = {term for term, n in spread.items() if n <= 2}
+    found = []
+    for (line, values), line_terms in zip(lines, terms, strict=True):
+        if values and line_terms & specific:
+            found.append(Statement("fact", line, values, line_terms, False))
+            if len(found) >= TOOL_LINES:
+                break
+    return found
+
+
+def statements(message: BaseMessage, question: str = "") -> list[Statement]:
+    """The statements ``message`` makes: a user's, an assistant's commitments, a tool result's answer to
+    ``question``; none for a system message (the system prompt is sent whole in every request)."""
+    if isinstance(message, HumanMessage):
+        return user_statements(message.text)
+    if isinstance(message, AIMessage):
+        return assistant_statements(message.text) if message.text else []
+    if isinstance(message, ToolMessage):
+        return tool_statements(message.text, question)
+    if isinstance(message, SystemMessage):
+        return []
+    return []
