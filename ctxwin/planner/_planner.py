@@ -64,6 +64,8 @@ from ctxwin.strategies._base import (
     leading_system_count,
     must_keep,
 )
+from ctxwin.strategies._ledger import KINDS, Ledger, ledger_message
+from ctxwin.strategies._ledger_block import LedgerReport, carried, placed_block, report, without_blocks
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies._pins import flagged_indexes, is_pinned
@@ -71,7 +73,7 @@ from ctxwin.strategies._placement import PlaceMedia
 from ctxwin.strategies._summarize import is_summary
 from ctxwin.strategies._trim import TrimToBudget
 from ctxwin.strategies._truncate import cap_tool_outputs
-from ctxwin.strategies._walk import within
+from ctxwin.strategies._walk import suffix_start, within
 
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
 _MAX_TOOL_VARIANTS = 64
@@ -84,6 +86,8 @@ RESERVE_SHARE = 8
 RESERVE_FLOOR = 8_192
 RECALL_STEP = "recall"
 RECALL_ROOM_STEP = "recall_room"
+LEDGER_STEP = "ledger"
+NAMED_LEFT = 8  # entries a ledger note names when its share left them out
 
 
 def _sendable(output: str, model: str | None, reserve: int) -> int:
@@ -199,6 +203,7 @@ class Planner(Generic[M]):
         self._later_keeps = later_keeps(self.strategies)
         self.summarizes = any(step.summarizes for step in self.strategies)
         self.recall_share = config.recall_share
+        self.ledger_share = config.ledger_share
         keeps = [s.keeps for s in self.strategies if s.keeps in ("first", "last")]
         self._room_trim = TrimToBudget(strategy="first" if keeps[-1:] == ["first"] else "last")
 
@@ -340,7 +345,7 @@ class Planner(Generic[M]):
             out, fits, budget, after, steps, warnings, name, self.model, system,
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
             tools=self.tools, tool_choice=self.tool_choice,
-            cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled,
+            cache_breakpoints=(-1,) if self.cache_control else None, recalled=run.recalled, ledger=run.ledger,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
@@ -425,13 +430,16 @@ class Planner(Generic[M]):
         budget = budget or self.budget
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             self._take_turn(messages, meter, turn)
+            goal = budget.aiming_at(turn.target)
+            messages, told = self._ledger_input(messages, meter, turn, goal)
             messages, source = self._recall_input(messages, meter, turn)
             run = self._start(messages, meter, budget)
             run.recalled = turn.recalled
-            goal = budget.aiming_at(turn.target)
-            for strategy, step_context in self._steps(run, meter, goal):
+            steps_goal = self._ledger_goal(run.current, meter, told, goal)
+            for strategy, step_context in self._steps(run, meter, steps_goal, told):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
+            self._carry_ledger(run, meter, told, goal, budget, turn.head)
             self._recall(run, meter, source, goal, budget)
             plan = self._finish(run, meter, forms, top)
             return Planned(plan, run.current, run.repaired_pairs)
@@ -453,6 +461,67 @@ class Planner(Generic[M]):
         """``messages`` with each unpinned tool output over ``max_tokens`` shortened to about that (head, marker,
         tail, as the chain's truncation shortens them); the others are the same objects."""
         return cap_tool_outputs(messages, max_tokens, meter)
+
+    def _ledger_input(
+        self, messages: list[BaseMessage], meter: Meter, turn: SessionTurn, goal: Budget
+    ) -> tuple[list[BaseMessage], Ledger | None]:
+        """The messages to plan (without an earlier ledger block: a new one replaces it) and what the conversation
+        told; None when the ledger is off, the request keeps its block (a session between cuts), or a one-off plan
+        leaves nothing out (it is then not read)."""
+        if not self.ledger_share or turn.ledger is False:
+            return messages, None
+        if isinstance(turn.ledger, Ledger):
+            return without_blocks(messages), turn.ledger
+        if self._fits(messages, meter, goal):
+            return messages, None
+        return without_blocks(messages), Ledger().read(messages)
+
+    def _ledger_goal(self, messages: list[BaseMessage], meter: Meter, told: Ledger | None, goal: Budget) -> Budget:
+        """``goal`` less the room the ledger's block will take: the entries that the newest messages filling half
+        the room beside it do not say (a summary may take the rest), within ``ledger_share`` of the goal."""
+        if told is None or not len(told) or self._fits(messages, meter, goal):
+            return goal
+        share = math.floor(self.ledger_share * goal.max_input_tokens)
+        kept = messages[suffix_start(meter, messages, (goal.messages_budget - share) / 2):]
+        entries = carried(told, kept)
+        if not entries:
+            return goal
+        text, _ = told.render(entries, share, meter.text)
+        tokens = min(share, meter.count(ledger_message(text, ())))
+        return goal.aiming_at(goal.max_input_tokens - tokens)
+
+    def _carry_ledger(
+        self, run: _Run, meter: Meter, told: Ledger | None, goal: Budget, budget: Budget,
+        head: Sequence[BaseMessage],
+    ) -> None:
+        """The block of what the request no longer says, placed after the system prompt and the head, within
+        ``ledger_share`` of ``goal`` and the room left under ``budget`` (a session's cut aims below it: a block
+        larger than planned brings the next cut closer rather than losing what it carries); reported as the
+        ``ledger`` step."""
+        if told is None:
+            return
+        entries = carried(told, run.current)
+        run.ledger = report(told)
+        room = min(math.floor(self.ledger_share * goal.max_input_tokens),
+                   budget.max_input_tokens - self._request_tokens(run.current, meter))
+        if not entries:
+            return
+        placed = placed_block(told, entries, run.current, head, room, meter.count)
+        if placed is None or not self._fits(placed[0], meter, budget):
+            run.ledger = report(told, (), entries)
+            note = f"no room for the ledger: {plural(len(entries), 'entry', 'entries')} left to recall"
+            run.record(LEDGER_STEP, StepResult(run.current, [note], skipped=True))
+            return
+        messages, kept, left, tokens = placed
+        run.ledger = report(told, kept, left, tokens)
+        kinds = ", ".join(f"{plural(n, kind)}" for kind in KINDS if (n := sum(e.kind == kind for e in kept)))
+        notes = [f"carried {plural(len(kept), 'entry', 'entries')} ({kinds}) in {plural(tokens, 'token')}"]
+        if left:
+            notes.append(f"over its share: {plural(len(left), 'entry', 'entries')} left to recall ("
+                         + "; ".join(f"{e.kind} from {e.source}" for e in left[:NAMED_LEFT])
+                         + ("; …" if len(left) > NAMED_LEFT else "") + ")")
+        with tracing.span(f"ctxwin.step {LEDGER_STEP}") as span:
+            run.record(LEDGER_STEP, StepResult(messages, notes), span)
 
     def _recall_input(
         self, messages: list[BaseMessage], meter: Meter, turn: SessionTurn
@@ -553,10 +622,12 @@ class Planner(Generic[M]):
         kept = set(map(id, trimmed))
         return all(id(m) in kept for m in messages[start:])
 
-    def _steps(self, run: _Run, meter: Meter, goal: Budget) -> Iterator[tuple[BaseStrategy, StepContext]]:
+    def _steps(
+        self, run: _Run, meter: Meter, goal: Budget, told: Ledger | None
+    ) -> Iterator[tuple[BaseStrategy, StepContext]]:
         """The strategies still to apply, each with its context, stopping as soon as the conversation fits
         ``goal``."""
-        context = self._context(meter, goal)
+        context = dataclasses.replace(self._context(meter, goal), ledger=told)
         for strategy, keeps in zip(self.strategies, self._later_keeps, strict=True):
             if self._fits(run.current, meter, goal):
                 return
@@ -595,6 +666,7 @@ class _Run:
     results: list[StepResult] = field(default_factory=list)
     recalled: Recalled | None = None
     repaired_pairs: bool = False
+    ledger: LedgerReport | None = None
 
     @property
     def current(self) -> list[BaseMessage]:

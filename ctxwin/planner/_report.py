@@ -19,6 +19,7 @@ from ctxwin.messages._openai_cache import mark_prompt_cache
 from ctxwin.messages._request_body import nonstreaming_limit, request_body
 from ctxwin.recall._inject import Recalled
 from ctxwin.strategies._base import Budget, Change, ChangeKind, StepResult
+from ctxwin.strategies._ledger_block import LedgerReport
 
 
 class Labels:
@@ -254,6 +255,9 @@ class Plan(Generic[M]):
     # What query-aware recall brought back into the request (the ``recall`` step), for which query; None when
     # nothing was (nothing left out, or nothing left out relates to the newest user message).
     recalled: Recalled | None = field(default=None, kw_only=True)
+    # What the conversation told (``ctxwin.strategies._ledger_block``): every entry in force with its source, and
+    # what the request carries in its ledger block; None when the ledger is off or the plan left nothing out.
+    ledger: LedgerReport | None = field(default=None, kw_only=True)
 
     @property
     def request(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ compactor given its own output) gives its entries back (``from_block``), so repe
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -57,6 +58,9 @@ class LedgerEntry:
     values: tuple[str, ...] = field(default=(), repr=False, compare=False)
     subject: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     correcting: bool = field(default=False, repr=False, compare=False)  # worded as a correction
+    # the message that said it (None: added by a user, or read back from a block): a request holding this object
+    # still says it where it was said
+    message: BaseMessage | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "text": self.text, "source": self.source, "speaker": self.speaker,
@@ -139,6 +143,8 @@ class Ledger:
             if old.values != entry.values:
                 self.superseded.append(old)
                 entry = dataclasses.replace(entry, replaces=(*old.replaces, old.text), pinned=old.pinned)
+            elif old.message is None and entry.message is not None:  # said again where it can be seen
+                entry = dataclasses.replace(entry, replaces=old.replaces, pinned=old.pinned)
         self._entries.append(entry)
 
     def _replaced(self, new: LedgerEntry) -> int | None:
@@ -246,7 +252,7 @@ def _source(message: BaseMessage, position: int) -> str:
 
 def _entry(statement: Statement, message: BaseMessage, position: int, speaker: str) -> LedgerEntry:
     return LedgerEntry(statement.kind, statement.text, _source(message, position), position,  # type: ignore[arg-type]
-                       speaker, False, (), statement.values, statement.subject, statement.correcting)
+                       speaker, False, (), statement.values, statement.subject, statement.correcting, message)
 
 
 def _shapes(values: tuple[str, ...]) -> set[str]:
@@ -278,7 +284,9 @@ def ledger_message(text: str, entries: Sequence[LedgerEntry], *, system: bool = 
 
 
 def is_ledger(message: BaseMessage) -> bool:
-    return LEDGER_KEY in message.response_metadata
+    """Whether ``message`` is a ledger block (written by a plan, or its text given back)."""
+    return LEDGER_KEY in message.response_metadata or (
+        isinstance(message.content, str) and message.content.startswith(LEDGER_HEADER))
 
 
 def from_block(message: BaseMessage) -> list[LedgerEntry] | None:
@@ -309,3 +317,17 @@ def from_block(message: BaseMessage) -> list[LedgerEntry] | None:
 def _read_values(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
     values = tuple(item for item, _ in items(text))
     return values, subject_terms(text, values)
+
+
+def told_texts(ledger: Ledger) -> set[str]:
+    """The statements of ``ledger`` in force and superseded: what a summary beside its block does not quote."""
+    return {e.text.rstrip("…") for e in (*ledger.entries, *ledger.superseded)}
+
+
+def takes_ledger(summarizer: Callable[..., Any]) -> bool:
+    """Whether ``summarizer`` takes the ledger (a ``ledger`` keyword, or ``**kwargs``): it is then given it."""
+    try:
+        parameters = inspect.signature(summarizer).parameters
+    except (TypeError, ValueError):
+        return False
+    return "ledger" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())

@@ -32,7 +32,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -187,10 +187,11 @@ def _shape(fact: str) -> str:
 
 def extractive_summary(
     messages: Sequence[BaseMessage], max_tokens: int | None = None, count: Callable[[str], int] | None = None,
-    query: str = "",
+    query: str = "", told: Collection[str] = (),
 ) -> Extract:
     """The summary of ``messages`` within ``max_tokens`` (as ``count`` counts them); without a cap, every excerpt.
-    ``query`` (the newest user message) puts the excerpts sharing its terms first."""
+    ``query`` (the newest user message) puts the excerpts sharing its terms first. ``told``: statements a ledger
+    carries beside the summary, and those it superseded: no excerpt quotes them again."""
     tool_names = {c["id"]: c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls if c["id"]}
     roles = [_role(m, tool_names) for m in messages]
     split = [pieces(_body(message_text(m), role)) for m, role in zip(messages, roles, strict=True)]
@@ -226,7 +227,7 @@ def extractive_summary(
             template = _DIGITS.sub("9", piece)[:TEMPLATE_CHARS]  # log lines alike but for their numbers
             worth /= 1 + templates[template]
             templates[template] += 1
-            if (found_facts or _long_enough(piece)) and piece not in seen:
+            if (found_facts or _long_enough(piece)) and piece not in seen and not _told(piece, told):
                 seen.add(piece)
                 tier = KEEP_TIER if kept[n] else USER_TIER if own[n] and found_facts else LAST_TIER
                 excerpts.append(_Excerpt(index, len(excerpts), _narrow(piece, found_facts), found_facts, worth, scale,
@@ -235,6 +236,11 @@ def extractive_summary(
         _steer(excerpts, query)
     extract = _choose(excerpts, roles, weight, len(messages), max_tokens, count)
     return dataclasses.replace(extract, facts=tuple(facts.values()))
+
+
+def _told(piece: str, told: Collection[str]) -> bool:
+    """Whether ``piece`` is (part of) a statement in ``told``, or holds one."""
+    return bool(told) and any(piece in statement or statement in piece for statement in told)
 
 
 def _steer(excerpts: list[_Excerpt], query: str) -> None:
