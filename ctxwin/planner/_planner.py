@@ -435,12 +435,13 @@ class Planner(Generic[M]):
             messages, source = self._recall_input(messages, meter, turn)
             run = self._start(messages, meter, budget)
             run.recalled = turn.recalled
+            run.ledger = report(told) if told is not None else None
             steps_goal = self._ledger_goal(run.current, meter, told, goal)
             for strategy, step_context in self._steps(run, meter, steps_goal, told):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
+            self._recall(run, meter, source, steps_goal, budget)  # (it may drop more: the block comes after it)
             self._carry_ledger(run, meter, told, goal, budget, turn.head)
-            self._recall(run, meter, source, goal, budget)
             plan = self._finish(run, meter, forms, top)
             return Planned(plan, run.current, run.repaired_pairs)
 
@@ -501,7 +502,6 @@ class Planner(Generic[M]):
         if told is None:
             return
         entries = carried(told, run.current)
-        run.ledger = report(told)
         room = min(math.floor(self.ledger_share * goal.max_input_tokens),
                    budget.max_input_tokens - self._request_tokens(run.current, meter))
         if not entries:
@@ -552,6 +552,9 @@ class Planner(Generic[M]):
         if not query:
             return None
         excerpts = find(source, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        if run.ledger is not None and run.ledger.superseded:  # a corrected value is not sent beside its correction
+            stale = [e.text.rstrip("…") for e in run.ledger.superseded]
+            excerpts = [e for e in excerpts if not any(text in e.text for text in stale)]
         room = math.floor(self.recall_share * goal.max_input_tokens)
         chosen = choose(query, excerpts, room, meter.count) if excerpts else None
         return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)

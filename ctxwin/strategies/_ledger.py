@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.strategies._facts import items
-from ctxwin.strategies._ledger_extract import Statement, statements, subject_terms
+from ctxwin.strategies._ledger_extract import Statement, stated_values, statements, subject_terms
 
 Kind = Literal["rule", "limit", "fact", "goal", "preference"]
 KINDS: tuple[Kind, ...] = ("rule", "limit", "fact", "goal", "preference")
@@ -174,7 +174,7 @@ class Ledger:
             raise ValueError(f"Ledger.add: kind must be one of {', '.join(KINDS)}, got {kind!r}")
         if not isinstance(text, str) or not text.strip():
             raise ValueError("Ledger.add: text must be a non-empty string")
-        values = tuple(item for item, _ in items(text))
+        values = stated_values(text)
         entry = LedgerEntry(kind, " ".join(text.split()), "added", self._read, "added", True, (), values,
                             subject_terms(text, values))
         self._take(entry)
@@ -190,7 +190,7 @@ class Ledger:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("Ledger.edit: text must be a non-empty string")
         old = self._find(entry, "edit")
-        values = tuple(item for item, _ in items(text))
+        values = stated_values(text)
         new = dataclasses.replace(old, text=" ".join(text.split()), pinned=True, values=values,
                                   subject=subject_terms(text, values))
         self._edited[old.text] = new
@@ -315,7 +315,7 @@ def from_block(message: BaseMessage) -> list[LedgerEntry] | None:
 
 
 def _read_values(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
-    values = tuple(item for item, _ in items(text))
+    values = stated_values(text)
     return values, subject_terms(text, values)
 
 

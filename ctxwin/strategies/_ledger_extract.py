@@ -31,6 +31,8 @@ from ctxwin.strategies._ledger_words import (
 )
 from ctxwin.strategies._salience import pieces
 
+# The metadata keys of the messages ctxwin writes (summaries, recalls, ledger blocks).
+CTXWIN_KEYS = "ctxwin_"
 # A line up to this many characters is one statement (its sentences read together: "X is hands off. Nobody touches
 # it."); a longer one is read sentence by sentence.
 LINE_CHARS = 240
@@ -47,7 +49,10 @@ TRAILING_PARAGRAPHS = 4
 # Fact kinds that make a declarative sentence a fact (a code symbol without digits, in a sentence, is prose).
 VALUE_KINDS = frozenset({"id", "url", "email", "path", "file", "date", "time", "quantity", "phone", "ip", "number",
                          "name"})
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*\s*[^\W\d_]{0,12}")
+# A number of its own (not part of an identifier: "sync-49", "v2"), maybe with a unit: "17 pods", "12G".
+_NUMBER = re.compile(r"(?<![\w.\-/#])\d[\d,.]*(?![\w.\-/]*[\-/_])")
+_AMOUNT_KINDS = frozenset({"quantity", "date", "time", "number"})
+_SPACED_WORD = re.compile(r"[A-Za-zÀ-ÿ]+")
 _QUESTION = re.compile(r"[?？]\s*$")
 _LEAD_IN = re.compile(r"[:：]\s*$")
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
@@ -89,12 +94,13 @@ def _cjk_markers(run: str) -> list[str]:
     return [m.group() for pattern in (DIRECTIVES, CORRECTIONS) for m in pattern.finditer(run)]
 
 
-def _values(text: str) -> tuple[str, ...]:
+def stated_values(text: str, found: list[tuple[str, str]] | None = None) -> tuple[str, ...]:
     """The values ``text`` states (``facts.items`` of a value kind; a "name" led by a function word, "Das Budget",
-    is none)."""
-    found = [item for item, kind in items(text) if (kind in VALUE_KINDS or any(c.isdigit() for c in item))
-             and not (kind == "name" and item.split()[0].lower() in FUNCTION)]
-    return tuple(dict.fromkeys(found))
+    is none); ``found``: its items, when the caller has them."""
+    pairs = items(text) if found is None else found
+    kept = [item for item, kind in pairs if (kind in VALUE_KINDS or any(c.isdigit() for c in item))
+            and not (kind == "name" and item.split()[0].lower() in FUNCTION)]
+    return tuple(dict.fromkeys(kept))
 
 
 def _imperative(text: str) -> bool:
@@ -104,7 +110,7 @@ def _imperative(text: str) -> bool:
     if len(words) < 2:
         return False
     first, second = words[0].lower().strip(",.;:!"), words[1].lower().strip(",.;:!")
-    if not first.isalpha() or first in FUNCTION or first in MARKERS:
+    if not _SPACED_WORD.fullmatch(first) or first in FUNCTION or first in MARKERS:
         return False
     return second in _PRONOUN_OR_ARTICLE or any(c.isdigit() for c in second)
 
@@ -115,22 +121,23 @@ def classify(text: str, *, speaker: str = "user") -> Statement | None:
     if len(flat) < 6 or _QUESTION.search(flat) or _LEAD_IN.search(flat):
         return None
     lower = flat.lower()
-    values = _values(flat)
-    numbered = bool(values) or _NUMBER.search(flat) is not None
+    found = items(flat)
+    values = stated_values(flat, found)
+    amount = any(kind in _AMOUNT_KINDS for _, kind in found) or _NUMBER.search(flat) is not None
     correcting = CORRECTIONS.search(lower) is not None
     if speaker == "assistant":
         if COMMITMENTS.search(lower) is None:
             return None
         kind = "rule"
+    elif amount and BOUNDS.search(lower):
+        kind = "limit"
     elif GOALS.search(lower):
         kind = "goal"
     elif FORMS.search(lower) and (DIRECTIVES.search(lower) or _imperative(flat) or len(flat) <= LINE_CHARS):
         kind = "preference"
-    elif numbered and BOUNDS.search(lower):
-        kind = "limit"
     elif DIRECTIVES.search(lower) or _imperative(flat):
         kind = "rule"
-    elif values or numbered:
+    elif values or amount:
         kind = "fact"
     else:
         return None
@@ -213,12 +220,12 @@ def tool_statements(text: str, question: str) -> list[Statement]:
         return []
     if len(text) <= TOOL_CHARS:
         body = " ".join(line.strip() for line in text.splitlines() if line.strip())
-        values = _values(body)
+        values = stated_values(body)
         terms = subject_terms(body)
         if values and (terms & asked or any(v.lower() in question.lower() for v in values)):
             return [Statement("fact", body, values, terms, False)]
         return []
-    lines = [(line, _values(line)) for line, code in pieces(text, sentences=False)
+    lines = [(line, stated_values(line)) for line, code in pieces(text, sentences=False)
              if not code and len(line) <= LINE_CHARS]
     terms = [subject_terms(line, values) for line, values in lines]
     spread: dict[str, int] = {}
@@ -238,7 +245,10 @@ def tool_statements(text: str, question: str) -> list[Statement]:
 
 def statements(message: BaseMessage, question: str = "") -> list[Statement]:
     """The statements ``message`` makes: a user's, an assistant's commitments, a tool result's answer to
-    ``question``; none for a system message (the system prompt is sent whole in every request)."""
+    ``question``; none for a system message (the system prompt is sent whole in every request) or one ctxwin wrote
+    (a summary, a recall: what they quote was read where it was said)."""
+    if any(key.startswith(CTXWIN_KEYS) for key in message.response_metadata):
+        return []
     if isinstance(message, HumanMessage):
         return user_statements(message.text)
     if isinstance(message, AIMessage):
