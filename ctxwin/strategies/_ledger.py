@@ -274,13 +274,16 @@ def render_block(entries: Sequence[LedgerEntry]) -> str:
     return "\n".join(lines)
 
 
-def ledger_message(text: str, entries: Sequence[LedgerEntry], *, system: bool = True) -> BaseMessage:
-    """The message carrying a block: a system message (or, after a session's head, a user-side one, as providers
-    take system messages only first); ``response_metadata`` (never sent) holds its entries."""
+def ledger_message(text: str, entries: Sequence[LedgerEntry], *, after: BaseMessage | None = None) -> BaseMessage:
+    """The message carrying a block: a system message, or, ``after`` a session's head (providers take system
+    messages only first), one of the other side than the head's last message (so that an API joining a side's
+    consecutive messages keeps the head's end apart); ``response_metadata`` (never sent) holds its entries."""
     metadata = {LEDGER_KEY: [e.as_dict() for e in entries]}
-    if system:
+    if after is None or isinstance(after, SystemMessage):
         return SystemMessage(text, id="ctxwin-ledger", response_metadata=metadata)
-    return HumanMessage(text, id="ctxwin-ledger", response_metadata=metadata)
+    if isinstance(after, AIMessage):
+        return HumanMessage(text, id="ctxwin-ledger", response_metadata=metadata)
+    return AIMessage(text, id="ctxwin-ledger", response_metadata=metadata)
 
 
 def is_ledger(message: BaseMessage) -> bool:

@@ -2,8 +2,8 @@
 
 An entry is carried when the request no longer says it where it was said (its message was dropped, shortened or
 summarised), or when a user pinned, edited or added it. The block goes after the leading system messages and a
-session's fixed head, before any summary: a system message there, a user-side one after a head (providers take
-system messages only first). ``LedgerReport`` is ``Plan.ledger``.
+session's fixed head, before any summary: a system message there, after a head a message of the side its last
+message is not (providers take system messages only first). ``LedgerReport`` is ``Plan.ledger``.
 """
 
 from __future__ import annotations
@@ -81,15 +81,15 @@ def placed_block(
     if not entries or room <= 0:
         return None
     index = block_index(messages, head)
-    system = index == leading_system_count(messages)
-    framing = count(ledger_message("", (), system=system))
-    text, left = ledger.render(entries, room - framing, lambda t: count(ledger_message(t, (), system=system))
+    after = messages[index - 1] if index else None
+    framing = count(ledger_message("", (), after=after))
+    text, left = ledger.render(entries, room - framing, lambda t: count(ledger_message(t, (), after=after))
                                - framing)
     if not text:
         return None
     gone = set(map(id, left))
     kept = [e for e in entries if id(e) not in gone]
-    message = ledger_message(text, kept, system=system)
+    message = ledger_message(text, kept, after=after)
     tokens = count(message)
     if tokens > room:
         return None

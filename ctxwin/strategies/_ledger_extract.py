@@ -103,16 +103,16 @@ def stated_values(text: str, found: list[tuple[str, str]] | None = None) -> tupl
     return tuple(dict.fromkeys(kept))
 
 
-def _imperative(text: str) -> bool:
+def _imperative(text: str, values: tuple[str, ...] = ()) -> bool:
     """An imperative in a spaced script: a verb first (no subject before it), then its object (an article, a
-    pronoun or a value): "Keep the export...", "Run it...", "Use v2.1..."."""
+    pronoun or a stated value): "Keep the export...", "Run it...", "Use v2.1.3..."."""
     words = text.split()
     if len(words) < 2:
         return False
-    first, second = words[0].lower().strip(",.;:!"), words[1].lower().strip(",.;:!")
+    first, second = words[0].lower().strip(",.;:!"), words[1].strip(",.;:!")
     if not _SPACED_WORD.fullmatch(first) or first in FUNCTION or first in MARKERS:
         return False
-    return second in _PRONOUN_OR_ARTICLE or any(c.isdigit() for c in second)
+    return second.lower() in _PRONOUN_OR_ARTICLE or second in values
 
 
 def classify(text: str, *, speaker: str = "user") -> Statement | None:
@@ -123,7 +123,8 @@ def classify(text: str, *, speaker: str = "user") -> Statement | None:
     lower = flat.lower()
     found = items(flat)
     values = stated_values(flat, found)
-    amount = any(kind in _AMOUNT_KINDS for _, kind in found) or _NUMBER.search(flat) is not None
+    number = _NUMBER.search(flat)
+    amount = any(kind in _AMOUNT_KINDS for _, kind in found) or number is not None
     correcting = CORRECTIONS.search(lower) is not None
     if speaker == "assistant":
         if COMMITMENTS.search(lower) is None:
@@ -133,11 +134,11 @@ def classify(text: str, *, speaker: str = "user") -> Statement | None:
         kind = "limit"
     elif GOALS.search(lower):
         kind = "goal"
-    elif FORMS.search(lower) and (DIRECTIVES.search(lower) or _imperative(flat) or len(flat) <= LINE_CHARS):
+    elif FORMS.search(lower) and (DIRECTIVES.search(lower) or _imperative(flat, values) or len(flat) <= LINE_CHARS):
         kind = "preference"
-    elif DIRECTIVES.search(lower) or _imperative(flat):
+    elif DIRECTIVES.search(lower) or _imperative(flat, values):
         kind = "rule"
-    elif values or amount:
+    elif values or number is not None and len(number.group()) > 1:  # "question 1" is a label, "17 pods" a fact
         kind = "fact"
     else:
         return None
