@@ -368,20 +368,22 @@ class Planner(Generic[M]):
             return within(meter, messages, budget.messages_budget)
         return meter.exact(messages) <= budget.max_input_tokens
 
-    def plan(self, messages: Any) -> Plan[M]:
+    def plan(self, messages: Any, *, ledger: Ledger | None = None) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
-        in give LangChain messages in ``Plan.messages`` (``ctxwin.messages._forms``) unless ``output="openai"``."""
+        in give LangChain messages in ``Plan.messages`` (``ctxwin.messages._forms``) unless ``output="openai"``.
+        ``ledger``: a ``Ledger`` a user steered (entries added, pinned, edited, dropped): the plan reads the
+        conversation into a copy of it (it is not changed), and its block always holds its pinned entries."""
         planner = self.for_request(messages)
         items, forms = read_for(messages, planner.output)
-        return planner._plan(list(items) if items is messages else items, planner._meter(), forms)
+        items = list(items) if items is messages else items
+        return planner.plan_run(items, planner._meter(), forms, turn=_one_off(items, ledger)).plan
 
-    async def aplan(self, messages: Any) -> Plan[M]:
+    async def aplan(self, messages: Any, *, ledger: Ledger | None = None) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
         planner = self.for_request(messages)
         items, forms = read_for(messages, planner.output)
-        return await planner._aplan(
-            list(items) if items is messages else items, planner._meter(), forms
-        )
+        items = list(items) if items is messages else items
+        return (await planner.aplan_run(items, planner._meter(), forms, turn=_one_off(items, ledger))).plan
 
     def _meter(self) -> Meter:
         """A plan's meter: the counter, with the tool definitions as the request sends them."""
@@ -648,11 +650,13 @@ class Planner(Generic[M]):
                 run.record(placing.name, result)
         return run
 
-    def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        return self.plan_run(messages, meter, forms).plan
-
-    async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        return (await self.aplan_run(messages, meter, forms)).plan
+def _one_off(messages: list[BaseMessage], ledger: Ledger | None) -> SessionTurn:
+    """A one-off plan's turn: the planner's own ledger, or a copy of ``ledger`` that has read ``messages``."""
+    if ledger is None:
+        return ONE_OFF
+    if not isinstance(ledger, Ledger):
+        raise TypeError(f"ledger must be a ctxwin.strategies.Ledger, got {type(ledger).__name__}")
+    return SessionTurn(ledger=ledger.copy().read(messages))
 
 
 @dataclass
@@ -693,40 +697,41 @@ class _Run:
 @overload
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["openai"], strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Unpack[FitOptions],
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Unpack[FitOptions],
 ) -> Plan[OpenAIMessage]: ...
 
 
 @overload
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["responses"], strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Unpack[FitOptions],
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Unpack[FitOptions],
 ) -> Plan[ResponsesItem]: ...
 
 
 @overload
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["anthropic"], strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Unpack[FitOptions],
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Unpack[FitOptions],
 ) -> Plan[AnthropicMessage]: ...
 
 
 @overload
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output = "messages", strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Unpack[FitOptions],
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Unpack[FitOptions],
 ) -> Plan[Any]: ...
 
 
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output | None = None, strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Any,
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Any,
 ) -> Plan:
     """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; the options are ``FitConfig``'s,
-    see ``Planner``. A ``config`` is taken whole: its model (maybe none) unless ``model`` names another."""
+    see ``Planner``. A ``config`` is taken whole: its model (maybe none) unless ``model`` names another.
+    ``ledger``: a steered ``Ledger`` (see ``Planner.plan``)."""
     if config is not None and model == DEFAULT_MODEL:
         model = config.model
     if output is not None:
         options["output"] = output
     planner: Planner[Any] = Planner(model, strategies, config=config, **options)
-    return planner.plan(messages)
+    return planner.plan(messages, ledger=ledger)

@@ -67,6 +67,7 @@ from ctxwin.recall._inject import (
 from ctxwin.recall._store import Excerpt, RecallStore, message_excerpts
 from ctxwin.recall._tool import RecallTool
 from ctxwin.strategies._base import leading_system_count
+from ctxwin.strategies._ledger import Ledger
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pins import head_length, pinned_indexes
 from ctxwin.strategies._walk import within
@@ -189,6 +190,7 @@ class PlanSession(Generic[M]):
         self._ratio = 0.0  # the largest measured ratio of the provider's input tokens to the counted ones
         self.recall_store = RecallStore()
         self._recall = SessionRecall(self._messages, self._view, self.recall_store)
+        self.ledger = Ledger()  # what the conversation told: read up to the newest message at each cut
         self.history = history
         if history is not None:
             if not callable(getattr(history, "add_messages", None)) or not hasattr(history, "messages"):
@@ -303,7 +305,8 @@ class PlanSession(Generic[M]):
         ``Planner.plan`` does) and what the session recalled itself."""
         source: SessionRecall | bool = (self._recall if self.cache_stable else True) if recall else False
         pinned = list(self._pinned) if whole else None
-        return SessionTurn(target, self._head, pinned, source, recalled)
+        told = self.ledger.read(self._messages) if recall else False  # (between cuts the block stays as sent)
+        return SessionTurn(target, self._head, pinned, source, recalled, told)
 
     def _forget(self, keep: list[BaseMessage]) -> None:
         if self._meter.held > self._RETAIN_FACTOR * len(self._messages) + self._RETAIN_SLACK:

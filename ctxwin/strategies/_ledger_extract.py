@@ -222,9 +222,9 @@ def tool_statements(text: str, question: str) -> list[Statement]:
     if len(text) <= TOOL_CHARS:
         body = " ".join(line.strip() for line in text.splitlines() if line.strip())
         values = stated_values(body)
-        terms = subject_terms(body)
-        if values and (terms & asked or any(v.lower() in question.lower() for v in values)):
-            return [Statement("fact", body, values, terms, False)]
+        about = subject_terms(body)
+        if values and (about & asked or any(v.lower() in question.lower() for v in values)):
+            return [Statement("fact", body, values, about, False)]
         return []
     lines = [(line, stated_values(line)) for line, code in pieces(text, sentences=False)
              if not code and len(line) <= LINE_CHARS]

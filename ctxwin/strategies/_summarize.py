@@ -300,7 +300,8 @@ class Summarize(BaseStrategy):
                                              said)
                 return _Call(span, replaced, room, extract.text, extract.excerpts, extract.facts, previous)
             if told is not None and takes_ledger(summarizer):
-                return _Call(span, replaced, room, summarizer(summarizing, ledger=told), previous=previous)
+                return _Call(span, replaced, room, summarizer(summarizing, ledger=told),  # type: ignore[call-arg]
+                             previous=previous)
             return _Call(span, replaced, room, summarizer(summarizing), previous=previous)
         except Exception as exc:
             return self._failed(messages, exc)

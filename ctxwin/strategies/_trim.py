@@ -31,6 +31,7 @@ from ctxwin.strategies._base import (
     must_keep_with_partners,
     without,
 )
+from ctxwin.strategies._oversize import replace_oversize
 from ctxwin.strategies._walk import within
 from ctxwin.trim import trim_counted
 from ctxwin.trim._tool_pairs import ToolPairs
@@ -63,9 +64,10 @@ class TrimToBudget(BaseStrategy):
             protected_set = set(whole)  # the last turn stays whole when it fits beside what must stay
         protected = sorted(protected_set)
         fixed = [messages[i] for i in protected]
-        rest = without(messages, protected)
         limit = budget.messages_budget - sum(counts.each(fixed))
-        notes: list[str] = []
+        # a message larger than all the room left would stop the trim there: its placeholder lets it go on
+        messages, replaced, notes = replace_oversize(messages, protected_set, max(limit, 0), counts)
+        rest = without(messages, protected)
         warnings: list[str] = []
         kept = protected
         overhead = counts.overhead  # None: the counter is not additive, the engine counts whole lists
@@ -100,9 +102,8 @@ class TrimToBudget(BaseStrategy):
                 f"budget beside what must stay: {lost} of its messages were dropped"
             )
         notes.append(f"kept {len(kept):,} of {plural(len(messages), 'message')}")
-        return StepResult(
-            [messages[i] for i in kept], notes, [Change("dropped", without(messages, kept))], warnings=warnings
-        )
+        changes = [*([replaced] if replaced else []), Change("dropped", without(messages, kept))]
+        return StepResult([messages[i] for i in kept], notes, changes, warnings=warnings)
 
 
 def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: list[int], from_end: bool) -> list[int]:
