@@ -162,7 +162,8 @@ class Ledger:
             if not same_shape:
                 continue
             related = new.kind == old.kind or {new.kind, old.kind} <= {"fact", "limit"}
-            if (share >= SAME_SUBJECT and related or new.correcting and share >= CORRECTED_SUBJECT) and share > best_share:
+            enough = (share >= SAME_SUBJECT and related) or (new.correcting and share >= CORRECTED_SUBJECT)
+            if enough and share > best_share:
                 best, best_share = index, share
         return best
 

@@ -13,6 +13,7 @@ that called the tool shares a term with them, as facts.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -57,9 +58,10 @@ _QUESTION = re.compile(r"[?？]\s*$")
 _LEAD_IN = re.compile(r"[:：]\s*$")
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
-_PRONOUN_OR_ARTICLE = frozenset(
-    "the a an this that these those it them all every each any my our your me us his her their its".split()
-)
+_PRONOUN_OR_ARTICLE = frozenset({
+    "the", "a", "an", "this", "that", "these", "those", "it", "them", "all", "every", "each", "any", "my", "our",
+    "your", "me", "us", "his", "her", "their", "its",
+})
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ def classify(text: str, *, speaker: str = "user") -> Statement | None:
         kind = "preference"
     elif DIRECTIVES.search(lower) or _imperative(flat, values):
         kind = "rule"
-    elif values or number is not None and len(number.group()) > 1:  # "question 1" is a label, "17 pods" a fact
+    elif values or (number is not None and len(number.group()) > 1):  # "question 1" is a label, "17 pods" a fact
         kind = "fact"
     else:
         return None
@@ -166,7 +168,7 @@ def _wrapped(paragraph: str) -> bool:
     """A paragraph of prose wrapped at a fixed width (a line that does not end a sentence, then one that goes on in
     lower case): pasted documentation, which a user typing into a chat does not write."""
     lines = [line.strip() for line in paragraph.strip().splitlines()]
-    return any(a and b and a[-1] not in ".!?:;。！？" and b[0].islower() for a, b in zip(lines, lines[1:]))
+    return any(a and b and a[-1] not in ".!?:;。！？" and b[0].islower() for a, b in itertools.pairwise(lines))
 
 
 def _own(units: list[tuple[str, bool]], text: str) -> list[bool]:
@@ -185,7 +187,7 @@ def _own(units: list[tuple[str, bool]], text: str) -> list[bool]:
                 or len(trailing) >= TRAILING_PARAGRAPHS:
             break
         trailing.append(" ".join(paragraph.split()))
-    return [mine or not code and any(unit in p for p in trailing) for (unit, code), mine in zip(units, own,
+    return [mine or (not code and any(unit in p for p in trailing)) for (unit, code), mine in zip(units, own,
                                                                                               strict=True)]
 
 

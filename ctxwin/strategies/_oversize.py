@@ -1,16 +1,18 @@
 """Messages too large to keep whole: each is replaced by a short placeholder naming how to recall it.
 
-A trim keeps the newest messages that fit, one after another from the end; a message larger than all the room the
-budget leaves beside what must stay (an old paste over the window) would stop it there, and every request after it
-would drop all older work. Such a message is replaced by a placeholder of its side that says what it was and gives
-its recall handle (its id, else ``#position``), and the trim goes on with what is older.
+A trim keeps the newest messages that fit, one after another from the end; a message larger than the whole budget
+(an old paste over the window) would stop it there, and every request after it would drop all older work. Such a
+message is replaced by a placeholder of its side that says what it was and gives its recall handle (its id, else
+``#position``), and the trim goes on with what is older.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ctxwin._plural import plural
 from ctxwin.messages import AIMessage, BaseMessage
-from ctxwin.strategies._base import Change, Counts
+from ctxwin.strategies._base import Counts
 
 PLACEHOLDER = ("[ctxwin: {what} of {tokens:,} tokens left out, larger than the room the budget leaves; recall it by "
                "{handle}]")
@@ -31,32 +33,37 @@ def placeholder(message: BaseMessage, position: int, tokens: int) -> BaseMessage
     return message.model_copy(update=update)
 
 
-def replace_oversize(
-    messages: list[BaseMessage], protected: set[int], room: int, counts: Counts
-) -> tuple[list[BaseMessage], Change | None, list[str]]:
-    """``messages`` with every unprotected message counting more than ``room`` replaced by its placeholder, the
-    change, and a note naming them (the same list, None and no note when there is none)."""
-    long_enough = room * CHARS_PER_TOKEN_FLOOR
-    found = [i for i, message in enumerate(messages) if i not in protected and _chars(message) >= long_enough
-             and counts.count(message) > room]
-    if not found:
-        return messages, None, []
-    out = list(messages)
-    originals: list[BaseMessage] = []
-    copies: list[BaseMessage] = []
-    for i in found:
-        tokens = counts.count(messages[i])
-        out[i] = placeholder(messages[i], i, tokens)
-        originals.append(messages[i])
-        copies.append(out[i])
-    named = ", ".join(m.id or f"#{i}" for i, m in zip(found, originals, strict=True))
-    note = (f"replaced {plural(len(found), 'message')} too large to keep whole ({named}) by a placeholder with its "
-            f"recall handle; older messages are kept around it")
-    return out, Change("replaced", originals, copies), [note]
+def oversize_at_cut(
+    messages: list[BaseMessage], kept: list[int], protected: set[int], budget: int, room: int, counts: Counts
+) -> tuple[list[BaseMessage], int] | None:
+    """When the newest messages kept (``kept``, indexes) stop at a message larger than the whole ``budget`` with
+    older messages before it, ``messages`` with that message replaced by its placeholder, and its index; None when
+    they stop for another reason or the placeholder would not fit in ``room`` (the budget less what must stay)
+    beside them either. Only that message is counted."""
+    older = [i for i in kept if i not in protected]
+    start = older[0] if older else next((i for i in sorted(protected, reverse=True)), len(messages))
+    cut = start - 1
+    while cut >= 0 and cut in protected:
+        cut -= 1
+    if not any(i not in protected for i in range(cut)):  # nothing older to keep: no placeholder is worth it
+        return None
+    if _chars(messages[cut]) < budget * CHARS_PER_TOKEN_FLOOR or counts.count(messages[cut]) <= budget:
+        return None
+    copy = placeholder(messages[cut], cut, counts.count(messages[cut]))
+    used = sum(counts.each([messages[i] for i in older]))
+    if counts.count(copy) > room - used:
+        return None
+    return [*messages[:cut], copy, *messages[cut + 1:]], cut
+
+
+def oversize_note(messages: Sequence[BaseMessage], replaced: Sequence[int]) -> str:
+    """The note naming the messages replaced by their placeholders."""
+    named = ", ".join(messages[i].id or f"#{i}" for i in replaced)
+    return (f"replaced {plural(len(replaced), 'message')} too large to keep whole ({named}) by a placeholder with "
+            f"its recall handle; older messages are kept around it")
 
 
 def _chars(message: BaseMessage) -> int:
     content = message.content
     return len(content) if isinstance(content, str) else len(str(content)) + sum(
         len(str(call.get("args"))) for call in getattr(message, "tool_calls", ()))
-
