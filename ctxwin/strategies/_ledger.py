@@ -30,7 +30,7 @@ KINDS: tuple[Kind, ...] = ("rule", "limit", "fact", "goal", "preference")
 LEAVING_ORDER: tuple[Kind, ...] = ("fact", "preference", "goal", "limit", "rule")
 SECTIONS = {"rule": "Rules", "limit": "Limits", "fact": "Facts", "goal": "Goal and next steps",
             "preference": "Preferences"}
-LEDGER_HEADER = "What this conversation told (newest value of each; in force unless said otherwise):"
+LEDGER_HEADER = "What the conversation told so far (newest values):"
 LEDGER_KEY = "ctxwin_ledger"
 # A later statement supersedes an earlier one when their subject terms overlap this much (shared / all), or, when
 # it is worded as a correction, CORRECTED_SUBJECT.

@@ -6,7 +6,8 @@ an explicit keep request anywhere), never a question or a lead-in ending with a 
 is built of (``ledger_words``): a number or date beside a bound is a ``limit``; negation, a modal verb or an
 imperative is a ``rule``; words of aim, sequence or completion the ``goal`` state; the form of an answer beside a
 directive or a preference a ``preference``; a declarative sentence holding an identifier, a number, a name, a path
-or a URL (``facts.items``) a ``fact``. The assistant's statements count when they bind it (a commitment: its own
+or a URL (``facts.items``) a ``fact``, and so is a user's short turn of its own that states something without any
+of these. The assistant's statements count when they bind it (a commitment: its own
 future or refusal, an action held until the user's word), as rules; a tool result's lines when the user's question
 that called the tool shares a term with them, as facts.
 """
@@ -37,6 +38,8 @@ CTXWIN_KEYS = "ctxwin_"
 # A line up to this many characters is one statement (its sentences read together: "X is hands off. Nobody touches
 # it."); a longer one is read sentence by sentence.
 LINE_CHARS = 240
+# A short user turn of its own with this many subject terms is a statement even without a marker or a value.
+STANDALONE_TERMS = 4
 # A statement is quoted up to this many characters (a long sentence is cut around its values).
 STATEMENT_CHARS = 300
 # A tool result up to this many characters is one fact when it answers the user's question; a longer one gives the
@@ -58,6 +61,14 @@ _QUESTION = re.compile(r"[?？]\s*$")
 _LEAD_IN = re.compile(r"[:：]\s*$")
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+# A leading label: "Note: ...", "SAFETY RULE: ...", "Constraint: ...".
+_LABEL = re.compile(r"^[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,3}\s*[:：]\s+")
+# A leading condition before a main clause: "If X, ...", "When X, ...".
+_CONDITION = re.compile(r"^(?:if|when|whenever|before|after|unless|once|in case|whatever|wherever)\b[^,;]{0,160}[,;]\s*",
+                        re.I)
+_AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "would", "can",
+                          "could", "should", "may", "might", "must", "does", "do", "did", "shall", "isn't", "aren't",
+                          "wasn't", "doesn't", "don't", "won't", "can't"})
 _PRONOUN_OR_ARTICLE = frozenset({
     "the", "a", "an", "this", "that", "these", "those", "it", "them", "all", "every", "each", "any", "my", "our",
     "your", "me", "us", "his", "her", "their", "its",
@@ -106,19 +117,26 @@ def stated_values(text: str, found: list[tuple[str, str]] | None = None) -> tupl
 
 
 def _imperative(text: str, values: tuple[str, ...] = ()) -> bool:
-    """An imperative in a spaced script: a verb first (no subject before it), then its object (an article, a
-    pronoun or a stated value): "Keep the export...", "Run it...", "Use v2.1.3..."."""
-    words = text.split()
+    """An imperative in a spaced script: a verb first, with no subject before it and no auxiliary after it ("Keep
+    the export...", "Use metric units...", not "Retries are capped..."), maybe after a leading condition ("If
+    it fails, page the on-call.")."""
+    clause = _CONDITION.sub("", _LABEL.sub("", text, count=1), count=1)
+    words = clause.split()
     if len(words) < 2:
         return False
     first, second = words[0].lower().strip(",.;:!"), words[1].strip(",.;:!")
-    if not _SPACED_WORD.fullmatch(first) or first in FUNCTION or first in MARKERS:
+    if not _SPACED_WORD.fullmatch(first) or first in FUNCTION or first in MARKERS or words[0].endswith(":"):
         return False
-    return second.lower() in _PRONOUN_OR_ARTICLE or second in values
+    if second.lower() in _PRONOUN_OR_ARTICLE or second in values:
+        return True
+    # a plural noun or a past form first reads as a subject or a report ("Notes:", "Deployed the fix")
+    return len(words) >= 3 and not first.endswith(("s", "ed")) and second.lower() not in _AUXILIARIES \
+        and not words[1].endswith(":")
 
 
-def classify(text: str, *, speaker: str = "user") -> Statement | None:
-    """The statement ``text`` makes (see the module docstring), or None."""
+def classify(text: str, *, speaker: str = "user", standalone: bool = False) -> Statement | None:
+    """The statement ``text`` makes (see the module docstring), or None. ``standalone``: ``text`` is a user's turn
+    of its own, short: a declarative one is something told even without a marker or a value."""
     flat = " ".join(text.split())
     if len(flat) < 6 or _QUESTION.search(flat) or _LEAD_IN.search(flat):
         return None
@@ -196,11 +214,12 @@ def user_statements(text: str) -> list[Statement]:
     units = _units(text)
     own = _own(units, text)
     kept = kept_pieces(units, text) if len(text) > LINE_CHARS else own
+    standalone = len(text) <= LINE_CHARS
     found = []
     for (unit, code), mine, keep in zip(units, own, kept, strict=True):
         if code or not (mine or keep):
             continue
-        statement = classify(unit)
+        statement = classify(unit, standalone=standalone)
         if statement is not None:
             found.append(statement)
     return found

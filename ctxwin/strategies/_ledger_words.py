@@ -13,6 +13,13 @@ import re
 from collections.abc import Iterable
 
 DIRECTIVE = (
+    # volition: what someone wants or would rather have
+    "want", "wants", "would like", "would rather", "prefers", "wish", "möchte", "möchten", "veut", "voudrais",
+    "souhaite", "quiere", "quiero", "prefiere", "vuole", "voglio", "preferisce", "quer", "quero", "prefere",
+    "хочет", "хочу", "хотим", "предпочитает", "想要", "希望", "たい", "ほしい", "원해", "원합니다", "싶",
+    # deontic adjectives and participles: what is allowed, and who must allow it
+    "allowed", "permitted", "restricted", "confidential", "off-limits", "off limits", "approval", "approve",
+    "authorized", "authorised", "secret", "sensitive", "hands off", "read-only", "under no circumstances",
     # English: negation, modals, the imperative's politeness and its adverbs
     "never", "not", "n't", "no", "nobody", "nothing", "none", "nowhere", "dont", "don't", "do not", "cannot", "can't",
     "cant", "must", "mustn't", "shall", "should", "shouldn't", "need to", "needs to", "have to", "has to", "required",
