@@ -34,7 +34,7 @@ LEDGER_HEADER = "What the conversation told so far (newest values):"
 LEDGER_KEY = "ctxwin_ledger"
 # A later statement supersedes an earlier one when their subject terms overlap this much (shared / all), or, when
 # it is worded as a correction, CORRECTED_SUBJECT.
-SAME_SUBJECT = 0.5
+SAME_SUBJECT = 0.6
 CORRECTED_SUBJECT = 0.3
 # The shapes of values that can replace one another (a date is corrected by a date, an amount by an amount).
 _SHAPES = {"date": "when", "time": "when", "quantity": "amount", "number": "amount", "phone": "id", "ip": "id",

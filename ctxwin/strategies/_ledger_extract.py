@@ -129,8 +129,9 @@ def _imperative(text: str, values: tuple[str, ...] = ()) -> bool:
         return False
     if second.lower() in _PRONOUN_OR_ARTICLE or second in values:
         return True
-    # a plural noun or a past form first reads as a subject or a report ("Notes:", "Deployed the fix")
-    return len(words) >= 3 and not first.endswith(("s", "ed")) and second.lower() not in _AUXILIARIES \
+    # a plural noun, a past form or a gerund first reads as a subject or a report ("Notes", "Deployed the fix",
+    # "Discussing the headers")
+    return len(words) >= 3 and not first.endswith(("s", "ed", "ing")) and second.lower() not in _AUXILIARIES \
         and not words[1].endswith(":")
 
 
@@ -193,12 +194,12 @@ def _own(units: list[tuple[str, bool]], text: str) -> list[bool]:
     """Which units of a user message are its own words: ``keep.own_words`` (a short message whole, else its first
     and last paragraphs), and the short paragraphs that end a long one after what it pasted (a question, then a
     remark or two), up to ``TRAILING_PARAGRAPHS``; never a paragraph of wrapped prose."""
-    if len(text) <= OWN_WORDS_CHARS:
-        return own_words(units, text)
     paragraphs = [p for p in text.split("\n\n") if p.strip()]
     pasted = [" ".join(p.split()) for p in paragraphs if _wrapped(p)]
     own = [mine and not any(unit in p for p in pasted) for (unit, _), mine in zip(units, own_words(units, text),
                                                                                   strict=True)]
+    if len(text) <= OWN_WORDS_CHARS:
+        return own
     trailing: list[str] = []
     for paragraph in reversed(paragraphs):
         if len(paragraph) > TRAILING_CHARS or "```" in paragraph or _wrapped(paragraph) \
