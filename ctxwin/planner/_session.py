@@ -190,7 +190,7 @@ class PlanSession(Generic[M]):
         self._ratio = 0.0  # the largest measured ratio of the provider's input tokens to the counted ones
         self.recall_store = RecallStore()
         self._recall = SessionRecall(self._messages, self._view, self.recall_store)
-        self.ledger = Ledger()  # what the conversation told: read up to the newest message at each cut
+        self._ledger = Ledger()
         self.history = history
         if history is not None:
             if not callable(getattr(history, "add_messages", None)) or not hasattr(history, "messages"):
@@ -217,6 +217,12 @@ class PlanSession(Generic[M]):
         if forms is None or isinstance(forms, OpenAIDicts):
             return list(self._messages)
         return forms.back_all(self._messages)
+
+    @property
+    def ledger(self) -> Ledger:
+        """What the conversation told, read up to its newest message: each cut's block is made of it; steer it with
+        ``add``, ``pin``, ``edit`` and ``drop`` (``ctxwin.strategies.Ledger``)."""
+        return self._ledger.read(self._messages)
 
     @property
     def counted(self) -> int:
@@ -305,7 +311,7 @@ class PlanSession(Generic[M]):
         ``Planner.plan`` does) and what the session recalled itself."""
         source: SessionRecall | bool = (self._recall if self.cache_stable else True) if recall else False
         pinned = list(self._pinned) if whole else None
-        told = self.ledger.read(self._messages) if recall else False  # (between cuts the block stays as sent)
+        told = self.ledger if recall else False  # (between cuts the block stays as sent)
         return SessionTurn(target, self._head, pinned, source, recalled, told)
 
     def _forget(self, keep: list[BaseMessage]) -> None:

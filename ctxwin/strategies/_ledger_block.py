@@ -16,6 +16,7 @@ from ctxwin.messages import BaseMessage
 from ctxwin.strategies._base import leading_system_count
 from ctxwin.strategies._ledger import KINDS, Kind, Ledger, LedgerEntry, is_ledger, ledger_message
 from ctxwin.strategies._pins import head_length
+from ctxwin.strategies._summarize import is_summary
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,11 @@ def carried(ledger: Ledger, request: Sequence[BaseMessage]) -> list[LedgerEntry]
 
 
 def block_index(messages: Sequence[BaseMessage], head: Sequence[BaseMessage]) -> int:
-    """Where the block goes: after the leading system messages and the head (when the messages keep it)."""
+    """Where the block goes: after the system prompt (the leading system messages but a summary) and the head (when
+    the messages keep it)."""
     start = leading_system_count(messages)
+    while start and is_summary(messages[start - 1]):
+        start -= 1
     return start + head_length(messages, head, start)
 
 

@@ -106,6 +106,7 @@ def chats(draw: st.DrawFn) -> list[BaseMessage]:
     return messages
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(chats(), st.data())
 def test_reading_appended_messages_gives_what_reading_them_at_once_gives(messages: list[BaseMessage],
