@@ -6,8 +6,9 @@ turns as ``(role, text)`` and, from the second round on, one system turn holding
 adapter reads that back into messages by its ``[role] text`` lines (the kit's own transcript form), fits them
 into the kit's character budget (a counter of characters as the kit counts them: ``[role] text`` and a newline per
 message) and writes the plan's messages back in that form. Without a budget it fits into ``UNBUDGETED``
-characters, a window that stays as rounds go (as a model's does). The ledger's block may take ``LEDGER_SHARE`` of it: the kit's budgets are a few hundred characters, where
-the default share would leave the block no room (a request of 8,000 tokens gives it 1,200).
+characters, a window that stays as rounds go (as a model's does). The ledger's block may take ``LEDGER_SHARE`` of
+it: the kit's budgets are a few hundred characters, where the default share would leave the block no room (a
+request of 8,000 tokens gives it 1,200).
 
 ``python benchmarks/kit_adapter.py`` prints, for ctxwin and the kit's reference compactors: survival per type
 and round on the seeded session, the fixed-budget leaderboard at 10/20/30% of the transcript (the kit's

@@ -64,8 +64,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 # A leading label: "Note: ...", "SAFETY RULE: ...", "Constraint: ...".
 _LABEL = re.compile(r"^[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,3}\s*[:：]\s+")
 # A leading condition before a main clause: "If X, ...", "When X, ...".
-_CONDITION = re.compile(r"^(?:if|when|whenever|before|after|unless|once|in case|whatever|wherever)\b[^,;]{0,160}[,;]\s*",
-                        re.I)
+_CONDITION = re.compile(
+    r"^(?:if|when|whenever|before|after|unless|once|in case|whatever|wherever)\b[^,;]{0,160}[,;]\s*", re.I)
 _AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "would", "can",
                           "could", "should", "may", "might", "must", "does", "do", "did", "shall", "isn't", "aren't",
                           "wasn't", "doesn't", "don't", "won't", "can't"})
