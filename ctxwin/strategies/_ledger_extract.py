@@ -46,6 +46,7 @@ STATEMENT_CHARS = 300
 # lines that share the question's terms, at most TOOL_LINES of them.
 TOOL_CHARS = 400
 TOOL_LINES = 3
+TOOL_CANDIDATES = 64  # lines mentioning the question read at most, from the top
 # A long user message's last paragraphs up to this many characters each, at most TRAILING_PARAGRAPHS of them, are
 # its own words (what it says after a paste).
 TRAILING_CHARS = 400
@@ -228,6 +229,8 @@ def user_statements(text: str) -> list[Statement]:
 
 def assistant_statements(text: str) -> list[Statement]:
     """The assistant's commitments in ``text``."""
+    if COMMITMENTS.search(text.lower()) is None:  # most answers bind the assistant to nothing: read no further
+        return []
     found = []
     for unit, code in pieces(text):
         statement = None if code else classify(unit, speaker="assistant")
@@ -248,8 +251,23 @@ def tool_statements(text: str, question: str) -> list[Statement]:
         if values and (about & asked or any(v.lower() in question.lower() for v in values)):
             return [Statement("fact", body, values, about, False)]
         return []
-    lines = [(line, stated_values(line)) for line, code in pieces(text, sentences=False)
-             if not code and len(line) <= LINE_CHARS]
+    # only the lines holding a term of the question are read (a long output has thousands of others)
+    spaced = [term for term in asked if not _CJK.match(term)]
+    if not spaced:
+        return []
+    mentions = re.compile("|".join(re.escape(term) for term in sorted(spaced, key=len, reverse=True)))
+    lower = text.lower()
+    starts: dict[int, int] = {}  # line start -> end, for each line holding a mention (one scan of the text)
+    for match in mentions.finditer(lower):
+        start = lower.rfind("\n", 0, match.start()) + 1
+        if start not in starts:
+            end = lower.find("\n", match.end())
+            starts[start] = len(lower) if end < 0 else end
+            if len(starts) > TOOL_CANDIDATES:
+                break
+    candidates = [text[a:b] for a, b in starts.items() if b - a <= LINE_CHARS]
+    lines = [(line, stated_values(line)) for raw in candidates for line, code in pieces(raw, sentences=False)
+             if not code]
     terms = [subject_terms(line, values) for line, values in lines]
     spread: dict[str, int] = {}
     for found_terms in terms:

@@ -126,14 +126,17 @@ era nós eles ela eu em com por para que se seu sua no na и или но это 
 
 
 def pattern(words: Iterable[str]) -> re.Pattern[str]:
-    """One alternation of ``words`` (lower case), longest first: whole words in spaced scripts, as written in CJK."""
+    """One alternation of ``words`` (lower case), longest first: whole words in spaced scripts, as written in CJK.
+    A look-ahead at the words' first characters rejects most positions before the alternatives are tried."""
     def edges(word: str) -> str:
         spaced = re.match(r"[a-zа-яà-ÿ'<>≤≥/-]", word) is not None
         head = r"(?<![\w'])" if spaced and word[0].isalnum() else ""
         tail = r"(?!\w)" if spaced and word[-1].isalnum() else ""
         return head + re.escape(word) + tail
 
-    return re.compile("|".join(edges(w) for w in sorted(set(words), key=len, reverse=True)))
+    unique = sorted(set(words), key=len, reverse=True)
+    first = "".join(sorted({re.escape(w[0]) for w in unique}))
+    return re.compile(f"(?=[{first}])(?:" + "|".join(edges(w) for w in unique) + ")")
 
 
 DIRECTIVES = pattern(DIRECTIVE)
