@@ -12,7 +12,8 @@ sent when the corrected one is.
 ``python benchmarks/told.py --split dev`` prints survival per type for each policy at 8,000 tokens: ``fit`` (the
 default chain, one-off), ``summarize`` (the summarising chain, one-off), ``session`` (a cache-stable session with
 the summarising chain, replayed request by request; survival at every cut and at the end) and ``session-trim`` (a
-session with the default chain). The held-out split is meant to be run once, at the end (issue 50).
+session with the default chain). The held-out split is meant to be run once, at the end (issue 50). ``--write DIR``
+writes the conversations and typed probes for ``ctxwin bench --probes`` (its ``told`` and ``stale`` columns).
 """
 
 from __future__ import annotations
@@ -306,6 +307,23 @@ def _share(pairs: list[tuple[int, int]]) -> str:
     return f"{kept:>3}/{total:<3} {kept / total:>4.0%}" if total else f"{'–':>12}"
 
 
+def _write(out: Path, split: str, sources: tuple[str, ...], kinds: list[str], seeds: range) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for source in sources:
+        for kind in kinds:
+            name = out / f"{split}-{source}-{kind}"
+            with open(f"{name}.jsonl", "w", encoding="utf-8") as conversations, \
+                    open(f"{name}.probes.jsonl", "w", encoding="utf-8") as probes:
+                for line, seed in enumerate(seeds, start=1):
+                    conversation = told(split, source, kind, seed)
+                    conversations.write(json.dumps(conversation.neutral(), ensure_ascii=False) + "\n")
+                    for s in conversation.statements:
+                        if s.kind in TYPES:
+                            probe = {"conversation": line, "needs": s.needs, "kind": s.kind, "at": s.at,
+                                     **({"stale": [s.stale]} if s.stale else {})}
+                            probes.write(json.dumps(probe, ensure_ascii=False) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Survival of what a conversation told, fitted into 8,000 tokens.")
     parser.add_argument("--split", choices=SPLITS, default="dev")
@@ -316,9 +334,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", help="comma-separated (default: the split's: tuned sources for dev, held-out "
                         "sources for heldout)")
     parser.add_argument("--json", metavar="FILE", help="also write the outcomes as JSON")
+    parser.add_argument("--write", metavar="DIR", help="write <split>-<source>-<kind>.jsonl and .probes.jsonl (typed "
+                        "probes: kind, where said, stale values) for ctxwin bench --probes (and --session) instead")
     args = parser.parse_args(argv)
     sources = available_sources(tuple(args.sources.split(",")) if args.sources else
                                 (TUNE if args.split == "dev" else HELDOUT))
+    if args.write:
+        _write(Path(args.write), args.split, sources, args.kinds.split(","), range(args.first_seed,
+                                                                                  args.first_seed + args.seeds))
+        return 0
     policies = args.policies.split(",")
     outcomes: list[tuple[str, str, int, Outcome]] = []
     for source in sources:
