@@ -31,7 +31,7 @@ from compaction_kit.session import Turn
 from ctxwin import fit
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-UNBUDGETED = 2_600  # characters, when the kit gives no budget: a fixed window (30% of its seeded session)
+UNBUDGETED = 4_000  # characters, when the kit gives no budget: a fixed window (46% of its seeded session)
 LEDGER_SHARE = 0.9
 SUMMARIZING = ["filter", "truncate_tool_output", "summarize", "trim"]
 _LINE = re.compile(r"^\[(system|user|assistant|tool)\] ", re.M)
