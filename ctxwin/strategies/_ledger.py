@@ -134,26 +134,28 @@ class Ledger:
         if entry.text in self._dropped:
             return
         entry = self._edited.get(entry.text, entry)
-        replaced = self._replaced(entry)
-        if replaced is not None:
-            old = self._entries.pop(replaced)
+        for index in sorted(self._replaced(entry), reverse=True):
+            old = self._entries[index]
             if old.pinned and old.speaker == "added":
-                self._entries.insert(replaced, old)  # a user's own entry is theirs to change
-                return
-            if old.values != entry.values:
+                continue  # a user's own entry is theirs to change
+            del self._entries[index]
+            if old.values != entry.values or old.text != entry.text:
                 self.superseded.append(old)
-                entry = dataclasses.replace(entry, replaces=(*old.replaces, old.text), pinned=old.pinned)
+                entry = dataclasses.replace(entry, replaces=(*entry.replaces, *old.replaces, old.text),
+                                            pinned=entry.pinned or old.pinned)
             elif old.message is None and entry.message is not None:  # said again where it can be seen
                 entry = dataclasses.replace(entry, replaces=old.replaces, pinned=old.pinned)
         self._entries.append(entry)
 
-    def _replaced(self, new: LedgerEntry) -> int | None:
-        """The index of the entry ``new`` supersedes (or restates), or None."""
+    def _replaced(self, new: LedgerEntry) -> list[int]:
+        """The indexes of the entries ``new`` supersedes or restates: every one about its subject, and the one it
+        corrects when it is worded as a correction."""
+        found: list[int] = []
         best, best_share = None, 0.0
         for index in range(len(self._entries) - 1, -1, -1):
             old = self._entries[index]
             if old.text == new.text:
-                return index
+                return [index]
             shared = len(old.subject & new.subject)
             if not shared or not (new.values or not old.values):
                 continue
@@ -162,10 +164,11 @@ class Ledger:
             if not same_shape:
                 continue
             related = new.kind == old.kind or {new.kind, old.kind} <= {"fact", "limit"}
-            enough = (share >= SAME_SUBJECT and related) or (new.correcting and share >= CORRECTED_SUBJECT)
-            if enough and share > best_share:
+            if share >= SAME_SUBJECT and related:
+                found.append(index)
+            elif new.correcting and share >= CORRECTED_SUBJECT and share > best_share:
                 best, best_share = index, share
-        return best
+        return found if best is None else [*found, best]
 
     # --- steering ------------------------------------------------------------------------------------------------
 

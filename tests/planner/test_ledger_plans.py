@@ -80,7 +80,7 @@ def test_the_default_fit_carries_what_it_dropped_and_lists_it_by_kind_with_sourc
     assert {kind for kind, _ in TOLD} <= {kind for kind, entries in by_kind.items() if entries}
     assert next(e for e in plan.ledger.entries if "payments-api" in e.text).source == "u1"
     assert any(step.name == "ledger" and "carried" in step.notes[0] for step in plan.steps)
-    assert plan.ledger.as_dict()["superseded"][0]["text"] == "The deadline is 2027-05-28."
+    assert "The deadline is 2027-05-28." in [e["text"] for e in plan.ledger.as_dict()["superseded"]]
 
 
 @pytest.mark.slow
