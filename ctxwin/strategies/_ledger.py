@@ -15,6 +15,7 @@ compactor given its own output) gives its entries back (``from_block``), so repe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -152,11 +153,14 @@ class Ledger:
         corrects when it is worded as a correction."""
         found: list[int] = []
         best, best_share = None, 0.0
+        terms = new.subject
         for index in range(len(self._entries) - 1, -1, -1):
             old = self._entries[index]
             if old.text == new.text:
                 return [index]
-            shared = len(old.subject & new.subject)
+            if terms.isdisjoint(old.subject):
+                continue
+            shared = len(old.subject & terms)
             if not shared or not (new.values or not old.values):
                 continue
             share = shared / len(old.subject | new.subject)
@@ -259,12 +263,13 @@ def _entry(statement: Statement, message: BaseMessage, position: int, speaker: s
                        speaker, False, (), statement.values, statement.subject, statement.correcting, message)
 
 
-def _shapes(values: tuple[str, ...]) -> set[str]:
+@functools.lru_cache(maxsize=4_096)
+def _shapes(values: tuple[str, ...]) -> frozenset[str]:
     shapes = set()
     for value in values:
         found = items(value)
         shapes.add(_SHAPES.get(found[0][1], "id") if found else "amount" if any(c.isdigit() for c in value) else "id")
-    return shapes
+    return frozenset(shapes)
 
 
 def render_block(entries: Sequence[LedgerEntry]) -> str:

@@ -30,6 +30,7 @@ from ctxwin.strategies._ledger_words import (
     FUNCTION,
     GOALS,
     MARKERS,
+    Text,
 )
 from ctxwin.strategies._salience import pieces
 
@@ -105,7 +106,7 @@ def subject_terms(text: str, values: tuple[str, ...] = ()) -> frozenset[str]:
 
 
 def _cjk_markers(run: str) -> list[str]:
-    return [m.group() for pattern in (DIRECTIVES, CORRECTIONS) for m in pattern.finditer(run)]
+    return [*DIRECTIVES.written_in(run), *CORRECTIONS.written_in(run)]
 
 
 def stated_values(text: str, found: list[tuple[str, str]] | None = None) -> tuple[str, ...]:
@@ -147,18 +148,19 @@ def classify(text: str, *, speaker: str = "user", standalone: bool = False) -> S
     values = stated_values(flat, found)
     number = _NUMBER.search(flat)
     amount = any(kind in _AMOUNT_KINDS for _, kind in found) or number is not None
-    correcting = CORRECTIONS.search(lower) is not None
+    read = Text(lower)
+    correcting = CORRECTIONS.found(read)
     if speaker == "assistant":
-        if COMMITMENTS.search(lower) is None:
+        if not COMMITMENTS.found(read):
             return None
         kind = "rule"
-    elif amount and BOUNDS.search(lower):
+    elif amount and BOUNDS.found(read):
         kind = "limit"
-    elif GOALS.search(lower):
+    elif GOALS.found(read):
         kind = "goal"
-    elif FORMS.search(lower) and (DIRECTIVES.search(lower) or _imperative(flat, values) or len(flat) <= LINE_CHARS):
+    elif FORMS.found(read) and (DIRECTIVES.found(read) or _imperative(flat, values) or len(flat) <= LINE_CHARS):
         kind = "preference"
-    elif DIRECTIVES.search(lower) or _imperative(flat, values):
+    elif DIRECTIVES.found(read) or _imperative(flat, values):
         kind = "rule"
     elif values or (number is not None and len(number.group()) > 1):  # "question 1" is a label, "17 pods" a fact
         kind = "fact"
@@ -229,7 +231,7 @@ def user_statements(text: str) -> list[Statement]:
 
 def assistant_statements(text: str) -> list[Statement]:
     """The assistant's commitments in ``text``."""
-    if COMMITMENTS.search(text.lower()) is None:  # most answers bind the assistant to nothing: read no further
+    if not COMMITMENTS.found(Text(text.lower())):  # most answers bind the assistant to nothing: read no further
         return []
     found = []
     for unit, code in pieces(text):
@@ -251,21 +253,21 @@ def tool_statements(text: str, question: str) -> list[Statement]:
         if values and (about & asked or any(v.lower() in question.lower() for v in values)):
             return [Statement("fact", body, values, about, False)]
         return []
-    # only the lines holding a term of the question are read (a long output has thousands of others)
+    # only the lines holding a term of the question are read (a long output has thousands of others), a few each
     spaced = [term for term in asked if not _CJK.match(term)]
     if not spaced:
         return []
-    mentions = re.compile("|".join(re.escape(term) for term in sorted(spaced, key=len, reverse=True)))
     lower = text.lower()
-    starts: dict[int, int] = {}  # line start -> end, for each line holding a mention (one scan of the text)
-    for match in mentions.finditer(lower):
-        start = lower.rfind("\n", 0, match.start()) + 1
-        if start not in starts:
-            end = lower.find("\n", match.end())
-            starts[start] = len(lower) if end < 0 else end
-            if len(starts) > TOOL_CANDIDATES:
-                break
-    candidates = [text[a:b] for a, b in starts.items() if b - a <= LINE_CHARS]
+    starts: dict[int, int] = {}  # line start -> end, for each line holding a mention
+    for term in spaced:
+        at = lower.find(term)
+        while at >= 0 and len(starts) <= TOOL_CANDIDATES:
+            start = lower.rfind("\n", 0, at) + 1
+            end = lower.find("\n", at)
+            end = len(lower) if end < 0 else end
+            starts.setdefault(start, end)
+            at = lower.find(term, end)
+    candidates = [text[a:b] for a, b in sorted(starts.items()) if b - a <= LINE_CHARS]
     lines = [(line, stated_values(line)) for raw in candidates for line, code in pieces(raw, sentences=False)
              if not code]
     terms = [subject_terms(line, values) for line, values in lines]

@@ -125,26 +125,49 @@ era nós eles ela eu em com por para que se seu sua no na и или но это 
 """)
 
 
-def pattern(words: Iterable[str]) -> re.Pattern[str]:
-    """One alternation of ``words`` (lower case), longest first: whole words in spaced scripts, as written in CJK.
-    A look-ahead at the words' first characters rejects most positions before the alternatives are tried."""
-    def edges(word: str) -> str:
-        spaced = re.match(r"[a-zа-яà-ÿ'<>≤≥/-]", word) is not None
-        head = r"(?<![\w'])" if spaced and word[0].isalnum() else ""
-        tail = r"(?!\w)" if spaced and word[-1].isalnum() else ""
-        return head + re.escape(word) + tail
-
-    unique = sorted(set(words), key=len, reverse=True)
-    first = "".join(sorted({re.escape(w[0]) for w in unique}))
-    return re.compile(f"(?=[{first}])(?:" + "|".join(edges(w) for w in unique) + ")")
+_TOKEN = re.compile(r"[^\W_][\w'’-]*")
+_SPACED = re.compile(r"[a-zа-яà-ÿ]")
 
 
-DIRECTIVES = pattern(DIRECTIVE)
-BOUNDS = pattern(BOUND)
-GOALS = pattern(GOAL)
-FORMS = pattern(FORM)
-CORRECTIONS = pattern(CORRECTION)
-COMMITMENTS = pattern(COMMITMENT)
+class Text:
+    """A text (lower case) read once for every lexicon: its words, and its words joined by single spaces (for the
+    markers of several words)."""
+
+    __slots__ = ("joined", "lower", "words")
+
+    def __init__(self, lower: str) -> None:
+        self.lower = lower
+        tokens = _TOKEN.findall(lower)
+        self.words = frozenset(tokens)
+        self.joined = f" {' '.join(tokens)} "
+
+
+class Lexicon:
+    """Markers found by word in spaced scripts (a set lookup, a phrase by its words) and by substring in CJK and
+    for symbols ("≤", "n't")."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        unique = set(words)
+        spaced = {w for w in unique if _SPACED.match(w) and _TOKEN.fullmatch(w.replace(" ", "x"))}
+        self.single = frozenset(w for w in spaced if " " not in w)
+        self.phrases = tuple(f" {w} " for w in spaced if " " in w)
+        self.written = tuple(sorted(unique - spaced, key=len, reverse=True))  # CJK, symbols: as written
+
+    def found(self, text: Text) -> bool:
+        return (not self.single.isdisjoint(text.words) or any(p in text.joined for p in self.phrases)
+                or any(w in text.lower for w in self.written))
+
+    def written_in(self, run: str) -> list[str]:
+        """The markers written as they are (CJK) that ``run`` holds."""
+        return [w for w in self.written if w in run]
+
+
+DIRECTIVES = Lexicon(DIRECTIVE)
+BOUNDS = Lexicon(BOUND)
+GOALS = Lexicon(GOAL)
+FORMS = Lexicon(FORM)
+CORRECTIONS = Lexicon(CORRECTION)
+COMMITMENTS = Lexicon(COMMITMENT)
 # Words (of the spaced scripts) that say nothing of a statement's subject: the grammatical markers above (the nouns
 # of bounds, goals and forms, "budget", "deadline", "answers", are what a statement is about).
 MARKERS = frozenset(w for words in (DIRECTIVE, CORRECTION, COMMITMENT) for w in words if " " not in w)
