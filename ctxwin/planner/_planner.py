@@ -438,8 +438,8 @@ class Planner(Generic[M]):
             run = self._start(messages, meter, budget)
             run.recalled = turn.recalled
             run.ledger = report(told) if told is not None else None
-            steps_goal = self._ledger_goal(run.current, meter, told, goal)
-            for strategy, step_context in self._steps(run, meter, steps_goal, told):
+            steps_goal, in_block = self._ledger_goal(run.current, meter, told, goal)
+            for strategy, step_context in self._steps(run, meter, steps_goal, in_block):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
             self._recall(run, meter, source, steps_goal, budget)  # (it may drop more: the block comes after it)
@@ -479,19 +479,22 @@ class Planner(Generic[M]):
             return messages, None
         return without_blocks(messages), Ledger().read(messages)
 
-    def _ledger_goal(self, messages: list[BaseMessage], meter: Meter, told: Ledger | None, goal: Budget) -> Budget:
-        """``goal`` less the room the ledger's block will take: the entries that the newest messages filling half
-        the room beside it do not say (a summary may take the rest), within ``ledger_share`` of the goal."""
+    def _ledger_goal(
+        self, messages: list[BaseMessage], meter: Meter, told: Ledger | None, goal: Budget
+    ) -> tuple[Budget, Ledger | None]:
+        """``goal`` less the room the ledger's block will take (the entries that the newest messages filling half
+        the room beside it do not say, a summary may take the rest, within ``ledger_share`` of the goal), and the
+        ledger of what the block will hold (what a summary need not say again)."""
         if told is None or not len(told) or self._fits(messages, meter, goal):
-            return goal
+            return goal, None
         share = math.floor(self.ledger_share * goal.max_input_tokens)
         kept = messages[suffix_start(meter, messages, (goal.messages_budget - share) / 2):]
         entries = carried(told, kept)
         if not entries:
-            return goal
-        text, _ = told.render(entries, share, meter.text)
+            return goal, None
+        text, left = told.render(entries, share, meter.text)
         tokens = min(share, meter.count(ledger_message(text, ())))
-        return goal.aiming_at(goal.max_input_tokens - tokens)
+        return goal.aiming_at(goal.max_input_tokens - tokens), told.holding(e for e in entries if e not in left)
 
     def _carry_ledger(
         self, run: _Run, meter: Meter, told: Ledger | None, goal: Budget, budget: Budget,
@@ -555,8 +558,8 @@ class Planner(Generic[M]):
             return None
         excerpts = find(source, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
         if run.ledger is not None and run.ledger.superseded:  # a corrected value is not sent beside its correction
-            stale = [e.text.rstrip("…") for e in run.ledger.superseded]
-            excerpts = [e for e in excerpts if not any(text in e.text for text in stale)]
+            stale = run.ledger.stale_values
+            excerpts = [e for e in excerpts if not any(value in e.text for value in stale)]
         room = math.floor(self.recall_share * goal.max_input_tokens)
         chosen = choose(query, excerpts, room, meter.count) if excerpts else None
         return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)

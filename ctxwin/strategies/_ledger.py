@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -101,6 +101,12 @@ class Ledger:
         for entry in self._entries:
             out[entry.kind].append(entry)
         return out
+
+    def holding(self, entries: Iterable[LedgerEntry]) -> Ledger:
+        """A copy in force with ``entries`` only (what a block holds), superseded as this one."""
+        other = self.copy()
+        other._entries = list(entries)
+        return other
 
     def copy(self) -> Ledger:
         other = Ledger()

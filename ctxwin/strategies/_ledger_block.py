@@ -32,6 +32,12 @@ class LedgerReport:
     superseded: tuple[LedgerEntry, ...] = ()
     tokens: int = 0
 
+    @property
+    def stale_values(self) -> frozenset[str]:
+        """The values superseded statements stated that no statement in force states: corrected values."""
+        current = {value for entry in self.entries for value in entry.values}
+        return frozenset(value for entry in self.superseded for value in entry.values if value not in current)
+
     def by_kind(self) -> dict[Kind, list[LedgerEntry]]:
         """The entries in force, by kind (every kind present, maybe empty)."""
         out: dict[Kind, list[LedgerEntry]] = {kind: [] for kind in KINDS}
