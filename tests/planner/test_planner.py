@@ -15,8 +15,8 @@ from ctxwin.counters import get_counter
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_messages
 from ctxwin.planner import BudgetExceeded, Planner, fit
 from ctxwin.recall import is_recalled
-from ctxwin.strategies._pins import is_pinned, pin
 from ctxwin.strategies._ledger import is_ledger
+from ctxwin.strategies._pins import is_pinned, pin
 from ctxwin.strategies._summarize import is_summary
 
 COUNTER = "tiktoken:o200k_base"
