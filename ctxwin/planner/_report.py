@@ -317,6 +317,7 @@ class Plan(Generic[M]):
             "truncated": sum(len(s.truncated_ids) for s in self.steps),
             "summarized": sum(len(s.summarized_ids) for s in self.steps),
             "recalled": self.recalled.labels if self.recalled else [],
+            "ledger": self.ledger.as_dict() if self.ledger else None,
             "warnings": list(self.warnings),
         }
 

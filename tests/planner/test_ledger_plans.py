@@ -221,3 +221,11 @@ def test_a_small_fit_carries_a_dropped_rule() -> None:
     plan = fit(messages, counter=COUNTER, model=None, context_window=900, reserve_output=0)
     check_request(plan, messages, 900)
     assert "Never restart payments-api during business hours." in sent_text(plan.messages)
+
+
+def test_the_plan_summary_lists_the_ledger_by_kind_with_sources() -> None:
+    messages = conversation(turns=12)
+    plan = fit(messages, counter=COUNTER, model=None, context_window=900, reserve_output=0)
+    ledger = plan.summary()["ledger"]
+    rule = next(e for e in ledger["entries"]["rule"] if "payments-api" in e["text"])
+    assert rule["source"] == "u1" and ledger["carried"] >= 1 and ledger["tokens"] > 0
