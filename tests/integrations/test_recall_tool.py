@@ -19,7 +19,9 @@ BUDGET = 3000
 
 def test_the_middleware_adds_the_recall_tool_over_each_threads_session() -> None:
     model = RecordingChatModel()
-    middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0, recall_tool=True)
+    # ledger_share=0: the ticket the user stated would be carried in the ledger's block, not left out
+    middleware = ContextWindowMiddleware(MODEL, context_window=BUDGET, reserve_output=0, recall_tool=True,
+                                         ledger_share=0)
     agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
                          middleware=[middleware])
     config = {"configurable": {"thread_id": "a"}}
@@ -41,7 +43,7 @@ def test_the_hook_offers_the_tool_and_counts_it() -> None:
 
 
 def test_a_session_as_a_langchain_tool() -> None:
-    session = Planner(counter="tiktoken:o200k_base", context_window=400, reserve_output=0).session()
+    session = Planner(counter="tiktoken:o200k_base", context_window=400, reserve_output=0, ledger_share=0).session()
     session.add_messages([HumanMessage("The Lyon warehouse lease is LY-2231-X."), ("ai", "Noted."),
                           *[HumanMessage(f"filler {i} " * 40) for i in range(6)]])
     session.plan()
