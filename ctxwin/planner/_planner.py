@@ -60,9 +60,11 @@ from ctxwin.strategies._base import (
     StepContext,
     StepResult,
     Strategy,
+    last_turn,
     last_user_index,
     leading_system_count,
     must_keep,
+    must_keep_with_partners,
 )
 from ctxwin.strategies._ledger import KINDS, Ledger, ledger_message
 from ctxwin.strategies._ledger_block import LedgerReport, carried, placed_block, report, without_blocks
@@ -492,8 +494,13 @@ class Planner(Generic[M]):
         entries = carried(told, kept)
         if not entries:
             return goal, None
-        text, left = told.render(entries, share, meter.text)
-        tokens = min(share, meter.count(ledger_message(text, ())))
+        # never the room of what must stay: the last turn (and the system prompt, pins, their tool partners)
+        must = sorted(must_keep_with_partners(messages, meter.pinned) | last_turn(messages))
+        room = goal.max_input_tokens - self._request_tokens([messages[i] for i in must], meter)
+        text, left = told.render(entries, min(share, room), meter.text)
+        tokens = min(share, room, meter.count(ledger_message(text, ())))
+        if tokens <= 0 or not text:
+            return goal, None
         return goal.aiming_at(goal.max_input_tokens - tokens), told.holding(e for e in entries if e not in left)
 
     def _carry_ledger(
