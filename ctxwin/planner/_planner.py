@@ -522,7 +522,7 @@ class Planner(Generic[M]):
         if placed is None or not self._fits(placed[0], meter, budget):
             run.ledger = report(told, (), entries)
             note = f"no room for the ledger: {plural(len(entries), 'entry', 'entries')} left to recall"
-            run.record(LEDGER_STEP, StepResult(run.current, [note], skipped=True))
+            run.record(LEDGER_STEP, StepResult(run.current, [note]))  # (the report says it; no warning: nothing broke)
             return
         messages, kept, left, tokens = placed
         run.ledger = report(told, kept, left, tokens)
