@@ -1,4 +1,5 @@
-"""Strategies that shrink a conversation to fit a budget: filter, truncate tool output, summarize, trim.
+"""Strategies that shrink a conversation to fit a budget: filter, truncate tool output, summarize, trim; the ledger of
+what the conversation told, which plans carry beside them.
 
 Each is a ``BaseStrategy`` built with its options, with a ``name`` and ``apply(messages, context) -> StepResult``
 (the context is a ``StepContext``: the budget and the plan's ``Counts``; the result lists its ``Change`` records).
@@ -24,6 +25,9 @@ if TYPE_CHECKING:  # what type checkers read (``X as X``: re-exported); at run t
     from ctxwin.strategies._base import Strategy as Strategy
     from ctxwin.strategies._base import Summarizer as Summarizer
     from ctxwin.strategies._filter import FilterMessages as FilterMessages
+    from ctxwin.strategies._ledger import Ledger as Ledger
+    from ctxwin.strategies._ledger import LedgerEntry as LedgerEntry
+    from ctxwin.strategies._ledger_block import LedgerReport as LedgerReport
     from ctxwin.strategies._lookup import StrategyInfo as StrategyInfo
     from ctxwin.strategies._lookup import get_strategy as get_strategy
     from ctxwin.strategies._lookup import get_strategy_factory as get_strategy_factory
@@ -46,6 +50,9 @@ _HOMES: dict[str, str] = {
     "Strategy": "ctxwin.strategies._base",
     "Summarizer": "ctxwin.strategies._base",
     "FilterMessages": "ctxwin.strategies._filter",
+    "Ledger": "ctxwin.strategies._ledger",
+    "LedgerEntry": "ctxwin.strategies._ledger",
+    "LedgerReport": "ctxwin.strategies._ledger_block",
     "StrategyInfo": "ctxwin.strategies._lookup",
     "get_strategy": "ctxwin.strategies._lookup",
     "get_strategy_factory": "ctxwin.strategies._lookup",
@@ -64,6 +71,9 @@ __all__ = [
     "Change",
     "Counts",
     "FilterMessages",
+    "Ledger",
+    "LedgerEntry",
+    "LedgerReport",
     "StepContext",
     "StepResult",
     "Strategy",

@@ -133,6 +133,9 @@ def later_region(
     )
     if cut is None:
         return None, range(0), None
+    edge = messages[cut.edge] if 0 <= cut.edge < len(messages) else None
+    if keeps == "last" and edge is not None and cut.edge not in protected and counts.count(edge) > limit:
+        return None, range(0), None  # a message over the budget: the trim keeps older ones around its placeholder
     reachable = range(cut.edge + 1, len(messages)) if keeps == "last" else range(cut.edge)
     region = sorted({*reachable, *protected, *cut.question})
     skipped = len(messages) - len(region)
