@@ -438,13 +438,13 @@ class Planner(Generic[M]):
                 record_recall(run, messages, turn.recalled)
             run.ledger = report(told) if told is not None else None
             goal = budget.aiming_at(self._cut_target(run.current, meter, budget, turn.target))
-            steps_goal, in_block = self._ledger_goal(run.current, meter, told, goal)
+            steps_goal, in_block = self._ledger_goal(run.current, meter, told, goal, budget)
             for strategy, step_context in self._steps(run, meter, steps_goal, in_block):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
             stale = run.ledger.stale_values if run.ledger is not None and run.ledger.superseded else ()
             self._recall.apply(run, source, steps_goal, budget, stale)  # (it may drop more: the block comes after it)
-            self._carry_ledger(run, meter, told, goal, budget, turn.head)
+            self._carry_ledger(run, meter, told, budget, turn.head)
             plan = self._finish(run, meter, forms, top)
             return Planned(plan, run.current, run.repaired_pairs)
 
@@ -494,14 +494,15 @@ class Planner(Generic[M]):
         return without_blocks(messages), Ledger().read(messages)
 
     def _ledger_goal(
-        self, messages: list[BaseMessage], meter: Meter, told: Ledger | None, goal: Budget
+        self, messages: list[BaseMessage], meter: Meter, told: Ledger | None, goal: Budget, budget: Budget
     ) -> tuple[Budget, Ledger | None]:
         """``goal`` less the room the ledger's block will take (the entries that the newest messages filling half
-        the room beside it do not say, a summary may take the rest, within ``ledger_share`` of the goal), and the
-        ledger of what the block will hold (what a summary need not say again)."""
+        the room beside it do not say, a summary may take the rest, within ``ledger_share`` of the ``budget``: a
+        session's cut aims lower, and what it was told must not get less room for that), and the ledger of what the
+        block will hold (what a summary need not say again)."""
         if told is None or not len(told) or self._fits(messages, meter, goal):
             return goal, None
-        share = math.floor(self.ledger_share * goal.max_input_tokens)
+        share = math.floor(self.ledger_share * budget.max_input_tokens)
         kept = messages[suffix_start(meter, messages, (goal.messages_budget - share) / 2):]
         entries = carried(told, kept)
         if not entries:
@@ -516,17 +517,16 @@ class Planner(Generic[M]):
         return goal.aiming_at(goal.max_input_tokens - tokens), told.holding(e for e in entries if e not in left)
 
     def _carry_ledger(
-        self, run: _Run, meter: Meter, told: Ledger | None, goal: Budget, budget: Budget,
-        head: Sequence[BaseMessage],
+        self, run: _Run, meter: Meter, told: Ledger | None, budget: Budget, head: Sequence[BaseMessage]
     ) -> None:
         """The block of what the request no longer says, placed after the system prompt and the head, within
-        ``ledger_share`` of ``goal`` and the room left under ``budget`` (a session's cut aims below it: a block
+        ``ledger_share`` of ``budget`` and the room left under it (a session's cut aims below it: a block
         larger than planned brings the next cut closer rather than losing what it carries); reported as the
         ``ledger`` step."""
         if told is None:
             return
         entries = carried(told, run.current)
-        room = min(math.floor(self.ledger_share * goal.max_input_tokens),
+        room = min(math.floor(self.ledger_share * budget.max_input_tokens),
                    budget.max_input_tokens - self._request_tokens(run.current, meter))
         if not entries:
             return

@@ -267,3 +267,35 @@ def test_a_sessions_block_goes_after_its_head_and_changes_only_at_a_cut() -> Non
                 assert sent[blocks[0]] is previous  # the same block until the next cut
             previous = sent[blocks[0]]
     assert carried and session.head
+
+
+def test_a_deep_cut_gives_the_block_its_share_of_the_budget_not_of_the_cuts_aim() -> None:
+    rules = ["Never restart the payments cluster during business hours.",
+             "Always run the migration dry-run before touching production.",
+             "Do not email customers about outages without legal review.",
+             "Keep every database backup encrypted with the vault keys.",
+             "Never merge into main on Fridays.",
+             "Always page the on-call engineer when latency doubles.",
+             "Do not rotate certificates while the auditors are connected.",
+             "Never delete tenant archives older than the retention window.",
+             "Always tag releases with the changelog summary.",
+             "Do not share staging credentials over chat.",
+             "Never scale the search nodes below three replicas.",
+             "Always ask finance before renewing vendor contracts.",
+             "Do not disable alerting on the billing queue.",
+             "Never run load tests against the partner sandbox."]
+    session = Planner(counter=COUNTER, context_window=3_000, reserve_output=0, low_water=0.3).session()
+    session.add_messages([SystemMessage("You help the platform team.")])
+    for rule in rules:
+        session.add_messages([HumanMessage(rule), AIMessage("OK.")])
+    cuts = []
+    for turn in range(40):
+        session.add_messages([HumanMessage(f"Turn {turn}: what now? " + FILLER * 2)])
+        plan = session.plan()
+        cuts += [plan] if plan.cache is not None and plan.cache.cut and plan.ledger is not None else []
+        session.add_messages([AIMessage("Looking into it. " + FILLER)])
+    assert len(cuts) >= 2
+    plan = cuts[-1]
+    assert plan.ledger is not None and len(plan.ledger.entries) == len(rules)
+    assert not plan.ledger.left_out  # 0.15 of the cut's aim (900 tokens) would hold a few of them
+    assert all(rule in sent_text(plan.messages) for rule in rules)
