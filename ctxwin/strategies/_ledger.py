@@ -74,6 +74,7 @@ class Ledger:
 
     def __init__(self) -> None:
         self._entries: list[LedgerEntry] = []
+        self._index: _Index | None = None  # the entries by subject term (built when first needed)
         self.superseded: list[LedgerEntry] = []
         self._read = 0
         self._question = ""  # the newest user message read: what a tool result answers
@@ -105,7 +106,7 @@ class Ledger:
     def holding(self, entries: Iterable[LedgerEntry]) -> Ledger:
         """A copy in force with ``entries`` only (what a block holds), superseded as this one."""
         other = self.copy()
-        other._entries = list(entries)
+        other._entries, other._index = list(entries), None
         return other
 
     def copy(self) -> Ledger:
@@ -141,11 +142,12 @@ class Ledger:
         if entry.text in self._dropped:
             return
         entry = self._edited.get(entry.text, entry)
-        for index in sorted(self._replaced(entry), reverse=True):
-            old = self._entries[index]
+        index = self._lookup()
+        for old in sorted(self._replaced(entry), key=index.order, reverse=True):
             if old.pinned and old.speaker == "added":
                 continue  # a user's own entry is theirs to change
-            del self._entries[index]
+            self._entries.pop(next(k for k in range(len(self._entries) - 1, -1, -1) if self._entries[k] is old))
+            index.remove(old)
             if old.values != entry.values or old.text != entry.text:
                 self.superseded.append(old)
                 entry = dataclasses.replace(entry, replaces=(*entry.replaces, *old.replaces, old.text),
@@ -153,19 +155,22 @@ class Ledger:
             elif old.message is None and entry.message is not None:  # said again where it can be seen
                 entry = dataclasses.replace(entry, replaces=old.replaces, pinned=old.pinned)
         self._entries.append(entry)
+        index.add(entry)
 
-    def _replaced(self, new: LedgerEntry) -> list[int]:
-        """The indexes of the entries ``new`` supersedes or restates: every one about its subject, and the one it
-        corrects when it is worded as a correction."""
-        found: list[int] = []
+    def _lookup(self) -> _Index:
+        if self._index is None:
+            self._index = _Index(self._entries)
+        return self._index
+
+    def _replaced(self, new: LedgerEntry) -> list[LedgerEntry]:
+        """The entries ``new`` supersedes or restates: every one about its subject, and the one it corrects when it
+        is worded as a correction (only those sharing a subject term or its text are looked at, newest first)."""
+        found: list[LedgerEntry] = []
         best, best_share = None, 0.0
         terms = new.subject
-        for index in range(len(self._entries) - 1, -1, -1):
-            old = self._entries[index]
+        for old in self._lookup().related(new):
             if old.text == new.text:
-                return [index]
-            if terms.isdisjoint(old.subject):
-                continue
+                return [old]
             shared = len(old.subject & terms)
             if not shared or not (new.values or not old.values):
                 continue
@@ -175,9 +180,9 @@ class Ledger:
                 continue
             related = new.kind == old.kind or {new.kind, old.kind} <= {"fact", "limit"}
             if share >= SAME_SUBJECT and related:
-                found.append(index)
+                found.append(old)
             elif new.correcting and share >= CORRECTED_SUBJECT and share > best_share:
-                best, best_share = index, share
+                best, best_share = old, share
         return found if best is None else [*found, best]
 
     # --- steering ------------------------------------------------------------------------------------------------
@@ -209,12 +214,14 @@ class Ledger:
                                   subject=subject_terms(text, values))
         self._edited[old.text] = new
         self._entries[self._entries.index(old)] = new
+        self._index = None
         return new
 
     def drop(self, entry: LedgerEntry | str) -> LedgerEntry:
         """Remove an entry; the same statement read again is not taken."""
         old = self._find(entry, "drop")
         self._entries.remove(old)
+        self._index = None
         self._dropped.add(old.text)
         return old
 
@@ -222,6 +229,7 @@ class Ledger:
         old = self._find(entry, what)
         new = change(old)
         self._entries[self._entries.index(old)] = new
+        self._index = None
         return new
 
     def _find(self, entry: LedgerEntry | str, what: str) -> LedgerEntry:
@@ -258,6 +266,45 @@ class Ledger:
         gone = {id(e) for e in gone_list}
         kept = [e for e in chosen if id(e) not in gone]
         return (render_block(kept) if kept else ""), sorted(gone_list, key=lambda e: e.position)
+
+
+class _Index:
+    """A ledger's entries by subject term and by text, in the order they were taken: what a new statement could
+    supersede is looked up, not scanned for (a long conversation holds thousands of entries)."""
+
+    def __init__(self, entries: Iterable[LedgerEntry]) -> None:
+        self._order: dict[int, int] = {}  # id(entry) -> when it was taken
+        self._entries: dict[int, LedgerEntry] = {}
+        self._by_key: dict[str, set[int]] = {}  # a subject term, or "\0" + the text -> ids
+        self._taken = 0
+        for entry in entries:
+            self.add(entry)
+
+    @staticmethod
+    def _keys(entry: LedgerEntry) -> Iterator[str]:
+        yield "\0" + entry.text
+        yield from entry.subject
+
+    def order(self, entry: LedgerEntry) -> int:
+        return self._order[id(entry)]
+
+    def add(self, entry: LedgerEntry) -> None:
+        self._order[id(entry)], self._entries[id(entry)] = self._taken, entry
+        self._taken += 1
+        for key in self._keys(entry):
+            self._by_key.setdefault(key, set()).add(id(entry))
+
+    def remove(self, entry: LedgerEntry) -> None:
+        del self._order[id(entry)], self._entries[id(entry)]
+        for key in self._keys(entry):
+            self._by_key[key].discard(id(entry))
+
+    def related(self, new: LedgerEntry) -> list[LedgerEntry]:
+        """The entries sharing a subject term or the text of ``new``, newest first."""
+        ids: set[int] = set()
+        for key in self._keys(new):
+            ids |= self._by_key.get(key, set())
+        return [self._entries[k] for k in sorted(ids, key=self._order.__getitem__, reverse=True)]
 
 
 def _source(message: BaseMessage, position: int) -> str:

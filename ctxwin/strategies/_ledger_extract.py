@@ -14,13 +14,14 @@ that called the tool shares a term with them, as facts.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.strategies._facts import items
-from ctxwin.strategies._keep import OWN_WORDS_CHARS, kept_pieces, own_words
+from ctxwin.strategies._keep import OWN_WORDS_CHARS, keep_cue, kept_pieces, own_words
 from ctxwin.strategies._ledger_words import (
     BOUNDS,
     COMMITMENTS,
@@ -143,16 +144,15 @@ def classify(text: str, *, speaker: str = "user", standalone: bool = False) -> S
     flat = " ".join(text.split())
     if len(flat) < 6 or _QUESTION.search(flat) or _LEAD_IN.search(flat):
         return None
-    lower = flat.lower()
+    read = Text(flat.lower())
+    if speaker == "assistant" and not COMMITMENTS.found(read):  # (before the values: most of its pieces bind nothing)
+        return None
     found = items(flat)
     values = stated_values(flat, found)
     number = _NUMBER.search(flat)
     amount = any(kind in _AMOUNT_KINDS for _, kind in found) or number is not None
-    read = Text(lower)
     correcting = CORRECTIONS.found(read)
     if speaker == "assistant":
-        if not COMMITMENTS.found(read):
-            return None
         kind = "rule"
     elif amount and BOUNDS.found(read):
         kind = "limit"
@@ -217,7 +217,12 @@ def user_statements(text: str) -> list[Statement]:
     """The statements of a user message's own words."""
     units = _units(text)
     own = _own(units, text)
-    kept = kept_pieces(units, text) if len(text) > LINE_CHARS else own
+    if len(text) <= LINE_CHARS:
+        kept = own
+    elif keep_cue("\n".join(unit for unit, code in units if not code)):  # one search before one a piece
+        kept = kept_pieces(units, text)
+    else:
+        kept = [False] * len(units)
     standalone = len(text) <= LINE_CHARS
     found = []
     for (unit, code), mine, keep in zip(units, own, kept, strict=True):
@@ -243,7 +248,7 @@ def assistant_statements(text: str) -> list[Statement]:
 
 def tool_statements(text: str, question: str) -> list[Statement]:
     """The facts of a tool result that answer ``question`` (the user message whose turn called the tool)."""
-    asked = subject_terms(question)
+    asked = _question_terms(question)
     if not asked or not text.strip():
         return []
     if len(text) <= TOOL_CHARS:
@@ -254,10 +259,11 @@ def tool_statements(text: str, question: str) -> list[Statement]:
             return [Statement("fact", body, values, about, False)]
         return []
     # only the lines holding a term of the question are read (a long output has thousands of others), a few each
-    spaced = [term for term in asked if not _CJK.match(term)]
+    lower = text.lower()
+    # the rarest terms first (the lines that answer are those few), then by name: the same lines on every run
+    spaced = sorted((term for term in asked if not _CJK.match(term)), key=lambda term: (lower.count(term), term))
     if not spaced:
         return []
-    lower = text.lower()
     starts: dict[int, int] = {}  # line start -> end, for each line holding a mention
     for term in spaced:
         at = lower.find(term)
@@ -267,23 +273,33 @@ def tool_statements(text: str, question: str) -> list[Statement]:
             end = len(lower) if end < 0 else end
             starts.setdefault(start, end)
             at = lower.find(term, end)
-    candidates = [text[a:b] for a, b in sorted(starts.items()) if b - a <= LINE_CHARS]
-    lines = [(line, stated_values(line)) for raw in candidates for line, code in pieces(raw, sentences=False)
-             if not code]
-    terms = [subject_terms(line, values) for line, values in lines]
+    candidates = [(text[a:b], asked.intersection(_WORD.findall(lower[a:b])))
+                  for a, b in sorted(starts.items()) if b - a <= LINE_CHARS]
+    # a term of the question in every line of a listing says nothing of which line answers it: the terms in at
+    # most two lines are specific, and only the lines holding one are read further
     spread: dict[str, int] = {}
-    for found_terms in terms:
-        for term in found_terms & asked:
+    for _, words in candidates:
+        for term in words:
             spread[term] = spread.get(term, 0) + 1
-    # a term of the question in every line of a listing says nothing of which line answers it
     specific = {term for term, n in spread.items() if n <= 2}
     found = []
-    for (line, values), line_terms in zip(lines, terms, strict=True):
-        if values and line_terms & specific:
-            found.append(Statement("fact", line, values, line_terms, False))
-            if len(found) >= TOOL_LINES:
-                break
+    for raw, words in candidates:
+        if words.isdisjoint(specific):
+            continue
+        for line, code in pieces(raw, sentences=False):
+            values = () if code else stated_values(line)
+            line_terms = subject_terms(line, values) if values else frozenset()
+            if line_terms & specific:
+                found.append(Statement("fact", line, values, line_terms, False))
+                if len(found) >= TOOL_LINES:
+                    return found
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def _question_terms(question: str) -> frozenset[str]:
+    """``subject_terms`` of a user's question, which every tool result of its turn is read against."""
+    return subject_terms(question)
 
 
 def statements(message: BaseMessage, question: str = "") -> list[Statement]:

@@ -162,3 +162,40 @@ def test_a_block_read_back_as_text_gives_its_entries_back() -> None:
         assert back is not None and [(e.kind, e.text) for e in back] == [(e.kind, e.text) for e in ledger.entries]
     assert Ledger().read([SystemMessage(text)]).entries == Ledger().read([SystemMessage(text)]).entries
     assert [e.text for e in Ledger().read([SystemMessage(text)]).entries] == [e.text for e in ledger.entries]
+
+
+_CUE_PARTS = st.sampled_from(["remember", "keep-alive", "note:", "don't forget", "记住", "n'oublie pas", "Keep it",
+                              "remembered", "notes", "for the records", "zur info", "im", "portant:"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_CUE_PARTS, st.text(max_size=12)), max_size=8).map(" ".join), st.booleans())
+def test_the_keep_cue_prefilter_finds_every_cue_the_pattern_finds(text: str, explicit: bool) -> None:
+    from ctxwin.strategies._keep import _EXPLICIT, _KEEP, keep_cue
+
+    assert keep_cue(text, explicit=explicit) == ((_EXPLICIT if explicit else _KEEP).search(text.lower()) is not None)
+
+
+_TOOL_RUN = """
+import json, sys
+from ctxwin.messages import AIMessage, HumanMessage, ToolMessage
+from ctxwin.strategies import Ledger
+lines = [f"alpha-{k} 10.0.0.{k}" for k in range(100)] + [f"gamma-{k} 10.0.1.{k}" for k in range(100)]
+lines[150] = "gamma-150 kestrel 10.0.1.150"
+messages = [HumanMessage("Where does kestrel sit among the alpha and gamma machines?"),
+            AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "c1"}]),
+            ToolMessage("\\n".join(lines), tool_call_id="c1")]
+print(json.dumps([e.text for e in Ledger().read(messages)]))
+"""
+
+
+@pytest.mark.slow
+def test_a_long_tool_result_gives_the_same_entries_under_every_hash_seed() -> None:
+    import os
+    import subprocess
+    import sys
+
+    outputs = {subprocess.run([sys.executable, "-c", _TOOL_RUN], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+    assert len(outputs) == 1
+    assert "kestrel" in outputs.pop()  # the line holding the question's rarest term answers it
