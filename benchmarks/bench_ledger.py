@@ -15,6 +15,7 @@ from ctxwin.counters import get_counter
 from ctxwin.messages import BaseMessage, convert_to_messages
 from ctxwin.planner import Planner
 from ctxwin.strategies import Ledger
+from ctxwin.strategies._ledger_extract import _SAID
 
 COLD = 10_000
 KINDS = ["agent", "multilingual", "code"]
@@ -25,8 +26,11 @@ def conversation(kind: str, n: int = COLD) -> list[BaseMessage]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("run", ["ledger read", "plan with the ledger", "plan without it"])
+@pytest.mark.parametrize("run", ["ledger read", "plan with the ledger", "plan without it",
+                                 "plan with the ledger, its texts read before"])
 def test_ledger_cold(benchmark: Any, run: str, kind: str) -> None:
+    """Cold: the process has read none of the texts (``_SAID`` forgotten); "read before": a chat loop fitting its
+    conversation again, every text but none of its plan's counts known."""
     benchmark.group = f"ledger-cold-{kind}-{COLD}"
     messages = conversation(kind)
     counter = get_counter("gpt-4o")
@@ -35,6 +39,9 @@ def test_ledger_cold(benchmark: Any, run: str, kind: str) -> None:
     def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
         planner = Planner("gpt-4o", context_window=24_000, reserve_output=4_000, counter=copy.copy(counter),
                           ledger_share=share)
+        _SAID.clear()
+        if run.endswith("read before"):
+            Ledger().read(messages)
         return (planner,), {}
 
     def target(planner: Planner) -> Any:
@@ -51,6 +58,7 @@ def test_ledger_per_appended_message(benchmark: Any, run: str, kind: str) -> Non
     head, rest = messages[:1_500], messages[1_500:]
 
     def setup() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        _SAID.clear()
         if run == "session turn":
             session = Planner("gpt-4o", context_window=24_000, reserve_output=4_000).session(head)
             session.plan()

@@ -17,9 +17,11 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from ctxwin.strategies._facts import items
 from ctxwin.strategies._keep import OWN_WORDS_CHARS, keep_cue, kept_pieces, own_words
 from ctxwin.strategies._ledger_words import (
@@ -305,15 +307,56 @@ def _question_terms(question: str) -> frozenset[str]:
 def statements(message: BaseMessage, question: str = "") -> list[Statement]:
     """The statements ``message`` makes: a user's, an assistant's commitments, a tool result's answer to
     ``question``; none for a system message (the system prompt is sent whole in every request) or one ctxwin wrote
-    (a summary, a recall: what they quote was read where it was said)."""
+    (a summary, a recall: what they quote was read where it was said). What a text says is remembered
+    (``_SAID``): a chat loop fitting its growing conversation reads each message once, not at every fit."""
     if any(key.startswith(CTXWIN_KEYS) for key in message.response_metadata):
         return []
+    read: Callable[[str], list[Statement]]
     if isinstance(message, HumanMessage):
-        return user_statements(message.text)
-    if isinstance(message, AIMessage):
-        return assistant_statements(message.text) if message.text else []
-    if isinstance(message, ToolMessage):
-        return tool_statements(message.text, question)
-    if isinstance(message, SystemMessage):
+        read, key = user_statements, ("user", "")
+    elif isinstance(message, AIMessage):
+        read, key = assistant_statements, ("assistant", "")
+    elif isinstance(message, ToolMessage):
+        read, key = functools.partial(tool_statements, question=question), ("tool", question)
+    else:
         return []
-    return []
+    text = message.text
+    if not text:
+        return []
+    return _SAID.get((*key, len(text), hash(text)), lambda: read(text))
+
+
+# A text's key: its speaker, the question (a tool result's), its length and its hash, not the text itself (a cache
+# of pasted logs would hold their megabytes); two texts of one length whose 64-bit hashes agree are not expected.
+_Key = tuple[str, str, int, int]
+
+
+class _Said:
+    """The statements of the texts read last, at most ``size`` of them (the oldest forgotten first), shared by
+    every ledger of the process (the statements are immutable)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._said: dict[_Key, list[Statement]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: _Key, read: Callable[[], list[Statement]]) -> list[Statement]:
+        with self._lock:
+            said = self._said.pop(key, None)
+            if said is not None:
+                self._said[key] = said  # the newest again
+                return list(said)
+        said = read()
+        with self._lock:
+            self._said[key] = said
+            while len(self._said) > self._size:
+                del self._said[next(iter(self._said))]
+        return list(said)
+
+    def clear(self) -> None:
+        """Forget every text (a cold read, as the benchmarks measure it)."""
+        with self._lock:
+            self._said.clear()
+
+
+_SAID = _Said(20_000)

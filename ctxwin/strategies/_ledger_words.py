@@ -150,11 +150,16 @@ class Lexicon:
         unique = set(words)
         spaced = {w for w in unique if _SPACED.match(w) and _TOKEN.fullmatch(w.replace(" ", "x"))}
         self.single = frozenset(w for w in spaced if " " not in w)
-        self.phrases = tuple(f" {w} " for w in spaced if " " in w)
+        # a phrase by its first word: only those whose first word the text holds are looked for
+        self.phrases: dict[str, tuple[str, ...]] = {}
+        for phrase in sorted(w for w in spaced if " " in w):
+            head = phrase.split()[0]
+            self.phrases[head] = (*self.phrases.get(head, ()), f" {phrase} ")
         self.written = tuple(sorted(unique - spaced, key=len, reverse=True))  # CJK, symbols: as written
 
     def found(self, text: Text) -> bool:
-        return (not self.single.isdisjoint(text.words) or any(p in text.joined for p in self.phrases)
+        return (not self.single.isdisjoint(text.words)
+                or any(p in text.joined for head in self.phrases.keys() & text.words for p in self.phrases[head])
                 or any(w in text.lower for w in self.written))
 
     def written_in(self, run: str) -> list[str]:
