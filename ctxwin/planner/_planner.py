@@ -514,7 +514,8 @@ class Planner(Generic[M]):
         tokens = min(share, room, meter.count(ledger_message(text, ())))
         if tokens <= 0 or not text:
             return goal, None
-        return goal.aiming_at(goal.max_input_tokens - tokens), told.holding(e for e in entries if e not in left)
+        gone = set(map(id, left))
+        return goal.aiming_at(goal.max_input_tokens - tokens), told.holding(e for e in entries if id(e) not in gone)
 
     def _carry_ledger(
         self, run: _Run, meter: Meter, told: Ledger | None, budget: Budget, head: Sequence[BaseMessage]

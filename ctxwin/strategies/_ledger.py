@@ -300,10 +300,15 @@ class _Index:
             self._by_key[key].discard(id(entry))
 
     def related(self, new: LedgerEntry) -> list[LedgerEntry]:
-        """The entries sharing a subject term or the text of ``new``, newest first."""
-        ids: set[int] = set()
-        for key in self._keys(new):
-            ids |= self._by_key.get(key, set())
+        """The entries with the text of ``new`` or sharing at least ``CORRECTED_SUBJECT`` of their subject terms
+        with it (shared over all: no fewer could be superseded), newest first."""
+        shared: dict[int, int] = {}
+        for term in new.subject:
+            for k in self._by_key.get(term, ()):
+                shared[k] = shared.get(k, 0) + 1
+        size = len(new.subject)
+        ids = {k for k, n in shared.items() if n / (len(self._entries[k].subject) + size - n) >= CORRECTED_SUBJECT}
+        ids.update(self._by_key.get("\0" + new.text, ()))
         return [self._entries[k] for k in sorted(ids, key=self._order.__getitem__, reverse=True)]
 
 
