@@ -132,7 +132,7 @@ def _fill(template: str, values: dict[str, str]) -> tuple[str, list[str]]:
 
 def _values(rng: random.Random, template: str, taken: str, used: set[str]) -> dict[str, str]:
     values: dict[str, str] = {}
-    for slot in set(re.findall(r"\{(\w+)\}", template)):
+    for slot in dict.fromkeys(re.findall(r"\{(\w+)\}", template)):  # (in order: the same values every run)
         for _ in range(200):
             value = MAKERS[slot](rng)
             if value not in used and value.lower() not in taken:
