@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # what type checkers and editors read (``X as X``: re-exporte
     from ctxwin.planner import StepReport as StepReport
     from ctxwin.planner import fit as fit
     from ctxwin.strategies import FilterMessages as FilterMessages
+    from ctxwin.strategies import Ledger as Ledger
     from ctxwin.strategies import Summarize as Summarize
     from ctxwin.strategies import TrimToBudget as TrimToBudget
     from ctxwin.strategies import TruncateToolOutput as TruncateToolOutput
@@ -88,10 +89,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "ctxwin.planner": ("Budget", "BudgetExceeded", "FitConfig", "Plan", "Planner", "PlanSession", "StepReport", "fit"),
     # Fitting a dataset on every core.
     "ctxwin.batch": ("FitResult", "fit_many"),
-    # The strategies a plan composes, and pinning the messages no strategy may drop.
+    # The strategies a plan composes, pinning the messages no strategy may drop, and the ledger of what was told.
     "ctxwin.strategies": (
-        "FilterMessages", "Summarize", "TrimToBudget", "TruncateToolOutput", "extractive_summarizer", "get_strategy",
-        "is_pinned", "list_strategies", "pin",
+        "FilterMessages", "Ledger", "Summarize", "TrimToBudget", "TruncateToolOutput", "extractive_summarizer",
+        "get_strategy", "is_pinned", "list_strategies", "pin",
     ),
     # Counting tokens: the counters and the models they count for.
     "ctxwin.counters": (

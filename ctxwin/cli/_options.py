@@ -167,6 +167,8 @@ FLAGS: dict[str, Flag] = {
                       choices=CACHE_TTLS),
     "cache_key": Flag("sessions: the prompt_cache_key of OpenAI requests", expected="a cache key"),
     "recall_share": Flag("the share of the input budget recalled excerpts may take (0: no recall)", metavar="SHARE"),
+    "ledger_share": Flag("the share of the input budget the ledger of rules, limits, facts, goals and preferences may "
+                         "take when a plan leaves something out (0: no ledger)", metavar="SHARE"),
 }
 
 

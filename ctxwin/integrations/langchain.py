@@ -46,10 +46,12 @@ from ctxwin.planner import BudgetExceeded, FitConfig, Planner
 from ctxwin.planner._config import FitOptions, known_options
 from ctxwin.planner._session import PlanSession
 from ctxwin.recall._tool import DESCRIPTION, RECALL_TOOL_NAME, RecallTool
-from ctxwin.strategies import Strategy
+from ctxwin.strategies import Ledger, Strategy
+from ctxwin.strategies._ledger import render_block
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
+    "LEDGER_SUMMARY_PROMPT",
     "ChatModelSummarizer",
     "ContextWindowMiddleware",
     "TurnDoesNotFit",
@@ -69,9 +71,21 @@ DEFAULT_SUMMARY_PROMPT = (
 )
 
 
+# What a summarizer beside a ledger is told: the ledger travels in every request, so the summary keeps its sections
+# for what the ledger does not hold yet, and says nothing twice.
+LEDGER_SUMMARY_PROMPT = (
+    "The ledger below is sent beside your summary in every request, entry for entry: do not repeat its entries. "
+    "Write what else the assistant must know under the same sections, in this order, each only when it has "
+    "something new: Rules, Limits, Facts, Goal and next steps, Preferences, then Other context (decisions, "
+    "errors, open questions). A statement the conversation corrected is stated with its newest value only."
+)
+
+
 class ChatModelSummarizer:
     """A LangChain chat model as the planner's summarizer: it is given ``prompt`` and a transcript of the messages
-    to summarise, and its answer's text is the summary (the summarize step cuts it to the room it has).
+    to summarise, and its answer's text is the summary (the summarize step cuts it to the room it has). When the
+    plan carries a ledger (``ledger_share``), the model is given it too, with ``LEDGER_SUMMARY_PROMPT``: the
+    summary keeps the ledger's typed sections and does not repeat them.
 
     The last ``remember`` summaries are kept by transcript: an agent's middleware fits every model call from the
     whole stored history, and the calls of one turn (its tool rounds) summarise the same span, so the model is asked
@@ -92,35 +106,41 @@ class ChatModelSummarizer:
         self.model = model
         self.prompt = prompt
         self.remember = remember
-        self._summaries: OrderedDict[str, str] = OrderedDict()  # transcript -> summary, oldest first
+        self._summaries: OrderedDict[str, str] = OrderedDict()  # prompt and transcript -> summary, oldest first
         self._lock = threading.Lock()  # one agent serves many conversations at once
 
-    def request(self, transcript: str) -> list[AnyMessage]:
-        """What the model is asked: the prompt, then the transcript (``get_buffer_string``: roles, tool calls,
-        results; an earlier summary first)."""
-        return [SystemMessage(self.prompt), HumanMessage(transcript)]
+    def request(self, transcript: str, ledger: Ledger | None = None) -> list[AnyMessage]:
+        """What the model is asked: the prompt (with ``ledger``: ``LEDGER_SUMMARY_PROMPT`` and the ledger's block),
+        then the transcript (``get_buffer_string``: roles, tool calls, results; an earlier summary first)."""
+        prompt = self.prompt
+        if ledger is not None and len(ledger):
+            prompt = f"{prompt}\n\n{LEDGER_SUMMARY_PROMPT}\n\n{render_block(ledger.entries)}"
+        return [SystemMessage(prompt), HumanMessage(transcript)]
 
-    def __call__(self, messages: Sequence[Any]) -> str | Awaitable[str]:
-        """The summary of ``messages`` (the planner's ctxwin messages, or anything ``convert_to_messages`` reads)."""
+    def __call__(self, messages: Sequence[Any], *, ledger: Ledger | None = None) -> str | Awaitable[str]:
+        """The summary of ``messages`` (the planner's ctxwin messages, or anything ``convert_to_messages`` reads);
+        ``ledger``: what the conversation told, carried beside the summary (the summarize step passes it)."""
         transcript = get_buffer_string(convert_to_messages(messages))
+        request = self.request(transcript, ledger)
+        key = request[0].text + "\x00" + transcript
         with self._lock:
-            known = self._summaries.get(transcript)
+            known = self._summaries.get(key)
             if known is not None:
-                self._summaries.move_to_end(transcript)
+                self._summaries.move_to_end(key)
                 return known
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return self._keep(transcript, self.model.invoke(self.request(transcript)).text)
-        return self._asummarize(transcript)
+            return self._keep(key, self.model.invoke(request).text)
+        return self._asummarize(key, request)
 
-    async def _asummarize(self, transcript: str) -> str:
-        return self._keep(transcript, (await self.model.ainvoke(self.request(transcript))).text)
+    async def _asummarize(self, key: str, request: list[AnyMessage]) -> str:
+        return self._keep(key, (await self.model.ainvoke(request)).text)
 
-    def _keep(self, transcript: str, summary: str) -> str:
+    def _keep(self, key: str, summary: str) -> str:
         if self.remember and summary.strip():
             with self._lock:
-                self._summaries[transcript] = summary
+                self._summaries[key] = summary
                 while len(self._summaries) > self.remember:
                     self._summaries.popitem(last=False)
         return summary

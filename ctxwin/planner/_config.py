@@ -38,6 +38,9 @@ DEFAULT_KEEP_FIRST = 0.3
 # The most of the input budget query-aware recall's excerpts may take (docs/recall.md has the measurements).
 DEFAULT_RECALL_SHARE = 0.1
 
+# The most of the input budget the ledger's block may take (benchmarks/README.md, "Ledger", has the measurements).
+DEFAULT_LEDGER_SHARE = 0.15
+
 # The options a session reads (``Planner.session`` takes only these, and ``cache_control``).
 SESSION_OPTIONS = frozenset(
     {"cache_stable", "low_water", "tool_output_cap", "keep_first", "head_fill", "cache_control", "expected_gap",
@@ -99,6 +102,12 @@ class FitConfig:
     input budget, in a user-side message where the kept conversation starts (a session between cuts: right before
     the new user message); ``Plan.recalled`` names them and the query (0 <= recall_share < 1, default
     ``DEFAULT_RECALL_SHARE``; 0: never).
+
+    Ledger (docs/planner.md, "The ledger"): ``ledger_share``, when a plan leaves out anything, the rules, limits,
+    facts, goal state and preferences the conversation told and the request no longer says go in one block after
+    the system prompt (and a session's head), within this share of the input budget (least recent facts leave
+    first, rules last); ``Plan.ledger`` lists them (0 <= ledger_share < 1, default ``DEFAULT_LEDGER_SHARE``; 0:
+    no ledger).
     """
 
     model: str | None = None
@@ -125,6 +134,7 @@ class FitConfig:
     cache_ttl: str | None = None
     cache_key: str | None = None
     recall_share: float = DEFAULT_RECALL_SHARE
+    ledger_share: float = DEFAULT_LEDGER_SHARE
 
     def __new__(cls, *args: Any, **options: Any) -> Self:
         # Before the generated ``__init__``, whose TypeError for a misspelt option names no close match.
@@ -169,10 +179,11 @@ class FitConfig:
         if self.low_water is not None and not _share(self.low_water):
             raise OptionError("low_water", f"low_water must be a share of the input budget, 0 < low_water <= 1, or "
                               f"None (chosen per cut), got {self.low_water!r}")
-        share = self.recall_share
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
-            raise OptionError("recall_share", f"recall_share must be a share of the input budget, 0 <= recall_share "
-                              f"< 1 (0: no recall), got {share!r}")
+        for name, off in (("recall_share", "recall"), ("ledger_share", "ledger")):
+            share = getattr(self, name)
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
+                raise OptionError(name, f"{name} must be a share of the input budget, 0 <= {name} < 1 (0: no {off}), "
+                                  f"got {share!r}")
         _optional_share("tool_output_cap", self.tool_output_cap, "no cap")
         _optional_share("keep_first", self.keep_first, "a cut keeps no head")
         fill = self.head_fill
@@ -320,6 +331,7 @@ class FitOptions(TypedDict, total=False):
     cache_ttl: str | None
     cache_key: str | None
     recall_share: float
+    ledger_share: float
 
 
 def _share(value: object) -> TypeGuard[float]:

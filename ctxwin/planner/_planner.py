@@ -15,6 +15,7 @@ from typing import Any, Generic, Literal, overload
 from typing_extensions import Unpack
 
 from ctxwin import _tracing as tracing
+from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter, estimates, require_counter
 from ctxwin.messages import BaseMessage
@@ -42,18 +43,21 @@ from ctxwin.strategies._base import (
     StepContext,
     StepResult,
     Strategy,
+    last_turn,
     last_user_index,
     leading_system_count,
     must_keep,
     must_keep_with_partners,
     working_set_start,
 )
+from ctxwin.strategies._ledger import KINDS, Ledger, ledger_message
+from ctxwin.strategies._ledger_block import LedgerReport, carried, placed_block, report, without_blocks
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pairs import BrokenPairs, RepairToolPairs, find_broken_pairs
 from ctxwin.strategies._placement import PlaceMedia
 from ctxwin.strategies._summarize import is_summary
 from ctxwin.strategies._truncate import TruncateToolOutput, cap_tool_outputs
-from ctxwin.strategies._walk import within
+from ctxwin.strategies._walk import suffix_start, within
 
 # Tool-definition variants a planner remembers (with_tools) before it starts over.
 _MAX_TOOL_VARIANTS = 64
@@ -64,6 +68,8 @@ _MAX_TOOL_VARIANTS = 64
 # and never more than half the window.
 RESERVE_SHARE = 8
 RESERVE_FLOOR = 8_192
+LEDGER_STEP = "ledger"
+NAMED_LEFT = 8  # entries a ledger note names when its share left them out
 
 
 def _sendable(form: RequestForm, model: str | None, reserve: int) -> int:
@@ -183,6 +189,7 @@ class Planner(Generic[M]):
         self.estimated = estimates(self.counter)
         self._model_window = spec.context_window if spec else None
         self._drops_turns = any(s.keeps in ("first", "last") for s in self.strategies)
+        self.ledger_share = config.ledger_share
 
     def with_tools(self, tools: Sequence[Any] | None) -> Planner[M]:
         """This planner for requests that send ``tools`` instead (the budget changes, nothing else).
@@ -313,7 +320,7 @@ class Planner(Generic[M]):
             verbatim_turns(inputs, messages), figures=run.figures, system=top_system, output=self.output,
             tools=self.tools, tool_choice=self.tool_choice, request_model=self.request_model,
             cache_breakpoints=(-1,) if self.config.cache_control else None, recalled=run.recalled,
-            estimated=self.estimated,
+            estimated=self.estimated, ledger=run.ledger,
         )
         if top is not None:
             top.set_attributes(plan_attributes(plan, inputs, messages))
@@ -350,19 +357,23 @@ class Planner(Generic[M]):
             return within(meter, messages, budget.messages_budget)
         return meter.exact(messages) <= budget.max_input_tokens
 
-    def plan(self, messages: Any) -> Plan[M]:
+    def plan(self, messages: Any, *, ledger: Ledger | None = None) -> Plan[M]:
         """Apply the strategies in order until the conversation fits; never mutates the input. LangChain messages
-        in give LangChain messages in ``Plan.messages`` (``ctxwin.messages._forms``) unless ``output="openai"``."""
+        in give LangChain messages in ``Plan.messages`` (``ctxwin.messages._forms``) unless ``output="openai"``.
+        ``ledger``: a ``Ledger`` a user steered (entries added, pinned, edited, dropped): the plan reads the
+        conversation into a copy of it (it is not changed), and its block always holds its pinned entries."""
         planner = self.for_request(messages)
         items, forms = planner.form.read(messages)
-        plan = planner._plan(list(items) if items is messages else items, planner._meter(), forms)
+        items = list(items) if items is messages else items
+        plan = planner.plan_run(items, planner._meter(), forms, turn=_one_off(items, ledger)).plan
         return planner._passing(plan, messages)
 
-    async def aplan(self, messages: Any) -> Plan[M]:
+    async def aplan(self, messages: Any, *, ledger: Ledger | None = None) -> Plan[M]:
         """``plan`` for async code: the steps' ``aapply`` are awaited (async summarizers)."""
         planner = self.for_request(messages)
         items, forms = planner.form.read(messages)
-        plan = await planner._aplan(list(items) if items is messages else items, planner._meter(), forms)
+        items = list(items) if items is messages else items
+        plan = (await planner.aplan_run(items, planner._meter(), forms, turn=_one_off(items, ledger))).plan
         return planner._passing(plan, messages)
 
     def _passing(self, plan: Plan[M], request: Any) -> Plan[M]:
@@ -430,6 +441,7 @@ class Planner(Generic[M]):
         budget = budget or self.budget
         with tracing.span("ctxwin.plan", start_attributes(self.counter, self.model, budget, messages)) as top:
             self._take_turn(messages, meter, turn)
+            messages, told = self._ledger_input(messages, meter, turn, budget.aiming_at(turn.target))
             knows_pins = turn.pinned is not None or bool(turn.head)  # a session's run
             messages, source = self._recall.source(messages, meter, turn.recall, knows_pins, budget)
             if turn.recalled is None:
@@ -437,11 +449,15 @@ class Planner(Generic[M]):
             else:  # a session's recall between cuts, already placed: reported as the recall step
                 run = self._start(without_newest_recall(messages), meter, budget)
                 record_recall(run, messages, turn.recalled)
+            run.ledger = report(told) if told is not None else None
             goal = budget.aiming_at(self._cut_target(run.current, meter, budget, turn.target))
-            for strategy, step_context in self._steps(run, meter, goal):
+            steps_goal, in_block = self._ledger_goal(run.current, meter, told, goal, budget)
+            for strategy, step_context in self._steps(run, meter, steps_goal, in_block):
                 with tracing.span(f"ctxwin.step {strategy.name}") as span:
                     run.record(strategy.name, (yield strategy, run.current, step_context), span)
-            self._recall.apply(run, source, goal, budget)
+            stale = run.ledger.stale_values if run.ledger is not None and run.ledger.superseded else ()
+            self._recall.apply(run, source, steps_goal, budget, stale)  # (it may drop more: the block comes after it)
+            self._carry_ledger(run, meter, told, budget, turn.head)
             plan = self._finish(run, meter, forms, top)
             return Planned(plan, run.current, run.repaired_pairs)
 
@@ -476,10 +492,81 @@ class Planner(Generic[M]):
         tail, as the chain's truncation shortens them); the others are the same objects."""
         return cap_tool_outputs(messages, max_tokens, meter)
 
-    def _steps(self, run: _Run, meter: Meter, goal: Budget) -> Iterator[tuple[BaseStrategy, StepContext]]:
+    def _ledger_input(
+        self, messages: list[BaseMessage], meter: Meter, turn: SessionTurn, goal: Budget
+    ) -> tuple[list[BaseMessage], Ledger | None]:
+        """The messages to plan (without an earlier ledger block: a new one replaces it) and what the conversation
+        told; None when the ledger is off, the request keeps its block (a session between cuts), or a one-off plan
+        leaves nothing out (it is then not read)."""
+        if not self.ledger_share or turn.ledger is False:
+            return messages, None
+        if isinstance(turn.ledger, Ledger):
+            return without_blocks(messages), turn.ledger
+        if self._fits(messages, meter, goal):
+            return messages, None
+        return without_blocks(messages), Ledger().read(messages)
+
+    def _ledger_goal(
+        self, messages: list[BaseMessage], meter: Meter, told: Ledger | None, goal: Budget, budget: Budget
+    ) -> tuple[Budget, Ledger | None]:
+        """``goal`` less the room the ledger's block will take (the entries that the newest messages filling half
+        the room beside it do not say, a summary may take the rest, within ``ledger_share`` of the ``budget``: a
+        session's cut aims lower, and what it was told must not get less room for that), and the ledger of what the
+        block will hold (what a summary need not say again)."""
+        if told is None or not len(told) or self._fits(messages, meter, goal):
+            return goal, None
+        share = math.floor(self.ledger_share * budget.max_input_tokens)
+        kept = messages[suffix_start(meter, messages, (goal.messages_budget - share) / 2):]
+        entries = carried(told, kept)
+        if not entries:
+            return goal, None
+        # never the room of what must stay: the last turn (and the system prompt, pins, their tool partners)
+        must = sorted(must_keep_with_partners(messages, meter.pinned) | last_turn(messages))
+        room = goal.max_input_tokens - self._request_tokens([messages[i] for i in must], meter)
+        text, left = told.render(entries, min(share, room), meter.text)
+        tokens = min(share, room, meter.count(ledger_message(text, ())))
+        if tokens <= 0 or not text:
+            return goal, None
+        gone = set(map(id, left))
+        return goal.aiming_at(goal.max_input_tokens - tokens), told.holding(e for e in entries if id(e) not in gone)
+
+    def _carry_ledger(
+        self, run: _Run, meter: Meter, told: Ledger | None, budget: Budget, head: Sequence[BaseMessage]
+    ) -> None:
+        """The block of what the request no longer says, placed after the system prompt and the head, within
+        ``ledger_share`` of ``budget`` and the room left under it (a session's cut aims below it: a block
+        larger than planned brings the next cut closer rather than losing what it carries); reported as the
+        ``ledger`` step."""
+        if told is None:
+            return
+        entries = carried(told, run.current)
+        room = min(math.floor(self.ledger_share * budget.max_input_tokens),
+                   budget.max_input_tokens - self._request_tokens(run.current, meter))
+        if not entries:
+            return
+        placed = placed_block(told, entries, run.current, head, room, meter.count)
+        if placed is None or not self._fits(placed[0], meter, budget):
+            run.ledger = report(told, (), entries)
+            note = f"no room for the ledger: {plural(len(entries), 'entry', 'entries')} left to recall"
+            run.record(LEDGER_STEP, StepResult(run.current, [note]))  # (the report says it; no warning: nothing broke)
+            return
+        messages, kept, left, tokens = placed
+        run.ledger = report(told, kept, left, tokens)
+        kinds = ", ".join(f"{plural(n, kind)}" for kind in KINDS if (n := sum(e.kind == kind for e in kept)))
+        notes = [f"carried {plural(len(kept), 'entry', 'entries')} ({kinds}) in {plural(tokens, 'token')}"]
+        if left:
+            notes.append(f"over its share: {plural(len(left), 'entry', 'entries')} left to recall ("
+                         + "; ".join(f"{e.kind} from {e.source}" for e in left[:NAMED_LEFT])
+                         + ("; …" if len(left) > NAMED_LEFT else "") + ")")
+        with tracing.span(f"ctxwin.step {LEDGER_STEP}") as span:
+            run.record(LEDGER_STEP, StepResult(messages, notes), span)
+
+    def _steps(
+        self, run: _Run, meter: Meter, goal: Budget, told: Ledger | None
+    ) -> Iterator[tuple[BaseStrategy, StepContext]]:
         """The strategies still to apply, each with its context, stopping as soon as the conversation fits
         ``goal``."""
-        context = self._context(meter, goal)
+        context = dataclasses.replace(self._context(meter, goal), ledger=told)
         for strategy, keeps in zip(self.strategies, self._later_keeps, strict=True):
             if self._fits(run.current, meter, goal):
                 return
@@ -498,11 +585,13 @@ class Planner(Generic[M]):
                 run.record(placing.name, result)
         return run
 
-    def _plan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        return self.plan_run(messages, meter, forms).plan
-
-    async def _aplan(self, messages: list[BaseMessage], meter: Meter, forms: CallerForms | None = None) -> Plan[M]:
-        return (await self.aplan_run(messages, meter, forms)).plan
+def _one_off(messages: list[BaseMessage], ledger: Ledger | None) -> SessionTurn:
+    """A one-off plan's turn: the planner's own ledger, or a copy of ``ledger`` that has read ``messages``."""
+    if ledger is None:
+        return ONE_OFF
+    if not isinstance(ledger, Ledger):
+        raise TypeError(f"ledger must be a ctxwin.strategies.Ledger, got {type(ledger).__name__}")
+    return SessionTurn(ledger=ledger.copy().read(messages))
 
 
 @dataclass
@@ -522,6 +611,7 @@ class _Run:
     results: list[StepResult] = field(default_factory=list)
     recalled: Recalled | None = None
     repaired_pairs: bool = False
+    ledger: LedgerReport | None = None
 
     @property
     def current(self) -> list[BaseMessage]:
@@ -554,37 +644,38 @@ class _Run:
 @overload
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["openai"], strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Unpack[FitOptions],
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Unpack[FitOptions],
 ) -> Plan[OpenAIMessage]: ...
 
 
 @overload
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["responses"], strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Unpack[FitOptions],
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Unpack[FitOptions],
 ) -> Plan[ResponsesItem]: ...
 
 
 @overload
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Literal["anthropic"], strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Unpack[FitOptions],
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Unpack[FitOptions],
 ) -> Plan[AnthropicMessage]: ...
 
 
 @overload
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output = "messages", strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Unpack[FitOptions],
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Unpack[FitOptions],
 ) -> Plan[Any]: ...
 
 
 def fit(
     messages: Any, model: str | None = DEFAULT_MODEL, *, output: Output | None = None, strategies: _Strategies = None,
-    config: FitConfig | None = None, **options: Any,
+    config: FitConfig | None = None, ledger: Ledger | None = None, **options: Any,
 ) -> Plan:
     """Fit ``messages`` (any shape ``convert_to_messages`` accepts) to ``model``; the options are ``FitConfig``'s,
-    see ``Planner``. A ``config`` is taken whole: its model (maybe none) unless ``model`` names another."""
+    see ``Planner``. A ``config`` is taken whole: its model (maybe none) unless ``model`` names another.
+    ``ledger``: a steered ``Ledger`` (see ``Planner.plan``)."""
     if config is not None and model == DEFAULT_MODEL:
         model = config.model
     if output is not None:
@@ -595,4 +686,4 @@ def fit(
         if exc.option != "context_window" or model != DEFAULT_MODEL or options.get("counter") is None:
             raise
         raise OptionError(exc.option, f"{exc} (fit's default model; model=None fits for the counter alone)") from None
-    return planner.plan(messages)
+    return planner.plan(messages, ledger=ledger)

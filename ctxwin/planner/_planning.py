@@ -17,6 +17,7 @@ from ctxwin.planner._config import FitConfig
 from ctxwin.planner._report import M, Plan
 from ctxwin.recall._inject import Recalled, RecallSource
 from ctxwin.strategies._base import Budget
+from ctxwin.strategies._ledger import Ledger
 from ctxwin.strategies._meter import Meter
 
 
@@ -28,13 +29,15 @@ class SessionTurn:
     goes after it). ``pinned``: the pinned indexes of the messages when the session knows them (what it appended),
     so no step scans the history for pins. ``recall``: where query-aware recall searches (a session's store,
     nothing, or, True, the messages planned). ``recalled``: what the session itself recalled into the messages,
-    which the plan reports."""
+    which the plan reports. ``ledger``: what the conversation told (a session's ledger, read up to its newest
+    message; True: read from the messages planned; False: the request keeps the block it has)."""
 
     target: int | None = None
     head: tuple[BaseMessage, ...] = ()
     pinned: list[int] | None = None
     recall: RecallSource | bool = True
     recalled: Recalled | None = None
+    ledger: Ledger | bool = True
 
 
 ONE_OFF = SessionTurn()  # a plan outside a session: to the budget, no head, recall over what it plans

@@ -16,6 +16,7 @@ from ctxwin.messages import BaseMessage, HumanMessage
 from ctxwin.messages._request_forms.registry import get_form
 from ctxwin.recall._inject import Recalled, is_recalled
 from ctxwin.strategies._base import Budget, Change, ChangeKind, StepResult
+from ctxwin.strategies._ledger_block import LedgerReport
 
 
 class Labels:
@@ -255,6 +256,9 @@ class Plan(Generic[M]):
     # What query-aware recall brought back into the request (the ``recall`` step), for which query; None when
     # nothing was (nothing left out, or nothing left out relates to the newest user message).
     recalled: Recalled | None = field(default=None, kw_only=True)
+    # What the conversation told (``ctxwin.strategies._ledger_block``): every entry in force with its source, and
+    # what the request carries in its ledger block; None when the ledger is off or the plan left nothing out.
+    ledger: LedgerReport | None = field(default=None, kw_only=True)
     # The counter estimates the provider's count (no public tokenizer, or an approximate counter): every figure is
     # an estimate, which the report says.
     estimated: bool = field(default=False, kw_only=True)
@@ -338,6 +342,7 @@ class Plan(Generic[M]):
             "left_out": self.left_out,
             "recalled": self.recalled.labels if self.recalled else [],
             "estimated": self.estimated,
+            "ledger": self.ledger.as_dict() if self.ledger else None,
             "warnings": list(self.warnings),
         }
 
@@ -387,9 +392,10 @@ def verbatim_turns(inputs: list[BaseMessage], fitted: list[BaseMessage]) -> int:
 
 
 # The report as text (``Plan.report``): one section a function, each giving its lines (none when it has nothing to
-# say), in the order ``SECTIONS`` lists; a new part of the report (what the conversation told that was kept, after
-# what was left out) is one function and its place there.
+# say), in the order ``SECTIONS`` lists; a new part of the report is one function and its place there.
 _QUERY_SHOWN = 60  # characters of a recall query shown
+_ENTRY_SHOWN = 80  # characters of a ledger entry shown
+_ENTRIES_SHOWN = 10  # ledger entries shown per kind, the newest
 
 
 def _verdict(plan: Plan) -> list[str]:
@@ -450,6 +456,26 @@ def _recalled(plan: Plan) -> list[str]:
             f"{', '.join(recalled.labels)} for {query!r}"]
 
 
+def _ledger(plan: Plan) -> list[str]:
+    ledger = plan.ledger
+    if ledger is None or not ledger.entries:
+        return []
+    carried, left = set(map(id, ledger.carried)), set(map(id, ledger.left_out))
+    lines = [f"ledger: {plural(len(ledger.entries), 'entry', 'entries')} in force, {len(carried):,} carried in its "
+             f"block ({ledger.tokens:,} tokens)" + (f", {len(left):,} left to recall" if left else "")
+             + (f", {len(ledger.superseded):,} superseded" if ledger.superseded else "")]
+    for kind, entries in ledger.by_kind().items():
+        for entry in entries[-_ENTRIES_SHOWN:]:
+            text = " ".join(entry.text.split())
+            text = text if len(text) <= _ENTRY_SHOWN else text[: _ENTRY_SHOWN - 1] + "…"
+            where = ("carried" if id(entry) in carried else "left to recall" if id(entry) in left
+                     else "said in the request")
+            lines.append(f"  {kind} from {entry.source} ({where}): {text}")
+        if len(entries) > _ENTRIES_SHOWN:
+            lines.append(f"  … and {plural(len(entries) - _ENTRIES_SHOWN, f'older {kind}')} (Plan.ledger lists all)")
+    return lines
+
+
 def _cache(plan: Plan) -> list[str]:
     cache = plan.cache
     if cache is None:
@@ -466,5 +492,5 @@ def _warnings(plan: Plan) -> list[str]:
 
 
 SECTIONS: tuple[Callable[[Plan], list[str]], ...] = (
-    _verdict, _budget, _steps, _left_out, _recalled, _cache, _warnings,
+    _verdict, _budget, _steps, _left_out, _ledger, _recalled, _cache, _warnings,
 )

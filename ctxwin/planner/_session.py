@@ -25,6 +25,7 @@ from ctxwin.recall._inject import MAX_EXCERPTS, MIN_SCORE, Recalled
 from ctxwin.recall._session import SessionRecall
 from ctxwin.recall._store import Excerpt, RecallStore
 from ctxwin.recall._tool import RecallTool
+from ctxwin.strategies._ledger import Ledger
 from ctxwin.strategies._meter import Meter
 from ctxwin.strategies._pins import pinned_indexes
 
@@ -75,6 +76,7 @@ class PlanSession(Generic[M]):
         self._last: Plan[M] | None = None
         self._last_sent: list[BaseMessage] | None = None  # the ctxwin messages of the last plan's request
         self._recall = SessionRecall(self._messages, self._view)
+        self._ledger = Ledger()
         self.history = history
         if history is not None:
             if not callable(getattr(history, "add_messages", None)) or not hasattr(history, "messages"):
@@ -95,6 +97,12 @@ class PlanSession(Generic[M]):
         if forms is None or isinstance(forms, OpenAIDicts):
             return list(self._messages)
         return forms.back_all(self._messages)
+
+    @property
+    def ledger(self) -> Ledger:
+        """What the conversation told, read up to its newest message: each cut's block is made of it; steer it with
+        ``add``, ``pin``, ``edit`` and ``drop`` (``ctxwin.strategies.Ledger``)."""
+        return self._ledger.read(self._messages)
 
     @property
     def counted(self) -> int:
@@ -210,7 +218,8 @@ class PlanSession(Generic[M]):
         ``Planner.plan`` does) and what the session recalled itself."""
         source: SessionRecall | bool = (self._recall if self.config.cache_stable else True) if recall else False
         pinned = list(self._pinned) if whole else None
-        return SessionTurn(target, self._cut.head, pinned, source, recalled)
+        told = self.ledger if recall else False  # (between cuts the block stays as sent)
+        return SessionTurn(target, self._cut.head, pinned, source, recalled, told)
 
     def _tokens(self, messages: list[BaseMessage]) -> int:
         """The request tokens of ``messages`` (with the tools), from the cached counts when the counter adds up."""

@@ -4,7 +4,7 @@ would bring back, the room it makes for that and where its message goes; the pla
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 from ctxwin import _tracing as tracing
@@ -90,20 +90,27 @@ class RecallStep:
             return messages, recall
         return messages, InputRecall(messages, INPUT_CHARS if budget is None else input_reach(budget.max_input_tokens))
 
-    def search(self, run: PlanRun, source: RecallSource | None, goal: Budget) -> tuple[Recalled, list[Excerpt]] | None:
+    def search(
+        self, run: PlanRun, source: RecallSource | None, goal: Budget, stale: Collection[str] = ()
+    ) -> tuple[Recalled, list[Excerpt]] | None:
         """What recall would bring back (and the relevant excerpts it chose from), when a step left something out
-        and the query relates to it; None else."""
+        and the query relates to it; None else. No excerpt holding a ``stale`` value (one the conversation
+        corrected) is brought back beside its correction."""
         if source is None or not any(c.kind != "replaced" for step in run.results for c in step.changes):
             return None
         query = recall_query(run.current)
         if not query:
             return None
         excerpts = find(source, run.current, limit=MAX_EXCERPTS, min_score=MIN_SCORE)
+        if stale:
+            excerpts = [e for e in excerpts if not any(value in e.text for value in stale)]
         room = math.floor(self.share * goal.max_input_tokens)
         chosen = choose(query, excerpts, room, run.meter.count) if excerpts else None
         return None if chosen is None else (Recalled(query, chosen[1], chosen[2]), excerpts)
 
-    def apply(self, run: PlanRun, source: RecallSource | None, goal: Budget, budget: Budget) -> None:
+    def apply(
+        self, run: PlanRun, source: RecallSource | None, goal: Budget, budget: Budget, stale: Collection[str] = ()
+    ) -> None:
         """Query-aware recall after the steps: when they left something out that the query relates to, a trim
         makes the room the excerpts take (``recall_room``: the oldest kept messages go, as the last trim would have
         taken them; not when that would cost the current turn), then the recall message of the excerpts still left
@@ -112,7 +119,7 @@ class RecallStep:
         that) and the request ends with the user's new message, the room left under ``budget`` is used, never over
         it: that request is the one whose answer needs what was dropped. A cut inside a tool round keeps its mark,
         which spaces the cuts (and so the cache writes) of an agent run."""
-        searched = self.search(run, source, goal)
+        searched = self.search(run, source, goal, stale)
         if searched is None:
             return
         found, excerpts = searched

@@ -18,6 +18,9 @@ if TYPE_CHECKING:  # what type checkers read (``X as X``: re-exported); at run t
     from ctxwin.strategies._base import Strategy as Strategy
     from ctxwin.strategies._base import Summarizer as Summarizer
     from ctxwin.strategies._filter import FilterMessages as FilterMessages
+    from ctxwin.strategies._ledger import Ledger as Ledger
+    from ctxwin.strategies._ledger import LedgerEntry as LedgerEntry
+    from ctxwin.strategies._ledger_block import LedgerReport as LedgerReport
     from ctxwin.strategies._lookup import StrategyInfo as StrategyInfo
     from ctxwin.strategies._lookup import get_strategy as get_strategy
     from ctxwin.strategies._lookup import get_strategy_factory as get_strategy_factory
@@ -41,6 +44,9 @@ _HOMES: dict[str, str] = {
     "Strategy": "ctxwin.strategies._base",
     "Summarizer": "ctxwin.strategies._base",
     "FilterMessages": "ctxwin.strategies._filter",
+    "Ledger": "ctxwin.strategies._ledger",
+    "LedgerEntry": "ctxwin.strategies._ledger",
+    "LedgerReport": "ctxwin.strategies._ledger_block",
     "StrategyInfo": "ctxwin.strategies._lookup",
     "get_strategy": "ctxwin.strategies._lookup",
     "get_strategy_factory": "ctxwin.strategies._lookup",
@@ -60,6 +66,9 @@ __all__ = [
     "Change",
     "Counts",
     "FilterMessages",
+    "Ledger",
+    "LedgerEntry",
+    "LedgerReport",
     "ProviderCompaction",
     "StepContext",
     "StepResult",

@@ -13,6 +13,7 @@ from typing import Literal, Protocol, runtime_checkable
 from ctxwin.counters._compaction import newest_compaction
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.messages._placement import is_moved_media
+from ctxwin.strategies._ledger import Ledger
 from ctxwin.strategies._pins import pinned_indexes
 from ctxwin.trim._tool_pairs import ToolPairs
 
@@ -200,13 +201,15 @@ class StepContext:
     the first later step that drops by position keeps (a shrinking step leaves alone what it drops anyway), and
     ``pinned`` (the indexes of a list's pinned messages; the planner's follows them across the plan's lists, so no
     step scans a long history for pins again), and ``head``: a session's fixed head, messages kept as they are
-    right after the leading system messages (``pinned`` counts them; a summary goes after them)."""
+    right after the leading system messages (``pinned`` counts them; a summary goes after them). ``ledger``: what
+    the conversation told, when the plan carries it in a block of its own (a summary need not say it again)."""
 
     budget: Budget
     counts: Counts
     later_keeps: Keeps | None = None
     pinned: Pinned = pinned_indexes
     head: Sequence[BaseMessage] = ()
+    ledger: Ledger | None = None
 
 
 ChangeKind = Literal["dropped", "truncated", "summarized", "replaced"]

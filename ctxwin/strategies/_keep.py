@@ -53,11 +53,20 @@ def _cues(cues: Iterable[str]) -> re.Pattern[str]:
 
 _KEEP = _cues(KEEP_CUES)
 _EXPLICIT = _cues(set(KEEP_CUES) - DOCS_CUES)
+# A cue of a spaced script starts with a whole run of word characters (its boundaries say so): a text whose runs
+# hold none of those first runs, and none of the other cues as written, holds no cue. That set lookup comes before
+# the pattern, whose many alternatives are tried at every character of a long text.
+_RUN = re.compile(r"\w+")
+_FIRST_RUNS = frozenset(_RUN.match(cue).group() for cue in KEEP_CUES if _SPACED.match(cue))  # type: ignore[union-attr]
+_WRITTEN = tuple(cue for cue in KEEP_CUES if not _SPACED.match(cue))
 
 
 def keep_cue(text: str, *, explicit: bool = False) -> bool:
     """Whether ``text`` holds a request to keep something (``explicit``: one documentation does not use)."""
-    return (_EXPLICIT if explicit else _KEEP).search(text.lower()) is not None
+    lower = text.lower()
+    if _FIRST_RUNS.isdisjoint(_RUN.findall(lower)) and not any(cue in lower for cue in _WRITTEN):
+        return False
+    return (_EXPLICIT if explicit else _KEEP).search(lower) is not None
 
 
 def own_words(pieces: Sequence[tuple[str, bool]], text: str) -> list[bool]:

@@ -9,7 +9,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -115,9 +115,9 @@ def _role(message: BaseMessage, tool_names: dict[str, str]) -> str:
     return "assistant" if isinstance(message, AIMessage) else message.type
 
 
-def _pieces(text: str) -> list[tuple[str, bool]]:
-    """The sentences and lines of a text, markup stripped, each with whether it is code (in a fence, indented, or
-    shaped like code: pasted code, tracebacks, JSON, which state facts less than prose does)."""
+def pieces(text: str, *, sentences: bool = True) -> list[tuple[str, bool]]:
+    """The sentences (``sentences=False``: the lines) of a text, markup stripped, each with whether it is code (in a
+    fence, indented, or shaped like code: pasted code, tracebacks, JSON, which state facts less than prose does)."""
     out: list[tuple[str, bool]] = []
     fenced = False
     for raw in text.split("\n"):
@@ -128,7 +128,8 @@ def _pieces(text: str) -> list[tuple[str, bool]]:
         if not line:
             continue
         code = fenced or raw.startswith(("    ", "\t")) or _CODE_LINE.search(line) is not None
-        out.extend((s.strip(), code) for s in (_SENTENCE.split(line) if not code else [line]) if s.strip())
+        parts = _SENTENCE.split(line) if sentences and not code else [line]
+        out.extend((s.strip(), code) for s in parts if s.strip())
     return out
 
 
@@ -164,14 +165,15 @@ def _shape(fact: str) -> str:
 
 def extractive_summary(
     messages: Sequence[BaseMessage], max_tokens: int | None = None, count: Callable[[str], int] | None = None,
-    query: str = "",
+    query: str = "", told: Collection[str] = (),
 ) -> Extract:
     """The summary of ``messages`` within ``max_tokens`` (as ``count`` counts them); without a cap, every excerpt.
-    ``query`` (the newest user message) puts the excerpts sharing its terms first."""
+    ``query`` (the newest user message) puts the excerpts sharing its terms first. ``told``: statements a ledger
+    carries beside the summary, and those it superseded: no excerpt quotes them again."""
     tool_names = {c["id"]: c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls if c["id"]}
     roles = [_role(m, tool_names) for m in messages]
-    pieces = [_pieces(_body(message_text(m), role)) for m, role in zip(messages, roles, strict=True)]
-    found = [[items(piece) for piece, _ in message] for message in pieces]
+    split = [pieces(_body(message_text(m), role)) for m, role in zip(messages, roles, strict=True)]
+    found = [[items(piece) for piece, _ in message] for message in split]
     facts = {f.text: f for f in find_facts(messages, [[i for p in message for i in p] for message in found])}
     shapes = Counter(_shape(f) for f in facts)
     weight = {
@@ -185,11 +187,11 @@ def extractive_summary(
         who = role.split()[0]
         errors = 0
         text = messages[index].text
-        own = own_words(pieces[index], text) if who == "user" else [False] * len(pieces[index])
+        own = own_words(split[index], text) if who == "user" else [False] * len(split[index])
         factual = [_checkable(pairs) for pairs in found[index]]
-        kept = kept_pieces(pieces[index], text, factual) if who == "user" else [
-            who == "summary" and keep_cue(piece) for piece, _ in pieces[index]]
-        for n, ((piece, code), pairs) in enumerate(zip(pieces[index], found[index], strict=True)):
+        kept = kept_pieces(split[index], text, factual) if who == "user" else [
+            who == "summary" and keep_cue(piece) for piece, _ in split[index]]
+        for n, ((piece, code), pairs) in enumerate(zip(split[index], found[index], strict=True)):
             found_facts = [item for item, _ in pairs if item in facts]
             worth = ROLE_WORTH.get(who, 0.05)
             # prose states facts, the user's most; a tool's output is data, code or not; code elsewhere is symbols
@@ -203,7 +205,7 @@ def extractive_summary(
             template = _DIGITS.sub("9", piece)[:TEMPLATE_CHARS]  # log lines alike but for their numbers
             worth /= 1 + templates[template]
             templates[template] += 1
-            if (found_facts or _long_enough(piece)) and piece not in seen:
+            if (found_facts or _long_enough(piece)) and piece not in seen and not _told(piece, told):
                 seen.add(piece)
                 tier = KEEP_TIER if kept[n] else USER_TIER if own[n] and found_facts else LAST_TIER
                 excerpts.append(_Excerpt(index, len(excerpts), _narrow(piece, found_facts), found_facts, worth, scale,
@@ -212,6 +214,11 @@ def extractive_summary(
         _steer(excerpts, query)
     extract = _choose(excerpts, roles, weight, len(messages), max_tokens, count)
     return dataclasses.replace(extract, facts=tuple(facts.values()))
+
+
+def _told(piece: str, told: Collection[str]) -> bool:
+    """Whether ``piece`` is (part of) a statement in ``told``, or holds one."""
+    return bool(told) and any(piece in statement or statement in piece for statement in told)
 
 
 def _steer(excerpts: list[_Excerpt], query: str) -> None:
@@ -321,11 +328,11 @@ def stated_tokens(messages: Sequence[BaseMessage], count: Callable[[str], int]) 
         if not isinstance(message, HumanMessage):
             continue
         text = message.text
-        pieces = _pieces(text)
-        found = [items(piece) if not code else [] for piece, code in pieces]  # a keep request is prose
+        split = pieces(text)
+        found = [items(piece) if not code else [] for piece, code in split]  # a keep request is prose
         factual = [_checkable(pairs) for pairs in found]
-        kept = kept_pieces(pieces, text, factual)
-        for (piece, _), pairs, keep, own in zip(pieces, found, kept, own_words(pieces, text), strict=True):
+        kept = kept_pieces(split, text, factual)
+        for (piece, _), pairs, keep, own in zip(split, found, kept, own_words(split, text), strict=True):
             facts = [item for item, _ in pairs] if own or keep else []
             if keep or (own and facts):
                 quoted.append(_narrow(piece, facts))

@@ -118,6 +118,13 @@ def later_region(
     )
     if cut is None:
         return None, range(0), None
+    edge = messages[cut.edge] if 0 <= cut.edge < len(messages) else None
+    if not verbatim and keeps == "last" and edge is not None and cut.edge not in protected \
+            and counts.count(edge) > limit:
+        # a message over the budget: the trim may keep older ones around its placeholder, so a step that must
+        # change every message it keeps (clear_reasoning) looks at them too; one that shrinks for room leaves them
+        # to the trim, and the newest (an agent's working set) whole
+        return None, range(0), None
     reachable = range(cut.edge + 1, len(messages)) if keeps == "last" else range(cut.edge)
     region = sorted({*reachable, *protected, *cut.question})
     skipped = len(messages) - len(region)

@@ -30,6 +30,7 @@ from ctxwin.strategies._base import (
 )
 from ctxwin.strategies._facts import Fact, find_facts
 from ctxwin.strategies._fitting import longest_fitting
+from ctxwin.strategies._ledger import takes_ledger, told_texts
 from ctxwin.strategies._pins import head_length
 from ctxwin.strategies._salience import SUMMARY_HEADER, extractive_summarizer, extractive_summary, stated_tokens
 from ctxwin.strategies._walk import suffix_start, within
@@ -268,10 +269,16 @@ class Summarize(BaseStrategy):
             body = summary_body(replaced[0])
             if room - counts.text(f"{body}\n") >= MIN_EXTENSION_TOKENS:
                 previous, part_room, summarizing = body, room - counts.text(f"{body}\n"), replaced[1:]
+        told = context.ledger
         try:
             if summarizer is extractive_summarizer:  # the built-in one fills the room it is given
-                extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), counts.text, query)
+                said = told_texts(told) if told is not None else ()
+                extract = extractive_summary(summarizing, max(part_room, MIN_SUMMARY_TOKENS), counts.text, query,
+                                             said)
                 return _Call(span, replaced, room, extract.text, extract.excerpts, extract.facts, previous)
+            if told is not None and takes_ledger(summarizer):
+                return _Call(span, replaced, room, summarizer(summarizing, ledger=told),  # type: ignore[call-arg]
+                             previous=previous)
             return _Call(span, replaced, room, summarizer(summarizing), previous=previous)
         except Exception as exc:
             return self._failed(messages, exc)

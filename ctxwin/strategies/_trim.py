@@ -23,6 +23,7 @@ from ctxwin.strategies._base import (
     must_keep_with_partners,
     without,
 )
+from ctxwin.strategies._oversize import oversize_at_cut, oversize_note
 from ctxwin.strategies._walk import within
 from ctxwin.trim import trim_counted
 from ctxwin.trim._tool_pairs import ToolPairs
@@ -48,6 +49,7 @@ class TrimToBudget(BaseStrategy):
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         budget, counts = context.budget, context.counts
+        original = messages
         protected_set = must_keep_with_partners(messages, context.pinned)
         turn = last_turn(messages)
         whole = sorted(protected_set | turn)
@@ -55,9 +57,10 @@ class TrimToBudget(BaseStrategy):
             protected_set = set(whole)  # the last turn stays whole when it fits beside what must stay
         protected = sorted(protected_set)
         fixed = [messages[i] for i in protected]
-        rest = without(messages, protected)
         limit = budget.messages_budget - sum(counts.each(fixed))
+        rest = without(messages, protected)
         notes: list[str] = []
+        replaced: list[int] = []
         warnings: list[str] = []
         kept = protected
         overhead = counts.overhead  # None: the counter is not additive, the engine counts whole lists
@@ -76,6 +79,14 @@ class TrimToBudget(BaseStrategy):
         for _ in range(_MAX_ROUNDS):
             kept = engine(limit)
             if self.strategy == "last":
+                # a message larger than the budget stops the kept part before it: its placeholder lets the trim go
+                # on with the older messages
+                while (swapped := oversize_at_cut(messages, kept, protected_set, budget.messages_budget, limit,
+                                                  counts)) is not None:
+                    messages, index = swapped
+                    replaced.append(index)
+                    rest = without(messages, protected)
+                    kept = engine(limit)
                 whole_turns = _start_on_user_turn(messages, kept, protected_set)
                 if whole_turns != kept:  # a turn's tail end: keep it with its question, or drop it
                     kept = _with_question(messages, kept, whole_turns, protected_set, limit, counts, engine)
@@ -92,9 +103,11 @@ class TrimToBudget(BaseStrategy):
                 f"budget beside what must stay: {lost} of its messages were dropped"
             )
         notes.append(f"kept {len(kept):,} of {plural(len(messages), 'message')}")
-        return StepResult(
-            [messages[i] for i in kept], notes, [Change("dropped", without(messages, kept))], warnings=warnings
-        )
+        changes = [Change("dropped", without(messages, kept))]
+        if replaced:
+            changes.insert(0, Change("replaced", [original[i] for i in replaced], [messages[i] for i in replaced]))
+            notes.insert(0, oversize_note(original, replaced))
+        return StepResult([messages[i] for i in kept], notes, changes, warnings=warnings)
 
 
 def _positions(found: list[BaseMessage], rest: list[BaseMessage], protected: list[int], from_end: bool) -> list[int]:

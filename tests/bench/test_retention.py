@@ -96,7 +96,8 @@ def test_bench_reports_facts_and_probes_for_every_chain(tmp_path: Path) -> None:
                  "--probes", str(probes), "--json")
     assert result.returncode == 0, result.stderr
     rows = {r["strategy"]: r for r in json.loads(result.stdout)["results"]}
-    assert rows["last"]["probes"] == 3 and rows["last"]["probes_kept"] == 0.0 and rows["last"]["facts_kept"] == 0.0
+    # the trim drops what the user stated; the ledger carries it back (docs/planner.md, "The ledger")
+    assert rows["last"]["probes"] == 3 and rows["last"]["probes_kept"] == 1.0
     assert rows["summarize+trim"]["probes_kept"] == 1.0 and rows["summarize+trim"]["user_facts_kept"] == 1.0
     table = run("bench", str(chats), "-c", "tiktoken:o200k_base", "--budgets", "400", "--strategies", chains,
                 "--probes", str(probes))
@@ -136,3 +137,12 @@ def test_the_chart_has_a_facts_panel_and_a_probes_panel_when_there_are_probes(tm
         write_plot([row("last", 1000, probes), row("last", 4000, probes)], out)
         widths.append(int.from_bytes(out.read_bytes()[16:20], "big"))  # the PNG header's width
     assert widths[1] * 4 == widths[0] * 5  # four panels, then five (probes answerable)
+
+
+def test_a_typed_probe_is_read_with_its_kind_place_and_stale_values(tmp_path: Path) -> None:
+    path = tmp_path / "typed.jsonl"
+    path.write_text('{"needs": "a", "kind": "limit", "at": 3, "stale": "b"}\n{"needs": "c", "kind": "wish"}\n')
+    with pytest.raises(ProbeFileError, match=":2: a probe's 'kind' must be one of rule"):
+        read_probes(path)
+    path.write_text('{"needs": "a", "kind": "limit", "at": 3, "stale": "b"}\n')
+    assert read_probes(path) == {None: [Probe(("a",), kind="limit", at=3, stale=("b",))]}

@@ -224,3 +224,18 @@ def test_the_session_chart_counts_whole_requests_and_says_where_it_stops(tmp_pat
     assert all(max(line.get_xdata()) == 3 for line in ax.get_lines())
     write_session_plot(results, tmp_path / "cost.png")  # as `--session --plot` writes it
     assert (tmp_path / "cost.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@pytest.mark.slow
+def test_typed_probes_are_kept_per_kind_across_every_cut_and_stale_values_are_counted() -> None:
+    messages = generated(4, turns=80)
+    rule = "Never restart payments-api during business hours."
+    messages.insert(1, HumanMessage(rule))
+    messages.insert(2, AIMessage("OK."))
+    probes = {1: [Probe(("payments-api",), kind="rule", at=1),
+                  Probe((messages[-1].text.split()[0],), kind="fact", at=len(messages) - 1, stale=("zq-stale-77",))]}
+    sliding, session = run_session_bench([Conversation("gen", 1, messages)], ["sliding", "session"], budget=6_000,
+                                         counter=COUNTER, rules=STANDARD_RULES, probes=probes)
+    assert sliding.told == {"rule": [0, 1], "fact": [1, 1]} and sliding.told_kept == 0.0
+    assert session.told == {"rule": [1, 1], "fact": [1, 1]}  # the ledger carried it across the cuts
+    assert session.as_json()["told_kept"] == {"rule": 1.0, "fact": 1.0} and session.stale_sent == 0

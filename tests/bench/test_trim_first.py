@@ -18,9 +18,10 @@ COUNTER = "tiktoken:o200k_base"
 
 
 def first(window: int) -> Planner:
-    # recall_share=0: these tests check what the trim keeps (recall would add a message of its own)
+    # recall_share=0, ledger_share=0: these tests check what the trim keeps (recall and the ledger would add a
+    # message of their own)
     return Planner(None, [TrimToBudget(strategy="first")], counter=COUNTER, context_window=window, reserve_output=0,
-                   recall_share=0)
+                   recall_share=0, ledger_share=0)
 
 
 def test_keeps_the_oldest_whole_turns_and_the_last_question() -> None:

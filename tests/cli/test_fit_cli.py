@@ -87,3 +87,24 @@ def test_usage_errors_exit_2_naming_the_flag() -> None:
     assert "error: --strategies/--strategy: strategies[0]: unknown strategy 'shred'" in bad_strategy.stderr
     for result in (unknown, no_window, bad_strategy):
         assert len(result.stderr.splitlines()) == 1 and not result.stdout
+
+
+@pytest.mark.slow
+def test_fit_shows_the_ledger_by_kind_with_sources_and_ledger_share_turns_it_off(tmp_path: Path) -> None:
+    said = [{"role": "system", "content": "You help the platform team."},
+            {"role": "user", "content": "Never restart payments-api during business hours."},
+            {"role": "assistant", "content": "Understood."}]
+    for turn in range(30):
+        said += [{"role": "user", "content": f"Turn {turn}: the export is slow again. " + "We checked it. " * 30},
+                 {"role": "assistant", "content": "Looking into it. " * 30}]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(said), encoding="utf-8")
+    shown = run("fit", str(path), "-m", "gpt-4o-mini", "--context-window", "2000", "--reserve", "0",
+                "-o", str(tmp_path / "out.json"))
+    assert shown.returncode == 0, shown.stderr
+    assert "  rule from #1 (carried): Never restart payments-api during business hours." in shown.stderr
+    assert "payments-api" in (tmp_path / "out.json").read_text(encoding="utf-8")
+    off = run("fit", str(path), "-m", "gpt-4o-mini", "--context-window", "2000", "--reserve", "0",
+              "--ledger-share", "0", "-o", str(tmp_path / "off.json"))
+    assert off.returncode == 0, off.stderr
+    assert "ledger:" not in off.stderr and "payments-api" not in (tmp_path / "off.json").read_text(encoding="utf-8")

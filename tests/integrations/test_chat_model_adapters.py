@@ -121,3 +121,20 @@ def test_the_summarizer_remembers_the_last_spans_it_summarised() -> None:
     assert len(forgetful.model.calls) == 2  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="remember must be a non-negative int"):
         ChatModelSummarizer(model, remember=-1)
+
+
+@pytest.mark.slow
+def test_the_summarizer_model_is_given_the_ledger_with_typed_sections() -> None:
+    from ctxwin.integrations.langchain import LEDGER_SUMMARY_PROMPT
+
+    model = RecordingChatModel(replies=[SUMMARY])
+    messages = conversation(12)
+    messages.insert(1, user_message(99).model_copy(update={"content": "Never restart payments-api at night."}))
+    plan = ctxwin.fit(messages, MODEL, context_window=3000, reserve_output=0, summarizer=ChatModelSummarizer(model))
+    assert plan.fits
+    (call,) = model.calls
+    prompt = call.messages[0].text
+    assert prompt.startswith(DEFAULT_SUMMARY_PROMPT) and LEDGER_SUMMARY_PROMPT in prompt
+    assert "Rules:\n- Never restart payments-api at night." in prompt  # the ledger, by typed sections
+    assert "Never restart payments-api at night." in plan.messages[1].text  # carried in its block, before the summary
+    assert SUMMARY in plan.messages[2].text

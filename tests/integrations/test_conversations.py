@@ -76,8 +76,9 @@ class Conversation:
 
 
 def fitter() -> ConversationFitter:
+    # ledger_share=0: the secrets each user stated would be carried in the ledger's block, not left out to recall
     return ConversationFitter("test", FitConfig(counter="tiktoken:o200k_base", context_window=BUDGET,
-                                                reserve_output=0))
+                                                reserve_output=0, ledger_share=0))
 
 
 def foreign(answer: str, user: int, users: int) -> list[str]:

@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from ctxwin import BudgetExceeded, get_counter
 from ctxwin.integrations.langchain import pre_model_hook
 from ctxwin.recall._inject import RECALL_KEY
+from ctxwin.strategies._ledger import LEDGER_KEY
 
 TOOL_DEFINITIONS = RecordingChatModel().bind_tools(TOOLS).kwargs["tools"]  # type: ignore[attr-defined]
 
@@ -61,4 +62,6 @@ def test_the_hook_fits_or_refuses(history: list[BaseMessage], budget: int) -> No
     assert history[last_user].id in {m.id for m in fitted}
     assert [m.id for m in fitted[len(fitted) - len(newest_round) :]] == newest_round
     recalled = [m for m in fitted if RECALL_KEY in m.response_metadata]  # excerpts of what was left out
-    assert len(recalled) <= 1 and {m.id for m in fitted if m not in recalled} <= {m.id for m in history}
+    told = [m for m in fitted if LEDGER_KEY in m.response_metadata]  # the ledger of what was told
+    assert len(recalled) <= 1 and len(told) <= 1
+    assert {m.id for m in fitted if m not in recalled and m not in told} <= {m.id for m in history}

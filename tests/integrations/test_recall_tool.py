@@ -111,7 +111,7 @@ def test_the_middleware_adds_the_recall_tool_over_each_threads_session() -> None
     agent = create_agent(ScriptedChatModel(checked=checked), [read_log], system_prompt=SYSTEM,
                          checkpointer=InMemorySaver(), middleware=[
                              ContextWindowMiddleware(MODEL, context_window=WINDOW, reserve_output=0, recall_share=0,
-                                                     recall_tool=True)])
+                                                     ledger_share=0, recall_tool=True)])
     for user in range(2):
         said = messages(user)
         for text in [*said[:2], said[-1]] if user else said:
@@ -131,7 +131,7 @@ def test_the_hook_offers_the_tool_and_counts_it() -> None:
 
 
 def test_a_session_as_a_langchain_tool() -> None:
-    session = Planner(counter="tiktoken:o200k_base", context_window=400, reserve_output=0).session()
+    session = Planner(counter="tiktoken:o200k_base", context_window=400, reserve_output=0, ledger_share=0).session()
     session.add_messages([HumanMessage("The Lyon warehouse lease is LY-2231-X."), ("ai", "Noted."),
                           *[HumanMessage(f"filler {i} " * 40) for i in range(6)]])
     session.plan()

@@ -186,9 +186,9 @@ def test_the_last_turn_is_never_left_with_a_hole_without_a_warning() -> None:
 def test_the_extractive_summary_fills_its_room_and_says_what_it_covers() -> None:
     # The issue: the summary covered the oldest ~20 messages, then "...", and the report said "summarised 17,760".
     messages = conversation(14, turns=700, big_tool=60)
-    # recall_share=0: how the summary fills its room (recall would take some of it for excerpts)
+    # recall_share=0, ledger_share=0: how the summary fills its room (recall and the ledger would take some of it)
     planner = Planner(counter=COUNTER, context_window=2_000, reserve_output=0, strategies=["summarize", "trim"],
-                      recall_share=0)
+                      recall_share=0, ledger_share=0)
     plan = planner.plan(messages)
     [summary] = [m for m in plan.messages if is_summary(m)]
     body = summary.text.split("\n", 1)[1]

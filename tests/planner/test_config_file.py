@@ -82,6 +82,7 @@ _options = st.fixed_dictionaries(
         "cache_ttl": st.sampled_from([None, *CACHE_TTLS]),
         "cache_key": st.text(st.characters(exclude_categories=("Cs",)), min_size=1).filter(str.strip),
         "recall_share": st.floats(min_value=0.0, max_value=0.99),
+        "ledger_share": st.floats(min_value=0.0, max_value=0.99),
     },
 )
 

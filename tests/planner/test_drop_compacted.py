@@ -21,7 +21,9 @@ def conversation() -> list[BaseMessage]:
 
 
 def planner(window: int, strategies: list[str]) -> Planner:
-    return Planner(counter="approximate", context_window=window, reserve_output=100, strategies=strategies)
+    # ledger_share=0: these check what the step drops; the ledger's block would carry what the old turns said
+    return Planner(counter="approximate", context_window=window, reserve_output=100, strategies=strategies,
+                   ledger_share=0)
 
 
 def test_what_the_compaction_stands_for_goes_first_and_the_block_goes_back_unchanged() -> None:

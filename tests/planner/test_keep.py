@@ -16,7 +16,7 @@ from ctxwin.planner import fit
 from ctxwin.strategies._base import Budget
 from ctxwin.strategies._facts import items
 from ctxwin.strategies._keep import KEEP_CUES, QueryMatch, keep_cue, kept_pieces, query_terms
-from ctxwin.strategies._salience import _pieces, extractive_summary, stated_tokens
+from ctxwin.strategies._salience import extractive_summary, pieces, stated_tokens
 from ctxwin.strategies._summarize import MAX_SUMMARY_SHARE, SUMMARY_SHARE, Summarize
 
 COUNTER = get_counter("tiktoken:o200k_base")
@@ -79,9 +79,9 @@ def test_note_that_in_a_paste_is_no_request_but_the_users_own_words_around_it_ar
     rng = random.Random(1)
     paste = _doc(rng) + "\nNote that the default encoding is UTF-8 in every mode.\n\n" + _doc(rng)
     text = f"Here is the section:\n\n{paste}\n\nWhat does this change?"
-    assert not any(kept_pieces(_pieces(text), text))
+    assert not any(kept_pieces(pieces(text), text))
     text = f"Here is the section:\n\n{paste}\n\nWhat does this change? Remember: my ticket is ABC-12345."
-    asked = _pieces(text)
+    asked = pieces(text)
     kept = [piece for (piece, _), k in zip(asked, kept_pieces(asked, text), strict=True) if k]
     assert any("ABC-12345" in piece for piece in kept)
     assert all(len(piece) < 200 for piece in kept)
@@ -92,9 +92,9 @@ def test_an_explicit_request_inside_a_paste_is_kept_and_so_is_a_documentation_cu
 
     def kept(request: str) -> list[str]:
         text = f"Look at this:\n\n{_doc(rng)}\n\n{request}\n\n{_doc(rng)}\n\nThoughts?"
-        pieces = _pieces(text)
-        factual = [any(kind == "id" for _, kind in items(piece)) for piece, _ in pieces]
-        return [p for (p, _), k in zip(pieces, kept_pieces(pieces, text, factual), strict=True) if k]
+        split = pieces(text)
+        factual = [any(kind == "id" for _, kind in items(piece)) for piece, _ in split]
+        return [p for (p, _), k in zip(split, kept_pieces(split, text, factual), strict=True) if k]
 
     assert kept("Don't forget to log it under INC-48213.") == ["Don't forget to log it under INC-48213."]
     assert kept("Bitte nicht vergessen: Vertrag VX-2231.") == ["Bitte nicht vergessen: Vertrag VX-2231."]

@@ -97,7 +97,8 @@ def test_the_summary_is_within_its_cap(turns: list[tuple[str, str]], cap: int) -
 
 
 def _plan(messages: list[BaseMessage], window: int) -> tuple[list[BaseMessage], SystemMessage, list[str]]:
-    plan = Planner(counter=COUNTER, context_window=window, reserve_output=0, strategies=CHAIN).plan(messages)
+    plan = Planner(counter=COUNTER, context_window=window, reserve_output=0, strategies=CHAIN,
+                   ledger_share=0).plan(messages)  # (a ledger block would make room the summary then need not)
     [summary] = [m for m in plan.messages if is_summary(m)]
     assert plan.fits
     return plan.messages, summary, next(s for s in plan.steps if s.name == "summarize").notes
@@ -154,7 +155,8 @@ def test_a_system_message_in_the_span_is_summarised_too() -> None:
 
 def test_the_built_in_summarizer_reports_the_facts_it_left_out() -> None:
     messages, _ = planted(9, "agent")
-    plan = fit(messages, counter=COUNTER, model=None, context_window=3_000, reserve_output=0, strategies=CHAIN)
+    plan = fit(messages, counter=COUNTER, model=None, context_window=3_000, reserve_output=0, strategies=CHAIN,
+               ledger_share=0)  # (with the ledger, the summary quotes none of what the ledger carries)
     step = next(s for s in plan.steps if s.name == "summarize")
     [summary] = [m for m in plan.messages if is_summary(m)]
     [dropped] = [n for n in step.notes if n.startswith("the summary dropped")]

@@ -61,13 +61,14 @@ def planner(*strategies: Any, **options: Any) -> Planner:
 
 def test_a_step_gets_a_frozen_context_saying_what_later_steps_keep() -> None:
     step = KeepNewestHalf()
-    planner(step, TruncateToolOutput(), TrimToBudget(strategy="first")).plan(conversation(1, turns=60))
+    planner(step, TruncateToolOutput(), TrimToBudget(strategy="first"), ledger_share=0).plan(conversation(1, turns=60))
     (context,) = step.contexts
     assert context.later_keeps == "first"  # truncate_tool_output keeps "all": the trim after it decides
     assert context.budget.messages_budget == 1500
     with pytest.raises(dataclasses.FrozenInstanceError):
         context.later_keeps = None  # type: ignore[misc]
-    assert [f.name for f in dataclasses.fields(context)] == ["budget", "counts", "later_keeps", "pinned", "head"]
+    assert [f.name for f in dataclasses.fields(context)] == ["budget", "counts", "later_keeps", "pinned", "head",
+                                                             "ledger"]
 
 
 def test_an_object_of_the_strategy_shape_runs_as_a_base_strategy_would() -> None:

@@ -138,7 +138,7 @@ def test_strict_never_returns_a_broken_pair_as_fitting() -> None:
 def test_a_single_strategy_name_is_a_chain_of_one() -> None:
     messages = interrupted(4)
     plan = fit(messages, counter=COUNTER, model=None, context_window=300, reserve_output=0, strategies="trim")
-    assert [s.name for s in plan.steps] == ["trim"]
+    assert [s.name for s in plan.steps if s.name != "ledger"] == ["trim"]
 
 
 @pytest.mark.parametrize(

@@ -41,14 +41,15 @@ def recalled_text(messages: list[BaseMessage]) -> str:
 
 
 def fitted(messages: list[BaseMessage]) -> list[BaseMessage]:
-    plan = fit(messages, counter=COUNTER, model=None, context_window=BUDGET, reserve_output=0)
+    # ledger_share=0 (here and in sessions below): the ledger's block would carry the fact recall is asked for
+    plan = fit(messages, counter=COUNTER, model=None, context_window=BUDGET, reserve_output=0, ledger_share=0)
     assert plan.fits and plan.messages[-1] is messages[-1]
     return plan.messages
 
 
 def session_planned(messages: list[BaseMessage]) -> list[BaseMessage]:
     """The request a session sends for ``messages`` given turn by turn (cuts on the way)."""
-    session = Planner(counter=COUNTER, context_window=BUDGET, reserve_output=0).session()
+    session = Planner(counter=COUNTER, context_window=BUDGET, reserve_output=0, ledger_share=0).session()
     for start in range(0, len(messages) - 1, 6):
         session.add_messages(messages[start : min(start + 6, len(messages) - 1)])
         session.plan()
@@ -76,7 +77,7 @@ def test_a_lone_surrogate_is_stored_and_searched_escaped_in_fit_and_in_a_session
 
 
 def test_a_session_with_a_lone_surrogate_plans_every_turn_after_its_first_cut() -> None:
-    session = Planner(counter=COUNTER, context_window=BUDGET, reserve_output=0).session()
+    session = Planner(counter=COUNTER, context_window=BUDGET, reserve_output=0, ledger_share=0).session()
     session.add_messages(conversation(SURROGATE_FACT, "How is the export?")[:-1])
     cuts = 0
     for turn in range(12):

@@ -62,8 +62,8 @@ def test_the_plan_names_what_it_recalled_and_for_which_query() -> None:
     recall = next(m for m in plan.messages if is_recalled(m))
     assert all(label in recall.text for label in plan.recalled.labels)
     # the note names what came back, not the query: notes reach traces, which carry no message content
-    assert plan.steps[-1].name == "recall" and question[:40] not in plan.steps[-1].notes[0]
-    assert "excerpt" in plan.steps[-1].notes[0]
+    recalled = next(step for step in plan.steps if step.name == "recall")
+    assert question[:40] not in recalled.notes[0] and "excerpt" in recalled.notes[0]
     assert plan.summary()["recalled"] == plan.recalled.labels
     assert get_counter(COUNTER).count_messages(plan.messages) == plan.tokens_after <= 2_000
     assert not find_broken_pairs(plan.messages)

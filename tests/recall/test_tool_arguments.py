@@ -36,7 +36,7 @@ def agent_session() -> tuple[Any, list[BaseMessage]]:
     for turn in range(20):
         messages += [HumanMessage(f"Turn {turn}: the nightly export is slow again. " + "We looked at it. " * 8),
                      AIMessage("Noted. " + "The queue drains within the hour. " * 4)]
-    session = Planner(counter=COUNTER, context_window=BUDGET, reserve_output=0).session(messages)
+    session = Planner(counter=COUNTER, context_window=BUDGET, reserve_output=0, ledger_share=0).session(messages)
     session.plan()
     return session, messages
 

@@ -38,7 +38,7 @@ def test_trace_prints_the_span_tree_to_stderr(tmp_path: Path) -> None:
     steps = [name.strip() for name in names if name.startswith("    ctxwin.step ")]
     assert steps == ["ctxwin.step drop_compacted", "ctxwin.step clear_reasoning", "ctxwin.step filter",
                      "ctxwin.step truncate_tool_output",
-                     "ctxwin.step summarize", "ctxwin.step trim", "ctxwin.step recall"]
+                     "ctxwin.step summarize", "ctxwin.step trim", "ctxwin.step recall", "ctxwin.step ledger"]
     step_lines = [line for line in tree if line.startswith("    ctxwin.step ")]
     assert all(" ms)  " in line and "ctxwin.step.name=" in line for line in step_lines)
     assert "ctxwin.messages.summarized=" in step_lines[3] and "gen_ai.request.model=gpt-4o" in tree[1]

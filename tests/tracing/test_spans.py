@@ -66,7 +66,8 @@ def summarize_first(messages: list[BaseMessage]) -> str:
 
 @pytest.mark.slow
 def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporter: InMemorySpanExporter) -> None:
-    planner = Planner("gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize_first, keep_last=12)
+    planner = Planner("gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize_first, keep_last=12,
+                      ledger_share=0)  # (the ledger's step is traced like the others)
     with provider.get_tracer("agent").start_as_current_span("agent run") as parent:
         plan = planner.plan(conversation())
     assert [step.name for step in plan.steps] == [
@@ -115,7 +116,7 @@ def test_the_steps_nest_under_the_callers_span(provider: TracerProvider, exporte
 
 def test_no_span_carries_message_content_by_default(exporter: InMemorySpanExporter) -> None:
     plan = fit(conversation(), "gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize_first,
-               keep_last=12)
+               keep_last=12, ledger_share=0)
     assert len(plan.steps) == 7 and plan.recalled is not None  # recall's query is content: on the plan, not a span
     trim_messages(conversation(), max_tokens=500, token_counter=COUNTER)
     spans = exporter.get_finished_spans()
@@ -162,7 +163,8 @@ def test_aplan_traces_like_plan(exporter: InMemorySpanExporter) -> None:
     async def summarize(messages: list[BaseMessage]) -> str:
         return summarize_first(messages)
 
-    planner = Planner("gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize, keep_last=12)
+    planner = Planner("gpt-4o", context_window=1500, reserve_output=0, summarizer=summarize, keep_last=12,
+                      ledger_share=0)
     plan = asyncio.run(planner.aplan(conversation()))
     spans = exporter.get_finished_spans()
     (top,) = by_name(spans, "ctxwin.plan")

@@ -44,7 +44,9 @@ LEGEND = (
     "as a mean fraction of each conversation's turns. facts: the conversation's rare, checkable strings (ids, "
     "numbers with units, dates, paths, URLs, code symbols, names) still in the request verbatim, the user's "
     "weighing 3x, mean over the conversations (docs/bench.md, Retention). recall: questions of --probes (late "
-    "questions) whose strings are all in the fitted request. pairs: conversations with every tool call/result pair "
+    "questions) whose strings are all in the fitted request. told: for probes typed by what the conversation told "
+    "(rule, limit, fact, goal, preference), the least share kept of a kind; stale: those sent with a value their "
+    "correction replaced. pairs: conversations with every tool call/result pair "
     "intact. sys: conversations whose system prompt was kept. summ.: messages replaced by summaries "
     "(total). ! over budget (see the notes below)."
 )
@@ -61,9 +63,11 @@ def _milliseconds(seconds: float | None) -> str:
 
 
 HEADERS = (
-    "strategy", "ms/conv", "tokens used / budget", "min use", "turns", "facts", "recall", "pairs", "sys", "summ."
+    "strategy", "ms/conv", "tokens used / budget", "min use", "turns", "facts", "recall", "told", "stale", "pairs",
+    "sys", "summ."
 )
 PROBES = HEADERS.index("recall")  # a column only when probes were given
+TOLD = (HEADERS.index("told"), HEADERS.index("stale"))  # ... and these when some are typed
 
 
 def _cells(result: BenchResult) -> tuple[str, ...]:
@@ -77,6 +81,8 @@ def _cells(result: BenchResult) -> tuple[str, ...]:
         _percent(result.recent_turns_kept),
         _percent(result.facts_kept),
         _percent(result.probes_kept),
+        _percent(result.told_kept),
+        f"{result.stale_sent:,}",
         _percent(result.tool_pairs_intact),
         _percent(result.system_kept),
         f"{result.messages_summarized:,}",
@@ -111,7 +117,8 @@ def _footnote(result: BenchResult) -> list[str]:
 
 def table(results: Sequence[BenchResult], heading: str, seconds: float) -> list[str]:
     """The human-readable comparison: one block per budget, one row per chain, a legend and notes."""
-    shown = [i for i in range(len(HEADERS)) if i != PROBES or any(r.probes for r in results)]
+    shown = [i for i in range(len(HEADERS)) if (i != PROBES or any(r.probes for r in results))
+             and (i not in TOLD or any(r.told for r in results))]
     headers = [HEADERS[i] for i in shown]
     rows = {id(r): [_cells(r)[i] for i in shown] for r in results}
     widths = [max(len(h), *(len(c[i]) for c in rows.values())) for i, h in enumerate(headers)]

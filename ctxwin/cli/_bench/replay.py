@@ -15,7 +15,7 @@ from ctxwin.batch._conversation import Conversation
 from ctxwin.batch._progress import Progress
 from ctxwin.cli._bench.billing import Bill, Biller
 from ctxwin.cli._bench.metrics import recent_turns_verbatim, tool_pairs_intact
-from ctxwin.cli._bench.retention import Probe, probes_kept
+from ctxwin.cli._bench.retention import Probe, probes_kept, stale_sent, told_kept
 from ctxwin.cli._bench.runner import bench_planner
 from ctxwin.counters._base import TokenCounter
 from ctxwin.counters._caching import CachingRules
@@ -170,6 +170,9 @@ class SessionResult:
     missing_last_user: int = 0
     curves: list[list[float]] = field(default_factory=list)  # per conversation: billed tokens so far, per request
     answered: list[bool] = field(default_factory=list)  # per probe: its strings all in the conversation's last request
+    # typed probes: kind -> [kept in every request from where it was said on, total]; corrected values sent last
+    told: dict[str, list[int]] = field(default_factory=dict)
+    stale_sent: int = 0
 
     @property
     def requests(self) -> int:
@@ -227,7 +230,15 @@ class SessionResult:
             "missing_last_user_message": self.missing_last_user,
             "probes": len(self.answered),
             "recall": self.recall,
+            "told_kept": {kind: kept / total for kind, (kept, total) in self.told.items()},
+            "stale_sent": self.stale_sent,
         }
+
+    @property
+    def told_kept(self) -> float | None:
+        """The least share of a kind of what the conversation told (typed probes) kept in every request (so across
+        every cut) from where it was said on; None without typed probes."""
+        return min((kept / total for kept, total in self.told.values()), default=None)
 
 
 def replay(
@@ -244,6 +255,8 @@ def replay(
     done, last_user, curve, total = 0, None, [], 0.0
     sent: list[BaseMessage] = []
     limit = result.budget
+    typed = [p for p in probes if p.kind]
+    held = [True] * len(typed)
     for end in request_points(messages):
         turn = messages[done:end]
         last_user = next((m for m in reversed(turn) if isinstance(m, HumanMessage)), last_user)
@@ -261,8 +274,14 @@ def replay(
         result.over_budget += bill.tokens > limit
         result.broken_pairs += not tool_pairs_intact(original, sent)
         result.missing_last_user += last_user is not None and not any(m is last_user or m == last_user for m in sent)
+        if typed:
+            said = [k for k, p in enumerate(typed) if held[k] and p.at < end]
+            for k, kept in zip(said, probes_kept([typed[k] for k in said], sent), strict=True):
+                held[k] = kept
     result.curves.append(curve)
     result.answered += probes_kept(probes, sent) if probes else []
+    told_kept(typed, held, result.told)
+    result.stale_sent += stale_sent(probes, sent)
     result.conversations += 1
 
 

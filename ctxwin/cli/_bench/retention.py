@@ -15,15 +15,22 @@ from ctxwin.messages import BaseMessage
 from ctxwin.strategies._facts import Fact, find_facts, message_text
 
 USER_WEIGHT = 3
+TOLD_KINDS = ("rule", "limit", "fact", "goal", "preference")
 
 
 @dataclass(frozen=True)
 class Probe:
-    """A question about a conversation and the strings an answer needs (all of them, verbatim)."""
+    """A question about a conversation and the strings an answer needs (all of them, verbatim). A typed one (what
+    the conversation told: ``kind`` rule, limit, fact, goal or preference) may say where it was said (``at``: the
+    message index; a session checks it at every cut after it) and the corrected values it replaced (``stale``:
+    none may be sent)."""
 
     needs: tuple[str, ...]
     question: str = ""
     id: str = ""
+    kind: str = ""
+    at: int = 0
+    stale: tuple[str, ...] = ()
 
 
 class ProbeFileError(InvalidInputError):
@@ -73,10 +80,11 @@ class Retained:
 
     facts: FactsKept
     probes: list[bool]
+    stale: int = 0  # probes with a corrected value in the request
 
 
 def retained(facts: Facts, probes: Sequence[Probe], fitted: Sequence[BaseMessage]) -> Retained:
-    return Retained(facts.kept(fitted), probes_kept(probes, fitted) if probes else [])
+    return Retained(facts.kept(fitted), probes_kept(probes, fitted) if probes else [], stale_sent(probes, fitted))
 
 
 def request_text(messages: Iterable[BaseMessage]) -> str:
@@ -105,7 +113,30 @@ def parse_probe(data: Mapping[str, Any]) -> Probe:
     question, ident = data.get("question", ""), data.get("id", "")
     if not isinstance(question, str) or not isinstance(ident, (str, int)):
         raise ValueError("a probe's 'question' must be a string and its 'id' a string or a number")
-    return Probe(tuple(needs), question, str(ident))
+    kind, at, stale = data.get("kind", ""), data.get("at", 0), data.get("stale", [])
+    stale = [stale] if isinstance(stale, str) else stale
+    if kind not in ("", *TOLD_KINDS) or isinstance(at, bool) or not isinstance(at, int) or at < 0 \
+            or not isinstance(stale, list) or not all(isinstance(v, str) and v for v in stale):
+        raise ValueError(f"a probe's 'kind' must be one of {', '.join(TOLD_KINDS)}, its 'at' a message index and "
+                         f"its 'stale' a string or a list of strings, got {kind!r}, {at!r}, {stale!r}")
+    return Probe(tuple(needs), question, str(ident), kind, at, tuple(stale))
+
+
+def told_kept(probes: Sequence[Probe], kept: Sequence[bool], tally: dict[str, list[int]]) -> None:
+    """Add the typed ``probes`` to ``tally`` (kind -> [kept, total]) by whether each was ``kept``."""
+    for probe, held in zip(probes, kept, strict=True):
+        if probe.kind:
+            counts = tally.setdefault(probe.kind, [0, 0])
+            counts[0] += held
+            counts[1] += 1
+
+
+def stale_sent(probes: Sequence[Probe], fitted: Sequence[BaseMessage]) -> int:
+    """How many of ``probes`` have a corrected value of theirs in the fitted request."""
+    if not any(p.stale for p in probes):
+        return 0
+    text = request_text(fitted)
+    return sum(any(value in text for value in p.stale) for p in probes)
 
 
 def read_probes(path: str | Path) -> dict[int | None, list[Probe]]:

@@ -15,7 +15,7 @@ from ctxwin.batch._conversation import Conversation
 from ctxwin.batch._progress import Progress
 from ctxwin.cli._bench.chains import Chain
 from ctxwin.cli._bench.metrics import Kept, measure
-from ctxwin.cli._bench.retention import Facts, Probe, Retained, retained
+from ctxwin.cli._bench.retention import Facts, Probe, Retained, retained, told_kept
 from ctxwin.counters import get_model
 from ctxwin.counters._base import TokenCounter
 from ctxwin.planner import FitConfig, Plan, Planner
@@ -47,6 +47,8 @@ class BenchResult:
     user_facts_shares: list[float] = field(default_factory=list)  # ... of the user's facts
     probes: int = 0
     probes_answerable: int = 0  # probes whose strings are all in the fitted request
+    told: dict[str, list[int]] = field(default_factory=dict)  # typed probes: kind -> [kept, total]
+    stale_sent: int = 0  # typed probes with a corrected value in the fitted request
 
     def add(self, seconds: float, tokens: int, plan: Plan, kept: Kept, input_tokens: int, retained: Retained) -> None:
         self.conversations += 1
@@ -56,6 +58,7 @@ class BenchResult:
             self.user_facts_shares.append(retained.facts.user_share)
         self.probes += len(retained.probes)
         self.probes_answerable += sum(retained.probes)
+        self.stale_sent += retained.stale
         if input_tokens > self.budget:
             self.budget_shares.append(tokens / self.budget)
         self.seconds += seconds
@@ -101,6 +104,11 @@ class BenchResult:
         return self.probes_answerable / self.probes if self.probes else None
 
     @property
+    def told_kept(self) -> float | None:
+        """The least share kept of a kind of what the conversation told (typed probes); None without them."""
+        return min((kept / total for kept, total in self.told.values()), default=None)
+
+    @property
     def budget_used(self) -> float | None:
         """The mean share of the budget the fitted requests use, over the conversations whose input was over it:
         low means the chain removed more than it had to (a plan that fits can always use the budget it has)."""
@@ -134,6 +142,8 @@ class BenchResult:
             "user_facts_kept": self.user_facts_kept,
             "probes": self.probes,
             "probes_kept": self.probes_kept,
+            "told_kept": {kind: kept / total for kind, (kept, total) in self.told.items()},
+            "stale_sent": self.stale_sent,
             "tool_pairs_intact": self.tool_pairs_intact,
             "system_kept": self.system_kept,
             "messages_summarized": self.messages_summarized,
@@ -245,3 +255,4 @@ def _plan_all(runs: Sequence[_Run], conversation: Conversation, counter: TokenCo
         outcomes.append((seconds, recounts[key], plan, kept, input_tokens, retained(facts, probes, plan.messages)))
     for run, outcome in zip(runs, outcomes, strict=True):
         run.result.add(*outcome)
+        told_kept(probes, outcome[5].probes, run.result.told)

@@ -28,15 +28,18 @@ from ctxwin.counters._models import ModelSpec
 from ctxwin.planner import FitConfig
 
 HEADERS = ("policy", "hits", "billed input", "vs first", "cost", "mean sent", "min sent", "turns kept", "recall",
-           "ms/turn", "checks")
+           "told", "stale", "ms/turn", "checks")
 RECALL = HEADERS.index("recall")  # a column only when probes were given
+TOLD = (HEADERS.index("told"), HEADERS.index("stale"))  # ... and these when some are typed
 LEGEND = (
     "hits: requests whose prefix shared with the previous request is read from the cache. billed input: input "
     "tokens billed, a cached token counted at the cached price's share of the input price. vs first: against the "
     "first policy listed. cost: estimated USD at the prices of the billing rules. mean/min sent: tokens per request. "
     "turns kept: recent user turns sent verbatim (mean per request). recall: questions of --probes whose strings "
-    "are all in their conversation's last request. checks: requests over budget, with a broken "
-    "tool pair, without the last user message."
+    "are all in their conversation's last request. told: for probes typed by what the conversation told (rule, "
+    "limit, fact, goal, preference), the least share of a kind kept in every request, so across every cut, from "
+    "where it was said on; stale: last requests sending a value a correction replaced. checks: requests over "
+    "budget, with a broken tool pair, without the last user message."
 )
 WIDTH = 100
 
@@ -70,6 +73,8 @@ def _cells(result: SessionResult, first: SessionResult) -> tuple[str, ...]:
         "–" if result.min_tokens is None else f"{result.min_tokens:,}",
         "–" if result.recent_turns is None else f"{result.recent_turns:.1f}",
         "–" if result.recall is None else f"{100 * result.recall:.0f}%",
+        "–" if result.told_kept is None else f"{100 * result.told_kept:.0f}%",
+        f"{result.stale_sent:,}",
         "–" if result.seconds_per_turn is None else f"{1000 * result.seconds_per_turn:.2f}",
         checks,
     )
@@ -80,7 +85,8 @@ def table(results: Sequence[SessionResult], heading: str) -> list[str]:
     lines = [heading]
     for budget in dict.fromkeys(r.budget for r in results):
         rows = [r for r in results if r.budget == budget]
-        shown = [i for i in range(len(HEADERS)) if i != RECALL or any(r.answered for r in rows)]
+        shown = [i for i in range(len(HEADERS)) if (i != RECALL or any(r.answered for r in rows))
+                 and (i not in TOLD or any(r.told for r in rows))]
         headers = tuple(HEADERS[i] for i in shown)
         cells = [tuple(c[i] for i in shown) for c in (_cells(r, rows[0]) for r in rows)]
         widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
