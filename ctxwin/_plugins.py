@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 import pluggy
 
 from ctxwin import hookspecs
-from ctxwin._errors import CtxwinError
+from ctxwin._errors import CtxwinError, InvalidInputError, InvalidTypeError
 
 ENTRY_POINT_GROUP = "ctxwin"
 LOAD_PLUGINS_ENV = "CTXWIN_LOAD_PLUGINS"
@@ -153,7 +153,7 @@ def register_plugin(plugin: object, name: str | None = None) -> str:
         load_plugins()
         registered = pm.register(plugin, name=name)
         if registered is None:
-            raise ValueError(f"plugin {name or plugin!r} is blocked in the plugin manager")
+            raise InvalidInputError(f"plugin {name or plugin!r} is blocked in the plugin manager")
         _sources.setdefault(registered, "registered at run time")
         _plugins_changed()
         return registered
@@ -164,7 +164,7 @@ def unregister_plugin(name: str) -> None:
     with _lock:
         load_plugins()
         if not pm.has_plugin(name):
-            raise ValueError(f"no plugin named {name!r}; registered: {', '.join(sorted(plugin_names()))}")
+            raise InvalidInputError(f"no plugin named {name!r}; registered: {', '.join(sorted(plugin_names()))}")
         pm.unregister(name=name)
         _sources.pop(name, None)
         _plugins_changed()
@@ -201,7 +201,7 @@ class Registrations(Generic[T]):
 
     def __init__(self, hook_name: str, validate: Callable[..., tuple[Iterable[str], T]], what: str) -> None:
         if not hasattr(pm.hook, hook_name):
-            raise ValueError(f"no hook named {hook_name!r} in ctxwin.hookspecs")
+            raise InvalidInputError(f"no hook named {hook_name!r} in ctxwin.hookspecs")
         self.hook_name, self.validate, self.what = hook_name, validate, what
         self._collected: _Collected[T] | None = None
         _declared.append(self)
@@ -256,7 +256,7 @@ class Registrations(Generic[T]):
             try:
                 result = impl.function(**{arg: register for arg in impl.argnames})
                 if result is not None:
-                    raise TypeError(f"returned {result!r:.200}; a hook must call register(...) and return None")
+                    raise InvalidTypeError(f"returned {result!r:.200}; a hook must call register(...) and return None")
             except PluginReentryError as exc:
                 if exc.hook_name != self.hook_name:  # raised by another hook's collection, not this plugin's
                     raise
@@ -351,7 +351,7 @@ def unknown_name(kind: str, name: str, known: Iterable[str], listed_by: str, *, 
     hint = f"; did you mean: {', '.join(close)}?" if close else ""
     failed = sorted({error.plugin for error in plugin_errors()})
     note = f"; plugins that failed: {', '.join(map(repr, failed))}" if failed else ""
-    return ValueError(f"unknown {kind} {name!r}{hint} ({listed_by} what exists{note})")
+    return InvalidInputError(f"unknown {kind} {name!r}{hint} ({listed_by} what exists{note})")
 
 
 def plugin_errors() -> list[PluginError]:

@@ -55,3 +55,27 @@ def test_the_root_catches_what_users_caught_before() -> None:
     for caught in (ctxwin.CtxwinError, ValueError):
         with pytest.raises(caught):
             ctxwin.fit([system, "hello"], model="gpt-4o", context_window=20, reserve_output=0, strict=True)
+
+
+def test_ctxwin_raises_no_bare_value_or_type_error() -> None:
+    """Bad input raises ``InvalidInputError`` / ``InvalidTypeError`` (a ``ValueError`` / ``TypeError`` under the root),
+    so ``except ctxwin.CtxwinError`` catches everything ctxwin raises about its input."""
+    bare = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            made = node.exc if isinstance(node, ast.Raise) else node.value if isinstance(node, ast.Return) else None
+            raised = isinstance(made, ast.Call) and ast.unparse(made.func) in ("ValueError", "TypeError")
+            # ...or handed on to be raised later (an error kind given to a helper)
+            caught = ("isinstance", "issubclass", "contextlib.suppress")
+            handed = isinstance(node, ast.Call) and ast.unparse(node.func) not in caught and any(
+                isinstance(arg, ast.Name) and arg.id in ("ValueError", "TypeError") for arg in node.args)
+            if raised or handed:
+                bare.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert not bare, "raise InvalidInputError / InvalidTypeError (ctxwin._errors) instead:\n" + "\n".join(bare)
+
+
+def test_bad_input_is_caught_by_the_root() -> None:
+    with pytest.raises(ctxwin.CtxwinError):
+        ctxwin.trim_messages([{"role": "wizard", "content": "hi"}], max_tokens=10, token_counter="approximate")
+    with pytest.raises(ctxwin.CtxwinError):
+        ctxwin.FitConfig(context_window=-5)

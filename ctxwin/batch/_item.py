@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxwin import _tracing as tracing
+from ctxwin._errors import InvalidTypeError
 from ctxwin.batch._conversation import nesting_error
 from ctxwin.planner import FitConfig, Plan, Planner
 from ctxwin.planner._config import DEFAULT_MODEL
@@ -88,8 +89,9 @@ class Fitter:
             if is_request(conversation):
                 tools = conversation.get("tools")
                 if tools is not None and not isinstance(tools, list):
-                    raise TypeError(f"'tools' must be a list of tool definitions, got {type(tools).__name__}")
+                    raise InvalidTypeError(f"'tools' must be a list of tool definitions, got {type(tools).__name__}")
                 for i, tool in enumerate(tools or []):
                     if not isinstance(tool, Mapping):
-                        raise TypeError(f"tools[{i}] must be a tool definition (a dict), got {type(tool).__name__}")
+                        raise InvalidTypeError(f"tools[{i}] must be a tool definition (a dict), got "
+                                               f"{type(tool).__name__}")
             return self.planner.plan(conversation)  # a whole request brings its system, tools and tool_choice

@@ -12,6 +12,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Si
 from typing import Any
 
 from ctxwin._cpus import available_cpus
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.batch._chunks import IN_FLIGHT_PER_WORKER, chunked, fit_in_pool
 from ctxwin.batch._item import FitResult, Fitter
 from ctxwin.batch._line_blocks import BLOCK_BYTES, LineBlock, file_lines
@@ -70,13 +71,13 @@ def fit_many(
     (with a pool, the first worker to build its planner reports it).
     """
     if isinstance(conversations, (str, bytes, Mapping)) or not isinstance(conversations, Iterable):
-        raise TypeError(
+        raise InvalidTypeError(
             f"conversations must be an iterable of conversations (e.g. a list of message lists), "
             f"got {type(conversations).__name__}"
         )
     count = _worker_count(workers)
     if chunksize is not None and (isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1):
-        raise ValueError(f"chunksize must be a positive int, got {chunksize!r}")
+        raise InvalidInputError(f"chunksize must be a positive int, got {chunksize!r}")
     # A list is taken as it is now: forked workers read it from their copy of this process's memory.
     snapshot = tuple(conversations) if isinstance(conversations, (list, tuple)) else None
     total = len(conversations) if isinstance(conversations, Sized) else None
@@ -120,7 +121,7 @@ def _worker_count(workers: int | None) -> int:
     if workers is None:
         return available_cpus()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive int, or None for all CPUs, got {workers!r}")
+        raise InvalidInputError(f"workers must be a positive int, or None for all CPUs, got {workers!r}")
     return workers
 
 
@@ -136,7 +137,7 @@ def _check_picklable(fit_kwargs: Mapping[str, Any]) -> None:
         try:
             pickle.dumps(value)
         except Exception as exc:
-            raise TypeError(
+            raise InvalidTypeError(
                 f"fit_many sends {name}= to each worker process, and it cannot be pickled ({exc}); use a function "
                 "or class defined at module level (not a lambda or a nested function), or workers=1"
             ) from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Collection
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.cli._options import build_config, read_run_options
 from ctxwin.cli._output import error, usage_error
 from ctxwin.counters import get_counter, get_model
@@ -55,7 +56,7 @@ def request_model_spec(name: str) -> ModelSpec:
     try:
         return get_model(name)
     except ValueError as exc:
-        raise ValueError(f"'model': {exc}; give --model or --counter to use another") from None
+        raise InvalidInputError(f"'model': {exc}; give --model or --counter to use another") from None
 
 
 class RequestCounters:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ctxwin._cpus import available_cpus
+from ctxwin._errors import InvalidInputError
 from ctxwin._plural import plural
 from ctxwin.batch._item import FIT_MODEL, Fitter, describe
 from ctxwin.batch._progress import Progress
@@ -316,6 +317,6 @@ def _worker_count(text: str) -> int:
     except ValueError:
         count = -1
     if count < 0:
-        raise ValueError(f"expected a number of processes (0 = all cores), got {text!r}")
+        raise InvalidInputError(f"expected a number of processes (0 = all cores), got {text!r}")
     return count
 

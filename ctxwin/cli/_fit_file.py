@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ctxwin._cpus import available_cpus
+from ctxwin._errors import InvalidInputError
 from ctxwin.batch._conversation import ConversationFileError, nesting_error
 from ctxwin.batch._item import FIT_MODEL, Fitter, describe
 from ctxwin.batch._progress import Progress
@@ -225,9 +226,9 @@ def fit_file(
     """
     count = available_cpus() if workers is None else workers
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"workers must be a positive int, or None for all CPUs, got {workers!r}")
+        raise InvalidInputError(f"workers must be a positive int, or None for all CPUs, got {workers!r}")
     if fit_kwargs.get("output", "request") != "request":
-        raise ValueError("fit_file writes each line in its own request form; output= cannot be changed")
+        raise InvalidInputError("fit_file writes each line in its own request form; output= cannot be changed")
     given = FitConfig.of(fit_kwargs.get("config"), **{k: v for k, v in fit_kwargs.items() if k != "config"})
     own_models = given.model is None and given.counter is None
     mapper = functools.partial(FitLines, fit_kwargs, tools, full_report, own_models)

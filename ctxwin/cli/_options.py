@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.cli._budgets import parse_budget
 from ctxwin.cli._io import read_tools
 from ctxwin.cli._output import error, usage_error
@@ -67,7 +68,7 @@ def _count(text: str) -> int:
     except ValueError:
         count = -1
     if count < 0:
-        raise ValueError(f"expected a whole number, 0 or more, got {text!r}")
+        raise InvalidInputError(f"expected a whole number, 0 or more, got {text!r}")
     return count
 
 
@@ -75,13 +76,13 @@ def _number(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"expected a number such as 0.5, got {text!r}") from None
+        raise InvalidInputError(f"expected a number such as 0.5, got {text!r}") from None
 
 
 def _names(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",")]
     if not all(names):
-        raise ValueError(f"{text!r} has an empty name; separate names with commas")
+        raise InvalidInputError(f"{text!r} has an empty name; separate names with commas")
     return names
 
 
@@ -91,7 +92,7 @@ def _tool_choice(text: str) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"not a JSON object: {exc}") from None
+            raise InvalidInputError(f"not a JSON object: {exc}") from None
     return text
 
 

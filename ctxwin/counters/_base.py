@@ -13,6 +13,7 @@ from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
 from ctxwin._accelerators import accelerator
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin._plural import plural
 from ctxwin.counters._compaction import COMPACTION, compaction_parts
 from ctxwin.counters._errors import PluginCounterError
@@ -87,7 +88,8 @@ def checked_counts(values: Sequence[Any], counter: Any, items: Sequence[Any], de
     ``describe(item)`` names an item in an error (by default its repr, shortened)."""
     if not isinstance(values, Sequence) or len(values) != len(items):
         got = f"{len(values)} counts" if isinstance(values, Sequence) else repr(values)
-        raise ValueError(f"token counter {counter_label(counter)} returned {got} for {plural(len(items), 'item')}")
+        raise InvalidInputError(f"token counter {counter_label(counter)} returned {got} for "
+                                f"{plural(len(items), 'item')}")
     if set(map(type, values)) <= {int} and (not values or (min(values) >= 0 and max(values) <= MAX_COUNT)):
         return list(values)
     name = describe or (lambda item: f"{str(item)[:40]!r}")
@@ -169,12 +171,12 @@ def declared_overhead(counter: TokenCounter) -> int | None:
     declaration that is not a bool and a non-negative int is a TypeError naming the counter."""
     additive: Any = counter.additive
     if not isinstance(additive, bool):
-        raise TypeError(f"token counter {counter_label(counter)}: additive must be a bool, got {additive!r}")
+        raise InvalidTypeError(f"token counter {counter_label(counter)}: additive must be a bool, got {additive!r}")
     if not additive:
         return None
     overhead: Any = counter.request_overhead
     if overhead.__class__ is not int or overhead < 0:
-        raise TypeError(
+        raise InvalidTypeError(
             f"token counter {counter_label(counter)} declares additive = True: request_overhead must be an int >= 0, "
             f"got {overhead!r}"
         )
@@ -516,6 +518,7 @@ def require_counter(obj: Any, what: str = "counter") -> TokenCounter:
     """``as_token_counter(obj)``, or a TypeError naming ``what`` and the members ``obj`` lacks."""
     counter = as_token_counter(obj)
     if counter is None:
-        raise TypeError(f"{what} must be a TokenCounter or a counter name, got {type(obj).__name__}, which lacks "
-                        f"{', '.join(missing_members(obj))}")
+        raise InvalidTypeError(f"{what} must be a TokenCounter or a counter name, got {type(obj).__name__}, which "
+                               f"lacks "
+                               f"{', '.join(missing_members(obj))}")
     return counter

@@ -8,6 +8,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
+from ctxwin._errors import InvalidInputError
+
 CachingMode = Literal["automatic", "explicit"]
 _PER_TOKEN = 1e-6  # prices are per million tokens
 _PRICES = ("input", "cached_input", "cache_write", "output", "long_write")
@@ -28,7 +30,7 @@ class PriceTier:
 
     def __post_init__(self) -> None:
         if isinstance(self.above, bool) or not isinstance(self.above, int) or self.above < 0:
-            raise ValueError(f"PriceTier.above must be a non-negative int (input tokens), got {self.above!r}")
+            raise InvalidInputError(f"PriceTier.above must be a non-negative int (input tokens), got {self.above!r}")
         _check_prices(self, "PriceTier")
 
 
@@ -36,7 +38,8 @@ def _check_prices(prices: object, owner: str) -> None:
     for name in _PRICES:
         value = getattr(prices, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-            raise ValueError(f"{owner}.{name} must be a non-negative price per million tokens or None, got {value!r}")
+            raise InvalidInputError(f"{owner}.{name} must be a non-negative price per million tokens or None, got "
+                                    f"{value!r}")
 
 
 @dataclass(frozen=True)
@@ -63,25 +66,26 @@ class CachingRules:
 
     def __post_init__(self) -> None:
         if self.mode not in ("automatic", "explicit"):
-            raise ValueError(f"CachingRules.mode must be 'automatic' or 'explicit', got {self.mode!r}")
+            raise InvalidInputError(f"CachingRules.mode must be 'automatic' or 'explicit', got {self.mode!r}")
         for name in ("min_prefix", "granularity", "max_breakpoints"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"CachingRules.{name} must be a non-negative int, got {value!r}")
+                raise InvalidInputError(f"CachingRules.{name} must be a non-negative int, got {value!r}")
         if self.granularity < 1:
-            raise ValueError(f"CachingRules.granularity must be at least 1, got {self.granularity}")
+            raise InvalidInputError(f"CachingRules.granularity must be at least 1, got {self.granularity}")
         if self.mode == "explicit" and self.max_breakpoints < 1:
-            raise ValueError("CachingRules: explicit caching needs max_breakpoints >= 1 (Anthropic allows 4)")
+            raise InvalidInputError("CachingRules: explicit caching needs max_breakpoints >= 1 (Anthropic allows 4)")
         if self.long_write is not None and not self.long_ttl:
-            raise ValueError("CachingRules.long_write prices a longer cache lifetime: it needs long_ttl (e.g. '1h')")
+            raise InvalidInputError("CachingRules.long_write prices a longer cache lifetime: it needs long_ttl (e.g. "
+                                    "'1h')")
         _check_prices(self, "CachingRules")
         if isinstance(self.tiers, PriceTier) or not all(isinstance(tier, PriceTier) for tier in self.tiers):
-            raise ValueError("CachingRules.tiers must be a tuple of PriceTier")
+            raise InvalidInputError("CachingRules.tiers must be a tuple of PriceTier")
         object.__setattr__(self, "tiers", tuple(sorted(self.tiers, key=lambda tier: tier.above)))
         if not isinstance(self.source, str) or not self.source.strip():
-            raise ValueError("CachingRules.source must say where the figures come from (a URL)")
+            raise InvalidInputError("CachingRules.source must say where the figures come from (a URL)")
         if not isinstance(self.date, str) or len(self.date) != 10 or self.date[4] != "-" or self.date[7] != "-":
-            raise ValueError(f"CachingRules.date must be YYYY-MM-DD, got {self.date!r}")
+            raise InvalidInputError(f"CachingRules.date must be YYYY-MM-DD, got {self.date!r}")
 
     @property
     def priced(self) -> bool:
@@ -144,7 +148,7 @@ class CachingRules:
         if not self.priced:
             return None
         if not (cached >= 0 and 0 <= written_long <= written and cached + written <= input_tokens):
-            raise ValueError(
+            raise InvalidInputError(
                 f"cached ({cached}) and written ({written}, {written_long} of them at the long lifetime) tokens must "
                 f"be non-negative and together at most the request's {input_tokens} input tokens"
             )

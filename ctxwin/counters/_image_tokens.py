@@ -9,6 +9,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._base import DEFAULT_BLOCK_TOKENS
 from ctxwin.messages._content import image_detail
 from ctxwin.messages._data_url import parse_data_url
@@ -88,7 +89,7 @@ def image_pricing(name: str) -> ImagePricing:
     """The pricing called ``name``; ValueError listing the known ones."""
     pricing = IMAGE_PRICINGS.get(name)
     if pricing is None:
-        raise ValueError(f"unknown image pricing {name!r} (known: {', '.join(IMAGE_PRICINGS)})")
+        raise InvalidInputError(f"unknown image pricing {name!r} (known: {', '.join(IMAGE_PRICINGS)})")
     return pricing
 
 
@@ -100,7 +101,7 @@ def split_images_option(form: str, arg: str) -> tuple[str, ImagePricing | None]:
         return own, None
     key, _, pricing = option.partition("=")
     if key != "images" or not pricing:
-        raise ValueError(f"expected '{form}' or '{form},images=<pricing>', got {arg!r}")
+        raise InvalidInputError(f"expected '{form}' or '{form},images=<pricing>', got {arg!r}")
     return own, image_pricing(pricing)
 
 
@@ -228,7 +229,7 @@ def _dimension(block: dict[str, Any], key: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ValueError(f"image block {key} must be a positive number of pixels, got {value!r}")
+        raise InvalidInputError(f"image block {key} must be a positive number of pixels, got {value!r}")
     return int(value)
 
 

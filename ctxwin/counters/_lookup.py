@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin._plugins import Registrations, SharedNames, describe, interrupts, plugin_source, unknown_name
 from ctxwin.counters._base import REQUIRED_METHODS, CheckedCounter, TokenCounter, missing_members
 from ctxwin.counters._errors import PluginCounterError, TokenizerDataError
@@ -48,24 +49,24 @@ def _counter_info(plugin: str, name: str, factory: Callable[[str | None], Any],
                   origin: str | Callable[[], str] | None = None) -> tuple[Iterable[str], CounterInfo]:
     """Validates ``register(name, factory, origin=None)`` from a ``register_counters`` hook."""
     if not isinstance(name, str) or not name or ":" in name:
-        raise ValueError(f"counter name must be a non-empty string without ':', got {name!r}")
+        raise InvalidInputError(f"counter name must be a non-empty string without ':', got {name!r}")
     if not callable(factory):
-        raise TypeError(f"counter {name!r}: factory must be callable, got {type(factory).__name__}")
+        raise InvalidTypeError(f"counter {name!r}: factory must be callable, got {type(factory).__name__}")
     if origin is not None and not isinstance(origin, str) and not callable(origin):
-        raise TypeError(f"counter {name!r}: origin must be a string, a function returning one, or None, got "
-                        f"{type(origin).__name__}")
+        raise InvalidTypeError(f"counter {name!r}: origin must be a string, a function returning one, or None, got "
+                               f"{type(origin).__name__}")
     return (name,), CounterInfo(name, factory, plugin, origin or "")
 
 
 def _model(plugin: str, spec: ModelSpec) -> tuple[Iterable[str], _Model]:
     """Validates ``register(spec)`` from a ``register_models`` hook; a model's names are matched case-insensitively."""
     if not isinstance(spec, ModelSpec):
-        raise TypeError(f"register_models: expected a ctxwin ModelSpec, got {type(spec).__name__}")
+        raise InvalidTypeError(f"register_models: expected a ctxwin ModelSpec, got {type(spec).__name__}")
     checked = dataclasses.replace(spec)  # validated again (its fields may have been changed after __init__)
     base = checked.counter.split(":", 1)[0]
     if base not in _COUNTERS.by_name():
-        raise ValueError(f"model {checked.name!r} uses counter {checked.counter!r}, but no counter {base!r} is "
-                         "registered")
+        raise InvalidInputError(f"model {checked.name!r} uses counter {checked.counter!r}, but no counter {base!r} is "
+                                "registered")
     return [name.lower() for name in (checked.name, *checked.aliases)], _Model(checked, plugin)
 
 
@@ -102,7 +103,7 @@ def get_model(name: str) -> ModelSpec:
     genai-prices' window and prices where it lists the model), else one genai-prices knows (its maker's counter,
     an estimate); ValueError with close matches for a name neither knows."""
     if not isinstance(name, str):
-        raise TypeError(f"model name must be a str, got {type(name).__name__}")
+        raise InvalidTypeError(f"model name must be a str, got {type(name).__name__}")
     model = _find_model(name)
     if model is not None:
         return _figures(model)
@@ -159,9 +160,9 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
     try:
         counter = info.factory(arg)
     except TypeError as exc:
-        raise TypeError(f"{whose}: {exc}") from exc
+        raise InvalidTypeError(f"{whose}: {exc}") from exc
     except ValueError as exc:
-        raise ValueError(f"{whose}: {exc}") from exc
+        raise InvalidInputError(f"{whose}: {exc}") from exc
     except TokenizerDataError as exc:
         raise TokenizerDataError(f"{whose}: {exc}") from exc
     except BaseException as exc:  # a plugin's own failure, SystemExit and KeyboardInterrupt included
@@ -171,7 +172,7 @@ def _build(info: CounterInfo, arg: str | None, spec: str) -> TokenCounter:
         raise failed(f"{whose} failed to build: {describe(exc)}") from exc
     if missing := missing_members(counter):
         methods = [member for member in missing if member in REQUIRED_METHODS]
-        raise TypeError(
+        raise InvalidTypeError(
             f"{whose} returned {type(counter).__name__}, which is not a TokenCounter: it needs a str 'name' and "
             f"methods {', '.join(REQUIRED_METHODS)}" + (f" (missing: {', '.join(methods)})" if methods else "")
         )
@@ -210,7 +211,7 @@ def check_counter_spec(spec: str) -> None:
 def get_counter(spec: str) -> TokenCounter:
     """The shared counter for a spec (docs/counters.md, "Spec forms"); ValueError with close matches if unknown."""
     if not isinstance(spec, str):
-        raise TypeError(f"counter spec must be a str, got {type(spec).__name__}")
+        raise InvalidTypeError(f"counter spec must be a str, got {type(spec).__name__}")
     info, arg, canonical = _resolve(spec)
     counter = info.instances.get(arg)
     if counter is None:  # two threads may both build it; both then return the one kept first

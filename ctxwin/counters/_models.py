@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.counters._caching import CachingRules
 
 _SNAPSHOT_SUFFIX = re.compile(
@@ -66,26 +67,27 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"ModelSpec.name must be a non-empty string, got {self.name!r}")
+            raise InvalidInputError(f"ModelSpec.name must be a non-empty string, got {self.name!r}")
         for field in ("context_window", "max_output_tokens"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"ModelSpec {self.name!r}: {field} must be a positive int, got {value!r}")
+                raise InvalidInputError(f"ModelSpec {self.name!r}: {field} must be a positive int, got {value!r}")
         if self.max_output_tokens > self.context_window:
-            raise ValueError(
+            raise InvalidInputError(
                 f"ModelSpec {self.name!r}: max_output_tokens {self.max_output_tokens} exceeds context_window "
                 f"{self.context_window}"
             )
         if not isinstance(self.counter, str) or not self.counter.strip():
-            raise ValueError(f"ModelSpec {self.name!r}: counter must be a counter spec string, got {self.counter!r}")
+            raise InvalidInputError(f"ModelSpec {self.name!r}: counter must be a counter spec string, got "
+                                    f"{self.counter!r}")
         if isinstance(self.aliases, str) or not all(isinstance(a, str) and a for a in self.aliases):
-            raise ValueError(f"ModelSpec {self.name!r}: aliases must be a tuple of non-empty strings")
+            raise InvalidInputError(f"ModelSpec {self.name!r}: aliases must be a tuple of non-empty strings")
         object.__setattr__(self, "aliases", tuple(self.aliases))
         if isinstance(self.sources, FigureSource) or not all(isinstance(s, FigureSource) for s in self.sources):
-            raise TypeError(f"ModelSpec {self.name!r}: sources must be a tuple of FigureSource")
+            raise InvalidTypeError(f"ModelSpec {self.name!r}: sources must be a tuple of FigureSource")
         object.__setattr__(self, "sources", tuple(self.sources))
         if self.caching is not None and not isinstance(self.caching, CachingRules):
-            raise TypeError(
+            raise InvalidTypeError(
                 f"ModelSpec {self.name!r}: caching must be a CachingRules, got {type(self.caching).__name__}"
             )
 

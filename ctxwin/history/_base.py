@@ -10,6 +10,7 @@ import threading
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.history._codec import message_json
 from ctxwin.messages import (
     AIMessage,
@@ -45,7 +46,7 @@ class BaseChatMessageHistory:
 
     def __init__(self, *, form: Form = "messages") -> None:
         if form not in FORMS:
-            raise ValueError(f"form must be 'messages' or 'langchain', got {form!r}")
+            raise InvalidInputError(f"form must be 'messages' or 'langchain', got {form!r}")
         self.form = form
 
     @property
@@ -213,7 +214,7 @@ def read_batch(messages: Iterable[Any]) -> tuple[list[BaseMessage], tuple[Caller
     so storing a RemoveMessage (as LangChain would) is refused rather than kept as a phantom message.
     """
     if isinstance(messages, (BaseMessage, str, dict)) or CallerForms.read_langchain([messages]) is not None:
-        raise TypeError(
+        raise InvalidTypeError(
             f"add_messages expects a sequence of messages, got a single {type(messages).__name__}; "
             "use add_message for one message"
         )
@@ -222,7 +223,7 @@ def read_batch(messages: Iterable[Any]) -> tuple[list[BaseMessage], tuple[Caller
     converted = found[0] if found is not None else convert_to_messages(items)
     for index, message in enumerate(converted):
         if isinstance(message, RemoveMessage):
-            raise ValueError(
+            raise InvalidInputError(
                 f"messages[{index}]: a RemoveMessage (id={message.id!r}) cannot be stored; chat histories are "
                 "append-only. "
                 "Apply removals with ctxwin.history.add_messages and store the result after clear()"

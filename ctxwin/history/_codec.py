@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.messages import BaseMessage, message_to_dict
 from ctxwin.messages._limits import MAX_NESTING_DEPTH
 
@@ -26,17 +27,17 @@ def message_json(message: BaseMessage, index: int, *, ensure_ascii: bool = False
     try:
         record = message_to_dict(message)
     except (TypeError, ValueError, RecursionError) as exc:  # e.g. a circular reference in additional_kwargs
-        raise TypeError(f"messages[{index}]: cannot be stored as JSON: {exc}") from None
+        raise InvalidTypeError(f"messages[{index}]: cannot be stored as JSON: {exc}") from None
     _check_storable(record["data"], index)
     try:
         text = json.dumps(record, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"messages[{index}]: cannot be stored as JSON: {exc}") from None
+        raise InvalidTypeError(f"messages[{index}]: cannot be stored as JSON: {exc}") from None
     if not is_utf8(text):  # a lone surrogate: only its escaped form is valid UTF-8
         pair = _SURROGATE_PAIR.search(text)
         if pair:
             joined = pair.group().encode("utf-16", "surrogatepass").decode("utf-16")
-            raise ValueError(
+            raise InvalidInputError(
                 f"messages[{index}]: holds the surrogates {pair.group()!r} side by side, which JSON reads back as "
                 f"the one character {joined!r}; store that character instead"
             )
@@ -59,17 +60,17 @@ def _check_storable(fields: dict[str, Any], index: int) -> None:
     while stack:
         value, depth, path = stack.pop()
         if isinstance(value, (dict, list, tuple)) and depth > MAX_DEPTH:
-            raise ValueError(f"messages[{index}]: {_render(path)} is nested deeper than {MAX_DEPTH} levels")
+            raise InvalidInputError(f"messages[{index}]: {_render(path)} is nested deeper than {MAX_DEPTH} levels")
         if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
-                    raise ValueError(
+                    raise InvalidInputError(
                         f"messages[{index}]: {_render(path)} has the key {key!r} ({type(key).__name__}); JSON would "
                         "turn it into a string (merging it with an equal string key), so only string keys are stored"
                     )
                 stack.append((item, depth + 1, (path, key)))
         elif isinstance(value, tuple):
-            raise TypeError(
+            raise InvalidTypeError(
                 f"messages[{index}]: {_render(path)} is a tuple, which JSON would read back as a list; "
                 "store a list instead"
             )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Literal, overload
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages import (
     REMOVE_ALL_MESSAGES,
     BaseMessage,
@@ -50,11 +51,12 @@ def add_messages(
     ['Hello again', 'Hi!']
     """
     if format is not None and format not in _FORMATS:
-        raise ValueError(f"Unrecognized format={format!r}. Expected one of 'openai', 'langchain-openai' or None.")
+        raise InvalidInputError(f"Unrecognized format={format!r}. Expected one of 'openai', 'langchain-openai' or "
+                                f"None.")
     if left is None and right is None:
         return partial(_reduce, format=format)
     if left is None or right is None:
-        raise ValueError(
+        raise InvalidInputError(
             "Must specify non-null arguments for both 'left' and 'right' (or neither, to get a configured "
             f"reducer). Only received: '{'left' if left is not None else 'right'}'."
         )
@@ -93,7 +95,7 @@ def _reduce(left: Messages, right: Messages, *, format: Format | None) -> list[A
                 removed.discard(message.id)
                 merged[index] = message
         elif isinstance(message, RemoveMessage):
-            raise ValueError(f"Attempting to delete a message with an ID that doesn't exist ('{message.id}')")
+            raise InvalidInputError(f"Attempting to delete a message with an ID that doesn't exist ('{message.id}')")
         else:
             position[message.id] = len(merged)
             merged.append(message)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.history._base import BaseChatMessageHistory, Form
 from ctxwin.history._codec import is_utf8, message_json
 from ctxwin.history._errors import HistoryFormatError
@@ -67,13 +68,13 @@ class SQLiteChatMessageHistory(BaseChatMessageHistory):
     ) -> None:
         super().__init__(form=form)
         if not isinstance(session_id, str) or not session_id or not is_utf8(session_id):
-            raise ValueError(f"session_id must be a non-empty string of valid Unicode, got {session_id!r}")
+            raise InvalidInputError(f"session_id must be a non-empty string of valid Unicode, got {session_id!r}")
         if str(path) == ":memory:" or str(path).startswith("file::memory:"):
-            raise ValueError(
+            raise InvalidInputError(
                 "an in-memory SQLite database is private to one connection; use InMemoryChatMessageHistory"
             )
         if synchronous not in ("FULL", "NORMAL"):
-            raise ValueError(f"synchronous must be 'FULL' or 'NORMAL', got {synchronous!r}")
+            raise InvalidInputError(f"synchronous must be 'FULL' or 'NORMAL', got {synchronous!r}")
         self.path = Path(path)
         self.session_id = session_id
         self.timeout = timeout

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.counters._base import TokenCounter, as_token_counter
 from ctxwin.history._base import BaseChatMessageHistory
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
@@ -48,16 +49,17 @@ class WindowedHistory(BaseChatMessageHistory):
         start_on: TypeArg | None = "human",
     ) -> None:
         if not all(callable(getattr(history, name, None)) for name in ("add_messages", "clear")):
-            raise TypeError(f"history must be a chat message history, got {type(history).__name__}")
+            raise InvalidTypeError(f"history must be a chat message history, got {type(history).__name__}")
         for name, limit in (("max_messages", max_messages), ("max_tokens", max_tokens)):
             if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-                raise ValueError(f"{name} must be a positive integer or None, got {limit!r}")
+                raise InvalidInputError(f"{name} must be a positive integer or None, got {limit!r}")
         if (max_tokens is None) != (counter is None):
-            raise ValueError("max_tokens and counter go together: a token budget needs a counter and vice versa")
+            raise InvalidInputError("max_tokens and counter go together: a token budget needs a counter and vice versa")
         if tool_pairs not in ("keep", "ignore"):
-            raise ValueError(f"tool_pairs must be 'keep' or 'ignore', got {tool_pairs!r}")
+            raise InvalidInputError(f"tool_pairs must be 'keep' or 'ignore', got {tool_pairs!r}")
         if system_prompt is not None and not isinstance(system_prompt, (str, SystemMessage)):
-            raise TypeError(f"system_prompt must be a string or a SystemMessage, got {type(system_prompt).__name__}")
+            raise InvalidTypeError(f"system_prompt must be a string or a SystemMessage, got "
+                                   f"{type(system_prompt).__name__}")
         super().__init__(form=getattr(history, "form", "messages"))
         self.history = history
         self.max_messages = max_messages
@@ -178,7 +180,7 @@ def _resolve(counter: CounterLike | None) -> CounterLike | None:
     if adapted is not None:
         return adapted
     if not (callable(counter) or hasattr(counter, "get_num_tokens_from_messages")):
-        raise TypeError(
+        raise InvalidTypeError(
             f"counter must be a TokenCounter, a counter spec string or a token-counting callable, "
             f"got {type(counter).__name__}"
         )

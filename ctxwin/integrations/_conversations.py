@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxwin._errors import CtxwinError
+from ctxwin._errors import CtxwinError, InvalidInputError
 from ctxwin.messages import BaseMessage, convert_to_messages, message_to_dict
 from ctxwin.messages._convert import is_responses_assistant_item
 from ctxwin.planner import BudgetExceeded, Plan, Planner, PlanSession
@@ -72,7 +72,7 @@ class FittersByModel:
             if fitter is None:
                 named = self._name(model) if self._name is not None else model
                 if named is None:
-                    raise ValueError(f"{self.owner}: the request names no model: give model= or counter=")
+                    raise InvalidInputError(f"{self.owner}: the request names no model: give model= or counter=")
                 fitter = ConversationFitter(self.owner, self.config.replace(model=named))
                 self._fitters[model] = fitter
             return fitter
@@ -91,7 +91,7 @@ class FittersByModel:
 def require_sessions(owner: str, config: FitConfig, what: str) -> None:
     """ValueError unless ``config`` keeps a session per conversation (``what`` searches one)."""
     if not config.cache_stable:
-        raise ValueError(f"{owner}: {what} searches the conversation's session: it needs cache_stable=True")
+        raise InvalidInputError(f"{owner}: {what} searches the conversation's session: it needs cache_stable=True")
 
 
 @dataclass
@@ -229,8 +229,9 @@ class ConversationFitter:
 
     def __init__(self, owner: str, config: FitConfig) -> None:
         if config.output != "messages":
-            raise ValueError(f"{owner}: the framework's own messages go back to it; output={config.output!r} is for "
-                             "requests built with ctxwin.fit or Planner")
+            raise InvalidInputError(f"{owner}: the framework's own messages go back to it; output={config.output!r} is "
+                                    f"for "
+                                    "requests built with ctxwin.fit or Planner")
         self.owner = owner
         self.config = config
         # ``strict`` is the integration's to act on: a session's planner gives back a plan that does not fit, to try

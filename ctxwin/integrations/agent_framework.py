@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidTypeError
 from ctxwin._install import install_hint
 
 try:
@@ -140,8 +141,9 @@ def tool_definition(given: Any) -> dict[str, Any]:
         given = tool(given)
     if isinstance(given, FunctionTool):
         return given.to_json_schema_spec()
-    raise TypeError(f"CtxwinCompactionStrategy: tools are functions, FunctionTools (@tool) or OpenAI tool dicts, got "
-                    f"{type(given).__name__}")
+    raise InvalidTypeError(f"CtxwinCompactionStrategy: tools are functions, FunctionTools (@tool) or OpenAI tool "
+                           f"dicts, got "
+                           f"{type(given).__name__}")
 
 
 def _name(definition: dict[str, Any]) -> Any:

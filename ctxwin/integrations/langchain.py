@@ -13,6 +13,7 @@ from typing import Any
 
 from typing_extensions import Unpack
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin._install import install_hint
 
 try:
@@ -98,11 +99,12 @@ class ChatModelSummarizer:
 
     def __init__(self, model: BaseChatModel, prompt: str = DEFAULT_SUMMARY_PROMPT, *, remember: int = 16) -> None:
         if not isinstance(model, BaseChatModel):
-            raise TypeError(f"ChatModelSummarizer model must be a LangChain chat model, got {type(model).__name__}")
+            raise InvalidTypeError(f"ChatModelSummarizer model must be a LangChain chat model, got "
+                                   f"{type(model).__name__}")
         if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError("ChatModelSummarizer prompt must be a non-empty string")
+            raise InvalidInputError("ChatModelSummarizer prompt must be a non-empty string")
         if isinstance(remember, bool) or not isinstance(remember, int) or remember < 0:
-            raise ValueError(f"ChatModelSummarizer remember must be a non-negative int, got {remember!r}")
+            raise InvalidInputError(f"ChatModelSummarizer remember must be a non-negative int, got {remember!r}")
         self.model = model
         self.prompt = prompt
         self.remember = remember
@@ -173,12 +175,13 @@ class _RequestFitter:
         self, owner: str, model: str | TokenCounter, config: FitConfig | None, options: dict[str, Any]
     ) -> None:
         if not isinstance(model, str) and as_token_counter(model) is None:
-            raise TypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got {type(model).__name__}")
+            raise InvalidTypeError(f"{owner}: model must be a ctxwin model name or a TokenCounter, got "
+                                   f"{type(model).__name__}")
         if "output" in options:
-            raise TypeError(f"{owner}: output is the agent's (LangChain messages)")
+            raise InvalidTypeError(f"{owner}: output is the agent's (LangChain messages)")
         known_options(options, f"{owner}: ")
         if not isinstance(model, str) and options.get("context_window", (config or FitConfig()).context_window) is None:
-            raise ValueError(f"{owner}: with a counter for model, context_window is required (no model to read)")
+            raise InvalidInputError(f"{owner}: with a counter for model, context_window is required (no model to read)")
         if options.get("strategies") is None:
             del options["strategies"]  # the config's
         if "summarizer" in options:
@@ -187,7 +190,7 @@ class _RequestFitter:
         try:
             self.config = FitConfig.of(config, **chosen, **options)
         except ValueError as exc:
-            raise ValueError(f"{owner}: {exc}") from None
+            raise InvalidInputError(f"{owner}: {exc}") from None
         self.conversations = ConversationFitter(owner, self.config)
 
     def fit(
@@ -282,7 +285,7 @@ class ContextWindowMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> None:
         super().__init__()
         if "tools" in options:
-            raise TypeError("ContextWindowMiddleware: tools are each request's (the agent's), not an option")
+            raise InvalidTypeError("ContextWindowMiddleware: tools are each request's (the agent's), not an option")
         self.fitter = _RequestFitter("ContextWindowMiddleware", model, config, {**options, "strategies": strategies})
         self.strict = self.fitter.config.strict
         if recall_tool:
@@ -350,12 +353,13 @@ def pre_model_hook(
     to give ``create_react_agent`` with the agent's tools (a hook cannot add tools itself; it counts it in the budget).
     """
     if prompt is not None and not isinstance(prompt, (str, SystemMessage)):
-        raise TypeError(
+        raise InvalidTypeError(
             f"pre_model_hook prompt must be a string or a SystemMessage (what is counted), got {type(prompt).__name__}"
         )
     if rewrite_state and recall_tool:
-        raise ValueError("pre_model_hook: rewrite_state=True forgets what each call drops, so recall_tool=True would "
-                         "have nothing to search")
+        raise InvalidInputError("pre_model_hook: rewrite_state=True forgets what each call drops, so recall_tool=True "
+                                "would "
+                                "have nothing to search")
     # A rewritten state never continues the request a session made of it: each call is planned on its own.
     alone = {"cache_stable": False} if rewrite_state else {}
     fitter = _RequestFitter("pre_model_hook", model, config, {**options, "strategies": strategies, **alone})
@@ -386,5 +390,5 @@ def _messages(state: Any) -> Sequence[Any]:
     """The messages of a graph state: a dict's ``"messages"`` or a pydantic state's ``messages``."""
     messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
     if messages is None:
-        raise ValueError(f"pre_model_hook: the graph state has no 'messages' (got {type(state).__name__})")
+        raise InvalidInputError(f"pre_model_hook: the graph state has no 'messages' (got {type(state).__name__})")
     return list(messages)

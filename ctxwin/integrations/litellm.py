@@ -10,6 +10,7 @@ import os
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._install import install_hint
 
 try:
@@ -60,12 +61,13 @@ class ContextWindowHook(CustomLogger):
 
     def _model_name(self, model: str | None) -> str:
         if model is None:
-            raise ValueError("ContextWindowHook: the request names no model")
+            raise InvalidInputError("ContextWindowHook: the request names no model")
         for name in (self.models.get(model), model, model.rpartition("/")[2]):
             if name is not None and get_model(name) is not None:
                 return name
-        raise ValueError(f"ContextWindowHook: ctxwin knows no model {model!r}: map it to one with "
-                         f"models={{{model!r}: '<ctxwin model>'}}, or give model= or counter= and context_window=")
+        raise InvalidInputError(f"ContextWindowHook: ctxwin knows no model {model!r}: map it to one with "
+                                f"models={{{model!r}: '<ctxwin model>'}}, or give model= or counter= and "
+                                f"context_window=")
 
     async def async_pre_call_hook(
         self, user_api_key_dict: Any, cache: Any, data: dict[str, Any], call_type: str
@@ -125,9 +127,10 @@ def _options() -> dict[str, Any]:
     try:
         options = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{OPTIONS_VARIABLE} must be a JSON object of ctxwin.FitConfig options: {exc}") from None
+        raise InvalidInputError(f"{OPTIONS_VARIABLE} must be a JSON object of ctxwin.FitConfig options: "
+                                f"{exc}") from None
     if not isinstance(options, dict):
-        raise ValueError(f"{OPTIONS_VARIABLE} must be a JSON object of ctxwin.FitConfig options, got {text!r}")
+        raise InvalidInputError(f"{OPTIONS_VARIABLE} must be a JSON object of ctxwin.FitConfig options, got {text!r}")
     return options
 
 

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin._install import install_hint
 from ctxwin.batch._item import Fitter, describe, is_request
 from ctxwin.batch._shards import lines_in, ranges
@@ -177,7 +178,7 @@ def _compute(concurrency: int | tuple[int, int] | None) -> Any:
         and 1 <= concurrency[0] <= concurrency[1]
     ):
         return ActorPoolStrategy(min_size=concurrency[0], max_size=concurrency[1])
-    raise ValueError(f"concurrency must be a positive int or a (min, max) pair of them, got {concurrency!r}")
+    raise InvalidInputError(f"concurrency must be a positive int or a (min, max) pair of them, got {concurrency!r}")
 
 
 def fit_dataset(
@@ -229,14 +230,14 @@ def fit_dataset(
     except ImportError as exc:
         raise ImportError(f"ctxwin.integrations.ray needs Ray Data: {install_hint('ray')}") from exc
     if not isinstance(ds, ray.data.Dataset):
-        raise TypeError(f"fit_dataset expects a ray.data.Dataset, got {type(ds).__name__}")
+        raise InvalidTypeError(f"fit_dataset expects a ray.data.Dataset, got {type(ds).__name__}")
     names = (output_column, plan_column, error_column)
     if len(set(names)) != len(names):
-        raise ValueError(f"output_column, plan_column and error_column must differ, got {names}")
+        raise InvalidInputError(f"output_column, plan_column and error_column must differ, got {names}")
     if get_form(fit_kwargs.get("output", CHAT.name)) is not CHAT:
-        raise ValueError("fit_dataset writes OpenAI-format messages; output= cannot be changed")
+        raise InvalidInputError("fit_dataset writes OpenAI-format messages; output= cannot be changed")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        raise InvalidInputError(f"batch_size must be a positive int, got {batch_size!r}")
     compute = None if concurrency is None else _compute(concurrency)
     Fitter(fit_kwargs)  # a bad model, strategy or budget fails here, not in every task or actor
     arguments = {
@@ -284,13 +285,13 @@ def read_jsonl(paths: str | list[str], *, shard_bytes: int = DEFAULT_SHARD_BYTES
     except ImportError as exc:
         raise ImportError(f"ctxwin.integrations.ray needs Ray Data: {install_hint('ray')}") from exc
     if isinstance(shard_bytes, bool) or not isinstance(shard_bytes, int) or shard_bytes < 1:
-        raise ValueError(f"shard_bytes must be a positive int, got {shard_bytes!r}")
+        raise InvalidInputError(f"shard_bytes must be a positive int, got {shard_bytes!r}")
     spans = [
         {"path": os.path.abspath(path), "start": start, "end": end}
         for path in ([paths] if isinstance(paths, str) else paths)
         for start, end in ranges(os.path.getsize(path), shard_bytes)
     ]
     if not spans:
-        raise ValueError(f"no lines to read: {paths!r} is empty")
+        raise InvalidInputError(f"no lines to read: {paths!r} is empty")
     ranges_ds = ray.data.from_items(spans, override_num_blocks=len(spans))
     return ranges_ds.map_batches(_read_range, batch_size=1, batch_format="numpy")

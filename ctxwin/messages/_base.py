@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import Self
 
+from ctxwin._errors import InvalidTypeError
 from ctxwin.messages._limits import check_nesting
 from ctxwin.messages._merge import merge_content, merge_dicts
 
@@ -133,7 +134,7 @@ class BaseMessageChunk(BaseMessage):
         elif isinstance(other, list) and all(isinstance(o, BaseMessageChunk) for o in other):
             others = other
         else:
-            raise TypeError(
+            raise InvalidTypeError(
                 f'unsupported operand type(s) for +: "{type(self).__name__}" and "{type(other).__name__}"'
             )
         return type(self)(**self._merged_fields(others))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._ai import AIMessage
 from ctxwin.messages._base import BaseMessage
 from ctxwin.messages._chat import ChatMessage
@@ -28,7 +29,7 @@ def get_buffer_string(
 ) -> str:
     """``"Role: text"`` lines (LangChain's format; AI tool calls appended), or ``<message type=...>`` elements."""
     if format not in ("prefix", "xml"):
-        raise ValueError(f"Unrecognized format={format!r}. Supported formats are 'prefix' and 'xml'.")
+        raise InvalidInputError(f"Unrecognized format={format!r}. Supported formats are 'prefix' and 'xml'.")
     lines: list[str] = []
     for m in messages:
         if isinstance(m, HumanMessage):
@@ -42,7 +43,7 @@ def get_buffer_string(
         elif isinstance(m, ChatMessage):
             role = function_prefix if m.role == "function" else m.role
         else:
-            raise ValueError(f"Got unsupported message type: {m}")
+            raise InvalidInputError(f"Got unsupported message type: {m}")
         calls = m.tool_calls if isinstance(m, AIMessage) else []
         legacy = m.additional_kwargs.get("function_call") if isinstance(m, AIMessage) and not calls else None
         if format == "prefix":

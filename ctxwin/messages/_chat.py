@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._base import BaseMessage, BaseMessageChunk, Content
 
 
@@ -21,5 +22,5 @@ class ChatMessageChunk(ChatMessage, BaseMessageChunk):
 
     def _merged_fields(self, others: Sequence[BaseMessageChunk]) -> dict[str, Any]:
         if any(isinstance(o, ChatMessageChunk) and o.role != self.role for o in others):
-            raise ValueError("Cannot concatenate ChatMessageChunks with different roles.")
+            raise InvalidInputError("Cannot concatenate ChatMessageChunks with different roles.")
         return {**super()._merged_fields(others), "role": self.role}

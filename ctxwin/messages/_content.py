@@ -9,6 +9,7 @@ from typing import Any, Literal, cast
 
 from typing_extensions import NotRequired, TypedDict
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._data_url import parse_data_url
 from ctxwin.messages._tool_calls import InvalidToolCall, ToolCall, invalid_tool_call, tool_call
 
@@ -118,9 +119,9 @@ def _data_block(
     extras: dict[str, Any],
 ) -> dict[str, Any]:
     if not any([url, base64, file_id]):
-        raise ValueError("Must provide one of: url, base64, or file_id")
+        raise InvalidInputError("Must provide one of: url, base64, or file_id")
     if base64 is not None and mime_type is None:
-        raise ValueError(f"mime_type is required for a base64 {kind} block")
+        raise InvalidInputError(f"mime_type is required for a base64 {kind} block")
     block = {"type": kind, **_optional(id=id, url=url, base64=base64, file_id=file_id, mime_type=mime_type)}
     if extras := _optional(**extras):
         block["extras"] = extras

@@ -10,6 +10,7 @@ from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.messages._ai import AIMessage
 from ctxwin.messages._base import BaseMessage, BaseMessageChunk
 from ctxwin.messages._chat import ChatMessage
@@ -76,7 +77,7 @@ def read_messages(messages: Iterable[MessageLike] | MessageLike) -> list[BaseMes
         messages = messages.to_messages()
     if not isinstance(messages, Iterable):
         what = "a request's 'messages'" if request else "a sequence of messages"
-        raise TypeError(f"expected {what}, got {type(messages).__name__}")
+        raise InvalidTypeError(f"expected {what}, got {type(messages).__name__}")
     turn = _ResponsesTurn()
     for index, item in enumerate(messages):
         try:
@@ -123,7 +124,8 @@ def request_tools(obj: Any) -> list[dict[str, Any]] | None:
         return None
     tools = obj["tools"]
     if not isinstance(tools, (list, tuple)):
-        raise TypeError(f"a request's 'tools' must be a list of tool definition dicts, got {type(tools).__name__}")
+        raise InvalidTypeError(f"a request's 'tools' must be a list of tool definition dicts, got "
+                               f"{type(tools).__name__}")
     return openai_tools(tools)
 
 
@@ -211,9 +213,9 @@ class _ResponsesTurn:
         else:
             call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments")
             if not isinstance(call_id, str) or not call_id or not isinstance(name, str):
-                raise _ItemError(ValueError, "a 'function_call' item needs a string 'call_id' and 'name'")
+                raise _ItemError(InvalidInputError, "a 'function_call' item needs a string 'call_id' and 'name'")
             if not isinstance(arguments, str):
-                raise _ItemError(TypeError, "a 'function_call' item's 'arguments' must be a JSON string")
+                raise _ItemError(InvalidTypeError, "a 'function_call' item's 'arguments' must be a JSON string")
             raw = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
             valid, bad = default_tool_parser([raw])
             self.calls.extend(valid)
@@ -252,13 +254,13 @@ def _convert_item(item: Any, index: int) -> list[BaseMessage]:
     if isinstance(item, (tuple, list)):
         if len(item) != 2 or not isinstance(item[0], str):
             raise _ItemError(
-                TypeError, f"expected a (role, content) pair, got a {type(item).__name__} of {len(item)}"
+                InvalidTypeError, f"expected a (role, content) pair, got a {type(item).__name__} of {len(item)}"
             )
         return _from_role(item[0], {"content": item[1]})
     if is_langchain_message(item):
         return [_from_langchain(item)]
     raise _ItemError(
-        TypeError,
+        InvalidTypeError,
         f"cannot convert {type(item).__name__} to a message; expected a message, a dict with 'role' and 'content', "
         "a (role, content) pair or a string",
     )
@@ -280,7 +282,7 @@ def _from_langchain(obj: Any) -> BaseMessage:
         fields["role"], kind = "function", "chat"
     cls = MESSAGE_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise _ItemError(ValueError, f"unsupported LangChain message type {kind!r}")
+        raise _ItemError(InvalidInputError, f"unsupported LangChain message type {kind!r}")
     fields["type"] = kind
     return _build(cls, fields)
 
@@ -291,7 +293,7 @@ def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
         return [message_from_dict(item, index)]
     if kind == "function_call_output":  # OpenAI Responses: a tool result
         if not isinstance(item.get("call_id"), str) or not item["call_id"]:
-            raise _ItemError(ValueError, "a 'function_call_output' item needs a string 'call_id'")
+            raise _ItemError(InvalidInputError, "a 'function_call_output' item needs a string 'call_id'")
         output = _check_content(item.get("output"))
         return [_build(ToolMessage, {"content": output, "tool_call_id": item["call_id"]})]
     given = f"keys {sorted(map(str, item))}" if item else "no keys"  # named in errors, before any key is taken
@@ -304,19 +306,19 @@ def _from_dict(item: dict[str, Any], index: int) -> list[BaseMessage]:
     unknown = isinstance(kind, str) and kind not in _KNOWN_KINDS
     if role is None and unknown and "content" not in item and "data" not in item:
         raise _ItemError(
-            ValueError,
+            InvalidInputError,
             f"cannot read an item of type {kind!r}: ctxwin reads messages and the Responses items 'message', "
             "'function_call', 'function_call_output', 'reasoning' and 'compaction'",
         )
     role = kind if role is None else role
     needs = "message dict must contain 'role' and 'content' keys"  # LangChain's sentence, then what is missing
     if role is None:
-        raise _ItemError(ValueError, f"{needs}: it has no 'role' ({given})")
+        raise _ItemError(InvalidInputError, f"{needs}: it has no 'role' ({given})")
     if not isinstance(role, str):
-        raise _ItemError(TypeError, f"'role' must be a string, got {type(role).__name__}")
+        raise _ItemError(InvalidTypeError, f"'role' must be a string, got {type(role).__name__}")
     if "content" not in item and not (role in ("assistant", "ai") and item.get("tool_calls")):
         calls = " (or 'tool_calls')" if role in ("assistant", "ai") else ""
-        raise _ItemError(ValueError, f"{needs}{calls}: this {role!r} message has no 'content' ({given})")
+        raise _ItemError(InvalidInputError, f"{needs}{calls}: this {role!r} message has no 'content' ({given})")
     return _from_role(role, item)
 
 
@@ -329,7 +331,7 @@ def _check_content(content: Any) -> str | list[Any]:
         return content
     if not isinstance(content, list):
         raise _ItemError(
-            TypeError,
+            InvalidTypeError,
             f"content must be a string, a list of content blocks or None, got {type(content).__name__}",
         )
     translated: list[Any] | None = None
@@ -337,14 +339,14 @@ def _check_content(content: Any) -> str | list[Any]:
         if isinstance(block, dict):
             kind = block.get("type")
             if not isinstance(kind, str):
-                raise _ItemError(ValueError, f"content[{j}] must be a content block with a string 'type' key")
+                raise _ItemError(InvalidInputError, f"content[{j}] must be a content block with a string 'type' key")
             if kind in _RESPONSES_PARTS:
                 translated = translated if translated is not None else list(content[:j])
                 translated.append(_RESPONSES_PARTS[kind](block, j))
                 continue
         elif not isinstance(block, str):
             raise _ItemError(
-                TypeError,
+                InvalidTypeError,
                 f"content[{j}] must be a string or a content block dict, got {type(block).__name__}",
             )
         if translated is not None:
@@ -354,7 +356,7 @@ def _check_content(content: Any) -> str | list[Any]:
 
 def _text_part(block: dict[str, Any], j: int) -> dict[str, Any]:
     if not isinstance(block.get("text"), str):
-        raise _ItemError(ValueError, f"content[{j}]: a {block['type']!r} part needs a string 'text'")
+        raise _ItemError(InvalidInputError, f"content[{j}]: a {block['type']!r} part needs a string 'text'")
     return {"type": "text", "text": block["text"]}
 
 
@@ -374,7 +376,7 @@ def _from_role(role: str, fields: dict[str, Any]) -> list[BaseMessage]:
         cls, fields = ChatMessage, {**fields, "role": "function"}
     if cls is None:
         raise _ItemError(
-            ValueError,
+            InvalidInputError,
             f"unexpected message type: {role!r}. Use one of {ROLE_NAMES} (ChatMessage(role=...) for custom roles)",
         )
     fields["content"] = _check_content(fields.get("content"))
@@ -396,10 +398,10 @@ def _assistant_tool_calls(fields: dict[str, Any]) -> list[dict[str, Any]] | None
     invalid: list[InvalidToolCall] = []
     if raw is not None:
         if not isinstance(raw, list):
-            raise _ItemError(TypeError, f"'tool_calls' must be a list, got {type(raw).__name__}")
+            raise _ItemError(InvalidTypeError, f"'tool_calls' must be a list, got {type(raw).__name__}")
         for j, call in enumerate(raw):
             if not isinstance(call, dict):
-                raise _ItemError(TypeError, f"tool_calls[{j}] must be a dict, got {type(call).__name__}")
+                raise _ItemError(InvalidTypeError, f"tool_calls[{j}] must be a dict, got {type(call).__name__}")
             if "function" in call:  # OpenAI: arguments are JSON text; bad JSON becomes an InvalidToolCall
                 valid, bad = default_tool_parser([call])
                 calls.extend(valid)
@@ -408,7 +410,7 @@ def _assistant_tool_calls(fields: dict[str, Any]) -> list[dict[str, Any]] | None
                 calls.append(tool_call(name=call["name"], args=call["args"], id=call.get("id")))
             else:
                 raise _ItemError(
-                    ValueError,
+                    InvalidInputError,
                     f"tool_calls[{j}] needs 'function' (OpenAI) or a string 'name' and dict 'args'",
                 )
         if invalid:
@@ -422,7 +424,7 @@ def _assistant_tool_calls(fields: dict[str, Any]) -> list[dict[str, Any]] | None
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 args = block.get("input")
                 if not isinstance(args, dict):
-                    raise _ItemError(ValueError, "a 'tool_use' block needs a dict 'input'")
+                    raise _ItemError(InvalidInputError, "a 'tool_use' block needs a dict 'input'")
                 calls.append(tool_call(name=str(block.get("name") or ""), args=args, id=block.get("id")))
             else:
                 kept.append(block)
@@ -441,7 +443,7 @@ def _split_tool_results(fields: dict[str, Any]) -> list[BaseMessage]:
     out: list[BaseMessage] = []
     for block in results:
         if not block.get("tool_use_id"):
-            raise _ItemError(ValueError, "a 'tool_result' block needs a 'tool_use_id'")
+            raise _ItemError(InvalidInputError, "a 'tool_result' block needs a 'tool_use_id'")
         content = _check_content(block.get("content"))
         out.append(
             _build(
@@ -462,7 +464,7 @@ def _split_tool_results(fields: dict[str, Any]) -> list[BaseMessage]:
 def _additional_kwargs(fields: dict[str, Any]) -> dict[str, Any]:
     value = fields.get("additional_kwargs", {})
     if not isinstance(value, dict):
-        raise _ItemError(TypeError, f"'additional_kwargs' must be a dict, got {type(value).__name__}")
+        raise _ItemError(InvalidTypeError, f"'additional_kwargs' must be a dict, got {type(value).__name__}")
     return value
 
 
@@ -473,14 +475,14 @@ def _build(cls: type[BaseMessage], fields: dict[str, Any]) -> BaseMessage:
     if extra:
         known["additional_kwargs"] = {**_additional_kwargs(known), **extra}
     if cls is ToolMessage and not known.get("tool_call_id"):
-        raise _ItemError(ValueError, "a tool message needs a 'tool_call_id'")
+        raise _ItemError(InvalidInputError, "a tool message needs a 'tool_call_id'")
     if cls is RemoveMessage and known.get("id") is None:
-        raise _ItemError(ValueError, "a remove message needs the 'id' of the message to remove")
+        raise _ItemError(InvalidInputError, "a remove message needs the 'id' of the message to remove")
     known.pop("type", None)
     try:
         return cls.model_validate(known)
     except ValidationError as exc:
-        raise _ItemError(ValueError, validation_detail(exc, f"invalid {cls.__name__}")) from None
+        raise _ItemError(InvalidInputError, validation_detail(exc, f"invalid {cls.__name__}")) from None
 
 
 def message_chunk_to_message(chunk: BaseMessage) -> BaseMessage:

@@ -13,6 +13,7 @@ from itertools import compress
 from operator import is_
 from typing import Any, Literal
 
+from ctxwin._errors import InvalidTypeError
 from ctxwin.messages._base import BaseMessage
 from ctxwin.messages._convert import is_langchain_message, read_messages
 from ctxwin.messages._openai_format import convert_to_openai_messages
@@ -158,7 +159,8 @@ class CallerForms:
         name = type(message).__name__
         target = self._classes.get(name) or getattr(sys.modules.get(self._package), name, None)
         if not isinstance(target, type):
-            raise TypeError(f"cannot give a {name} back as a {self._package} message: {self._package} has no {name}")
+            raise InvalidTypeError(f"cannot give a {name} back as a {self._package} message: {self._package} has no "
+                                   f"{name}")
         return target(**message.model_dump())
 
     def back_all(self, messages: Iterable[BaseMessage]) -> list[Any]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
+
 # String keys that identify an item rather than accumulate: equal repeats are not concatenated.
 _STRING_IDENTITY_KEYS = frozenset({"id", "output_version", "model_provider"})
 # Int keys where the later value replaces the earlier one instead of adding up.
@@ -37,7 +39,7 @@ def _merge_values(key: str, values: list[Any]) -> Any:
     first = present[0]
     for value in present:
         if type(value) is not type(first):
-            raise TypeError(
+            raise InvalidTypeError(
                 f'additional_kwargs["{key}"] already exists in this message, but with a different type.'
             )
     if isinstance(first, str):
@@ -53,7 +55,7 @@ def _merge_values(key: str, values: list[Any]) -> Any:
         if isinstance(current, int) and not isinstance(current, bool):
             current = value if key in _INT_REPLACE_KEYS else current + value
         else:
-            raise TypeError(
+            raise InvalidTypeError(
                 f"Additional kwargs key {key} already exists in left dict and value has unsupported type "
                 f"{type(current)}."
             )
@@ -239,12 +241,12 @@ def merge_obj(left: Any, *rights: Any) -> Any:
     combined = isinstance(first, (str, dict, list))
     for right in values[1:]:
         if type(right) is not type(first):
-            raise TypeError(
+            raise InvalidTypeError(
                 f"left and right are of different types. Left type: {type(first)}. Right type: {type(right)}."
             )
         if not combined and right != first:
             left = first
-            raise ValueError(
+            raise InvalidInputError(
                 f"Unable to merge {left=} and {right=}. Both must be of type str, dict, or list, or equal."
             )
     if isinstance(first, str):

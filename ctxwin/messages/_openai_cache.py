@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._request_forms.form import CacheRules, RequestForm
 
 MAX_BREAKPOINTS = 4  # writes per request, as OpenAI documents them
@@ -75,8 +76,8 @@ def mark_prompt_cache(
     chosen: set[int] = set()
     for index in messages:
         if not -len(listed) <= index < len(listed):
-            raise ValueError(f"mark_prompt_cache: message index {index} is outside the request's {len(listed)} "
-                             "messages")
+            raise InvalidInputError(f"mark_prompt_cache: message index {index} is outside the request's {len(listed)} "
+                                    "messages")
         at = index % len(listed)
         while at >= 0 and _marked(listed[at], responses, ttl) is None:
             at -= 1

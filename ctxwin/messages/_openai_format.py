@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from typing import Any, Literal, overload
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._ai import AIMessage
 from ctxwin.messages._base import BaseMessage
 from ctxwin.messages._chat import ChatMessage
@@ -264,7 +265,7 @@ def _with_tool_results_split(message: BaseMessage) -> list[BaseMessage]:
 
 def _to_openai(message: BaseMessage, text_format: str, include_id: bool) -> dict[str, Any]:
     if isinstance(message, RemoveMessage):
-        raise ValueError("RemoveMessage is an instruction to a history reducer and has no OpenAI form")
+        raise InvalidInputError("RemoveMessage is an instruction to a history reducer and has no OpenAI form")
     out: dict[str, Any] = {"role": openai_role(message), "content": _content(message, text_format)}
     if message.name is not None and not isinstance(message, ToolMessage):
         out["name"] = message.name
@@ -313,7 +314,7 @@ def convert_to_openai_messages(
     default: OpenAI rejects unknown message keys).
     """
     if text_format not in ("string", "block"):
-        raise ValueError(f"Unrecognized text_format={text_format!r}, expected one of 'string' or 'block'.")
+        raise InvalidInputError(f"Unrecognized text_format={text_format!r}, expected one of 'string' or 'block'.")
     single = isinstance(messages, (BaseMessage, dict, str)) or is_langchain_message(messages) or (
         isinstance(messages, tuple) and len(messages) == 2 and isinstance(messages[0], str)
     )
@@ -323,5 +324,5 @@ def convert_to_openai_messages(
         try:
             out.extend(_to_openai(part, text_format, include_id) for part in _with_tool_results_split(message))
         except ValueError as exc:
-            raise ValueError(f"messages[{index}]: {exc}") from None
+            raise InvalidInputError(f"messages[{index}]: {exc}") from None
     return out[0] if single and len(out) == 1 else out

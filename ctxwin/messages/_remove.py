@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._base import BaseMessage
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
@@ -14,5 +15,5 @@ class RemoveMessage(BaseMessage):
 
     def __init__(self, id: str, **kwargs: Any) -> None:
         if kwargs.pop("content", None):
-            raise ValueError("RemoveMessage does not support 'content' field.")
+            raise InvalidInputError("RemoveMessage does not support 'content' field.")
         super().__init__("", id=id, **kwargs)

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.messages._ai import AIMessage, AIMessageChunk
 from ctxwin.messages._base import BaseMessage
 from ctxwin.messages._chat import ChatMessage, ChatMessageChunk
@@ -49,23 +50,23 @@ def message_from_dict(item: Any, index: int | None = None) -> BaseMessage:
     """Rebuild one message from ``message_to_dict`` output; errors name the item's index."""
     where = f"messages[{index}]" if index is not None else "message"
     if not isinstance(item, dict):
-        raise TypeError(f"{where}: expected a dict with 'type' and 'data', got {type(item).__name__}")
+        raise InvalidTypeError(f"{where}: expected a dict with 'type' and 'data', got {type(item).__name__}")
     kind, data = item.get("type"), item.get("data")
     if not isinstance(kind, str) or not isinstance(data, dict):
-        raise ValueError(
+        raise InvalidInputError(
             f"{where}: expected a dict with a string 'type' and a dict 'data', got keys {sorted(item)}"
         )
     cls = MESSAGE_TYPES.get(kind)
     if cls is RemoveMessage and data.get("id") is None:
-        raise ValueError(f"{where}: a remove message needs the 'id' of the message to remove")
+        raise InvalidInputError(f"{where}: a remove message needs the 'id' of the message to remove")
     if cls is None:
-        raise ValueError(
+        raise InvalidInputError(
             f"{where}: got unexpected message type: {kind!r}; expected one of {sorted(MESSAGE_TYPES)}"
         )
     try:
         return cls.model_validate({**data, "type": kind})
     except ValidationError as exc:
-        raise ValueError(f"{where}: {validation_detail(exc, f'invalid {kind} message')}") from None
+        raise InvalidInputError(f"{where}: {validation_detail(exc, f'invalid {kind} message')}") from None
 
 
 def messages_from_dict(messages: Sequence[dict[str, Any]]) -> list[BaseMessage]:

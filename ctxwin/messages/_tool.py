@@ -8,6 +8,7 @@ from uuid import UUID
 
 from pydantic import model_validator
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._base import BaseMessage, BaseMessageChunk, Content
 from ctxwin.messages._merge import merge_obj
 
@@ -54,7 +55,7 @@ class ToolMessageChunk(ToolMessage, BaseMessageChunk):
     def _merged_fields(self, others: Sequence[BaseMessageChunk]) -> dict[str, Any]:
         tool_others = [o for o in others if isinstance(o, ToolMessageChunk)]
         if any(other.tool_call_id != self.tool_call_id for other in tool_others):
-            raise ValueError("Cannot concatenate ToolMessageChunks with different names.")
+            raise InvalidInputError("Cannot concatenate ToolMessageChunks with different names.")
         artifact = merge_obj(self.artifact, *(other.artifact for other in tool_others))
         statuses = {self.status, *(o.status for o in tool_others)}
         return {

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
+
 
 def _without_titles(schema: Any, properties: bool = False) -> Any:
     """A pydantic JSON schema without the ``title`` keys pydantic adds to every schema (a property named ``title``
@@ -31,8 +33,8 @@ def _schema_of(tool: Any) -> dict[str, Any]:
         return dict(schema)
     dump = getattr(schema, "model_json_schema", None)
     if not callable(dump):
-        raise TypeError(f"tool {getattr(tool, 'name', tool)!r}: its schema {schema!r} is neither a dict nor a "
-                        "pydantic model")
+        raise InvalidTypeError(f"tool {getattr(tool, 'name', tool)!r}: its schema {schema!r} is neither a dict nor a "
+                               "pydantic model")
     found = _without_titles(dump())
     found.pop("description", None)  # the tool's description says it
     return found  # type: ignore[no-any-return]
@@ -51,8 +53,8 @@ def openai_tool(tool: Any, index: int = 0) -> dict[str, Any]:
                     "parameters": _schema_of(tool)}
         return {"type": "function", "function": function}
     if not isinstance(tool, Mapping):
-        raise TypeError(f"tools[{index}]: expected a dict tool definition (or a LangChain tool), got "
-                        f"{type(tool).__name__}")
+        raise InvalidTypeError(f"tools[{index}]: expected a dict tool definition (or a LangChain tool), got "
+                               f"{type(tool).__name__}")
     if "function" in tool:  # chat completions' own form
         return dict(tool)
     if "input_schema" in tool:  # Anthropic
@@ -72,7 +74,7 @@ def openai_tools(tools: Sequence[Any] | None) -> list[dict[str, Any]] | None:
     if not tools:
         return None
     if isinstance(tools, (str, bytes, Mapping)):
-        raise TypeError(f"tools must be a list of tool definitions, got {type(tools).__name__}")
+        raise InvalidTypeError(f"tools must be a list of tool definitions, got {type(tools).__name__}")
     return [openai_tool(tool, i) for i, tool in enumerate(tools)]
 
 
@@ -88,7 +90,7 @@ def _function(tool: Mapping[str, Any], index: int) -> dict[str, Any] | None:
     else:
         return None
     if not isinstance(found.get("name"), str):
-        raise ValueError(f"tools[{index}]: a function tool needs a string 'name', got {found.get('name')!r}")
+        raise InvalidInputError(f"tools[{index}]: a function tool needs a string 'name', got {found.get('name')!r}")
     return found
 
 
@@ -117,8 +119,8 @@ def _mode(choice: Any) -> str:
     mode = "name" if isinstance(choice, Mapping) and _chosen_name(choice) is not None else kind
     mode = "required" if mode == "any" else mode
     if mode not in ("auto", "none", "required", "name"):
-        raise ValueError(f"tool_choice must be 'auto', 'none', 'required' (Anthropic's 'any') or name one tool, "
-                         f"got {choice!r}")
+        raise InvalidInputError(f"tool_choice must be 'auto', 'none', 'required' (Anthropic's 'any') or name one tool, "
+                                f"got {choice!r}")
     return str(mode)
 
 

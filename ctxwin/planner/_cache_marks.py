@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._caching import CachingRules
 from ctxwin.messages._request_forms.registry import get_form
 
@@ -20,17 +21,17 @@ def check_cache_control(value: object, output: str, rules: CachingRules | None, 
     """``cache_control`` for a planner or session of ``output`` for a model with ``rules``; ValueError naming the
     fix when the request could not carry marks (``model_known=False``: the output only, the model checked later)."""
     if not isinstance(value, bool):
-        raise ValueError(f"cache_control must be a bool, got {value!r}")
+        raise InvalidInputError(f"cache_control must be a bool, got {value!r}")
     if not value:
         return
     form = get_form(output)
     if not form.marks_cache:
-        raise ValueError(f"cache_control=True marks cache breakpoints in a provider request: it needs "
-                         f"output='anthropic', or 'openai'/'responses' for a model that takes them (got "
-                         f"output={output!r})")
+        raise InvalidInputError(f"cache_control=True marks cache breakpoints in a provider request: it needs "
+                                f"output='anthropic', or 'openai'/'responses' for a model that takes them (got "
+                                f"output={output!r})")
     refusal = form.cache_marks_refusal(rules, model) if model_known else None
     if refusal is not None:
-        raise ValueError(refusal)
+        raise InvalidInputError(refusal)
 
 
 def checked_ttl(value: object, rules: CachingRules | None) -> str | None:
@@ -40,8 +41,9 @@ def checked_ttl(value: object, rules: CachingRules | None) -> str | None:
         return None
     allowed = [] if rules is None else [t for t in (rules.ttl, rules.long_ttl) if t and rules.ttl_seconds(t)]
     if value not in allowed:
-        raise ValueError(f"cache_ttl must be None (chosen from the gap between requests) or one of the model's cache "
-                         f"lifetimes {allowed or '(none known)'}, got {value!r}")
+        raise InvalidInputError(f"cache_ttl must be None (chosen from the gap between requests) or one of the model's "
+                                f"cache "
+                                f"lifetimes {allowed or '(none known)'}, got {value!r}")
     return str(value)
 
 
@@ -50,8 +52,9 @@ def checked_gap(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise ValueError(f"expected_gap must be the seconds expected between requests (> 0), or None (measured), "
-                         f"got {value!r}")
+        raise InvalidInputError(f"expected_gap must be the seconds expected between requests (> 0), or None "
+                                f"(measured), "
+                                f"got {value!r}")
     return float(value)
 
 

@@ -12,6 +12,7 @@ import warnings
 from collections import deque
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._compaction import newest_compaction
 from ctxwin.messages import BaseMessage
 from ctxwin.messages._request_forms.anthropic import MAX_BREAKPOINTS
@@ -193,7 +194,7 @@ class CachePolicy:
         ``OBSERVE_MARGIN``); a request holding one compaction message not measured yet counts it instead
         (``_measure_compaction``)."""
         if last is None:
-            raise ValueError("observe(usage) reports on the last planned request: call plan() first")
+            raise InvalidInputError("observe(usage) reports on the last planned request: call plan() first")
         measured = read_usage(usage)
         rules = self.rules
         cost = rules.cost(measured.input_tokens, measured.cached_tokens, measured.cache_write_tokens,

@@ -8,6 +8,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.messages import BaseMessage
 from ctxwin.strategies import get_strategy
 from ctxwin.strategies._base import BaseStrategy, Keeps, StepContext, StepKeeps, StepResult, Strategy, Summarizer
@@ -49,7 +50,7 @@ def build_chain(
     try:
         items = list(strategies)
     except TypeError:
-        raise TypeError(
+        raise InvalidTypeError(
             f"strategies must be a strategy name or a list of names and Strategy objects, got {strategies!r}"
         ) from None
     chain = [as_strategy(item, f"strategies[{i}]") for i, item in enumerate(items)]
@@ -62,13 +63,13 @@ def as_strategy(item: object, where: str) -> BaseStrategy:
         try:
             item = get_strategy(item)
         except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
+            raise InvalidInputError(f"{where}: {exc}") from None
     if isinstance(item, BaseStrategy):
         return item
     name = getattr(item, "name", None)
     apply = getattr(item, "apply", None)
     if not isinstance(name, str) or not callable(apply):
-        raise TypeError(
+        raise InvalidTypeError(
             f"{where} must be a registered name or a strategy (a BaseStrategy, or an object with a name and "
             f"apply(messages, context)), got {item!r}"
         )
@@ -87,7 +88,7 @@ def _check_apply(apply: Any, where: str) -> None:
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
     ]
     if len(required) != 2:
-        raise TypeError(f"{where}: apply must take (messages, context), got apply{signature}")
+        raise InvalidTypeError(f"{where}: apply must take (messages, context), got apply{signature}")
 
 
 class Adapted(BaseStrategy):
@@ -116,7 +117,8 @@ class Adapted(BaseStrategy):
 
     def _checked(self, result: object) -> StepResult:
         if not isinstance(result, StepResult):
-            raise TypeError(f"strategy {self.name!r}: apply must return a StepResult, got {type(result).__name__}")
+            raise InvalidTypeError(f"strategy {self.name!r}: apply must return a StepResult, got "
+                                   f"{type(result).__name__}")
         return result
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeGuard
 
 from typing_extensions import Self, TypedDict
 
+from ctxwin._errors import InvalidTypeError
 from ctxwin.counters import get_model
 from ctxwin.counters._base import TokenCounter
 from ctxwin.counters._lookup import check_counter_spec
@@ -147,7 +148,7 @@ class FitConfig:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise OptionError(name, f"{name} must be a non-negative int, got {value!r}")
         if self.model is not None and not isinstance(self.model, str):
-            raise TypeError(f"model must be a registered model name (a str), got {type(self.model).__name__}")
+            raise InvalidTypeError(f"model must be a registered model name (a str), got {type(self.model).__name__}")
         if not is_output(self.output):
             raise OptionError("output", f"output must be one of {', '.join(map(repr, outputs()))}, got {self.output!r}")
         if self.request_model is not None and (not isinstance(self.request_model, str)
@@ -169,13 +170,13 @@ class FitConfig:
             raise OptionError("cache_key", f"cache_key must be a non-empty string (the prompt_cache_key), or None, "
                               f"got {self.cache_key!r}")
         if self.summarizer is not None and not callable(self.summarizer):
-            raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {self.summarizer!r}")
+            raise InvalidTypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {self.summarizer!r}")
         if self.tool_choice is not None:
             with _naming("tool_choice"):
                 check_tool_choice(self.tool_choice)
         for name in ("strict", "cache_stable"):
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+                raise InvalidTypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if self.low_water is not None and not _share(self.low_water):
             raise OptionError("low_water", f"low_water must be a share of the input budget, 0 < low_water <= 1, or "
                               f"None (chosen per cut), got {self.low_water!r}")
@@ -227,7 +228,7 @@ class FitConfig:
         if config is None:
             return cls(**options)
         if not isinstance(config, FitConfig):
-            raise TypeError(f"config must be a FitConfig, got {type(config).__name__}")
+            raise InvalidTypeError(f"config must be a FitConfig, got {type(config).__name__}")
         return dataclasses.replace(config, **options) if options else config
 
     def replace(self, **changes: Any) -> FitConfig:
@@ -288,7 +289,7 @@ def known_options(options: Mapping[str, Any], where: str = "") -> None:
     if unknown:
         close = _OTHER_NAMES.get(unknown[0]) or difflib.get_close_matches(unknown[0], sorted(_NAMES), n=3)
         hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
-        raise TypeError(f"{where}unknown option {unknown[0]!r}{hint}; the options are FitConfig's fields")
+        raise InvalidTypeError(f"{where}unknown option {unknown[0]!r}{hint}; the options are FitConfig's fields")
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters import get_counter
 from ctxwin.counters._base import TokenCounter
 from ctxwin.messages._tool_forms import openai_tools
@@ -33,7 +34,8 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 def _form(path: str | os.PathLike[str]) -> str:
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     if suffix not in SUFFIXES:
-        raise ValueError(f"{os.fspath(path)}: a configuration file is TOML (.toml) or JSON (.json), by its suffix")
+        raise InvalidInputError(f"{os.fspath(path)}: a configuration file is TOML (.toml) or JSON (.json), by its "
+                                f"suffix")
     return suffix
 
 
@@ -45,11 +47,12 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         with open(path, "rb") as handle:
             data = tomllib.load(handle) if suffix == ".toml" else json.load(handle)
     except OSError as exc:
-        raise ValueError(f"{name}: cannot read it: {exc.strerror or exc}") from None
+        raise InvalidInputError(f"{name}: cannot read it: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{name}: not valid {suffix[1:].upper()}: {exc}") from None
+        raise InvalidInputError(f"{name}: not valid {suffix[1:].upper()}: {exc}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{name}: expected an object of options (FitConfig's fields), got {type(data).__name__}")
+        raise InvalidInputError(f"{name}: expected an object of options (FitConfig's fields), got "
+                                f"{type(data).__name__}")
     return data
 
 
@@ -79,7 +82,8 @@ def write_file(options: Mapping[str, Any], path: str | os.PathLike[str]) -> None
         except tomllib.TOMLDecodeError:
             same = False
         if not same:  # a string TOML cannot hold (a lone surrogate)
-            raise ValueError(f"{os.fspath(path)}: the options cannot be written as TOML exactly; write JSON instead")
+            raise InvalidInputError(f"{os.fspath(path)}: the options cannot be written as TOML exactly; write JSON "
+                                    f"instead")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
 

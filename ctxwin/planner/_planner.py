@@ -15,6 +15,7 @@ from typing import Any, Generic, Literal, overload
 from typing_extensions import Unpack
 
 from ctxwin import _tracing as tracing
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin._plural import plural
 from ctxwin.counters import get_counter, get_model
 from ctxwin.counters._base import TokenCounter, estimates, require_counter
@@ -151,7 +152,7 @@ class Planner(Generic[M]):
         spec = get_model(config.model) if config.model is not None else None
         counter = config.counter
         if counter is None and spec is None:
-            raise ValueError("Planner needs a model name or a counter (and then a context_window)")
+            raise InvalidInputError("Planner needs a model name or a counter (and then a context_window)")
         if isinstance(counter, str) or counter is None:
             self.counter: TokenCounter = get_counter(counter or spec.counter)  # type: ignore[union-attr]
         else:
@@ -159,14 +160,14 @@ class Planner(Generic[M]):
         window = config.context_window if config.context_window is not None else (
             spec.context_window if spec else None)
         if window is None:
-            raise ValueError("context_window is required when no model is given")
+            raise InvalidInputError("context_window is required when no model is given")
         reserve = config.reserve_output
         form = get_form(config.output)
         if reserve is None:
             reserve = _sendable(form, spec.name if spec else None,
                                 default_reserve(spec.max_output_tokens if spec else 0, window))
         if reserve >= window:
-            raise ValueError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
+            raise InvalidInputError(f"reserve_output ({reserve}) must be smaller than the context window ({window})")
         check_cache_control(bool(config.cache_control), config.output, spec.caching if spec else None, config.model)
         self.tools = openai_tools(config.tools)
         self.output: Output = config.output
@@ -239,9 +240,9 @@ class Planner(Generic[M]):
             limit = request_limit(request)
         if limit is not None and (self.config.reserve_output is None or limit_floor):
             if limit >= self.budget.context_window:
-                raise ValueError(f"the request's reply limit ({limit}: its max_tokens, max_completion_tokens or "
-                                 "max_output_tokens) must be smaller than the context window "
-                                 f"({self.budget.context_window})")
+                raise InvalidInputError(f"the request's reply limit ({limit}: its max_tokens, max_completion_tokens or "
+                                        "max_output_tokens) must be smaller than the context window "
+                                        f"({self.budget.context_window})")
             reserve = limit if self.config.reserve_output is None else max(limit, self.config.reserve_output)
         elif self.config.reserve_output is None:  # the default reserve, for this request's form
             reserve = _sendable(get_form(output), self.model, reserve)
@@ -407,8 +408,9 @@ class Planner(Generic[M]):
         ``history``: a chat history (``ctxwin.history``: in memory, JSONL file, SQLite) the session starts from
         and appends to, so that it (and what recall finds in it) survives a restart."""
         if self.output == AS_GIVEN:
-            raise ValueError("output='request' is the form of a whole request given to plan(); a session is given "
-                             "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
+            raise InvalidInputError("output='request' is the form of a whole request given to plan(); a session is "
+                                    "given "
+                                    "turns: name the output ('openai', 'responses', 'anthropic' or 'messages')")
         session: PlanSession[M] = PlanSession(self, history=history, **options)
         if messages is not None:
             session.add_messages(messages)
@@ -590,7 +592,7 @@ def _one_off(messages: list[BaseMessage], ledger: Ledger | None) -> SessionTurn:
     if ledger is None:
         return ONE_OFF
     if not isinstance(ledger, Ledger):
-        raise TypeError(f"ledger must be a ctxwin.strategies.Ledger, got {type(ledger).__name__}")
+        raise InvalidTypeError(f"ledger must be a ctxwin.strategies.Ledger, got {type(ledger).__name__}")
     return SessionTurn(ledger=ledger.copy().read(messages))
 
 

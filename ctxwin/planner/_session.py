@@ -10,6 +10,7 @@ from typing import Any, Generic
 
 from typing_extensions import Unpack
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.messages import BaseMessage, RemoveMessage
 from ctxwin.messages._convert import is_langchain_message, is_request
 from ctxwin.messages._forms import CallerForms, OpenAIDicts
@@ -56,8 +57,9 @@ class PlanSession(Generic[M]):
     def __init__(self, planner: Planning[M], *, history: Any = None, **options: Unpack[FitOptions]) -> None:
         others = sorted(set(options) - SESSION_OPTIONS)
         if others:
-            raise TypeError(f"{others[0]!r} is an option of the planner, not of a session: give it to the Planner; "
-                            f"a session takes {', '.join(sorted(SESSION_OPTIONS))}")
+            raise InvalidTypeError(f"{others[0]!r} is an option of the planner, not of a session: give it to the "
+                                   f"Planner; "
+                                   f"a session takes {', '.join(sorted(SESSION_OPTIONS))}")
         self.config = config = planner.config.replace(**options)
         self.planner = planner
         self._meter = Meter(planner.counter, planner.form.tools_as_sent(planner.tools))
@@ -80,8 +82,8 @@ class PlanSession(Generic[M]):
         self.history = history
         if history is not None:
             if not callable(getattr(history, "add_messages", None)) or not hasattr(history, "messages"):
-                raise TypeError(f"history must be a chat history (with messages and add_messages, as "
-                                f"ctxwin.history's are), got {type(history).__name__}")
+                raise InvalidTypeError(f"history must be a chat history (with messages and add_messages, as "
+                                       f"ctxwin.history's are), got {type(history).__name__}")
             stored = list(history.messages)
             if stored:
                 self._add(stored)
@@ -169,7 +171,7 @@ class PlanSession(Generic[M]):
         items, forms = self.planner.form.read(messages)
         removal = next((m for m in items if isinstance(m, RemoveMessage)), None)
         if removal is not None:
-            raise ValueError(
+            raise InvalidInputError(
                 f"PlanSession.add_messages: RemoveMessage(id={removal.id!r}) removes a message, and a session only "
                 "appends (its requests keep their prefix for the cache): apply the removal to the history "
                 "(ctxwin.history's add_messages reducer) and plan it with a new session or Planner.plan"

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
+
 # No request comes near this many tokens; a larger count is a corrupted or made-up usage (and past 2**1024 would
 # overflow the float ratios observe() takes).
 MAX_TOKENS = 10**12
@@ -27,12 +29,12 @@ class Usage:
 
     def __post_init__(self) -> None:
         if self.cached_tokens + self.cache_write_tokens > self.input_tokens:
-            raise ValueError(
+            raise InvalidInputError(
                 f"usage: {self.cached_tokens} cached and {self.cache_write_tokens} written tokens are more than the "
                 f"{self.input_tokens} input tokens"
             )
         if self.cache_write_long_tokens > self.cache_write_tokens:
-            raise ValueError(
+            raise InvalidInputError(
                 f"usage: {self.cache_write_long_tokens} tokens written for the longer lifetime are more than the "
                 f"{self.cache_write_tokens} written"
             )
@@ -50,18 +52,19 @@ def _count(obj: Any, *path: str) -> int | None:
     if obj is None:
         return None
     if isinstance(obj, bool) or not isinstance(obj, int) or obj < 0:
-        raise ValueError(f"usage {'.'.join(path)} must be a non-negative int, got {obj!r}")
+        raise InvalidInputError(f"usage {'.'.join(path)} must be a non-negative int, got {obj!r}")
     if obj > MAX_TOKENS:
         magnitude = int(obj.bit_length() * math.log10(2))  # no float of it: past 2**1024 there is none
-        raise ValueError(f"usage {'.'.join(path)} is about 10^{magnitude} tokens, more than any request (at most "
-                         f"{MAX_TOKENS:,}): not a provider's count")
+        raise InvalidInputError(f"usage {'.'.join(path)} is about 10^{magnitude} tokens, more than any request (at "
+                                f"most "
+                                f"{MAX_TOKENS:,}): not a provider's count")
     return obj
 
 
 def read_usage(usage: Any) -> Usage:
     """``usage`` (any shape docs/sessions.md lists) as a ``Usage``; ValueError naming what was expected otherwise."""
     if usage is None or isinstance(usage, (str, bytes, int, float)):
-        raise ValueError(f"usage must be a provider's usage object or dict, got {usage!r}")
+        raise InvalidInputError(f"usage must be a provider's usage object or dict, got {usage!r}")
     anthropic_read = _count(usage, "cache_read_input_tokens")
     anthropic_write = _count(usage, "cache_creation_input_tokens")
     if anthropic_read is not None or anthropic_write is not None:
@@ -85,7 +88,7 @@ def read_usage(usage: Any) -> Usage:
         written = _count(usage, "input_tokens_details", "cache_write_tokens") or 0
         long = _count(usage, "input_tokens_details", "cache_write_tokens_details", "ttl_12h_tokens") or 0
         return Usage(total, _count(usage, "input_tokens_details", "cached_tokens") or 0, written, min(long, written))
-    raise ValueError(
+    raise InvalidInputError(
         "usage has no input token count: expected OpenAI's prompt_tokens or input_tokens, Anthropic's input_tokens "
         f"with cache_read_input_tokens, Gemini's prompt_token_count or LangChain's usage_metadata; got {usage!r}"
     )
@@ -99,6 +102,6 @@ def cleared_tokens(context_management: Any) -> int:
         return 0
     edits = _get(context_management, "applied_edits")
     if not isinstance(edits, (list, tuple)):
-        raise ValueError(f"context_management must be a reply's context_management, with applied_edits, got "
-                         f"{context_management!r}")
+        raise InvalidInputError(f"context_management must be a reply's context_management, with applied_edits, got "
+                                f"{context_management!r}")
     return sum(_count(edit, "cleared_input_tokens") or 0 for edit in edits)

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages import ToolMessage
 from ctxwin.recall._inject import quoted
 from ctxwin.recall._store import Excerpt, format_excerpts
@@ -81,7 +82,7 @@ class RecallTool:
             found = self._search(query)[:limit]
             text = format_excerpts(found) if found else self._nothing_found(query)
         else:
-            raise ValueError(f"{self.name}: give query (words to search for) or handle")
+            raise InvalidInputError(f"{self.name}: give query (words to search for) or handle")
         return _from(text, offset)
 
     def _arguments(self, arguments: object, kwargs: Mapping[str, Any]) -> Mapping[Any, Any]:
@@ -90,15 +91,15 @@ class RecallTool:
             try:
                 given = json.loads(given or "{}")
             except (ValueError, RecursionError):  # bad JSON, a number too long to read, nesting too deep
-                raise ValueError(f"{self.name}: arguments must be a JSON object, got {quoted(given)}") from None
+                raise InvalidInputError(f"{self.name}: arguments must be a JSON object, got {quoted(given)}") from None
         if not isinstance(given, Mapping | None):
-            raise ValueError(f"{self.name}: arguments must be an object with query or handle, got "
-                             f"{type(given).__name__}")
+            raise InvalidInputError(f"{self.name}: arguments must be an object with query or handle, got "
+                                    f"{type(given).__name__}")
         values = {**(given or {}), **kwargs}
         unknown = [key for key in values if key not in _ARGUMENTS]
         if unknown:
-            raise ValueError(f"{self.name}: unknown argument {_described(unknown[0])} (it takes "
-                             f"{', '.join(_ARGUMENTS)})")
+            raise InvalidInputError(f"{self.name}: unknown argument {_described(unknown[0])} (it takes "
+                                    f"{', '.join(_ARGUMENTS)})")
         return values
 
     def _nothing_found(self, query: str) -> str:
@@ -139,7 +140,7 @@ def _text(values: Mapping[Any, Any], name: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ValueError(f"{RECALL_TOOL_NAME}: {name} must be a string, got {_described(value)}")
+        raise InvalidInputError(f"{RECALL_TOOL_NAME}: {name} must be a string, got {_described(value)}")
     return value
 
 
@@ -149,8 +150,8 @@ def _whole(values: Mapping[Any, Any], name: str, low: int, high: int | None) -> 
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{RECALL_TOOL_NAME}: {name} must be a whole number of at least {low}, got "
-                         f"{_described(value)}")
+        raise InvalidInputError(f"{RECALL_TOOL_NAME}: {name} must be a whole number of at least {low}, got "
+                                f"{_described(value)}")
     return value if high is None else min(value, high)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._compaction import newest_compaction
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.messages._placement import is_moved_media
@@ -149,7 +150,7 @@ class Budget:
             if name == "target" and value is None:
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"Budget.{name} must be a non-negative int, got {value!r}")
+                raise InvalidInputError(f"Budget.{name} must be a non-negative int, got {value!r}")
 
     @property
     def max_input_tokens(self) -> int:
@@ -229,9 +230,10 @@ class Change:
 
     def __post_init__(self) -> None:
         if self.kind not in ("dropped", "truncated", "summarized", "replaced"):
-            raise ValueError(f"Change.kind must be dropped, truncated, summarized or replaced, got {self.kind!r}")
+            raise InvalidInputError(f"Change.kind must be dropped, truncated, summarized or replaced, got "
+                                    f"{self.kind!r}")
         if self.copies is not None and len(self.copies) != len(self.messages):
-            raise ValueError(f"Change: {len(self.copies)} copies for {len(self.messages)} messages")
+            raise InvalidInputError(f"Change: {len(self.copies)} copies for {len(self.messages)} messages")
 
 
 @dataclass

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from ctxwin.strategies._facts import items
 from ctxwin.strategies._ledger_extract import Statement, stated_values, statements, subject_terms
@@ -181,9 +182,9 @@ class Ledger:
     def add(self, kind: Kind, text: str) -> LedgerEntry:
         """Add an entry of the user's own (pinned, speaker ``added``): it supersedes what it is about."""
         if kind not in KINDS:
-            raise ValueError(f"Ledger.add: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+            raise InvalidInputError(f"Ledger.add: kind must be one of {', '.join(KINDS)}, got {kind!r}")
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("Ledger.add: text must be a non-empty string")
+            raise InvalidInputError("Ledger.add: text must be a non-empty string")
         values = stated_values(text)
         entry = LedgerEntry(kind, " ".join(text.split()), "added", self._read, "added", True, (), values,
                             subject_terms(text, values))
@@ -198,7 +199,7 @@ class Ledger:
         """Replace an entry's text with ``text`` (pinned: the user's version), kept when the conversation is read
         again."""
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("Ledger.edit: text must be a non-empty string")
+            raise InvalidInputError("Ledger.edit: text must be a non-empty string")
         old = self._find(entry, "edit")
         values = stated_values(text)
         new = dataclasses.replace(old, text=" ".join(text.split()), pinned=True, values=values,

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin._plugins import Registrations, unknown_name
 from ctxwin.strategies._base import Strategy
 
@@ -22,9 +23,9 @@ class StrategyInfo:
 def _strategy_info(plugin: str, name: str, factory: Callable[..., Any]) -> tuple[Iterable[str], StrategyInfo]:
     """Validates ``register(name, factory)`` from a ``register_strategies`` hook."""
     if not isinstance(name, str) or not name:
-        raise ValueError(f"strategy name must be a non-empty string, got {name!r}")
+        raise InvalidInputError(f"strategy name must be a non-empty string, got {name!r}")
     if not callable(factory):
-        raise TypeError(f"strategy {name!r}: factory must be callable, got {type(factory).__name__}")
+        raise InvalidTypeError(f"strategy {name!r}: factory must be callable, got {type(factory).__name__}")
     return (name,), StrategyInfo(name, factory, plugin)
 
 
@@ -46,7 +47,7 @@ def get_strategy(name: str, **options: Any) -> Strategy:
     try:
         strategy: Strategy = factory(**options)
     except TypeError as exc:
-        raise TypeError(f"strategy {name!r}: {exc}") from exc
+        raise InvalidTypeError(f"strategy {name!r}: {exc}") from exc
     return strategy
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._plural import plural
 from ctxwin.messages import AIMessage, BaseMessage, ToolMessage
 from ctxwin.strategies._base import BaseStrategy, Change, StepContext, StepKeeps, StepResult
@@ -34,7 +35,7 @@ class MaskToolOutputs(BaseStrategy):
         for option in ("keep_rounds", "min_tokens"):
             value = getattr(self, option)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"mask_tool_outputs {option} must be a non-negative int, got {value!r}")
+                raise InvalidInputError(f"mask_tool_outputs {option} must be a non-negative int, got {value!r}")
 
     @property
     def keeps(self) -> StepKeeps:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin import _tracing as tracing
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin._plural import plural
 from ctxwin.counters._compaction import COMPACTION, holds_compaction
 from ctxwin.messages import AIMessage, BaseMessage
@@ -28,8 +29,9 @@ def provider_of(client: Any) -> str:
     """Which provider's SDK ``client`` belongs to (by its class's package); TypeError naming it for any other."""
     package = type(client).__module__.split(".")[0]
     if package not in PROVIDERS:
-        raise TypeError(f"ProviderCompaction: client must be an openai.OpenAI or anthropic.Anthropic client, got "
-                        f"{type(client).__module__}.{type(client).__name__}")
+        raise InvalidTypeError(f"ProviderCompaction: client must be an openai.OpenAI or anthropic.Anthropic client, "
+                               f"got "
+                               f"{type(client).__module__}.{type(client).__name__}")
     return package
 
 
@@ -56,9 +58,10 @@ class ProviderCompaction(Summarize):
         super().__post_init__()
         provider_of(self.client)
         if not isinstance(self.model, str) or not self.model:
-            raise ValueError(f"ProviderCompaction: model must name the provider's model, got {self.model!r}")
+            raise InvalidInputError(f"ProviderCompaction: model must name the provider's model, got {self.model!r}")
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
-            raise ValueError(f"ProviderCompaction: timeout must be a positive number of seconds, got {self.timeout!r}")
+            raise InvalidInputError(f"ProviderCompaction: timeout must be a positive number of seconds, got "
+                                    f"{self.timeout!r}")
 
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         compacted = self._compacted(messages, context)
@@ -113,6 +116,6 @@ class ProviderCompaction(Summarize):
             output = reply.content
         found = [part for part in output if part.type == COMPACTION]
         if len(found) != 1:
-            raise ValueError(f"the provider answered {len(found)} compaction items, expected one")
+            raise InvalidInputError(f"the provider answered {len(found)} compaction items, expected one")
         block: dict[str, Any] = found[0].model_dump(mode="json", exclude_none=True)
         return block

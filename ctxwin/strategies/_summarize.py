@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxwin import _tracing as tracing
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin._plural import plural
 from ctxwin.messages import BaseMessage, HumanMessage, SystemMessage
 from ctxwin.strategies._base import (
@@ -116,13 +117,13 @@ class Summarize(BaseStrategy):
 
     def __post_init__(self) -> None:
         if self.summarizer is not None and not callable(self.summarizer):
-            raise TypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {self.summarizer!r}")
+            raise InvalidTypeError(f"summarizer must be callable (list[BaseMessage] -> str), got {self.summarizer!r}")
         for label in ("keep_last_messages", "keep_last_tokens", "max_summary_tokens"):
             value = getattr(self, label)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(f"summarize {label} must be a non-negative int, got {value!r}")
+                raise InvalidInputError(f"summarize {label} must be a non-negative int, got {value!r}")
         if self.max_summary_tokens is not None and self.max_summary_tokens < 1:
-            raise ValueError(f"summarize max_summary_tokens must be at least 1, got {self.max_summary_tokens}")
+            raise InvalidInputError(f"summarize max_summary_tokens must be at least 1, got {self.max_summary_tokens}")
 
     def with_defaults(self, summarizer: Summarizer | None, keep_last: int | None) -> Summarize:
         """This step with the planner's ``summarizer`` and ``keep_last`` where it leaves its own unset (``self``

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._plural import plural
 from ctxwin.messages import AIMessage, BaseMessage, SystemMessage
 from ctxwin.strategies._base import (
@@ -40,7 +41,7 @@ class TrimToBudget(BaseStrategy):
 
     def __post_init__(self) -> None:
         if self.strategy not in ("last", "first"):
-            raise ValueError(f"trim strategy must be 'last' or 'first', got {self.strategy!r}")
+            raise InvalidInputError(f"trim strategy must be 'last' or 'first', got {self.strategy!r}")
 
     @property
     def keeps(self) -> StepKeeps:

@@ -8,6 +8,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._plural import plural
 from ctxwin.messages import BaseMessage, ToolMessage
 from ctxwin.strategies._base import BaseStrategy, Change, Counts, StepContext, StepKeeps, StepResult
@@ -102,9 +103,9 @@ class TruncateToolOutput(BaseStrategy):
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
-            raise ValueError(f"truncate_tool_output max_tokens must be at least 1, got {self.max_tokens}")
+            raise InvalidInputError(f"truncate_tool_output max_tokens must be at least 1, got {self.max_tokens}")
         if self.min_tokens < 1:
-            raise ValueError(f"truncate_tool_output min_tokens must be at least 1, got {self.min_tokens}")
+            raise InvalidInputError(f"truncate_tool_output min_tokens must be at least 1, got {self.min_tokens}")
 
     @property
     def keeps(self) -> StepKeeps:

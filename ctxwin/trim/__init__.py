@@ -12,6 +12,7 @@ from numbers import Real
 from typing import Any, Literal, overload
 
 from ctxwin import _tracing as tracing
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.counters._base import TokenCounter, as_token_counter
 from ctxwin.messages import BaseMessage
 from ctxwin.messages._forms import CallerForms, in_caller_form
@@ -66,7 +67,7 @@ def _resolve_spec(spec: str) -> TokenCounter:
     try:
         counter: TokenCounter = get_counter(spec)
     except ValueError as exc:
-        raise ValueError(f"Invalid token_counter shortcut '{spec}'. {exc}") from None
+        raise InvalidInputError(f"Invalid token_counter shortcut '{spec}'. {exc}") from None
     return counter
 
 
@@ -75,7 +76,7 @@ def _splitter(text_splitter: Any) -> Callable[[str], list[str]]:
         return default_text_splitter
     split = getattr(text_splitter, "split_text", text_splitter)  # a LangChain TextSplitter, or a function
     if not callable(split):
-        raise TypeError(
+        raise InvalidTypeError(
             "text_splitter must be a function str -> list[str] or an object with split_text(), "
             f"got {type(text_splitter).__name__}"
         )
@@ -83,7 +84,7 @@ def _splitter(text_splitter: Any) -> Callable[[str], list[str]]:
     def checked(text: str) -> list[str]:
         pieces = split(text)
         if not isinstance(pieces, list) or not all(isinstance(p, str) for p in pieces):
-            raise TypeError(f"text_splitter must return a list of strings, got {type(pieces).__name__}")
+            raise InvalidTypeError(f"text_splitter must return a list of strings, got {type(pieces).__name__}")
         return pieces
 
     return checked
@@ -116,27 +117,27 @@ class _Trim:
         tool_pairs: str,
     ) -> None:
         if start_on and strategy == "first":
-            raise ValueError("start_on parameter is only valid with strategy='last'")
+            raise InvalidInputError("start_on parameter is only valid with strategy='last'")
         if include_system and strategy == "first":
-            raise ValueError("include_system parameter is only valid with strategy='last'")
+            raise InvalidInputError("include_system parameter is only valid with strategy='last'")
         if isinstance(token_counter, str):
             token_counter = _resolve_spec(token_counter)
         elif (counter := as_token_counter(token_counter)) is not None:
             token_counter = counter  # a counter implementing part of the contract is wrapped once, here
         elif not (callable(token_counter) or hasattr(token_counter, "get_num_tokens_from_messages")):
-            raise ValueError(
+            raise InvalidInputError(
                 "'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or "
                 f"a function. Received object of type {type(token_counter)}."
             )
         self.text_splitter = _splitter(text_splitter)
         if strategy not in ("first", "last"):
-            raise ValueError(f"Unrecognized {strategy=}. Supported strategies are 'last' and 'first'.")
+            raise InvalidInputError(f"Unrecognized {strategy=}. Supported strategies are 'last' and 'first'.")
         if tool_pairs not in ("keep", "ignore"):
-            raise ValueError(f"tool_pairs must be 'keep' or 'ignore', got {tool_pairs!r}")
+            raise InvalidInputError(f"tool_pairs must be 'keep' or 'ignore', got {tool_pairs!r}")
         if not isinstance(max_tokens, Real) or isinstance(max_tokens, bool):
-            raise TypeError(f"max_tokens must be a number, got {type(max_tokens).__name__}")
+            raise InvalidTypeError(f"max_tokens must be a number, got {type(max_tokens).__name__}")
         if not math.isfinite(max_tokens) or max_tokens < 0:  # NaN compares false with everything: it kept nothing
-            raise ValueError(f"max_tokens must be a finite number >= 0, got {max_tokens}")
+            raise InvalidInputError(f"max_tokens must be a finite number >= 0, got {max_tokens}")
         self.max_tokens = max_tokens
         self.token_counter = token_counter
         self.strategy = strategy
@@ -334,7 +335,7 @@ def trim_counted(
     that is not additive, ``count_list`` counts whole lists. Tool pairs stay whole; the messages are ``BaseMessage``
     objects already."""
     if (each is None) == (count_list is None):
-        raise TypeError("trim_counted takes one of each= and count_list=")
+        raise InvalidTypeError("trim_counted takes one of each= and count_list=")
     if not messages:
         return []
     measure = (

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import Any, Literal
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._base import CounterAdapter
 from ctxwin.messages import BaseMessage
 from ctxwin.messages._writer import WRITER, Writer
@@ -32,7 +33,7 @@ class CountCache:
 
     def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, writer: Writer | None = None) -> None:
         if max_entries < 1:
-            raise ValueError(f"max_entries must be at least 1, got {max_entries}")
+            raise InvalidInputError(f"max_entries must be at least 1, got {max_entries}")
         self.max_entries = max_entries
         self.writer = writer or WRITER
         # Keys and notes hold only bytes and numbers, which the garbage collector does not track: a cold trim adds

@@ -16,6 +16,7 @@ from itertools import accumulate, groupby
 from operator import attrgetter
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.counters._base import TokenCounter, as_token_counter, checked_count, checked_counts, declared_overhead
 from ctxwin.messages import BaseMessage
 from ctxwin.trim._count_cache import CountCache, Kind, cache_for
@@ -433,7 +434,7 @@ def _first_parameter(fn: Callable[..., Any]) -> inspect.Parameter | None:
         except ValueError:  # builtins without a signature
             return None
         if not parameters:
-            raise TypeError("token_counter must accept one argument: a message or a list of messages")
+            raise InvalidTypeError("token_counter must accept one argument: a message or a list of messages")
         return parameters[0]
     return None
 
@@ -530,7 +531,7 @@ def make_measure(
             count_given = count_list
             count_list = lambda ms: count_given([view(m) for m in ms])  # noqa: E731
         return ListMeasure(count_list, counter=token_counter)
-    raise ValueError(
+    raise InvalidInputError(
         "'token_counter' expected to be a model that implements 'get_num_tokens_from_messages()' or a function. "
         f"Received object of type {type(token_counter)}."
     )

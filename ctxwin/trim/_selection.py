@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.messages import (
     AIMessage,
     AIMessageChunk,
@@ -37,13 +38,13 @@ def parse_type_spec(value: Any, argument: str) -> TypeSpec:
     """
     items = [value] if isinstance(value, (str, type)) else value
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
-        raise TypeError(f"{argument} must be a message type string, a message class or a sequence of them")
+        raise InvalidTypeError(f"{argument} must be a message type string, a message class or a sequence of them")
     names: set[str] = set()
     classes: list[type[BaseMessage]] = []
     for item in items:
         if isinstance(item, str):
             if item not in MESSAGE_TYPES:
-                raise ValueError(
+                raise InvalidInputError(
                     f"{argument}: unknown message type {item!r}; expected one of {', '.join(sorted(MESSAGE_TYPES))}"
                 )
             names.add(item)
@@ -52,7 +53,7 @@ def parse_type_spec(value: Any, argument: str) -> TypeSpec:
         elif isinstance(item, type) and isinstance(_foreign_type(item), str):
             names.add(_foreign_type(item))
         else:
-            raise TypeError(
+            raise InvalidTypeError(
                 f"{argument}: expected a message type string or a message class, got {item!r} ({type(item).__name__})"
             )
     return frozenset(names), tuple(classes)
@@ -73,7 +74,7 @@ def _id_set(value: Any, argument: str) -> set[Any] | None:
     if value is None:
         return None
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise TypeError(f"{argument} must be a sequence of strings, got {type(value).__name__}")
+        raise InvalidTypeError(f"{argument} must be a sequence of strings, got {type(value).__name__}")
     return set(value)
 
 
@@ -151,7 +152,7 @@ def _to_chunk(message: BaseMessage) -> BaseMessageChunk:
     for message_cls, chunk_cls in _CHUNK_CLASSES:
         if isinstance(message, message_cls):
             return chunk_cls.model_validate(message.model_dump(exclude={"type"}))
-    raise ValueError(f"cannot merge a {type(message).__name__}")
+    raise InvalidInputError(f"cannot merge a {type(message).__name__}")
 
 
 def merge_message_runs(messages: Iterable[Any], *, chunk_separator: str = "\n") -> list[BaseMessage]:
@@ -166,7 +167,7 @@ def merge_message_runs(messages: Iterable[Any], *, chunk_separator: str = "\n") 
     into the growing result, which is quadratic in the run's length).
     """
     if not isinstance(chunk_separator, str):
-        raise TypeError(f"chunk_separator must be a string, got {type(chunk_separator).__name__}")
+        raise InvalidTypeError(f"chunk_separator must be a string, got {type(chunk_separator).__name__}")
     merged: list[BaseMessage] = []
     run: list[BaseMessage] = []
     run_class: type[BaseMessage] = BaseMessage

@@ -201,7 +201,7 @@ def test_hub_errors(tmp_path: Path, hub: HubServer) -> None:
                              HF_ENDPOINT=f"http://127.0.0.1:{hub.server_port}")
     assert "tokenizer.json is not in the Hugging Face cache and cannot be downloaded (the Hub answered" in str(
         failing["error"])
-    assert str(empty["error"]) == ("ValueError: counter 'hf:acme/empty': hf:acme/empty: the repo has no "
+    assert str(empty["error"]) == ("InvalidInputError: counter 'hf:acme/empty': hf:acme/empty: the repo has no "
                                    "tokenizer.json (tokenizers' format)")
     # One request each, never retried.
     assert hub.requests == ["HEAD /acme/tiny/resolve/main/tokenizer.json",

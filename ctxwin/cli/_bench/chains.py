@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.strategies import get_strategy, list_strategies
 from ctxwin.strategies._base import Strategy
 from ctxwin.strategies._trim import TrimToBudget
@@ -52,18 +53,18 @@ class Chain:
 def _chain(text: str) -> Chain:
     steps = tuple(step.strip() for step in text.split("+"))
     if any(not step for step in steps):
-        raise ValueError(f"chain {text!r} has an empty step; join step names with '+', e.g. summarize+trim")
+        raise InvalidInputError(f"chain {text!r} has an empty step; join step names with '+', e.g. summarize+trim")
     valid = step_names()
     unknown = [step for step in steps if step not in valid]
     if unknown:
-        raise ValueError(f"unknown strategy {unknown[0]!r} in chain {text!r}; valid names: {', '.join(valid)}")
+        raise InvalidInputError(f"unknown strategy {unknown[0]!r} in chain {text!r}; valid names: {', '.join(valid)}")
     if FIT in steps and len(steps) > 1:
-        raise ValueError(f"chain {text!r}: 'fit' is ctxwin.fit's whole default chain and cannot be combined")
+        raise InvalidInputError(f"chain {text!r}: 'fit' is ctxwin.fit's whole default chain and cannot be combined")
     chain = Chain("+".join(steps), steps)
     try:
         chain.strategies()  # a plugin's strategy that cannot be built without options fails here, by name
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"chain {text!r}: a step cannot be built with default options: {exc}") from None
+        raise InvalidInputError(f"chain {text!r}: a step cannot be built with default options: {exc}") from None
     return chain
 
 
@@ -71,10 +72,10 @@ def parse_chains(text: str) -> list[Chain]:
     """Comma-separated chains; ValueError naming the bad chain or step and listing the valid step names."""
     items = [item.strip() for item in text.split(",")]
     if not all(items):
-        raise ValueError(f"strategies {text!r} has an empty chain; separate chains with commas, e.g. last,fit")
+        raise InvalidInputError(f"strategies {text!r} has an empty chain; separate chains with commas, e.g. last,fit")
     chains = [_chain(item) for item in items]
     names = [c.name for c in chains]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise ValueError(f"strategies {text!r} list {', '.join(repeated)} more than once")
+        raise InvalidInputError(f"strategies {text!r} list {', '.join(repeated)} more than once")
     return chains

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.batch._conversation import Conversation
 from ctxwin.batch._progress import Progress
 from ctxwin.cli._bench.billing import Bill, Biller
@@ -78,7 +79,7 @@ class _LangChain(_Sliding):
             from langchain_core.messages import convert_to_messages as lc_convert
             from langchain_core.messages import trim_messages as lc_trim
         except ImportError as exc:
-            raise ValueError("the 'langchain' policy needs langchain-core: pip install langchain-core") from exc
+            raise InvalidInputError("the 'langchain' policy needs langchain-core: pip install langchain-core") from exc
         self._convert, self._trim = lc_convert, lc_trim
         # per-message counts leave out the request's reply priming: the budget is lowered by it, as a user would
         probe = HumanMessage("x")
@@ -126,13 +127,14 @@ def make_policy(chain: str, planner: Planner) -> Policy:
         try:
             low_water = float(option)
         except ValueError:
-            raise ValueError(
+            raise InvalidInputError(
                 f"chain {chain!r}: the low-water mark after '@' must be a number, e.g. session@0.6"
             ) from None
         return _Session(planner, low_water=low_water)
     if option or name not in POLICIES:
-        raise ValueError(f"unknown session policy {chain!r}; valid: {', '.join(POLICIES)} (session@0.6: a low-water "
-                         "mark)")
+        raise InvalidInputError(f"unknown session policy {chain!r}; valid: {', '.join(POLICIES)} (session@0.6: a "
+                                f"low-water "
+                                "mark)")
     if name == "sliding":
         return _Sliding(planner)
     if name == "langchain":
@@ -144,10 +146,10 @@ def parse_session_chains(text: str) -> list[str]:
     """Comma-separated policy names, each checked (``session@0.6`` too); ValueError naming the bad one."""
     chains = [item.strip() for item in text.split(",")]
     if not all(chains):
-        raise ValueError(f"session policies {text!r} have an empty item; e.g. sliding,refit,session")
+        raise InvalidInputError(f"session policies {text!r} have an empty item; e.g. sliding,refit,session")
     repeated = sorted({c for c in chains if chains.count(c) > 1})
     if repeated:
-        raise ValueError(f"session policies {text!r} list {', '.join(repeated)} more than once")
+        raise InvalidInputError(f"session policies {text!r} list {', '.join(repeated)} more than once")
     probe = Planner(counter="approximate", context_window=1000, reserve_output=0)
     for chain in chains:
         make_policy(chain, probe)

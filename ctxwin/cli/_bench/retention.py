@@ -105,20 +105,22 @@ def _probe(probe: Probe | Mapping[str, Any]) -> Probe:
 def parse_probe(data: Mapping[str, Any]) -> Probe:
     """A probe from its JSON object: ``needs`` (a string or a list of strings), optional ``question`` and ``id``."""
     if not isinstance(data, Mapping):
-        raise ValueError(f"a probe must be a JSON object, got {type(data).__name__}")
+        raise InvalidInputError(f"a probe must be a JSON object, got {type(data).__name__}")
     needs = data.get("needs")
     needs = [needs] if isinstance(needs, str) else needs
     if not isinstance(needs, list) or not needs or not all(isinstance(n, str) and n for n in needs):
-        raise ValueError(f"a probe needs 'needs': a non-empty string or list of non-empty strings, got {needs!r}")
+        raise InvalidInputError(f"a probe needs 'needs': a non-empty string or list of non-empty strings, got "
+                                f"{needs!r}")
     question, ident = data.get("question", ""), data.get("id", "")
     if not isinstance(question, str) or not isinstance(ident, (str, int)):
-        raise ValueError("a probe's 'question' must be a string and its 'id' a string or a number")
+        raise InvalidInputError("a probe's 'question' must be a string and its 'id' a string or a number")
     kind, at, stale = data.get("kind", ""), data.get("at", 0), data.get("stale", [])
     stale = [stale] if isinstance(stale, str) else stale
     if kind not in ("", *TOLD_KINDS) or isinstance(at, bool) or not isinstance(at, int) or at < 0 \
             or not isinstance(stale, list) or not all(isinstance(v, str) and v for v in stale):
-        raise ValueError(f"a probe's 'kind' must be one of {', '.join(TOLD_KINDS)}, its 'at' a message index and "
-                         f"its 'stale' a string or a list of strings, got {kind!r}, {at!r}, {stale!r}")
+        raise InvalidInputError(f"a probe's 'kind' must be one of {', '.join(TOLD_KINDS)}, its 'at' a message index "
+                                f"and "
+                                f"its 'stale' a string or a list of strings, got {kind!r}, {at!r}, {stale!r}")
     return Probe(tuple(needs), question, str(ident), kind, at, tuple(stale))
 
 
@@ -164,7 +166,7 @@ def read_probes(path: str | Path) -> dict[int | None, list[Probe]]:
             probe = parse_probe(row)
             which = row.get("conversation")
             if which is not None and (isinstance(which, bool) or not isinstance(which, int) or which < 1):
-                raise ValueError(f"'conversation' must be a line number (1 or more), got {which!r}")
+                raise InvalidInputError(f"'conversation' must be a line number (1 or more), got {which!r}")
         except ValueError as exc:
             raise ProbeFileError(f"{path}:{line}: {exc}") from None
         probes.setdefault(which, []).append(probe)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._plural import plural
 from ctxwin.batch._conversation import Conversation
 from ctxwin.batch._progress import Progress
@@ -54,8 +55,10 @@ def rules_for(model: ModelSpec | None, billing: str) -> CachingRules:
         return model.caching if model is not None and model.caching is not None else STANDARD_RULES
     spec = get_model(billing)
     if spec.caching is None or not spec.caching.priced:
-        raise ValueError(f"{spec.name} has no prompt caching prices in the registry (a plugin's ModelSpec can give "
-                         "them); e.g. --billing gpt-5.6, --billing claude-sonnet-4-5, --billing gemini-2.5-flash")
+        raise InvalidInputError(f"{spec.name} has no prompt caching prices in the registry (a plugin's ModelSpec can "
+                                f"give "
+                                "them); e.g. --billing gpt-5.6, --billing claude-sonnet-4-5, --billing "
+                                "gemini-2.5-flash")
     return spec.caching
 
 

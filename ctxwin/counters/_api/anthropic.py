@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._install import install_hint
 from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, checked_tokens
 from ctxwin.counters._errors import CountRequestError, TokenizerDataError
@@ -32,7 +33,7 @@ class AnthropicApiCounter(ApiCounter):
         super().__init__(model, **kwargs)
         key = os.environ.get("ANTHROPIC_API_KEY")
         if not key and not os.environ.get("ANTHROPIC_BASE_URL"):
-            raise ValueError("the anthropic-api counter needs an API key: set ANTHROPIC_API_KEY")
+            raise InvalidInputError("the anthropic-api counter needs an API key: set ANTHROPIC_API_KEY")
         self._anthropic = anthropic
         self.client = anthropic.Anthropic(api_key=key or NO_KEY, timeout=self.timeout, max_retries=0)
 
@@ -56,7 +57,7 @@ class AnthropicApiCounter(ApiCounter):
                                     "exact Claude counts need the network; offline, use 'approximate:safe'") \
                 from None
         except errors.BadRequestError as exc:
-            raise ValueError(f"{self.name}: Anthropic refused the request: {exc.message}") from None
+            raise InvalidInputError(f"{self.name}: Anthropic refused the request: {exc.message}") from None
         except errors.APIStatusError as exc:
             raise CountRequestError(f"{self.name}: Anthropic answered HTTP {exc.status_code}: {exc.message}") \
                 from None

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.counters._api.store import StoredCounts
 from ctxwin.counters._base import BaseTokenCounter
 from ctxwin.counters._errors import CountRequestError
@@ -33,7 +34,7 @@ def api_timeout() -> float:
     except ValueError:
         seconds = -1.0
     if not 0 < seconds < float("inf"):
-        raise ValueError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {value!r}")
+        raise InvalidInputError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {value!r}")
     return seconds
 
 
@@ -82,7 +83,7 @@ class ApiCounter(BaseTokenCounter):
 
     def __init__(self, model: str, *, cache: StoredCounts | None = None, timeout: float | None = None) -> None:
         if not isinstance(model, str) or not model.strip():
-            raise ValueError(f"the {self.provider} counter needs a model: '{self.provider}:<model>'")
+            raise InvalidInputError(f"the {self.provider} counter needs a model: '{self.provider}:<model>'")
         self.model = model
         self.name = f"{self.provider}:{model}"
         self.cache = cache if cache is not None else StoredCounts()
@@ -105,7 +106,7 @@ class ApiCounter(BaseTokenCounter):
 
     def count_text(self, text: str) -> int:
         if not isinstance(text, str):
-            raise TypeError(f"count_text expects a str, got {type(text).__name__}")
+            raise InvalidTypeError(f"count_text expects a str, got {type(text).__name__}")
         if not text:
             return 0
         return max(0, self.tokens([{"role": "user", "content": text}]) - self.tokens([_DOT]) + 1)

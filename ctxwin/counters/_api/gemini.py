@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._install import install_hint
 from ctxwin.counters._api.counter import TIMEOUT_ENV, ApiCounter, checked_tokens, transport_errors
 from ctxwin.counters._errors import CountRequestError, TokenizerDataError
@@ -33,8 +34,9 @@ def _part(block: Any, where: str) -> dict[str, Any]:
         inline = parse_data_url(url) if isinstance(url, str) else None
         if inline is not None:
             return {"inline_data": {"mime_type": inline.media_type, "data": inline.data}}
-    raise ValueError(f"{where}: a {kind!r} content block has no Gemini form ctxwin can send for counting (images "
-                     "must be base64 data URLs, 'data:<media type>;base64,<data>')")
+    raise InvalidInputError(f"{where}: a {kind!r} content block has no Gemini form ctxwin can send for counting "
+                            f"(images "
+                            "must be base64 data URLs, 'data:<media type>;base64,<data>')")
 
 
 def _parts(content: Any, where: str) -> list[dict[str, Any]]:
@@ -91,7 +93,7 @@ class GeminiApiCounter(ApiCounter):
         options = types.HttpOptions(timeout=int(self.timeout * 1000), retry_options=types.HttpRetryOptions(attempts=1))
         key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
         if not key and not os.environ.get("GOOGLE_GEMINI_BASE_URL"):
-            raise ValueError("the gemini-api counter needs an API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
+            raise InvalidInputError("the gemini-api counter needs an API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
         self.client = genai.Client(api_key=key or NO_KEY, http_options=options)
 
     def request(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
@@ -108,7 +110,8 @@ class GeminiApiCounter(ApiCounter):
         try:
             result = self.client.models.count_tokens(model=request["model"], contents=contents)
         except errors.ClientError as exc:
-            raise ValueError(f"{self.name}: Google refused the request (HTTP {exc.code}): {exc.message}") from None
+            raise InvalidInputError(f"{self.name}: Google refused the request (HTTP {exc.code}): "
+                                    f"{exc.message}") from None
         except errors.APIError as exc:
             raise CountRequestError(f"{self.name}: Google answered HTTP {exc.code}: {exc.message}") from None
         except timeouts:
@@ -131,7 +134,7 @@ def _decoded(content: dict[str, Any]) -> dict[str, Any]:
             try:
                 data = base64.b64decode(inline["data"], validate=False)
             except (binascii.Error, ValueError) as exc:
-                raise ValueError(f"an image data URL is not valid base64: {exc}") from None
+                raise InvalidInputError(f"an image data URL is not valid base64: {exc}") from None
             part = {"inline_data": {"mime_type": inline["mime_type"], "data": data}}
         parts.append(part)
     return {**content, "parts": parts}

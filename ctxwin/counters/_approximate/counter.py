@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.counters._approximate.accelerator import MODEL
 from ctxwin.counters._approximate.calibration import CALIBRATION, TARGETS
 from ctxwin.counters._approximate.features import (
@@ -47,7 +48,7 @@ class ApproximateCounter(BaseTokenCounter):
 
     def __init__(self, target: str = "o200k_base", *, safe: bool = False) -> None:
         if target not in TARGETS:
-            raise ValueError(f"approximate counter target must be one of {sorted(TARGETS)}, got {target!r}")
+            raise InvalidInputError(f"approximate counter target must be one of {sorted(TARGETS)}, got {target!r}")
         self.target = target
         self.safe = safe
         self.name = "approximate:safe" if safe else "approximate"
@@ -72,12 +73,12 @@ class ApproximateCounter(BaseTokenCounter):
         safe = "safe" in parts
         targets = [p for p in parts if p != "safe"]
         if len(targets) > 1:
-            raise ValueError(f"approximate counter spec takes at most one target encoding, got {arg!r}")
+            raise InvalidInputError(f"approximate counter spec takes at most one target encoding, got {arg!r}")
         return cls(targets[0] if targets else "o200k_base", safe=safe)
 
     def count_text(self, text: str) -> int:
         if not isinstance(text, str):
-            raise TypeError(f"count_text expects a str, got {type(text).__name__}")
+            raise InvalidTypeError(f"count_text expects a str, got {type(text).__name__}")
         try:
             return self._count(text)
         except UnicodeEncodeError:  # surrogates: counted as tiktoken counts them

@@ -13,6 +13,7 @@ import jinja2.ext
 import jinja2.meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._errors import TokenizerDataError
 
 _SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
@@ -56,7 +57,7 @@ class ChatTemplate:
             self.template = env.from_string(source)
             self.uses_tools = "tools" in jinja2.meta.find_undeclared_variables(env.parse(source))
         except jinja2.TemplateSyntaxError as exc:
-            raise ValueError(f"chat template does not compile: {exc} (line {exc.lineno})") from exc
+            raise InvalidInputError(f"chat template does not compile: {exc} (line {exc.lineno})") from exc
         self.source = source
         self.special_tokens = dict(special_tokens or {})
 
@@ -95,4 +96,4 @@ class ChatTemplate:
                 **self.special_tokens,
             )
         except (jinja2.TemplateError, TypeError) as exc:
-            raise ValueError(f"the chat template rejected the conversation: {exc}") from exc
+            raise InvalidInputError(f"the chat template rejected the conversation: {exc}") from exc

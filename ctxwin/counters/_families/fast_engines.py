@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
+
 __all__ = ["ENGINES", "EngineChoice", "choose_engine", "engine_record", "family_engine", "installed_engines"]
 
 ENGINE_MODES = ("auto", "reference")
@@ -99,7 +101,7 @@ def choose_engine(tokenizer_json: bytes | None, reference: str, mode: str = "aut
     records as exact and faster on these very bytes, else the reference (``mode="reference"``: always).
     ``installed`` maps engine names to versions (by default what is installed)."""
     if mode not in ENGINE_MODES:
-        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINE_MODES))}, got {mode!r}")
+        raise InvalidInputError(f"engine must be one of {', '.join(map(repr, ENGINE_MODES))}, got {mode!r}")
     if mode == "reference":
         return EngineChoice(reference, "reference: asked for (engine='reference')")
     if tokenizer_json is None:

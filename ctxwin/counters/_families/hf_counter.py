@@ -11,6 +11,7 @@ from typing import Any
 
 import tokenizers
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.counters._base import BaseTokenCounter, scalar_text
 from ctxwin.counters._errors import TokenizerDataError
 from ctxwin.counters._families.chat_template import ChatTemplate
@@ -33,7 +34,7 @@ def _tokenizer_file(source: str | Path) -> Path:
         return hub_tokenizer(source)
     if not path.is_file():
         known = ", ".join(sorted(HF_SOURCES))
-        raise ValueError(
+        raise InvalidInputError(
             f"no tokenizer.json at {path}: give a tokenizer.json path, a directory containing one, a Hub repo id "
             f"(owner/name[@revision]) or a registered name ({known})"
         )
@@ -82,7 +83,7 @@ class HFCounter(BaseTokenCounter):
             template = chat_template or ChatTemplate.from_config(path.with_name("tokenizer_config.json"))
             label = str(source)
         else:
-            raise TypeError(
+            raise InvalidTypeError(
                 f"HFCounter takes a tokenizer.json path, a tokenizers.Tokenizer or a registered name, "
                 f"got {type(source).__name__}"
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._install import install_hint
 from ctxwin.counters._errors import TokenizerDataError
 
@@ -33,12 +34,13 @@ def hub_tokenizer(source: str) -> Path:
     try:
         tokenizer = _download(repo_id, "tokenizer.json", revision or None)
     except errors.RepositoryNotFoundError:
-        raise ValueError(f"hf:{source}: no such model repo on the Hub (or it is private or gated: set HF_TOKEN)") \
+        raise InvalidInputError(f"hf:{source}: no such model repo on the Hub (or it is private or gated: set "
+                                f"HF_TOKEN)") \
             from None
     except errors.RevisionNotFoundError:
-        raise ValueError(f"hf:{source}: the repo has no revision {revision!r}") from None
+        raise InvalidInputError(f"hf:{source}: the repo has no revision {revision!r}") from None
     except errors.RemoteEntryNotFoundError:
-        raise ValueError(f"hf:{source}: the repo has no tokenizer.json (tokenizers' format)") from None
+        raise InvalidInputError(f"hf:{source}: the repo has no tokenizer.json (tokenizers' format)") from None
     except Exception as exc:  # offline, unreachable, timed out, a server error, a full disk
         raise _unavailable(source, "tokenizer.json", exc) from None
     if not tokenizer.with_name("tokenizer_config.json").is_file():

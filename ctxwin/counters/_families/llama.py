@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._families.openai_tools import function_of
 from ctxwin.counters._families.packaged_tiktoken import PackagedEncoding, load_packaged_encoding
 from ctxwin.counters._families.tiktoken_counter import TiktokenCounter
@@ -82,8 +83,9 @@ class LlamaCounter(TiktokenCounter):
 
     def __init__(self, version: str | None) -> None:
         if version not in LLAMA_ENCODINGS:
-            raise ValueError(f"the llama counter needs a version: {' or '.join(f'llama:{v}' for v in LLAMA_ENCODINGS)}"
-                             f" (Llama 3.x or Llama 4), got {version!r}")
+            raise InvalidInputError(f"the llama counter needs a version: "
+                                    f"{' or '.join(f'llama:{v}' for v in LLAMA_ENCODINGS)}"
+                                    f" (Llama 3.x or Llama 4), got {version!r}")
         spec = LLAMA_ENCODINGS[version]
         super().__init__(spec.name, encoding=load_packaged_encoding(spec))
         self.version = version

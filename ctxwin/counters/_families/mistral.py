@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin._install import install_hint
 from ctxwin.counters._base import BaseTokenCounter, scalar_text
 from ctxwin.counters._errors import TokenizerDataError
@@ -134,7 +135,7 @@ class MistralCounter(BaseTokenCounter):
         else:
             path = Path(name)
             if not path.is_file():
-                raise ValueError(
+                raise InvalidInputError(
                     f"no Mistral tokenizer {name!r}: give a shipped name ({', '.join(SHIPPED)}) or the path of a "
                     "tokenizer file (tekken.json, tokenizer.model.v*)"
                 )
@@ -242,7 +243,8 @@ class MistralCounter(BaseTokenCounter):
             converted.append(item)
             fixed += extra
         if tools and self.version == "v1":
-            raise ValueError(f"{self.name}: Mistral tokenizer v1 has no tool calling; send no tools to this model")
+            raise InvalidInputError(f"{self.name}: Mistral tokenizer v1 has no tool calling; send no tools to this "
+                                    f"model")
         request = ChatCompletionRequest(messages=converted, tools=self._tools(tools or []) or None)
         normalizer = get_normalizer(self.tokenizer.version, self._instruct.tokenizer.model_settings_builder)
 
@@ -263,5 +265,6 @@ class MistralCounter(BaseTokenCounter):
             count: int = call()
         except (MistralCommonException, ValueError, AssertionError, NotImplementedError) as exc:
             where = f"messages[{index}]: " if index is not None else ""
-            raise ValueError(f"{where}{self.name} (Mistral tokenizer {self.version}) cannot encode it: {exc}") from exc
+            raise InvalidInputError(f"{where}{self.name} (Mistral tokenizer {self.version}) cannot encode it: "
+                                    f"{exc}") from exc
         return count

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
+
 
 @dataclass(frozen=True)
 class ToolOverheads:
@@ -29,10 +31,10 @@ GPT4_TOOL_OVERHEADS = ToolOverheads(function_start=10)
 def function_of(tool: Any, index: int) -> dict[str, Any]:
     """The function definition inside an OpenAI tool (``{"type": "function", "function": {...}}``) or a bare one."""
     if not isinstance(tool, dict):
-        raise TypeError(f"tools[{index}]: expected a dict tool definition, got {type(tool).__name__}")
+        raise InvalidTypeError(f"tools[{index}]: expected a dict tool definition, got {type(tool).__name__}")
     function = tool.get("function", tool)
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        raise ValueError(
+        raise InvalidInputError(
             f"tools[{index}]: expected {{'type': 'function', 'function': {{'name': ..., 'description': ..., "
             f"'parameters': ...}}}} or a bare function definition with a string 'name'"
         )
@@ -57,7 +59,7 @@ def tool_definition_lines(tools: Sequence[Any], overheads: ToolOverheads) -> tup
         if not properties:
             continue
         if not isinstance(properties, dict):
-            raise ValueError(f"tools[{index}]: 'parameters.properties' must be an object, got {properties!r}")
+            raise InvalidInputError(f"tools[{index}]: 'parameters.properties' must be an object, got {properties!r}")
         fixed += overheads.properties
         for key, schema in properties.items():
             schema = schema if isinstance(schema, dict) else {}

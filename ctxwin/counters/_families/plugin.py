@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._image_tokens import split_images_option
 from ctxwin.hookspecs import hookimpl
 
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 def tiktoken_counter(arg: str | None) -> TiktokenCounter:
     """``tiktoken:<encoding>[,images=<pricing>]``: the pricing names how the model charges images (``gpt-4o-mini``)."""
     if not arg:
-        raise ValueError("the tiktoken counter needs an encoding: 'tiktoken:o200k_base' or 'tiktoken:cl100k_base'")
+        raise InvalidInputError("the tiktoken counter needs an encoding: 'tiktoken:o200k_base' or "
+                                "'tiktoken:cl100k_base'")
     encoding, pricing = split_images_option("tiktoken:<encoding>", arg)
     from ctxwin.counters._families.tiktoken_counter import TiktokenCounter
 
@@ -33,7 +35,7 @@ def hf_counter(arg: str | None) -> HFCounter:
     if not arg:
         from ctxwin.counters._families.hf_sources import HF_SOURCES
 
-        raise ValueError(
+        raise InvalidInputError(
             "the hf counter needs a tokenizer: 'hf:<path to tokenizer.json>', a Hub repo id "
             f"('hf:<owner>/<name>[@revision]') or a registered name ({', '.join(sorted(HF_SOURCES))})"
         )
@@ -44,7 +46,7 @@ def hf_counter(arg: str | None) -> HFCounter:
 
 def harmony_counter(arg: str | None) -> HarmonyCounter:
     if arg:
-        raise ValueError(f"the harmony counter takes no argument (it is o200k_harmony), got {arg!r}")
+        raise InvalidInputError(f"the harmony counter takes no argument (it is o200k_harmony), got {arg!r}")
     from ctxwin.counters._families.harmony import HarmonyCounter
 
     return HarmonyCounter()
@@ -72,14 +74,14 @@ def deepseek_counter(arg: str | None) -> HFCounter:
         from ctxwin.counters._families.deepseek import DeepSeekV4Counter
 
         return DeepSeekV4Counter(thinking=arg == "v4-thinking")
-    raise ValueError(f"expected 'deepseek:v3', 'deepseek:v4' or 'deepseek:v4-thinking', got {arg!r}")
+    raise InvalidInputError(f"expected 'deepseek:v3', 'deepseek:v4' or 'deepseek:v4-thinking', got {arg!r}")
 
 
 def mistral_counter(arg: str | None) -> MistralCounter:
     from ctxwin.counters._families.mistral import SHIPPED, MistralCounter
 
     if not arg:
-        raise ValueError(
+        raise InvalidInputError(
             f"the mistral counter needs a tokenizer: 'mistral:<name>' ({', '.join(SHIPPED)}) or "
             "'mistral:<path to tekken.json or tokenizer.model.v*>'"
         )
@@ -89,7 +91,8 @@ def mistral_counter(arg: str | None) -> MistralCounter:
 def estimate_counter(arg: str | None) -> EstimatedCounter:
     """``estimate:<counter spec>``: that counter's counts as an estimate, with the approximate counter's margin."""
     if not arg:
-        raise ValueError("the estimate counter needs the counter it estimates with: 'estimate:tiktoken:o200k_base'")
+        raise InvalidInputError("the estimate counter needs the counter it estimates with: "
+                                "'estimate:tiktoken:o200k_base'")
     from ctxwin.counters._families.estimate import EstimatedCounter
     from ctxwin.counters._lookup import get_counter
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.counters._families.openai_tools import function_of
 from ctxwin.counters._families.packaged_tiktoken import PackagedEncoding, load_packaged_encoding
 from ctxwin.counters._families.tiktoken_counter import TiktokenCounter
@@ -274,8 +275,8 @@ class Qwen35Counter(QwenCounter):
 def qwen_version(version: str | None) -> str:
     """``version`` if it is a key of ``QWEN_CHATS``; else ValueError naming the ``qwen:<version>`` specs."""
     if version not in QWEN_CHATS:
-        raise ValueError(f"the qwen counter needs a version: {', '.join(f'qwen:{v}' for v in QWEN_CHATS)}, "
-                         f"got {version!r}")
+        raise InvalidInputError(f"the qwen counter needs a version: {', '.join(f'qwen:{v}' for v in QWEN_CHATS)}, "
+                                f"got {version!r}")
     return version
 
 

@@ -22,6 +22,7 @@ import tiktoken.registry
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 from tiktoken_ext import openai_public  # type: ignore[import-untyped]  # tiktoken_ext ships no py.typed
 
+from ctxwin._errors import InvalidInputError, InvalidTypeError
 from ctxwin.counters._errors import TokenizerDataError
 
 ENCODING_NAMES: tuple[str, ...] = tuple(openai_public.ENCODING_CONSTRUCTORS)
@@ -160,11 +161,11 @@ def _offline_constructor(name: str, loader: _OfflineLoader) -> Callable[[], dict
 def check_encoding_name(name: str) -> None:
     """Raise ValueError, with close matches, unless tiktoken's openai_public module defines ``name``."""
     if not isinstance(name, str):
-        raise TypeError(f"encoding name must be a str, got {type(name).__name__}")
+        raise InvalidTypeError(f"encoding name must be a str, got {type(name).__name__}")
     if name not in openai_public.ENCODING_CONSTRUCTORS:
         close = difflib.get_close_matches(name, ENCODING_NAMES, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise ValueError(f"unknown tiktoken encoding {name!r}{hint} (known: {', '.join(ENCODING_NAMES)})")
+        raise InvalidInputError(f"unknown tiktoken encoding {name!r}{hint} (known: {', '.join(ENCODING_NAMES)})")
 
 
 def build_encoding(name: str, *, package_data: Path | None = None) -> tuple[tiktoken.Encoding, str]:

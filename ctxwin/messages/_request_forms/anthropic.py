@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._ai import AIMessage
 from ctxwin.messages._base import BaseMessage
 from ctxwin.messages._convert import MessageLike, read_messages
@@ -31,8 +32,8 @@ def _media_source(url: str) -> dict[str, Any]:
     if inline is not None:
         return {"type": "base64", "media_type": inline.media_type, "data": inline.data}
     if is_data_url(url):
-        raise ValueError(f"an image data URL must be base64, 'data:<media type>;base64,<data>', to be sent to "
-                         f"Anthropic; got {url[:60]!r}")
+        raise InvalidInputError(f"an image data URL must be base64, 'data:<media type>;base64,<data>', to be sent to "
+                                f"Anthropic; got {url[:60]!r}")
     return {"type": "url", "url": url}
 
 
@@ -56,7 +57,7 @@ def _block(block: str | dict[str, Any]) -> dict[str, Any] | None:
         source = {"type": "base64", "media_type": block.get("mime_type", ""), "data": block["base64"]}
         return {"type": "image", "source": source}
     if kind in ("input_audio", "audio"):
-        raise ValueError(f"an {kind!r} block has no Anthropic form (Anthropic takes no audio input)")
+        raise InvalidInputError(f"an {kind!r} block has no Anthropic form (Anthropic takes no audio input)")
     return dict(block)  # Anthropic's own blocks (image/document sources, thinking, redacted_thinking), as given
 
 
@@ -69,10 +70,10 @@ def _tool_use(message: AIMessage) -> list[dict[str, Any]]:
     uses = []
     for call in message.tool_calls:
         if not call.get("id"):
-            raise ValueError(f"tool call {call['name']!r} has no id; Anthropic's tool_use blocks need one")
+            raise InvalidInputError(f"tool call {call['name']!r} has no id; Anthropic's tool_use blocks need one")
         uses.append({"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["args"]})
     for bad in message.invalid_tool_calls:
-        raise ValueError(
+        raise InvalidInputError(
             f"tool call {bad.get('name')!r} has arguments that are not a JSON object ({bad.get('args')!r}); "
             "Anthropic's tool_use blocks need a dict input"
         )
@@ -97,9 +98,10 @@ def _turn(message: BaseMessage) -> tuple[str, str | list[dict[str, Any]]]:
     if isinstance(message, HumanMessage) or openai_role(message) == "user":
         return "user", message.content if isinstance(message.content, str) else _blocks(message.content)
     if isinstance(message, SystemMessage):
-        raise ValueError("a system message after the conversation started has no Anthropic form (Anthropic takes "
-                         "one top-level system; put system messages first)")
-    raise ValueError(f"a {message.type} message with role {openai_role(message)!r} has no Anthropic form")
+        raise InvalidInputError("a system message after the conversation started has no Anthropic form (Anthropic "
+                                "takes "
+                                "one top-level system; put system messages first)")
+    raise InvalidInputError(f"a {message.type} message with role {openai_role(message)!r} has no Anthropic form")
 
 
 def _system(messages: list[BaseMessage]) -> str | list[dict[str, Any]]:
@@ -109,8 +111,8 @@ def _system(messages: list[BaseMessage]) -> str | list[dict[str, Any]]:
     for index, message in enumerate(messages):
         for block in _blocks(message.content):
             if block.get("type") != "text":
-                raise ValueError(f"messages[{index}]: Anthropic's system takes text only, got a "
-                                 f"{block.get('type')!r} block")
+                raise InvalidInputError(f"messages[{index}]: Anthropic's system takes text only, got a "
+                                        f"{block.get('type')!r} block")
             blocks.append(block)
     return blocks
 
@@ -133,7 +135,7 @@ def convert_to_anthropic(messages: MessageLike) -> AnthropicRequest:
         try:
             role, content = _turn(converted[index])
         except ValueError as exc:
-            raise ValueError(f"messages[{index}]: {exc}") from None
+            raise InvalidInputError(f"messages[{index}]: {exc}") from None
         if not content:  # the API refuses an empty turn; its neighbours of one role merge below
             continue
         if out and out[-1]["role"] == role:  # Anthropic requires alternating turns: merge into the previous one
@@ -216,7 +218,7 @@ def mark_cache_breakpoints(
     out = dict(request)
     listed = list(out.get("messages") or [])
     if not listed:
-        raise ValueError("mark_cache_breakpoints: the request has no messages")
+        raise InvalidInputError("mark_cache_breakpoints: the request has no messages")
     indexes = sorted({i % len(listed) if -len(listed) <= i < len(listed) else _out_of_range(i, listed)
                       for i in messages}, reverse=True)
     room = MAX_BREAKPOINTS - caller_marks(request)
@@ -254,7 +256,8 @@ def mark_cache_breakpoints(
 
 
 def _out_of_range(index: int, listed: list[Any]) -> int:
-    raise ValueError(f"mark_cache_breakpoints: message index {index} is outside the request's {len(listed)} messages")
+    raise InvalidInputError(f"mark_cache_breakpoints: message index {index} is outside the request's {len(listed)} "
+                            f"messages")
 
 
 def anthropic_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

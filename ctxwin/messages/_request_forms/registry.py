@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._request_forms.anthropic import ANTHROPIC
 from ctxwin.messages._request_forms.chat import CHAT
 from ctxwin.messages._request_forms.form import CALLER, RequestForm
@@ -21,7 +22,7 @@ def register_form(form: RequestForm) -> None:
     """Make ``output=form.name`` write requests in ``form``; ValueError for a name taken by another form."""
     taken = FORMS.get(form.name)
     if form.name in (CALLER.name, AS_GIVEN) or (taken is not None and taken is not form):
-        raise ValueError(f"a request form named {form.name!r} exists already")
+        raise InvalidInputError(f"a request form named {form.name!r} exists already")
     FORMS[form.name] = form
 
 
@@ -70,6 +71,6 @@ def request_limit(request: Mapping[str, Any]) -> int | None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(f"the request's {key!r} must be a positive int, got {value!r}")
+            raise InvalidInputError(f"the request's {key!r} must be a positive int, got {value!r}")
         return value
     return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from ctxwin._errors import InvalidInputError
 from ctxwin.messages._ai import AIMessage
 from ctxwin.messages._base import BaseMessage
 from ctxwin.messages._convert import INSTRUCTIONS, MessageLike, read_messages
@@ -89,7 +90,7 @@ def _items(message: BaseMessage) -> list[dict[str, Any]]:
                  "output": _output(message.content)}]
     role = openai_role(message)
     if role not in _ROLES:
-        raise ValueError(f"a {message.type} message with role {role!r} has no Responses form")
+        raise InvalidInputError(f"a {message.type} message with role {role!r} has no Responses form")
     return [{"type": "message", "role": role, "content": _parts(message.content)}]
 
 
@@ -106,7 +107,7 @@ def convert_to_responses_items(messages: MessageLike) -> list[ResponsesItem]:
         try:
             out.extend(_items(message))
         except ValueError as exc:
-            raise ValueError(f"messages[{index}]: {exc}") from None
+            raise InvalidInputError(f"messages[{index}]: {exc}") from None
     return cast("list[ResponsesItem]", out)
 
 
