@@ -18,6 +18,7 @@ from ctxwin.batch._item import Fitter, describe, is_request
 from ctxwin.batch._shards import lines_in, ranges
 from ctxwin.messages._request_forms.chat import CHAT
 from ctxwin.messages._request_forms.registry import get_form
+from ctxwin.strategies._ledger import KINDS
 
 if TYPE_CHECKING:
     import pyarrow  # type: ignore[import-untyped]
@@ -69,8 +70,22 @@ def _summary_type() -> pyarrow.DataType:
             ("recalled", pyarrow.list_(pyarrow.string())),
             ("estimated", pyarrow.bool_()),
             ("warnings", pyarrow.list_(pyarrow.string())),
+            ("ledger", _ledger_type()),
         ]
     )
+
+
+def _ledger_type() -> pyarrow.DataType:
+    """``LedgerReport.as_dict()`` as an Arrow struct (null when the plan carried no ledger)."""
+    import pyarrow
+
+    entry = pyarrow.struct([("kind", pyarrow.string()), ("text", pyarrow.string()), ("source", pyarrow.string()),
+                            ("speaker", pyarrow.string()), ("pinned", pyarrow.bool_()),
+                            ("replaces", pyarrow.list_(pyarrow.string()))])
+    entries = pyarrow.list_(entry)
+    return pyarrow.struct([("entries", pyarrow.struct([(kind, entries) for kind in KINDS])),
+                           ("carried", pyarrow.int64()), ("left_out", entries), ("superseded", entries),
+                           ("tokens", pyarrow.int64())])
 
 
 class FitBatch:
@@ -207,7 +222,8 @@ def fit_dataset(
     string because Arrow would otherwise merge the differing keys of the messages: ``tool_calls`` on some,
     ``tool_call_id`` on others; ``json.loads`` gives back exactly the list ``fit(..., output="openai")``
     returns); ``plan_column`` — ``Plan.summary()`` as a struct (fits, tokens_before, tokens_after, budget,
-    budget_used, recent_turns_verbatim, dropped, truncated, summarized, left_out, recalled, estimated, warnings);
+    budget_used, recent_turns_verbatim, dropped, truncated, summarized, left_out, recalled, estimated, warnings,
+    ledger);
     ``error_column`` — null, or why that row could not be fitted (its other two columns are then null). A bad row
     never fails the job, whatever its failure (bad JSON, nesting thousands of levels deep, any exception of a
     counter or strategy).

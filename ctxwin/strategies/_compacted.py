@@ -32,11 +32,11 @@ class DropCompacted(BaseStrategy):
     def apply(self, messages: list[BaseMessage], context: StepContext) -> StepResult:
         newest = newest_compaction(messages)
         if not newest:
-            return StepResult(messages, skipped=True)
+            return StepResult(messages)  # nothing to do: not reported
         kept = set(range(leading_system_count(messages))) | set(context.pinned(messages))
         dropped = [messages[i] for i in range(newest) if i not in kept]
         if not dropped:
-            return StepResult(messages, skipped=True)
+            return StepResult(messages)
         out = [messages[i] for i in range(newest) if i in kept] + messages[newest:]
         note = f"dropped {plural(len(dropped), 'message')} a provider's compaction stands for (it drops them too)"
         return StepResult(out, [note], [Change("dropped", dropped)])
