@@ -227,12 +227,15 @@ def test_a_question_worded_with_words_never_said_still_recalls_its_fact(chain: l
     for turn in range(12):
         code = " ".join(f"module_{turn}_{i}.py parses input" for i in range(60))
         messages += [HumanMessage(f"Turn {turn}: {code}"), AIMessage(f"Turn {turn} reviewed.")]
+    # ledger_share=0: the ledger's block would carry the fact recall is asked for
     for question in ASIDES:
-        plan = fitted([*messages, HumanMessage(question)], 1_500, strategies=chain)
+        plan = fitted([*messages, HumanMessage(question)], 1_500, strategies=chain, ledger_share=0)
         assert not in_request("GB-5527-Q", [m for m in plan.messages if not is_recalled(m)]), "the fact was dropped"
         assert in_request("GB-5527-Q", plan.messages), question
-        session = Planner(counter=COUNTER, context_window=1_500, reserve_output=0, strategies=chain).session()
+        session = Planner(counter=COUNTER, context_window=1_500, reserve_output=0, strategies=chain,
+                          ledger_share=0).session()
         session.add_messages([*messages, HumanMessage(question)])
         assert in_request("GB-5527-Q", session.plan().messages), question
     for never in ("What was my Geneva badge ID? I wrote it on a sticky note.", "Which badge ID did QX-88 get?"):
-        assert not in_request("GB-5527-Q", fitted([*messages, HumanMessage(never)], 1_500, strategies=chain).messages)
+        assert not in_request("GB-5527-Q", fitted([*messages, HumanMessage(never)], 1_500, strategies=chain,
+                                                   ledger_share=0).messages)
