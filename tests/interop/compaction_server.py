@@ -24,16 +24,17 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from anthropic.types.beta.message_create_params import MessageCreateParamsNonStreaming as BetaMessageParams
 from openai.types.responses.response_compact_params import ResponseCompactParams
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from pydantic import TypeAdapter, ValidationError
+
+from tests.interop.strict_server import serving
 
 _CREATE = TypeAdapter(ResponseCreateParamsNonStreaming)
 _COMPACT = TypeAdapter(ResponseCompactParams)
@@ -242,36 +243,16 @@ def compaction_server() -> Iterator[Server]:
     bodies: list[tuple[str, Any]] = []
     issued = Compactions()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # http.server's name
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            bodies.append((self.path, body))
-            try:
-                if self.path.startswith("/v1/messages"):
-                    betas = set((self.headers.get("anthropic-beta") or "").split(","))
-                    reply = messages(body, issued, betas)
-                else:
-                    reply = _ROUTES[self.path](body, issued)
-            except (Rejected, ValidationError, KeyError) as exc:
-                self._send(400, {"error": {"type": "invalid_request_error", "message": str(exc)}})
-                return
-            self._send(200, reply)
+    def answer(path: str, headers: Mapping[str, str], body: Any) -> tuple[int, dict[str, Any]]:
+        bodies.append((path, body))
+        try:
+            if path.startswith("/v1/messages"):
+                reply = messages(body, issued, set((headers.get("anthropic-beta") or "").split(",")))
+            else:
+                reply = _ROUTES[path](body, issued)
+        except (Rejected, ValidationError, KeyError) as exc:
+            return 400, {"error": {"type": "invalid_request_error", "message": str(exc)}}
+        return 200, reply
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield Server(f"http://127.0.0.1:{httpd.server_address[1]}", bodies, issued)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(answer) as url:
+        yield Server(url, bodies, issued)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -235,26 +235,18 @@ class Server:
     issued: Issued
 
 
+Answer = Callable[[str, Mapping[str, str], Any], tuple[int, dict[str, Any]]]
+
+
 @contextmanager
-def strict_server() -> Iterator[Server]:
-    """The server on 127.0.0.1 (a free port), and what it received."""
-    bodies: list[tuple[str, Any]] = []
-    issued = Issued()
+def serving(answer: Answer) -> Iterator[str]:
+    """A JSON server on 127.0.0.1 (a free port), its URL: each POST's body is given, with its path and headers, to
+    ``answer``, which returns the status and the JSON reply."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
+        def do_POST(self) -> None:  # http.server's name
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            bodies.append((self.path, body))
-            try:
-                _PARAMS[self.path].validate_python(body, strict=False)
-                _RULES[self.path](body, issued)
-                _marks(self.path, body)
-            except (Rejected, ValidationError, KeyError) as exc:
-                self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}})
-                return
-            self._send(200, REPLIES[self.path])
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            status, payload = answer(self.path, self.headers, body)
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -266,10 +258,29 @@ def strict_server() -> Iterator[Server]:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        yield Server(f"http://127.0.0.1:{httpd.server_address[1]}", bodies, issued)
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@contextmanager
+def strict_server() -> Iterator[Server]:
+    """The server on 127.0.0.1 (a free port), and what it received."""
+    bodies: list[tuple[str, Any]] = []
+    issued = Issued()
+
+    def answer(path: str, headers: Mapping[str, str], body: Any) -> tuple[int, dict[str, Any]]:
+        bodies.append((path, body))
+        try:
+            _PARAMS[path].validate_python(body, strict=False)
+            _RULES[path](body, issued)
+            _marks(path, body)
+        except (Rejected, ValidationError, KeyError) as exc:
+            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}}
+        return 200, REPLIES[path]
+
+    with serving(answer) as url:
+        yield Server(url, bodies, issued)
